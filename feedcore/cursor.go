@@ -1,0 +1,100 @@
+package feedcore
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+)
+
+// Cursor states: which source a page continues from.
+const (
+	StateSnapshot uint8 = 0 // paging a live snapshot
+	StateTimeline uint8 = 1 // paging a timeline
+)
+
+// Cursor is a position in a feed, bound to the viewer it was minted for.
+// Clients see it only sealed: base64url of a compact binary form plus an
+// HMAC, so it can be neither forged nor replayed by another viewer.
+type Cursor struct {
+	Session string // live snapshot id; empty for timelines
+	State   uint8
+	LastID  ID
+	TS      int64
+	Viewer  ID
+}
+
+// Item is the timeline position the cursor points at.
+func (c Cursor) Item() Item { return Item{TS: c.TS, ID: c.LastID} }
+
+const (
+	cursorVersion = 1
+	macLen        = 12
+)
+
+// Sealer seals and opens cursors with one key.
+type Sealer struct{ key []byte }
+
+// NewSealer returns a Sealer for key (at least 16 bytes).
+func NewSealer(key []byte) (*Sealer, error) {
+	if len(key) < 16 {
+		return nil, errors.New("cursor key must be at least 16 bytes")
+	}
+	return &Sealer{key: append([]byte(nil), key...)}, nil
+}
+
+// Seal encodes c for a client.
+func (s *Sealer) Seal(c Cursor) string {
+	b := make([]byte, 0, 40+len(c.Session))
+	b = append(b, cursorVersion, c.State, byte(len(c.Session)))
+	b = append(b, c.Session...)
+	b = binary.AppendUvarint(b, c.LastID)
+	b = binary.AppendVarint(b, c.TS)
+	b = binary.AppendUvarint(b, c.Viewer)
+	b = append(b, s.mac(b)...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Open decodes a client's cursor and checks it was sealed here for viewer.
+// Any failure is INVALID_CURSOR: the client should restart from the top.
+func (s *Sealer) Open(raw string, viewer ID) (Cursor, error) {
+	bad := errorf(CodeInvalidCursor, "the cursor is not valid for this viewer; request the first page without a cursor")
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil || len(b) < 3+macLen {
+		return Cursor{}, bad
+	}
+	body, mac := b[:len(b)-macLen], b[len(b)-macLen:]
+	if !hmac.Equal(mac, s.mac(body)) || body[0] != cursorVersion {
+		return Cursor{}, bad
+	}
+	c := Cursor{State: body[1]}
+	n := int(body[2])
+	rest := body[3:]
+	if len(rest) < n {
+		return Cursor{}, bad
+	}
+	c.Session, rest = string(rest[:n]), rest[n:]
+	var k int
+	if c.LastID, k = binary.Uvarint(rest); k <= 0 {
+		return Cursor{}, bad
+	}
+	rest = rest[k:]
+	if c.TS, k = binary.Varint(rest); k <= 0 {
+		return Cursor{}, bad
+	}
+	rest = rest[k:]
+	if c.Viewer, k = binary.Uvarint(rest); k <= 0 || k != len(rest) {
+		return Cursor{}, bad
+	}
+	if c.Viewer != viewer || c.State > StateTimeline {
+		return Cursor{}, bad
+	}
+	return c, nil
+}
+
+func (s *Sealer) mac(b []byte) []byte {
+	h := hmac.New(sha256.New, s.key)
+	h.Write(b)
+	return h.Sum(nil)[:macLen]
+}

@@ -1,0 +1,31 @@
+package feedcore
+
+import "strconv"
+
+// keys names every Redis key. Per-user keys carry the user id as a hash tag,
+// so one user's inbox, outbox, graph and reader state share a Redis Cluster
+// slot and may be touched by one script.
+type keys struct{ p string }
+
+func (k keys) tag(id ID) string { return "{" + strconv.FormatUint(id, 10) + "}" }
+
+func (k keys) user(id ID) string      { return k.p + "u:" + k.tag(id) }  // hash: profile
+func (k keys) handle(h string) string { return k.p + "h:" + h }          // string: handle -> id
+func (k keys) following(id ID) string { return k.p + "fg:" + k.tag(id) } // zset(0, member): followees
+func (k keys) followers(id ID) string { return k.p + "fr:" + k.tag(id) } // zset(0, member): followers
+func (k keys) active(id ID) string    { return k.p + "ac:" + k.tag(id) } // zset(0, member): active followers of a big-V
+func (k keys) inbox(id ID) string     { return k.p + "i:" + k.tag(id) }  // zset(ts, member): pushed timeline
+func (k keys) outbox(id ID) string    { return k.p + "o:" + k.tag(id) }  // zset(ts, member): own posts, all of them
+func (k keys) reader(id ID) string    { return k.p + "rs:" + k.tag(id) } // hash: complete flag, inbox horizon
+func (k keys) pushMode(id ID) string  { return k.p + "pm:" + k.tag(id) } // string: "active" once a big-V pushes selectively
+func (k keys) lock(id ID) string      { return k.p + "lk:" + k.tag(id) } // string: serialises upgrade and demotion
+func (k keys) post(id ID) string      { return k.p + "p:" + k.tag(id) }  // hash: post
+func (k keys) bigV() string           { return k.p + "bigv" }            // set(member): authors readers pull
+func (k keys) seen() string           { return k.p + "seen" }            // zset(last read ms, member)
+func (k keys) events() string         { return k.p + "fo:ev" }           // stream: publish/delete/activate/promote
+func (k keys) tasks() string          { return k.p + "fo:tk" }           // stream: fan-out tasks
+func (k keys) checkpoint(task string) string {
+	return k.p + "fo:ck:" + task // string: last follower done by a task
+}
+func (k keys) seq() string       { return k.p + "seq" }  // counter for new ids
+func (k keys) cursorKey() string { return k.p + "ckey" } // shared cursor sealing key

@@ -1,0 +1,65 @@
+package feedcore
+
+import "time"
+
+// ID is a database id: users, posts and live sessions are numbered with
+// 64-bit unsigned integers, written in decimal outside the store.
+type ID = uint64
+
+// User is a profile.
+type User struct {
+	ID          ID
+	Handle      string
+	DisplayName string
+	AvatarURL   string
+}
+
+// Post is a stored post. Deleted posts are kept as tombstones and never
+// served in feeds.
+type Post struct {
+	ID        ID
+	Author    ID
+	Text      string
+	CreatedAt time.Time // millisecond precision
+	Deleted   bool
+}
+
+// Item is a position in a timeline: newer ts first, then larger id first.
+type Item struct {
+	TS int64 // milliseconds since the epoch
+	ID ID
+}
+
+// Before reports whether a comes before b in feed order (a is newer).
+func (a Item) Before(b Item) bool {
+	if a.TS != b.TS {
+		return a.TS > b.TS
+	}
+	return a.ID > b.ID
+}
+
+// FeedRequest asks for one page of a viewer's following feed. Set First
+// (with After) to page toward older posts, or Last (with Before) for posts
+// newer than a cursor. Zero First and Last means First = 20.
+type FeedRequest struct {
+	Viewer ID
+	First  int
+	After  string
+	Last   int
+	Before string
+}
+
+// FeedPage is one page of a feed, in feed order (newest first).
+type FeedPage struct {
+	Edges       []FeedEdge
+	HasNext     bool
+	HasPrevious bool
+	StartCursor string
+	EndCursor   string
+}
+
+// FeedEdge is a post with its cursor.
+type FeedEdge struct {
+	Post   *Post
+	Cursor string
+}

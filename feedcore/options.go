@@ -1,0 +1,47 @@
+package feedcore
+
+import "time"
+
+// Options tunes a Service. Zero values take the brief's defaults.
+type Options struct {
+	// Prefix is prepended to every key, so tests and tenants can share a Redis.
+	Prefix string
+	// BigVThreshold: an author with more followers than this pushes new posts
+	// only to its active followers; the others pull on read. Default 10000.
+	BigVThreshold int
+	// ActiveWindow: a reader seen within this long is active. Default 7 days.
+	ActiveWindow time.Duration
+	// InboxCap is the most entries an inbox keeps. Default 800.
+	InboxCap int
+	// FollowLimit is the most accounts one user may follow. Default 2000.
+	FollowLimit int
+	// CursorKey seals cursors. Empty: a key is created once in Redis and
+	// shared by every replica using the same store.
+	CursorKey []byte
+	// MaxTextLen is the longest post text, in characters. Default 2000.
+	MaxTextLen int
+	// Now is the clock; tests move it to age readers. Default time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.BigVThreshold <= 0 {
+		o.BigVThreshold = 10000
+	}
+	if o.ActiveWindow <= 0 {
+		o.ActiveWindow = 7 * 24 * time.Hour
+	}
+	if o.InboxCap <= 0 {
+		o.InboxCap = 800
+	}
+	if o.FollowLimit <= 0 {
+		o.FollowLimit = 2000
+	}
+	if o.MaxTextLen <= 0 {
+		o.MaxTextLen = 2000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}

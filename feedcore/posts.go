@@ -1,0 +1,131 @@
+package feedcore
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redis/rueidis"
+)
+
+// bigVPostTTL bounds how long a big-V post may live in the client-side
+// cache; Redis invalidates it at once on delete.
+const bigVPostTTL = 10 * time.Minute
+
+// Publish stores a new post by author, puts it in the author's outbox and
+// own inbox (read-your-writes), and queues its fan-out. It returns once the
+// fan-out event is durable in Redis.
+func (s *Service) Publish(ctx context.Context, author ID, text string) (*Post, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, errorf(CodeBadInput, "text must not be empty")
+	}
+	if n := utf8.RuneCountInString(text); n > s.o.MaxTextLen {
+		return nil, errorf(CodeBadInput, "text has %d characters; at most %d are allowed", n, s.o.MaxTextLen)
+	}
+	if !utf8.ValidString(text) {
+		return nil, errorf(CodeBadInput, "text must be valid UTF-8")
+	}
+	now := s.o.Now()
+	rs := s.doMulti(ctx, s.c.B().Incr().Key(s.k.seq()).Build(), s.c.B().Exists().Key(s.k.user(author)).Build())
+	if err := firstErr(rs); err != nil {
+		return nil, err
+	}
+	seq, _ := rs[0].AsInt64()
+	if n, _ := rs[1].AsInt64(); n == 0 {
+		return nil, errorf(CodeNotFound, "no user with id %d", author)
+	}
+	// Time-ordered ids: milliseconds, then 16 bits of a shared counter.
+	p := &Post{ID: ID(now.UnixMilli())<<16 | ID(seq&0xffff), Author: author, Text: text, CreatedAt: now.Truncate(time.Millisecond)}
+	if err := s.PutPost(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// PutPost stores a post with a given id and time (import, demo) and runs
+// the same write path as Publish.
+func (s *Service) PutPost(ctx context.Context, p *Post) error {
+	if p.ID == 0 || p.Author == 0 {
+		return errorf(CodeBadInput, "post id and author must be positive numbers")
+	}
+	it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
+	// The post is stored before any index names it, so a reader never finds
+	// an entry without its post.
+	if err := s.do(ctx, s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().
+		FieldValue("a", FormatID(p.Author)).FieldValue("t", scoreArg(it.TS)).FieldValue("x", p.Text).Build()).Error(); err != nil {
+		return err
+	}
+	rs := s.doMulti(ctx,
+		s.c.B().Zadd().Key(s.k.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build(),
+		s.inboxAddCmd(p.Author, []Item{it}, nil))
+	if err := firstErr(rs); err != nil {
+		return err
+	}
+	return s.emit(ctx, event{Type: evPublish, User: p.Author, Item: it})
+}
+
+// Delete tombstones viewer's post, removes it from the author's timelines
+// and queues the removal fan-out. Reads skip tombstones, so the post is gone
+// from every feed at once.
+func (s *Service) Delete(ctx context.Context, viewer, postID ID) error {
+	ps, err := s.Posts(ctx, []ID{postID})
+	if err != nil {
+		return err
+	}
+	p := ps[0]
+	if p == nil || p.Deleted {
+		return errorf(CodeNotFound, "no post with id %d", postID)
+	}
+	if p.Author != viewer {
+		return errorf(CodeForbidden, "only the author may delete a post")
+	}
+	it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
+	if err := s.do(ctx, s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().FieldValue("d", "1").Build()).Error(); err != nil {
+		return err
+	}
+	rs := s.doMulti(ctx,
+		s.c.B().Zrem().Key(s.k.outbox(p.Author)).Member(member(p.ID)).Build(),
+		s.c.B().Zrem().Key(s.k.inbox(p.Author)).Member(member(p.ID)).Build())
+	if err := firstErr(rs); err != nil {
+		return err
+	}
+	return s.emit(ctx, event{Type: evDelete, User: p.Author, Item: it})
+}
+
+// Posts returns posts by id in order, nil where none exists; tombstones are
+// returned with Deleted set. One pipelined round trip.
+func (s *Service) Posts(ctx context.Context, ids []ID) ([]*Post, error) {
+	rs := s.doMulti(ctx, s.postCmds(ids)...)
+	out := make([]*Post, len(ids))
+	for i, r := range rs {
+		p, err := parsePost(ids[i], r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func (s *Service) postCmds(ids []ID) []rueidis.Completed {
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
+	}
+	return cmds
+}
+
+func parsePost(id ID, r rueidis.RedisResult) (*Post, error) {
+	m, err := r.AsStrMap()
+	if err != nil {
+		return nil, err
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	author, _ := ParseID(m["a"])
+	ts, _ := parseInt(m["t"])
+	return &Post{ID: id, Author: author, Text: m["x"], CreatedAt: time.UnixMilli(ts).UTC(), Deleted: m["d"] == "1"}, nil
+}

@@ -1,0 +1,228 @@
+package feedcore
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
+	"sync"
+
+	"github.com/redis/rueidis"
+)
+
+// script is a Lua script run by EVALSHA inside ordinary pipelines, so a
+// script call costs no extra round trip. Service.doMulti loads the scripts
+// when a server answers NOSCRIPT (first use, restart, failover) and retries.
+type script struct {
+	src, sha string
+	readOnly bool
+}
+
+var allScripts []*script
+
+func newScript(readOnly bool, src string) *script {
+	sum := sha1.Sum([]byte(src))
+	sc := &script{src: src, sha: hex.EncodeToString(sum[:]), readOnly: readOnly}
+	allScripts = append(allScripts, sc)
+	return sc
+}
+
+func (sc *script) cmd(b rueidis.Builder, keys, args []string) rueidis.Completed {
+	if sc.readOnly {
+		return b.EvalshaRo().Sha1(sc.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	}
+	return b.Evalsha().Sha1(sc.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+// doMulti sends cmds as one pipeline. Every command feedd pipelines is
+// idempotent, so after loading missing scripts the batch is simply resent.
+func (s *Service) doMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	for i := range cmds {
+		cmds[i] = cmds[i].Pin() // kept, not recycled, so they can be resent
+	}
+	rs := s.c.DoMulti(ctx, cmds...)
+	if !anyNoScript(rs) {
+		return rs
+	}
+	if err := s.loadScripts(ctx); err != nil {
+		for i := range rs {
+			rs[i] = rueidis.NewErrorResult(err)
+		}
+		return rs
+	}
+	return s.c.DoMulti(ctx, cmds...)
+}
+
+func (s *Service) do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	return s.doMulti(ctx, cmd)[0]
+}
+
+func anyNoScript(rs []rueidis.RedisResult) bool {
+	for _, r := range rs {
+		if e, ok := rueidis.IsRedisErr(r.Error()); ok && e.IsNoScript() {
+			return true
+		}
+	}
+	return false
+}
+
+var loadMu sync.Mutex
+
+// loadScripts loads every script on every node.
+func (s *Service) loadScripts(ctx context.Context) error {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	for _, n := range s.c.Nodes() {
+		for _, sc := range allScripts {
+			if err := n.Do(ctx, n.B().ScriptLoad().Script(sc.src).Build()).Error(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Members are 8 raw bytes; Lua's string < follows the server's collation
+// locale, so compare bytes explicitly.
+const luaLess = `
+local function lt(a, b)
+  for i = 1, #a do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return false
+end
+local function add(out, m, s) out[#out + 1] = m; out[#out + 1] = s end
+`
+
+// seekOlder returns up to ARGV[3] entries after (ARGV[1] ts, ARGV[2] member)
+// in feed order, flat as member, score. An empty member starts at the newest.
+// The seek uses values, so a deleted cursor item still positions correctly;
+// when the item exists its rank gives the position in O(log n).
+var seekOlder = newScript(true, luaLess + `
+local key, n = KEYS[1], tonumber(ARGV[3])
+if ARGV[2] == '' then
+  return redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n, 'WITHSCORES')
+end
+local ts, id = ARGV[1], ARGV[2]
+local r = redis.call('ZREVRANK', key, id)
+if r and tonumber(redis.call('ZSCORE', key, id)) == tonumber(ts) then
+  return redis.call('ZRANGE', key, r + 1, r + n, 'REV', 'WITHSCORES')
+end
+local out = {}
+local ties = redis.call('ZRANGE', key, ts, ts, 'BYSCORE', 'REV', 'WITHSCORES')
+for i = 1, #ties, 2 do
+  if #out >= 2 * n then return out end
+  if lt(ties[i], id) then add(out, ties[i], ties[i + 1]) end
+end
+if #out >= 2 * n then return out end
+local rest = redis.call('ZRANGE', key, '(' .. ts, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n - #out / 2, 'WITHSCORES')
+for i = 1, #rest do out[#out + 1] = rest[i] end
+return out
+`)
+
+// seekNewer returns up to ARGV[3] entries newer than (ARGV[1], ARGV[2]),
+// closest to the cursor first (so oldest first), flat as member, score.
+var seekNewer = newScript(true, luaLess + `
+local key, n = KEYS[1], tonumber(ARGV[3])
+local ts, id = ARGV[1], ARGV[2]
+local out = {}
+local r = redis.call('ZREVRANK', key, id)
+if r and tonumber(redis.call('ZSCORE', key, id)) == tonumber(ts) then
+  if r == 0 then return out end
+  local lo = r - n
+  if lo < 0 then lo = 0 end
+  local got = redis.call('ZRANGE', key, lo, r - 1, 'REV', 'WITHSCORES')
+  for i = #got - 1, 1, -2 do add(out, got[i], got[i + 1]) end
+  return out
+end
+local ties = redis.call('ZRANGE', key, ts, ts, 'BYSCORE', 'WITHSCORES')
+for i = 1, #ties, 2 do
+  if #out >= 2 * n then return out end
+  if lt(id, ties[i]) then add(out, ties[i], ties[i + 1]) end
+end
+if #out >= 2 * n then return out end
+local rest = redis.call('ZRANGE', key, '(' .. ts, '+inf', 'BYSCORE', 'LIMIT', 0, n - #out / 2, 'WITHSCORES')
+for i = 1, #rest do out[#out + 1] = rest[i] end
+return out
+`)
+
+// inboxAdd adds entries (ARGV[4..] as score, member pairs) to the inbox
+// KEYS[1], trims it to ARGV[1] entries, and raises the horizon kept in
+// KEYS[2]: the inbox holds every pushed item at or above the horizon, so
+// reads pull outboxes only below it. ARGV[2], ARGV[3] (score, member) is an
+// extra floor for backfills that copied only part of a source.
+var inboxAdd = newScript(false, luaLess + `
+local cap = tonumber(ARGV[1])
+for i = 4, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local fs, fm = ARGV[2], ARGV[3]
+local n = redis.call('ZCARD', KEYS[1])
+if n > cap then
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - cap - 1)
+  local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if fm == '' or tonumber(low[2]) > tonumber(fs) or (tonumber(low[2]) == tonumber(fs) and lt(fm, low[1])) then
+    fm, fs = low[1], low[2]
+  end
+end
+if fm ~= '' then
+  local cur = redis.call('HMGET', KEYS[2], 'ht', 'hm')
+  if not cur[1] or tonumber(fs) > tonumber(cur[1]) or (tonumber(fs) == tonumber(cur[1]) and lt(cur[2], fm)) then
+    redis.call('HSET', KEYS[2], 'ht', fs, 'hm', fm)
+  end
+end
+return n
+`)
+
+// followAdd adds ARGV[1] to the following set KEYS[1] unless it holds
+// ARGV[2] already: 1 added, 0 already there, -1 at the limit. Atomic, so
+// concurrent follows cannot pass the limit.
+var followAdd = newScript(false, `
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+return 1
+`)
+
+// parseEntries reads a flat member, score reply.
+func parseEntries(r rueidis.RedisResult) ([]Item, error) {
+	arr, err := r.ToArray()
+	if err != nil {
+		if rueidis.IsRedisNil(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make([]Item, 0, len(arr)/2)
+	for i := 0; i+1 < len(arr); i += 2 {
+		m, err := arr[i].ToString()
+		if err != nil {
+			return nil, err
+		}
+		id, err := memberID(m)
+		if err != nil {
+			return nil, err
+		}
+		ts, err := scoreOf(arr[i+1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Item{TS: ts, ID: id})
+	}
+	return out, nil
+}
+
+func scoreOf(m rueidis.RedisMessage) (int64, error) {
+	if f, err := m.AsFloat64(); err == nil {
+		return int64(f), nil
+	}
+	s, err := m.ToString()
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return int64(f), err
+}
+
+func scoreArg(ts int64) string { return strconv.FormatInt(ts, 10) }
+
+func itoa(n int) string { return strconv.Itoa(n) }

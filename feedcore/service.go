@@ -1,0 +1,101 @@
+// Package feedcore is feedd's domain: timelines and their order, cursors,
+// the hybrid push/pull fan-out, the social graph and reader activity, all
+// over Redis. It knows nothing of GraphQL.
+package feedcore
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Service reads and writes feeds. It is safe for concurrent use; many
+// replicas may share one Redis.
+type Service struct {
+	c      rueidis.Client
+	k      keys
+	o      Options
+	sealer *Sealer
+
+	// touched throttles activity writes: viewer -> last touch (ms) by this
+	// process, so a busy reader costs one write per touchEvery, not per read.
+	touchMu sync.Mutex
+	touched map[ID]int64
+}
+
+// touchEvery bounds how stale this process lets a reader's last-seen get.
+const touchEvery = time.Minute
+
+// New returns a Service over client. When opts.CursorKey is empty the
+// sealing key is read from Redis, created there by the first replica.
+func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
+	s := &Service{c: client, k: keys{p: opts.Prefix}, o: opts.withDefaults(), touched: map[ID]int64{}}
+	key := opts.CursorKey
+	if len(key) == 0 {
+		var err error
+		if key, err = s.sharedCursorKey(ctx); err != nil {
+			return nil, err
+		}
+	}
+	sealer, err := NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	s.sealer = sealer
+	return s, nil
+}
+
+// Options returns the options in force, defaults filled in.
+func (s *Service) Options() Options { return s.o }
+
+// Client is the Redis client the service uses.
+func (s *Service) Client() rueidis.Client { return s.c }
+
+// Sealer seals cursors for this service's key.
+func (s *Service) Sealer() *Sealer { return s.sealer }
+
+// SetBigVThreshold changes the big-V threshold at run time (for operators
+// and tests). Authors cross it on their next follow or publish.
+func (s *Service) SetBigVThreshold(n int) { s.o.BigVThreshold = n }
+
+func (s *Service) sharedCursorKey(ctx context.Context) ([]byte, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	// SET NX GET: the first replica's key wins and everyone reads it.
+	set := s.c.B().Set().Key(s.k.cursorKey()).Value(string(fresh)).Nx().Build()
+	if err := s.c.Do(ctx, set).Error(); err != nil && !rueidis.IsRedisNil(err) {
+		return nil, err
+	}
+	got, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.cursorKey()).Build()).ToString()
+	if err != nil {
+		return nil, err
+	}
+	return []byte(got), nil
+}
+
+func (s *Service) nowMS() int64 { return s.o.Now().UnixMilli() }
+
+// isUnavailable reports errors of an unreachable or silent Redis.
+func isUnavailable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, rueidis.ErrClosing) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// first returns the first error among results, ignoring nil replies.
+func firstErr(rs []rueidis.RedisResult) error {
+	for _, r := range rs {
+		if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package feedcore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// profileTTL bounds how long a profile may live in the client-side cache;
+// Redis invalidates it sooner on any change.
+const profileTTL = 5 * time.Minute
+
+// PutUser creates or replaces a profile. Handles are unique.
+func (s *Service) PutUser(ctx context.Context, u User) error {
+	if u.ID == 0 {
+		return errorf(CodeBadInput, "user id must be a positive number")
+	}
+	if err := validHandle(u.Handle); err != nil {
+		return err
+	}
+	if u.DisplayName == "" {
+		u.DisplayName = u.Handle
+	}
+	claim := s.c.B().Set().Key(s.k.handle(u.Handle)).Value(FormatID(u.ID)).Nx().Get().Build()
+	prev, err := s.c.Do(ctx, claim).ToString()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		return err
+	}
+	if err == nil && prev != FormatID(u.ID) {
+		return errorf(CodeBadInput, "handle %q is taken by another user", u.Handle)
+	}
+	return s.c.Do(ctx, s.c.B().Hset().Key(s.k.user(u.ID)).FieldValue().
+		FieldValue("h", u.Handle).FieldValue("n", u.DisplayName).FieldValue("a", u.AvatarURL).Build()).Error()
+}
+
+func validHandle(h string) error {
+	if h == "" || len(h) > 64 || strings.ContainsAny(h, " \t\r\n{}@") {
+		return errorf(CodeBadInput, "handle %q is not valid: 1 to 64 characters, no spaces, braces or @", h)
+	}
+	return nil
+}
+
+// Users returns the profiles of ids in order, nil where none exists. One
+// pipelined round trip, served from the client-side cache when warm.
+func (s *Service) Users(ctx context.Context, ids []ID) ([]*User, error) {
+	cmds := make([]rueidis.CacheableTTL, len(ids))
+	for i, id := range ids {
+		cmds[i] = rueidis.CT(s.c.B().Hgetall().Key(s.k.user(id)).Cache(), profileTTL)
+	}
+	out := make([]*User, len(ids))
+	for i, r := range s.c.DoMultiCache(ctx, cmds...) {
+		m, err := r.AsStrMap()
+		if err != nil {
+			return nil, err
+		}
+		if len(m) > 0 {
+			out[i] = &User{ID: ids[i], Handle: m["h"], DisplayName: m["n"], AvatarURL: m["a"]}
+		}
+	}
+	return out, nil
+}
+
+// User returns one profile, or NOT_FOUND.
+func (s *Service) User(ctx context.Context, id ID) (*User, error) {
+	us, err := s.Users(ctx, []ID{id})
+	if err != nil {
+		return nil, err
+	}
+	if us[0] == nil {
+		return nil, errorf(CodeNotFound, "no user with id %d", id)
+	}
+	return us[0], nil
+}
+
+// UserByHandle returns the profile with handle h, or nil when none has it.
+func (s *Service) UserByHandle(ctx context.Context, h string) (*User, error) {
+	id, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.handle(h)).Build()).AsUint64()
+	if rueidis.IsRedisNil(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	us, err := s.Users(ctx, []ID{id})
+	if err != nil {
+		return nil, err
+	}
+	return us[0], nil
+}
+
+// GraphCounts is how many followers and followees users have.
+type GraphCounts struct{ Followers, Following int }
+
+// Counts returns follower and following counts of ids, in one round trip.
+// They are the sizes of the graph's sets, so they cannot drift from them.
+func (s *Service) Counts(ctx context.Context, ids []ID) ([]GraphCounts, error) {
+	cmds := make(rueidis.Commands, 0, 2*len(ids))
+	for _, id := range ids {
+		cmds = append(cmds, s.c.B().Zcard().Key(s.k.followers(id)).Build(), s.c.B().Zcard().Key(s.k.following(id)).Build())
+	}
+	rs := s.c.DoMulti(ctx, cmds...)
+	out := make([]GraphCounts, len(ids))
+	for i := range ids {
+		fr, err := rs[2*i].AsInt64()
+		if err != nil {
+			return nil, err
+		}
+		fg, err := rs[2*i+1].AsInt64()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = GraphCounts{Followers: int(fr), Following: int(fg)}
+	}
+	return out, nil
+}
+
+// IsFollowing reports, for each target, whether viewer follows it.
+func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) ([]bool, error) {
+	out := make([]bool, len(targets))
+	if len(targets) == 0 {
+		return out, nil
+	}
+	scores, err := s.c.Do(ctx, s.c.B().Zmscore().Key(s.k.following(viewer)).Member(members(targets)...).Build()).ToArray()
+	if err != nil {
+		return nil, err
+	}
+	for i, sc := range scores {
+		out[i] = !sc.IsNil()
+	}
+	return out, nil
+}
+
+// userExists checks every id names a profile; NOT_FOUND names the first that does not.
+func (s *Service) usersExist(ctx context.Context, ids ...ID) error {
+	cmds := make(rueidis.Commands, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Exists().Key(s.k.user(id)).Build()
+	}
+	for i, r := range s.c.DoMulti(ctx, cmds...) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errorf(CodeNotFound, "no user with id %d", ids[i])
+		}
+	}
+	return nil
+}
