@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -23,19 +22,25 @@ type Service struct {
 	o      Options
 	sealer *Sealer
 
-	// touched throttles activity writes: viewer -> last touch (ms) by this
-	// process, so a busy reader costs one write per touchEvery, not per read.
-	touchMu sync.Mutex
-	touched map[ID]int64
+	// touches and activations throttle a reader's activity writes and
+	// upgrade requests to one per interval per process, not one per read.
+	touches, activations *throttle
+
+	stats stats
 }
 
-// touchEvery bounds how stale this process lets a reader's last-seen get.
-const touchEvery = time.Minute
+// touchEvery bounds how stale this process lets a reader's last-seen get;
+// activateEvery spaces a returning reader's upgrade requests.
+const (
+	touchEvery    = time.Minute
+	activateEvery = 30 * time.Second
+)
 
 // New returns a Service over client. When opts.CursorKey is empty the
 // sealing key is read from Redis, created there by the first replica.
 func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
-	s := &Service{c: client, k: keys{p: opts.Prefix}, o: opts.withDefaults(), touched: map[ID]int64{}}
+	s := &Service{c: client, k: keys{p: opts.Prefix}, o: opts.withDefaults(),
+		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
 	key := opts.CursorKey
 	if len(key) == 0 {
 		var err error

@@ -1,0 +1,167 @@
+package feedcore
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// isActive reports whether a reader last seen at seenMS is active now.
+func (s *Service) isActive(seenMS int64) bool {
+	return seenMS >= s.nowMS()-s.o.ActiveWindow.Milliseconds()
+}
+
+// touchCmd records that viewer read now, unless this process did so within
+// touchEvery; nil when no write is due.
+func (s *Service) touchCmd(viewer ID) *rueidis.Completed {
+	now := s.nowMS()
+	if !s.touches.due(viewer, now) {
+		return nil
+	}
+	cmd := s.c.B().Zadd().Key(s.k.seen()).ScoreMember().ScoreMember(float64(now), member(viewer)).Build()
+	return &cmd
+}
+
+// Touch marks viewer as having read now, and queues its upgrade to a pushed
+// inbox if it was not complete. Reads call it; tests and tools may too.
+func (s *Service) Touch(ctx context.Context, viewer ID) error {
+	s.touches.forget(viewer)
+	cmd := s.touchCmd(viewer)
+	rs := s.doMulti(ctx, *cmd, s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build())
+	if err := firstErr(rs); err != nil {
+		return err
+	}
+	if c, _ := rs[1].ToString(); c != "1" {
+		return s.emit(ctx, event{Type: evActivate, User: viewer})
+	}
+	return nil
+}
+
+// lockTTL bounds how long a crashed worker can hold a reader's lock.
+const lockTTL = 30 * time.Second
+
+// withLock runs fn holding user id's lock; false when another holds it.
+func (s *Service) withLock(ctx context.Context, id ID, fn func() error) (bool, error) {
+	token := FormatID(uint64(s.o.Now().UnixNano()))
+	err := s.do(ctx, s.c.B().Set().Key(s.k.lock(id)).Value(token).Nx().Px(lockTTL).Build()).Error()
+	if rueidis.IsRedisNil(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer s.c.Do(context.WithoutCancel(ctx), s.c.B().Del().Key(s.k.lock(id)).Build())
+	return true, fn()
+}
+
+// upgrade turns a returning reader's inbox into a complete one: join the
+// active sets of its big-V followees, backfill their recent posts, then mark
+// the inbox complete so reads stop merging.
+func (s *Service) upgrade(ctx context.Context, reader ID) error {
+	_, err := s.withLock(ctx, reader, func() error {
+		rs := s.doMulti(ctx,
+			s.c.B().Hget().Key(s.k.reader(reader)).Field("c").Build(),
+			s.c.B().Zscore().Key(s.k.seen()).Member(member(reader)).Build())
+		if c, _ := rs[0].ToString(); c == "1" {
+			return nil
+		}
+		if seen, err := rs[1].AsFloat64(); err != nil || !s.isActive(int64(seen)) {
+			return nil // went quiet again before we got here
+		}
+		bigs, err := s.bigVFollowees(ctx, reader)
+		if err != nil {
+			return err
+		}
+		cmds := make([]rueidis.Completed, 0, len(bigs))
+		for _, f := range bigs {
+			cmds = append(cmds, s.c.B().Zadd().Key(s.k.active(f)).ScoreMember().ScoreMember(0, member(reader)).Build())
+		}
+		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+			return err
+		}
+		for _, f := range bigs {
+			if err := s.backfill(ctx, reader, f); err != nil {
+				return err
+			}
+		}
+		return s.do(ctx, s.c.B().Hset().Key(s.k.reader(reader)).FieldValue().FieldValue("c", "1").Build()).Error()
+	})
+	return err
+}
+
+// bigVFollowees lists the big-V authors reader follows.
+func (s *Service) bigVFollowees(ctx context.Context, reader ID) ([]ID, error) {
+	rs := s.doMulti(ctx,
+		s.c.B().Zrange().Key(s.k.following(reader)).Min("0").Max("-1").Build(),
+		s.c.B().Smembers().Key(s.k.bigV()).Build())
+	if err := firstErr(rs); err != nil {
+		return nil, err
+	}
+	fg, _ := rs[0].AsStrSlice()
+	bv, _ := rs[1].AsStrSlice()
+	big := make(map[string]bool, len(bv))
+	for _, m := range bv {
+		big[m] = true
+	}
+	var out []ID
+	for _, m := range fg {
+		if big[m] {
+			id, err := memberID(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// Sweep demotes up to limit readers not seen within the active window: their
+// inbox stops being complete (reads merge again) and they leave the active
+// sets of their big-V followees, so big-V fan-out skips them. It returns how
+// many were demoted.
+func (s *Service) Sweep(ctx context.Context, limit int) (int, error) {
+	cutoff := s.nowMS() - s.o.ActiveWindow.Milliseconds()
+	quiet, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.seen()).Min("-inf").Max("("+scoreArg(cutoff)).Byscore().
+		Limit(0, int64(limit)).Build()).AsStrSlice()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range quiet {
+		reader, err := memberID(m)
+		if err != nil {
+			return n, err
+		}
+		ok, err := s.withLock(ctx, reader, func() error { return s.demote(ctx, reader, cutoff) })
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *Service) demote(ctx context.Context, reader ID, cutoff int64) error {
+	seen, err := s.c.Do(ctx, s.c.B().Zscore().Key(s.k.seen()).Member(member(reader)).Build()).AsFloat64()
+	if err == nil && int64(seen) >= cutoff {
+		return nil // read again since we listed it
+	}
+	// Incomplete first: from here reads merge, whatever the active sets say.
+	if err := s.do(ctx, s.c.B().Hdel().Key(s.k.reader(reader)).Field("c").Build()).Error(); err != nil {
+		return err
+	}
+	bigs, err := s.bigVFollowees(ctx, reader)
+	if err != nil {
+		return err
+	}
+	cmds := make([]rueidis.Completed, 0, len(bigs)+1)
+	for _, f := range bigs {
+		cmds = append(cmds, s.c.B().Zrem().Key(s.k.active(f)).Member(member(reader)).Build())
+	}
+	cmds = append(cmds, s.c.B().Zrem().Key(s.k.seen()).Member(member(reader)).Build())
+	return firstErr(s.doMulti(ctx, cmds...))
+}

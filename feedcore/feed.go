@@ -1,0 +1,393 @@
+package feedcore
+
+import (
+	"context"
+
+	"github.com/redis/rueidis"
+)
+
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+	// maxRounds bounds how often one page reads on when filtering (tombstones,
+	// unfollowed authors) leaves it short; maxBatch bounds one round's reads.
+	maxRounds = 8
+	maxBatch  = 512
+)
+
+// view is what a read knows of its viewer, loaded in its first round trip.
+type view struct {
+	viewer    ID
+	follows   map[ID]bool
+	followees []ID
+	bigV      []ID  // big-V followees, pulled unless the inbox is complete
+	complete  bool  // the inbox holds every post pushed or backfilled
+	horizon   *Item // inbox holds everything at or above it; nil: everything
+	spec      specRead
+	extra     []rueidis.Completed // writes to send with the next round trip
+}
+
+// specRead is the inbox seek sent with the view load, used by round one.
+type specRead struct {
+	from  *Item
+	limit int
+	res   rueidis.RedisResult
+	ok    bool
+}
+
+// entry is a post found for a page, with its position.
+type entry struct {
+	it   Item
+	post *Post
+}
+
+// FollowingFeed returns one page of viewer's following feed: the posts of
+// the viewer and of everyone the viewer follows, newest first. See
+// FeedRequest for paging.
+func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (*FeedPage, error) {
+	o, n, raw, err := pageArgs(req)
+	if err != nil {
+		return nil, err
+	}
+	var pos *Item
+	if raw != "" {
+		c, err := s.sealer.Open(raw, req.Viewer)
+		if err != nil {
+			return nil, err
+		}
+		if c.State != StateTimeline || c.Session != "" {
+			return nil, errorf(CodeInvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
+		}
+		it := c.Item()
+		pos = &it
+	}
+	v, err := s.loadView(ctx, req.Viewer, o, pos, n+1)
+	if err != nil {
+		return nil, err
+	}
+	found, scanned, more, err := s.collect(ctx, v, o, pos, n+1)
+	if err != nil {
+		return nil, err
+	}
+	return s.page(req, o, n, found, scanned, more), nil
+}
+
+func pageArgs(r FeedRequest) (scanOrder, int, string, error) {
+	bad := func(msg string) (scanOrder, int, string, error) { return older, 0, "", errorf(CodeBadInput, "%s", msg) }
+	switch {
+	case r.First < 0 || r.First > maxPageSize:
+		return bad("first must be between 1 and 100")
+	case r.Last < 0 || r.Last > maxPageSize:
+		return bad("last must be between 1 and 100")
+	case r.First > 0 && r.Last > 0:
+		return bad("use first (older posts) or last (newer posts), not both")
+	case r.After != "" && r.Before != "":
+		return bad("use after or before, not both")
+	case r.First > 0 && r.Before != "", r.Last > 0 && r.After != "":
+		return bad("first goes with after, last with before")
+	case r.Last > 0 && r.Before == "":
+		return bad("last needs before: it returns posts newer than a cursor")
+	case r.Before != "":
+		return newer, orDefault(r.Last), r.Before, nil
+	}
+	return older, orDefault(r.First), r.After, nil
+}
+
+func orDefault(n int) int {
+	if n == 0 {
+		return defaultPageSize
+	}
+	return n
+}
+
+// loadView reads the viewer's graph and reader state, records the read, and
+// speculatively seeks the inbox for round one, all in one round trip.
+func (s *Service) loadView(ctx context.Context, viewer ID, o scanOrder, pos *Item, limit int) (*view, error) {
+	cmds := []rueidis.Completed{
+		s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build(),
+		s.c.B().Smembers().Key(s.k.bigV()).Build(),
+		s.c.B().Hmget().Key(s.k.reader(viewer)).Field("c", "ht", "hm").Build(),
+		s.seekCmd(o, s.k.inbox(viewer), pos, limit),
+	}
+	if t := s.touchCmd(viewer); t != nil {
+		cmds = append(cmds, *t)
+	}
+	rs := s.doMulti(ctx, cmds...)
+	if err := firstErr(rs); err != nil {
+		return nil, err
+	}
+	v := &view{viewer: viewer, follows: map[ID]bool{}, spec: specRead{from: pos, limit: limit, res: rs[3], ok: true}}
+	fg, _ := rs[0].AsStrSlice()
+	bv, _ := rs[1].AsStrSlice()
+	big := make(map[string]bool, len(bv))
+	for _, m := range bv {
+		big[m] = true
+	}
+	for _, m := range fg {
+		id, err := memberID(m)
+		if err != nil {
+			return nil, err
+		}
+		v.follows[id] = true
+		v.followees = append(v.followees, id)
+		if big[m] {
+			v.bigV = append(v.bigV, id)
+		}
+	}
+	st, _ := rs[2].ToArray()
+	if len(st) == 3 {
+		c, _ := st[0].ToString()
+		v.complete = c == "1"
+		if ts, err := scoreOf(st[1]); err == nil {
+			if m, err := st[2].ToString(); err == nil {
+				if id, err := memberID(m); err == nil {
+					v.horizon = &Item{TS: ts, ID: id}
+				}
+			}
+		}
+	}
+	if !v.complete && s.activations.due(viewer, s.nowMS()) {
+		// A returning reader: served by merge now, upgraded in the background.
+		v.extra = append(v.extra, s.emitCmd(event{Type: evActivate, User: viewer}))
+	}
+	return v, nil
+}
+
+// collect walks the timeline from pos in order o until it has need visible
+// posts, the timeline ends, or the read bound is reached. It returns the
+// posts found, how far it scanned, and whether more may follow.
+func (s *Service) collect(ctx context.Context, v *view, o scanOrder, pos *Item, need int) ([]entry, *Item, bool, error) {
+	var found []entry
+	cur, batch := pos, need
+	for round := 0; round < maxRounds; round++ {
+		items, next, err := s.scan(ctx, v, o, cur, batch)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		posts, err := s.visiblePosts(ctx, v, items)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for i, p := range posts {
+			if p == nil {
+				continue
+			}
+			found = append(found, entry{it: items[i], post: p})
+			if len(found) == need {
+				return found, &items[i], true, nil
+			}
+		}
+		if len(items) > 0 {
+			cur = &items[len(items)-1]
+		}
+		if next == nil {
+			return found, cur, false, nil
+		}
+		cur = next
+		batch = min(2*batch, maxBatch)
+	}
+	return found, cur, true, nil
+}
+
+// visiblePosts loads the posts at items and keeps those the viewer may see:
+// not deleted, by the viewer or someone the viewer still follows (fan-out
+// and unfollow cleanup are asynchronous, so an inbox may briefly disagree).
+func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*Post, error) {
+	ids := make([]ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	extra := len(v.extra)
+	rs := s.doMulti(ctx, append(v.extra, s.postCmds(ids)...)...)
+	v.extra = nil
+	if err := firstErr(rs[:extra]); err != nil {
+		return nil, err
+	}
+	out := make([]*Post, len(items))
+	for i, r := range rs[extra:] {
+		p, err := parsePost(ids[i], r)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil && !p.Deleted && p.CreatedAt.UnixMilli() == items[i].TS && (p.Author == v.viewer || v.follows[p.Author]) {
+			out[i] = p
+		}
+	}
+	return out, nil
+}
+
+// source is a timeline to read, and the part of it that counts: entries at
+// or above min (when set) and below max (when set).
+type source struct {
+	key      string
+	min, max *Item
+}
+
+func (src source) keeps(it Item) bool {
+	return (src.min == nil || !src.min.Before(it)) && (src.max == nil || src.max.Before(it))
+}
+
+// pastEnd reports whether it lies beyond the kept part in scan order o.
+func (src source) pastEnd(o scanOrder, it Item) bool {
+	if o == older {
+		return src.min != nil && src.min.Before(it)
+	}
+	return src.max != nil && !src.max.Before(it)
+}
+
+// scan returns the next (at most limit) timeline entries after cur in
+// order o, and where the next scan should start: nil when nothing is left.
+//
+// Sources: the inbox holds everything pushed at or above its horizon;
+// unless the inbox is complete, big-V followees' outboxes are merged in;
+// below the horizon every followee's outbox (and the viewer's own) is
+// pulled, so the feed never ends early at the inbox cap.
+func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *Item, limit int) ([]Item, *Item, error) {
+	hz := v.horizon
+	if hz == nil {
+		return s.scanPhase(ctx, v, o, cur, limit, s.pushedSources(v, nil))
+	}
+	above, below := s.pushedSources(v, hz), s.pulledSources(v, hz)
+	first, second, secondFrom := above, below, hz
+	if o == older && cur != nil && !cur.Before(*hz) {
+		return s.scanPhase(ctx, v, o, cur, limit, below)
+	}
+	if o == newer {
+		if cur != nil && !hz.Before(*cur) { // cur at or above the horizon
+			return s.scanPhase(ctx, v, o, cur, limit, above)
+		}
+		first, second, secondFrom = below, above, cur
+	}
+	items, next, err := s.scanPhase(ctx, v, o, cur, limit, first)
+	if err != nil || next != nil || len(items) >= limit {
+		return items, next, err
+	}
+	more, next, err := s.scanPhase(ctx, v, o, secondFrom, limit-len(items), second)
+	return append(items, more...), next, err
+}
+
+// pushedSources are the inbox and, for an incomplete inbox, the outboxes of
+// big-V followees, kept at or above hz.
+func (s *Service) pushedSources(v *view, hz *Item) []source {
+	srcs := []source{{key: s.k.inbox(v.viewer), min: hz}}
+	if !v.complete {
+		for _, f := range v.bigV {
+			srcs = append(srcs, source{key: s.k.outbox(f), min: hz})
+		}
+	}
+	return srcs
+}
+
+// pulledSources are every followee's outbox and the viewer's own, kept
+// below hz.
+func (s *Service) pulledSources(v *view, hz *Item) []source {
+	srcs := []source{{key: s.k.outbox(v.viewer), max: hz}}
+	for _, f := range v.followees {
+		srcs = append(srcs, source{key: s.k.outbox(f), max: hz})
+	}
+	return srcs
+}
+
+// scanPhase seeks every source from cur in one round trip and merges.
+func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item, limit int, srcs []source) ([]Item, *Item, error) {
+	res := make([]rueidis.RedisResult, len(srcs))
+	var cmds []rueidis.Completed
+	var at []int
+	for i, src := range srcs {
+		if i == 0 && v.spec.ok && v.spec.limit == limit && samePos(v.spec.from, cur) && src.key == s.k.inbox(v.viewer) {
+			res[i] = v.spec.res
+			continue
+		}
+		cmds = append(cmds, s.seekCmd(o, src.key, cur, limit))
+		at = append(at, i)
+	}
+	v.spec.ok = false
+	if len(cmds) > 0 {
+		for j, r := range s.doMulti(ctx, cmds...) {
+			res[at[j]] = r
+		}
+	}
+	reads := make([]sourceRead, len(srcs))
+	for i, src := range srcs {
+		raw, err := parseEntries(res[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		var r sourceRead
+		for _, it := range raw {
+			if src.keeps(it) {
+				r.items = append(r.items, it)
+			}
+		}
+		if len(raw) == limit && !src.pastEnd(o, raw[len(raw)-1]) {
+			r.frontier = &raw[len(raw)-1]
+		}
+		reads[i] = r
+	}
+	merged, frontier := merge(o, reads)
+	if len(merged) >= limit {
+		return merged[:limit], &merged[limit-1], nil
+	}
+	return merged, frontier, nil
+}
+
+func samePos(a, b *Item) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
+
+func (s *Service) seekCmd(o scanOrder, key string, from *Item, limit int) rueidis.Completed {
+	ts, m := "", ""
+	if from != nil {
+		ts, m = scoreArg(from.TS), member(from.ID)
+	}
+	sc := seekOlder
+	if o == newer {
+		sc = seekNewer
+	}
+	return sc.cmd(s.c.B(), []string{key}, []string{ts, m, itoa(limit)})
+}
+
+// page turns what collect found into a FeedPage of n edges.
+func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry, scanned *Item, more bool) *FeedPage {
+	seal := func(it Item) string {
+		return s.sealer.Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
+	}
+	shown := found[:min(n, len(found))]
+	pg := &FeedPage{Edges: make([]FeedEdge, len(shown))}
+	for i, e := range shown {
+		j := i
+		if o == newer { // found closest to the cursor first; show newest first
+			j = len(shown) - 1 - i
+		}
+		pg.Edges[j] = FeedEdge{Post: e.post, Cursor: seal(e.it)}
+	}
+	// The far end advances past everything scanned, or to the last edge
+	// when the next visible post is already known.
+	far := ""
+	switch {
+	case len(found) > n:
+		far = seal(found[n-1].it)
+	case scanned != nil:
+		far = seal(*scanned)
+	}
+	near := req.After
+	if o == newer {
+		near = req.Before
+	}
+	if len(pg.Edges) > 0 {
+		if o == older {
+			near = pg.Edges[0].Cursor
+		} else {
+			near = pg.Edges[len(pg.Edges)-1].Cursor
+		}
+	}
+	if far == "" {
+		far = near
+	}
+	if o == older {
+		pg.StartCursor, pg.EndCursor = near, far
+		pg.HasNext, pg.HasPrevious = more, req.After != ""
+	} else {
+		pg.StartCursor, pg.EndCursor = far, near
+		pg.HasPrevious, pg.HasNext = more, true
+	}
+	return pg
+}

@@ -1,0 +1,59 @@
+package feedcore
+
+// scanOrder says which way a page walks the timeline.
+type scanOrder bool
+
+const (
+	older scanOrder = false // after a cursor: toward older items
+	newer scanOrder = true  // before a cursor: toward newer items, closest first
+)
+
+// first reports whether a comes before b when walking in order o.
+func (o scanOrder) first(a, b Item) bool {
+	if o == newer {
+		return b.Before(a)
+	}
+	return a.Before(b)
+}
+
+// sourceRead is what one timeline gave for a seek: its entries in scan
+// order, and its frontier: the last entry read when it returned its limit
+// and so may hold more beyond, else nil.
+type sourceRead struct {
+	items    []Item
+	frontier *Item
+}
+
+// merge k-way merges lists that are each sorted in scan order o into one,
+// dropping duplicates (the same post pushed to an inbox and pulled from an
+// outbox). Only the prefix up to the nearest frontier of a full source is
+// certain: a full source may hold items beyond its last one that belong
+// before later items of other sources. merge returns that certain prefix
+// and the frontier (nil when no source is full, so the merge is complete).
+func merge(o scanOrder, reads []sourceRead) (merged []Item, frontier *Item) {
+	for _, r := range reads {
+		if r.frontier != nil && (frontier == nil || o.first(*r.frontier, *frontier)) {
+			frontier = r.frontier
+		}
+	}
+	idx := make([]int, len(reads))
+	for {
+		best := -1
+		for i, r := range reads {
+			if idx[i] < len(r.items) && (best < 0 || o.first(r.items[idx[i]], reads[best].items[idx[best]])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return merged, frontier
+		}
+		it := reads[best].items[idx[best]]
+		idx[best]++
+		if frontier != nil && o.first(*frontier, it) {
+			return merged, frontier
+		}
+		if n := len(merged); n == 0 || merged[n-1] != it {
+			merged = append(merged, it)
+		}
+	}
+}
