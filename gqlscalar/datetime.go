@@ -1,0 +1,51 @@
+// Package gqlscalar holds the marshallers of feedd's custom GraphQL scalars.
+// gqlgen.yml binds each scalar to the Marshal/Unmarshal pair named after it.
+package gqlscalar
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// DateTimeLayout is RFC 3339 in UTC with exactly three fractional digits,
+// e.g. 2023-07-11T15:32:02.123Z. A fixed width keeps the strings sortable
+// and matches the millisecond precision timelines are ordered by.
+const DateTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// FormatDateTime renders t as the DateTime scalar does.
+func FormatDateTime(t time.Time) string {
+	return t.UTC().Truncate(time.Millisecond).Format(DateTimeLayout)
+}
+
+// MarshalDateTime writes t as a DateTime.
+func MarshalDateTime(t time.Time) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, strconv.Quote(FormatDateTime(t)))
+	})
+}
+
+// UnmarshalDateTime reads an RFC 3339 string (any offset, any precision)
+// and keeps it to the millisecond, in UTC.
+func UnmarshalDateTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, badInput("DateTime must be an RFC 3339 string, got %T", v)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, badInput("DateTime %q is not RFC 3339 (e.g. 2023-07-11T15:32:02.123Z)", s)
+	}
+	return t.UTC().Truncate(time.Millisecond), nil
+}
+
+// badInput is a client mistake; the code is set here because this package
+// sits below the error presenter and must not import the domain.
+func badInput(format string, args ...any) error {
+	return &gqlerror.Error{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"code": "BAD_USER_INPUT"}}
+}
+
