@@ -48,4 +48,3 @@ func UnmarshalDateTime(v any) (time.Time, error) {
 func badInput(format string, args ...any) error {
 	return &gqlerror.Error{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"code": "BAD_USER_INPUT"}}
 }
-
