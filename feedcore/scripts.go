@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -183,7 +184,8 @@ redis.call('ZADD', KEYS[1], 0, ARGV[1])
 return 1
 `)
 
-// parseEntries reads a flat member, score reply.
+// parseEntries reads a member, score reply: flat from scripts and RESP2,
+// as pairs from RESP3's WITHSCORES.
 func parseEntries(r rueidis.RedisResult) ([]Item, error) {
 	arr, err := r.ToArray()
 	if err != nil {
@@ -191,6 +193,17 @@ func parseEntries(r rueidis.RedisResult) ([]Item, error) {
 			return nil, nil
 		}
 		return nil, err
+	}
+	if len(arr) > 0 && arr[0].IsArray() {
+		flat := make([]rueidis.RedisMessage, 0, 2*len(arr))
+		for _, pair := range arr {
+			kv, err := pair.ToArray()
+			if err != nil || len(kv) != 2 {
+				return nil, fmt.Errorf("want member, score pairs: %v", err)
+			}
+			flat = append(flat, kv...)
+		}
+		arr = flat
 	}
 	out := make([]Item, 0, len(arr)/2)
 	for i := 0; i+1 < len(arr); i += 2 {

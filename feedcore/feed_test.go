@@ -1,0 +1,44 @@
+package feedcore
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestFeedBasics(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	if err := s.Follow(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	// 2 and 3 publish; ties on ts included.
+	var want []ID
+	for i := 0; i < 10; i++ {
+		p := &Post{ID: ID(100 + i), Author: 2, Text: "x", CreatedAt: base.Add(time.Duration(i/3) * time.Second)}
+		if err := s.PutPost(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p.ID)
+		if err := s.PutPost(ctx, &Post{ID: ID(200 + i), Author: 3, Text: "y", CreatedAt: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own, err := s.Publish(ctx, 1, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	want = append(want, own.ID)
+	slices.Reverse(want) // newest first: own post, then 109..100 by (ts, id) desc
+	want = append([]ID{own.ID}, want[1:]...)
+	for _, n := range []int{1, 2, 3, 7, 20} {
+		got := readAll(t, s, 1, n)
+		if !slices.Equal(got, want) {
+			t.Fatalf("page size %d: got %v want %v", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package feedcore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// testService is a Service on a fresh store with workers running.
+func testService(tb testing.TB, o Options) *Service {
+	tb.Helper()
+	st := storetest.New(tb)
+	o.Prefix = st.Prefix
+	o.CursorKey = []byte("test-cursor-key-0123456789")
+	s, err := New(context.Background(), st.Client, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.RunWorkers(ctx, WorkerOptions{Name: "test", Block: 50 * time.Millisecond})
+	}()
+	tb.Cleanup(func() { cancel(); <-done })
+	return s
+}
+
+func drain(tb testing.TB, s *Service) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := s.Drain(ctx); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func mustUsers(tb testing.TB, s *Service, ids ...ID) {
+	tb.Helper()
+	for _, id := range ids {
+		if err := s.PutUser(context.Background(), User{ID: id, Handle: "u" + FormatID(id)}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// readAll pages the whole feed with page size n and returns the post ids.
+func readAll(tb testing.TB, s *Service, viewer ID, n int) []ID {
+	tb.Helper()
+	var out []ID
+	after := ""
+	for pages := 0; ; pages++ {
+		if pages > 10000 {
+			tb.Fatal("feed does not end")
+		}
+		pg, err := s.FollowingFeed(context.Background(), FeedRequest{Viewer: viewer, First: n, After: after})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, e := range pg.Edges {
+			out = append(out, e.Post.ID)
+		}
+		if len(pg.Edges) > n {
+			tb.Fatalf("page of %d edges for first=%d", len(pg.Edges), n)
+		}
+		if !pg.HasNext {
+			return out
+		}
+		if pg.EndCursor == "" || pg.EndCursor == after {
+			tb.Fatalf("endCursor did not advance (%q)", pg.EndCursor)
+		}
+		after = pg.EndCursor
+	}
+}

@@ -1,0 +1,197 @@
+package feedcore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// model is the oracle: the plain meaning of a following feed.
+type model struct {
+	posts   map[ID]*Post
+	follows map[ID]map[ID]bool
+}
+
+func (m *model) feed(viewer ID) []ID {
+	var items []Item
+	for _, p := range m.posts {
+		if !p.Deleted && (p.Author == viewer || m.follows[viewer][p.Author]) {
+			items = append(items, Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
+		}
+	}
+	slices.SortFunc(items, func(a, b Item) int {
+		if a.Before(b) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]ID, len(items))
+	for i, it := range items {
+		out[i] = it.ID
+	}
+	return out
+}
+
+// clock is a test clock the service reads.
+type clock struct{ ms atomic.Int64 }
+
+func (c *clock) now() time.Time          { return time.UnixMilli(c.ms.Load()) }
+func (c *clock) advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+
+// TestFeedMatchesModel runs random publishes, deletes, follows, unfollows,
+// activity changes and big-V threshold crossings, and after each drain
+// checks every viewer's feed, paged at several sizes both ways, against the
+// oracle. A small inbox cap makes reads cross the inbox horizon often.
+func TestFeedMatchesModel(t *testing.T) {
+	seeds := 6
+	if testing.Short() {
+		seeds = 2
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runModel(t, uint64(seed)) })
+	}
+}
+
+func runModel(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	clk := &clock{}
+	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	s := testService(t, Options{InboxCap: 4 + rng.IntN(8), BigVThreshold: 3 + rng.IntN(4), ActiveWindow: time.Hour, Now: clk.now})
+	ctx := context.Background()
+	const users = 9
+	m := &model{posts: map[ID]*Post{}, follows: map[ID]map[ID]bool{}}
+	for u := ID(1); u <= users; u++ {
+		mustUsers(t, s, u)
+		m.follows[u] = map[ID]bool{}
+	}
+	nextPost := ID(1000)
+	user := func() ID { return ID(1 + rng.IntN(users)) }
+	for step := 0; step < 250; step++ {
+		switch op := rng.IntN(100); {
+		case op < 40: // publish, often on a tied timestamp
+			a := user()
+			p := &Post{ID: nextPost, Author: a, Text: "p", CreatedAt: clk.now().Add(-time.Duration(rng.IntN(5)) * time.Second)}
+			if rng.IntN(4) == 0 {
+				p.CreatedAt = clk.now().Add(-time.Duration(rng.IntN(3000)) * time.Second) // an old post, below horizons
+			}
+			nextPost++
+			if err := s.PutPost(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			m.posts[p.ID] = p
+		case op < 48: // delete
+			for _, p := range m.posts {
+				if !p.Deleted {
+					if err := s.Delete(ctx, p.Author, p.ID); err != nil {
+						t.Fatal(err)
+					}
+					p.Deleted = true
+					break
+				}
+			}
+		case op < 70:
+			a, b := user(), user()
+			if a == b {
+				continue
+			}
+			if err := s.Follow(ctx, a, b); err != nil {
+				t.Fatal(err)
+			}
+			m.follows[a][b] = true
+		case op < 80:
+			a, b := user(), user()
+			if a == b {
+				continue
+			}
+			if err := s.Unfollow(ctx, a, b); err != nil {
+				t.Fatal(err)
+			}
+			delete(m.follows[a], b)
+		case op < 88: // a reader reads (becomes active, upgrades)
+			if err := s.Touch(ctx, user()); err != nil {
+				t.Fatal(err)
+			}
+		case op < 92: // time passes; quiet readers are demoted
+			clk.advance(time.Duration(rng.IntN(90)) * time.Minute)
+			if _, err := s.Sweep(ctx, 100); err != nil {
+				t.Fatal(err)
+			}
+		case op < 94: // the threshold moves; authors cross it
+			s.SetBigVThreshold(1 + rng.IntN(5))
+		default:
+			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
+		}
+		if step%25 == 24 {
+			drain(t, s)
+			checkAll(t, s, m, users, rng)
+		}
+	}
+}
+
+func checkAll(t *testing.T, s *Service, m *model, users int, rng *rand.Rand) {
+	t.Helper()
+	for v := ID(1); v <= ID(users); v++ {
+		want := m.feed(v)
+		sizes := []int{1, 2, 3, 5, 100}
+		n := sizes[rng.IntN(len(sizes))]
+		got := readAll(t, s, v, n)
+		if !slices.Equal(got, want) {
+			t.Fatalf("viewer %d, page size %d:\n got %v\nwant %v", v, n, got, want)
+		}
+		if back := readAllBackward(t, s, v, 1+rng.IntN(4)); !slices.Equal(back, want) {
+			t.Fatalf("viewer %d backward:\n got %v\nwant %v", v, back, want)
+		}
+	}
+}
+
+// readAllBackward finds the oldest post, then pages toward newer ones with
+// last/before, and returns the feed newest first.
+func readAllBackward(tb testing.TB, s *Service, viewer ID, n int) []ID {
+	tb.Helper()
+	ctx := context.Background()
+	var cursor string
+	var last ID
+	after := ""
+	for { // walk to the end to find the oldest post's cursor
+		pg, err := s.FollowingFeed(ctx, FeedRequest{Viewer: viewer, First: 100, After: after})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if k := len(pg.Edges); k > 0 {
+			cursor, last = pg.Edges[k-1].Cursor, pg.Edges[k-1].Post.ID
+		}
+		if !pg.HasNext {
+			break
+		}
+		after = pg.EndCursor
+	}
+	if cursor == "" {
+		return nil
+	}
+	out := []ID{last}
+	for pages := 0; ; pages++ {
+		if pages > 10000 {
+			tb.Fatal("backward paging does not end")
+		}
+		pg, err := s.FollowingFeed(ctx, FeedRequest{Viewer: viewer, Last: n, Before: cursor})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ids := make([]ID, len(pg.Edges))
+		for i, e := range pg.Edges {
+			ids[i] = e.Post.ID
+		}
+		out = append(ids, out...)
+		if !pg.HasPrevious {
+			return out
+		}
+		cursor = pg.StartCursor
+	}
+}
+
+var _ = cmp.Compare[int]
