@@ -1,0 +1,59 @@
+package auth
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// DevHeader carries the viewer's database id when dev auth is on.
+const DevHeader = "X-Viewer-Id"
+
+// Config says which credentials the middleware accepts.
+type Config struct {
+	// DevAuth accepts X-Viewer-Id without proof. Never enable it where
+	// strangers can reach the server.
+	DevAuth bool
+	// Verifier checks bearer tokens; nil or empty refuses them.
+	Verifier *Verifier
+}
+
+// Middleware resolves the caller's identity and stores it in the request
+// context. It never rejects a request: fields that need a viewer fail with
+// UNAUTHENTICATED, while public ones (node, user) still answer.
+func Middleware(cfg Config) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := Resolve(cfg, r)
+			next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
+		})
+	}
+}
+
+// Resolve reads the identity from r's headers. A bearer token wins over the
+// dev header, so a client holding a real token is never silently someone
+// else.
+func Resolve(cfg Config, r *http.Request) Identity {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return Identity{Problem: "the Authorization header must be \"Bearer <token>\""}
+		}
+		id, err := cfg.Verifier.Verify(strings.TrimSpace(token))
+		if err != nil {
+			return Identity{Problem: err.Error()}
+		}
+		return Identity{ViewerID: id}
+	}
+	if h := r.Header.Get(DevHeader); h != "" {
+		if !cfg.DevAuth {
+			return Identity{Problem: DevHeader + " is accepted only when the server runs with --dev-auth"}
+		}
+		id, err := strconv.ParseUint(strings.TrimSpace(h), 10, 64)
+		if err != nil || id == 0 {
+			return Identity{Problem: DevHeader + " must be a user's decimal database id"}
+		}
+		return Identity{ViewerID: id}
+	}
+	return Identity{}
+}
