@@ -6,49 +6,135 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// Edge is one follow: Follower follows Followee.
+type Edge struct{ Follower, Followee ID }
+
 // Follow makes viewer follow target and backfills target's recent posts into
 // viewer's inbox. Idempotent: following again repairs anything a failed
 // earlier attempt left half done.
 func (s *Service) Follow(ctx context.Context, viewer, target ID) error {
-	if viewer == target {
-		return errorf(CodeBadInput, "you cannot follow yourself")
+	_, err := s.FollowMany(ctx, []Edge{{Follower: viewer, Followee: target}})
+	return err
+}
+
+// FollowMany applies follows in order, pipelined: a handful of round trips
+// for the whole batch. It stops at the first edge that fails and returns how
+// many were applied before it; that edge and those after it change nothing.
+func (s *Service) FollowMany(ctx context.Context, edges []Edge) (int, error) {
+	edges, stop := s.validEdges(ctx, edges)
+	if len(edges) > 0 {
+		if err := s.addFollows(ctx, edges); err != nil {
+			return 0, err
+		}
 	}
-	if err := s.usersExist(ctx, viewer, target); err != nil {
-		return err
+	return len(edges), stop
+}
+
+// validEdges returns the prefix of edges that can be applied, and the error
+// of the first that cannot: a self-follow, a missing user, or the follow
+// limit. Edges that passed the limit check are already in following sets.
+func (s *Service) validEdges(ctx context.Context, edges []Edge) ([]Edge, error) {
+	var stop error
+	for i, e := range edges {
+		if e.Follower == e.Followee {
+			edges, stop = edges[:i], errorf(CodeBadInput, "you cannot follow yourself")
+			break
+		}
 	}
-	added, err := s.do(ctx, followAdd.cmd(s.c.B(), []string{s.k.following(viewer)},
-		[]string{member(target), itoa(s.o.FollowLimit)})).AsInt64()
-	if err != nil {
-		return err
+	users := make([]ID, 0, 2*len(edges))
+	for _, e := range edges {
+		users = append(users, e.Follower, e.Followee)
 	}
-	if added < 0 {
-		return errorf(CodeFollowLimit, "you follow %d accounts, the most allowed; unfollow someone first", s.o.FollowLimit)
+	if n, err := s.existing(ctx, users); err != nil {
+		return nil, err
+	} else if n < len(users) {
+		edges, stop = edges[:n/2], errorf(CodeNotFound, "no user with id %d", users[n])
 	}
-	rs := s.c.DoMulti(ctx,
-		s.c.B().Zadd().Key(s.k.followers(target)).ScoreMember().ScoreMember(0, member(viewer)).Build(),
-		s.c.B().Zcard().Key(s.k.followers(target)).Build(),
-		s.c.B().Sismember().Key(s.k.bigV()).Member(member(target)).Build(),
-		s.c.B().Zscore().Key(s.k.seen()).Member(member(viewer)).Build())
+	cmds := make([]rueidis.Completed, len(edges))
+	for i, e := range edges {
+		cmds[i] = followAdd.cmd(s.c.B(), []string{s.k.following(e.Follower)},
+			[]string{member(e.Followee), itoa(s.o.FollowLimit)})
+	}
+	rs := s.doMulti(ctx, cmds...)
+	for i, r := range rs {
+		added, err := r.AsInt64()
+		if err != nil {
+			return nil, err
+		}
+		if added < 0 {
+			// Undo the later edges of this batch so it stops cleanly here.
+			s.undoFollows(ctx, edges[i+1:], rs[i+1:])
+			return edges[:i], errorf(CodeFollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.o.FollowLimit)
+		}
+	}
+	return edges, stop
+}
+
+func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.RedisResult) {
+	var cmds []rueidis.Completed
+	for i, e := range edges {
+		if n, _ := rs[i].AsInt64(); n == 1 {
+			cmds = append(cmds, s.c.B().Zrem().Key(s.k.following(e.Follower)).Member(member(e.Followee)).Build())
+		}
+	}
+	s.doMulti(ctx, cmds...)
+}
+
+// addFollows writes the followers side, active sets, promotions and
+// backfills of edges already in their following sets.
+func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
+	cmds := make([]rueidis.Completed, 0, 4*len(edges))
+	for _, e := range edges {
+		cmds = append(cmds,
+			s.c.B().Zadd().Key(s.k.followers(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build(),
+			s.c.B().Zcard().Key(s.k.followers(e.Followee)).Build(),
+			s.c.B().Sismember().Key(s.k.bigV()).Member(member(e.Followee)).Build(),
+			s.c.B().Zscore().Key(s.k.seen()).Member(member(e.Follower)).Build())
+	}
+	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
 		return err
 	}
-	followers, _ := rs[1].AsInt64()
-	bigV, _ := rs[2].AsBool()
-	seen, seenErr := rs[3].AsFloat64()
 	// An active reader of a big-V must be in its active set before the
 	// backfill reads the outbox: a post published in between is then
 	// either in the outbox we read or pushed to us.
-	if bigV && seenErr == nil && s.isActive(int64(seen)) {
-		if err := s.c.Do(ctx, s.c.B().Zadd().Key(s.k.active(target)).ScoreMember().ScoreMember(0, member(viewer)).Build()).Error(); err != nil {
-			return err
+	var writes []rueidis.Completed
+	promoted := map[ID]bool{}
+	for i, e := range edges {
+		r := rs[4*i : 4*i+4]
+		followers, _ := r[1].AsInt64()
+		bigV, _ := r[2].AsBool()
+		seen, seenErr := r[3].AsFloat64()
+		if bigV && seenErr == nil && s.isActive(int64(seen)) {
+			writes = append(writes, s.c.B().Zadd().Key(s.k.active(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build())
+		}
+		if !bigV && int(followers) > s.o.BigVThreshold && !promoted[e.Followee] {
+			promoted[e.Followee] = true
+			writes = append(writes, s.emitCmd(event{Type: evPromote, User: e.Followee}))
 		}
 	}
-	if !bigV && int(followers) > s.o.BigVThreshold {
-		if err := s.emit(ctx, event{Type: evPromote, User: target}); err != nil {
-			return err
+	if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
+		return err
+	}
+	return s.backfillMany(ctx, edges)
+}
+
+// existing returns how many of ids, from the first, name users.
+func (s *Service) existing(ctx context.Context, ids []ID) (int, error) {
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Exists().Key(s.k.user(id)).Build()
+	}
+	for i, r := range s.doMulti(ctx, cmds...) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return i, nil
 		}
 	}
-	return s.backfill(ctx, viewer, target)
+	return len(ids), nil
 }
 
 // Unfollow stops viewer following target and removes target's posts from
@@ -80,20 +166,41 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) error {
 	return s.c.Do(ctx, s.c.B().Zrem().Key(s.k.inbox(viewer)).Member(members(ids)...).Build()).Error()
 }
 
-// backfill copies author's newest posts, up to the inbox cap, into reader's
-// inbox. When the author has more, the inbox horizon rises to the oldest
-// copied one, so reads pull whatever lies below it.
+// backfillMany copies each followee's newest posts, up to the inbox cap,
+// into its follower's inbox. When a followee has more, the inbox horizon
+// rises to the oldest copied one, so reads pull whatever lies below it.
+func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
+	authors := map[ID]int{}
+	var reads []rueidis.Completed
+	for _, e := range edges {
+		if _, ok := authors[e.Followee]; !ok {
+			authors[e.Followee] = len(reads)
+			reads = append(reads, s.newestCmd(s.k.outbox(e.Followee), s.o.InboxCap+1))
+		}
+	}
+	rs := s.doMulti(ctx, reads...)
+	var writes []rueidis.Completed
+	for _, e := range edges {
+		recent, err := parseEntries(rs[authors[e.Followee]])
+		if err != nil {
+			return err
+		}
+		if len(recent) == 0 {
+			continue
+		}
+		var floor *Item
+		if len(recent) > s.o.InboxCap {
+			recent = recent[:s.o.InboxCap]
+			floor = &recent[len(recent)-1]
+		}
+		writes = append(writes, s.inboxAddCmd(e.Follower, recent, floor))
+	}
+	return firstErr(s.doMulti(ctx, writes...))
+}
+
+// backfill is backfillMany for one reader and author.
 func (s *Service) backfill(ctx context.Context, reader, author ID) error {
-	recent, err := s.newest(ctx, s.k.outbox(author), s.o.InboxCap+1)
-	if err != nil || len(recent) == 0 {
-		return err
-	}
-	var floor *Item
-	if len(recent) > s.o.InboxCap {
-		recent = recent[:s.o.InboxCap]
-		floor = &recent[len(recent)-1]
-	}
-	return s.addToInbox(ctx, reader, recent, floor)
+	return s.backfillMany(ctx, []Edge{{Follower: reader, Followee: author}})
 }
 
 // addToInbox writes items into reader's inbox, trimming it and keeping its
@@ -118,8 +225,11 @@ func (s *Service) inboxAddCmd(reader ID, items []Item, floor *Item) rueidis.Comp
 
 // newest returns up to n newest entries of a timeline.
 func (s *Service) newest(ctx context.Context, key string, n int) ([]Item, error) {
-	return parseEntries(s.c.Do(ctx, s.c.B().Zrange().Key(key).Min("+inf").Max("-inf").Byscore().Rev().
-		Limit(0, int64(n)).Withscores().Build()))
+	return parseEntries(s.do(ctx, s.newestCmd(key, n)))
+}
+
+func (s *Service) newestCmd(key string, n int) rueidis.Completed {
+	return s.c.B().Zrange().Key(key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
 }
 
 // following returns the ids viewer follows.

@@ -28,13 +28,9 @@ func (s *Service) Publish(ctx context.Context, author ID, text string) (*Post, e
 		return nil, errorf(CodeBadInput, "text must be valid UTF-8")
 	}
 	now := s.o.Now()
-	rs := s.doMulti(ctx, s.c.B().Incr().Key(s.k.seq()).Build(), s.c.B().Exists().Key(s.k.user(author)).Build())
-	if err := firstErr(rs); err != nil {
+	seq, err := s.do(ctx, s.c.B().Incr().Key(s.k.seq()).Build()).AsInt64()
+	if err != nil {
 		return nil, err
-	}
-	seq, _ := rs[0].AsInt64()
-	if n, _ := rs[1].AsInt64(); n == 0 {
-		return nil, errorf(CodeNotFound, "no user with id %d", author)
 	}
 	// Time-ordered ids: milliseconds, then 16 bits of a shared counter.
 	p := &Post{ID: ID(now.UnixMilli())<<16 | ID(seq&0xffff), Author: author, Text: text, CreatedAt: now.Truncate(time.Millisecond)}
@@ -47,23 +43,59 @@ func (s *Service) Publish(ctx context.Context, author ID, text string) (*Post, e
 // PutPost stores a post with a given id and time (import, demo) and runs
 // the same write path as Publish.
 func (s *Service) PutPost(ctx context.Context, p *Post) error {
-	if p.ID == 0 || p.Author == 0 {
-		return errorf(CodeBadInput, "post id and author must be positive numbers")
+	_, err := s.PutPosts(ctx, []*Post{p})
+	return err
+}
+
+// PutPosts stores posts in order, in a few round trips for the batch. It
+// stops at the first invalid post (bad id, unknown author) and returns how
+// many were stored before it.
+func (s *Service) PutPosts(ctx context.Context, ps []*Post) (int, error) {
+	var stop error
+	for i, p := range ps {
+		if p.ID == 0 || p.Author == 0 {
+			ps, stop = ps[:i], errorf(CodeBadInput, "post id and author must be positive numbers")
+			break
+		}
 	}
-	it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
-	// The post is stored before any index names it, so a reader never finds
+	authors := make([]ID, len(ps))
+	for i, p := range ps {
+		authors[i] = p.Author
+	}
+	if n, err := s.existing(ctx, authors); err != nil {
+		return 0, err
+	} else if n < len(ps) {
+		ps, stop = ps[:n], errorf(CodeNotFound, "no user with id %d", authors[n])
+	}
+	// Posts are stored before any index names them, so a reader never finds
 	// an entry without its post.
-	if err := s.do(ctx, s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().
-		FieldValue("a", FormatID(p.Author)).FieldValue("t", scoreArg(it.TS)).FieldValue("x", p.Text).Build()).Error(); err != nil {
-		return err
+	cmds := make([]rueidis.Completed, len(ps))
+	for i, p := range ps {
+		cmds[i] = s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().
+			FieldValue("a", FormatID(p.Author)).FieldValue("t", scoreArg(p.CreatedAt.UnixMilli())).FieldValue("x", p.Text).Build()
 	}
-	rs := s.doMulti(ctx,
-		s.c.B().Zadd().Key(s.k.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build(),
-		s.inboxAddCmd(p.Author, []Item{it}, nil))
-	if err := firstErr(rs); err != nil {
-		return err
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		return 0, err
 	}
-	return s.emit(ctx, event{Type: evPublish, User: p.Author, Item: it})
+	cmds = cmds[:0]
+	for _, p := range ps {
+		it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
+		cmds = append(cmds,
+			s.c.B().Zadd().Key(s.k.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build(),
+			s.inboxAddCmd(p.Author, []Item{it}, nil))
+	}
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		return 0, err
+	}
+	// Once the events are in the stream the fan-out is durable.
+	cmds = cmds[:0]
+	for _, p := range ps {
+		cmds = append(cmds, s.emitCmd(event{Type: evPublish, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}))
+	}
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		return 0, err
+	}
+	return len(ps), stop
 }
 
 // Delete tombstones viewer's post, removes it from the author's timelines

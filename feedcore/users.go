@@ -14,25 +14,51 @@ const profileTTL = 5 * time.Minute
 
 // PutUser creates or replaces a profile. Handles are unique.
 func (s *Service) PutUser(ctx context.Context, u User) error {
-	if u.ID == 0 {
-		return errorf(CodeBadInput, "user id must be a positive number")
+	_, err := s.PutUsers(ctx, []User{u})
+	return err
+}
+
+// PutUsers creates or replaces profiles in order, in two round trips. It
+// stops at the first invalid one (bad id or handle, or a handle another user
+// has) and returns how many were stored before it.
+func (s *Service) PutUsers(ctx context.Context, us []User) (int, error) {
+	var stop error
+	for i, u := range us {
+		if u.ID == 0 {
+			us, stop = us[:i], errorf(CodeBadInput, "user id must be a positive number")
+		} else if err := validHandle(u.Handle); err != nil {
+			us, stop = us[:i], err
+		}
+		if stop != nil {
+			break
+		}
 	}
-	if err := validHandle(u.Handle); err != nil {
-		return err
+	claims := make([]rueidis.Completed, len(us))
+	for i, u := range us {
+		claims[i] = s.c.B().Set().Key(s.k.handle(u.Handle)).Value(FormatID(u.ID)).Nx().Get().Build()
 	}
-	if u.DisplayName == "" {
-		u.DisplayName = u.Handle
+	for i, r := range s.doMulti(ctx, claims...) {
+		prev, err := r.ToString()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return 0, err
+		}
+		if err == nil && prev != FormatID(us[i].ID) {
+			us, stop = us[:i], errorf(CodeBadInput, "handle %q is taken by another user", us[i].Handle)
+			break
+		}
 	}
-	claim := s.c.B().Set().Key(s.k.handle(u.Handle)).Value(FormatID(u.ID)).Nx().Get().Build()
-	prev, err := s.c.Do(ctx, claim).ToString()
-	if err != nil && !rueidis.IsRedisNil(err) {
-		return err
+	writes := make([]rueidis.Completed, len(us))
+	for i, u := range us {
+		if u.DisplayName == "" {
+			u.DisplayName = u.Handle
+		}
+		writes[i] = s.c.B().Hset().Key(s.k.user(u.ID)).FieldValue().
+			FieldValue("h", u.Handle).FieldValue("n", u.DisplayName).FieldValue("a", u.AvatarURL).Build()
 	}
-	if err == nil && prev != FormatID(u.ID) {
-		return errorf(CodeBadInput, "handle %q is taken by another user", u.Handle)
+	if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
+		return 0, err
 	}
-	return s.c.Do(ctx, s.c.B().Hset().Key(s.k.user(u.ID)).FieldValue().
-		FieldValue("h", u.Handle).FieldValue("n", u.DisplayName).FieldValue("a", u.AvatarURL).Build()).Error()
+	return len(us), stop
 }
 
 func validHandle(h string) error {
@@ -132,20 +158,14 @@ func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) ([]b
 	return out, nil
 }
 
-// userExists checks every id names a profile; NOT_FOUND names the first that does not.
+// usersExist checks every id names a profile; NOT_FOUND names the first that does not.
 func (s *Service) usersExist(ctx context.Context, ids ...ID) error {
-	cmds := make(rueidis.Commands, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Exists().Key(s.k.user(id)).Build()
+	n, err := s.existing(ctx, ids)
+	if err != nil {
+		return err
 	}
-	for i, r := range s.c.DoMulti(ctx, cmds...) {
-		n, err := r.AsInt64()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return errorf(CodeNotFound, "no user with id %d", ids[i])
-		}
+	if n < len(ids) {
+		return errorf(CodeNotFound, "no user with id %d", ids[n])
 	}
 	return nil
 }
