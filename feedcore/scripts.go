@@ -100,7 +100,7 @@ local function add(out, m, s) out[#out + 1] = m; out[#out + 1] = s end
 // in feed order, flat as member, score. An empty member starts at the newest.
 // The seek uses values, so a deleted cursor item still positions correctly;
 // when the item exists its rank gives the position in O(log n).
-var seekOlder = newScript(true, luaLess + `
+var seekOlder = newScript(true, luaLess+`
 local key, n = KEYS[1], tonumber(ARGV[3])
 if ARGV[2] == '' then
   return redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n, 'WITHSCORES')
@@ -124,7 +124,7 @@ return out
 
 // seekNewer returns up to ARGV[3] entries newer than (ARGV[1], ARGV[2]),
 // closest to the cursor first (so oldest first), flat as member, score.
-var seekNewer = newScript(true, luaLess + `
+var seekNewer = newScript(true, luaLess+`
 local key, n = KEYS[1], tonumber(ARGV[3])
 local ts, id = ARGV[1], ARGV[2]
 local out = {}
@@ -153,7 +153,7 @@ return out
 // KEYS[2]: the inbox holds every pushed item at or above the horizon, so
 // reads pull outboxes only below it. ARGV[2], ARGV[3] (score, member) is an
 // extra floor for backfills that copied only part of a source.
-var inboxAdd = newScript(false, luaLess + `
+var inboxAdd = newScript(false, luaLess+`
 local cap = tonumber(ARGV[1])
 for i = 4, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
 local fs, fm = ARGV[2], ARGV[3]
