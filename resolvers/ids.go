@@ -1,0 +1,17 @@
+package resolvers
+
+import (
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/nodeid"
+)
+
+// decodeID reads a global id of type want, or a plain decimal database id.
+// A malformed id is the client's mistake (BAD_USER_INPUT); whether the
+// object exists is the domain's to say (NOT_FOUND).
+func decodeID(arg, raw string, want nodeid.Type) (feedcore.ID, error) {
+	id, err := nodeid.DecodeAs(raw, want)
+	if err != nil {
+		return 0, fail(feedcore.CodeBadInput, "%s: %q is not a %s id", arg, raw, want)
+	}
+	return id, nil
+}

@@ -1,0 +1,65 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/graph"
+	"github.com/feedd/feedd/nodeid"
+)
+
+func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishPostInput) (*graph.PublishPostPayload, error) {
+	viewer, err := r.viewerID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Svc.Publish(ctx, viewer, input.Text)
+	if err != nil {
+		return nil, err
+	}
+	return &graph.PublishPostPayload{Post: p}, nil
+}
+
+func (r *mutationResolver) DeletePost(ctx context.Context, id string) (*graph.DeletePostPayload, error) {
+	viewer, err := r.viewerID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	postID, err := decodeID("id", id, nodeid.Post)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Svc.Delete(ctx, viewer, postID); err != nil {
+		return nil, err
+	}
+	return &graph.DeletePostPayload{DeletedPostID: nodeid.Encode(nodeid.Post, postID)}, nil
+}
+
+func (r *mutationResolver) FollowUser(ctx context.Context, userID string) (*graph.FollowPayload, error) {
+	return r.follow(ctx, userID, r.Svc.Follow)
+}
+
+func (r *mutationResolver) UnfollowUser(ctx context.Context, userID string) (*graph.FollowPayload, error) {
+	return r.follow(ctx, userID, r.Svc.Unfollow)
+}
+
+// follow runs op (Follow or Unfollow) and returns the target, whose counts
+// resolve afterwards and so reflect the change.
+func (r *mutationResolver) follow(ctx context.Context, userID string, op func(context.Context, feedcore.ID, feedcore.ID) error) (*graph.FollowPayload, error) {
+	viewer, err := r.viewerID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target, err := decodeID("userId", userID, nodeid.User)
+	if err != nil {
+		return nil, err
+	}
+	if err := op(ctx, viewer, target); err != nil {
+		return nil, err
+	}
+	u, err := r.Svc.User(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	return &graph.FollowPayload{User: u}, nil
+}

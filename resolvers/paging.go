@@ -1,0 +1,48 @@
+package resolvers
+
+import (
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/graph"
+)
+
+// MaxPageSize bounds first and last, as the schema documents.
+const MaxPageSize = 100
+
+func pageSize(arg string, n *int) error {
+	if n != nil && (*n < 1 || *n > MaxPageSize) {
+		return fail(feedcore.CodeBadInput, "%s must be between 1 and %d, got %d", arg, MaxPageSize, *n)
+	}
+	return nil
+}
+
+func postConnection(p *feedcore.FeedPage) *graph.PostConnection {
+	edges := make([]*graph.PostEdge, len(p.Edges))
+	for i, e := range p.Edges {
+		edges[i] = &graph.PostEdge{Cursor: e.Cursor, Node: e.Post}
+	}
+	return &graph.PostConnection{
+		Edges: edges,
+		PageInfo: &graph.PageInfo{
+			HasNextPage:     p.HasNext,
+			HasPreviousPage: p.HasPrevious,
+			StartCursor:     nonEmpty(p.StartCursor),
+			EndCursor:       nonEmpty(p.EndCursor),
+		},
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// nonEmpty maps "" to null for optional string fields.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,55 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/nodeid"
+)
+
+func (r *userResolver) ID(_ context.Context, u *feedcore.User) (string, error) {
+	return nodeid.Encode(nodeid.User, u.ID), nil
+}
+
+func (r *userResolver) DatabaseID(_ context.Context, u *feedcore.User) (string, error) {
+	return feedcore.FormatID(u.ID), nil
+}
+
+// AvatarURL is null, not "", when the user has none.
+func (r *userResolver) AvatarURL(_ context.Context, u *feedcore.User) (*string, error) {
+	return nonEmpty(u.AvatarURL), nil
+}
+
+func (r *userResolver) FollowerCount(ctx context.Context, u *feedcore.User) (int, error) {
+	c, err := r.counts(ctx, u)
+	return c.Followers, err
+}
+
+func (r *userResolver) FollowingCount(ctx context.Context, u *feedcore.User) (int, error) {
+	c, err := r.counts(ctx, u)
+	return c.Following, err
+}
+
+// counts reads one user's graph counts; the loaders package will batch
+// these per request.
+func (r *userResolver) counts(ctx context.Context, u *feedcore.User) (feedcore.GraphCounts, error) {
+	cs, err := r.Svc.Counts(ctx, []feedcore.ID{u.ID})
+	if err != nil {
+		return feedcore.GraphCounts{}, err
+	}
+	return cs[0], nil
+}
+
+// ViewerIsFollowing is false for anonymous callers and for the viewer's own
+// profile, so public queries need no sign-in.
+func (r *userResolver) ViewerIsFollowing(ctx context.Context, u *feedcore.User) (bool, error) {
+	viewer := optionalViewer(ctx)
+	if viewer == 0 || viewer == u.ID {
+		return false, nil
+	}
+	fs, err := r.Svc.IsFollowing(ctx, viewer, []feedcore.ID{u.ID})
+	if err != nil {
+		return false, err
+	}
+	return fs[0], nil
+}

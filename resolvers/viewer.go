@@ -1,0 +1,45 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/feedcore"
+)
+
+// viewer returns the authenticated viewer's profile, or UNAUTHENTICATED.
+// An id whose user does not exist is not an identity: a stale token or a
+// mistyped X-Viewer-Id must not act as a ghost. The profile read goes
+// through the client-side cache, so on a real Redis it is usually free.
+func (r *Resolver) viewer(ctx context.Context) (*feedcore.User, error) {
+	id := auth.FromContext(ctx)
+	if id.ViewerID == 0 {
+		if id.Problem != "" {
+			return nil, fail(feedcore.CodeUnauthenticated, "not signed in: %s", id.Problem)
+		}
+		return nil, fail(feedcore.CodeUnauthenticated, "sign in first: send Authorization: Bearer <token>")
+	}
+	us, err := r.Svc.Users(ctx, []feedcore.ID{id.ViewerID})
+	if err != nil {
+		return nil, err
+	}
+	if us[0] == nil {
+		return nil, fail(feedcore.CodeUnauthenticated, "not signed in: no user has id %d", id.ViewerID)
+	}
+	return us[0], nil
+}
+
+// viewerID is viewer for resolvers that need only the id.
+func (r *Resolver) viewerID(ctx context.Context) (feedcore.ID, error) {
+	u, err := r.viewer(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return u.ID, nil
+}
+
+// optionalViewer is the caller's id for fields that also answer
+// anonymous callers (viewerIsFollowing, viewerHasLiked); 0 when none.
+func optionalViewer(ctx context.Context) feedcore.ID {
+	return auth.FromContext(ctx).ViewerID
+}

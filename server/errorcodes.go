@@ -1,0 +1,114 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/feedd/feedd/feedcore"
+)
+
+// ensureErrorCodes fills in extensions.code on error responses that gqlgen's
+// transports write without going through the error presenter (a GET with
+// undecodable variables, a mutation over GET, an unsupported method). Only
+// responses with status 400 or more are buffered and inspected; successful
+// responses stream through untouched.
+func ensureErrorCodes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &codeWriter{ResponseWriter: w}
+		next.ServeHTTP(cw, r)
+		cw.finish()
+	})
+}
+
+type codeWriter struct {
+	http.ResponseWriter
+	status int
+	buf    *bytes.Buffer // non-nil once an error status is seen
+}
+
+func (c *codeWriter) WriteHeader(status int) {
+	if c.status != 0 {
+		return
+	}
+	c.status = status
+	if status >= 400 {
+		c.buf = &bytes.Buffer{}
+		return // written in finish, with the final length
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *codeWriter) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.buf != nil {
+		return c.buf.Write(b)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Flush keeps streaming transports working through the wrapper.
+func (c *codeWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok && c.buf == nil {
+		f.Flush()
+	}
+}
+
+func (c *codeWriter) finish() {
+	if c.buf == nil {
+		return
+	}
+	body := addCodes(c.buf.Bytes(), c.status)
+	h := c.ResponseWriter.Header()
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/json")
+	}
+	c.ResponseWriter.WriteHeader(c.status)
+	_, _ = c.ResponseWriter.Write(body)
+}
+
+// addCodes sets a code on every error in a GraphQL response body that has
+// none: BAD_USER_INPUT for 4xx, INTERNAL for 5xx. A body that is not a
+// GraphQL response is returned unchanged.
+func addCodes(body []byte, status int) []byte {
+	var resp map[string]json.RawMessage
+	if json.Unmarshal(body, &resp) != nil {
+		return body
+	}
+	var errs []map[string]any
+	if json.Unmarshal(resp["errors"], &errs) != nil {
+		return body
+	}
+	code := feedcore.CodeBadInput
+	if status >= 500 {
+		code = feedcore.CodeInternal
+	}
+	for i, e := range errs {
+		if e == nil {
+			e = map[string]any{"message": "internal error"}
+			errs[i] = e
+		}
+		ext, _ := e["extensions"].(map[string]any)
+		if ext == nil {
+			ext = map[string]any{}
+			e["extensions"] = ext
+		}
+		if _, ok := ext["code"]; !ok {
+			ext["code"] = string(code)
+		}
+	}
+	raw, err := json.Marshal(errs)
+	if err != nil {
+		return body
+	}
+	resp["errors"] = raw
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return body
+	}
+	return out
+}
