@@ -1,0 +1,448 @@
+// Package importer loads a JSON Lines file of users, follows, posts, live
+// sessions and post counters into feedd, one object a line, applied in
+// order as if the events happened, so inboxes, outboxes and counts end up as
+// live traffic would leave them:
+//
+//	{"type":"user","id":"111","handle":"ann","displayName":"Ann","avatarUrl":"..."}
+//	{"type":"follow","follower":"111","followee":"200"}
+//	{"type":"post","id":"32850","author":"200","text":"...","createdAt":"2023-07-11T15:32:02Z"}
+//	{"type":"live","id":"9","anchor":"200","title":"...","scheduledStartAt":"...","startedAt":"...","endedAt":"..."}
+//	{"type":"counts","post":"32850","likes":3,"comments":1,"reposts":0,"favorites":2}
+//
+// Blank lines are skipped. Ids are positive decimals, as strings or JSON
+// numbers. Times are RFC 3339, kept in UTC at millisecond precision. A field
+// the line's type does not have is an error, so typos are caught; so is a
+// field given twice.
+//
+// Consecutive lines of one type are applied together through feedcore's
+// bulk calls, a batch at a time, while the next batch is parsed. A bad line
+// stops the import with a *LineError naming it: every line before it is
+// applied, it and every line after it are not.
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/feedd/feedd/feedcore"
+)
+
+const (
+	// MaxLineBytes is the longest line accepted, 1 MiB.
+	MaxLineBytes = 1 << 20
+	// DefaultBatchSize is how many consecutive lines of one type are applied
+	// in one bulk call when Options.BatchSize is 0.
+	DefaultBatchSize = 2000
+)
+
+// Stats counts what an import applied.
+type Stats struct {
+	Users   int // user lines applied
+	Follows int // follow lines applied
+	Posts   int // post lines applied
+	Lives   int // live lines passed to Options.Live
+	Counts  int // counts lines passed to Options.Counts
+	// Skipped is live and counts lines validated but not applied because
+	// their hook is nil.
+	Skipped int
+	// Lines is how many lines were read and applied, blank ones included:
+	// all of them after a successful import, those before the bad line
+	// after a *LineError.
+	Lines int
+}
+
+// LineError is a line that could not be applied: malformed, or refused by
+// feedd (an unknown user, a self-follow, a taken handle...). Err is the
+// cause; a refusal by feedcore is a *feedcore.Error.
+type LineError struct {
+	Line int    // 1-based line number
+	Type string // the line's type, when it got that far
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	if e.Type == "" {
+		return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("line %d: %s: %v", e.Line, e.Type, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Options adds what feedcore cannot yet do itself.
+type Options struct {
+	// Live applies a validated live line. Nil: live lines are validated and
+	// counted in Stats.Skipped.
+	Live func(ctx context.Context, l LiveLine) error
+	// Counts applies a validated counts line. Nil: counts lines are
+	// validated and counted in Stats.Skipped.
+	Counts func(ctx context.Context, c CountsLine) error
+	// BatchSize is the most lines applied in one bulk call. Default 2000.
+	BatchSize int
+}
+
+// Load reads JSON Lines from r and applies them to svc in order. Live and
+// counts lines are validated but not applied; see LoadWith.
+func Load(ctx context.Context, svc *feedcore.Service, r io.Reader) (Stats, error) {
+	return LoadWith(ctx, svc, r, Options{})
+}
+
+// LoadWith is Load with hooks for the line types feedcore does not handle.
+// One goroutine parses ahead while this one applies batches in file order.
+// It returns once that goroutine has stopped reading r.
+func LoadWith(ctx context.Context, svc *feedcore.Service, r io.Reader, o Options) (Stats, error) {
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := newParser(r, o.BatchSize, svc.Options().MaxTextLen)
+	a := &applier{svc: svc, o: o}
+	batches := make(chan *batch, 2)
+	go p.run(ctx, batches)
+	var err error
+	for b := range batches {
+		if err == nil {
+			if err = a.apply(ctx, b); err != nil {
+				cancel() // stop the parser; the loop drains what it sent
+			}
+		}
+		p.recycle(b)
+	}
+	// The channel is closed: the parser is done and p.err is safe to read.
+	if err == nil {
+		if err = p.err; err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+	}
+	a.st.Lines = a.last
+	var le *LineError
+	switch {
+	case err == nil:
+		a.st.Lines = p.line
+	case errors.As(err, &le):
+		a.st.Lines = le.Line - 1
+	}
+	return a.st, err
+}
+
+// batch is consecutive lines of one type. Batches are recycled.
+type batch struct {
+	kind   kind
+	lines  []int // line number of each element
+	users  []feedcore.User
+	edges  []feedcore.Edge
+	posts  []feedcore.Post
+	ptrs   []*feedcore.Post
+	ids    []feedcore.ID
+	lives  []LiveLine
+	counts []CountsLine
+}
+
+func (b *batch) reset() {
+	b.kind = kindNone
+	b.lines = b.lines[:0]
+	clear(b.users) // drop strings for the collector
+	b.users = b.users[:0]
+	b.edges = b.edges[:0]
+	clear(b.posts)
+	b.posts = b.posts[:0]
+	b.lives = b.lives[:0]
+	b.counts = b.counts[:0]
+}
+
+var bom = []byte("\xef\xbb\xbf")
+
+var errTooLong = fmt.Errorf("line is longer than %d bytes (1 MiB)", MaxLineBytes)
+
+// parser turns lines into batches.
+type parser struct {
+	sc      *bufio.Scanner
+	size    int
+	maxText int
+	line    int // lines read so far
+	obj     object
+	cur     *batch
+	free    chan *batch
+	done    bool
+	// err is why parsing stopped: nil at the end of r. Read it only after
+	// run has closed its channel.
+	err error
+	// handles and postAt find conflicts inside the current batch before it
+	// is sent, where feedcore would half-apply them (see user and post).
+	handles map[string]feedcore.ID
+	postAt  map[feedcore.ID]int
+}
+
+func newParser(r io.Reader, size, maxText int) *parser {
+	sc := bufio.NewScanner(r)
+	// Room for a 1 MiB line and its CR LF; longer lines are caught either
+	// by the scanner or by the length check after it.
+	sc.Buffer(make([]byte, 64<<10), MaxLineBytes+3)
+	return &parser{sc: sc, size: size, maxText: maxText, free: make(chan *batch, 4),
+		handles: map[string]feedcore.ID{}, postAt: map[feedcore.ID]int{}}
+}
+
+func (p *parser) run(ctx context.Context, out chan<- *batch) {
+	defer close(out)
+	for {
+		b := p.next()
+		if b == nil {
+			return
+		}
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (p *parser) get() *batch {
+	clear(p.handles)
+	clear(p.postAt)
+	select {
+	case b := <-p.free:
+		b.reset()
+		return b
+	default:
+		return &batch{}
+	}
+}
+
+func (p *parser) recycle(b *batch) {
+	select {
+	case p.free <- b:
+	default:
+	}
+}
+
+// next returns the next batch, or nil when there are no more; p.err then
+// says why.
+func (p *parser) next() *batch {
+	for !p.done {
+		if !p.sc.Scan() {
+			p.done = true
+			if err := p.sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+				p.err = &LineError{Line: p.line + 1, Err: errTooLong}
+			} else if err != nil {
+				p.err = fmt.Errorf("importer: reading line %d: %w", p.line+1, err)
+			}
+			break
+		}
+		p.line++
+		b := p.sc.Bytes()
+		if p.line == 1 {
+			b = bytes.TrimPrefix(b, bom)
+		}
+		if len(b) > MaxLineBytes {
+			p.fail(kindNone, errTooLong)
+			break
+		}
+		if blank(b) {
+			continue
+		}
+		if out := p.add(b); out != nil {
+			return out
+		}
+	}
+	if p.cur != nil && len(p.cur.lines) > 0 {
+		out := p.cur
+		p.cur = nil
+		return out
+	}
+	return nil
+}
+
+func (p *parser) fail(k kind, err error) {
+	p.done = true
+	p.err = &LineError{Line: p.line, Type: k.String(), Err: err}
+}
+
+// add parses line into the current batch. It returns the previous batch
+// when this line cannot join it: another type, or full.
+func (p *parser) add(line []byte) *batch {
+	err := p.obj.parse(line)
+	k := kindNone
+	if err == nil {
+		k, err = p.obj.kindOf()
+	}
+	if err != nil {
+		p.fail(k, err)
+		return nil
+	}
+	var out *batch
+	if p.cur != nil && (p.cur.kind != k || len(p.cur.lines) >= p.size) {
+		out, p.cur = p.cur, nil
+	}
+	if p.cur == nil {
+		p.cur = p.get()
+		p.cur.kind = k
+	}
+	if err := p.append(k, p.cur); err != nil {
+		p.fail(k, err)
+	}
+	return out
+}
+
+// append adds the parsed line, of type k, to b, or says why it is bad.
+func (p *parser) append(k kind, b *batch) error {
+	switch k {
+	case kindUser:
+		u, err := p.obj.user()
+		if err != nil {
+			return err
+		}
+		// PutUsers claims every handle of a batch before it knows whether
+		// one is taken, so a clash inside a batch would leave later handles
+		// claimed. Clashes with earlier batches it still finds itself.
+		if prev, ok := p.handles[u.Handle]; ok && prev != u.ID {
+			return &feedcore.Error{Code: feedcore.CodeBadInput, Message: fmt.Sprintf("handle %q is taken by another user", u.Handle)}
+		}
+		p.handles[u.Handle] = u.ID
+		b.users = append(b.users, u)
+	case kindFollow:
+		e, err := p.obj.follow()
+		if err != nil {
+			return err
+		}
+		b.edges = append(b.edges, e)
+	case kindPost:
+		ps, err := p.obj.post(p.maxText)
+		if err != nil {
+			return err
+		}
+		if i, ok := p.postAt[ps.ID]; ok {
+			if err := samePost(&b.posts[i], &ps); err != nil {
+				return err
+			}
+		} else {
+			p.postAt[ps.ID] = len(b.posts)
+		}
+		b.posts = append(b.posts, ps)
+	case kindLive:
+		l, err := p.obj.live()
+		if err != nil {
+			return err
+		}
+		b.lives = append(b.lives, l)
+	case kindCounts:
+		c, err := p.obj.counts()
+		if err != nil {
+			return err
+		}
+		b.counts = append(b.counts, c)
+	}
+	b.lines = append(b.lines, p.line)
+	return nil
+}
+
+// samePost allows a post line to repeat one already stored, so a file can
+// be loaded again; a different post under a used id is refused.
+func samePost(old, p *feedcore.Post) error {
+	switch {
+	case old.Deleted:
+		return &feedcore.Error{Code: feedcore.CodeBadInput, Message: fmt.Sprintf("post %d was deleted; its id cannot be used again", p.ID)}
+	case old.Author != p.Author || !old.CreatedAt.Equal(p.CreatedAt) || old.Text != p.Text:
+		return &feedcore.Error{Code: feedcore.CodeBadInput, Message: fmt.Sprintf("post %d already exists with another author, time or text", p.ID)}
+	}
+	return nil
+}
+
+// applier applies batches in order.
+type applier struct {
+	svc  *feedcore.Service
+	o    Options
+	st   Stats
+	last int // last line of the last batch applied in full
+}
+
+func (a *applier) apply(ctx context.Context, b *batch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var n int
+	var err error
+	switch b.kind {
+	case kindUser:
+		n, err = a.svc.PutUsers(ctx, b.users)
+		a.st.Users += n
+	case kindFollow:
+		n, err = a.svc.FollowMany(ctx, b.edges)
+		a.st.Follows += n
+	case kindPost:
+		n, err = a.putPosts(ctx, b)
+		a.st.Posts += n
+	case kindLive:
+		for ; n < len(b.lives); n++ {
+			if a.o.Live == nil {
+				a.st.Skipped++
+			} else if err = a.o.Live(ctx, b.lives[n]); err != nil {
+				return &LineError{Line: b.lines[n], Type: b.kind.String(), Err: err}
+			} else {
+				a.st.Lives++
+			}
+		}
+	case kindCounts:
+		for ; n < len(b.counts); n++ {
+			if a.o.Counts == nil {
+				a.st.Skipped++
+			} else if err = a.o.Counts(ctx, b.counts[n]); err != nil {
+				return &LineError{Line: b.lines[n], Type: b.kind.String(), Err: err}
+			} else {
+				a.st.Counts++
+			}
+		}
+	}
+	if err == nil && n < len(b.lines) {
+		err = fmt.Errorf("feedcore applied %d of %d lines without saying why", n, len(b.lines))
+	}
+	if err != nil {
+		var fe *feedcore.Error
+		if errors.As(err, &fe) && n < len(b.lines) {
+			return &LineError{Line: b.lines[n], Type: b.kind.String(), Err: err}
+		}
+		if n > 0 {
+			a.last = b.lines[n-1]
+		}
+		return fmt.Errorf("importer: applying %s lines %d to %d: %w", b.kind, b.lines[0], b.lines[len(b.lines)-1], err)
+	}
+	a.last = b.lines[len(b.lines)-1]
+	return nil
+}
+
+// putPosts stores a batch of posts, first refusing any whose id is taken
+// by a different post, which PutPosts would overwrite half-way (the old
+// author's timelines would keep it).
+func (a *applier) putPosts(ctx context.Context, b *batch) (int, error) {
+	b.ids = b.ids[:0]
+	for i := range b.posts {
+		b.ids = append(b.ids, b.posts[i].ID)
+	}
+	stored, err := a.svc.Posts(ctx, b.ids)
+	if err != nil {
+		return 0, err
+	}
+	k, stop := len(b.posts), error(nil)
+	for i, old := range stored {
+		if old != nil {
+			if stop = samePost(old, &b.posts[i]); stop != nil {
+				k = i
+				break
+			}
+		}
+	}
+	b.ptrs = b.ptrs[:0]
+	for i := range b.posts[:k] {
+		b.ptrs = append(b.ptrs, &b.posts[i])
+	}
+	n, err := a.svc.PutPosts(ctx, b.ptrs)
+	if err == nil {
+		err = stop
+	}
+	return n, err
+}
