@@ -64,7 +64,7 @@ type LiveLine struct {
 // CountsLine is a validated counts line: a post's interaction counters.
 // Counters the line leaves out are 0.
 type CountsLine struct {
-	Post                                 feedcore.ID
+	Post                                feedcore.ID
 	Likes, Comments, Reposts, Favorites int64
 }
 

@@ -122,7 +122,9 @@ type syntaxError struct {
 	msg string
 }
 
-func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at column %d: %s", e.col, e.msg) }
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at column %d: %s", e.col, e.msg)
+}
 
 func synErr(i int, format string, args ...any) error {
 	return &syntaxError{col: i + 1, msg: fmt.Sprintf(format, args...)}
