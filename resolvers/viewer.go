@@ -17,7 +17,7 @@ func (r *Resolver) viewer(ctx context.Context) (*feedcore.User, error) {
 		if id.Problem != "" {
 			return nil, fail(feedcore.CodeUnauthenticated, "not signed in: %s", id.Problem)
 		}
-		return nil, fail(feedcore.CodeUnauthenticated, "sign in first: send Authorization: Bearer <token>")
+		return nil, fail(feedcore.CodeUnauthenticated, "sign in first: send Authorization: Bearer <token> (or X-Viewer-Id when the server runs with --dev-auth)")
 	}
 	us, err := r.Svc.Users(ctx, []feedcore.ID{id.ViewerID})
 	if err != nil {

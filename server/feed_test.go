@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/feedcore"
+)
+
+// workers runs the fan-out pipeline for the rest of the test.
+func (e *env) workers() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = e.svc.RunWorkers(ctx, feedcore.WorkerOptions{Name: "test", Block: 50 * time.Millisecond})
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+}
+
+// drain waits for every queued fan-out to be written.
+func (e *env) drain() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.svc.Drain(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) publish(viewer feedcore.ID, text string) string {
+	e.t.Helper()
+	var out struct {
+		PublishPost struct{ Post struct{ ID string } } `json:"publishPost"`
+	}
+	e.do(viewer, `mutation($t: String!) { publishPost(input: {text: $t}) { post { id } } }`, map[string]any{"t": text}).as(e.t, &out)
+	return out.PublishPost.Post.ID
+}
+
+type feedPage struct {
+	FollowingFeed struct {
+		Edges []struct {
+			Cursor string
+			Node   struct {
+				ID     string
+				Text   string
+				Author struct{ Handle string }
+			}
+		}
+		PageInfo struct {
+			HasNextPage, HasPreviousPage bool
+			StartCursor, EndCursor       *string
+		}
+	} `json:"followingFeed"`
+}
+
+const feedQuery = `query($first: Int, $after: String, $last: Int, $before: String) {
+	followingFeed(first: $first, after: $after, last: $last, before: $before) {
+		edges { cursor node { id text author { handle } } }
+		pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+	}
+}`
+
+func (e *env) feed(viewer feedcore.ID, vars map[string]any) *gqlResponse {
+	e.t.Helper()
+	return e.do(viewer, feedQuery, vars)
+}
+
+// readAll pages viewer's feed to the end with page size n, returning post ids.
+func (e *env) readAll(viewer feedcore.ID, n int) []string {
+	e.t.Helper()
+	var ids []string
+	vars := map[string]any{"first": n}
+	for range 1000 {
+		var p feedPage
+		e.feed(viewer, vars).as(e.t, &p)
+		for _, ed := range p.FollowingFeed.Edges {
+			ids = append(ids, ed.Node.ID)
+		}
+		if !p.FollowingFeed.PageInfo.HasNextPage {
+			return ids
+		}
+		vars = map[string]any{"first": n, "after": *p.FollowingFeed.PageInfo.EndCursor}
+	}
+	e.t.Fatal("feed never ended")
+	return nil
+}
+
+// TestFollowingFeed pages the feed over GraphQL: every page size yields the
+// viewer's and followees' posts newest first, with deletes and unfollows
+// applied; pull-to-refresh returns what is newer than a cursor; foreign and
+// tampered cursors are refused.
+func TestFollowingFeed(t *testing.T) {
+	e := newEnv(t)
+	e.users("ann", "bob", "cat", "dan")
+	e.workers()
+	for _, u := range []string{"2", "3"} {
+		e.do(1, `mutation($u: ID!) { followUser(userId: $u) { user { id } } }`, map[string]any{"u": u}).as(t, &struct{}{})
+	}
+	var want []string // publish order; the feed is its reverse
+	var catsPost string
+	for i := range 7 {
+		author := feedcore.ID(1 + i%4) // dan (4) is not followed
+		id := e.publish(author, fmt.Sprintf("post %d", i))
+		if author != 4 {
+			want = append(want, id)
+		}
+		if author == 3 {
+			catsPost = id
+		}
+	}
+	e.drain()
+	reverse(want)
+
+	for _, n := range []int{1, 2, 3, 100} {
+		if got := e.readAll(1, n); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("page size %d: feed = %v, want %v", n, got, want)
+		}
+	}
+
+	// Pull-to-refresh: newer than the current top.
+	var top feedPage
+	e.feed(1, map[string]any{"first": 1}).as(t, &top)
+	newest := e.publish(2, "fresh")
+	e.drain()
+	var fresh feedPage
+	e.feed(1, map[string]any{"last": 10, "before": top.FollowingFeed.Edges[0].Cursor}).as(t, &fresh)
+	if len(fresh.FollowingFeed.Edges) != 1 || fresh.FollowingFeed.Edges[0].Node.ID != newest {
+		t.Fatalf("last/before = %+v, want only %s", fresh.FollowingFeed.Edges, newest)
+	}
+
+	// Deleting and unfollowing take posts out.
+	e.do(3, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": catsPost}).as(t, &struct{}{})
+	e.do(1, `mutation { unfollowUser(userId: "2") { user { id } } }`, nil).as(t, &struct{}{})
+	e.drain()
+	for _, id := range e.readAll(1, 2) {
+		if id == catsPost {
+			t.Fatalf("deleted post %s still in the feed", id)
+		}
+		var who struct {
+			Node struct{ Author struct{ Handle string } }
+		}
+		e.do(1, `query($id: ID!) { node(id: $id) { ... on Post { author { handle } } } }`, map[string]any{"id": id}).as(t, &who)
+		if who.Node.Author.Handle == "bob" {
+			t.Fatalf("post %s of unfollowed bob still in the feed", id)
+		}
+	}
+
+	// Cursors are bound to the viewer and sealed.
+	cursor := top.FollowingFeed.Edges[0].Cursor
+	mustCode(t, "another viewer's cursor", e.feed(2, map[string]any{"first": 5, "after": cursor}), "INVALID_CURSOR")
+	mustCode(t, "tampered cursor", e.feed(1, map[string]any{"first": 5, "after": cursor[:len(cursor)-2] + "AA"}), "INVALID_CURSOR")
+	mustCode(t, "garbage cursor", e.feed(1, map[string]any{"first": 5, "after": "garbage"}), "INVALID_CURSOR")
+	mustCode(t, "first and last", e.feed(1, map[string]any{"first": 5, "last": 5}), "BAD_USER_INPUT")
+}
+
+func reverse[T any](s []T) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}

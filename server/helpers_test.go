@@ -1,0 +1,128 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+var testSecret = []byte("test-secret")
+
+// env is one test's feedd: its own store, service and HTTP server.
+type env struct {
+	t   *testing.T
+	svc *feedcore.Service
+	srv *httptest.Server
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	st := storetest.New(t)
+	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Config{
+		Service:  svc,
+		DevAuth:  true,
+		Verifier: &auth.Verifier{HS256Secret: testSecret},
+	}))
+	t.Cleanup(srv.Close)
+	return &env{t: t, svc: svc, srv: srv}
+}
+
+// users creates profiles with ids 1, 2, ... and the given handles.
+func (e *env) users(handles ...string) {
+	e.t.Helper()
+	us := make([]feedcore.User, len(handles))
+	for i, h := range handles {
+		us[i] = feedcore.User{ID: feedcore.ID(i + 1), Handle: h, DisplayName: "The " + h}
+	}
+	if _, err := e.svc.PutUsers(context.Background(), us); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+type gqlError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+type gqlResponse struct {
+	Status int
+	Data   json.RawMessage `json:"data"`
+	Errors []gqlError      `json:"errors"`
+}
+
+// code is the first error's extensions.code, or "" when there is none.
+func (r *gqlResponse) code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	c, _ := r.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+// as decodes data into v, failing the test on any GraphQL error.
+func (r *gqlResponse) as(t *testing.T, v any) {
+	t.Helper()
+	if len(r.Errors) > 0 {
+		t.Fatalf("unexpected errors: %+v", r.Errors)
+	}
+	if err := json.Unmarshal(r.Data, v); err != nil {
+		t.Fatalf("decode data %s: %v", r.Data, err)
+	}
+}
+
+// do posts a GraphQL request. headers are added as given; viewer, when not
+// zero, is sent as X-Viewer-Id.
+func (e *env) do(viewer feedcore.ID, query string, vars map[string]any, headers ...string) *gqlResponse {
+	e.t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if viewer != 0 {
+		req.Header.Set(auth.DevHeader, feedcore.FormatID(viewer))
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return e.send(req)
+}
+
+func (e *env) send(req *http.Request) *gqlResponse {
+	e.t.Helper()
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := &gqlResponse{Status: res.StatusCode}
+	if err := json.Unmarshal(raw, out); err != nil {
+		e.t.Fatalf("response is not JSON (status %d): %s", res.StatusCode, raw)
+	}
+	for _, ge := range out.Errors {
+		if c, _ := ge.Extensions["code"].(string); c == "" {
+			e.t.Errorf("error without extensions.code: %+v", ge)
+		}
+	}
+	return out
+}
+
+// mustCode asserts r failed with code.
+func mustCode(t *testing.T, what string, r *gqlResponse, code string) {
+	t.Helper()
+	if r.code() != code {
+		t.Errorf("%s: code = %q, want %q (errors %+v)", what, r.code(), code, r.Errors)
+	}
+}
