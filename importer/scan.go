@@ -101,6 +101,8 @@ type value struct {
 	// raw is a string's bytes between its quotes, still escaped; a
 	// number's or boolean's literal text.
 	raw []byte
+	// at is the value's offset in the line, for error messages.
+	at int
 	// esc: the string has backslash escapes; high: it has non-ASCII bytes.
 	esc, high bool
 }
@@ -234,7 +236,7 @@ func scanValue(b []byte, i int) (value, int, error) {
 		if err != nil {
 			return value{}, i, err
 		}
-		return value{kind: kString, raw: b[i+1 : end-1], esc: esc, high: high}, end, nil
+		return value{kind: kString, raw: b[i+1 : end-1], at: i, esc: esc, high: high}, end, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		end, err := scanNumber(b, i)
 		if err != nil {
@@ -348,7 +350,7 @@ func (o *object) str(f field) (s string, ok bool, err error) {
 	}
 	quoted := make([]byte, 0, len(v.raw)+2)
 	quoted = append(append(append(quoted, '"'), v.raw...), '"')
-	s, err = unquote(quoted, 0)
+	s, err = unquote(quoted, v.at)
 	if err != nil {
 		return "", false, fmt.Errorf("%s: %w", f, err)
 	}
