@@ -1,0 +1,192 @@
+// Package demo generates deterministic demo data through the feedcore API:
+// about 300 users with a skewed follower graph (a few big-V authors, a long
+// tail), about 3,000 posts over the last 7 days with some timestamp ties,
+// and a mix of active and inactive readers, so every path of the hybrid
+// feed can be tried from GraphiQL.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/feedd/feedd/feedcore"
+)
+
+// Threshold is the big-V threshold the demo is shaped for. The default
+// (10,000 followers) cannot be reached by 300 users, so `feedd serve`
+// applies this one when it loads the demo and --bigv-threshold was not set:
+// then the handful of most-followed authors are big-V and their posts are
+// pulled by inactive readers instead of pushed to them.
+const Threshold = 50
+
+const (
+	firstID     = 1001 // user ids are firstID, firstID+1, ...
+	numUsers    = 300
+	numPosts    = 3000
+	activeShare = 0.6 // readers who read recently
+	span        = 7 * 24 * time.Hour
+	burstChance = 0.03 // chance a post starts a burst sharing one millisecond
+	batchSize   = 250  // items per feedcore bulk call
+	parallel    = 4    // bulk calls in flight; the store, not us, is the limit
+)
+
+// Viewer is a user worth looking at, with why.
+type Viewer struct {
+	ID          feedcore.ID
+	Handle      string
+	Description string
+}
+
+// Report says what was loaded and whom to try the feeds as.
+type Report struct {
+	Users, Follows, Posts, ActiveReaders int
+	// Threshold is the service's big-V threshold the report was made for.
+	Threshold int
+	// BigV are the authors above Threshold, most followed first.
+	BigV []Viewer
+	// Viewers are interesting X-Viewer-Id values: an active reader, an
+	// inactive reader following big-V authors, a big-V author.
+	Viewers []Viewer
+}
+
+// Load writes the demo data for seed into svc and returns once its fan-out
+// is done. The same seed gives the same users, graph and posts; post times
+// are relative to svc's clock.
+func Load(ctx context.Context, svc *feedcore.Service, seed int64) (Report, error) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xfeedd))
+	people := makePeople(rng, numUsers)
+	edges := makeFollows(rng, people)
+	active := make([]feedcore.ID, 0, numUsers)
+	isActive := map[feedcore.ID]bool{}
+	for _, p := range people {
+		if rng.Float64() < activeShare {
+			active = append(active, p.ID)
+			isActive[p.ID] = true
+		}
+	}
+	posts := makePosts(rng, people, svc.Options().Now())
+
+	// The demo runs its own fan-out workers (any number may share a store)
+	// so that it can wait for the fan-out between steps, whether or not the
+	// caller runs workers.
+	wctx, stop := context.WithCancel(ctx)
+	workersDone := make(chan struct{})
+	go func() {
+		defer close(workersDone)
+		_ = svc.RunWorkers(wctx, feedcore.WorkerOptions{Name: "demo-load", Block: 20 * time.Millisecond})
+	}()
+	defer func() { stop(); <-workersDone }()
+
+	users := make([]feedcore.User, len(people))
+	for i, p := range people {
+		users[i] = p.User
+	}
+	if _, err := svc.PutUsers(ctx, users); err != nil {
+		return Report{}, fmt.Errorf("demo users: %w", err)
+	}
+	// Readers are marked active first, as if they had been reading all
+	// along; following a big-V then puts them in its active set.
+	if err := inBatches(ctx, active, 1, func(ctx context.Context, ids []feedcore.ID) error {
+		return svc.Touch(ctx, ids[0])
+	}); err != nil {
+		return Report{}, fmt.Errorf("demo activity: %w", err)
+	}
+	// Posts go in before the follows, and their (empty) fan-out is drained
+	// first: each follow then backfills the followee's posts into the
+	// follower's inbox in one write, where publishing into an existing graph
+	// would cost one inbox write per post and follower (~80,000 here), which
+	// the embedded store takes tens of seconds to apply. The end state is
+	// the same: every inbox holds its followees' recent posts.
+	if err := inBatches(ctx, posts, batchSize, func(ctx context.Context, ps []*feedcore.Post) error {
+		_, err := svc.PutPosts(ctx, ps)
+		return err
+	}); err != nil {
+		return Report{}, fmt.Errorf("demo posts: %w", err)
+	}
+	if err := drain(ctx, svc); err != nil {
+		return Report{}, err
+	}
+	if err := inBatches(ctx, edges, batchSize, func(ctx context.Context, es []feedcore.Edge) error {
+		_, err := svc.FollowMany(ctx, es)
+		return err
+	}); err != nil {
+		return Report{}, fmt.Errorf("demo follows: %w", err)
+	}
+	// Promotions of the authors who crossed the big-V threshold.
+	if err := drain(ctx, svc); err != nil {
+		return Report{}, err
+	}
+	r := report(people, edges, isActive, svc.Options().BigVThreshold)
+	r.Posts, r.ActiveReaders = len(posts), len(active)
+	return r, nil
+}
+
+// makePosts spreads numPosts over the span before now. Creators post most;
+// about a third of users only read. Bursts put several posts in the same
+// millisecond, as imports and busy moments do, to exercise the id
+// tie-break of the feed order.
+func makePosts(rng *rand.Rand, people []person, now time.Time) []*feedcore.Post {
+	weights := make([]float64, len(people))
+	total := 0.0
+	for i, p := range people {
+		if p.rank >= len(creators) && rng.IntN(3) == 0 {
+			continue // a reader who never posts
+		}
+		total += 1 / float64(p.rank+10) // creators several times as chatty
+		weights[i] = total
+	}
+	newest := now.Truncate(time.Millisecond).Add(-time.Minute)
+	posts := make([]*feedcore.Post, 0, numPosts)
+	for len(posts) < numPosts {
+		ts := newest.Add(-time.Duration(rng.Int64N(int64(span))))
+		ts = ts.Truncate(time.Millisecond)
+		n := 1
+		if rng.Float64() < burstChance {
+			n = 2 + rng.IntN(4)
+		}
+		for range min(n, numPosts-len(posts)) {
+			p := people[sort.SearchFloat64s(weights, rng.Float64()*total)]
+			posts = append(posts, &feedcore.Post{
+				// Time-ordered ids like Publish makes (ms, then 16 bits);
+				// the low bits are the post's index, so ties stay distinct.
+				ID:        feedcore.ID(ts.UnixMilli())<<16 | feedcore.ID(len(posts)),
+				Author:    p.ID,
+				Text:      postText(rng, p.topic),
+				CreatedAt: ts,
+			})
+		}
+	}
+	return posts
+}
+
+// drainTimeout bounds each wait for the demo's fan-out.
+const drainTimeout = time.Minute
+
+func drain(ctx context.Context, svc *feedcore.Service) error {
+	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
+	defer cancel()
+	if err := svc.Drain(ctx); err != nil {
+		return fmt.Errorf("demo fan-out: %w", err)
+	}
+	return nil
+}
+
+// inBatches calls fn on consecutive batches of items, a few at a time.
+func inBatches[T any](ctx context.Context, items []T, size int, fn func(context.Context, []T) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	limit := parallel
+	if size == 1 {
+		limit = 4 * parallel // single-item calls are round-trip bound
+	}
+	g.SetLimit(limit)
+	for lo := 0; lo < len(items); lo += size {
+		batch := items[lo:min(lo+size, len(items))]
+		g.Go(func() error { return fn(ctx, batch) })
+	}
+	return g.Wait()
+}
