@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/feedd/feedd/feedcore"
+)
+
+// storeFlags are the flags every command that opens the store shares: where
+// Redis is and how the feed behaves. Replicas must agree on them.
+type storeFlags struct {
+	redisURL     string
+	bigV         int
+	activeWindow time.Duration
+	inboxCap     int
+	followLimit  int
+	snapshotTTL  time.Duration
+	cursorKey    string
+}
+
+func addStoreFlags(fs *flag.FlagSet) *storeFlags {
+	s := &storeFlags{}
+	fs.StringVar(&s.redisURL, "redis", "", "Redis or Redis Cluster URL, redis://host:6379[/db]; empty means an embedded in-memory store")
+	fs.IntVar(&s.bigV, "bigv-threshold", 10000, "followers above which an author is big-V: its posts are pushed only to active followers")
+	fs.DurationVar(&s.activeWindow, "active-window", 168*time.Hour, "how long a reader stays active after a read")
+	fs.IntVar(&s.inboxCap, "inbox-cap", 800, "inbox length kept per reader")
+	fs.IntVar(&s.followLimit, "follow-limit", 2000, "most accounts one user may follow")
+	fs.DurationVar(&s.snapshotTTL, "snapshot-ttl", 30*time.Minute, "live feed snapshot lifetime")
+	fs.StringVar(&s.cursorKey, "cursor-key", "", "cursor sealing key; empty: one is created in Redis once and shared by all replicas")
+	return s
+}
+
+func (s *storeFlags) embedded() bool { return s.redisURL == "" }
+
+// options turns the flags into feedcore options.
+func (s *storeFlags) options() feedcore.Options {
+	o := feedcore.Options{
+		BigVThreshold: s.bigV,
+		ActiveWindow:  s.activeWindow,
+		InboxCap:      s.inboxCap,
+		FollowLimit:   s.followLimit,
+	}
+	if s.cursorKey != "" {
+		o.CursorKey = []byte(s.cursorKey)
+	}
+	// snapshotTTL is accepted now so deployments can set it; feedcore has no
+	// live feed yet to apply it to.
+	return o
+}
+
+// envName is the environment variable that sets flag name.
+func envName(name string) string {
+	if name == "redis" {
+		return "FEED_REDIS_URL"
+	}
+	return "FEED_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// parse reads environment defaults, then args, and returns the names of the
+// flags set by either: some defaults depend on whether a flag was given.
+func parse(fs *flag.FlagSet, args []string) (map[string]bool, error) {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := envName(f.Name)
+		f.Usage += " [$" + env + "]"
+		if v, ok := os.LookupEnv(env); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q (for --%s): %w", env, v, f.Name, err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set, nil
+}
+
+// validate checks numeric flags that must be positive, naming the
+// flag rather than letting a zero silently mean "default" deeper down.
+func (s *storeFlags) validate() error {
+	switch {
+	case s.bigV < 1:
+		return errors.New("--bigv-threshold must be at least 1")
+	case s.activeWindow <= 0:
+		return errors.New("--active-window must be positive")
+	case s.inboxCap < 1:
+		return errors.New("--inbox-cap must be at least 1")
+	case s.followLimit < 1:
+		return errors.New("--follow-limit must be at least 1")
+	case s.snapshotTTL <= 0:
+		return errors.New("--snapshot-ttl must be positive")
+	}
+	return nil
+}

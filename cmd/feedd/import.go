@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/importer"
+)
+
+func runImport(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	store := addStoreFlags(fs)
+	drain := fs.Bool("drain", false, "also run fan-out workers here and return once the imported posts have reached every inbox")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: feedd import --redis URL [flags] FILE.jsonl   (FILE - reads stdin)")
+		fs.PrintDefaults()
+	}
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("import takes one file")
+	}
+	if store.embedded() {
+		return errors.New("import needs --redis: the embedded store lives only as long as this process; use `feedd serve --import FILE` instead")
+	}
+	st, svc, err := openService(ctx, store, store.options(), "import")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := loadFile(ctx, svc, fs.Arg(0), stdout); err != nil {
+		return err
+	}
+	if !*drain {
+		fmt.Fprintln(stdout, "Fan-out continues in any running `feedd worker` or `feedd serve`.")
+		return nil
+	}
+	return drainHere(ctx, svc, stdout)
+}
+
+// loadFile imports path ("-" for stdin) and prints what it applied.
+func loadFile(ctx context.Context, svc *feedcore.Service, path string, stdout io.Writer) error {
+	in := os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	start := time.Now()
+	stats, err := importer.Load(ctx, svc, in)
+	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d counters (%d skipped) from %d lines in %v.\n",
+		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Counts, stats.Skipped, stats.Lines,
+		time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("import %s: %w", path, err)
+	}
+	return nil
+}
+
+// drainHere runs workers in this process until the fan-out backlog is empty.
+func drainHere(ctx context.Context, svc *feedcore.Service, stdout io.Writer) error {
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- svc.RunWorkers(wctx, feedcore.WorkerOptions{Name: clientName("import")}) }()
+	start := time.Now()
+	err := svc.Drain(ctx)
+	stop()
+	if werr := <-done; err == nil {
+		err = werr
+	}
+	if err != nil {
+		return fmt.Errorf("drain fan-out: %w", err)
+	}
+	fmt.Fprintf(stdout, "Fan-out done in %v.\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}

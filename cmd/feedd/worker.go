@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/feedd/feedd/feedcore"
+)
+
+// runWorker runs the fan-out pipeline only. Any number of workers and
+// serving replicas may share one Redis; each takes its share of the streams.
+func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	store := addStoreFlags(fs)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("worker takes no arguments, got %q", fs.Args())
+	}
+	if store.embedded() {
+		return errors.New("worker needs --redis: an embedded store is private to one process, where `feedd serve` runs workers already")
+	}
+	st, svc, err := openService(ctx, store, store.options(), "worker")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fmt.Fprintf(stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
+	if err := svc.RunWorkers(ctx, feedcore.WorkerOptions{Name: clientName("worker")}); err != nil {
+		return err
+	}
+	s := svc.Stats()
+	slog.Info("worker stopped", "events", s.Events, "tasks", s.Tasks, "inbox_writes", s.InboxWrites)
+	return nil
+}
