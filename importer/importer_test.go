@@ -269,7 +269,7 @@ func TestBadLines(t *testing.T) {
 		{name: "trailing text", bad: `{"type":"user","id":"5","handle":"dan"} x`, kind: "user",
 			want: `line 4: invalid JSON at column 41: unexpected text after the object`},
 		{name: "bad escape", bad: `{"type":"user","id":"5","handle":"d\qn"}`, kind: "user",
-			want: `line 4: user: handle: invalid JSON at column 37: bad escape in a string`},
+			want: `line 4: invalid JSON at column 36: bad escape in a string`},
 		{name: "unknown type", bad: `{"type":"usr","id":"5","handle":"dan"}`, kind: "user",
 			want: `line 4: unknown type "usr": want user, follow, post, live or counts`},
 		{name: "missing type", bad: `{"id":"5","handle":"dan"}`, kind: "user",

@@ -70,30 +70,29 @@ type CountsLine struct {
 
 // kindOf reads the type field of a parsed line and checks its fields.
 func (o *object) kindOf() (kind, error) {
-	t, ok, err := o.str(fType)
-	if err != nil {
-		return kindNone, err
-	}
-	if !ok {
+	if !o.has(fType) {
 		if o.unknown != "" {
 			return kindNone, fmt.Errorf("unknown field %q", o.unknown)
 		}
 		return kindNone, errors.New(`missing field "type"`)
 	}
-	var k kind
-	switch t {
-	case "user":
-		k = kindUser
-	case "follow":
-		k = kindFollow
-	case "post":
-		k = kindPost
-	case "live":
-		k = kindLive
-	case "counts":
-		k = kindCounts
-	default:
-		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live or counts", t)
+	v := &o.vals[fType]
+	name := v.raw // no copy in the usual case
+	if v.kind != kString || v.esc || v.high {
+		s, _, err := o.str(fType)
+		if err != nil {
+			return kindNone, err
+		}
+		name = []byte(s)
+	}
+	k := kindNone
+	for i := kindUser; i <= kindCounts; i++ {
+		if string(name) == kindNames[i] {
+			k = i
+		}
+	}
+	if k == kindNone {
+		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live or counts", name)
 	}
 	if o.unknown != "" {
 		return k, fmt.Errorf("unknown field %q", o.unknown)

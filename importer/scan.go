@@ -266,8 +266,8 @@ func literal(b []byte, i int, lit string, k valueKind) (value, int, error) {
 }
 
 // scanString finds the end of the string whose opening quote is b[i] and
-// returns the index after its closing quote. Escapes are checked later, by
-// unquote, only for strings that have them.
+// returns the index after its closing quote. Escapes are checked here and
+// decoded later, by unquote, only for strings that have them.
 func scanString(b []byte, i int) (end int, esc, high bool, err error) {
 	for j := i + 1; j < len(b); j++ {
 		switch c := b[j]; {
@@ -275,7 +275,9 @@ func scanString(b []byte, i int) (end int, esc, high bool, err error) {
 			return j + 1, esc, high, nil
 		case c == '\\':
 			esc = true
-			j++
+			if j++; j < len(b) && !validEscape(b, j) {
+				return 0, false, false, synErr(j-1, "bad escape in a string")
+			}
 		case c < 0x20:
 			return 0, false, false, synErr(j, "control character %U in a string; escape it", rune(c))
 		case c >= utf8.RuneSelf:
@@ -283,6 +285,25 @@ func scanString(b []byte, i int) (end int, esc, high bool, err error) {
 		}
 	}
 	return 0, false, false, synErr(len(b), "unterminated string")
+}
+
+// validEscape checks the escape whose letter is b[j].
+func validEscape(b []byte, j int) bool {
+	switch b[j] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		if len(b)-j < 5 {
+			return false
+		}
+		for _, h := range b[j+1 : j+5] {
+			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // scanNumber checks the JSON number at b[i] and returns the index after it.
