@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/redisstore"
 )
 
 type userData struct {
@@ -253,9 +255,16 @@ func TestHealthAndPlayground(t *testing.T) {
 }
 
 func TestStoreDownIsUnavailable(t *testing.T) {
-	e := newEnv(t)
+	// A private embedded store, even when FEED_TEST_REDIS is set: closing
+	// the client must not stop a shared test store's cleanup.
+	st, err := redisstore.Open(context.Background(), redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	e := newEnvOn(t, st.Client, "down:")
 	e.users("ann")
-	e.svc.Client().Close()
+	st.Client.Close()
 	r := e.do(0, `{ user(handle: "ann") { id } }`, nil)
 	mustCode(t, "store closed", r, "UNAVAILABLE")
 	if len(r.Errors) > 0 && r.Errors[0].Message != unavailableMessage {

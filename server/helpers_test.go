@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/redis/rueidis"
 )
 
 var testSecret = []byte("test-secret")
@@ -26,7 +27,13 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	st := storetest.New(t)
-	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix})
+	return newEnvOn(t, st.Client, st.Prefix)
+}
+
+// newEnvOn is newEnv over a given client and key prefix.
+func newEnvOn(t *testing.T, client rueidis.Client, prefix string) *env {
+	t.Helper()
+	svc, err := feedcore.New(context.Background(), client, feedcore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
