@@ -90,6 +90,9 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	if *demoOn {
 		start := time.Now()
 		r, err := demo.Load(ctx, svc, *demoSeed)
+		if ctx.Err() != nil {
+			return nil // interrupted while loading: not an error
+		}
 		if err != nil {
 			return err
 		}

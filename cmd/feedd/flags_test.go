@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"net"
+	"strings"
+	"testing"
+)
+
+func TestEnvThenFlags(t *testing.T) {
+	t.Setenv("FEED_REDIS_URL", "redis://env:6379")
+	t.Setenv("FEED_INBOX_CAP", "100")
+	t.Setenv("FEED_FOLLOW_LIMIT", "50")
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	s := addStoreFlags(fs)
+	set, err := parse(fs, []string{"--inbox-cap", "200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.redisURL != "redis://env:6379" || s.inboxCap != 200 || s.followLimit != 50 || s.bigV != 10000 {
+		t.Fatalf("flags = %+v", s)
+	}
+	if !set["redis"] || !set["inbox-cap"] || !set["follow-limit"] || set["bigv-threshold"] {
+		t.Fatalf("explicitly set = %v", set)
+	}
+	if o := s.options(); o.InboxCap != 200 || o.CursorKey != nil {
+		t.Fatalf("options = %+v", o)
+	}
+}
+
+func TestBadEnvNamesItsFlag(t *testing.T) {
+	t.Setenv("FEED_ACTIVE_WINDOW", "a week")
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	addStoreFlags(fs)
+	_, err := parse(fs, nil)
+	if err == nil || !strings.Contains(err.Error(), "FEED_ACTIVE_WINDOW") || !strings.Contains(err.Error(), "--active-window") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for flagName, env := range map[string]string{"redis": "FEED_REDIS_URL", "bigv-threshold": "FEED_BIGV_THRESHOLD", "jwt-public-key": "FEED_JWT_PUBLIC_KEY", "addr": "FEED_ADDR"} {
+		if got := envName(flagName); got != env {
+			t.Errorf("envName(%q) = %q, want %q", flagName, got, env)
+		}
+	}
+}
+
+func TestBrowsable(t *testing.T) {
+	for in, want := range map[string]string{":8080": "localhost:8080", "0.0.0.0:9000": "localhost:9000", "[::]:80": "localhost:80", "127.0.0.1:5": "127.0.0.1:5"} {
+		addr, _ := net.ResolveTCPAddr("tcp", in)
+		if got := browsable(addr); got != want {
+			t.Errorf("browsable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTokenCommand(t *testing.T) {
+	t.Setenv("FEED_JWT_SECRET", "") // hermetic: a secret in the environment would be used
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", "s"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(strings.TrimSpace(out.String()), ".") != 2 {
+		t.Fatalf("token = %q", out.String())
+	}
+	if err := run(t.Context(), []string{"token", "--user", "7"}, &out); err == nil {
+		t.Fatal("token without a secret succeeded")
+	}
+	if err := run(t.Context(), []string{"nope"}, &out); err == nil {
+		t.Fatal("unknown command succeeded")
+	}
+}
