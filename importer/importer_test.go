@@ -1,10 +1,13 @@
 package importer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -471,4 +474,82 @@ func (r *failingReader) Read(p []byte) (int, error) {
 	n := copy(p, r.data)
 	r.data = r.data[n:]
 	return n, nil
+}
+
+// A random interleaving of users, follows and posts, with many createdAt
+// ties, loads to the feeds and counts a model predicts, whatever the batch
+// size.
+func TestLoadRandomModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	const users = 30
+	var lines []string
+	exists := map[feedcore.ID]bool{}
+	follows := map[feedcore.ID]map[feedcore.ID]bool{}
+	type post struct {
+		id, author feedcore.ID
+		ts         int64
+	}
+	var posts []post
+	nextUser := feedcore.ID(1)
+	for len(lines) < 600 {
+		switch n := r.IntN(10); {
+		case n < 2 && nextUser <= users || len(exists) < 2:
+			lines = append(lines, fmt.Sprintf(`{"type":"user","id":%d,"handle":"h%d"}`, nextUser, nextUser))
+			exists[nextUser] = true
+			follows[nextUser] = map[feedcore.ID]bool{}
+			nextUser++
+		case n < 6:
+			a, b := feedcore.ID(r.IntN(int(nextUser-1))+1), feedcore.ID(r.IntN(int(nextUser-1))+1)
+			if a == b {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf(`{"type":"follow","follower":"%d","followee":"%d"}`, a, b))
+			follows[a][b] = true
+		default:
+			p := post{id: feedcore.ID(1000 + len(posts)), author: feedcore.ID(r.IntN(int(nextUser-1)) + 1), ts: int64(r.IntN(40)) * 500}
+			posts = append(posts, p)
+			at := time.UnixMilli(1_700_000_000_000 + p.ts).UTC().Format(time.RFC3339Nano)
+			lines = append(lines, fmt.Sprintf(`{"type":"post","id":"%d","author":"%d","text":"p%d","createdAt":"%s"}`, p.id, p.author, p.id, at))
+		}
+	}
+	file := strings.Join(lines, "\n")
+	for _, size := range []int{1, 7, 0} {
+		t.Run(fmt.Sprintf("batch=%d", size), func(t *testing.T) {
+			svc := newService(t)
+			if _, err := LoadWith(context.Background(), svc, strings.NewReader(file), Options{BatchSize: size}); err != nil {
+				t.Fatal(err)
+			}
+			drain(t, svc)
+			for viewer := range exists {
+				var want []post
+				for _, p := range posts {
+					if p.author == viewer || follows[viewer][p.author] {
+						want = append(want, p)
+					}
+				}
+				slices.SortFunc(want, func(a, b post) int {
+					if a.ts != b.ts {
+						return cmp.Compare(b.ts, a.ts)
+					}
+					return cmp.Compare(b.id, a.id)
+				})
+				wantIDs := []feedcore.ID{}
+				for _, p := range want {
+					wantIDs = append(wantIDs, p.id)
+				}
+				if got := feed(t, svc, viewer, 10); !reflect.DeepEqual(got, wantIDs) {
+					t.Errorf("viewer %d: feed\n%v\nwant\n%v", viewer, got, wantIDs)
+				}
+				followers := 0
+				for _, fs := range follows {
+					if fs[viewer] {
+						followers++
+					}
+				}
+				if got := counts(t, svc, viewer)[0]; got != (feedcore.GraphCounts{Followers: followers, Following: len(follows[viewer])}) {
+					t.Errorf("viewer %d: counts %+v, want %d followers, %d following", viewer, got, followers, len(follows[viewer]))
+				}
+			}
+		})
+	}
 }
