@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"testing"
@@ -62,4 +63,28 @@ func BenchmarkImportFollows(b *testing.B) {
 			stats.Follows, stats.Users, took.Seconds(), float64(stats.Follows)/took.Seconds())
 	}
 	b.ReportMetric(float64(b.N*followsSpec.Follows)/spent.Seconds(), "edges/s")
+}
+
+// The generator's files load, posts included.
+func TestImportgenLoads(t *testing.T) {
+	var buf bytes.Buffer
+	spec := importgen.Spec{Users: 50, Follows: 420, Posts: 100, Seed: 3}
+	c, err := importgen.Write(&buf, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != (importgen.Counts{Users: 50, Follows: 420, Posts: 100}) {
+		t.Fatalf("wrote %+v", c)
+	}
+	svc := newService(t)
+	st, err := Load(context.Background(), svc, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Stats{Users: 50, Follows: 420, Posts: 100, Lines: 570}); st != want {
+		t.Errorf("stats %+v, want %+v", st, want)
+	}
+	if _, err := importgen.Write(io.Discard, importgen.Spec{Users: 10, Follows: 100}); err == nil {
+		t.Error("10 follows a user among 10 users: want an error")
+	}
 }

@@ -163,8 +163,8 @@ type parser struct {
 	done    bool
 	// err is why parsing stopped: nil at the end of r.
 	err error
-	// handles and postAt find conflicts inside the current batch before it
-	// is sent, where feedcore would half-apply them (see user and post).
+	// handles and postAt find conflicts inside the current batch while it
+	// is parsed, before feedcore could half-apply them (see append).
 	handles map[string]feedcore.ID
 	postAt  map[feedcore.ID]int
 }
