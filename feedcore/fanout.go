@@ -26,17 +26,29 @@ type task struct {
 	Item   Item
 	Set    string // followers or active-followers key
 	Lo, Hi string // lex range bounds, as ZRANGE BYLEX takes them
+	// Consumer is the worker running the task; it renews its claim with
+	// every checkpoint so a long task is not taken over while it progresses.
+	Consumer string
 }
 
 // dispatch splits a publish or delete event into tasks of at most taskSize
-// targets, in id order, and queues them.
-func (s *Service) dispatch(ctx context.Context, e event) error {
+// targets, in id order, and queues them. Each task is queued together with
+// the event's checkpoint, so a dispatch taken over from a crashed worker
+// resumes after the last task queued instead of queueing them again.
+func (s *Service) dispatch(ctx context.Context, eventID string, e event) error {
+	ck := s.k.checkpoint("ev:" + eventID)
+	lo, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		lo, err = "-", nil
+	}
+	if err != nil || lo == dispatched {
+		return err
+	}
 	set, err := s.pushTargets(ctx, e.User)
 	if err != nil {
 		return err
 	}
-	lo := "-"
-	for {
+	for lo != dispatched {
 		// The taskSize-th member after lo closes this task; none means the
 		// rest fits in it.
 		next, err := s.c.Do(ctx, s.c.B().Zrange().Key(set).Min(lo).Max("+").Bylex().
@@ -44,20 +56,22 @@ func (s *Service) dispatch(ctx context.Context, e event) error {
 		if err != nil {
 			return err
 		}
-		hi := "+"
+		hi, nextLo := "+", dispatched
 		if len(next) == 1 {
-			hi = "[" + next[0]
+			hi, nextLo = "["+next[0], "("+next[0]
 		}
 		t := task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
-		if err := s.do(ctx, s.taskCmd(t)).Error(); err != nil {
+		if err := firstErr(s.doMulti(ctx, s.taskCmd(t),
+			s.c.B().Set().Key(ck).Value(nextLo).Ex(checkpointTTL).Build())); err != nil {
 			return err
 		}
-		if hi == "+" {
-			return nil
-		}
-		lo = "(" + next[0]
+		lo = nextLo
 	}
+	return nil
 }
+
+// dispatched is an event checkpoint's value once all its tasks are queued.
+const dispatched = "done"
 
 // pushTargets returns the set an author's posts are pushed to: all
 // followers, or only the active ones once the author is a big-V. An author
@@ -145,7 +159,7 @@ func parseTask(e rueidis.XRangeEntry) (task, error) {
 // reclaimed from a crashed worker resumes after the last chunk written.
 // Writes are idempotent, so a chunk replayed after a crash changes nothing.
 func (s *Service) execute(ctx context.Context, t task) error {
-	ck := s.k.checkpoint(t.ID)
+	ck := s.k.checkpoint("tk:" + t.ID)
 	lo := t.Lo
 	if last, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString(); err == nil {
 		lo = "(" + last
@@ -168,6 +182,9 @@ func (s *Service) execute(ctx context.Context, t task) error {
 			return err
 		}
 		s.stats.inboxWrites.Add(int64(len(targets)))
+		if s.afterChunk != nil {
+			s.afterChunk()
+		}
 		if len(targets) < chunkSize {
 			return s.c.Do(ctx, s.c.B().Del().Key(ck).Build()).Error()
 		}
@@ -175,19 +192,50 @@ func (s *Service) execute(ctx context.Context, t task) error {
 	}
 }
 
-// chunkCmds is one pipeline of a task: one command per target, then the
-// checkpoint. Tests hold this budget.
+// chunkCmds is one pipeline of a task: one command per target (plus, for
+// about one publish target in trimEvery, a trim), then the checkpoint and
+// the renewal of the task's claim (which resets its idle time, so the
+// reclaimer leaves a live task alone). Tests hold this budget.
 func (s *Service) chunkCmds(t task, targets []string, ck string) []rueidis.Completed {
-	cmds := make([]rueidis.Completed, 0, len(targets)+1)
+	cmds := make([]rueidis.Completed, 0, len(targets)+len(targets)/trimEvery+4)
 	for _, m := range targets {
 		reader, _ := memberID(m)
 		if t.Type == evDelete {
-			cmds = append(cmds, s.c.B().Zrem().Key(s.k.inbox(reader)).Member(member(t.Item.ID)).Build())
+			cmds = append(cmds, s.inboxRemoveCmd(reader, t.Item.ID))
 		} else {
-			cmds = append(cmds, s.inboxAddCmd(reader, []Item{t.Item}, nil))
+			cmds = s.appendPush(cmds, reader, t.Item, trimDue(reader, t.Item.ID))
 		}
 	}
-	return append(cmds, s.c.B().Set().Key(ck).Value(targets[len(targets)-1]).Ex(checkpointTTL).Build())
+	return append(cmds, s.c.B().Set().Key(ck).Value(targets[len(targets)-1]).Ex(checkpointTTL).Build(),
+		s.c.B().Xclaim().Key(s.k.tasks()).Group(groupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
+}
+
+// trimEvery: fan-out trims an inbox on about one write in trimEvery, so an
+// inbox may briefly hold a few entries over its cap; that saves a command
+// per write on the hottest path. Reads treat any inbox at or over its cap as
+// possibly trimmed.
+const trimEvery = 8
+
+// trimDue spreads trims evenly and deterministically over readers and posts.
+func trimDue(reader, post ID) bool {
+	return ((reader*0x9E3779B97F4A7C15)^post)%trimEvery == 0
+}
+
+// appendPush appends the writes that push it into reader's inbox.
+func (s *Service) appendPush(cmds []rueidis.Completed, reader ID, it Item, trim bool) []rueidis.Completed {
+	cmds = append(cmds, s.c.B().Zadd().Key(s.k.inbox(reader)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+	if trim {
+		cmds = append(cmds, s.c.B().Zremrangebyrank().Key(s.k.inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
+	}
+	return cmds
+}
+
+// inboxRemoveCmd removes posts from reader's inbox, keeping its horizon.
+func (s *Service) inboxRemoveCmd(reader ID, posts ...ID) rueidis.Completed {
+	args := make([]string, 0, 1+len(posts))
+	args = append(args, itoa(s.o.InboxCap))
+	args = append(args, members(posts)...)
+	return inboxRemove.cmd(s.c.B(), []string{s.k.inbox(reader), s.k.reader(reader)}, args)
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

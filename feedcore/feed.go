@@ -108,6 +108,8 @@ func (s *Service) loadView(ctx context.Context, viewer ID, o scanOrder, pos *Ite
 		s.c.B().Smembers().Key(s.k.bigV()).Build(),
 		s.c.B().Hmget().Key(s.k.reader(viewer)).Field("c", "ht", "hm").Build(),
 		s.seekCmd(o, s.k.inbox(viewer), pos, limit),
+		s.c.B().Zcard().Key(s.k.inbox(viewer)).Build(),
+		s.c.B().Zrange().Key(s.k.inbox(viewer)).Min(itoa(-s.o.InboxCap)).Max(itoa(-s.o.InboxCap)).Withscores().Build(),
 	}
 	if t := s.touchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -144,6 +146,16 @@ func (s *Service) loadView(ctx context.Context, viewer ID, o scanOrder, pos *Ite
 					v.horizon = &Item{TS: ts, ID: id}
 				}
 			}
+		}
+	}
+	// An inbox at its cap may have been trimmed below its cap-th entry.
+	if n, _ := rs[4].AsInt64(); n >= int64(s.o.InboxCap) {
+		low, err := parseEntries(rs[5])
+		if err != nil {
+			return nil, err
+		}
+		if len(low) == 1 && (v.horizon == nil || low[0].Before(*v.horizon)) {
+			v.horizon = &low[0]
 		}
 	}
 	if !v.complete && s.activations.due(viewer, s.nowMS()) {
@@ -256,7 +268,10 @@ func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *Item, lim
 		if cur != nil && !hz.Before(*cur) { // cur at or above the horizon
 			return s.scanPhase(ctx, v, o, cur, limit, above)
 		}
-		first, second, secondFrom = below, above, cur
+		// The inbox may hold entries below the horizon; seeking the second
+		// phase from just below it keeps them from masking its frontier.
+		justBelow := Item{TS: hz.TS, ID: hz.ID - 1}
+		first, second, secondFrom = below, above, &justBelow
 	}
 	items, next, err := s.scanPhase(ctx, v, o, cur, limit, first)
 	if err != nil || next != nil || len(items) >= limit {

@@ -163,7 +163,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) error {
 	for i, it := range recent {
 		ids[i] = it.ID
 	}
-	return s.c.Do(ctx, s.c.B().Zrem().Key(s.k.inbox(viewer)).Member(members(ids)...).Build()).Error()
+	return s.do(ctx, s.inboxRemoveCmd(viewer, ids...)).Error()
 }
 
 // backfillMany copies each followee's newest posts, up to the inbox cap,

@@ -11,21 +11,39 @@ import (
 // testService is a Service on a fresh store with workers running.
 func testService(tb testing.TB, o Options) *Service {
 	tb.Helper()
-	st := storetest.New(tb)
+	s := newService(tb, storetest.New(tb), o)
+	startWorkers(tb, s, WorkerOptions{})
+	return s
+}
+
+// newService is a Service on st without workers.
+func newService(tb testing.TB, st *storetest.Store, o Options) *Service {
+	tb.Helper()
 	o.Prefix = st.Prefix
 	o.CursorKey = []byte("test-cursor-key-0123456789")
 	s, err := New(context.Background(), st.Client, o)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return s
+}
+
+// startWorkers runs s's workers until the returned stop is called (or the
+// test ends); stop waits for them to return.
+func startWorkers(tb testing.TB, s *Service, wo WorkerOptions) (stop func()) {
+	tb.Helper()
+	if wo.Block == 0 {
+		wo.Block = 50 * time.Millisecond
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = s.RunWorkers(ctx, WorkerOptions{Name: "test", Block: 50 * time.Millisecond})
+		_ = s.RunWorkers(ctx, wo)
 	}()
-	tb.Cleanup(func() { cancel(); <-done })
-	return s
+	stop = func() { cancel(); <-done }
+	tb.Cleanup(stop)
+	return stop
 }
 
 func drain(tb testing.TB, s *Service) {

@@ -1,10 +1,11 @@
 package feedcore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -51,6 +52,9 @@ func TestFeedMatchesModel(t *testing.T) {
 	seeds := 6
 	if testing.Short() {
 		seeds = 2
+	}
+	if n, err := strconv.Atoi(os.Getenv("FEED_MODEL_SEEDS")); err == nil {
+		seeds = n // a longer hunt: FEED_MODEL_SEEDS=200 go test -run Model ./feedcore
 	}
 	for seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runModel(t, uint64(seed)) })
@@ -193,5 +197,3 @@ func readAllBackward(tb testing.TB, s *Service, viewer ID, n int) []ID {
 		cursor = pg.StartCursor
 	}
 }
-
-var _ = cmp.Compare[int]

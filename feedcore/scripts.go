@@ -148,30 +148,50 @@ for i = 1, #rest do out[#out + 1] = rest[i] end
 return out
 `)
 
+// The inbox horizon: an inbox holds every entry pushed to it at or above
+// its horizon, so reads pull outboxes only below it. An inbox at or over its
+// cap is complete down to its cap-th highest entry (anything trimmed ranked
+// below that when trimmed, and pushes only raise it), so plain fan-out
+// writes (ZADD, and now and then a trim) keep the horizon without a script.
+// What scripts must record, in the reader hash KEYS[2], is a horizon that
+// would otherwise be lost: before a removal shrinks an inbox below its cap,
+// and the floor of a backfill that copied only part of a source. The stored
+// horizon only ever rises; the horizon in force is the higher of the two.
+const luaHorizon = `
+local function raise(key, s, m)
+  local cur = redis.call('HMGET', key, 'ht', 'hm')
+  if not cur[1] or tonumber(s) > tonumber(cur[1]) or (tonumber(s) == tonumber(cur[1]) and lt(cur[2], m)) then
+    redis.call('HSET', key, 'ht', s, 'hm', m)
+  end
+end
+local function keepHorizon(inbox, reader, cap)
+  if redis.call('ZCARD', inbox) >= cap then
+    local e = redis.call('ZRANGE', inbox, -cap, -cap, 'WITHSCORES')
+    raise(reader, e[2], e[1])
+  end
+end
+`
+
 // inboxAdd adds entries (ARGV[4..] as score, member pairs) to the inbox
-// KEYS[1], trims it to ARGV[1] entries, and raises the horizon kept in
-// KEYS[2]: the inbox holds every pushed item at or above the horizon, so
-// reads pull outboxes only below it. ARGV[2], ARGV[3] (score, member) is an
-// extra floor for backfills that copied only part of a source.
-var inboxAdd = newScript(false, luaLess+`
+// KEYS[1], trims it to ARGV[1] entries and raises the horizon to ARGV[2],
+// ARGV[3] (score, member; empty for none), the floor of a partial backfill.
+var inboxAdd = newScript(false, luaLess+luaHorizon+`
 local cap = tonumber(ARGV[1])
 for i = 4, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
-local fs, fm = ARGV[2], ARGV[3]
 local n = redis.call('ZCARD', KEYS[1])
 if n > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - cap - 1)
-  local low = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  if fm == '' or tonumber(low[2]) > tonumber(fs) or (tonumber(low[2]) == tonumber(fs) and lt(fm, low[1])) then
-    fm, fs = low[1], low[2]
-  end
+  keepHorizon(KEYS[1], KEYS[2], cap)
 end
-if fm ~= '' then
-  local cur = redis.call('HMGET', KEYS[2], 'ht', 'hm')
-  if not cur[1] or tonumber(fs) > tonumber(cur[1]) or (tonumber(fs) == tonumber(cur[1]) and lt(cur[2], fm)) then
-    redis.call('HSET', KEYS[2], 'ht', fs, 'hm', fm)
-  end
-end
+if ARGV[3] ~= '' then raise(KEYS[2], ARGV[2], ARGV[3]) end
 return n
+`)
+
+// inboxRemove removes members ARGV[2..] from the inbox KEYS[1], first
+// recording its horizon if it is at its cap ARGV[1].
+var inboxRemove = newScript(false, luaLess+luaHorizon+`
+keepHorizon(KEYS[1], KEYS[2], tonumber(ARGV[1]))
+return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 `)
 
 // followAdd adds ARGV[1] to the following set KEYS[1] unless it holds

@@ -27,6 +27,8 @@ type Service struct {
 	touches, activations *throttle
 
 	stats stats
+	// afterChunk, when set by a test, runs after each fan-out chunk.
+	afterChunk func()
 }
 
 // touchEvery bounds how stale this process lets a reader's last-seen get;

@@ -108,7 +108,8 @@ func (s *Service) ensureGroups(ctx context.Context) error {
 	return nil
 }
 
-type handler func(context.Context, rueidis.XRangeEntry) error
+// handler handles one stream entry delivered to consumer.
+type handler func(ctx context.Context, consumer string, e rueidis.XRangeEntry) error
 
 // consume reads new entries of stream for group and handles them one by
 // one, acknowledging and deleting each once handled, so the stream's length
@@ -128,15 +129,15 @@ func (s *Service) consume(ctx context.Context, o WorkerOptions, stream, group, c
 			continue
 		}
 		for _, e := range res[stream] {
-			s.handle(ctx, o, stream, group, e, h)
+			s.handle(ctx, o, stream, group, consumer, e, h)
 		}
 	}
 }
 
 // handle runs h and acknowledges e; on failure e stays pending and the
 // reclaimer retries it after ReclaimIdle.
-func (s *Service) handle(ctx context.Context, o WorkerOptions, stream, group string, e rueidis.XRangeEntry, h handler) {
-	if err := h(ctx, e); err != nil {
+func (s *Service) handle(ctx context.Context, o WorkerOptions, stream, group, consumer string, e rueidis.XRangeEntry, h handler) {
+	if err := h(ctx, consumer, e); err != nil {
 		if ctx.Err() == nil {
 			o.Logger.Error("fan-out: entry failed, will retry", "stream", stream, "id", e.ID, "err", err)
 		}
@@ -150,7 +151,7 @@ func (s *Service) handle(ctx context.Context, o WorkerOptions, stream, group str
 	}
 }
 
-func (s *Service) handleEvent(ctx context.Context, e rueidis.XRangeEntry) error {
+func (s *Service) handleEvent(ctx context.Context, _ string, e rueidis.XRangeEntry) error {
 	ev, err := parseEvent(e.FieldValues)
 	if err != nil {
 		return nil // malformed: acknowledge and drop rather than retry forever
@@ -158,7 +159,7 @@ func (s *Service) handleEvent(ctx context.Context, e rueidis.XRangeEntry) error 
 	s.stats.events.Add(1)
 	switch ev.Type {
 	case evPublish, evDelete:
-		return s.dispatch(ctx, ev)
+		return s.dispatch(ctx, e.ID, ev)
 	case evPromote:
 		return s.promote(ctx, ev.User)
 	case evActivate:
@@ -167,11 +168,12 @@ func (s *Service) handleEvent(ctx context.Context, e rueidis.XRangeEntry) error 
 	return nil
 }
 
-func (s *Service) handleTask(ctx context.Context, e rueidis.XRangeEntry) error {
+func (s *Service) handleTask(ctx context.Context, consumer string, e rueidis.XRangeEntry) error {
 	t, err := parseTask(e)
 	if err != nil {
 		return nil
 	}
+	t.Consumer = consumer
 	if err := s.execute(ctx, t); err != nil {
 		return err
 	}
@@ -202,7 +204,7 @@ func (s *Service) reclaimStream(ctx context.Context, o WorkerOptions, stream, gr
 			if e.FieldValues == nil {
 				continue // deleted meanwhile
 			}
-			s.handle(ctx, o, stream, group, e, h)
+			s.handle(ctx, o, stream, group, consumer, e, h)
 		}
 		start, _ = arr[0].ToString()
 		if start == "0-0" || start == "" {

@@ -1,0 +1,155 @@
+package feedcore
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// followers makes n users following author, in bulk.
+func makeFollowers(tb testing.TB, s *Service, author ID, n int) []ID {
+	tb.Helper()
+	ctx := context.Background()
+	users := make([]User, n)
+	edges := make([]Edge, n)
+	ids := make([]ID, n)
+	for i := range n {
+		ids[i] = author + 1 + ID(i)
+		users[i] = User{ID: ids[i], Handle: "f" + FormatID(ids[i])}
+		edges[i] = Edge{Follower: ids[i], Followee: author}
+	}
+	for start := 0; start < n; start += 2000 {
+		end := min(start+2000, n)
+		if _, err := s.PutUsers(ctx, users[start:end]); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := s.FollowMany(ctx, edges[start:end]); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// TestFanoutResumesAfterCrash kills a worker in the middle of a large
+// fan-out; another worker reclaims its pending tasks and resumes them from
+// their checkpoints. Every follower ends with the post exactly once, and no
+// more than one chunk per interrupted task is written twice.
+func TestFanoutResumesAfterCrash(t *testing.T) {
+	n := 20000
+	if testing.Short() {
+		n = 5000
+	}
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newService(t, st, Options{BigVThreshold: 1 << 30})
+	mustUsers(t, a, 1)
+	followers := makeFollowers(t, a, 1, n)
+
+	var chunks atomic.Int64
+	stopA := make(chan struct{})
+	a.afterChunk = func() {
+		if chunks.Add(1) == 10 {
+			close(stopA)
+		}
+	}
+	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3})
+	post, err := a.Publish(ctx, 1, "to everyone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopA:
+	case <-time.After(60 * time.Second):
+		t.Fatal("worker a never wrote 10 chunks")
+	}
+	stop() // the crash: a stops between chunks, its entries left pending
+	backlog, err := a.Backlog(ctx)
+	if err != nil || backlog == 0 {
+		t.Fatalf("want work left after the crash, backlog %d, err %v", backlog, err)
+	}
+
+	b := newService(t, st, Options{BigVThreshold: 1 << 30})
+	startWorkers(t, b, WorkerOptions{Name: "b", ReclaimIdle: 2 * time.Second})
+	drain(t, b)
+
+	// A chunk in flight at the crash may be written but not counted by a,
+	// or written again by b; nothing more is redone.
+	written := a.Stats().InboxWrites + b.Stats().InboxWrites
+	slack := int64(3 * chunkSize) // a's executors
+	if lo, hi := int64(n)-slack, int64(n)+slack; written < lo || written > hi {
+		t.Fatalf("%d inbox writes for %d followers: want between %d and %d", written, n, lo, hi)
+	}
+	cmds := make([]string, 0, len(followers))
+	for _, f := range followers {
+		cmds = append(cmds, a.k.inbox(f))
+	}
+	for i, f := range followers {
+		got, err := a.newest(ctx, cmds[i], 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != post.ID {
+			t.Fatalf("follower %d inbox %v, want exactly post %d", f, got, post.ID)
+		}
+	}
+}
+
+// TestFanoutChunkBudget holds the write budget: one command per target, a
+// trim for about one in trimEvery, the checkpoint and the claim renewal, in
+// one pipeline per chunk.
+func TestFanoutChunkBudget(t *testing.T) {
+	s := newService(t, storetest.New(t), Options{})
+	targets := make([]string, chunkSize)
+	for i := range targets {
+		targets[i] = member(ID(i + 1))
+	}
+	cmds := s.chunkCmds(task{Type: evDelete, Author: 1, Item: Item{TS: 1, ID: 9}}, targets, "ck")
+	if len(cmds) != chunkSize+2 {
+		t.Fatalf("delete chunk of %d targets: %d commands, want %d", chunkSize, len(cmds), chunkSize+2)
+	}
+	// Publishing trims about one inbox in trimEvery.
+	cmds = s.chunkCmds(task{Type: evPublish, Author: 1, Item: Item{TS: 1, ID: 9}}, targets, "ck")
+	trims := len(cmds) - chunkSize - 2
+	if want := chunkSize / trimEvery; trims < want/2 || trims > 2*want {
+		t.Fatalf("publish chunk of %d targets: %d trims, want about %d", chunkSize, trims, want)
+	}
+}
+
+// TestBigVPushesOnlyToActive: a big-V's post reaches active followers'
+// inboxes and no inactive one's, yet every follower's feed shows it.
+func TestBigVPushesOnlyToActive(t *testing.T) {
+	clk := &clock{}
+	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	s := testService(t, Options{BigVThreshold: 5, ActiveWindow: time.Hour, Now: clk.now})
+	ctx := context.Background()
+	mustUsers(t, s, 1)
+	followers := makeFollowers(t, s, 1, 10)
+	active := followers[:3]
+	for _, f := range active {
+		if err := s.Touch(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Publish(ctx, 1, "first"); err != nil { // promotes the author
+		t.Fatal(err)
+	}
+	drain(t, s)
+	before := s.Stats().InboxWrites
+	p, err := s.Publish(ctx, 1, "big news")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if w := s.Stats().InboxWrites - before; w != int64(len(active)) {
+		t.Fatalf("big-V post made %d inbox writes, want %d (active followers only)", w, len(active))
+	}
+	for _, f := range followers {
+		got := readAll(t, s, f, 5)
+		if len(got) == 0 || got[0] != p.ID {
+			t.Fatalf("follower %d feed %v lacks the big-V post %d", f, got, p.ID)
+		}
+	}
+}
