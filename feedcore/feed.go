@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redis/rueidis"
 )
@@ -106,10 +107,8 @@ func (s *Service) loadView(ctx context.Context, viewer ID, o scanOrder, pos *Ite
 	cmds := []rueidis.Completed{
 		s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build(),
 		s.c.B().Smembers().Key(s.k.bigV()).Build(),
-		s.c.B().Hmget().Key(s.k.reader(viewer)).Field("c", "ht", "hm").Build(),
-		s.seekCmd(o, s.k.inbox(viewer), pos, limit),
-		s.c.B().Zcard().Key(s.k.inbox(viewer)).Build(),
-		s.c.B().Zrange().Key(s.k.inbox(viewer)).Min(itoa(-s.o.InboxCap)).Max(itoa(-s.o.InboxCap)).Withscores().Build(),
+		s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build(),
+		s.seekCmd(o, source{key: s.k.inbox(viewer), inboxOf: viewer}, pos, limit),
 	}
 	if t := s.touchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -136,27 +135,12 @@ func (s *Service) loadView(ctx context.Context, viewer ID, o scanOrder, pos *Ite
 			v.bigV = append(v.bigV, id)
 		}
 	}
-	st, _ := rs[2].ToArray()
-	if len(st) == 3 {
-		c, _ := st[0].ToString()
-		v.complete = c == "1"
-		if ts, err := scoreOf(st[1]); err == nil {
-			if m, err := st[2].ToString(); err == nil {
-				if id, err := memberID(m); err == nil {
-					v.horizon = &Item{TS: ts, ID: id}
-				}
-			}
-		}
-	}
-	// An inbox at its cap may have been trimmed below its cap-th entry.
-	if n, _ := rs[4].AsInt64(); n >= int64(s.o.InboxCap) {
-		low, err := parseEntries(rs[5])
-		if err != nil {
-			return nil, err
-		}
-		if len(low) == 1 && (v.horizon == nil || low[0].Before(*v.horizon)) {
-			v.horizon = &low[0]
-		}
+	c, _ := rs[2].ToString()
+	v.complete = c == "1"
+	if _, hz, err := parseSeek(rs[3]); err != nil {
+		return nil, err
+	} else {
+		v.horizon = hz
 	}
 	if !v.complete && s.activations.due(viewer, s.nowMS()) {
 		// A returning reader: served by merge now, upgraded in the background.
@@ -233,6 +217,7 @@ func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*P
 type source struct {
 	key      string
 	min, max *Item
+	inboxOf  ID // set for an inbox: its seek also returns the horizon
 }
 
 func (src source) keeps(it Item) bool {
@@ -247,14 +232,31 @@ func (src source) pastEnd(o scanOrder, it Item) bool {
 	return src.max != nil && !src.max.Before(it)
 }
 
+// errHorizonMoved: the inbox was trimmed or backfilled while a page was
+// being read, so its horizon rose; the scan restarts with the new one.
+var errHorizonMoved = errors.New("inbox horizon moved")
+
 // scan returns the next (at most limit) timeline entries after cur in
 // order o, and where the next scan should start: nil when nothing is left.
 //
 // Sources: the inbox holds everything pushed at or above its horizon;
 // unless the inbox is complete, big-V followees' outboxes are merged in;
 // below the horizon every followee's outbox (and the viewer's own) is
-// pulled, so the feed never ends early at the inbox cap.
+// pulled, so the feed never ends early at the inbox cap. Each inbox read
+// returns the horizon atomically with its entries; one that has risen
+// since the view was loaded restarts the scan, so every round reads
+// sources that are complete for the ranges it takes from them.
 func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *Item, limit int) ([]Item, *Item, error) {
+	for range 8 {
+		items, next, err := s.scanOnce(ctx, v, o, cur, limit)
+		if err != errHorizonMoved {
+			return items, next, err
+		}
+	}
+	return nil, nil, errors.New("inbox horizon kept moving while reading a page")
+}
+
+func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *Item, limit int) ([]Item, *Item, error) {
 	hz := v.horizon
 	if hz == nil {
 		return s.scanPhase(ctx, v, o, cur, limit, s.pushedSources(v, nil))
@@ -284,7 +286,7 @@ func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *Item, lim
 // pushedSources are the inbox and, for an incomplete inbox, the outboxes of
 // big-V followees, kept at or above hz.
 func (s *Service) pushedSources(v *view, hz *Item) []source {
-	srcs := []source{{key: s.k.inbox(v.viewer), min: hz}}
+	srcs := []source{{key: s.k.inbox(v.viewer), min: hz, inboxOf: v.viewer}}
 	if !v.complete {
 		for _, f := range v.bigV {
 			srcs = append(srcs, source{key: s.k.outbox(f), min: hz})
@@ -309,11 +311,11 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item
 	var cmds []rueidis.Completed
 	var at []int
 	for i, src := range srcs {
-		if i == 0 && v.spec.ok && v.spec.limit == limit && samePos(v.spec.from, cur) && src.key == s.k.inbox(v.viewer) {
+		if src.inboxOf != 0 && v.spec.ok && v.spec.limit == limit && samePos(v.spec.from, cur) {
 			res[i] = v.spec.res
 			continue
 		}
-		cmds = append(cmds, s.seekCmd(o, src.key, cur, limit))
+		cmds = append(cmds, s.seekCmd(o, src, cur, limit))
 		at = append(at, i)
 	}
 	v.spec.ok = false
@@ -324,9 +326,13 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item
 	}
 	reads := make([]sourceRead, len(srcs))
 	for i, src := range srcs {
-		raw, err := parseEntries(res[i])
+		raw, hz, err := parseSeek(res[i])
 		if err != nil {
 			return nil, nil, err
+		}
+		if src.inboxOf != 0 && hz != nil && (v.horizon == nil || hz.Before(*v.horizon)) {
+			v.horizon = hz
+			return nil, nil, errHorizonMoved
 		}
 		var r sourceRead
 		for _, it := range raw {
@@ -348,7 +354,7 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item
 
 func samePos(a, b *Item) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
 
-func (s *Service) seekCmd(o scanOrder, key string, from *Item, limit int) rueidis.Completed {
+func (s *Service) seekCmd(o scanOrder, src source, from *Item, limit int) rueidis.Completed {
 	ts, m := "", ""
 	if from != nil {
 		ts, m = scoreArg(from.TS), member(from.ID)
@@ -357,7 +363,10 @@ func (s *Service) seekCmd(o scanOrder, key string, from *Item, limit int) rueidi
 	if o == newer {
 		sc = seekNewer
 	}
-	return sc.cmd(s.c.B(), []string{key}, []string{ts, m, itoa(limit)})
+	if src.inboxOf != 0 {
+		return sc.cmd(s.c.B(), []string{src.key, s.k.reader(src.inboxOf)}, []string{ts, m, itoa(limit), itoa(s.o.InboxCap)})
+	}
+	return sc.cmd(s.c.B(), []string{src.key}, []string{ts, m, itoa(limit)})
 }
 
 // page turns what collect found into a FeedPage of n edges.

@@ -97,56 +97,66 @@ local function add(out, m, s) out[#out + 1] = m; out[#out + 1] = s end
 `
 
 // seekOlder returns up to ARGV[3] entries after (ARGV[1] ts, ARGV[2] member)
-// in feed order, flat as member, score. An empty member starts at the newest.
+// in feed order, flat as member, score (see luaSeekReturn). An empty member starts at the newest.
 // The seek uses values, so a deleted cursor item still positions correctly;
 // when the item exists its rank gives the position in O(log n).
-var seekOlder = newScript(true, luaLess+`
-local key, n = KEYS[1], tonumber(ARGV[3])
-if ARGV[2] == '' then
-  return redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n, 'WITHSCORES')
-end
-local ts, id = ARGV[1], ARGV[2]
-local r = redis.call('ZREVRANK', key, id)
-if r and tonumber(redis.call('ZSCORE', key, id)) == tonumber(ts) then
-  return redis.call('ZRANGE', key, r + 1, r + n, 'REV', 'WITHSCORES')
-end
-local out = {}
-local ties = redis.call('ZRANGE', key, ts, ts, 'BYSCORE', 'REV', 'WITHSCORES')
-for i = 1, #ties, 2 do
+var seekOlder = newScript(true, luaLess+luaHorizon+`
+local function seek(key, ts, id, n)
+  if id == '' then
+    return redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n, 'WITHSCORES')
+  end
+  local r = redis.call('ZREVRANK', key, id)
+  if r and tonumber(redis.call('ZSCORE', key, id)) == tonumber(ts) then
+    return redis.call('ZRANGE', key, r + 1, r + n, 'REV', 'WITHSCORES')
+  end
+  local out = {}
+  local ties = redis.call('ZRANGE', key, ts, ts, 'BYSCORE', 'REV', 'WITHSCORES')
+  for i = 1, #ties, 2 do
+    if #out >= 2 * n then return out end
+    if lt(ties[i], id) then add(out, ties[i], ties[i + 1]) end
+  end
   if #out >= 2 * n then return out end
-  if lt(ties[i], id) then add(out, ties[i], ties[i + 1]) end
-end
-if #out >= 2 * n then return out end
-local rest = redis.call('ZRANGE', key, '(' .. ts, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n - #out / 2, 'WITHSCORES')
-for i = 1, #rest do out[#out + 1] = rest[i] end
-return out
-`)
-
-// seekNewer returns up to ARGV[3] entries newer than (ARGV[1], ARGV[2]),
-// closest to the cursor first (so oldest first), flat as member, score.
-var seekNewer = newScript(true, luaLess+`
-local key, n = KEYS[1], tonumber(ARGV[3])
-local ts, id = ARGV[1], ARGV[2]
-local out = {}
-local r = redis.call('ZREVRANK', key, id)
-if r and tonumber(redis.call('ZSCORE', key, id)) == tonumber(ts) then
-  if r == 0 then return out end
-  local lo = r - n
-  if lo < 0 then lo = 0 end
-  local got = redis.call('ZRANGE', key, lo, r - 1, 'REV', 'WITHSCORES')
-  for i = #got - 1, 1, -2 do add(out, got[i], got[i + 1]) end
+  local rest = redis.call('ZRANGE', key, '(' .. ts, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n - #out / 2, 'WITHSCORES')
+  for i = 1, #rest do out[#out + 1] = rest[i] end
   return out
 end
-local ties = redis.call('ZRANGE', key, ts, ts, 'BYSCORE', 'WITHSCORES')
-for i = 1, #ties, 2 do
+`+luaSeekReturn)
+
+// seekNewer returns up to ARGV[3] entries newer than (ARGV[1], ARGV[2]),
+// closest to the cursor first (so oldest first), flat as member, score (see
+// luaSeekReturn).
+var seekNewer = newScript(true, luaLess+luaHorizon+`
+local function seek(key, ts, id, n)
+  local out = {}
+  local r = redis.call('ZREVRANK', key, id)
+  if r and tonumber(redis.call('ZSCORE', key, id)) == tonumber(ts) then
+    if r == 0 then return out end
+    local lo = r - n
+    if lo < 0 then lo = 0 end
+    local got = redis.call('ZRANGE', key, lo, r - 1, 'REV', 'WITHSCORES')
+    for i = #got - 1, 1, -2 do add(out, got[i], got[i + 1]) end
+    return out
+  end
+  local ties = redis.call('ZRANGE', key, ts, ts, 'BYSCORE', 'WITHSCORES')
+  for i = 1, #ties, 2 do
+    if #out >= 2 * n then return out end
+    if lt(id, ties[i]) then add(out, ties[i], ties[i + 1]) end
+  end
   if #out >= 2 * n then return out end
-  if lt(id, ties[i]) then add(out, ties[i], ties[i + 1]) end
+  local rest = redis.call('ZRANGE', key, '(' .. ts, '+inf', 'BYSCORE', 'LIMIT', 0, n - #out / 2, 'WITHSCORES')
+  for i = 1, #rest do out[#out + 1] = rest[i] end
+  return out
 end
-if #out >= 2 * n then return out end
-local rest = redis.call('ZRANGE', key, '(' .. ts, '+inf', 'BYSCORE', 'LIMIT', 0, n - #out / 2, 'WITHSCORES')
-for i = 1, #rest do out[#out + 1] = rest[i] end
-return out
-`)
+`+luaSeekReturn)
+
+// luaSeekReturn runs seek and replies {entries} or, when KEYS[2] names the
+// inbox's reader hash, {entries, horizon}: read in the same atomic step, so
+// the entries are complete at or above the horizon returned with them.
+const luaSeekReturn = `
+local out = seek(KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3]))
+if #KEYS < 2 then return {out} end
+return {out, horizon(KEYS[1], KEYS[2], tonumber(ARGV[4]))}
+`
 
 // The inbox horizon: an inbox holds every entry pushed to it at or above
 // its horizon, so reads pull outboxes only below it. An inbox at or over its
@@ -158,17 +168,31 @@ return out
 // and the floor of a backfill that copied only part of a source. The stored
 // horizon only ever rises; the horizon in force is the higher of the two.
 const luaHorizon = `
+local function higher(s1, m1, s2, m2)
+  return tonumber(s1) > tonumber(s2) or (tonumber(s1) == tonumber(s2) and lt(m2, m1))
+end
+local function capEntry(inbox, cap)
+  if redis.call('ZCARD', inbox) >= cap then
+    local e = redis.call('ZRANGE', inbox, -cap, -cap, 'WITHSCORES')
+    return e[2], e[1]
+  end
+end
 local function raise(key, s, m)
   local cur = redis.call('HMGET', key, 'ht', 'hm')
-  if not cur[1] or tonumber(s) > tonumber(cur[1]) or (tonumber(s) == tonumber(cur[1]) and lt(cur[2], m)) then
+  if not cur[1] or higher(s, m, cur[1], cur[2]) then
     redis.call('HSET', key, 'ht', s, 'hm', m)
   end
 end
 local function keepHorizon(inbox, reader, cap)
-  if redis.call('ZCARD', inbox) >= cap then
-    local e = redis.call('ZRANGE', inbox, -cap, -cap, 'WITHSCORES')
-    raise(reader, e[2], e[1])
-  end
+  local s, m = capEntry(inbox, cap)
+  if s then raise(reader, s, m) end
+end
+local function horizon(inbox, reader, cap)
+  local cur = redis.call('HMGET', reader, 'ht', 'hm')
+  local s, m = capEntry(inbox, cap)
+  if cur[1] and (not s or higher(cur[1], cur[2], s, m)) then return {cur[2], cur[1]} end
+  if s then return {m, s} end
+  return {}
 end
 `
 
@@ -204,14 +228,40 @@ redis.call('ZADD', KEYS[1], 0, ARGV[1])
 return 1
 `)
 
+// parseSeek reads a seek script's reply: its entries and, when asked for,
+// the inbox horizon (nil when the inbox has none).
+func parseSeek(r rueidis.RedisResult) ([]Item, *Item, error) {
+	arr, err := r.ToArray()
+	if err != nil || len(arr) == 0 {
+		return nil, nil, err
+	}
+	items, err := entriesOf(arr[0])
+	if err != nil || len(arr) < 2 {
+		return items, nil, err
+	}
+	hz, err := entriesOf(arr[1])
+	if err != nil || len(hz) == 0 {
+		return items, nil, err
+	}
+	return items, &hz[0], nil
+}
+
 // parseEntries reads a member, score reply: flat from scripts and RESP2,
 // as pairs from RESP3's WITHSCORES.
 func parseEntries(r rueidis.RedisResult) ([]Item, error) {
-	arr, err := r.ToArray()
+	m, err := r.ToMessage()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			return nil, nil
 		}
+		return nil, err
+	}
+	return entriesOf(m)
+}
+
+func entriesOf(m rueidis.RedisMessage) ([]Item, error) {
+	arr, err := m.ToArray()
+	if err != nil {
 		return nil, err
 	}
 	if len(arr) > 0 && arr[0].IsArray() {
