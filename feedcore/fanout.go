@@ -98,7 +98,7 @@ func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 }
 
 // promote makes author a big-V: readers start pulling its outbox, its active
-// set is built from its followers' activity, and only then does its fan-out
+// set is built from its followers' activity and inbox state, and only then does its fan-out
 // switch to active followers, so no active reader misses a post meanwhile.
 // Big-V status is sticky: leaving it would need a backfill of every
 // inactive follower.
@@ -116,14 +116,24 @@ func (s *Service) promote(ctx context.Context, author ID) error {
 		if len(page) == 0 {
 			break
 		}
-		scores, err := s.c.Do(ctx, s.c.B().Zmscore().Key(s.k.seen()).Member(page...).Build()).ToArray()
-		if err != nil {
+		// Active readers, and readers whose inbox is complete (they read
+		// it alone, so they must get the pushes even if not swept yet).
+		cmds := make([]rueidis.Completed, 0, 1+len(page))
+		cmds = append(cmds, s.c.B().Zmscore().Key(s.k.seen()).Member(page...).Build())
+		for _, m := range page {
+			id, _ := memberID(m)
+			cmds = append(cmds, s.c.B().Hget().Key(s.k.reader(id)).Field("c").Build())
+		}
+		rs := s.doMulti(ctx, cmds...)
+		if err := firstErr(rs); err != nil {
 			return err
 		}
+		scores, _ := rs[0].ToArray()
 		add := s.c.B().Zadd().Key(s.k.active(author)).ScoreMember()
 		any := false
 		for i, sc := range scores {
-			if f, err := sc.AsFloat64(); err == nil && s.isActive(int64(f)) {
+			complete, _ := rs[1+i].ToString()
+			if f, err := sc.AsFloat64(); complete == "1" || err == nil && s.isActive(int64(f)) {
 				add = add.ScoreMember(0, page[i])
 				any = true
 			}

@@ -83,29 +83,32 @@ func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.Re
 // addFollows writes the followers side, active sets, promotions and
 // backfills of edges already in their following sets.
 func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
-	cmds := make([]rueidis.Completed, 0, 4*len(edges))
+	cmds := make([]rueidis.Completed, 0, 5*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
 			s.c.B().Zadd().Key(s.k.followers(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build(),
 			s.c.B().Zcard().Key(s.k.followers(e.Followee)).Build(),
 			s.c.B().Sismember().Key(s.k.bigV()).Member(member(e.Followee)).Build(),
-			s.c.B().Zscore().Key(s.k.seen()).Member(member(e.Follower)).Build())
+			s.c.B().Zscore().Key(s.k.seen()).Member(member(e.Follower)).Build(),
+			s.c.B().Hget().Key(s.k.reader(e.Follower)).Field("c").Build())
 	}
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
 		return err
 	}
-	// An active reader of a big-V must be in its active set before the
-	// backfill reads the outbox: a post published in between is then
-	// either in the outbox we read or pushed to us.
+	// A reader with a complete inbox, or an active one about to get it, must
+	// be in a big-V's active set before the backfill reads the outbox: a
+	// post published in between is then either in the outbox we read or
+	// pushed to us.
 	var writes []rueidis.Completed
 	promoted := map[ID]bool{}
 	for i, e := range edges {
-		r := rs[4*i : 4*i+4]
+		r := rs[5*i : 5*i+5]
 		followers, _ := r[1].AsInt64()
 		bigV, _ := r[2].AsBool()
 		seen, seenErr := r[3].AsFloat64()
-		if bigV && seenErr == nil && s.isActive(int64(seen)) {
+		complete, _ := r[4].ToString()
+		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
 			writes = append(writes, s.c.B().Zadd().Key(s.k.active(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build())
 		}
 		if !bigV && int(followers) > s.o.BigVThreshold && !promoted[e.Followee] {

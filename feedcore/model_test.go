@@ -145,6 +145,15 @@ func checkAll(t *testing.T, s *Service, m *model, users int, rng *rand.Rand) {
 		n := sizes[rng.IntN(len(sizes))]
 		got := readAll(t, s, v, n)
 		if !slices.Equal(got, want) {
+			again := readAll(t, s, v, n)
+			t.Logf("paged again: %v", again)
+			st, _ := s.c.Do(context.Background(), s.c.B().Hgetall().Key(s.k.reader(v)).Build()).AsStrMap()
+			in, _ := s.newest(context.Background(), s.k.inbox(v), 100)
+			t.Logf("reader state %q, inbox %v, cap %d", st, in, s.o.InboxCap)
+			for _, id := range want {
+				p := m.posts[id]
+				t.Logf("post %d: author %d, ts %d", id, p.Author, p.CreatedAt.UnixMilli())
+			}
 			t.Fatalf("viewer %d, page size %d:\n got %v\nwant %v", v, n, got, want)
 		}
 		if back := readAllBackward(t, s, v, 1+rng.IntN(4)); !slices.Equal(back, want) {
