@@ -1,0 +1,55 @@
+package feedcore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/redis/rueidis"
+)
+
+// memoryBudget is the brief's budget for one inbox entry, in bytes.
+const memoryBudget = 24
+
+// TestInboxMemoryPerEntry measures MEMORY USAGE of an inbox filled through
+// the fan-out write path to its cap, with the server setting the README
+// recommends (zset-max-listpack-entries at or above the cap).
+func TestInboxMemoryPerEntry(t *testing.T) {
+	storetest.RequireReal(t)
+	st := storetest.New(t)
+	ctx := context.Background()
+	s := newService(t, st, Options{})
+	c := st.Client
+	cfg, err := c.Do(ctx, c.B().ConfigGet().Parameter("zset-max-listpack-entries").Build()).AsStrMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := cfg["zset-max-listpack-entries"]
+	if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("zset-max-listpack-entries", "1024").Build()).Error(); err != nil {
+		t.Skipf("cannot set zset-max-listpack-entries here: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Do(context.Background(), c.B().ConfigSet().ParameterValue().ParameterValue("zset-max-listpack-entries", prev).Build())
+	})
+	reader := ID(4242)
+	ts := int64(1_700_000_000_000)
+	var cmds []rueidis.Completed
+	for i := range 2 * s.o.InboxCap { // overfill: trims bring it back to the cap
+		it := Item{TS: ts + int64(i)*1000, ID: 117657342161455529 + ID(i)*7919}
+		cmds = s.appendPush(cmds, reader, it, trimDue(reader, it.ID))
+	}
+	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.k.inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := c.Do(ctx, c.B().Zcard().Key(s.k.inbox(reader)).Build()).AsInt64()
+	bytes, err := c.Do(ctx, c.B().MemoryUsage().Key(s.k.inbox(reader)).Samples(0).Build()).AsInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := float64(bytes) / float64(n)
+	t.Logf("inbox of %d entries: %d bytes, %.1f B/entry (budget %d)", n, bytes, per, memoryBudget)
+	if n != int64(s.o.InboxCap) || per > memoryBudget {
+		t.Fatalf("inbox of %d entries costs %.1f B/entry; budget %d B at cap %d", n, per, memoryBudget, s.o.InboxCap)
+	}
+}
