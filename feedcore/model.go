@@ -63,3 +63,63 @@ type FeedEdge struct {
 	Post   *Post
 	Cursor string
 }
+
+// LiveState is a live session's state.
+type LiveState string
+
+const (
+	StateLive    LiveState = "LIVE"
+	StatePreview LiveState = "PREVIEW"
+	StateReplay  LiveState = "REPLAY"
+)
+
+// LiveSession is an anchor's live stream. Its state follows from which
+// times are set: ended is REPLAY, started is LIVE, else PREVIEW. A session
+// ended without starting was cancelled: REPLAY with no StartedAt, shown in
+// no feed.
+type LiveSession struct {
+	ID               ID
+	Anchor           ID
+	Title            string
+	ScheduledStartAt *time.Time
+	StartedAt        *time.Time
+	EndedAt          *time.Time
+}
+
+// State is the session's current state.
+func (l *LiveSession) State() LiveState {
+	switch {
+	case l.EndedAt != nil:
+		return StateReplay
+	case l.StartedAt != nil:
+		return StateLive
+	}
+	return StatePreview
+}
+
+// Cancelled reports a session ended before it started.
+func (l *LiveSession) Cancelled() bool { return l.EndedAt != nil && l.StartedAt == nil }
+
+// LivePage is one page of a live feed.
+type LivePage struct {
+	Edges       []LiveEdge
+	HasNext     bool
+	HasPrevious bool
+	StartCursor string
+	EndCursor   string
+}
+
+// LiveEdge is a session with its cursor and the state it had in the
+// snapshot the page came from.
+type LiveEdge struct {
+	Session *LiveSession
+	State   LiveState
+	Cursor  string
+}
+
+// LiveRequest asks for a page of a viewer's live feed.
+type LiveRequest struct {
+	Viewer ID
+	First  int
+	After  string
+}

@@ -31,6 +31,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	LiveSession() LiveSessionResolver
 	Mutation() MutationResolver
 	Post() PostResolver
 	Query() QueryResolver
@@ -49,11 +50,46 @@ type ComplexityRoot struct {
 		User func(childComplexity int) int
 	}
 
+	LikePayload struct {
+		Post func(childComplexity int) int
+	}
+
+	LivePayload struct {
+		Session func(childComplexity int) int
+	}
+
+	LiveSession struct {
+		Anchor           func(childComplexity int) int
+		DatabaseID       func(childComplexity int) int
+		EndedAt          func(childComplexity int) int
+		ID               func(childComplexity int) int
+		ScheduledStartAt func(childComplexity int) int
+		StartedAt        func(childComplexity int) int
+		State            func(childComplexity int) int
+		Title            func(childComplexity int) int
+	}
+
+	LiveSessionConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	LiveSessionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+		State  func(childComplexity int) int
+	}
+
 	Mutation struct {
 		DeletePost   func(childComplexity int, id string) int
+		EndLive      func(childComplexity int, id string) int
 		FollowUser   func(childComplexity int, userID string) int
+		LikePost     func(childComplexity int, id string) int
 		PublishPost  func(childComplexity int, input PublishPostInput) int
+		ScheduleLive func(childComplexity int, input ScheduleLiveInput) int
+		StartLive    func(childComplexity int, id string) int
 		UnfollowUser func(childComplexity int, userID string) int
+		UnlikePost   func(childComplexity int, id string) int
 	}
 
 	PageInfo struct {
@@ -96,6 +132,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		FollowingFeed func(childComplexity int, first *int, after *string, last *int, before *string) int
+		LiveFeed      func(childComplexity int, first *int, after *string) int
 		Node          func(childComplexity int, id string) int
 		User          func(childComplexity int, handle string) int
 		Viewer        func(childComplexity int) int
@@ -117,11 +154,23 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type LiveSessionResolver interface {
+	ID(ctx context.Context, obj *feedcore.LiveSession) (string, error)
+	DatabaseID(ctx context.Context, obj *feedcore.LiveSession) (string, error)
+	Anchor(ctx context.Context, obj *feedcore.LiveSession) (*feedcore.User, error)
+
+	State(ctx context.Context, obj *feedcore.LiveSession) (LiveState, error)
+}
 type MutationResolver interface {
 	PublishPost(ctx context.Context, input PublishPostInput) (*PublishPostPayload, error)
 	DeletePost(ctx context.Context, id string) (*DeletePostPayload, error)
 	FollowUser(ctx context.Context, userID string) (*FollowPayload, error)
 	UnfollowUser(ctx context.Context, userID string) (*FollowPayload, error)
+	LikePost(ctx context.Context, id string) (*LikePayload, error)
+	UnlikePost(ctx context.Context, id string) (*LikePayload, error)
+	ScheduleLive(ctx context.Context, input ScheduleLiveInput) (*LivePayload, error)
+	StartLive(ctx context.Context, id string) (*LivePayload, error)
+	EndLive(ctx context.Context, id string) (*LivePayload, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *feedcore.Post) (string, error)
@@ -136,6 +185,7 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (nodeid.Node, error)
 	User(ctx context.Context, handle string) (*feedcore.User, error)
 	FollowingFeed(ctx context.Context, first *int, after *string, last *int, before *string) (*PostConnection, error)
+	LiveFeed(ctx context.Context, first *int, after *string) (*LiveSessionConnection, error)
 }
 type UserResolver interface {
 	ID(ctx context.Context, obj *feedcore.User) (string, error)
@@ -179,6 +229,101 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FollowPayload.User(childComplexity), true
 
+	case "LikePayload.post":
+		if e.ComplexityRoot.LikePayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LikePayload.Post(childComplexity), true
+
+	case "LivePayload.session":
+		if e.ComplexityRoot.LivePayload.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LivePayload.Session(childComplexity), true
+
+	case "LiveSession.anchor":
+		if e.ComplexityRoot.LiveSession.Anchor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.Anchor(childComplexity), true
+	case "LiveSession.databaseId":
+		if e.ComplexityRoot.LiveSession.DatabaseID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.DatabaseID(childComplexity), true
+	case "LiveSession.endedAt":
+		if e.ComplexityRoot.LiveSession.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.EndedAt(childComplexity), true
+	case "LiveSession.id":
+		if e.ComplexityRoot.LiveSession.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.ID(childComplexity), true
+	case "LiveSession.scheduledStartAt":
+		if e.ComplexityRoot.LiveSession.ScheduledStartAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.ScheduledStartAt(childComplexity), true
+	case "LiveSession.startedAt":
+		if e.ComplexityRoot.LiveSession.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.StartedAt(childComplexity), true
+	case "LiveSession.state":
+		if e.ComplexityRoot.LiveSession.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.State(childComplexity), true
+	case "LiveSession.title":
+		if e.ComplexityRoot.LiveSession.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.Title(childComplexity), true
+
+	case "LiveSessionConnection.edges":
+		if e.ComplexityRoot.LiveSessionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSessionConnection.Edges(childComplexity), true
+	case "LiveSessionConnection.pageInfo":
+		if e.ComplexityRoot.LiveSessionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSessionConnection.PageInfo(childComplexity), true
+
+	case "LiveSessionEdge.cursor":
+		if e.ComplexityRoot.LiveSessionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSessionEdge.Cursor(childComplexity), true
+	case "LiveSessionEdge.node":
+		if e.ComplexityRoot.LiveSessionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSessionEdge.Node(childComplexity), true
+	case "LiveSessionEdge.state":
+		if e.ComplexityRoot.LiveSessionEdge.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSessionEdge.State(childComplexity), true
+
 	case "Mutation.deletePost":
 		if e.ComplexityRoot.Mutation.DeletePost == nil {
 			break
@@ -190,6 +335,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePost(childComplexity, args["id"].(string)), true
+	case "Mutation.endLive":
+		if e.ComplexityRoot.Mutation.EndLive == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_endLive_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EndLive(childComplexity, args["id"].(string)), true
 	case "Mutation.followUser":
 		if e.ComplexityRoot.Mutation.FollowUser == nil {
 			break
@@ -201,6 +357,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.FollowUser(childComplexity, args["userId"].(string)), true
+	case "Mutation.likePost":
+		if e.ComplexityRoot.Mutation.LikePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_likePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LikePost(childComplexity, args["id"].(string)), true
 	case "Mutation.publishPost":
 		if e.ComplexityRoot.Mutation.PublishPost == nil {
 			break
@@ -212,6 +379,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["input"].(PublishPostInput)), true
+	case "Mutation.scheduleLive":
+		if e.ComplexityRoot.Mutation.ScheduleLive == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_scheduleLive_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ScheduleLive(childComplexity, args["input"].(ScheduleLiveInput)), true
+	case "Mutation.startLive":
+		if e.ComplexityRoot.Mutation.StartLive == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startLive_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartLive(childComplexity, args["id"].(string)), true
 	case "Mutation.unfollowUser":
 		if e.ComplexityRoot.Mutation.UnfollowUser == nil {
 			break
@@ -223,6 +412,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnfollowUser(childComplexity, args["userId"].(string)), true
+	case "Mutation.unlikePost":
+		if e.ComplexityRoot.Mutation.UnlikePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unlikePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnlikePost(childComplexity, args["id"].(string)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -362,6 +562,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.FollowingFeed(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
+	case "Query.liveFeed":
+		if e.ComplexityRoot.Query.LiveFeed == nil {
+			break
+		}
+
+		args, err := ec.field_Query_liveFeed_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.LiveFeed(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -449,6 +660,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputPublishPostInput,
+		ec.unmarshalInputScheduleLiveInput,
 	)
 	first := true
 
@@ -564,6 +776,23 @@ type Query {
     "Return posts newer than this cursor."
     before: String
   ): PostConnection!
+  """
+  Live-stream sessions of the anchors the viewer follows: LIVE sessions by
+  start time (newest first), then PREVIEW (scheduled) sessions by scheduled
+  start (soonest first), then REPLAY sessions by end time (newest first);
+  ties by id, descending.
+
+  The first page takes a snapshot of the LIVE and PREVIEW sessions; later
+  pages read the same snapshot and then the replays, so sessions that start
+  or end while the viewer scrolls neither jump nor repeat. A cursor whose
+  snapshot has expired fails with CURSOR_EXPIRED: start again from the top.
+  """
+  liveFeed(
+    "How many sessions to return. 1..100, default 20."
+    first: Int
+    "Continue after this cursor."
+    after: String
+  ): LiveSessionConnection!
 }
 
 type Mutation {
@@ -575,6 +804,88 @@ type Mutation {
   followUser(userId: ID!): FollowPayload!
   "Stop following a user. Their posts leave the viewer's feed. Idempotent."
   unfollowUser(userId: ID!): FollowPayload!
+  "Like a post as the viewer. Idempotent: liking twice counts once."
+  likePost(id: ID!): LikePayload!
+  "Take back the viewer's like. Idempotent."
+  unlikePost(id: ID!): LikePayload!
+  "Schedule a live session as the viewer (its anchor). It is PREVIEW until started."
+  scheduleLive(input: ScheduleLiveInput!): LivePayload!
+  "Start one of the viewer's scheduled sessions: PREVIEW becomes LIVE."
+  startLive(id: ID!): LivePayload!
+  """
+  End one of the viewer's sessions. A LIVE session becomes REPLAY and reaches
+  followers' replay timelines. A PREVIEW session ended before it started is
+  cancelled: it leaves every live feed and has no replay.
+  """
+  endLive(id: ID!): LivePayload!
+}
+
+"What to schedule."
+input ScheduleLiveInput {
+  "The session's title: 1 to 200 characters."
+  title: String!
+  "When the session is planned to start."
+  scheduledStartAt: DateTime!
+}
+
+"The result of ` + "`" + `likePost` + "`" + ` and ` + "`" + `unlikePost` + "`" + `."
+type LikePayload {
+  "The post, with its updated counters."
+  post: Post!
+}
+
+"The result of ` + "`" + `scheduleLive` + "`" + `, ` + "`" + `startLive` + "`" + ` and ` + "`" + `endLive` + "`" + `."
+type LivePayload {
+  "The session in its new state."
+  session: LiveSession!
+}
+
+"The state of a live session."
+enum LiveState {
+  "Streaming now."
+  LIVE
+  "Scheduled, not started yet."
+  PREVIEW
+  "Ended; a recording can be watched."
+  REPLAY
+}
+
+"A page of live sessions."
+type LiveSessionConnection {
+  "The sessions of this page, in feed order."
+  edges: [LiveSessionEdge!]!
+  "Where this page sits in the feed."
+  pageInfo: PageInfo!
+}
+
+"A live session in a feed page."
+type LiveSessionEdge {
+  "Opaque cursor of this position; pass it as ` + "`" + `after` + "`" + `."
+  cursor: String!
+  "The session, with its current state."
+  node: LiveSession!
+  "The state the session had when this paging session's snapshot was taken; it decides the edge's place in the feed."
+  state: LiveState!
+}
+
+"A live-stream session of an anchor."
+type LiveSession implements Node {
+  "Opaque global id."
+  id: ID!
+  "The numeric id in the database, as a decimal string."
+  databaseId: ID!
+  "Who streams it."
+  anchor: User!
+  "The session's title."
+  title: String!
+  "Its current state. A cancelled session (ended before it started) is REPLAY with no startedAt."
+  state: LiveState!
+  "When it is or was planned to start."
+  scheduledStartAt: DateTime
+  "When it started."
+  startedAt: DateTime
+  "When it ended."
+  endedAt: DateTime
 }
 
 "What to publish."
@@ -700,6 +1011,66 @@ func (ec *executionContext) childFields_FollowPayload(ctx context.Context, field
 		return ec.fieldContext_FollowPayload_user(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FollowPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_LikePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_LikePayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LikePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_LivePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "session":
+		return ec.fieldContext_LivePayload_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LivePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_LiveSession_id(ctx, field)
+	case "databaseId":
+		return ec.fieldContext_LiveSession_databaseId(ctx, field)
+	case "anchor":
+		return ec.fieldContext_LiveSession_anchor(ctx, field)
+	case "title":
+		return ec.fieldContext_LiveSession_title(ctx, field)
+	case "state":
+		return ec.fieldContext_LiveSession_state(ctx, field)
+	case "scheduledStartAt":
+		return ec.fieldContext_LiveSession_scheduledStartAt(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_LiveSession_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_LiveSession_endedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveSession", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveSessionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_LiveSessionConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_LiveSessionConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveSessionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveSessionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_LiveSessionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_LiveSessionEdge_node(ctx, field)
+	case "state":
+		return ec.fieldContext_LiveSessionEdge_state(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveSessionEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -930,6 +1301,20 @@ func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_endLive_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_followUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -941,6 +1326,20 @@ func (ec *executionContext) field_Mutation_followUser_args(ctx context.Context, 
 		return nil, err
 	}
 	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_likePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -958,6 +1357,34 @@ func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_scheduleLive_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (ScheduleLiveInput, error) {
+			return ec.unmarshalNScheduleLiveInput2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐScheduleLiveInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startLive_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unfollowUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -969,6 +1396,20 @@ func (ec *executionContext) field_Mutation_unfollowUser_args(ctx context.Context
 		return nil, err
 	}
 	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unlikePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -1021,6 +1462,28 @@ func (ec *executionContext) field_Query_followingFeed_args(ctx context.Context, 
 		return nil, err
 	}
 	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_liveFeed_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -1165,6 +1628,405 @@ func (ec *executionContext) fieldContext_FollowPayload_user(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _LikePayload_post(ctx context.Context, field graphql.CollectedField, obj *LikePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LikePayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LikePayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LikePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LivePayload_session(ctx context.Context, field graphql.CollectedField, obj *LivePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LivePayload_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.LiveSession) graphql.Marshaler {
+			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐLiveSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LivePayload_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LivePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LiveSession_id(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveSession().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveSession_databaseId(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_databaseId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveSession().DatabaseID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_databaseId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveSession_anchor(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_anchor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveSession().Anchor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_anchor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LiveSession_title(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LiveSession_state(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveSession().State(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v LiveState) graphql.Marshaler {
+			return ec.marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type LiveState does not have child fields"))
+}
+
+func (ec *executionContext) _LiveSession_scheduledStartAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_scheduledStartAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScheduledStartAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_scheduledStartAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _LiveSession_startedAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _LiveSession_endedAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _LiveSessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *LiveSessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSessionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*LiveSessionEdge) graphql.Marshaler {
+			return ec.marshalNLiveSessionEdge2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveSessionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSessionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveSessionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveSessionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LiveSessionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *LiveSessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSessionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSessionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveSessionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LiveSessionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *LiveSessionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSessionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSessionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSessionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LiveSessionEdge_node(ctx context.Context, field graphql.CollectedField, obj *LiveSessionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSessionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.LiveSession) graphql.Marshaler {
+			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐLiveSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSessionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveSessionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LiveSessionEdge_state(ctx context.Context, field graphql.CollectedField, obj *LiveSessionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSessionEdge_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v LiveState) graphql.Marshaler {
+			return ec.marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSessionEdge_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSessionEdge", field, false, false, errors.New("field of type LiveState does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_publishPost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -1337,6 +2199,226 @@ func (ec *executionContext) fieldContext_Mutation_unfollowUser(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unfollowUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_likePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_likePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LikePost(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LikePayload) graphql.Marshaler {
+			return ec.marshalNLikePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLikePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_likePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LikePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_likePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unlikePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unlikePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnlikePost(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LikePayload) graphql.Marshaler {
+			return ec.marshalNLikePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLikePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unlikePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LikePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unlikePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_scheduleLive(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_scheduleLive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ScheduleLive(ctx, fc.Args["input"].(ScheduleLiveInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LivePayload) graphql.Marshaler {
+			return ec.marshalNLivePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLivePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_scheduleLive(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LivePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_scheduleLive_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startLive(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startLive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartLive(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LivePayload) graphql.Marshaler {
+			return ec.marshalNLivePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLivePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startLive(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LivePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startLive_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_endLive(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_endLive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EndLive(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LivePayload) graphql.Marshaler {
+			return ec.marshalNLivePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLivePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_endLive(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LivePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_endLive_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -2015,6 +3097,50 @@ func (ec *executionContext) fieldContext_Query_followingFeed(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_followingFeed_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_liveFeed(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_liveFeed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().LiveFeed(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LiveSessionConnection) graphql.Marshaler {
+			return ec.marshalNLiveSessionConnection2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveSessionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_liveFeed(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveSessionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_liveFeed_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -3370,6 +4496,43 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputScheduleLiveInput(ctx context.Context, obj any) (ScheduleLiveInput, error) {
+	var it ScheduleLiveInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "scheduledStartAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "scheduledStartAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scheduledStartAt"))
+			data, err := ec.unmarshalNDateTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScheduledStartAt = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -3392,6 +4555,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Post(ctx, sel, obj)
+	case feedcore.LiveSession:
+		return ec._LiveSession(ctx, sel, &obj)
+	case *feedcore.LiveSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._LiveSession(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -3481,6 +4651,378 @@ func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var likePayloadImplementors = []string{"LikePayload"}
+
+func (ec *executionContext) _LikePayload(ctx context.Context, sel ast.SelectionSet, obj *LikePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, likePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LikePayload")
+		case "post":
+			out.Values[i] = ec._LikePayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var livePayloadImplementors = []string{"LivePayload"}
+
+func (ec *executionContext) _LivePayload(ctx context.Context, sel ast.SelectionSet, obj *LivePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, livePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LivePayload")
+		case "session":
+			out.Values[i] = ec._LivePayload_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var liveSessionImplementors = []string{"LiveSession", "Node"}
+
+func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionSet, obj *feedcore.LiveSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liveSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiveSession")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LiveSession_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "databaseId":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LiveSession_databaseId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "anchor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LiveSession_anchor(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "title":
+			out.Values[i] = ec._LiveSession_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LiveSession_state(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "scheduledStartAt":
+			out.Values[i] = ec._LiveSession_scheduledStartAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._LiveSession_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "endedAt":
+			out.Values[i] = ec._LiveSession_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var liveSessionConnectionImplementors = []string{"LiveSessionConnection"}
+
+func (ec *executionContext) _LiveSessionConnection(ctx context.Context, sel ast.SelectionSet, obj *LiveSessionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liveSessionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiveSessionConnection")
+		case "edges":
+			out.Values[i] = ec._LiveSessionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._LiveSessionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var liveSessionEdgeImplementors = []string{"LiveSessionEdge"}
+
+func (ec *executionContext) _LiveSessionEdge(ctx context.Context, sel ast.SelectionSet, obj *LiveSessionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liveSessionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiveSessionEdge")
+		case "cursor":
+			out.Values[i] = ec._LiveSessionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._LiveSessionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._LiveSessionEdge_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -3525,6 +5067,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unfollowUser":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unfollowUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "likePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_likePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unlikePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unlikePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scheduleLive":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_scheduleLive(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startLive":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startLive(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endLive":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_endLive(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -4109,6 +5686,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_followingFeed(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "liveFeed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_liveFeed(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -4903,6 +6502,82 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) marshalNLikePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLikePayload(ctx context.Context, sel ast.SelectionSet, v *LikePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LikePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLivePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLivePayload(ctx context.Context, sel ast.SelectionSet, v *LivePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LivePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐLiveSession(ctx context.Context, sel ast.SelectionSet, v *feedcore.LiveSession) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LiveSession(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLiveSessionConnection2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveSessionConnection(ctx context.Context, sel ast.SelectionSet, v *LiveSessionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LiveSessionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLiveSessionEdge2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveSessionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*LiveSessionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLiveSessionEdge2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveSessionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLiveSessionEdge2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveSessionEdge(ctx context.Context, sel ast.SelectionSet, v *LiveSessionEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LiveSessionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx context.Context, v any) (LiveState, error) {
+	var res LiveState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx context.Context, sel ast.SelectionSet, v LiveState) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -4982,6 +6657,11 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋfeedd�
 		return graphql.Null
 	}
 	return ec._PublishPostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNScheduleLiveInput2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐScheduleLiveInput(ctx context.Context, v any) (ScheduleLiveInput, error) {
+	res, err := ec.unmarshalInputScheduleLiveInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -5177,6 +6857,24 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalODateTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := gqlscalar.UnmarshalDateTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := gqlscalar.MarshalDateTime(*v)
 	return res
 }
 

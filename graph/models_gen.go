@@ -3,6 +3,12 @@
 package graph
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
 	"github.com/feedd/feedd/feedcore"
 )
 
@@ -16,6 +22,36 @@ type DeletePostPayload struct {
 type FollowPayload struct {
 	// The user followed or unfollowed, with updated counts.
 	User *feedcore.User `json:"user"`
+}
+
+// The result of `likePost` and `unlikePost`.
+type LikePayload struct {
+	// The post, with its updated counters.
+	Post *feedcore.Post `json:"post"`
+}
+
+// The result of `scheduleLive`, `startLive` and `endLive`.
+type LivePayload struct {
+	// The session in its new state.
+	Session *feedcore.LiveSession `json:"session"`
+}
+
+// A page of live sessions.
+type LiveSessionConnection struct {
+	// The sessions of this page, in feed order.
+	Edges []*LiveSessionEdge `json:"edges"`
+	// Where this page sits in the feed.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A live session in a feed page.
+type LiveSessionEdge struct {
+	// Opaque cursor of this position; pass it as `after`.
+	Cursor string `json:"cursor"`
+	// The session, with its current state.
+	Node *feedcore.LiveSession `json:"node"`
+	// The state the session had when this paging session's snapshot was taken; it decides the edge's place in the feed.
+	State LiveState `json:"state"`
 }
 
 type Mutation struct {
@@ -74,4 +110,73 @@ type PublishPostPayload struct {
 }
 
 type Query struct {
+}
+
+// What to schedule.
+type ScheduleLiveInput struct {
+	// The session's title: 1 to 200 characters.
+	Title string `json:"title"`
+	// When the session is planned to start.
+	ScheduledStartAt time.Time `json:"scheduledStartAt"`
+}
+
+// The state of a live session.
+type LiveState string
+
+const (
+	// Streaming now.
+	LiveStateLive LiveState = "LIVE"
+	// Scheduled, not started yet.
+	LiveStatePreview LiveState = "PREVIEW"
+	// Ended; a recording can be watched.
+	LiveStateReplay LiveState = "REPLAY"
+)
+
+var AllLiveState = []LiveState{
+	LiveStateLive,
+	LiveStatePreview,
+	LiveStateReplay,
+}
+
+func (e LiveState) IsValid() bool {
+	switch e {
+	case LiveStateLive, LiveStatePreview, LiveStateReplay:
+		return true
+	}
+	return false
+}
+
+func (e LiveState) String() string {
+	return string(e)
+}
+
+func (e *LiveState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = LiveState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid LiveState", str)
+	}
+	return nil
+}
+
+func (e LiveState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *LiveState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e LiveState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

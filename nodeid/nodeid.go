@@ -18,8 +18,9 @@ type Type string
 
 // The types that have global ids.
 const (
-	Post Type = "Post"
-	User Type = "User"
+	Post        Type = "Post"
+	User        Type = "User"
+	LiveSession Type = "LiveSession"
 )
 
 // Node is what Query.node returns: a *feedcore.Post or a *feedcore.User.
@@ -45,7 +46,7 @@ func Decode(raw string) (Type, uint64, error) {
 	}
 	name, num, ok := strings.Cut(string(b), ":")
 	t := Type(name)
-	if !ok || (t != Post && t != User) {
+	if !ok || (t != Post && t != User && t != LiveSession) {
 		return "", 0, fmt.Errorf("%w %q", ErrMalformed, raw)
 	}
 	// ParseUint accepts no sign and no spaces, so each id has one encoding.

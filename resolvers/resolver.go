@@ -24,10 +24,14 @@ func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} 
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 func (r *Resolver) Post() graph.PostResolver         { return &postResolver{r} }
 func (r *Resolver) User() graph.UserResolver         { return &userResolver{r} }
+func (r *Resolver) LiveSession() graph.LiveSessionResolver {
+	return &liveSessionResolver{r}
+}
 
 type (
-	queryResolver    struct{ *Resolver }
-	mutationResolver struct{ *Resolver }
-	postResolver     struct{ *Resolver }
-	userResolver     struct{ *Resolver }
+	queryResolver       struct{ *Resolver }
+	mutationResolver    struct{ *Resolver }
+	postResolver        struct{ *Resolver }
+	userResolver        struct{ *Resolver }
+	liveSessionResolver struct{ *Resolver }
 )

@@ -1,0 +1,86 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/graph"
+	"github.com/feedd/feedd/nodeid"
+)
+
+func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string) (*graph.LiveSessionConnection, error) {
+	viewer, err := r.viewerID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := pageSize("first", first); err != nil {
+		return nil, err
+	}
+	p, err := r.Svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: viewer, First: deref(first), After: deref(after)})
+	if err != nil {
+		return nil, err
+	}
+	edges := make([]*graph.LiveSessionEdge, len(p.Edges))
+	for i, e := range p.Edges {
+		edges[i] = &graph.LiveSessionEdge{Cursor: e.Cursor, Node: e.Session, State: graph.LiveState(e.State)}
+	}
+	return &graph.LiveSessionConnection{Edges: edges, PageInfo: &graph.PageInfo{
+		HasNextPage:     p.HasNext,
+		HasPreviousPage: p.HasPrevious,
+		StartCursor:     nonEmpty(p.StartCursor),
+		EndCursor:       nonEmpty(p.EndCursor),
+	}}, nil
+}
+
+func (r *mutationResolver) ScheduleLive(ctx context.Context, input graph.ScheduleLiveInput) (*graph.LivePayload, error) {
+	viewer, err := r.viewerID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := r.Svc.ScheduleLive(ctx, viewer, input.Title, input.ScheduledStartAt)
+	if err != nil {
+		return nil, err
+	}
+	return &graph.LivePayload{Session: l}, nil
+}
+
+func (r *mutationResolver) StartLive(ctx context.Context, id string) (*graph.LivePayload, error) {
+	return r.liveOp(ctx, id, r.Svc.StartLive)
+}
+
+func (r *mutationResolver) EndLive(ctx context.Context, id string) (*graph.LivePayload, error) {
+	return r.liveOp(ctx, id, r.Svc.EndLive)
+}
+
+func (r *mutationResolver) liveOp(ctx context.Context, id string, op func(context.Context, feedcore.ID, feedcore.ID) (*feedcore.LiveSession, error)) (*graph.LivePayload, error) {
+	viewer, err := r.viewerID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sid, err := decodeID("id", id, nodeid.LiveSession)
+	if err != nil {
+		return nil, err
+	}
+	l, err := op(ctx, viewer, sid)
+	if err != nil {
+		return nil, err
+	}
+	return &graph.LivePayload{Session: l}, nil
+}
+
+func (r *liveSessionResolver) ID(_ context.Context, l *feedcore.LiveSession) (string, error) {
+	return nodeid.Encode(nodeid.LiveSession, l.ID), nil
+}
+
+func (r *liveSessionResolver) DatabaseID(_ context.Context, l *feedcore.LiveSession) (string, error) {
+	return feedcore.FormatID(l.ID), nil
+}
+
+func (r *liveSessionResolver) Anchor(ctx context.Context, l *feedcore.LiveSession) (*feedcore.User, error) {
+	return r.Svc.User(ctx, l.Anchor)
+}
+
+func (r *liveSessionResolver) State(_ context.Context, l *feedcore.LiveSession) (graph.LiveState, error) {
+	return graph.LiveState(l.State()), nil
+}
+
