@@ -80,10 +80,12 @@ func (s *Service) upgrade(ctx context.Context, reader ID) error {
 		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 			return err
 		}
-		for _, f := range bigs {
-			if err := s.backfill(ctx, reader, f); err != nil {
-				return err
-			}
+		edges := make([]Edge, len(bigs))
+		for i, f := range bigs {
+			edges[i] = Edge{Follower: reader, Followee: f}
+		}
+		if err := s.backfillMany(ctx, edges); err != nil {
+			return err
 		}
 		return s.do(ctx, s.c.B().Hset().Key(s.k.reader(reader)).FieldValue().FieldValue("c", "1").Build()).Error()
 	})

@@ -13,6 +13,7 @@ const (
 	evDelete   = "del" // fan a removal out
 	evPromote  = "pro" // an author crossed the big-V threshold
 	evActivate = "act" // a returning reader: join active sets, backfill
+	evReplay   = "rep" // fan an ended live session out to replay inboxes
 )
 
 // event is one entry of the events stream.

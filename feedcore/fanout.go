@@ -208,12 +208,16 @@ func (s *Service) execute(ctx context.Context, t task) error {
 // reclaimer leaves a live task alone). Tests hold this budget.
 func (s *Service) chunkCmds(t task, targets []string, ck string) []rueidis.Completed {
 	cmds := make([]rueidis.Completed, 0, len(targets)+len(targets)/trimEvery+4)
+	tl := s.postsTL()
+	if t.Type == evReplay {
+		tl = s.replaysTL()
+	}
 	for _, m := range targets {
 		reader, _ := memberID(m)
 		if t.Type == evDelete {
-			cmds = append(cmds, s.inboxRemoveCmd(reader, t.Item.ID))
+			cmds = append(cmds, s.inboxRemoveCmd(tl, reader, t.Item.ID))
 		} else {
-			cmds = s.appendPush(cmds, reader, t.Item, trimDue(reader, t.Item.ID))
+			cmds = s.appendPush(cmds, tl, reader, t.Item, trimDue(reader, t.Item.ID))
 		}
 	}
 	return append(cmds, s.c.B().Set().Key(ck).Value(targets[len(targets)-1]).Ex(checkpointTTL).Build(),
@@ -232,20 +236,20 @@ func trimDue(reader, post ID) bool {
 }
 
 // appendPush appends the writes that push it into reader's inbox.
-func (s *Service) appendPush(cmds []rueidis.Completed, reader ID, it Item, trim bool) []rueidis.Completed {
-	cmds = append(cmds, s.c.B().Zadd().Key(s.k.inbox(reader)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+func (s *Service) appendPush(cmds []rueidis.Completed, tl timeline, reader ID, it Item, trim bool) []rueidis.Completed {
+	cmds = append(cmds, s.c.B().Zadd().Key(tl.inbox(reader)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
 	if trim {
-		cmds = append(cmds, s.c.B().Zremrangebyrank().Key(s.k.inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
+		cmds = append(cmds, s.c.B().Zremrangebyrank().Key(tl.inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
 	}
 	return cmds
 }
 
 // inboxRemoveCmd removes posts from reader's inbox, keeping its horizon.
-func (s *Service) inboxRemoveCmd(reader ID, posts ...ID) rueidis.Completed {
+func (s *Service) inboxRemoveCmd(tl timeline, reader ID, posts ...ID) rueidis.Completed {
 	args := make([]string, 0, 1+len(posts))
 	args = append(args, itoa(s.o.InboxCap))
 	args = append(args, members(posts)...)
-	return inboxRemove.cmd(s.c.B(), []string{s.k.inbox(reader), s.k.reader(reader)}, args)
+	return inboxRemove.cmd(s.c.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

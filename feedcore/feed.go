@@ -18,6 +18,7 @@ const (
 
 // view is what a read knows of its viewer, loaded in its first round trip.
 type view struct {
+	tl        timeline
 	viewer    ID
 	follows   map[ID]bool
 	followees []ID
@@ -36,11 +37,15 @@ type specRead struct {
 	ok    bool
 }
 
-// entry is a post found for a page, with its position.
-type entry struct {
-	it   Item
-	post *Post
+// entry is an item found for a page (a post, a replay), with its position.
+type entry[T any] struct {
+	it  Item
+	val *T
 }
+
+// loader reads the items' values and returns those the viewer may see,
+// nil for the others.
+type loader[T any] func(ctx context.Context, v *view, items []Item) ([]*T, error)
 
 // FollowingFeed returns one page of viewer's following feed: the posts of
 // the viewer and of everyone the viewer follows, newest first. See
@@ -62,11 +67,11 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (*FeedPage
 		it := c.Item()
 		pos = &it
 	}
-	v, err := s.loadView(ctx, req.Viewer, o, pos, n+1)
+	v, err := s.loadView(ctx, s.postsTL(), req.Viewer, o, pos, n+1)
 	if err != nil {
 		return nil, err
 	}
-	found, scanned, more, err := s.collect(ctx, v, o, pos, n+1)
+	found, scanned, more, err := collect(ctx, s, v, o, pos, n+1, s.visiblePosts)
 	if err != nil {
 		return nil, err
 	}
@@ -103,12 +108,12 @@ func orDefault(n int) int {
 
 // loadView reads the viewer's graph and reader state, records the read, and
 // speculatively seeks the inbox for round one, all in one round trip.
-func (s *Service) loadView(ctx context.Context, viewer ID, o scanOrder, pos *Item, limit int) (*view, error) {
+func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOrder, pos *Item, limit int) (*view, error) {
 	cmds := []rueidis.Completed{
 		s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build(),
 		s.c.B().Smembers().Key(s.k.bigV()).Build(),
 		s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build(),
-		s.seekCmd(o, source{key: s.k.inbox(viewer), inboxOf: viewer}, pos, limit),
+		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
 	}
 	if t := s.touchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -117,7 +122,7 @@ func (s *Service) loadView(ctx context.Context, viewer ID, o scanOrder, pos *Ite
 	if err := firstErr(rs); err != nil {
 		return nil, err
 	}
-	v := &view{viewer: viewer, follows: map[ID]bool{}, spec: specRead{from: pos, limit: limit, res: rs[3], ok: true}}
+	v := &view{tl: tl, viewer: viewer, follows: map[ID]bool{}, spec: specRead{from: pos, limit: limit, res: rs[3], ok: true}}
 	fg, _ := rs[0].AsStrSlice()
 	bv, _ := rs[1].AsStrSlice()
 	big := make(map[string]bool, len(bv))
@@ -152,23 +157,23 @@ func (s *Service) loadView(ctx context.Context, viewer ID, o scanOrder, pos *Ite
 // collect walks the timeline from pos in order o until it has need visible
 // posts, the timeline ends, or the read bound is reached. It returns the
 // posts found, how far it scanned, and whether more may follow.
-func (s *Service) collect(ctx context.Context, v *view, o scanOrder, pos *Item, need int) ([]entry, *Item, bool, error) {
-	var found []entry
+func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *Item, need int, load loader[T]) ([]entry[T], *Item, bool, error) {
+	var found []entry[T]
 	cur, batch := pos, need
 	for round := 0; round < maxRounds; round++ {
 		items, next, err := s.scan(ctx, v, o, cur, batch)
 		if err != nil {
 			return nil, nil, false, err
 		}
-		posts, err := s.visiblePosts(ctx, v, items)
+		vals, err := load(ctx, v, items)
 		if err != nil {
 			return nil, nil, false, err
 		}
-		for i, p := range posts {
-			if p == nil {
+		for i, val := range vals {
+			if val == nil {
 				continue
 			}
-			found = append(found, entry{it: items[i], post: p})
+			found = append(found, entry[T]{it: items[i], val: val})
 			if len(found) == need {
 				return found, &items[i], true, nil
 			}
@@ -217,7 +222,7 @@ func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*P
 type source struct {
 	key      string
 	min, max *Item
-	inboxOf  ID // set for an inbox: its seek also returns the horizon
+	horizon  string // set for an inbox: its seek also returns the horizon kept here
 }
 
 func (src source) keeps(it Item) bool {
@@ -286,10 +291,10 @@ func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *Item,
 // pushedSources are the inbox and, for an incomplete inbox, the outboxes of
 // big-V followees, kept at or above hz.
 func (s *Service) pushedSources(v *view, hz *Item) []source {
-	srcs := []source{{key: s.k.inbox(v.viewer), min: hz, inboxOf: v.viewer}}
+	srcs := []source{{key: v.tl.inbox(v.viewer), min: hz, horizon: v.tl.horizon(v.viewer)}}
 	if !v.complete {
 		for _, f := range v.bigV {
-			srcs = append(srcs, source{key: s.k.outbox(f), min: hz})
+			srcs = append(srcs, source{key: v.tl.outbox(f), min: hz})
 		}
 	}
 	return srcs
@@ -298,9 +303,9 @@ func (s *Service) pushedSources(v *view, hz *Item) []source {
 // pulledSources are every followee's outbox and the viewer's own, kept
 // below hz.
 func (s *Service) pulledSources(v *view, hz *Item) []source {
-	srcs := []source{{key: s.k.outbox(v.viewer), max: hz}}
+	srcs := []source{{key: v.tl.outbox(v.viewer), max: hz}}
 	for _, f := range v.followees {
-		srcs = append(srcs, source{key: s.k.outbox(f), max: hz})
+		srcs = append(srcs, source{key: v.tl.outbox(f), max: hz})
 	}
 	return srcs
 }
@@ -311,7 +316,7 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item
 	var cmds []rueidis.Completed
 	var at []int
 	for i, src := range srcs {
-		if src.inboxOf != 0 && v.spec.ok && v.spec.limit == limit && samePos(v.spec.from, cur) {
+		if src.horizon != "" && v.spec.ok && v.spec.limit == limit && samePos(v.spec.from, cur) {
 			res[i] = v.spec.res
 			continue
 		}
@@ -330,7 +335,7 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item
 		if err != nil {
 			return nil, nil, err
 		}
-		if src.inboxOf != 0 && hz != nil && (v.horizon == nil || hz.Before(*v.horizon)) {
+		if src.horizon != "" && hz != nil && (v.horizon == nil || hz.Before(*v.horizon)) {
 			v.horizon = hz
 			return nil, nil, errHorizonMoved
 		}
@@ -363,14 +368,14 @@ func (s *Service) seekCmd(o scanOrder, src source, from *Item, limit int) rueidi
 	if o == newer {
 		sc = seekNewer
 	}
-	if src.inboxOf != 0 {
-		return sc.cmd(s.c.B(), []string{src.key, s.k.reader(src.inboxOf)}, []string{ts, m, itoa(limit), itoa(s.o.InboxCap)})
+	if src.horizon != "" {
+		return sc.cmd(s.c.B(), []string{src.key, src.horizon}, []string{ts, m, itoa(limit), itoa(s.o.InboxCap)})
 	}
 	return sc.cmd(s.c.B(), []string{src.key}, []string{ts, m, itoa(limit)})
 }
 
 // page turns what collect found into a FeedPage of n edges.
-func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry, scanned *Item, more bool) *FeedPage {
+func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[Post], scanned *Item, more bool) *FeedPage {
 	seal := func(it Item) string {
 		return s.sealer.Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
@@ -381,7 +386,7 @@ func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry, scann
 		if o == newer { // found closest to the cursor first; show newest first
 			j = len(shown) - 1 - i
 		}
-		pg.Edges[j] = FeedEdge{Post: e.post, Cursor: seal(e.it)}
+		pg.Edges[j] = FeedEdge{Post: e.val, Cursor: seal(e.it)}
 	}
 	// The far end advances past everything scanned, or to the last edge
 	// when the next visible post is already known.

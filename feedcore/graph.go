@@ -157,62 +157,73 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) error {
 	if err := firstErr(rs); err != nil {
 		return err
 	}
-	// Only the author's newest cap posts can be in an inbox of cap entries.
-	recent, err := s.newest(ctx, s.k.outbox(target), s.o.InboxCap)
-	if err != nil || len(recent) == 0 {
-		return err
+	// Only the author's newest cap items can be in an inbox of cap entries.
+	tls := s.timelines()
+	reads := make([]rueidis.Completed, len(tls))
+	for i, tl := range tls {
+		reads[i] = s.newestCmd(tl.outbox(target), s.o.InboxCap)
 	}
-	ids := make([]ID, len(recent))
-	for i, it := range recent {
-		ids[i] = it.ID
-	}
-	return s.do(ctx, s.inboxRemoveCmd(viewer, ids...)).Error()
-}
-
-// backfillMany copies each followee's newest posts, up to the inbox cap,
-// into its follower's inbox. When a followee has more, the inbox horizon
-// rises to the oldest copied one, so reads pull whatever lies below it.
-func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
-	authors := map[ID]int{}
-	var reads []rueidis.Completed
-	for _, e := range edges {
-		if _, ok := authors[e.Followee]; !ok {
-			authors[e.Followee] = len(reads)
-			reads = append(reads, s.newestCmd(s.k.outbox(e.Followee), s.o.InboxCap+1))
-		}
-	}
-	rs := s.doMulti(ctx, reads...)
-	var writes []rueidis.Completed
-	for _, e := range edges {
-		recent, err := parseEntries(rs[authors[e.Followee]])
+	var removes []rueidis.Completed
+	for i, r := range s.doMulti(ctx, reads...) {
+		recent, err := parseEntries(r)
 		if err != nil {
 			return err
 		}
 		if len(recent) == 0 {
 			continue
 		}
-		var floor *Item
-		if len(recent) > s.o.InboxCap {
-			recent = recent[:s.o.InboxCap]
-			floor = &recent[len(recent)-1]
+		ids := make([]ID, len(recent))
+		for j, it := range recent {
+			ids[j] = it.ID
 		}
-		writes = append(writes, s.inboxAddCmd(e.Follower, recent, floor))
+		removes = append(removes, s.inboxRemoveCmd(tls[i], viewer, ids...))
+	}
+	return firstErr(s.doMulti(ctx, removes...))
+}
+
+// backfillMany copies each followee's newest items, up to the inbox cap,
+// into its follower's inbox, for every kind of timeline. When a followee has
+// more, the inbox horizon rises to the oldest copied one, so reads pull
+// whatever lies below it. Two round trips for the whole batch.
+func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
+	type source struct {
+		tl     int
+		author ID
+	}
+	at := map[source]int{}
+	var reads []rueidis.Completed
+	for t, tl := range s.timelines() {
+		for _, e := range edges {
+			src := source{tl: t, author: e.Followee}
+			if _, ok := at[src]; !ok {
+				at[src] = len(reads)
+				reads = append(reads, s.newestCmd(tl.outbox(e.Followee), s.o.InboxCap+1))
+			}
+		}
+	}
+	rs := s.doMulti(ctx, reads...)
+	var writes []rueidis.Completed
+	for t, tl := range s.timelines() {
+		for _, e := range edges {
+			recent, err := parseEntries(rs[at[source{tl: t, author: e.Followee}]])
+			if err != nil {
+				return err
+			}
+			if len(recent) == 0 {
+				continue
+			}
+			var floor *Item
+			if len(recent) > s.o.InboxCap {
+				recent = recent[:s.o.InboxCap]
+				floor = &recent[len(recent)-1]
+			}
+			writes = append(writes, s.inboxAddCmd(tl, e.Follower, recent, floor))
+		}
 	}
 	return firstErr(s.doMulti(ctx, writes...))
 }
 
-// backfill is backfillMany for one reader and author.
-func (s *Service) backfill(ctx context.Context, reader, author ID) error {
-	return s.backfillMany(ctx, []Edge{{Follower: reader, Followee: author}})
-}
-
-// addToInbox writes items into reader's inbox, trimming it and keeping its
-// horizon, in one script call.
-func (s *Service) addToInbox(ctx context.Context, reader ID, items []Item, floor *Item) error {
-	return s.do(ctx, s.inboxAddCmd(reader, items, floor)).Error()
-}
-
-func (s *Service) inboxAddCmd(reader ID, items []Item, floor *Item) rueidis.Completed {
+func (s *Service) inboxAddCmd(tl timeline, reader ID, items []Item, floor *Item) rueidis.Completed {
 	args := make([]string, 0, 3+2*len(items))
 	args = append(args, itoa(s.o.InboxCap))
 	if floor != nil {
@@ -223,7 +234,7 @@ func (s *Service) inboxAddCmd(reader ID, items []Item, floor *Item) rueidis.Comp
 	for _, it := range items {
 		args = append(args, scoreArg(it.TS), member(it.ID))
 	}
-	return inboxAdd.cmd(s.c.B(), []string{s.k.inbox(reader), s.k.reader(reader)}, args)
+	return inboxAdd.cmd(s.c.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
 }
 
 // newest returns up to n newest entries of a timeline.

@@ -27,5 +27,14 @@ func (k keys) tasks() string          { return k.p + "fo:tk" }           // stre
 func (k keys) checkpoint(task string) string {
 	return k.p + "fo:ck:" + task // string: last follower done by a task
 }
+func (k keys) replayInbox(id ID) string  { return k.p + "ri:" + k.tag(id) } // zset(ended ms, member): pushed replays
+func (k keys) replayOutbox(id ID) string { return k.p + "ro:" + k.tag(id) } // zset(ended ms, member): an anchor's replays
+func (k keys) replayReader(id ID) string { return k.p + "rr:" + k.tag(id) } // hash: replay inbox horizon
+func (k keys) live(id ID) string         { return k.p + "ls:" + k.tag(id) } // hash: live session
+func (k keys) liveQueue(id ID) string    { return k.p + "lq:" + k.tag(id) } // zset(+started or -scheduled, member): an anchor's LIVE and PREVIEW sessions
+func (k keys) liveAnchors() string       { return k.p + "lanchors" }       // set(member): anchors with a non-empty queue
+func (k keys) snapshot(viewer ID, snap string) string {
+	return k.p + "lsn:" + k.tag(viewer) + ":" + snap // zset: a live feed snapshot
+}
 func (k keys) seq() string       { return k.p + "seq" }  // counter for new ids
 func (k keys) cursorKey() string { return k.p + "ckey" } // shared cursor sealing key

@@ -36,7 +36,7 @@ func TestInboxMemoryPerEntry(t *testing.T) {
 	var cmds []rueidis.Completed
 	for i := range 2 * s.o.InboxCap { // overfill: trims bring it back to the cap
 		it := Item{TS: ts + int64(i)*1000, ID: 117657342161455529 + ID(i)*7919}
-		cmds = s.appendPush(cmds, reader, it, trimDue(reader, it.ID))
+		cmds = s.appendPush(cmds, s.postsTL(), reader, it, trimDue(reader, it.ID))
 	}
 	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.k.inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {

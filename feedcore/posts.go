@@ -81,7 +81,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (int, error) {
 	for _, p := range ps {
 		it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
 		cmds = append(cmds, s.c.B().Zadd().Key(s.k.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
-		cmds = s.appendPush(cmds, p.Author, it, true)
+		cmds = s.appendPush(cmds, s.postsTL(), p.Author, it, true)
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		return 0, err
@@ -118,7 +118,7 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) error {
 	}
 	rs := s.doMulti(ctx,
 		s.c.B().Zrem().Key(s.k.outbox(p.Author)).Member(member(p.ID)).Build(),
-		s.inboxRemoveCmd(p.Author, p.ID))
+		s.inboxRemoveCmd(s.postsTL(), p.Author, p.ID))
 	if err := firstErr(rs); err != nil {
 		return err
 	}

@@ -158,7 +158,7 @@ func (s *Service) handleEvent(ctx context.Context, _ string, e rueidis.XRangeEnt
 	}
 	s.stats.events.Add(1)
 	switch ev.Type {
-	case evPublish, evDelete:
+	case evPublish, evDelete, evReplay:
 		return s.dispatch(ctx, e.ID, ev)
 	case evPromote:
 		return s.promote(ctx, ev.User)

@@ -1,0 +1,19 @@
+package feedcore
+
+// timeline names the keys of one kind of timeline. Posts and live replays
+// run through the same hybrid machinery: an outbox per author, an inbox
+// per reader with its horizon hash, the same fan-out and the same read.
+type timeline struct {
+	inbox, outbox, horizon func(ID) string
+}
+
+func (s *Service) postsTL() timeline {
+	return timeline{inbox: s.k.inbox, outbox: s.k.outbox, horizon: s.k.reader}
+}
+
+func (s *Service) replaysTL() timeline {
+	return timeline{inbox: s.k.replayInbox, outbox: s.k.replayOutbox, horizon: s.k.replayReader}
+}
+
+// timelines are every kind, for follows, unfollows and upgrades.
+func (s *Service) timelines() []timeline { return []timeline{s.postsTL(), s.replaysTL()} }
