@@ -32,7 +32,7 @@ func (k keys) replayOutbox(id ID) string { return k.p + "ro:" + k.tag(id) } // z
 func (k keys) replayReader(id ID) string { return k.p + "rr:" + k.tag(id) } // hash: replay inbox horizon
 func (k keys) live(id ID) string         { return k.p + "ls:" + k.tag(id) } // hash: live session
 func (k keys) liveQueue(id ID) string    { return k.p + "lq:" + k.tag(id) } // zset(+started or -scheduled, member): an anchor's LIVE and PREVIEW sessions
-func (k keys) liveAnchors() string       { return k.p + "lanchors" }       // set(member): anchors with a non-empty queue
+func (k keys) liveAnchors() string       { return k.p + "lanchors" }        // set(member): anchors with a non-empty queue
 func (k keys) snapshot(viewer ID, snap string) string {
 	return k.p + "lsn:" + k.tag(viewer) + ":" + snap // zset: a live feed snapshot
 }
