@@ -85,7 +85,7 @@ func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 	}
 	mode, _ := rs[0].ToString()
 	n, _ := rs[1].AsInt64()
-	if mode != pushAct && int(n) > s.o.BigVThreshold {
+	if mode != pushAct && n > s.bigV.Load() {
 		if err := s.promote(ctx, author); err != nil {
 			return "", err
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -27,6 +28,8 @@ type Service struct {
 	touches, activations *throttle
 
 	stats stats
+	// bigV is the big-V threshold in force; operators may change it live.
+	bigV atomic.Int64
 	// afterChunk, when set by a test, runs after each fan-out chunk.
 	afterChunk func()
 }
@@ -55,6 +58,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 		return nil, err
 	}
 	s.sealer = sealer
+	s.bigV.Store(int64(s.o.BigVThreshold))
 	return s, nil
 }
 
@@ -69,7 +73,7 @@ func (s *Service) Sealer() *Sealer { return s.sealer }
 
 // SetBigVThreshold changes the big-V threshold at run time (for operators
 // and tests). Authors cross it on their next follow or publish.
-func (s *Service) SetBigVThreshold(n int) { s.o.BigVThreshold = n }
+func (s *Service) SetBigVThreshold(n int) { s.bigV.Store(int64(n)) }
 
 func (s *Service) sharedCursorKey(ctx context.Context) ([]byte, error) {
 	fresh := make([]byte, 32)

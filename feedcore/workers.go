@@ -116,7 +116,9 @@ type handler func(ctx context.Context, consumer string, e rueidis.XRangeEntry) e
 // is the work not yet done.
 func (s *Service) consume(ctx context.Context, o WorkerOptions, stream, group, consumer string, h handler) {
 	for ctx.Err() == nil {
-		res, err := s.c.Do(ctx, s.c.B().Xreadgroup().Group(group, consumer).Count(8).
+		// One entry at a time: entries fetched ahead would sit pending and
+		// idle, and the reclaimer would hand them to a second worker.
+		res, err := s.c.Do(ctx, s.c.B().Xreadgroup().Group(group, consumer).Count(1).
 			Block(o.Block.Milliseconds()).Streams().Key(stream).Id(">").Build()).AsXRead()
 		if err != nil {
 			if !rueidis.IsRedisNil(err) && ctx.Err() == nil {
