@@ -18,6 +18,9 @@ type Options struct {
 	// CursorKey seals cursors. Empty: a key is created once in Redis and
 	// shared by every replica using the same store.
 	CursorKey []byte
+	// SnapshotTTL is how long a live feed snapshot lives: a paging session
+	// idle longer gets CURSOR_EXPIRED. Default 30 minutes.
+	SnapshotTTL time.Duration
 	// MaxTextLen is the longest post text, in characters. Default 2000.
 	MaxTextLen int
 	// Now is the clock; tests move it to age readers. Default time.Now.
@@ -36,6 +39,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FollowLimit <= 0 {
 		o.FollowLimit = 2000
+	}
+	if o.SnapshotTTL <= 0 {
+		o.SnapshotTTL = 30 * time.Minute
 	}
 	if o.MaxTextLen <= 0 {
 		o.MaxTextLen = 2000

@@ -28,16 +28,25 @@ func (s *Service) Publish(ctx context.Context, author ID, text string) (*Post, e
 		return nil, errorf(CodeBadInput, "text must be valid UTF-8")
 	}
 	now := s.o.Now()
-	seq, err := s.do(ctx, s.c.B().Incr().Key(s.k.seq()).Build()).AsInt64()
+	id, err := s.newID(ctx, now)
 	if err != nil {
 		return nil, err
 	}
-	// Time-ordered ids: milliseconds, then 16 bits of a shared counter.
-	p := &Post{ID: ID(now.UnixMilli())<<16 | ID(seq&0xffff), Author: author, Text: text, CreatedAt: now.Truncate(time.Millisecond)}
+	p := &Post{ID: id, Author: author, Text: text, CreatedAt: now.Truncate(time.Millisecond)}
 	if err := s.PutPost(ctx, p); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// newID returns a new time-ordered id for a post or live session:
+// milliseconds, then 16 bits of a counter shared by every replica.
+func (s *Service) newID(ctx context.Context, now time.Time) (ID, error) {
+	seq, err := s.do(ctx, s.c.B().Incr().Key(s.k.seq()).Build()).AsInt64()
+	if err != nil {
+		return 0, err
+	}
+	return ID(now.UnixMilli())<<16 | ID(seq&0xffff), nil
 }
 
 // PutPost stores a post with a given id and time (import, demo) and runs

@@ -1,0 +1,321 @@
+package feedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// liveModel is the oracle for the live feed.
+type liveModel struct {
+	sessions map[ID]*LiveSession
+	follows  map[ID]map[ID]bool
+}
+
+type liveWant struct {
+	id    ID
+	state LiveState
+}
+
+// feed applies the ordering rules to the snapshot at taken: LIVE by start
+// desc, PREVIEW by scheduled start asc, then replays ended by taken, by end
+// desc; ties by id desc.
+func (m *liveModel) feed(viewer ID, taken int64) []liveWant {
+	var snap, rep []liveEntry
+	for _, l := range m.sessions {
+		if !m.follows[viewer][l.Anchor] {
+			continue
+		}
+		switch {
+		case l.EndedAt == nil:
+			snap = append(snap, liveEntry{it: Item{TS: queueScore(l), ID: l.ID}, state: l.State()})
+		case l.StartedAt != nil && l.EndedAt.UnixMilli() <= taken:
+			rep = append(rep, liveEntry{it: Item{TS: l.EndedAt.UnixMilli(), ID: l.ID}, state: StateReplay})
+		}
+	}
+	var out []liveWant
+	for _, part := range [][]liveEntry{snap, rep} {
+		slices.SortFunc(part, func(a, b liveEntry) int {
+			if a.it.Before(b.it) {
+				return -1
+			}
+			return 1
+		})
+		for _, e := range part {
+			out = append(out, liveWant{e.it.ID, e.state})
+		}
+	}
+	return out
+}
+
+func pageLive(tb testing.TB, s *Service, viewer ID, n int, between func()) []liveWant {
+	tb.Helper()
+	var got []liveWant
+	after := ""
+	for pages := 0; pages < 10000; pages++ {
+		pg, err := s.LiveFeed(context.Background(), LiveRequest{Viewer: viewer, First: n, After: after})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, e := range pg.Edges {
+			got = append(got, liveWant{e.Session.ID, e.State})
+		}
+		if !pg.HasNext {
+			return got
+		}
+		after = pg.EndCursor
+		if between != nil {
+			between()
+		}
+	}
+	tb.Fatal("live feed does not end")
+	return nil
+}
+
+func ms(v int64) *time.Time { t := time.UnixMilli(v).UTC(); return &t }
+
+// TestLiveOrdering: one case per rule, ties included.
+func TestLiveOrdering(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	for _, a := range []ID{2, 3} {
+		if err := s.Follow(ctx, 1, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sessions := []*LiveSession{
+		{ID: 10, Anchor: 2, ScheduledStartAt: ms(100), StartedAt: ms(500)},                 // LIVE, started 500
+		{ID: 11, Anchor: 3, ScheduledStartAt: ms(100), StartedAt: ms(700)},                 // LIVE, started 700
+		{ID: 12, Anchor: 2, StartedAt: ms(700)},                                            // LIVE, tie on 700: id desc
+		{ID: 20, Anchor: 2, ScheduledStartAt: ms(9000)},                                    // PREVIEW, 9000
+		{ID: 21, Anchor: 3, ScheduledStartAt: ms(8000)},                                    // PREVIEW, soonest first
+		{ID: 22, Anchor: 3, ScheduledStartAt: ms(9000)},                                    // PREVIEW, tie: id desc
+		{ID: 30, Anchor: 2, StartedAt: ms(10), EndedAt: ms(300)},                           // REPLAY, ended 300
+		{ID: 31, Anchor: 3, StartedAt: ms(10), EndedAt: ms(400)},                           // REPLAY, newest end first
+		{ID: 32, Anchor: 3, StartedAt: ms(10), EndedAt: ms(300)},                           // REPLAY, tie: id desc
+		{ID: 40, Anchor: 2, ScheduledStartAt: ms(100), EndedAt: ms(200)},                   // cancelled: nowhere
+		{ID: 50, Anchor: 1, ScheduledStartAt: ms(100), StartedAt: ms(900)},                 // the viewer's own: not followed
+		{ID: 51, Anchor: 3, ScheduledStartAt: ms(100), StartedAt: ms(50), EndedAt: ms(60)}, // REPLAY, oldest
+	}
+	for _, l := range sessions {
+		l.Title = fmt.Sprint("session ", l.ID)
+		if err := s.PutLive(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(t, s)
+	want := []liveWant{
+		{12, StateLive}, {11, StateLive}, {10, StateLive},
+		{21, StatePreview}, {22, StatePreview}, {20, StatePreview},
+		{31, StateReplay}, {32, StateReplay}, {30, StateReplay}, {51, StateReplay},
+	}
+	for n := 1; n <= len(want)+1; n++ {
+		if got := pageLive(t, s, 1, n, nil); !slices.Equal(got, want) {
+			t.Fatalf("page size %d:\n got %v\nwant %v", n, got, want)
+		}
+	}
+}
+
+// TestLiveFeedMatchesModel: random schedule, start, end, follow and unfollow,
+// with sessions changing between the pages of a paging session, checked
+// against the oracle applied to the snapshot at the first page, at every
+// page size.
+func TestLiveFeedMatchesModel(t *testing.T) {
+	seeds := 4
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runLiveModel(t, uint64(seed)) })
+	}
+}
+
+func runLiveModel(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	clk := &clock{}
+	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	s := testService(t, Options{InboxCap: 3 + rng.IntN(4), BigVThreshold: 2, Now: clk.now})
+	ctx := context.Background()
+	const anchors, viewers = 5, 3
+	m := &liveModel{sessions: map[ID]*LiveSession{}, follows: map[ID]map[ID]bool{}}
+	for u := ID(1); u <= anchors+viewers; u++ {
+		mustUsers(t, s, u)
+		m.follows[u] = map[ID]bool{}
+	}
+	anchor := func() ID { return ID(1 + rng.IntN(anchors)) }
+	inState := func(st LiveState) *LiveSession {
+		var ids []ID
+		for id, l := range m.sessions {
+			if l.State() == st && !l.Cancelled() {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		slices.Sort(ids)
+		return m.sessions[ids[rng.IntN(len(ids))]]
+	}
+	// change applies one random session change to the service and the oracle.
+	change := func() {
+		clk.advance(time.Duration(rng.IntN(2)) * time.Millisecond)
+		switch rng.IntN(3) {
+		case 0:
+			a := anchor()
+			at := clk.now().Add(time.Duration(rng.IntN(5)) * time.Second)
+			l, err := s.ScheduleLive(ctx, a, "t", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.sessions[l.ID] = l
+		case 1:
+			if l := inState(StatePreview); l != nil {
+				got, err := s.StartLive(ctx, l.Anchor, l.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.sessions[l.ID] = got
+			}
+		case 2:
+			l := inState(StateLive)
+			if l == nil || rng.IntN(4) == 0 {
+				l = inState(StatePreview) // a cancellation
+			}
+			if l != nil {
+				got, err := s.EndLive(ctx, l.Anchor, l.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.sessions[l.ID] = got
+			}
+		}
+	}
+	for step := 0; step < 120; step++ {
+		switch op := rng.IntN(10); {
+		case op < 6:
+			change()
+		case op < 8:
+			v, a := ID(anchors+1+rng.IntN(viewers)), anchor()
+			if err := s.Follow(ctx, v, a); err != nil {
+				t.Fatal(err)
+			}
+			m.follows[v][a] = true
+		case op < 9:
+			v, a := ID(anchors+1+rng.IntN(viewers)), anchor()
+			if err := s.Unfollow(ctx, v, a); err != nil {
+				t.Fatal(err)
+			}
+			delete(m.follows[v], a)
+		default:
+			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
+		}
+		if step%20 == 19 {
+			drain(t, s)
+			for v := ID(anchors + 1); v <= anchors+viewers; v++ {
+				want := m.feed(v, clk.ms.Load())
+				n := 1 + rng.IntN(len(want)+1)
+				// Sessions keep changing between pages; the walk must not notice.
+				between := func() { clk.advance(time.Millisecond); change() }
+				if got := pageLive(t, s, v, n, between); !slices.Equal(got, want) {
+					t.Fatalf("viewer %d, page size %d:\n got %v\nwant %v", v, n, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestLiveCursors(t *testing.T) {
+	st := storetest.New(t)
+	s := newService(t, st, Options{SnapshotTTL: 200 * time.Millisecond})
+	startWorkers(t, s, WorkerOptions{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	if err := s.Follow(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := s.ScheduleLive(ctx, 2, "s", time.Now().Add(time.Duration(i+1)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pg, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1})
+	if err != nil || len(pg.Edges) != 1 || !pg.HasNext {
+		t.Fatalf("first page %+v, %v", pg, err)
+	}
+	code := func(err error) Code { return CodeOf(err) }
+	raw := []byte(pg.EndCursor)
+	raw[len(raw)/2] ^= 1
+	for name, req := range map[string]LiveRequest{
+		"tampered": {Viewer: 1, First: 1, After: string(raw)},
+		"foreign":  {Viewer: 3, First: 1, After: pg.EndCursor},
+		"garbled":  {Viewer: 1, First: 1, After: "not a cursor"},
+	} {
+		if _, err := s.LiveFeed(ctx, req); code(err) != CodeInvalidCursor {
+			t.Errorf("%s cursor: %v, want INVALID_CURSOR", name, err)
+		}
+	}
+	if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 101}); code(err) != CodeBadInput {
+		t.Errorf("first 101: %v, want BAD_USER_INPUT", err)
+	}
+	// Let the snapshot expire.
+	if st.Embedded != nil {
+		st.Embedded.FastForward(time.Second)
+	} else {
+		deadline := time.Now().Add(10 * time.Second)
+		for n := int64(1); n > 0 && time.Now().Before(deadline); {
+			n, _ = s.c.Do(ctx, s.c.B().Exists().Key(s.k.snapshot(1, mustRef(t, s, pg.EndCursor))).Build()).AsInt64()
+		}
+	}
+	_, err = s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: pg.EndCursor})
+	var fe *Error
+	if !errors.As(err, &fe) || fe.Code != CodeCursorExpired {
+		t.Fatalf("expired snapshot: %v, want CURSOR_EXPIRED", err)
+	}
+}
+
+func mustRef(tb testing.TB, s *Service, cursor string) string {
+	c, err := s.sealer.Open(cursor, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c.Session
+}
+
+func TestLiveTransitions(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2)
+	l, err := s.ScheduleLive(ctx, 1, "show", time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		op   func() error
+		want Code
+	}{
+		{"start by another", func() error { _, err := s.StartLive(ctx, 2, l.ID); return err }, CodeForbidden},
+		{"start missing", func() error { _, err := s.StartLive(ctx, 1, 999); return err }, CodeNotFound},
+		{"start", func() error { _, err := s.StartLive(ctx, 1, l.ID); return err }, ""},
+		{"start again", func() error { _, err := s.StartLive(ctx, 1, l.ID); return err }, CodeBadInput},
+		{"end", func() error { _, err := s.EndLive(ctx, 1, l.ID); return err }, ""},
+		{"end again", func() error { _, err := s.EndLive(ctx, 1, l.ID); return err }, CodeBadInput},
+		{"empty title", func() error { _, err := s.ScheduleLive(ctx, 1, " ", time.Now()); return err }, CodeBadInput},
+	} {
+		err := tc.op()
+		if (tc.want == "" && err != nil) || (tc.want != "" && CodeOf(err) != tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	got, err := s.liveSession(ctx, l.ID)
+	if err != nil || got.State() != StateReplay || got.Cancelled() {
+		t.Fatalf("ended session: %+v %v, want a replay", got, err)
+	}
+}
