@@ -108,6 +108,11 @@ func Load(ctx context.Context, svc *feedcore.Service, seed int64) (Report, error
 	}); err != nil {
 		return Report{}, fmt.Errorf("demo posts: %w", err)
 	}
+	for _, l := range makeSessions(rng, people, svc.Options().Now()) {
+		if err := svc.PutLive(ctx, l); err != nil {
+			return Report{}, fmt.Errorf("demo live sessions: %w", err)
+		}
+	}
 	if err := drain(ctx, svc); err != nil {
 		return Report{}, err
 	}
@@ -189,4 +194,38 @@ func inBatches[T any](ctx context.Context, items []T, size int, fn func(context.
 		g.Go(func() error { return fn(ctx, batch) })
 	}
 	return g.Wait()
+}
+
+// makeSessions gives the most followed users live sessions in every state:
+// live now (two starting in the same millisecond), scheduled, replays and a
+// cancelled one, so the live feed has something in each section.
+func makeSessions(rng *rand.Rand, people []person, now time.Time) []*feedcore.LiveSession {
+	top := append([]person(nil), people...)
+	sort.Slice(top, func(i, j int) bool { return top[i].rank < top[j].rank })
+	top = top[:min(16, len(top))]
+	at := func(d time.Duration) *time.Time { t := now.Add(d).Truncate(time.Millisecond).UTC(); return &t }
+	tie := at(-20 * time.Minute)
+	var out []*feedcore.LiveSession
+	for i, p := range top {
+		l := &feedcore.LiveSession{ID: feedcore.ID(900001 + i), Anchor: p.ID}
+		hours := time.Duration(1+rng.IntN(48)) * time.Hour
+		switch i % 4 {
+		case 0: // live now
+			l.Title, l.ScheduledStartAt, l.StartedAt = "Live: "+p.DisplayName+" on air", at(-hours/8), at(-hours/8+time.Minute)
+			if i < 8 {
+				l.StartedAt = tie
+			}
+		case 1: // scheduled
+			l.Title, l.ScheduledStartAt = "Coming up with "+p.DisplayName, at(hours)
+		case 2: // replay
+			l.Title, l.ScheduledStartAt, l.StartedAt, l.EndedAt = "Replay: "+p.DisplayName+" live", at(-hours), at(-hours), at(-hours+45*time.Minute)
+		case 3: // cancelled, or one more replay
+			l.Title, l.ScheduledStartAt, l.EndedAt = "Cancelled: "+p.DisplayName, at(-hours), at(-hours+time.Minute)
+			if i%8 == 7 {
+				l.Title, l.StartedAt = "Replay: "+p.DisplayName+" late show", at(-hours)
+			}
+		}
+		out = append(out, l)
+	}
+	return out
 }

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/feedd/feedd/feedcore"
 )
@@ -88,7 +89,22 @@ type Options struct {
 // Load reads JSON Lines from r and applies them to svc in order. Live and
 // counts lines are validated but not applied; see LoadWith.
 func Load(ctx context.Context, svc *feedcore.Service, r io.Reader) (Stats, error) {
-	return LoadWith(ctx, svc, r, Options{})
+	return LoadWith(ctx, svc, r, Options{Live: PutLive(svc)})
+}
+
+// PutLive is the Live hook that stores sessions in svc, in the state their
+// times give them (a replay is fanned out like a post).
+func PutLive(svc *feedcore.Service) func(context.Context, LiveLine) error {
+	return func(ctx context.Context, l LiveLine) error {
+		at := func(t time.Time) *time.Time {
+			if t.IsZero() {
+				return nil
+			}
+			return &t
+		}
+		return svc.PutLive(ctx, &feedcore.LiveSession{ID: l.ID, Anchor: l.Anchor, Title: l.Title,
+			ScheduledStartAt: at(l.ScheduledStartAt), StartedAt: at(l.StartedAt), EndedAt: at(l.EndedAt)})
+	}
 }
 
 // LoadWith is Load with hooks for the line types feedcore does not handle.

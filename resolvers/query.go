@@ -29,6 +29,15 @@ func (r *queryResolver) Node(ctx context.Context, id string) (nodeid.Node, error
 			return nil, nil
 		}
 		return ps[0], nil
+	case nodeid.LiveSession:
+		ls, err := r.Svc.LiveSessions(ctx, []feedcore.ID{dbID})
+		if err != nil {
+			return nil, err
+		}
+		if ls[0] == nil {
+			return nil, nil
+		}
+		return ls[0], nil
 	case nodeid.User:
 		us, err := r.Svc.Users(ctx, []feedcore.ID{dbID})
 		if err != nil {

@@ -48,8 +48,7 @@ func (s *storeFlags) options() feedcore.Options {
 	if s.cursorKey != "" {
 		o.CursorKey = []byte(s.cursorKey)
 	}
-	// snapshotTTL is accepted now so deployments can set it; feedcore has no
-	// live feed yet to apply it to.
+	o.SnapshotTTL = s.snapshotTTL
 	return o
 }
 
