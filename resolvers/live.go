@@ -83,4 +83,3 @@ func (r *liveSessionResolver) Anchor(ctx context.Context, l *feedcore.LiveSessio
 func (r *liveSessionResolver) State(_ context.Context, l *feedcore.LiveSession) (graph.LiveState, error) {
 	return graph.LiveState(l.State()), nil
 }
-
