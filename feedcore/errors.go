@@ -3,6 +3,7 @@ package feedcore
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code classifies an error for callers. The GraphQL layer reports it as
@@ -26,6 +27,8 @@ const (
 type Error struct {
 	Code    Code
 	Message string
+	// RetryAfter, for RATE_LIMITED, is how long to wait before retrying.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -36,5 +36,6 @@ func (k keys) liveAnchors() string       { return k.p + "lanchors" }        // s
 func (k keys) snapshot(viewer ID, snap string) string {
 	return k.p + "lsn:" + k.tag(viewer) + ":" + snap // zset: a live feed snapshot
 }
-func (k keys) seq() string       { return k.p + "seq" }  // counter for new ids
-func (k keys) cursorKey() string { return k.p + "ckey" } // shared cursor sealing key
+func (k keys) rateLimit(id ID) string { return k.p + "rl:" + k.tag(id) } // string: GCRA arrival time
+func (k keys) seq() string            { return k.p + "seq" }             // counter for new ids
+func (k keys) cursorKey() string      { return k.p + "ckey" }            // shared cursor sealing key
