@@ -5,10 +5,9 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/99designs/gqlgen/graphql/playground"
-
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/graphiql"
 )
 
 // exampleQuery is what GraphiQL opens with: the feed, a page at a time.
@@ -32,13 +31,15 @@ query Feed {
 }
 `
 
-// playgroundHandler serves GraphiQL. The first visit is redirected to a URL
-// carrying the example query (and, with dev auth, an X-Viewer-Id header),
-// because GraphiQL takes initial state from its URL; after that GraphiQL
-// keeps the user's own edits in the URL.
+// playgroundHandler serves GraphiQL, and its assets, from files embedded in
+// the binary (package graphiql): nothing is loaded from a CDN, so it works
+// offline. The assets live under the page's own path (/?asset=NAME&v=HASH).
+// The first visit is redirected to a URL carrying the example query (and,
+// with dev auth, an X-Viewer-Id header), because GraphiQL takes initial
+// state from its URL; after that GraphiQL keeps the user's own edits in the
+// URL.
 func playgroundHandler(cfg Config) http.Handler {
-	page := playground.Handler("feedd", "/query", playground.WithGraphiqlPersistStateInURL(true),
-		playground.WithStoragePrefix("feedd"))
+	page := graphiql.New(graphiql.Config{Title: "feedd · GraphiQL", Endpoint: "/query", StoragePrefix: "feedd", Path: "/"})
 	start := url.Values{"query": {exampleQuery}}
 	if cfg.DevAuth && cfg.PlaygroundViewer != 0 {
 		h, _ := json.MarshalIndent(map[string]string{auth.DevHeader: feedcore.FormatID(cfg.PlaygroundViewer)}, "", "  ")
