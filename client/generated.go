@@ -1719,11 +1719,11 @@ func (v *NodeNodeUser) __premarshalJSON() (*__premarshalNodeNodeUser, error) {
 // NodeResponse is returned by Node on success.
 type NodeResponse struct {
 	// Refetch any object by its global `id`. Returns null when it does not exist or was deleted.
-	Node *NodeNode `json:"-"`
+	Node NodeNode `json:"-"`
 }
 
 // GetNode returns NodeResponse.Node, and is useful for accessing the field via an interface.
-func (v *NodeResponse) GetNode() *NodeNode { return v.Node }
+func (v *NodeResponse) GetNode() NodeNode { return v.Node }
 
 func (v *NodeResponse) UnmarshalJSON(b []byte) error {
 
@@ -1747,9 +1747,8 @@ func (v *NodeResponse) UnmarshalJSON(b []byte) error {
 		dst := &v.Node
 		src := firstPass.Node
 		if len(src) != 0 && string(src) != "null" {
-			*dst = new(NodeNode)
 			err = __unmarshalNodeNode(
-				src, *dst)
+				src, dst)
 			if err != nil {
 				return fmt.Errorf(
 					"unable to unmarshal NodeResponse.Node: %w", err)
@@ -1778,14 +1777,12 @@ func (v *NodeResponse) __premarshalJSON() (*__premarshalNodeResponse, error) {
 
 		dst := &retval.Node
 		src := v.Node
-		if src != nil {
-			var err error
-			*dst, err = __marshalNodeNode(
-				src)
-			if err != nil {
-				return nil, fmt.Errorf(
-					"unable to marshal NodeResponse.Node: %w", err)
-			}
+		var err error
+		*dst, err = __marshalNodeNode(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal NodeResponse.Node: %w", err)
 		}
 	}
 	return &retval, nil
