@@ -26,7 +26,7 @@ import (
 	"sync"
 )
 
-//go:embed page.html start.js dist/*.js dist/*.css
+//go:embed page.html start.js dist/*.js dist/*.css dist/SHA256SUMS
 var files embed.FS
 
 // AssetParam is the query parameter naming an asset.
@@ -80,7 +80,7 @@ func New(cfg Config) *Handler {
 	h := &Handler{assets: map[string]*asset{}}
 	urls := map[string]string{}
 	err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || p == "page.html" {
+		if err != nil || d.IsDir() || (path.Ext(p) != ".js" && path.Ext(p) != ".css") {
 			return err
 		}
 		body, err := files.ReadFile(p)
