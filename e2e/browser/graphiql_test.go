@@ -150,7 +150,9 @@ func (l *pageLog) event(m cdpMessage) {
 			if other {
 				l.targets = append(l.targets, p.TargetInfo.Type+" "+p.TargetInfo.URL)
 			}
-			l.attach(p.SessionID, other)
+			if l.attach != nil {
+				l.attach(p.SessionID, other)
+			}
 		}
 	case "Network.requestWillBeSent":
 		var p struct {
@@ -294,10 +296,10 @@ func TestGraphiQLOffline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	log := &pageLog{}
-	c := startChrome(t, bin, log.event, append(quietFlags,
-		"--proxy-server=http://"+trap.addr,
+	c := startChrome(t, bin, log.event, slices.Concat(quietFlags, []string{
+		"--proxy-server=http://" + trap.addr,
 		"--window-size=1280,900",
-	)...)
+	})...)
 	// A frame or worker the page starts waits until its requests are
 	// watched too, then runs.
 	attach := func(session string, watch bool) {
