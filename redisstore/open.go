@@ -10,6 +10,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // Options says which Redis to open.
@@ -78,7 +80,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("ping Redis at %s: %w", addrOf(o.URL), err)
 	}
-	return &Store{Client: client, Embedded: emb}, nil
+	// Every call is charged to the round-trip counter of its request.
+	return &Store{Client: roundtrip.Wrap(client), Embedded: emb}, nil
 }
 
 // Close closes the client and the embedded server, if any.

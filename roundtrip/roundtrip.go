@@ -1,0 +1,130 @@
+// Package roundtrip counts the Redis round trips a request costs. A request
+// carries a Counter in its context; a client wrapped with Wrap charges every
+// call that reaches Redis to it. Calls served from rueidis's client-side
+// cache cost nothing. Branches run with Parallel overlap, so they are
+// charged the longest branch, not the sum: that is what the request waits.
+package roundtrip
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Counter counts one request's round trips. Safe for concurrent use.
+type Counter struct{ n atomic.Int64 }
+
+// Trips is how many round trips were charged so far.
+func (c *Counter) Trips() int { return int(c.n.Load()) }
+
+func (c *Counter) add(n int) {
+	if c != nil && n > 0 {
+		c.n.Add(int64(n))
+	}
+}
+
+type ctxKey struct{}
+
+// NewContext returns ctx carrying a fresh Counter, and the Counter.
+func NewContext(ctx context.Context) (context.Context, *Counter) {
+	c := &Counter{}
+	return context.WithValue(ctx, ctxKey{}, c), c
+}
+
+// FromContext returns ctx's Counter, or nil when it has none.
+func FromContext(ctx context.Context) *Counter {
+	c, _ := ctx.Value(ctxKey{}).(*Counter)
+	return c
+}
+
+// Parallel runs fns concurrently (the first on the calling goroutine) and
+// returns the first error. Each runs against its own Counter; ctx's Counter
+// is then charged the most any one of them took.
+func Parallel(ctx context.Context, fns ...func(context.Context) error) error {
+	parent := FromContext(ctx)
+	errs := make([]error, len(fns))
+	subs := make([]Counter, len(fns))
+	var wg sync.WaitGroup
+	for i := len(fns) - 1; i >= 0; i-- {
+		cctx := ctx
+		if parent != nil {
+			cctx = context.WithValue(ctx, ctxKey{}, &subs[i])
+		}
+		if i == 0 {
+			errs[0] = fns[0](cctx)
+			break
+		}
+		wg.Go(func() { errs[i] = fns[i](cctx) })
+	}
+	wg.Wait()
+	most := 0
+	for i := range subs {
+		most = max(most, subs[i].Trips())
+	}
+	parent.add(most)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Wrap returns c charging each call's round trip to the Counter in the
+// call's context, if any. Dedicated connections and Nodes are not counted.
+func Wrap(c rueidis.Client) rueidis.Client {
+	if _, ok := c.(counting); ok {
+		return c
+	}
+	return counting{c}
+}
+
+type counting struct{ rueidis.Client }
+
+func charge(ctx context.Context) { FromContext(ctx).add(1) }
+
+func (c counting) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	charge(ctx)
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c counting) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	if len(multi) > 0 {
+		charge(ctx)
+	}
+	return c.Client.DoMulti(ctx, multi...)
+}
+
+func (c counting) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
+	r := c.Client.DoCache(ctx, cmd, ttl)
+	if !r.IsCacheHit() {
+		charge(ctx)
+	}
+	return r
+}
+
+func (c counting) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
+	rs := c.Client.DoMultiCache(ctx, multi...)
+	for _, r := range rs {
+		if !r.IsCacheHit() {
+			charge(ctx)
+			break
+		}
+	}
+	return rs
+}
+
+func (c counting) DoStream(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResultStream {
+	charge(ctx)
+	return c.Client.DoStream(ctx, cmd)
+}
+
+func (c counting) DoMultiStream(ctx context.Context, multi ...rueidis.Completed) rueidis.MultiRedisResultStream {
+	if len(multi) > 0 {
+		charge(ctx)
+	}
+	return c.Client.DoMultiStream(ctx, multi...)
+}
