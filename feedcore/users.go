@@ -73,7 +73,9 @@ func validHandle(h string) error {
 func (s *Service) Users(ctx context.Context, ids []ID) ([]*User, error) {
 	cmds := make([]rueidis.CacheableTTL, len(ids))
 	for i, id := range ids {
-		cmds[i] = rueidis.CT(s.c.B().Hgetall().Key(s.k.user(id)).Cache(), profileTTL)
+		// Static TTL: profile keys never expire in Redis, so rueidis's
+		// per-read PTTL check would only add commands to every miss.
+		cmds[i] = rueidis.CT(s.c.B().Hgetall().Key(s.k.user(id)).Cache().ToStaticTTL(), profileTTL)
 	}
 	out := make([]*User, len(ids))
 	for i, r := range s.c.DoMultiCache(ctx, cmds...) {

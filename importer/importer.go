@@ -74,7 +74,8 @@ func (e *LineError) Error() string {
 
 func (e *LineError) Unwrap() error { return e.Err }
 
-// Options adds what feedcore cannot yet do itself.
+// Options chooses how live and counts lines are applied (Load uses
+// PutLive and PutCounts), and the batch size.
 type Options struct {
 	// Live applies a validated live line. Nil: live lines are validated and
 	// counted in Stats.Skipped.
@@ -86,10 +87,19 @@ type Options struct {
 	BatchSize int
 }
 
-// Load reads JSON Lines from r and applies them to svc in order. Live and
-// counts lines are validated but not applied; see LoadWith.
+// Load reads JSON Lines from r and applies them to svc in order, every
+// line type included (see PutLive and PutCounts).
 func Load(ctx context.Context, svc *feedcore.Service, r io.Reader) (Stats, error) {
-	return LoadWith(ctx, svc, r, Options{Live: PutLive(svc)})
+	return LoadWith(ctx, svc, r, Options{Live: PutLive(svc), Counts: PutCounts(svc)})
+}
+
+// PutCounts is the Counts hook that sets a post's counters in svc. The
+// post must exist (an earlier line or an earlier import).
+func PutCounts(svc *feedcore.Service) func(context.Context, CountsLine) error {
+	return func(ctx context.Context, c CountsLine) error {
+		return svc.SetCounts(ctx, c.Post, feedcore.PostCounts{
+			Likes: int(c.Likes), Comments: int(c.Comments), Reposts: int(c.Reposts), Favorites: int(c.Favorites)})
+	}
 }
 
 // PutLive is the Live hook that stores sessions in svc, in the state their

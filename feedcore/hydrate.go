@@ -1,0 +1,165 @@
+package feedcore
+
+import (
+	"context"
+
+	"github.com/feedd/feedd/roundtrip"
+	"github.com/redis/rueidis"
+)
+
+// Hydration: what a page shows besides its items (authors, counters, the
+// viewer's flags) is read in one round trip, and the content that does not
+// change (posts, profiles) through rueidis's server-assisted client-side
+// cache: a second read on this replica costs no round trip, and any write
+// to a cached key makes Redis invalidate every replica's copy at once.
+// Counters and the viewer's flags are never cached.
+//
+// Posts change only when deleted (HSET d=1), which invalidates them, so
+// every post read by a feed goes through the cache; the hottest, big-V
+// posts, are the ones that stay in it. The keys carry no Redis TTL, so
+// the entries use a static TTL: rueidis skips its per-read PTTL check and
+// a miss costs exactly the plain read.
+
+// cachedPostCmds are the cacheable reads of posts ids.
+func (s *Service) cachedPostCmds(ids []ID) []rueidis.CacheableTTL {
+	cmds := make([]rueidis.CacheableTTL, len(ids))
+	for i, id := range ids {
+		cmds[i] = rueidis.CT(s.c.B().Hgetall().Key(s.k.post(id)).Cache().ToStaticTTL(), bigVPostTTL)
+	}
+	return cmds
+}
+
+// CachedPosts is Posts read through the client-side cache: no round trip
+// when every post is cached. A deleted post comes back with Deleted set.
+func (s *Service) CachedPosts(ctx context.Context, ids []ID) ([]*Post, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rs := s.c.DoMultiCache(ctx, s.cachedPostCmds(ids)...)
+	out := make([]*Post, len(ids))
+	for i, r := range rs {
+		p, err := parsePost(ids[i], r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// cachedPostsWith is CachedPosts sending writes (which may be empty) to
+// Redis at the same time; the two overlap, so together they cost the one
+// round trip of the slower. It returns the first error of either.
+func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Completed, ids []ID) ([]*Post, error) {
+	if len(writes) == 0 {
+		return s.CachedPosts(ctx, ids)
+	}
+	var ps []*Post
+	err := roundtrip.Parallel(ctx,
+		func(ctx context.Context) (err error) { ps, err = s.CachedPosts(ctx, ids); return err },
+		func(ctx context.Context) error { return firstErr(s.doMulti(ctx, writes...)) })
+	if err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// HydrateRequest names what a page needs read besides its items. Every
+// list may be empty; viewer flags are false for Viewer 0.
+type HydrateRequest struct {
+	Viewer ID
+	// Counts and Liked are posts whose counters, and whether the viewer
+	// likes them, are read.
+	Counts, Liked []ID
+	// Users are profiles read (through the client-side cache);
+	// GraphCounts users whose follower and following counts are read;
+	// Following users the viewer may follow.
+	Users, GraphCounts, Following []ID
+}
+
+// Hydration answers a HydrateRequest: each slice in the order of its
+// request list. Users holds nil where no profile exists.
+type Hydration struct {
+	Counts      []PostCounts
+	Liked       []bool
+	Users       []*User
+	GraphCounts []GraphCounts
+	Following   []bool
+}
+
+// Hydrate reads everything req names in one round trip: profiles through
+// the client-side cache (free when all are cached), overlapping one
+// pipeline of the uncached reads.
+func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (*Hydration, error) {
+	h := &Hydration{}
+	liked, following := req.Liked, req.Following
+	if req.Viewer == 0 {
+		h.Liked, h.Following = make([]bool, len(liked)), make([]bool, len(following))
+		liked, following = nil, nil
+	}
+	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1)
+	for _, id := range req.Counts {
+		cmds = append(cmds, s.postCountsCmd(id))
+	}
+	for _, id := range liked {
+		cmds = append(cmds, s.likedCmd(req.Viewer, id))
+	}
+	for _, id := range req.GraphCounts {
+		cmds = append(cmds, s.c.B().Zcard().Key(s.k.followers(id)).Build(), s.c.B().Zcard().Key(s.k.following(id)).Build())
+	}
+	if len(following) > 0 {
+		cmds = append(cmds, s.c.B().Zmscore().Key(s.k.following(req.Viewer)).Member(members(following)...).Build())
+	}
+	uncached := func(ctx context.Context) error {
+		if len(cmds) == 0 {
+			return nil
+		}
+		rs := s.doMulti(ctx, cmds...)
+		var err error
+		if h.Counts, err = parseCounts(rs[:len(req.Counts)]); err != nil {
+			return err
+		}
+		rs = rs[len(req.Counts):]
+		if len(liked) > 0 {
+			if h.Liked, err = parseFlags(rs[:len(liked)]); err != nil {
+				return err
+			}
+			rs = rs[len(liked):]
+		}
+		h.GraphCounts = make([]GraphCounts, len(req.GraphCounts))
+		for i := range req.GraphCounts {
+			fr, err := rs[2*i].AsInt64()
+			if err != nil {
+				return err
+			}
+			fg, err := rs[2*i+1].AsInt64()
+			if err != nil {
+				return err
+			}
+			h.GraphCounts[i] = GraphCounts{Followers: int(fr), Following: int(fg)}
+		}
+		rs = rs[2*len(req.GraphCounts):]
+		if len(following) > 0 {
+			scores, err := rs[0].ToArray()
+			if err != nil {
+				return err
+			}
+			h.Following = make([]bool, len(following))
+			for i, sc := range scores {
+				h.Following[i] = !sc.IsNil()
+			}
+		}
+		return nil
+	}
+	var err error
+	if len(req.Users) == 0 {
+		err = uncached(ctx)
+	} else {
+		err = roundtrip.Parallel(ctx, uncached,
+			func(ctx context.Context) (err error) { h.Users, err = s.Users(ctx, req.Users); return err })
+	}
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}

@@ -1,0 +1,170 @@
+package feedcore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Engagement keys share the post's hash tag, so the like script may touch
+// the post, its likers and its counters together on a Redis Cluster.
+// Counters live apart from the post hash: a like must not invalidate the
+// client-side cached copies of a hot post on every replica.
+func (k keys) likers(post ID) string     { return k.p + "pl:" + k.tag(post) } // set(member): who liked a post
+func (k keys) postCounts(post ID) string { return k.p + "pc:" + k.tag(post) } // hash l, c, r, f: a post's counters
+
+// PostCounts are a post's engagement counters.
+type PostCounts struct{ Likes, Comments, Reposts, Favorites int }
+
+// counterFields are the fields of a counters hash, in PostCounts order.
+var counterFields = []string{"l", "c", "r", "f"}
+
+// likeScript adds (ARGV[2] "1") or removes ("-1") the like of ARGV[1] on
+// the post KEYS[1]: the likers set KEYS[2] makes it idempotent, and the
+// likes counter in KEYS[3] moves only when the set did, in the same atomic
+// step, so the counter cannot drift from what likers did. A missing or
+// deleted post replies an empty array. Otherwise it replies the post's
+// author, time and text, then its four counters (empty when never set).
+var likeScript = newScript(false, `
+local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd')
+if not p[1] or p[4] == '1' then return {} end
+local changed
+if ARGV[2] == '1' then
+  changed = redis.call('SADD', KEYS[2], ARGV[1])
+else
+  changed = redis.call('SREM', KEYS[2], ARGV[1])
+end
+if changed == 1 and redis.call('HINCRBY', KEYS[3], 'l', ARGV[2]) < 0 then
+  redis.call('HSET', KEYS[3], 'l', 0)
+end
+local c = redis.call('HMGET', KEYS[3], 'l', 'c', 'r', 'f')
+return {p[1], p[2], p[3], c[1] or '', c[2] or '', c[3] or '', c[4] or ''}
+`)
+
+// setCountsScript sets the counters of the existing post KEYS[1]; 0 when
+// there is no such post.
+var setCountsScript = newScript(false, `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], 'l', ARGV[1], 'c', ARGV[2], 'r', ARGV[3], 'f', ARGV[4])
+return 1
+`)
+
+// Like records that viewer likes post, once however often it is called,
+// and returns the post with its counters. A missing or deleted post is
+// NOT_FOUND.
+func (s *Service) Like(ctx context.Context, viewer, post ID) (*Post, PostCounts, error) {
+	return s.like(ctx, viewer, post, "1")
+}
+
+// Unlike takes viewer's like of post back, if any, and returns the post
+// with its counters. A missing or deleted post is NOT_FOUND.
+func (s *Service) Unlike(ctx context.Context, viewer, post ID) (*Post, PostCounts, error) {
+	return s.like(ctx, viewer, post, "-1")
+}
+
+func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Post, PostCounts, error) {
+	if viewer == 0 {
+		return nil, PostCounts{}, errorf(CodeUnauthenticated, "sign in to like posts")
+	}
+	r := s.do(ctx, likeScript.cmd(s.c.B(),
+		[]string{s.k.post(post), s.k.likers(post), s.k.postCounts(post)},
+		[]string{member(viewer), delta}))
+	vs, err := r.ToArray()
+	if err != nil {
+		return nil, PostCounts{}, err
+	}
+	if len(vs) == 0 {
+		return nil, PostCounts{}, errorf(CodeNotFound, "no post with id %d", post)
+	}
+	if len(vs) != 7 {
+		return nil, PostCounts{}, errorf(CodeInternal, "like script replied %d values", len(vs))
+	}
+	str := func(i int) string { s, _ := vs[i].ToString(); return s }
+	author, _ := ParseID(str(0))
+	ts, _ := parseInt(str(1))
+	p := &Post{ID: post, Author: author, Text: str(2), CreatedAt: time.UnixMilli(ts).UTC()}
+	return p, countsOf(str(3), str(4), str(5), str(6)), nil
+}
+
+// SetCounts sets a post's counters (import). The likes counter is set
+// as given; likers recorded so far stay, and later likes and unlikes move
+// the counter from the value set. A missing post is NOT_FOUND.
+func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) error {
+	if c.Likes < 0 || c.Comments < 0 || c.Reposts < 0 || c.Favorites < 0 {
+		return errorf(CodeBadInput, "counts must be 0 or more")
+	}
+	n, err := s.do(ctx, setCountsScript.cmd(s.c.B(), []string{s.k.post(post), s.k.postCounts(post)},
+		[]string{strconv.Itoa(c.Likes), strconv.Itoa(c.Comments), strconv.Itoa(c.Reposts), strconv.Itoa(c.Favorites)})).AsInt64()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errorf(CodeNotFound, "no post with id %d", post)
+	}
+	return nil
+}
+
+// PostCounts returns the counters of posts in order (zero for a post that
+// has none), in one round trip. Counters are never cached.
+func (s *Service) PostCounts(ctx context.Context, ids []ID) ([]PostCounts, error) {
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.postCountsCmd(id)
+	}
+	return parseCounts(s.doMulti(ctx, cmds...))
+}
+
+// Liked reports, for each post, whether viewer likes it, in one round trip.
+func (s *Service) Liked(ctx context.Context, viewer ID, posts []ID) ([]bool, error) {
+	cmds := make([]rueidis.Completed, len(posts))
+	for i, id := range posts {
+		cmds[i] = s.likedCmd(viewer, id)
+	}
+	return parseFlags(s.doMulti(ctx, cmds...))
+}
+
+func (s *Service) postCountsCmd(post ID) rueidis.Completed {
+	return s.c.B().Hmget().Key(s.k.postCounts(post)).Field(counterFields...).Build()
+}
+
+func (s *Service) likedCmd(viewer, post ID) rueidis.Completed {
+	return s.c.B().Sismember().Key(s.k.likers(post)).Member(member(viewer)).Build()
+}
+
+func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
+	out := make([]PostCounts, len(rs))
+	for i, r := range rs {
+		vs, err := r.ToArray()
+		if err != nil {
+			return nil, err
+		}
+		if len(vs) != len(counterFields) {
+			return nil, errorf(CodeInternal, "counters read %d values", len(vs))
+		}
+		var f [4]string
+		for j, v := range vs {
+			f[j], _ = v.ToString() // nil: never set, 0
+		}
+		out[i] = countsOf(f[0], f[1], f[2], f[3])
+	}
+	return out, nil
+}
+
+func countsOf(l, c, r, f string) PostCounts {
+	n := func(s string) int { v, _ := strconv.Atoi(s); return max(v, 0) }
+	return PostCounts{Likes: n(l), Comments: n(c), Reposts: n(r), Favorites: n(f)}
+}
+
+func parseFlags(rs []rueidis.RedisResult) ([]bool, error) {
+	out := make([]bool, len(rs))
+	for i, r := range rs {
+		b, err := r.AsBool()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
