@@ -3,14 +3,38 @@ package resolvers
 import (
 	"context"
 
-	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
+	"github.com/feedd/feedd/nodeid"
 )
 
 func (r *mutationResolver) LikePost(ctx context.Context, id string) (*graph.LikePayload, error) {
-	return nil, fail(feedcore.CodeInternal, "likes are not implemented yet")
+	return r.like(ctx, id, true)
 }
 
 func (r *mutationResolver) UnlikePost(ctx context.Context, id string) (*graph.LikePayload, error) {
-	return nil, fail(feedcore.CodeInternal, "likes are not implemented yet")
+	return r.like(ctx, id, false)
+}
+
+// like likes or unlikes a post; the payload's counters and viewerHasLiked
+// are the ones the change left, primed from its reply.
+func (r *mutationResolver) like(ctx context.Context, id string, like bool) (*graph.LikePayload, error) {
+	viewer, err := r.viewerID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	postID, err := decodeID("id", id, nodeid.Post)
+	if err != nil {
+		return nil, err
+	}
+	op := r.Svc.Unlike
+	if like {
+		op = r.Svc.Like
+	}
+	p, counts, err := op(ctx, viewer, postID)
+	if err != nil {
+		return nil, err
+	}
+	ld := r.loaders(ctx)
+	ld.PrimeLike(p.ID, counts, like)
+	return &graph.LikePayload{Post: p}, nil
 }

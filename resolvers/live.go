@@ -21,8 +21,13 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 		return nil, err
 	}
 	edges := make([]*graph.LiveSessionEdge, len(p.Edges))
+	sessions := make([]*feedcore.LiveSession, len(p.Edges))
 	for i, e := range p.Edges {
 		edges[i] = &graph.LiveSessionEdge{Cursor: e.Cursor, Node: e.Session, State: graph.LiveState(e.State)}
+		sessions[i] = e.Session
+	}
+	if err := r.hydrateSessions(ctx, r.loaders(ctx), sessions); err != nil {
+		return nil, err
 	}
 	return &graph.LiveSessionConnection{Edges: edges, PageInfo: &graph.PageInfo{
 		HasNextPage:     p.HasNext,
@@ -76,8 +81,16 @@ func (r *liveSessionResolver) DatabaseID(_ context.Context, l *feedcore.LiveSess
 	return feedcore.FormatID(l.ID), nil
 }
 
+// Anchor reads through the request's loaders; a liveFeed page has primed them.
 func (r *liveSessionResolver) Anchor(ctx context.Context, l *feedcore.LiveSession) (*feedcore.User, error) {
-	return r.Svc.User(ctx, l.Anchor)
+	u, err := r.loaders(ctx).User(ctx, l.Anchor)
+	if err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, fail(feedcore.CodeNotFound, "the anchor of live session %d (user %d) has no profile", l.ID, l.Anchor)
+	}
+	return u, nil
 }
 
 func (r *liveSessionResolver) State(_ context.Context, l *feedcore.LiveSession) (graph.LiveState, error) {

@@ -57,7 +57,12 @@ func (r *mutationResolver) follow(ctx context.Context, userID string, op func(co
 	if err := op(ctx, viewer, target); err != nil {
 		return nil, err
 	}
-	u, err := r.Svc.User(ctx, target)
+	ld := r.loaders(ctx)
+	ld.ForgetUsers(viewer, target)
+	u, err := ld.User(ctx, target)
+	if err == nil && u == nil {
+		err = fail(feedcore.CodeNotFound, "no user with id %d", target)
+	}
 	if err != nil {
 		return nil, err
 	}

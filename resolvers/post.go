@@ -16,18 +16,28 @@ func (r *postResolver) DatabaseID(_ context.Context, p *feedcore.Post) (string, 
 	return feedcore.FormatID(p.ID), nil
 }
 
-// Author reads the profile per post for now; the loaders package will
-// batch these per request.
+// Author, Counts and ViewerHasLiked read through the request's loaders: a
+// feed page has primed them, anything else is batched.
 func (r *postResolver) Author(ctx context.Context, p *feedcore.Post) (*feedcore.User, error) {
-	return r.Svc.User(ctx, p.Author)
+	u, err := r.loaders(ctx).User(ctx, p.Author)
+	if err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, fail(feedcore.CodeNotFound, "the author of post %d (user %d) has no profile", p.ID, p.Author)
+	}
+	return u, nil
 }
 
-// Counts is zero until engagement counters are hydrated by the loaders.
-func (r *postResolver) Counts(_ context.Context, _ *feedcore.Post) (*graph.PostCounts, error) {
-	return &graph.PostCounts{}, nil
+func (r *postResolver) Counts(ctx context.Context, p *feedcore.Post) (*graph.PostCounts, error) {
+	c, err := r.loaders(ctx).PostCounts(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &graph.PostCounts{Likes: c.Likes, Comments: c.Comments, Reposts: c.Reposts, Favorites: c.Favorites}, nil
 }
 
-// ViewerHasLiked is false until likes exist in feedcore.
-func (r *postResolver) ViewerHasLiked(_ context.Context, _ *feedcore.Post) (bool, error) {
-	return false, nil
+// ViewerHasLiked is false for anonymous callers.
+func (r *postResolver) ViewerHasLiked(ctx context.Context, p *feedcore.Post) (bool, error) {
+	return r.loaders(ctx).Liked(ctx, p.ID)
 }

@@ -1,11 +1,13 @@
 package resolvers
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
@@ -13,64 +15,90 @@ func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
 }
 
 // Node answers null for anything that does not exist or was deleted, as the
-// Node convention expects; only a malformed id is an error.
+// Node convention expects; only a malformed id is an error. Reads go
+// through the request's loaders, so many node(id:) fields are one batch.
 func (r *queryResolver) Node(ctx context.Context, id string) (nodeid.Node, error) {
 	t, dbID, err := nodeid.Decode(id)
 	if err != nil {
 		return nil, fail(feedcore.CodeBadInput, "id: %q is not a global id", id)
 	}
+	ld := r.loaders(ctx)
 	switch t {
 	case nodeid.Post:
-		ps, err := r.Svc.Posts(ctx, []feedcore.ID{dbID})
+		p, err := ld.Post(ctx, dbID)
 		if err != nil {
 			return nil, err
 		}
-		if ps[0] == nil || ps[0].Deleted {
+		if p == nil || p.Deleted {
 			return nil, nil
 		}
-		return ps[0], nil
+		return p, nil
 	case nodeid.LiveSession:
-		ls, err := r.Svc.LiveSessions(ctx, []feedcore.ID{dbID})
+		l, err := ld.LiveSession(ctx, dbID)
 		if err != nil {
 			return nil, err
 		}
-		if ls[0] == nil {
+		if l == nil {
 			return nil, nil
 		}
-		return ls[0], nil
+		return l, nil
 	case nodeid.User:
-		us, err := r.Svc.Users(ctx, []feedcore.ID{dbID})
+		u, err := ld.User(ctx, dbID)
 		if err != nil {
 			return nil, err
 		}
-		if us[0] == nil {
+		if u == nil {
 			return nil, nil // not a typed nil inside the interface
 		}
-		return us[0], nil
+		return u, nil
 	}
 	return nil, fail(feedcore.CodeBadInput, "id: %q is not a global id", id)
 }
 
 func (r *queryResolver) User(ctx context.Context, handle string) (*feedcore.User, error) {
-	return r.Svc.UserByHandle(ctx, handle)
+	u, err := r.Svc.UserByHandle(ctx, handle)
+	if err != nil {
+		return nil, err
+	}
+	r.loaders(ctx).PrimeUsers(u)
+	return u, nil
 }
 
+// FollowingFeed reads a page and hydrates it: the loaders are primed with
+// the page's posts and with everything the query asks of them, read in one
+// round trip, so the field resolvers below find it all loaded. The
+// viewer's profile is checked while the page is read; the two overlap, so
+// a page costs two round trips cold (index, then posts) plus one for
+// hydration, and one fewer when posts and profiles are cached.
 func (r *queryResolver) FollowingFeed(ctx context.Context, first *int, after *string, last *int, before *string) (*graph.PostConnection, error) {
-	viewer, err := r.viewerID(ctx)
+	viewer, err := claimedViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// feedcore reads 0 as "absent", so an explicit 0 must be refused here.
-	if err := pageSize("first", first); err != nil {
+	if err := cmp.Or(pageSize("first", first), pageSize("last", last)); err != nil {
+		if _, verr := r.viewer(ctx); verr != nil {
+			return nil, verr // a ghost is told so first
+		}
 		return nil, err
 	}
-	if err := pageSize("last", last); err != nil {
-		return nil, err
-	}
-	page, err := r.Svc.FollowingFeed(ctx, feedcore.FeedRequest{
-		Viewer: viewer, First: deref(first), After: deref(after), Last: deref(last), Before: deref(before),
-	})
+	var page *feedcore.FeedPage
+	err = roundtrip.Parallel(ctx,
+		func(ctx context.Context) error { _, err := r.viewer(ctx); return err },
+		func(ctx context.Context) (err error) {
+			page, err = r.Svc.FollowingFeed(ctx, feedcore.FeedRequest{
+				Viewer: viewer, First: deref(first), After: deref(after), Last: deref(last), Before: deref(before),
+			})
+			return err
+		})
 	if err != nil {
+		return nil, err
+	}
+	posts := make([]*feedcore.Post, len(page.Edges))
+	for i, e := range page.Edges {
+		posts[i] = e.Post
+	}
+	if err := r.hydratePosts(ctx, r.loaders(ctx), posts, postPageWants(ctx)); err != nil {
 		return nil, err
 	}
 	return postConnection(page), nil

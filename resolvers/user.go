@@ -30,26 +30,13 @@ func (r *userResolver) FollowingCount(ctx context.Context, u *feedcore.User) (in
 	return c.Following, err
 }
 
-// counts reads one user's graph counts; the loaders package will batch
-// these per request.
+// counts reads a user's graph counts through the request's loaders.
 func (r *userResolver) counts(ctx context.Context, u *feedcore.User) (feedcore.GraphCounts, error) {
-	cs, err := r.Svc.Counts(ctx, []feedcore.ID{u.ID})
-	if err != nil {
-		return feedcore.GraphCounts{}, err
-	}
-	return cs[0], nil
+	return r.loaders(ctx).GraphCounts(ctx, u.ID)
 }
 
 // ViewerIsFollowing is false for anonymous callers and for the viewer's own
 // profile, so public queries need no sign-in.
 func (r *userResolver) ViewerIsFollowing(ctx context.Context, u *feedcore.User) (bool, error) {
-	viewer := optionalViewer(ctx)
-	if viewer == 0 || viewer == u.ID {
-		return false, nil
-	}
-	fs, err := r.Svc.IsFollowing(ctx, viewer, []feedcore.ID{u.ID})
-	if err != nil {
-		return false, err
-	}
-	return fs[0], nil
+	return r.loaders(ctx).Following(ctx, u.ID)
 }

@@ -1,16 +1,24 @@
 package server
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
+	"sync"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/graph"
+	"github.com/feedd/feedd/loaders"
+	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/resolvers"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // graphqlHandler serves /query: POST with a JSON body for everything, GET
@@ -27,5 +35,37 @@ func graphqlHandler(cfg Config) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.SetErrorPresenter(presentError(cfg.Logger))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
+	srv.AroundOperations(perOperation(cfg))
 	return srv
+}
+
+// perOperation gives each operation its dataloaders and a Redis round-trip
+// counter, and records the round trips it cost under its type and name.
+func perOperation(cfg Config) graphql.OperationMiddleware {
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = metrics.Default
+	}
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		ctx, trips := roundtrip.NewContext(ctx)
+		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, auth.FromContext(ctx).ViewerID))
+		op := graphql.GetOperationContext(ctx)
+		typ, name := "", op.OperationName
+		if op.Operation != nil {
+			typ = string(op.Operation.Operation)
+		}
+		respond := next(ctx)
+		var once sync.Once
+		return func(ctx context.Context) *graphql.Response {
+			resp := respond(ctx)
+			once.Do(func() {
+				n := trips.Trips()
+				reg.ObserveOperation(typ, name, n)
+				cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "graphql operation",
+					slog.String("request_id", RequestID(ctx)), slog.String("type", typ),
+					slog.String("operation", name), slog.Int("redis_round_trips", n))
+			})
+			return resp
+		}
+	}
 }

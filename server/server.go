@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/metrics"
 )
 
 // Config is what the HTTP surface needs.
@@ -20,6 +21,9 @@ type Config struct {
 	Verifier *auth.Verifier
 	// Logger receives internal errors; default slog.Default().
 	Logger *slog.Logger
+	// Metrics receives per-operation metrics (Redis round trips); default
+	// metrics.Default.
+	Metrics *metrics.Registry
 	// PlaygroundViewer, when set with DevAuth, is pre-filled as the
 	// X-Viewer-Id header in GraphiQL so the first query just works.
 	PlaygroundViewer feedcore.ID
