@@ -12,7 +12,7 @@
 // ../genqlient.yaml and regenerate, never the output.
 package client
 
-//go:generate sh -c "cd .. && go run github.com/Khan/genqlient"
+//go:generate go run github.com/Khan/genqlient
 
 import (
 	"encoding/json"
