@@ -53,6 +53,9 @@ func perOperation(cfg Config) graphql.OperationMiddleware {
 		typ, name := "", op.OperationName
 		if op.Operation != nil {
 			typ = string(op.Operation.Operation)
+			if name == "" { // a document's only operation, named in it
+				name = op.Operation.Name
+			}
 		}
 		respond := next(ctx)
 		var once sync.Once

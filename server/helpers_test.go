@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/redis/rueidis"
 )
@@ -22,6 +23,8 @@ type env struct {
 	t   *testing.T
 	svc *feedcore.Service
 	srv *httptest.Server
+	// metrics is this server's own registry.
+	metrics *metrics.Registry
 }
 
 func newEnv(t *testing.T) *env {
@@ -37,13 +40,15 @@ func newEnvOn(t *testing.T, client rueidis.Client, prefix string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg := metrics.NewRegistry()
 	srv := httptest.NewServer(New(Config{
 		Service:  svc,
 		DevAuth:  true,
 		Verifier: &auth.Verifier{HS256Secret: testSecret},
+		Metrics:  reg,
 	}))
 	t.Cleanup(srv.Close)
-	return &env{t: t, svc: svc, srv: srv}
+	return &env{t: t, svc: svc, srv: srv, metrics: reg}
 }
 
 // users creates profiles with ids 1, 2, ... and the given handles.
