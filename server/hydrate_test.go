@@ -121,7 +121,10 @@ func newFeedFixture(t testing.TB) *feedFixture {
 	ctx := context.Background()
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); _ = svc.RunWorkers(wctx, feedcore.WorkerOptions{Name: "fixture", Block: 50 * time.Millisecond}) }()
+	go func() {
+		defer close(done)
+		_ = svc.RunWorkers(wctx, feedcore.WorkerOptions{Name: "fixture", Block: 50 * time.Millisecond})
+	}()
 	defer func() { cancel(); <-done }()
 	drain := func() {
 		dctx, stop := context.WithTimeout(ctx, 30*time.Second)
