@@ -217,13 +217,24 @@ func runLiveModel(t *testing.T, seed uint64) {
 			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
 		}
 		if step%20 == 19 {
-			drain(t, s)
 			for v := ID(anchors + 1); v <= anchors+viewers; v++ {
+				// The previous walk changed sessions; the oracle holds once
+				// their fan-out has drained.
+				drain(t, s)
 				want := m.feed(v, clk.ms.Load())
 				n := 1 + rng.IntN(len(want)+1)
 				// Sessions keep changing between pages; the walk must not notice.
 				between := func() { clk.advance(time.Millisecond); change() }
 				if got := pageLive(t, s, v, n, between); !slices.Equal(got, want) {
+					for _, w := range want {
+						l := m.sessions[w.id]
+						t.Logf("session %d anchor %d sched %v start %v end %v", w.id, l.Anchor, l.ScheduledStartAt, l.StartedAt, l.EndedAt)
+					}
+					in, _ := s.newest(ctx, s.k.replayInbox(v), 100)
+					rr, _ := s.c.Do(ctx, s.c.B().Hgetall().Key(s.k.replayReader(v)).Build()).AsStrMap()
+					rs, _ := s.c.Do(ctx, s.c.B().Hgetall().Key(s.k.reader(v)).Build()).AsStrMap()
+					bv, _ := s.c.Do(ctx, s.c.B().Smembers().Key(s.k.bigV()).Build()).AsStrSlice()
+					t.Logf("taken %d replay inbox %v horizon %q reader %q bigv %q follows %v", clk.ms.Load(), in, rr, rs, bv, m.follows[v])
 					t.Fatalf("viewer %d, page size %d:\n got %v\nwant %v", v, n, got, want)
 				}
 			}
