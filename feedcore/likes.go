@@ -145,7 +145,9 @@ func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
 		}
 		var f [4]string
 		for j, v := range vs {
-			f[j], _ = v.ToString() // nil: never set, 0
+			if !v.IsNil() { // nil: never set, 0
+				f[j], _ = v.ToString()
+			}
 		}
 		out[i] = countsOf(f[0], f[1], f[2], f[3])
 	}
@@ -153,7 +155,13 @@ func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
 }
 
 func countsOf(l, c, r, f string) PostCounts {
-	n := func(s string) int { v, _ := strconv.Atoi(s); return max(v, 0) }
+	n := func(s string) int {
+		if s == "" {
+			return 0
+		}
+		v, _ := strconv.Atoi(s)
+		return max(v, 0)
+	}
 	return PostCounts{Likes: n(l), Comments: n(c), Reposts: n(r), Favorites: n(f)}
 }
 

@@ -12,20 +12,59 @@ import (
 // Resolver is the root of the resolver tree; one serves every request.
 type Resolver struct {
 	Svc *feedcore.Service
+
+	// The type resolvers, made once: gqlgen asks for one per field.
+	query       *queryResolver
+	mutation    *mutationResolver
+	post        *postResolver
+	user        *userResolver
+	liveSession *liveSessionResolver
 }
 
 // New returns the resolver root over svc.
-func New(svc *feedcore.Service) *Resolver { return &Resolver{Svc: svc} }
+func New(svc *feedcore.Service) *Resolver {
+	r := &Resolver{Svc: svc}
+	r.query, r.mutation, r.post = &queryResolver{r}, &mutationResolver{r}, &postResolver{r}
+	r.user, r.liveSession = &userResolver{r}, &liveSessionResolver{r}
+	return r
+}
 
 // Config returns the gqlgen configuration wiring r into the executable schema.
 func (r *Resolver) Config() graph.Config { return graph.Config{Resolvers: r} }
 
-func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} }
-func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
-func (r *Resolver) Post() graph.PostResolver         { return &postResolver{r} }
-func (r *Resolver) User() graph.UserResolver         { return &userResolver{r} }
+func (r *Resolver) Query() graph.QueryResolver {
+	if r.query == nil { // a root built without New
+		return &queryResolver{r}
+	}
+	return r.query
+}
+
+func (r *Resolver) Mutation() graph.MutationResolver {
+	if r.mutation == nil {
+		return &mutationResolver{r}
+	}
+	return r.mutation
+}
+
+func (r *Resolver) Post() graph.PostResolver {
+	if r.post == nil {
+		return &postResolver{r}
+	}
+	return r.post
+}
+
+func (r *Resolver) User() graph.UserResolver {
+	if r.user == nil {
+		return &userResolver{r}
+	}
+	return r.user
+}
+
 func (r *Resolver) LiveSession() graph.LiveSessionResolver {
-	return &liveSessionResolver{r}
+	if r.liveSession == nil {
+		return &liveSessionResolver{r}
+	}
+	return r.liveSession
 }
 
 type (

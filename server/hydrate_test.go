@@ -19,29 +19,28 @@ import (
 
 // replica is another feedd replica over st's store: its own Redis client
 // (so its own, cold, client-side cache), service and HTTP server.
-func replica(t testing.TB, st *storetest.Store) *env {
+func replica(t *testing.T, st *storetest.Store) *env {
 	t.Helper()
-	var client rueidis.Client
+	return newEnvOn(t, replicaClient(t, st), st.Prefix)
+}
+
+// replicaClient is a new Redis client on st's store, counting round trips.
+func replicaClient(tb testing.TB, st *storetest.Store) rueidis.Client {
+	tb.Helper()
 	if st.Real {
 		s, err := redisstore.Open(context.Background(), redisstore.Options{URL: os.Getenv(storetest.Env), ClientName: "feedd-test-replica"})
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		t.Cleanup(s.Close)
-		client = s.Client
-	} else {
-		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{st.Embedded.Addr()}, DisableCache: true, ForceSingleClient: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		client = roundtrip.Wrap(c)
+		tb.Cleanup(s.Close)
+		return s.Client
 	}
-	tt, ok := t.(*testing.T)
-	if !ok {
-		tt = &testing.T{} // benchmarks: newEnvOn only reports through it on failure
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{st.Embedded.Addr()}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return newEnvOn(tt, client, st.Prefix)
+	tb.Cleanup(c.Close)
+	return roundtrip.Wrap(c)
 }
 
 // trips is how many Redis round trips the last run of query operation op

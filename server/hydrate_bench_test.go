@@ -1,0 +1,182 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/graph"
+	"github.com/feedd/feedd/metrics"
+	"github.com/feedd/feedd/resolvers"
+)
+
+// BenchmarkHydratedPage serves the hydrated followingFeed page of
+// TestHydratedPageRoundTrips (counters, viewer flags, authors with their
+// counts) through the whole handler: HTTP request parsing, auth, gqlgen,
+// loaders and Redis, without the network between client and server.
+// "bare" serves the same response from memory through a bare gqlgen
+// handler over the same schema: the floor our code is measured against.
+// Run it against the real Redis (FEED_TEST_REDIS), where posts and
+// profiles are cached after the first iteration:
+//
+//	FEED_TEST_REDIS=redis://127.0.0.1:6379 go test -run '^$' -bench HydratedPage -benchmem ./server
+//
+// round-trips/op is what the server recorded for the operation.
+func BenchmarkHydratedPage(b *testing.B) {
+	f := newFeedFixture(b)
+	svc, err := feedcore.New(context.Background(), replicaClient(b, f.st), feedcore.Options{Prefix: f.st.Prefix})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := metrics.NewRegistry()
+	feedd := New(Config{Service: svc, DevAuth: true, Metrics: reg})
+	bare := bareHandler(b, svc)
+	for _, n := range []int{20, 100} {
+		body, _ := json.Marshal(map[string]any{"query": hydratedPage, "variables": map[string]any{"first": n}})
+		serve := func(tb testing.TB, h http.Handler) {
+			req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(body)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Viewer-Id", feedcore.FormatID(reader))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
+				tb.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+		}
+		serve(b, feedd) // warm the caches
+		for _, h := range []struct {
+			name string
+			h    http.Handler
+		}{{"feedd", feedd}, {"bare", bare}} {
+			run := func(b *testing.B, loop func()) {
+				b.ReportAllocs()
+				before, _ := reg.Operation("query", "HydratedPage")
+				loop()
+				if after, _ := reg.Operation("query", "HydratedPage"); h.name == "feedd" {
+					b.ReportMetric(float64(after.RoundTrips-before.RoundTrips)/float64(after.Requests-before.Requests), "round-trips/op")
+				}
+			}
+			b.Run(fmt.Sprintf("%s/first=%d", h.name, n), func(b *testing.B) {
+				run(b, func() {
+					for b.Loop() {
+						serve(b, h.h)
+					}
+				})
+			})
+			b.Run(fmt.Sprintf("%s/first=%d/parallel", h.name, n), func(b *testing.B) {
+				run(b, func() {
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							serve(b, h.h)
+						}
+					})
+				})
+			})
+		}
+	}
+}
+
+// bareHandler is a bare gqlgen handler over feedd's schema whose
+// resolvers answer the reader's first pages from memory, read once from
+// svc: the same response, without loaders, Redis or middleware.
+func bareHandler(tb testing.TB, svc *feedcore.Service) http.Handler {
+	ctx := context.Background()
+	m := &memRoot{Resolver: resolvers.New(svc), pages: map[int]*graph.PostConnection{},
+		users: map[feedcore.ID]*feedcore.User{}, counts: map[feedcore.ID]feedcore.PostCounts{},
+		liked: map[feedcore.ID]bool{}, graph: map[feedcore.ID]feedcore.GraphCounts{}}
+	for _, n := range []int{20, 100} {
+		p, err := svc.FollowingFeed(ctx, feedcore.FeedRequest{Viewer: reader, First: n})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		conn := &graph.PostConnection{PageInfo: &graph.PageInfo{HasNextPage: p.HasNext, EndCursor: &p.EndCursor}}
+		var posts, authors []feedcore.ID
+		for _, e := range p.Edges {
+			conn.Edges = append(conn.Edges, &graph.PostEdge{Cursor: e.Cursor, Node: e.Post})
+			posts = append(posts, e.Post.ID)
+			authors = append(authors, e.Post.Author)
+		}
+		m.pages[n] = conn
+		h, err := svc.Hydrate(ctx, feedcore.HydrateRequest{Viewer: reader, Counts: posts, Liked: posts, Users: authors, GraphCounts: authors})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for i, id := range posts {
+			m.counts[id], m.liked[id] = h.Counts[i], h.Liked[i]
+		}
+		for i, id := range authors {
+			m.users[id], m.graph[id] = h.Users[i], h.GraphCounts[i]
+		}
+	}
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: m}))
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	return srv
+}
+
+type memRoot struct {
+	*resolvers.Resolver
+	pages  map[int]*graph.PostConnection
+	users  map[feedcore.ID]*feedcore.User
+	counts map[feedcore.ID]feedcore.PostCounts
+	liked  map[feedcore.ID]bool
+	graph  map[feedcore.ID]feedcore.GraphCounts
+}
+
+func (m *memRoot) Query() graph.QueryResolver { return memQuery{m.Resolver.Query(), m} }
+func (m *memRoot) Post() graph.PostResolver   { return memPost{m.Resolver.Post(), m} }
+func (m *memRoot) User() graph.UserResolver   { return memUser{m.Resolver.User(), m} }
+
+type memQuery struct {
+	graph.QueryResolver
+	m *memRoot
+}
+
+func (q memQuery) FollowingFeed(_ context.Context, first *int, _ *string, _ *int, _ *string) (*graph.PostConnection, error) {
+	return q.m.pages[*first], nil
+}
+
+type memPost struct {
+	graph.PostResolver
+	m *memRoot
+}
+
+func (p memPost) Author(_ context.Context, post *feedcore.Post) (*feedcore.User, error) {
+	return p.m.users[post.Author], nil
+}
+
+func (p memPost) Counts(_ context.Context, post *feedcore.Post) (*graph.PostCounts, error) {
+	c := p.m.counts[post.ID]
+	return &graph.PostCounts{Likes: c.Likes, Comments: c.Comments, Reposts: c.Reposts, Favorites: c.Favorites}, nil
+}
+
+func (p memPost) ViewerHasLiked(_ context.Context, post *feedcore.Post) (bool, error) {
+	return p.m.liked[post.ID], nil
+}
+
+type memUser struct {
+	graph.UserResolver
+	m *memRoot
+}
+
+func (u memUser) FollowerCount(_ context.Context, user *feedcore.User) (int, error) {
+	return u.m.graph[user.ID].Followers, nil
+}
+
+func (u memUser) FollowingCount(_ context.Context, user *feedcore.User) (int, error) {
+	return u.m.graph[user.ID].Following, nil
+}
+
+func (u memUser) ViewerIsFollowing(_ context.Context, _ *feedcore.User) (bool, error) {
+	return true, nil
+}
