@@ -41,10 +41,22 @@ type Loaders struct {
 	following   *dataloadgen.Loader[ID, bool]
 }
 
+// Option tunes Loaders.
+type Option func(*options)
+
+type options struct{ wait time.Duration }
+
+// WithWait sets how long a batch stays open; default Wait.
+func WithWait(d time.Duration) Option { return func(o *options) { o.wait = d } }
+
 // New returns fresh loaders over svc for viewer (0: anonymous).
-func New(svc *feedcore.Service, viewer ID) *Loaders {
+func New(svc *feedcore.Service, viewer ID, opts ...Option) *Loaders {
+	o := options{wait: Wait}
+	for _, f := range opts {
+		f(&o)
+	}
 	l := &Loaders{svc: svc, viewer: viewer}
-	opt := dataloadgen.WithWait(Wait)
+	opt := dataloadgen.WithWait(o.wait)
 	l.posts = dataloadgen.NewMappedLoader(byID(svc.CachedPosts), opt)
 	l.users = dataloadgen.NewMappedLoader(byID(svc.Users), opt)
 	l.live = dataloadgen.NewMappedLoader(byID(svc.LiveSessions), opt)
