@@ -406,3 +406,50 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		t.Errorf("operations %s", raw)
 	}
 }
+
+// liveFeed pages show each session's anchor, hydrated in one round trip
+// with its counts and whether the viewer follows it.
+func TestLiveFeedAnchors(t *testing.T) {
+	e := newEnv(t)
+	e.users("viewer", "ann", "bob", "cat")
+	ctx := context.Background()
+	for _, f := range []feedcore.Edge{{Follower: 1, Followee: 2}, {Follower: 1, Followee: 3}, {Follower: 4, Followee: 3}, {Follower: 3, Followee: 2}} {
+		if err := e.svc.Follow(ctx, f.Follower, f.Followee); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now().Add(time.Hour)
+	for i, anchor := range []feedcore.ID{2, 3, 2} {
+		if _, err := e.svc.ScheduleLive(ctx, anchor, fmt.Sprintf("show %d", i), start.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got struct {
+		LiveFeed struct {
+			Edges []struct {
+				Node struct {
+					Title  string
+					Anchor struct {
+						Handle         string
+						FollowerCount  int  `json:"followerCount"`
+						FollowingCount int  `json:"followingCount"`
+						Following      bool `json:"viewerIsFollowing"`
+					}
+				}
+			}
+		} `json:"liveFeed"`
+	}
+	before := e.tripsSoFar("Live")
+	e.do(1, `query Live { liveFeed(first: 10) { edges { node { title anchor { handle followerCount followingCount viewerIsFollowing } } } } }`, nil).as(t, &got)
+	t.Logf("liveFeed page of %d sessions: %d round trips", len(got.LiveFeed.Edges), e.tripsSince("Live", before))
+	want := map[string]string{"show 0": "ann 2 0 true", "show 1": "bob 2 1 true", "show 2": "ann 2 0 true"}
+	if len(got.LiveFeed.Edges) != len(want) {
+		t.Fatalf("live feed %+v", got)
+	}
+	for _, ed := range got.LiveFeed.Edges {
+		a := ed.Node.Anchor
+		if s := fmt.Sprintf("%s %d %d %v", a.Handle, a.FollowerCount, a.FollowingCount, a.Following); s != want[ed.Node.Title] {
+			t.Errorf("%s: anchor %s, want %s", ed.Node.Title, s, want[ed.Node.Title])
+		}
+	}
+}
