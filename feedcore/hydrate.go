@@ -24,7 +24,7 @@ import (
 func (s *Service) cachedPostCmds(ids []ID) []rueidis.CacheableTTL {
 	cmds := make([]rueidis.CacheableTTL, len(ids))
 	for i, id := range ids {
-		cmds[i] = rueidis.CT(s.c.B().Hgetall().Key(s.k.post(id)).Cache().ToStaticTTL(), bigVPostTTL)
+		cmds[i] = rueidis.CT(s.c.B().Hgetall().Key(s.k.post(id)).Cache().ToStaticTTL(), postTTL)
 	}
 	return cmds
 }

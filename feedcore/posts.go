@@ -9,9 +9,10 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// bigVPostTTL bounds how long a big-V post may live in the client-side
-// cache; Redis invalidates it at once on delete.
-const bigVPostTTL = 10 * time.Minute
+// postTTL bounds how long a post may live in the client-side cache (see
+// hydrate.go: feeds read every post through it, and the hot, big-V ones
+// stay); Redis invalidates it at once on delete.
+const postTTL = 10 * time.Minute
 
 // Publish stores a new post by author, puts it in the author's outbox and
 // own inbox (read-your-writes), and queues its fan-out. It returns once the
