@@ -76,9 +76,11 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	drain(t, b)
 
 	// A chunk in flight at the crash may be written but not counted by a,
-	// or written again by b; nothing more is redone.
+	// or written again by b (once per executor of either, under load);
+	// nothing more is redone. Restarting tasks instead of resuming them
+	// would redo thousands.
 	written := a.Stats().InboxWrites + b.Stats().InboxWrites
-	slack := int64(3 * chunkSize) // a's executors
+	slack := int64((3 + 4) * chunkSize) // a's executors and b's
 	if lo, hi := int64(n)-slack, int64(n)+slack; written < lo || written > hi {
 		t.Fatalf("%d inbox writes for %d followers: want between %d and %d", written, n, lo, hi)
 	}

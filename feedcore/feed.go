@@ -198,18 +198,15 @@ func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*P
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	extra := len(v.extra)
-	rs := s.doMulti(ctx, append(v.extra, s.postCmds(ids)...)...)
+	// Posts come through the client-side cache (a delete invalidates it);
+	// pending writes ride along in the same round trip.
+	ps, err := s.cachedPostsWith(ctx, v.extra, ids)
 	v.extra = nil
-	if err := firstErr(rs[:extra]); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	out := make([]*Post, len(items))
-	for i, r := range rs[extra:] {
-		p, err := parsePost(ids[i], r)
-		if err != nil {
-			return nil, err
-		}
+	for i, p := range ps {
 		if p != nil && !p.Deleted && p.CreatedAt.UnixMilli() == items[i].TS && (p.Author == v.viewer || v.follows[p.Author]) {
 			out[i] = p
 		}
