@@ -108,6 +108,17 @@ func Load(ctx context.Context, svc *feedcore.Service, seed int64) (Report, error
 	}); err != nil {
 		return Report{}, fmt.Errorf("demo posts: %w", err)
 	}
+	// Engagement, skewed: most posts get a little, a few get a lot.
+	for _, p := range posts {
+		if rng.IntN(3) == 0 {
+			continue
+		}
+		base := int(rng.ExpFloat64() * 12)
+		c := feedcore.PostCounts{Likes: base, Comments: base / 4, Reposts: base / 6, Favorites: base / 3}
+		if err := svc.SetCounts(ctx, p.ID, c); err != nil {
+			return Report{}, fmt.Errorf("demo counts: %w", err)
+		}
+	}
 	for _, l := range makeSessions(rng, people, svc.Options().Now()) {
 		if err := svc.PutLive(ctx, l); err != nil {
 			return Report{}, fmt.Errorf("demo live sessions: %w", err)
