@@ -15,6 +15,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,11 @@ const Leeway = 30 * time.Second
 type Verifier struct {
 	HS256Secret []byte
 	RS256Key    *rsa.PublicKey
+	// Issuer, when set, must equal the token's "iss" claim.
+	Issuer string
+	// Audience, when set, must be the token's "aud" claim or one of its
+	// elements.
+	Audience string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -48,6 +54,8 @@ type claims struct {
 	Iat int64  `json:"iat,omitempty"`
 	Exp *int64 `json:"exp,omitempty"`
 	Nbf *int64 `json:"nbf,omitempty"`
+	Iss string `json:"iss,omitempty"`
+	Aud aud    `json:"aud,omitempty"`
 }
 
 // Verify checks token's signature and times and returns its subject, the
@@ -97,6 +105,12 @@ func (v *Verifier) Verify(token string) (uint64, error) {
 	if c.Nbf != nil && t.Add(Leeway).Before(time.Unix(*c.Nbf, 0)) {
 		return 0, errors.New("token is not valid yet")
 	}
+	if v.Issuer != "" && c.Iss != v.Issuer {
+		return 0, fmt.Errorf("token issuer %q is not accepted: want %q", c.Iss, v.Issuer)
+	}
+	if v.Audience != "" && !slices.Contains(c.Aud, v.Audience) {
+		return 0, fmt.Errorf("token is not meant for this server: audience must include %q", v.Audience)
+	}
 	id, err := strconv.ParseUint(c.Sub, 10, 64)
 	if err != nil || id == 0 {
 		return 0, errors.New(`token "sub" must be a user's decimal database id`)
@@ -104,9 +118,44 @@ func (v *Verifier) Verify(token string) (uint64, error) {
 	return id, nil
 }
 
+// aud is the "aud" claim: one string or an array of strings.
+type aud []string
+
+func (a *aud) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*a = aud{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New(`"aud" must be a string or an array of strings`)
+	}
+	*a = many
+	return nil
+}
+
+func (a aud) MarshalJSON() ([]byte, error) {
+	if len(a) == 1 {
+		return json.Marshal(a[0])
+	}
+	return json.Marshal([]string(a))
+}
+
 // Mint returns an HS256 token for userID valid for ttl, for `feedd token`
 // and tests.
 func Mint(secret []byte, userID uint64, ttl time.Duration) (string, error) {
+	return MintWith(secret, userID, ttl, MintOptions{})
+}
+
+// MintOptions are the optional claims of a minted token.
+type MintOptions struct {
+	// Issuer and Audience, when set, become the "iss" and "aud" claims.
+	Issuer, Audience string
+}
+
+// MintWith is Mint with optional claims.
+func MintWith(secret []byte, userID uint64, ttl time.Duration, o MintOptions) (string, error) {
 	if len(secret) == 0 {
 		return "", errors.New("no secret: set --jwt-secret (or FEED_JWT_SECRET)")
 	}
@@ -119,7 +168,11 @@ func Mint(secret []byte, userID uint64, ttl time.Duration) (string, error) {
 	now := time.Now()
 	exp := now.Add(ttl).Unix()
 	h, _ := json.Marshal(header{Alg: "HS256", Typ: "JWT"})
-	c, _ := json.Marshal(claims{Sub: strconv.FormatUint(userID, 10), Iat: now.Unix(), Exp: &exp})
+	cl := claims{Sub: strconv.FormatUint(userID, 10), Iat: now.Unix(), Exp: &exp, Iss: o.Issuer}
+	if o.Audience != "" {
+		cl.Aud = aud{o.Audience}
+	}
+	c, _ := json.Marshal(cl)
 	signed := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
 	return signed + "." + base64.RawURLEncoding.EncodeToString(hs256(secret, signed)), nil
 }

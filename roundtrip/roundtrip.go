@@ -86,6 +86,22 @@ type counting struct{ rueidis.Client }
 
 func charge(ctx context.Context) { FromContext(ctx).add(1) }
 
+var cacheHits, cacheMisses atomic.Int64
+
+// CacheStats returns how many cacheable reads made through wrapped clients
+// since the process started were served from rueidis's client-side cache
+// (hits) and how many went to Redis (misses).
+func CacheStats() (hits, misses int64) { return cacheHits.Load(), cacheMisses.Load() }
+
+func countCache(r rueidis.RedisResult) bool {
+	if r.IsCacheHit() {
+		cacheHits.Add(1)
+		return true
+	}
+	cacheMisses.Add(1)
+	return false
+}
+
 func (c counting) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	charge(ctx)
 	return c.Client.Do(ctx, cmd)
@@ -100,7 +116,7 @@ func (c counting) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rue
 
 func (c counting) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
 	r := c.Client.DoCache(ctx, cmd, ttl)
-	if !r.IsCacheHit() {
+	if !countCache(r) {
 		charge(ctx)
 	}
 	return r
@@ -108,11 +124,14 @@ func (c counting) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.D
 
 func (c counting) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
 	rs := c.Client.DoMultiCache(ctx, multi...)
+	missed := false
 	for _, r := range rs {
-		if !r.IsCacheHit() {
-			charge(ctx)
-			break
+		if !countCache(r) {
+			missed = true
 		}
+	}
+	if missed {
+		charge(ctx)
 	}
 	return rs
 }

@@ -1,0 +1,76 @@
+package auth
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestIssuerAudience(t *testing.T) {
+	hs := func(s string) []byte { return hs256(secret, s) }
+	v := &Verifier{HS256Secret: secret, Issuer: "https://id.example", Audience: "feedd"}
+	good, err := MintWith(secret, 3, time.Hour, MintOptions{Issuer: "https://id.example", Audience: "feedd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := v.Verify(good); err != nil || id != 3 {
+		t.Fatalf("Verify = %d, %v", id, err)
+	}
+	exp := itoa(time.Now().Add(time.Hour).Unix())
+	if id, err := v.Verify(sign(t, "HS256", `{"sub":"4","exp":`+exp+`,"iss":"https://id.example","aud":["other","feedd"]}`, hs)); err != nil || id != 4 {
+		t.Fatalf("aud array: %d, %v", id, err)
+	}
+	for name, tc := range map[string]struct{ tok, want string }{
+		"wrong issuer":   {sign(t, "HS256", `{"sub":"1","exp":`+exp+`,"iss":"evil","aud":"feedd"}`, hs), "issuer"},
+		"no issuer":      {sign(t, "HS256", `{"sub":"1","exp":`+exp+`,"aud":"feedd"}`, hs), "issuer"},
+		"wrong audience": {sign(t, "HS256", `{"sub":"1","exp":`+exp+`,"iss":"https://id.example","aud":"other"}`, hs), "audience"},
+		"no audience":    {sign(t, "HS256", `{"sub":"1","exp":`+exp+`,"iss":"https://id.example"}`, hs), "audience"},
+		"bad aud type":   {sign(t, "HS256", `{"sub":"1","exp":`+exp+`,"iss":"https://id.example","aud":7}`, hs), "aud"},
+		"expired":        {sign(t, "HS256", `{"sub":"1","exp":`+itoa(time.Now().Add(-time.Hour).Unix())+`,"iss":"https://id.example","aud":"feedd"}`, hs), "expired"},
+		"wrong signature": {sign(t, "HS256", `{"sub":"1","exp":`+exp+`,"iss":"https://id.example","aud":"feedd"}`,
+			func(s string) []byte { return hs256([]byte("other"), s) }), "signature"},
+	} {
+		if _, err := v.Verify(tc.tok); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one mentioning %q", name, err, tc.want)
+		}
+	}
+	// Unconfigured checks accept any iss and aud.
+	if _, err := (&Verifier{HS256Secret: secret}).Verify(good); err != nil {
+		t.Errorf("no iss/aud configured: %v", err)
+	}
+}
+
+// TestResolveProduction is the middleware as a production server runs it:
+// dev auth off, a secret, an issuer and an audience.
+func TestResolveProduction(t *testing.T) {
+	cfg := Config{Verifier: &Verifier{HS256Secret: secret, Issuer: "iss", Audience: "aud"}}
+	resolve := func(h map[string]string) Identity {
+		r := httptest.NewRequest("POST", "/query", nil)
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+		return Resolve(cfg, r)
+	}
+	good, _ := MintWith(secret, 8, time.Hour, MintOptions{Issuer: "iss", Audience: "aud"})
+	noAud, _ := MintWith(secret, 8, time.Hour, MintOptions{Issuer: "iss"})
+	forged, _ := MintWith([]byte("guess"), 8, time.Hour, MintOptions{Issuer: "iss", Audience: "aud"})
+	if id := resolve(map[string]string{"Authorization": "Bearer " + good}); id.ViewerID != 8 {
+		t.Fatalf("good token: %+v", id)
+	}
+	for name, h := range map[string]map[string]string{
+		"missing":         nil,
+		"dev header":      {DevHeader: "8"},
+		"wrong audience":  {"Authorization": "Bearer " + noAud},
+		"wrong signature": {"Authorization": "Bearer " + forged},
+		"empty bearer":    {"Authorization": "Bearer "},
+	} {
+		id := resolve(h)
+		if id.ViewerID != 0 {
+			t.Errorf("%s: signed in as %d", name, id.ViewerID)
+		}
+		if (h != nil) != (id.Problem != "") {
+			t.Errorf("%s: problem %q", name, id.Problem)
+		}
+	}
+}
