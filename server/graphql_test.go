@@ -270,13 +270,13 @@ func TestStoreDownIsUnavailable(t *testing.T) {
 	if len(r.Errors) > 0 && r.Errors[0].Message != unavailableMessage {
 		t.Errorf("message = %q", r.Errors[0].Message)
 	}
-	res, err := http.Get(e.srv.URL + "/healthz")
+	res, err := http.Get(e.srv.URL + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
 	if res.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("healthz with store down: %d", res.StatusCode)
+		t.Errorf("readyz with store down: %d", res.StatusCode)
 	}
 }
 

@@ -2,25 +2,70 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 )
 
-// healthHandler answers 200 when Redis answers a PING, 503 otherwise, so
-// load balancers take a replica with a broken store out of rotation.
-func healthHandler(cfg Config) http.Handler {
+// DefaultReadyMaxBacklog is the fan-out backlog above which /readyz
+// answers 503 when Config.ReadyMaxBacklog is zero.
+const DefaultReadyMaxBacklog = 10000
+
+// readyTimeout bounds the Redis calls of a /readyz or /metrics request.
+const readyTimeout = time.Second
+
+// healthHandler answers 200 while the process serves HTTP at all: a
+// liveness probe. It does not touch Redis, so an outage of the store does
+// not get every replica restarted; /readyz covers the store.
+func healthHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		c := cfg.Service.Client()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+// readyHandler answers 200 when Redis answers a PING within a second and
+// the fan-out backlog is under the configured bound, 503 with a JSON reason
+// otherwise, so load balancers take a replica with a broken store, or one
+// whose workers have fallen behind, out of rotation.
+func readyHandler(cfg Config) http.Handler {
+	bound := cfg.ReadyMaxBacklog
+	if bound <= 0 {
+		bound = DefaultReadyMaxBacklog
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		type answer struct {
+			Ready   bool   `json:"ready"`
+			Reason  string `json:"reason,omitempty"`
+			Backlog *int64 `json:"backlog,omitempty"`
+		}
+		reply := func(status int, a answer) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(status)
+			_ = json.NewEncoder(w).Encode(a)
+		}
+		c := cfg.Service.Client()
 		if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
-			cfg.Logger.Warn("healthz: store unavailable", "err", err)
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte("store unavailable\n"))
+			cfg.Logger.Warn("readyz: store unavailable", "err", err)
+			reply(http.StatusServiceUnavailable, answer{Reason: "store unavailable"})
 			return
 		}
-		_, _ = w.Write([]byte("ok\n"))
+		n, err := cfg.Service.Backlog(ctx)
+		if err != nil {
+			cfg.Logger.Warn("readyz: reading the fan-out backlog", "err", err)
+			reply(http.StatusServiceUnavailable, answer{Reason: "store unavailable"})
+			return
+		}
+		if n > bound {
+			reply(http.StatusServiceUnavailable, answer{Backlog: &n,
+				Reason: fmt.Sprintf("fan-out backlog %d is over %d: workers are behind", n, bound)})
+			return
+		}
+		reply(http.StatusOK, answer{Ready: true, Backlog: &n})
 	})
 }

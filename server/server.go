@@ -1,11 +1,13 @@
 // Package server wires feedd's HTTP surface: GraphiQL at /, GraphQL at
-// /query, a health check at /healthz, and the middleware in front of them
-// (request ids, identity).
+// /query, liveness at /healthz, readiness at /readyz, Prometheus metrics at
+// /metrics, and the middleware in front of them (request ids, identity,
+// request timeout, access log).
 package server
 
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
@@ -27,6 +29,16 @@ type Config struct {
 	// PlaygroundViewer, when set with DevAuth, is pre-filled as the
 	// X-Viewer-Id header in GraphiQL so the first query just works.
 	PlaygroundViewer feedcore.ID
+	// RequestTimeout bounds each GraphQL request, so a Redis that stops
+	// answering yields UNAVAILABLE instead of a hung request; default
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// ReadyMaxBacklog is the fan-out backlog above which /readyz answers
+	// 503; default DefaultReadyMaxBacklog.
+	ReadyMaxBacklog int64
+	// KeyPrefix is the feed service's key prefix (feedcore.Options.Prefix),
+	// for the stream metrics.
+	KeyPrefix string
 }
 
 // maxBody bounds a GraphQL request body; real queries are a few KiB.
@@ -37,10 +49,21 @@ func New(cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.Default
+	}
+	log := cfg.Logger
+	// The GraphQL handler logs through opCapture, which hands each
+	// operation's name and round trips to observeQuery's access log line.
+	gcfg := cfg
+	gcfg.Logger = slog.New(opCapture{cfg.Logger.Handler()})
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playgroundHandler(cfg))
-	mux.Handle("/query", http.MaxBytesHandler(ensureErrorCodes(graphqlHandler(cfg)), maxBody))
-	mux.Handle("GET /healthz", healthHandler(cfg))
+	mux.Handle("/query", observeQuery(cfg, cfg.Metrics, log,
+		http.MaxBytesHandler(ensureErrorCodes(graphqlHandler(gcfg)), maxBody)))
+	mux.Handle("GET /healthz", healthHandler())
+	mux.Handle("GET /readyz", readyHandler(cfg))
+	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
 	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
 	return withRequestID(authn(mux))
 }
