@@ -23,17 +23,50 @@ import (
 
 // graphqlHandler serves /query: POST with a JSON body for everything, GET
 // for queries only (gqlgen's GET transport refuses mutations), so GETs
-// stay safe to cache and to retry.
+// stay safe to cache and to retry. In front of gqlgen, guard applies CORS,
+// the content-type rule and the body limit; inside, before any resolver
+// runs, an operation passes the persisted-query step, the token limit
+// (parsing), validation, then the depth, complexity, introspection and rate
+// limits, in that order.
 func graphqlHandler(cfg Config) http.Handler {
-	srv := handler.New(graph.NewExecutableSchema(resolvers.New(cfg.Service).Config()))
+	api := apiConfigOf(cfg).withDefaults()
+	return guard(api, newGraphQLServer(cfg, api))
+}
+
+func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
+	gc := resolvers.New(cfg.Service).Config()
+	gc.Complexity = complexityRoot()
+	srv := handler.New(graph.NewExecutableSchema(gc))
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	// Parsed and validated documents are reused: clients send the same few
 	// operations over and over.
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
-	srv.SetErrorPresenter(presentError(cfg.Logger))
+	if api.MaxTokens > 0 {
+		srv.SetParserTokenLimit(api.MaxTokens)
+	}
+	switch {
+	case api.PersistedOnly != nil:
+		srv.Use(persistedOnly{byHash: api.PersistedOnly})
+	case !api.DisableAPQ:
+		srv.Use(extension.AutomaticPersistedQuery{Cache: newAPQCache(cfg.Service, api.APQTTL, cfg.Logger)})
+	}
+	if api.MaxDepth > 0 {
+		srv.Use(depthLimit{max: api.MaxDepth})
+	}
+	if api.MaxComplexity > 0 {
+		srv.Use(extension.FixedComplexityLimit(api.MaxComplexity))
+	}
+	if api.DisableIntrospection {
+		srv.Use(noIntrospection{})
+	} else {
+		srv.Use(extension.Introspection{})
+	}
+	if api.RateLimit.Rate > 0 {
+		srv.Use(rateLimit{svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
+	}
+	srv.SetErrorPresenter(keepPersistedCodes(presentError(cfg.Logger)))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
 	srv.AroundOperations(perOperation(cfg))
 	return srv

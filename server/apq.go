@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/redis/rueidis"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedd/feedd/feedcore"
+)
+
+// codePersistedQueryNotFound is what Apollo-style clients look for to
+// resend a hash-only request with its query text.
+const codePersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
+
+// apqCache is the store of automatic persisted queries: Redis, so a query
+// registered through one replica is found by all of them. Keys are
+// prefix+"apq:"+sha256; each registration refreshes the TTL. Reads go
+// through rueidis client-side caching (a query text never changes for its
+// hash), so a warm hash-only request costs no round trip.
+type apqCache struct {
+	c      rueidis.Client
+	prefix string
+	ttl    time.Duration
+	log    *slog.Logger
+}
+
+var _ graphql.Cache[string] = (*apqCache)(nil)
+
+// newAPQCache returns the APQ store of svc's Redis under svc's key prefix.
+func newAPQCache(svc *feedcore.Service, ttl time.Duration, log *slog.Logger) *apqCache {
+	return &apqCache{c: svc.Client(), prefix: svc.Options().Prefix + "apq:", ttl: ttl, log: log}
+}
+
+func (a *apqCache) Get(ctx context.Context, hash string) (string, bool) {
+	if !isSHA256(hash) {
+		return "", false
+	}
+	q, err := a.c.DoCache(ctx, a.c.B().Get().Key(a.prefix+hash).Cache(), time.Minute).ToString()
+	if err != nil {
+		if !rueidis.IsRedisNil(err) {
+			a.log.WarnContext(ctx, "apq: lookup failed", "request", RequestID(ctx), "err", err)
+		}
+		return "", false
+	}
+	return q, true
+}
+
+func (a *apqCache) Add(ctx context.Context, hash, query string) {
+	if !isSHA256(hash) {
+		return
+	}
+	err := a.c.Do(ctx, a.c.B().Set().Key(a.prefix+hash).Value(query).Ex(a.ttl).Build()).Error()
+	if err != nil {
+		a.log.WarnContext(ctx, "apq: register failed", "request", RequestID(ctx), "err", err)
+	}
+}
+
+func isSHA256(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+// QueryHash is the persisted query id of a query text: its SHA-256 in hex.
+func QueryHash(query string) string {
+	h := sha256.Sum256([]byte(query))
+	return hex.EncodeToString(h[:])
+}
+
+// LoadPersisted reads an allow-list file: a JSON object mapping each
+// query's SHA-256 (hex) to its text, as tools/persisted writes it. Every
+// hash is checked against its text.
+func LoadPersisted(path string) (map[string]string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for h, q := range m {
+		if QueryHash(q) != h {
+			return nil, fmt.Errorf("%s: hash %s does not match its query text", path, h)
+		}
+	}
+	return m, nil
+}
+
+// persistedOnly is allow-list mode: an operation runs only if its text is
+// in the list. A client may send the hash alone (APQ style) or the full
+// text. An unknown hash alone is PERSISTED_QUERY_NOT_FOUND; a text not in
+// the list is FORBIDDEN.
+type persistedOnly struct{ byHash map[string]string }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = persistedOnly{}
+
+func (persistedOnly) ExtensionName() string                          { return "PersistedOnly" }
+func (persistedOnly) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (p persistedOnly) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
+	var hash string
+	if pq, ok := raw.Extensions["persistedQuery"].(map[string]any); ok {
+		hash, _ = pq["sha256Hash"].(string)
+	}
+	if raw.Query == "" {
+		q, ok := p.byHash[hash]
+		if !ok {
+			return &gqlerror.Error{Message: "PersistedQueryNotFound",
+				Extensions: map[string]any{"code": codePersistedQueryNotFound}}
+		}
+		raw.Query = q
+		return nil
+	}
+	h := QueryHash(raw.Query)
+	if _, ok := p.byHash[h]; !ok {
+		return codedError(feedcore.CodeForbidden, "this server runs only persisted operations, and this one is not among them")
+	}
+	if hash != "" && hash != h {
+		return codedError(feedcore.CodeBadInput, "persistedQuery.sha256Hash does not match the query")
+	}
+	return nil
+}
+
+// keepPersistedCodes keeps PERSISTED_QUERY_NOT_FOUND, which clients act on,
+// through the error presenter (which maps unknown codes to BAD_USER_INPUT).
+func keepPersistedCodes(next graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		out := next(ctx, err)
+		if ge, ok := err.(*gqlerror.Error); ok && ge.Extensions["code"] == codePersistedQueryNotFound {
+			if out.Extensions == nil {
+				out.Extensions = map[string]any{}
+			}
+			out.Extensions["code"] = codePersistedQueryNotFound
+			out.Message = ge.Message
+		}
+		return out
+	}
+}

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/feedcore"
+)
+
+// corsAllowHeaders are the request headers a browser app may send.
+var corsAllowHeaders = strings.Join([]string{"Content-Type", "Authorization", auth.DevHeader, RequestIDHeader}, ", ")
+
+// corsExposeHeaders are the response headers a browser app may read.
+var corsExposeHeaders = strings.Join([]string{"Retry-After", RequestIDHeader}, ", ")
+
+// guard is the HTTP front of /query, before gqlgen:
+//
+//   - Browsers (requests with an Origin header) are served only from the
+//     server's own origin and the configured ones. Any other origin is
+//     refused with 403 FORBIDDEN before the body is read, so a page on
+//     another site can never run a mutation. Allowed cross-origin requests
+//     get Access-Control-Allow-Origin; preflights (OPTIONS with
+//     Access-Control-Request-Method) are answered here, 204 for allowed
+//     origins and 403 for the rest.
+//   - A POST must be application/json. text/plain, form and multipart
+//     bodies are what a cross-site HTML form can send without a preflight
+//     (the classic CSRF vector), so they are refused with 415.
+//   - A POST body over the limit is refused with 413.
+//   - GET serves queries only: gqlgen's GET transport refuses mutations.
+//
+// Every refusal is a GraphQL response with extensions.code.
+func guard(api APIConfig, next http.Handler) http.Handler {
+	origins := map[string]bool{}
+	anyOrigin := false
+	for _, o := range api.CORSOrigins {
+		o = normalizeOrigin(o)
+		if o == "*" {
+			anyOrigin = true
+		} else if o != "" {
+			origins[o] = true
+		}
+	}
+	allowed := func(r *http.Request, origin string) bool {
+		return anyOrigin || origins[normalizeOrigin(origin)] || sameOrigin(r, origin)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" {
+			if !allowed(r, origin) {
+				refuse(w, http.StatusForbidden, feedcore.CodeForbidden,
+					fmt.Sprintf("origin %q may not call this API (see --cors-origins)", origin))
+				return
+			}
+			h := w.Header()
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Allow-Origin", origin)
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Add("Vary", "Access-Control-Request-Method")
+				h.Add("Vary", "Access-Control-Request-Headers")
+				h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+		}
+		if r.Method == http.MethodPost {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" {
+				refuse(w, http.StatusUnsupportedMediaType, feedcore.CodeBadInput,
+					"a POST body must be Content-Type: application/json")
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, api.MaxBodyBytes+1))
+			var tooBig *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooBig) || int64(len(body)) > api.MaxBodyBytes:
+				refuse(w, http.StatusRequestEntityTooLarge, feedcore.CodeBadInput,
+					fmt.Sprintf("request body exceeds %d bytes", api.MaxBodyBytes))
+				return
+			case err != nil:
+				refuse(w, http.StatusBadRequest, feedcore.CodeBadInput, "could not read the request body")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		ctx, state := withState(r.Context())
+		next.ServeHTTP(&stateWriter{ResponseWriter: w, state: state}, r.WithContext(ctx))
+	})
+}
+
+// sameOrigin reports whether origin names the host the request came to
+// (the scheme is not compared: TLS usually ends at a proxy).
+func sameOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// normalizeOrigin lowercases an origin and drops a trailing slash, so
+// configured and sent origins compare equal.
+func normalizeOrigin(o string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
+}
+
+// refuse writes a GraphQL error response.
+func refuse(w http.ResponseWriter, status int, code feedcore.Code, msg string) {
+	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{codedError(code, "%s", msg)}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

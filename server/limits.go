@@ -1,0 +1,227 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/graph"
+)
+
+// APIConfig is the production API surface of /query: query limits, rate
+// limiting, CORS, introspection and persisted queries. Its zero value is
+// usable: the limits take the defaults below, rate limiting is off,
+// introspection is on, browsers are accepted from the same origin only and
+// automatic persisted queries are on. cmd/feedd sets it from flags
+// (apiflags.go), where rate limiting defaults on.
+type APIConfig struct {
+	// MaxDepth is the deepest selection nesting accepted (fragments
+	// included); 0 means DefaultMaxDepth, negative means no limit.
+	MaxDepth int
+	// MaxComplexity bounds an operation's cost (connections cost their
+	// page size times their children); 0 means DefaultMaxComplexity,
+	// negative means no limit.
+	MaxComplexity int
+	// MaxTokens bounds the lexer tokens of a query document; 0 means
+	// DefaultMaxTokens, negative means no limit.
+	MaxTokens int
+	// MaxBodyBytes bounds a POST body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RateLimit is each authenticated viewer's allowance of operations
+	// (shared by every replica through Redis); zero Rate disables it.
+	RateLimit feedcore.RateLimit
+	// CORSOrigins are the browser origins, like https://app.example.com,
+	// that may call /query besides the server's own; "*" allows any.
+	CORSOrigins []string
+	// DisableIntrospection refuses __schema and __type with FORBIDDEN.
+	DisableIntrospection bool
+	// DisableAPQ turns automatic persisted queries off.
+	DisableAPQ bool
+	// APQTTL is how long a registered persisted query lives in Redis
+	// without being registered again; 0 means DefaultAPQTTL.
+	APQTTL time.Duration
+	// PersistedOnly, when not nil, is an allow-list (sha256 hex of the
+	// query text -> query text): only these operations run, sent either by
+	// hash alone or in full. APQ registration is off in this mode.
+	PersistedOnly map[string]string
+}
+
+// Defaults of APIConfig's zero fields.
+const (
+	DefaultMaxDepth      = 12
+	DefaultMaxComplexity = 5000
+	DefaultMaxTokens     = 10000
+	DefaultMaxBodyBytes  = 1 << 20
+	DefaultAPQTTL        = 24 * time.Hour
+	// defaultPageSize is what a connection costs per child when the
+	// operation gives neither first nor last (the resolvers' default).
+	defaultPageSize = 20
+)
+
+// api returns the APIConfig itself; Config embeds APIConfig, and this
+// promoted method lets graphqlHandler find it (see apiConfigOf).
+func (a APIConfig) api() APIConfig { return a }
+
+// apiConfigOf returns cfg's APIConfig, or the zero one when Config does not
+// embed it (yet).
+func apiConfigOf(cfg any) APIConfig {
+	if c, ok := cfg.(interface{ api() APIConfig }); ok {
+		return c.api()
+	}
+	return APIConfig{}
+}
+
+func (a APIConfig) withDefaults() APIConfig {
+	if a.MaxDepth == 0 {
+		a.MaxDepth = DefaultMaxDepth
+	}
+	if a.MaxComplexity == 0 {
+		a.MaxComplexity = DefaultMaxComplexity
+	}
+	if a.MaxTokens == 0 {
+		a.MaxTokens = DefaultMaxTokens
+	}
+	if a.MaxBodyBytes <= 0 {
+		a.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if a.APQTTL <= 0 {
+		a.APQTTL = DefaultAPQTTL
+	}
+	return a
+}
+
+// complexityRoot makes a connection cost its page size times the cost of
+// one edge: followingFeed(first: 100) with a full post costs about 2000,
+// while the same selection with first: 10 costs about 200.
+func complexityRoot() graph.ComplexityRoot {
+	var c graph.ComplexityRoot
+	c.Query.FollowingFeed = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return 1 + child*pageSize(first, last)
+	}
+	c.Query.LiveFeed = func(child int, first *int, _ *string) int {
+		return 1 + child*pageSize(first, nil)
+	}
+	return c
+}
+
+func pageSize(first, last *int) int {
+	switch {
+	case first != nil && *first > 0:
+		return *first
+	case last != nil && *last > 0:
+		return *last
+	}
+	return defaultPageSize
+}
+
+// codedError is a request-level refusal with an extensions.code.
+func codedError(code feedcore.Code, format string, args ...any) *gqlerror.Error {
+	return &gqlerror.Error{
+		Message:    fmt.Sprintf(format, args...),
+		Extensions: map[string]any{"code": string(code)},
+	}
+}
+
+// depthLimit refuses operations nested deeper than max, fragments
+// included, before any resolver runs.
+type depthLimit struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = depthLimit{}
+
+func (depthLimit) ExtensionName() string                          { return "DepthLimit" }
+func (depthLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (d depthLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil {
+		return nil
+	}
+	if n := selectionDepth(op.Doc, op.Operation.SelectionSet, 0, d.max); n > d.max {
+		return codedError(feedcore.CodeBadInput, "operation is nested deeper than the limit of %d", d.max)
+	}
+	return nil
+}
+
+// selectionDepth is the deepest field nesting under set, where set's own
+// fields are at depth+1. It stops descending past limit, so a hostile
+// document costs at most limit levels of work.
+func selectionDepth(doc *ast.QueryDocument, set ast.SelectionSet, depth, limit int) int {
+	deepest := depth
+	if depth > limit {
+		return depth
+	}
+	for _, s := range set {
+		var d int
+		switch s := s.(type) {
+		case *ast.Field:
+			d = selectionDepth(doc, s.SelectionSet, depth+1, limit)
+		case *ast.InlineFragment:
+			d = selectionDepth(doc, s.SelectionSet, depth, limit)
+		case *ast.FragmentSpread:
+			if f := doc.Fragments.ForName(s.Name); f != nil {
+				d = selectionDepth(doc, f.SelectionSet, depth, limit)
+			}
+		}
+		deepest = max(deepest, d)
+		if deepest > limit {
+			break
+		}
+	}
+	return deepest
+}
+
+// noIntrospection refuses __schema and __type when introspection is off,
+// with FORBIDDEN and a message that says so (gqlgen would otherwise fail
+// the field at execution time, after running the rest of the operation).
+// __typename stays allowed: clients need it.
+type noIntrospection struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = noIntrospection{}
+
+func (noIntrospection) ExtensionName() string                          { return "NoIntrospection" }
+func (noIntrospection) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (noIntrospection) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil || op.Operation.Operation != ast.Query {
+		return nil
+	}
+	if introspects(op.Doc, op.Operation.SelectionSet, 0) {
+		return codedError(feedcore.CodeForbidden, "introspection is disabled on this server")
+	}
+	return nil
+}
+
+// introspects reports whether a root selection set asks for __schema or
+// __type, directly or through fragments.
+func introspects(doc *ast.QueryDocument, set ast.SelectionSet, hops int) bool {
+	if hops > 100 { // fragments cannot cycle after validation; belt and braces
+		return false
+	}
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.Name == "__schema" || s.Name == "__type" {
+				return true
+			}
+		case *ast.InlineFragment:
+			if introspects(doc, s.SelectionSet, hops+1) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if f := doc.Fragments.ForName(s.Name); f != nil && introspects(doc, f.SelectionSet, hops+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
