@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/redis/rueidis"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -23,34 +24,45 @@ const codePersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
 
 // apqCache is the store of automatic persisted queries: Redis, so a query
 // registered through one replica is found by all of them. Keys are
-// prefix+"apq:"+sha256; each registration refreshes the TTL. Reads go
-// through rueidis client-side caching (a query text never changes for its
-// hash), so a warm hash-only request costs no round trip.
+// prefix+"apq:"+sha256; each registration refreshes the TTL. A text found
+// is also kept in a small local LRU: a hash names one text forever, so a
+// local copy can never be stale, and a warm hash-only request costs no
+// round trip. Misses are never cached locally: another replica may
+// register the query the next moment.
 type apqCache struct {
 	c      rueidis.Client
 	prefix string
 	ttl    time.Duration
 	log    *slog.Logger
+	local  *lru.LRU[string]
 }
 
 var _ graphql.Cache[string] = (*apqCache)(nil)
 
 // newAPQCache returns the APQ store of svc's Redis under svc's key prefix.
 func newAPQCache(svc *feedcore.Service, ttl time.Duration, log *slog.Logger) *apqCache {
-	return &apqCache{c: svc.Client(), prefix: svc.Options().Prefix + "apq:", ttl: ttl, log: log}
+	return &apqCache{c: svc.Client(), prefix: svc.Options().Prefix + "apq:", ttl: ttl, log: log,
+		local: lru.New[string](1000)}
 }
 
 func (a *apqCache) Get(ctx context.Context, hash string) (string, bool) {
 	if !isSHA256(hash) {
 		return "", false
 	}
-	q, err := a.c.DoCache(ctx, a.c.B().Get().Key(a.prefix+hash).Cache(), time.Minute).ToString()
+	if q, ok := a.local.Get(ctx, hash); ok {
+		return q, true
+	}
+	q, err := a.c.Do(ctx, a.c.B().Get().Key(a.prefix+hash).Build()).ToString()
 	if err != nil {
 		if !rueidis.IsRedisNil(err) {
 			a.log.WarnContext(ctx, "apq: lookup failed", "request", RequestID(ctx), "err", err)
 		}
 		return "", false
 	}
+	if QueryHash(q) != hash { // not ours, or damaged: never run it
+		return "", false
+	}
+	a.local.Add(ctx, hash, q)
 	return q, true
 }
 

@@ -29,7 +29,11 @@ import (
 // (parsing), validation, then the depth, complexity, introspection and rate
 // limits, in that order.
 func graphqlHandler(cfg Config) http.Handler {
-	api := apiConfigOf(cfg).withDefaults()
+	return queryHandler(cfg, apiConfigOf(cfg))
+}
+
+func queryHandler(cfg Config, api APIConfig) http.Handler {
+	api = api.withDefaults()
 	return guard(api, newGraphQLServer(cfg, api))
 }
 
