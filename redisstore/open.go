@@ -25,6 +25,13 @@ type Options struct {
 	Timeout time.Duration
 	// ClientName is shown in CLIENT LIST, to tell replicas apart.
 	ClientName string
+	// DisableCache turns rueidis's client-side cache off, for servers
+	// without CLIENT TRACKING (a miniredis reached by URL).
+	DisableCache bool
+	// SingleNode talks to the URL's address only, never to nodes a server
+	// advertises (a miniredis answers CLUSTER SLOTS with its own address,
+	// which would bypass a proxy in front of it).
+	SingleNode bool
 }
 
 // Store is an open Redis connection.
@@ -60,6 +67,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// miniredis has no client-side caching; DoCache then falls back to
 		// plain reads, so the code path stays one.
 		opt.DisableCache = true
+		opt.ForceSingleClient = true
+	}
+	if o.DisableCache {
+		opt.DisableCache = true
+	}
+	if o.SingleNode {
 		opt.ForceSingleClient = true
 	}
 	opt.ClientName = o.ClientName
