@@ -170,3 +170,34 @@ func TestComplexityBudget(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestIntrospection(t *testing.T) {
+	on := newAPIEnv(t, APIConfig{})
+	off := newAPIEnv(t, APIConfig{DisableIntrospection: true})
+	for _, c := range []struct {
+		name, query string
+		offCode     string
+	}{
+		{"__schema", `{ __schema { queryType { name } } }`, "FORBIDDEN"},
+		{"__type", `{ __type(name: "Post") { name } }`, "FORBIDDEN"},
+		{"__type through a fragment", `query { ...Q } fragment Q on Query { ... on Query { __type(name: "Post") { name } } }`, "FORBIDDEN"},
+		{"__typename stays allowed", `{ __typename }`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r := on.do(0, c.query, nil); len(r.Errors) > 0 || len(r.Data) == 0 {
+				t.Errorf("introspection on: %s, errors %+v", r.Data, r.Errors)
+			}
+			r := off.do(0, c.query, nil)
+			if c.offCode == "" {
+				if len(r.Errors) > 0 {
+					t.Errorf("introspection off: errors %+v", r.Errors)
+				}
+				return
+			}
+			mustCode(t, "introspection off", r, c.offCode)
+			if len(r.Errors) > 0 && !strings.Contains(r.Errors[0].Message, "introspection is disabled") {
+				t.Errorf("message %q", r.Errors[0].Message)
+			}
+		})
+	}
+}
