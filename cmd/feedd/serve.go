@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -17,8 +18,8 @@ import (
 	"github.com/feedd/feedd/server"
 )
 
-// shutdownGrace is how long in-flight requests get to finish on SIGTERM.
-const shutdownGrace = 10 * time.Second
+// serveListening, when set (by tests), learns the address serve listens on.
+var serveListening func(net.Addr)
 
 func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -30,12 +31,28 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	importFile := fs.String("import", "", "JSON Lines file to load before serving")
 	devAuth := fs.Bool("dev-auth", false, "accept the X-Viewer-Id header as identity, without proof (default true only with the embedded store)")
 	workers := fs.Bool("workers", true, "run fan-out workers in this process")
+	requestTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "longest a GraphQL request may take; a Redis that stops answering fails requests with UNAVAILABLE after this")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "on SIGTERM or SIGINT, how long in-flight requests get to finish before their connections are closed")
+	readyMaxBacklog := fs.Int64("ready-max-backlog", server.DefaultReadyMaxBacklog, "fan-out backlog (queued events and tasks) above which /readyz answers 503")
+	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	logLevel := fs.String("log-level", "info", "least severe log level written: debug, info, warn or error")
 	set, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	switch {
+	case *requestTimeout <= 0:
+		return errors.New("--request-timeout must be positive")
+	case *shutdownTimeout <= 0:
+		return errors.New("--shutdown-timeout must be positive")
+	case *readyMaxBacklog < 1:
+		return errors.New("--ready-max-backlog must be at least 1")
+	}
+	if err := setLogger(*logFormat, *logLevel); err != nil {
+		return err
 	}
 	// The embedded store is private to this process and empty at start:
 	// demo data and dev auth are what make it useful, and both would be
@@ -82,7 +99,10 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		wg.Go(func() {
 			if err := svc.RunWorkers(wctx, feedcore.WorkerOptions{Name: clientName("serve")}); err != nil {
 				slog.Error("fan-out workers stopped", "err", err)
+				return
 			}
+			s := svc.Stats()
+			slog.Info("fan-out workers stopped", "events", s.Events, "tasks", s.Tasks, "inbox_writes", s.InboxWrites)
 		})
 	}
 
@@ -109,12 +129,16 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier}
+	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier,
+		RequestTimeout: *requestTimeout, ReadyMaxBacklog: *readyMaxBacklog, KeyPrefix: opts.Prefix}
 	if report != nil && len(report.Viewers) > 0 {
 		cfg.PlaygroundViewer = report.Viewers[0].ID
 	}
-	srv := &http.Server{Handler: server.New(cfg), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.New(cfg), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	printBanner(stdout, ln.Addr(), store, *devAuth, report)
+	if serveListening != nil {
+		serveListening(ln.Addr())
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -123,14 +147,38 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	slog.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	// Stop accepting, let in-flight requests finish; then (deferred) stop
+	// the workers, which finish or hand back their current task, and wait
+	// for them before the store closes.
+	slog.Info("shutting down: finishing in-flight requests", "grace", *shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		_ = srv.Close() // the grace is over: drop what is left
+		<-served
+		return fmt.Errorf("shutdown: requests still running after --shutdown-timeout %v: %w", *shutdownTimeout, err)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	slog.Info("HTTP server drained")
+	return nil
+}
+
+// setLogger makes the default logger write format at level to stderr.
+func setLogger(format, level string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	o := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, o)))
+	case "json":
+		slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, o)))
+	default:
+		return fmt.Errorf("--log-format must be text or json, got %q", format)
 	}
 	return nil
 }

@@ -20,6 +20,8 @@ func runToken(_ context.Context, args []string, stdout io.Writer) error {
 	user := fs.String("user", "", "database id of the user the token signs in as")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
 	secret := fs.String("jwt-secret", "", "HS256 secret the server verifies tokens with")
+	issuer := fs.String("jwt-issuer", "", "\"iss\" claim of the token: the server's --jwt-issuer, if it has one")
+	audience := fs.String("jwt-audience", "", "\"aud\" claim of the token: the server's --jwt-audience, if it has one")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -30,7 +32,7 @@ func runToken(_ context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--user: %w", err)
 	}
-	tok, err := auth.Mint([]byte(*secret), id, *ttl)
+	tok, err := auth.MintWith([]byte(*secret), id, *ttl, auth.MintOptions{Issuer: *issuer, Audience: *audience})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,12 @@ import (
 func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	store := addStoreFlags(fs)
+	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	logLevel := fs.String("log-level", "info", "least severe log level written: debug, info, warn or error")
 	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := setLogger(*logFormat, *logLevel); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -31,6 +36,9 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer st.Close()
 	fmt.Fprintf(stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
+	// On SIGTERM ctx ends: RunWorkers returns once each worker has finished
+	// or handed back its current task (unacknowledged entries are reclaimed
+	// by other workers), and only then does the store close.
 	if err := svc.RunWorkers(ctx, feedcore.WorkerOptions{Name: clientName("worker")}); err != nil {
 		return err
 	}
