@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/feedd/feedd/server"
+)
+
+func TestAPIFlags(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		dev   bool
+		check func(t *testing.T, c server.APIConfig)
+		err   string
+	}{
+		{name: "defaults, production", check: func(t *testing.T, c server.APIConfig) {
+			if c.MaxDepth != 12 || c.MaxComplexity != 5000 || c.MaxTokens != 10000 || c.MaxBodyBytes != 1<<20 {
+				t.Errorf("limits = %+v", c)
+			}
+			if c.RateLimit.Rate != 50 || c.RateLimit.Burst != 100 || !c.DisableIntrospection || c.DisableAPQ || c.PersistedOnly != nil || c.CORSOrigins != nil {
+				t.Errorf("config = %+v", c)
+			}
+		}},
+		{name: "dev auth turns introspection on", dev: true, check: func(t *testing.T, c server.APIConfig) {
+			if c.DisableIntrospection {
+				t.Error("introspection off with dev auth")
+			}
+		}},
+		{name: "explicit introspection wins", dev: true, args: []string{"--introspection=false"}, check: func(t *testing.T, c server.APIConfig) {
+			if !c.DisableIntrospection {
+				t.Error("introspection on")
+			}
+		}},
+		{name: "environment", env: map[string]string{"FEED_CORS_ORIGINS": "https://a.example, https://b.example:8443", "FEED_RATE_LIMIT": "0", "FEED_MAX_DEPTH": "0", "FEED_INTROSPECTION": "true"},
+			check: func(t *testing.T, c server.APIConfig) {
+				if len(c.CORSOrigins) != 2 || c.CORSOrigins[1] != "https://b.example:8443" || c.RateLimit.Rate != 0 || c.MaxDepth >= 0 || c.DisableIntrospection {
+					t.Errorf("config = %+v", c)
+				}
+			}},
+		{name: "allow-list", args: []string{"--persisted-only", "../../client/persisted.json", "--apq=false"}, check: func(t *testing.T, c server.APIConfig) {
+			if len(c.PersistedOnly) == 0 || !c.DisableAPQ {
+				t.Errorf("config = %+v", c)
+			}
+		}},
+		{name: "bad origin", args: []string{"--cors-origins", "app.example.com"}, err: "--cors-origins"},
+		{name: "origin with a path", args: []string{"--cors-origins", "https://app.example.com/x"}, err: "--cors-origins"},
+		{name: "bad body", args: []string{"--max-body", "0"}, err: "--max-body"},
+		{name: "bad burst", args: []string{"--rate-burst", "0"}, err: "--rate-burst"},
+		{name: "missing allow-list", args: []string{"--persisted-only", "nope.json"}, err: "--persisted-only"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			a := addAPIFlags(fs)
+			set, err := parse(fs, c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := a.config(set, c.dev)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want one naming %s", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, cfg)
+		})
+	}
+}
