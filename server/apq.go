@@ -66,14 +66,52 @@ func (a *apqCache) Get(ctx context.Context, hash string) (string, bool) {
 	return q, true
 }
 
+// Add is called by gqlgen's APQ extension before the query is even
+// parsed. Inside an operation it only notes the registration; apqRegister
+// stores it once the document has parsed, validated and passed the limits,
+// so Redis never keeps a document that could not run.
 func (a *apqCache) Add(ctx context.Context, hash, query string) {
 	if !isSHA256(hash) {
 		return
 	}
+	if graphql.HasOperationContext(ctx) {
+		graphql.GetOperationContext(ctx).Stats.SetExtension(apqPendingKey, &apqPending{hash: hash, query: query})
+		return
+	}
+	a.store(ctx, hash, query)
+}
+
+func (a *apqCache) store(ctx context.Context, hash, query string) {
 	err := a.c.Do(ctx, a.c.B().Set().Key(a.prefix+hash).Value(query).Ex(a.ttl).Build()).Error()
 	if err != nil {
 		a.log.WarnContext(ctx, "apq: register failed", "request", RequestID(ctx), "err", err)
+		return
 	}
+	a.local.Add(ctx, hash, query)
+}
+
+const apqPendingKey = "feedd.apqPending"
+
+type apqPending struct{ hash, query string }
+
+// apqRegister stores the registration apqCache.Add noted; it is the last
+// operation context mutator, so it runs only for operations that passed
+// everything else.
+type apqRegister struct{ cache *apqCache }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = apqRegister{}
+
+func (apqRegister) ExtensionName() string                          { return "APQRegister" }
+func (apqRegister) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (r apqRegister) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if p, ok := op.Stats.GetExtension(apqPendingKey).(*apqPending); ok {
+		r.cache.store(ctx, p.hash, p.query)
+	}
+	return nil
 }
 
 func isSHA256(h string) bool {

@@ -20,6 +20,7 @@ func TestAPQSharedByReplicas(t *testing.T) {
 	st := storetest.New(t)
 	a := newAPIEnvOn(t, st.Client, st.Prefix, APIConfig{})
 	b := newAPIEnvOn(t, st.Client, st.Prefix, APIConfig{})
+	shallow := newAPIEnvOn(t, st.Client, st.Prefix, APIConfig{MaxDepth: 3})
 	a.users("ann")
 	const q = `query Me { viewer { handle } }`
 	h := QueryHash(q)
@@ -32,6 +33,23 @@ func TestAPQSharedByReplicas(t *testing.T) {
 	}
 	_, r = a.raw(a.post(map[string]any{"query": `{ viewer { id } }`, "extensions": persisted(h)}, auth.DevHeader, "1"))
 	mustCode(t, "hash of another query", r, "BAD_USER_INPUT")
+
+	// Documents that fail are never registered.
+	for _, c := range []struct {
+		e     *env
+		query string
+	}{
+		{a, `{ viewer { nope } }`}, // invalid
+		{a, `{ viewer {`},          // does not parse
+		{shallow, `{ followingFeed { edges { node { author { handle } } } } }`}, // over that replica's depth limit
+	} {
+		hq := QueryHash(c.query)
+		if _, r = c.e.raw(c.e.post(map[string]any{"query": c.query, "extensions": persisted(hq)}, auth.DevHeader, "1")); r.code() == "" {
+			t.Fatalf("%s: no error", c.query)
+		}
+		_, r = b.raw(b.post(map[string]any{"extensions": persisted(hq)}, auth.DevHeader, "1"))
+		mustCode(t, "hash of a failed document "+c.query, r, "PERSISTED_QUERY_NOT_FOUND")
+	}
 
 	var me struct{ Viewer struct{ Handle string } }
 	_, r = a.raw(a.post(map[string]any{"query": q, "extensions": persisted(h)}, auth.DevHeader, "1"))

@@ -27,7 +27,8 @@ import (
 // the content-type rule and the body limit; inside, before any resolver
 // runs, an operation passes the persisted-query step, the token limit
 // (parsing), validation, then the depth, complexity, introspection and rate
-// limits, in that order.
+// limits, in that order; an APQ registration is stored only after all of
+// them.
 func graphqlHandler(cfg Config) http.Handler {
 	return queryHandler(cfg, apiConfigOf(cfg))
 }
@@ -50,11 +51,13 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	if api.MaxTokens > 0 {
 		srv.SetParserTokenLimit(api.MaxTokens)
 	}
+	var apq *apqCache
 	switch {
 	case api.PersistedOnly != nil:
 		srv.Use(persistedOnly{byHash: api.PersistedOnly})
 	case !api.DisableAPQ:
-		srv.Use(extension.AutomaticPersistedQuery{Cache: newAPQCache(cfg.Service, api.APQTTL, cfg.Logger)})
+		apq = newAPQCache(cfg.Service, api.APQTTL, cfg.Logger)
+		srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
 	}
 	if api.MaxDepth > 0 {
 		srv.Use(depthLimit{max: api.MaxDepth})
@@ -69,6 +72,9 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	}
 	if api.RateLimit.Rate > 0 {
 		srv.Use(rateLimit{svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
+	}
+	if apq != nil { // last: only documents that passed everything are kept
+		srv.Use(apqRegister{cache: apq})
 	}
 	srv.SetErrorPresenter(keepPersistedCodes(presentError(cfg.Logger)))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
