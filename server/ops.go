@@ -203,3 +203,19 @@ func (s *sniffWriter) codes() []string {
 	}
 	return nil
 }
+
+// OpsHandler serves only /healthz, /readyz and /metrics, for processes
+// that run fan-out workers without serving GraphQL (`feedd worker`).
+func OpsHandler(cfg Config) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.Default
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", healthHandler())
+	mux.Handle("GET /readyz", readyHandler(cfg))
+	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
+	return withRequestID(mux)
+}

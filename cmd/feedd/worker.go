@@ -7,9 +7,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"time"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server"
 )
+
+// workerOpsListening, when set (by tests), learns the --ops-addr address.
+var workerOpsListening func(net.Addr)
 
 // runWorker runs the fan-out pipeline only. Any number of workers and
 // serving replicas may share one Redis; each takes its share of the streams.
@@ -18,6 +25,8 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	store := addStoreFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	logLevel := fs.String("log-level", "info", "least severe log level written: debug, info, warn or error")
+	opsAddr := fs.String("ops-addr", "", "when set, serve /healthz, /readyz and /metrics at this address")
+	readyMaxBacklog := fs.Int64("ready-max-backlog", server.DefaultReadyMaxBacklog, "fan-out backlog above which /readyz answers 503 (with --ops-addr)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -30,11 +39,29 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	if store.embedded() {
 		return errors.New("worker needs --redis: an embedded store is private to one process, where `feedd serve` runs workers already")
 	}
-	st, svc, err := openService(ctx, store, store.options(), "worker")
+	if *readyMaxBacklog < 1 {
+		return errors.New("--ready-max-backlog must be at least 1")
+	}
+	opts := store.options()
+	st, svc, err := openService(ctx, store, opts, "worker")
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if *opsAddr != "" {
+		ln, err := net.Listen("tcp", *opsAddr)
+		if err != nil {
+			return err
+		}
+		ops := &http.Server{ReadHeaderTimeout: 10 * time.Second,
+			Handler: server.OpsHandler(server.Config{Service: svc, ReadyMaxBacklog: *readyMaxBacklog, KeyPrefix: opts.Prefix})}
+		go func() { _ = ops.Serve(ln) }()
+		defer ops.Close()
+		slog.Info("worker operations endpoints", "addr", ln.Addr().String())
+		if workerOpsListening != nil {
+			workerOpsListening(ln.Addr())
+		}
+	}
 	fmt.Fprintf(stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
 	// On SIGTERM ctx ends: RunWorkers returns once each worker has finished
 	// or handed back its current task (unacknowledged entries are reclaimed
