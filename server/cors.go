@@ -55,6 +55,8 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
+		// Answers differ by origin: caches must key on it.
+		w.Header().Add("Vary", "Origin")
 		if origin != "" {
 			if !allowed(r, origin) {
 				refuse(w, http.StatusForbidden, feedcore.CodeForbidden,
@@ -62,7 +64,6 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 				return
 			}
 			h := w.Header()
-			h.Add("Vary", "Origin")
 			h.Set("Access-Control-Allow-Origin", origin)
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Add("Vary", "Access-Control-Request-Method")
