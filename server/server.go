@@ -39,10 +39,10 @@ type Config struct {
 	// KeyPrefix is the feed service's key prefix (feedcore.Options.Prefix),
 	// for the stream metrics.
 	KeyPrefix string
+	// APIConfig is /query's production surface: limits, rate limiting,
+	// CORS, introspection, persisted queries.
+	APIConfig
 }
-
-// maxBody bounds a GraphQL request body; real queries are a few KiB.
-const maxBody = 1 << 20
 
 // New returns the HTTP handler serving every route.
 func New(cfg Config) http.Handler {
@@ -60,7 +60,7 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playgroundHandler(cfg))
 	mux.Handle("/query", observeQuery(cfg, cfg.Metrics, log,
-		http.MaxBytesHandler(ensureErrorCodes(graphqlHandler(gcfg)), maxBody)))
+		http.MaxBytesHandler(ensureErrorCodes(graphqlHandler(gcfg)), cfg.APIConfig.withDefaults().MaxBodyBytes)))
 	mux.Handle("GET /healthz", healthHandler())
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))

@@ -25,6 +25,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	store := addStoreFlags(fs)
 	jwt := addJWTFlags(fs)
+	api := addAPIFlags(fs)
 	addr := fs.String("addr", ":8080", "listen address")
 	demoOn := fs.Bool("demo", false, "load demo data at start (default true only with the embedded store and no --import)")
 	demoSeed := fs.Int64("demo-seed", 1, "seed of the demo data; the same seed gives the same data")
@@ -75,6 +76,10 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		slog.Warn("--workers=false with the embedded store: nothing else can reach it, so posts will never fan out")
 	}
 	verifier, err := jwt.verifier()
+	if err != nil {
+		return err
+	}
+	apiCfg, err := api.config(set, *devAuth)
 	if err != nil {
 		return err
 	}
@@ -130,7 +135,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier,
-		RequestTimeout: *requestTimeout, ReadyMaxBacklog: *readyMaxBacklog, KeyPrefix: opts.Prefix}
+		RequestTimeout: *requestTimeout, ReadyMaxBacklog: *readyMaxBacklog, KeyPrefix: opts.Prefix, APIConfig: apiCfg}
 	if report != nil && len(report.Viewers) > 0 {
 		cfg.PlaygroundViewer = report.Viewers[0].ID
 	}
