@@ -107,6 +107,7 @@ func perOperation(cfg Config) graphql.OperationMiddleware {
 			once.Do(func() {
 				n := trips.Trips()
 				reg.ObserveOperation(typ, name, n)
+				noteOperation(ctx, typ, name, n)
 				cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "graphql operation",
 					slog.String("request_id", RequestID(ctx)), slog.String("type", typ),
 					slog.String("operation", name), slog.Int("redis_round_trips", n))

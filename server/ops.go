@@ -18,8 +18,9 @@ import (
 // is zero.
 const DefaultRequestTimeout = 5 * time.Second
 
-// opRecord is what one /query request learned about the operation it ran;
-// the operation middleware reports it through the logger (see opCapture).
+// opRecord is what one /query request learned about the operation it ran,
+// filled in by the operation middleware (noteOperation) and read by
+// observeQuery for the access log line and the metrics.
 type opRecord struct {
 	mu           sync.Mutex
 	typ, name    string
@@ -29,46 +30,19 @@ type opRecord struct {
 
 type opRecordKey struct{}
 
-// operationMessage is the message of the record perOperation logs once per
-// operation, with its type, name and round trips.
-const operationMessage = "graphql operation"
-
-// opCapture is a slog.Handler in front of the configured one. The operation
-// middleware logs one operationMessage record per operation; when the
-// request carries an opRecord, the record's attributes are kept there, so
-// the request's access log line and metrics name the operation. The record
-// still reaches the wrapped handler when it takes debug records.
-type opCapture struct{ next slog.Handler }
-
-func (h opCapture) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.next.Enabled(ctx, l) || ctx.Value(opRecordKey{}) != nil
-}
-
-func (h opCapture) Handle(ctx context.Context, r slog.Record) error {
-	if rec, _ := ctx.Value(opRecordKey{}).(*opRecord); rec != nil && r.Message == operationMessage {
-		rec.mu.Lock()
-		rec.sawOperation = true
-		r.Attrs(func(a slog.Attr) bool {
-			switch a.Key {
-			case "type":
-				rec.typ = a.Value.String()
-			case "operation":
-				rec.name = a.Value.String()
-			case "redis_round_trips":
-				rec.trips += int(a.Value.Int64())
-			}
-			return true
-		})
-		rec.mu.Unlock()
+// noteOperation records an operation's type, name and round trips on the
+// request's opRecord, when it has one.
+func noteOperation(ctx context.Context, typ, name string, trips int) {
+	rec, _ := ctx.Value(opRecordKey{}).(*opRecord)
+	if rec == nil {
+		return
 	}
-	if !h.next.Enabled(ctx, r.Level) {
-		return nil
-	}
-	return h.next.Handle(ctx, r)
+	rec.mu.Lock()
+	rec.sawOperation = true
+	rec.typ, rec.name = typ, name
+	rec.trips += trips
+	rec.mu.Unlock()
 }
-
-func (h opCapture) WithAttrs(as []slog.Attr) slog.Handler { return opCapture{h.next.WithAttrs(as)} }
-func (h opCapture) WithGroup(name string) slog.Handler    { return opCapture{h.next.WithGroup(name)} }
 
 // observeQuery wraps /query: it bounds the request with the request
 // timeout, so a silent Redis yields UNAVAILABLE rather than a hung request,

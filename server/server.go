@@ -53,14 +53,10 @@ func New(cfg Config) http.Handler {
 		cfg.Metrics = metrics.Default
 	}
 	log := cfg.Logger
-	// The GraphQL handler logs through opCapture, which hands each
-	// operation's name and round trips to observeQuery's access log line.
-	gcfg := cfg
-	gcfg.Logger = slog.New(opCapture{cfg.Logger.Handler()})
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playgroundHandler(cfg))
 	mux.Handle("/query", observeQuery(cfg, cfg.Metrics, log,
-		http.MaxBytesHandler(ensureErrorCodes(graphqlHandler(gcfg)), cfg.APIConfig.withDefaults().MaxBodyBytes)))
+		http.MaxBytesHandler(ensureErrorCodes(graphqlHandler(cfg)), cfg.APIConfig.withDefaults().MaxBodyBytes)))
 	mux.Handle("GET /healthz", healthHandler())
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
