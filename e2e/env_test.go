@@ -45,16 +45,27 @@ func newEnv(t *testing.T, opts feedcore.Options) *env {
 // newEnvOn is newEnv over a given Redis client and key prefix.
 func newEnvOn(t *testing.T, c rueidis.Client, prefix string, opts feedcore.Options) *env {
 	t.Helper()
+	return newEnvWith(t, c, prefix, opts, nil)
+}
+
+// newEnvWith is newEnvOn with the server's configuration adjusted by set
+// (production settings: no dev auth, limits, rate limits, token claims).
+func newEnvWith(t *testing.T, c rueidis.Client, prefix string, opts feedcore.Options, set func(*server.Config)) *env {
+	t.Helper()
 	opts.Prefix = prefix
 	svc, err := feedcore.New(context.Background(), c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Config{
+	cfg := server.Config{
 		Service:  svc,
 		DevAuth:  true,
 		Verifier: &auth.Verifier{HS256Secret: secret},
-	}))
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	srv := httptest.NewServer(server.New(cfg))
 	t.Cleanup(srv.Close)
 	return &env{t: t, svc: svc, srv: srv}
 }
