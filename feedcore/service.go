@@ -68,9 +68,6 @@ func (s *Service) Options() Options { return s.o }
 // Client is the Redis client the service uses.
 func (s *Service) Client() rueidis.Client { return s.c }
 
-// Sealer seals cursors for this service's key.
-func (s *Service) Sealer() *Sealer { return s.sealer }
-
 // SetBigVThreshold changes the big-V threshold at run time (for operators
 // and tests). Authors cross it on their next follow or publish.
 func (s *Service) SetBigVThreshold(n int) { s.bigV.Store(int64(n)) }
