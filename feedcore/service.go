@@ -63,7 +63,11 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 }
 
 // Options returns the options in force, defaults filled in.
-func (s *Service) Options() Options { return s.o }
+func (s *Service) Options() Options {
+	o := s.o
+	o.BigVThreshold = int(s.bigV.Load())
+	return o
+}
 
 // Client is the Redis client the service uses.
 func (s *Service) Client() rueidis.Client { return s.c }
