@@ -20,7 +20,9 @@ func (s *Service) PutUser(ctx context.Context, u User) error {
 
 // PutUsers creates or replaces profiles in order, in two round trips. It
 // stops at the first invalid one (bad id or handle, or a handle another user
-// has) and returns how many were stored before it.
+// has) and returns how many were stored before it; handles it claimed for
+// the users after that one are released. A user stored under a new handle
+// frees the old one.
 func (s *Service) PutUsers(ctx context.Context, us []User) (int, error) {
 	var stop error
 	for i, u := range us {
@@ -33,32 +35,58 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (int, error) {
 			break
 		}
 	}
-	claims := make([]rueidis.Completed, len(us))
-	for i, u := range us {
-		claims[i] = s.c.B().Set().Key(s.k.handle(u.Handle)).Value(FormatID(u.ID)).Nx().Get().Build()
+	n := len(us)
+	cmds := make([]rueidis.Completed, 0, 2*n)
+	for _, u := range us {
+		cmds = append(cmds, s.c.B().Set().Key(s.k.handle(u.Handle)).Value(FormatID(u.ID)).Nx().Get().Build())
 	}
-	for i, r := range s.doMulti(ctx, claims...) {
-		prev, err := r.ToString()
-		if err != nil && !rueidis.IsRedisNil(err) {
+	for _, u := range us {
+		cmds = append(cmds, s.c.B().Hget().Key(s.k.user(u.ID)).Field("h").Build())
+	}
+	rs := s.doMulti(ctx, cmds...)
+	claimed := make([]bool, n) // the handle key was created by this call
+	stopAt := n
+	for i := range n {
+		prev, err := rs[i].ToString()
+		switch {
+		case rueidis.IsRedisNil(err):
+			claimed[i] = true
+		case err != nil:
 			return 0, err
-		}
-		if err == nil && prev != FormatID(us[i].ID) {
-			us, stop = us[:i], errorf(CodeBadInput, "handle %q is taken by another user", us[i].Handle)
-			break
+		case prev != FormatID(us[i].ID) && stopAt == n:
+			stopAt, stop = i, errorf(CodeBadInput, "handle %q is taken by another user", us[i].Handle)
 		}
 	}
-	writes := make([]rueidis.Completed, len(us))
-	for i, u := range us {
+	var writes []rueidis.Completed
+	for j := stopAt + 1; j < n; j++ {
+		if claimed[j] {
+			writes = append(writes, s.releaseHandleCmd(us[j].Handle, us[j].ID))
+		}
+	}
+	for i, u := range us[:stopAt] {
+		if old, _ := rs[n+i].ToString(); old != "" && old != u.Handle {
+			writes = append(writes, s.releaseHandleCmd(old, u.ID))
+		}
 		if u.DisplayName == "" {
 			u.DisplayName = u.Handle
 		}
-		writes[i] = s.c.B().Hset().Key(s.k.user(u.ID)).FieldValue().
-			FieldValue("h", u.Handle).FieldValue("n", u.DisplayName).FieldValue("a", u.AvatarURL).Build()
+		writes = append(writes, s.c.B().Hset().Key(s.k.user(u.ID)).FieldValue().
+			FieldValue("h", u.Handle).FieldValue("n", u.DisplayName).FieldValue("a", u.AvatarURL).Build())
 	}
 	if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
 		return 0, err
 	}
-	return len(us), stop
+	return stopAt, stop
+}
+
+// releaseHandle deletes the handle KEYS[1] if it still names ARGV[1].
+var releaseHandle = newScript(false, `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+func (s *Service) releaseHandleCmd(handle string, id ID) rueidis.Completed {
+	return releaseHandle.cmd(s.c.B(), []string{s.k.handle(handle)}, []string{FormatID(id)})
 }
 
 func validHandle(h string) error {
