@@ -18,6 +18,7 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/server"
 	"github.com/redis/rueidis"
@@ -106,25 +107,10 @@ func (e *env) users(handles ...string) {
 }
 
 // workers runs the fan-out pipeline for the rest of the test.
-func (e *env) workers() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = e.svc.RunWorkers(ctx, feedcore.WorkerOptions{Name: "e2e", Block: 50 * time.Millisecond})
-	}()
-	e.t.Cleanup(func() { cancel(); <-done })
-}
+func (e *env) workers() { feedtest.Workers(e.t, e.svc) }
 
 // drain waits until every queued fan-out has been written.
-func (e *env) drain() {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.svc.Drain(ctx); err != nil {
-		e.t.Fatal(err)
-	}
-}
+func (e *env) drain() { e.t.Helper(); feedtest.Drain(e.t, e.svc) }
 
 // must returns v, or fails the test on err (naming its GraphQL code) when
 // the result is given the test:

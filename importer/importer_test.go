@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -26,24 +27,11 @@ func newService(tb testing.TB) *feedcore.Service {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = svc.RunWorkers(ctx, feedcore.WorkerOptions{Name: "importer-test", Block: 50 * time.Millisecond})
-	}()
-	tb.Cleanup(func() { cancel(); <-done })
+	feedtest.Workers(tb, svc)
 	return svc
 }
 
-func drain(tb testing.TB, svc *feedcore.Service) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := svc.Drain(ctx); err != nil {
-		tb.Fatal(err)
-	}
-}
+func drain(tb testing.TB, svc *feedcore.Service) { tb.Helper(); feedtest.Drain(tb, svc) }
 
 // feed pages viewer's whole following feed, page size n, and returns the
 // post ids.

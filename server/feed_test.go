@@ -1,34 +1,18 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/feedtest"
 )
 
 // workers runs the fan-out pipeline for the rest of the test.
-func (e *env) workers() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = e.svc.RunWorkers(ctx, feedcore.WorkerOptions{Name: "test", Block: 50 * time.Millisecond})
-	}()
-	e.t.Cleanup(func() { cancel(); <-done })
-}
+func (e *env) workers() { feedtest.Workers(e.t, e.svc) }
 
 // drain waits for every queued fan-out to be written.
-func (e *env) drain() {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.svc.Drain(ctx); err != nil {
-		e.t.Fatal(err)
-	}
-}
+func (e *env) drain() { e.t.Helper(); feedtest.Drain(e.t, e.svc) }
 
 func (e *env) publish(viewer feedcore.ID, text string) string {
 	e.t.Helper()

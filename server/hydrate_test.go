@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -118,20 +119,8 @@ func newFeedFixture(t testing.TB) *feedFixture {
 	}
 	svc.SetBigVThreshold(3)
 	ctx := context.Background()
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = svc.RunWorkers(wctx, feedcore.WorkerOptions{Name: "fixture", Block: 50 * time.Millisecond})
-	}()
-	defer func() { cancel(); <-done }()
-	drain := func() {
-		dctx, stop := context.WithTimeout(ctx, 30*time.Second)
-		defer stop()
-		if err := svc.Drain(dctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	defer feedtest.Workers(t, svc)()
+	drain := func() { t.Helper(); feedtest.Drain(t, svc) }
 
 	users := []feedcore.User{{ID: reader, Handle: "reader"}, {ID: fan, Handle: "fan"}}
 	var edges []feedcore.Edge
