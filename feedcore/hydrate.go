@@ -35,16 +35,7 @@ func (s *Service) CachedPosts(ctx context.Context, ids []ID) ([]*Post, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rs := s.c.DoMultiCache(ctx, s.cachedPostCmds(ids)...)
-	out := make([]*Post, len(ids))
-	for i, r := range rs {
-		p, err := parsePost(ids[i], r)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = p
-	}
-	return out, nil
+	return parsePosts(ids, s.c.DoMultiCache(ctx, s.cachedPostCmds(ids)...))
 }
 
 // cachedPostsWith is CachedPosts sending writes (which may be empty) to

@@ -137,8 +137,18 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) error {
 
 // Posts returns posts by id in order, nil where none exists; tombstones are
 // returned with Deleted set. One pipelined round trip.
+// Bulk readers that must not fill the client-side cache (the importer)
+// use it; feeds use CachedPosts.
 func (s *Service) Posts(ctx context.Context, ids []ID) ([]*Post, error) {
-	rs := s.doMulti(ctx, s.postCmds(ids)...)
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
+	}
+	return parsePosts(ids, s.doMulti(ctx, cmds...))
+}
+
+// parsePosts reads one post hash per id.
+func parsePosts(ids []ID, rs []rueidis.RedisResult) ([]*Post, error) {
 	out := make([]*Post, len(ids))
 	for i, r := range rs {
 		p, err := parsePost(ids[i], r)
@@ -148,14 +158,6 @@ func (s *Service) Posts(ctx context.Context, ids []ID) ([]*Post, error) {
 		out[i] = p
 	}
 	return out, nil
-}
-
-func (s *Service) postCmds(ids []ID) []rueidis.Completed {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
-	}
-	return cmds
 }
 
 func parsePost(id ID, r rueidis.RedisResult) (*Post, error) {
