@@ -34,9 +34,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	workers := fs.Bool("workers", true, "run fan-out workers in this process")
 	requestTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "longest a GraphQL request may take; a Redis that stops answering fails requests with UNAVAILABLE after this")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "on SIGTERM or SIGINT, how long in-flight requests get to finish before their connections are closed")
-	readyMaxBacklog := fs.Int64("ready-max-backlog", server.DefaultReadyMaxBacklog, "fan-out backlog (queued events and tasks) above which /readyz answers 503")
-	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
-	logLevel := fs.String("log-level", "info", "least severe log level written: debug, info, warn or error")
+	ops := addOpsFlags(fs)
 	set, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -49,10 +47,8 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return errors.New("--request-timeout must be positive")
 	case *shutdownTimeout <= 0:
 		return errors.New("--shutdown-timeout must be positive")
-	case *readyMaxBacklog < 1:
-		return errors.New("--ready-max-backlog must be at least 1")
 	}
-	if err := setLogger(*logFormat, *logLevel); err != nil {
+	if err := ops.apply(); err != nil {
 		return err
 	}
 	// The embedded store is private to this process and empty at start:
@@ -135,7 +131,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier,
-		RequestTimeout: *requestTimeout, ReadyMaxBacklog: *readyMaxBacklog, KeyPrefix: opts.Prefix, APIConfig: apiCfg}
+		RequestTimeout: *requestTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, KeyPrefix: opts.Prefix, APIConfig: apiCfg}
 	if report != nil && len(report.Viewers) > 0 {
 		cfg.PlaygroundViewer = report.Viewers[0].ID
 	}

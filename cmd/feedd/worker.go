@@ -23,14 +23,12 @@ var workerOpsListening func(net.Addr)
 func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	store := addStoreFlags(fs)
-	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
-	logLevel := fs.String("log-level", "info", "least severe log level written: debug, info, warn or error")
+	ops := addOpsFlags(fs)
 	opsAddr := fs.String("ops-addr", "", "when set, serve /healthz, /readyz and /metrics at this address")
-	readyMaxBacklog := fs.Int64("ready-max-backlog", server.DefaultReadyMaxBacklog, "fan-out backlog above which /readyz answers 503 (with --ops-addr)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := setLogger(*logFormat, *logLevel); err != nil {
+	if err := ops.apply(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -38,9 +36,6 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if store.embedded() {
 		return errors.New("worker needs --redis: an embedded store is private to one process, where `feedd serve` runs workers already")
-	}
-	if *readyMaxBacklog < 1 {
-		return errors.New("--ready-max-backlog must be at least 1")
 	}
 	opts := store.options()
 	st, svc, err := openService(ctx, store, opts, "worker")
@@ -53,10 +48,10 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ops := &http.Server{ReadHeaderTimeout: 10 * time.Second,
-			Handler: server.OpsHandler(server.Config{Service: svc, ReadyMaxBacklog: *readyMaxBacklog, KeyPrefix: opts.Prefix})}
-		go func() { _ = ops.Serve(ln) }()
-		defer ops.Close()
+		opsSrv := &http.Server{ReadHeaderTimeout: 10 * time.Second,
+			Handler: server.OpsHandler(server.Config{Service: svc, ReadyMaxBacklog: ops.readyMaxBacklog, KeyPrefix: opts.Prefix})}
+		go func() { _ = opsSrv.Serve(ln) }()
+		defer opsSrv.Close()
 		slog.Info("worker operations endpoints", "addr", ln.Addr().String())
 		if workerOpsListening != nil {
 			workerOpsListening(ln.Addr())
