@@ -70,6 +70,11 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	if err != nil || backlog == 0 {
 		t.Fatalf("want work left after the crash, backlog %d, err %v", backlog, err)
 	}
+	// The task a was running is delivered but unacknowledged.
+	pending, err := a.Pending(ctx)
+	if err != nil || len(pending) != 2 || pending[1].Stream != "tasks" || pending[1].Count == 0 {
+		t.Fatalf("pending after the crash: %+v, %v; want tasks pending", pending, err)
+	}
 
 	b := newService(t, st, Options{BigVThreshold: 1 << 30})
 	startWorkers(t, b, WorkerOptions{Name: "b", ReclaimIdle: 2 * time.Second})

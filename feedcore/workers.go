@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -271,4 +272,46 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// StreamPending is one fan-out stream's delivered but unacknowledged
+// entries, and the age of the oldest of them.
+type StreamPending struct {
+	Stream string // "events" or "tasks"
+	Count  int64
+	Oldest time.Duration
+}
+
+// Pending reads both fan-out streams' pending summaries in one round trip.
+// A stream whose group does not exist yet (no worker ever ran) has none.
+func (s *Service) Pending(ctx context.Context) ([]StreamPending, error) {
+	streams := []struct{ name, key, group string }{
+		{"events", s.k.events(), groupDispatch},
+		{"tasks", s.k.tasks(), groupExecute},
+	}
+	cmds := make([]rueidis.Completed, len(streams))
+	for i, st := range streams {
+		cmds[i] = s.c.B().Xpending().Key(st.key).Group(st.group).Build()
+	}
+	out := make([]StreamPending, len(streams))
+	for i, r := range s.doMulti(ctx, cmds...) {
+		out[i].Stream = streams[i].name
+		arr, err := r.ToArray()
+		if err != nil {
+			if isUnavailable(err) {
+				return nil, err
+			}
+			continue // NOGROUP: nothing pending
+		}
+		if len(arr) < 2 {
+			continue
+		}
+		out[i].Count, _ = arr[0].AsInt64()
+		if minID, err := arr[1].ToString(); err == nil {
+			if ms, err := strconv.ParseInt(strings.SplitN(minID, "-", 2)[0], 10, 64); err == nil {
+				out[i].Oldest = max(0, s.o.Now().Sub(time.UnixMilli(ms)))
+			}
+		}
+	}
+	return out, nil
 }

@@ -3,22 +3,10 @@ package server
 import (
 	"context"
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/roundtrip"
 )
-
-// Fan-out streams and their consumer groups, as feedcore names them (keys
-// fo:ev and fo:tk under the key prefix; groups dispatch and execute).
-var fanoutStreams = []struct{ stream, key, group string }{
-	{"events", "fo:ev", "dispatch"},
-	{"tasks", "fo:tk", "execute"},
-}
 
 // metricsHandler serves the Prometheus text format: per-operation
 // histograms and error counts from the registry, then gauges read from
@@ -44,7 +32,6 @@ func metricsHandler(cfg Config, reg *metrics.Registry) http.Handler {
 		p.Sample("feedd_fanout_processed_total", float64(st.Tasks), "kind", "tasks")
 		p.Sample("feedd_fanout_processed_total", float64(st.InboxWrites), "kind", "inbox_writes")
 
-		c := cfg.Service.Client()
 		up := 1.0
 		backlog, err := cfg.Service.Backlog(ctx)
 		if err != nil {
@@ -56,47 +43,21 @@ func metricsHandler(cfg Config, reg *metrics.Registry) http.Handler {
 		if up == 1 {
 			p.Family("feedd_fanout_backlog", "gauge", "Entries in the fan-out events and tasks streams, not yet handled.")
 			p.Sample("feedd_fanout_backlog", float64(backlog))
-			cmds := make(rueidis.Commands, len(fanoutStreams))
-			for i, s := range fanoutStreams {
-				cmds[i] = c.B().Xpending().Key(cfg.KeyPrefix + s.key).Group(s.group).Build()
+			pending, err := cfg.Service.Pending(ctx)
+			if err != nil {
+				cfg.Logger.Warn("metrics: reading pending fan-out entries", "err", err)
 			}
-			rs := c.DoMulti(ctx, cmds...)
 			p.Family("feedd_fanout_pending", "gauge", "Entries delivered to a worker and not yet acknowledged (XPENDING), by stream.")
-			for i, s := range fanoutStreams {
-				n, _ := pendingSummary(rs[i])
-				p.Sample("feedd_fanout_pending", float64(n), "stream", s.stream)
+			for _, sp := range pending {
+				p.Sample("feedd_fanout_pending", float64(sp.Count), "stream", sp.Stream)
 			}
 			p.Family("feedd_fanout_oldest_pending_seconds", "gauge", "Age of the oldest unacknowledged entry, by stream; 0 when none.")
-			for i, s := range fanoutStreams {
-				_, age := pendingSummary(rs[i])
-				p.Sample("feedd_fanout_oldest_pending_seconds", age.Seconds(), "stream", s.stream)
+			for _, sp := range pending {
+				p.Sample("feedd_fanout_oldest_pending_seconds", sp.Oldest.Seconds(), "stream", sp.Stream)
 			}
 		}
 		if err := p.Flush(); err != nil {
 			cfg.Logger.Debug("metrics: write", "err", err)
 		}
 	})
-}
-
-// pendingSummary reads an XPENDING summary reply: the count of pending
-// entries and the age of the oldest, from its stream id's milliseconds. A
-// missing group (no worker ever ran) or an error counts as none.
-func pendingSummary(r rueidis.RedisResult) (int64, time.Duration) {
-	arr, err := r.ToArray()
-	if err != nil || len(arr) < 2 {
-		return 0, 0
-	}
-	n, err := arr[0].AsInt64()
-	if err != nil || n == 0 {
-		return 0, 0
-	}
-	minID, err := arr[1].ToString()
-	if err != nil {
-		return n, 0
-	}
-	ms, err := strconv.ParseInt(strings.SplitN(minID, "-", 2)[0], 10, 64)
-	if err != nil {
-		return n, 0
-	}
-	return n, max(0, time.Since(time.UnixMilli(ms)))
 }

@@ -55,7 +55,6 @@ func newOpsEnv(t *testing.T, cfg Config) *opsEnv {
 	}
 	logs := &syncBuffer{}
 	cfg.Service = svc
-	cfg.KeyPrefix = st.Prefix
 	cfg.DevAuth = true
 	cfg.Verifier = &auth.Verifier{HS256Secret: testSecret}
 	cfg.Metrics = metrics.NewRegistry()

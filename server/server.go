@@ -36,9 +36,6 @@ type Config struct {
 	// ReadyMaxBacklog is the fan-out backlog above which /readyz answers
 	// 503; default DefaultReadyMaxBacklog.
 	ReadyMaxBacklog int64
-	// KeyPrefix is the feed service's key prefix (feedcore.Options.Prefix),
-	// for the stream metrics.
-	KeyPrefix string
 	// APIConfig is /query's production surface: limits, rate limiting,
 	// CORS, introspection, persisted queries.
 	APIConfig

@@ -131,7 +131,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier,
-		RequestTimeout: *requestTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, KeyPrefix: opts.Prefix, APIConfig: apiCfg}
+		RequestTimeout: *requestTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg}
 	if report != nil && len(report.Viewers) > 0 {
 		cfg.PlaygroundViewer = report.Viewers[0].ID
 	}

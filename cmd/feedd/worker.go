@@ -49,7 +49,7 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		opsSrv := &http.Server{ReadHeaderTimeout: 10 * time.Second,
-			Handler: server.OpsHandler(server.Config{Service: svc, ReadyMaxBacklog: ops.readyMaxBacklog, KeyPrefix: opts.Prefix})}
+			Handler: server.OpsHandler(server.Config{Service: svc, ReadyMaxBacklog: ops.readyMaxBacklog})}
 		go func() { _ = opsSrv.Serve(ln) }()
 		defer opsSrv.Close()
 		slog.Info("worker operations endpoints", "addr", ln.Addr().String())
