@@ -2,47 +2,142 @@ package feedcore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/redis/rueidis"
 )
 
-// Event types on the events stream.
+// Event types on the events streams.
 const (
-	evPublish  = "pub" // fan a new post out to the author's push targets
-	evDelete   = "del" // fan a removal out
+	evPublish  = "pub" // materialize a new post, then fan it out to the author's push targets
+	evDelete   = "del" // tombstone a post, then fan the removal out
 	evPromote  = "pro" // an author crossed the big-V threshold
 	evActivate = "act" // a returning reader: join active sets, backfill
 	evReplay   = "rep" // fan an ended live session out to replay inboxes
 )
 
-// event is one entry of the events stream.
+// event is one entry of an events stream. A publish event is the post's
+// record of truth until the post is materialized: it carries the text, so a
+// worker can finish a publish whose request died after logging it.
 type event struct {
 	Type string
 	User ID   // author, or the reader for evActivate
 	Item Item // the post, for evPublish and evDelete
+	Text string
+}
+
+// maxShards bounds StreamShards: new ids carry the shard in their low
+// shardBits bits, which keeps them unique without a global counter.
+const (
+	shardBits = 6
+	maxShards = 1 << shardBits
+	// clockBits ids are handed out per millisecond and shard; past that
+	// the shard's clock moves on to the next millisecond.
+	clockBits = 16 - shardBits
+)
+
+// shardOf is the stream shard of a user's events: fixed per user, so one
+// author's publishes and deletes queue in order on one stream, next to
+// their idempotency records.
+func (s *Service) shardOf(user ID) int {
+	return int((user * 0x9E3779B97F4A7C15 >> 32) % uint64(s.o.StreamShards))
+}
+
+func (e event) fields() []string {
+	fv := []string{"t", e.Type, "u", FormatID(e.User), "p", FormatID(e.Item.ID), "s", scoreArg(e.Item.TS)}
+	if e.Text != "" {
+		fv = append(fv, "x", e.Text)
+	}
+	return fv
 }
 
 func (s *Service) emitCmd(e event) rueidis.Completed {
-	return s.c.B().Xadd().Key(s.k.events()).Id("*").FieldValue().
+	return s.c.B().Xadd().Key(s.k.events(s.shardOf(e.User))).Id("*").FieldValue().
 		FieldValue("t", e.Type).FieldValue("u", FormatID(e.User)).
 		FieldValue("p", FormatID(e.Item.ID)).FieldValue("s", scoreArg(e.Item.TS)).Build()
 }
 
-// emit appends e to the events stream; once it returns, the event is durable
-// in Redis and a worker will process it.
+// emit appends e to its events stream; once it returns, the event is
+// durable in Redis and a worker will process it.
 func (s *Service) emit(ctx context.Context, e event) error {
-	return s.do(ctx, s.emitCmd(e)).Error()
+	if err := s.do(ctx, s.emitCmd(e)).Error(); err != nil {
+		return fmt.Errorf("queue %s event: %w", e.Type, err)
+	}
+	return nil
 }
 
-func parseEvent(fv map[string]string) (event, error) {
+// logScript appends an entry to the stream KEYS[1], atomically with what
+// makes it safe to retry. With ARGV[1] "alloc" it first takes a new
+// (millisecond, count) from the shard's clock KEYS[2], never below ARGV[2]
+// ms and never handed out twice, and adds them as fields s and q (Lua's
+// doubles cannot hold a 64-bit id; Go composes it). With KEYS[3], an
+// idempotency record, it replies that record instead when it exists, and
+// otherwise stores "s q ARGV[3]" there for ARGV[4] seconds. Replies
+// {0, record} for a replay, {1, s, q, entry id} for a new entry. ARGV[5..]
+// are the entry's other fields.
+var logScript = newScript(false, `
+if KEYS[3] then
+  local got = redis.call('GET', KEYS[3])
+  if got then return {0, got} end
+end
+local ms, n = ARGV[2], '0'
+local fields = {}
+for i = 5, #ARGV do fields[#fields + 1] = ARGV[i] end
+if ARGV[1] == 'alloc' then
+  local c = redis.call('HMGET', KEYS[2], 'm', 'n')
+  local t, last, count = tonumber(ARGV[2]), tonumber(c[1]) or 0, tonumber(c[2]) or -1
+  if t < last then t = last end
+  if t == last then count = count + 1 else count = 0 end
+  if count >= 1024 then t = t + 1; count = 0 end
+  redis.call('HSET', KEYS[2], 'm', t, 'n', count)
+  ms, n = string.format('%d', t), tostring(count)
+  fields[#fields + 1] = 's'; fields[#fields + 1] = ms
+  fields[#fields + 1] = 'q'; fields[#fields + 1] = n
+end
+local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
+if KEYS[3] then
+  redis.call('SET', KEYS[3], ms .. ' ' .. n .. ' ' .. ARGV[3], 'EX', ARGV[4])
+end
+return {1, ms, n, id}
+`)
+
+// composeID is the id handed out as (ms, count) by shard's clock.
+func composeID(ms int64, count uint64, shard int) ID {
+	return ID(ms)<<16 | ID(count)<<shardBits | ID(shard)
+}
+
+// parseEvent reads an entry of shard's events stream.
+func parseEvent(fv map[string]string, shard int) (event, error) {
 	u, err := strconv.ParseUint(fv["u"], 10, 64)
 	if err != nil {
-		return event{}, err
+		return event{}, fmt.Errorf("event field u %q: %w", fv["u"], err)
 	}
-	p, _ := strconv.ParseUint(fv["p"], 10, 64)
-	ts, _ := parseInt(fv["s"])
-	return event{Type: fv["t"], User: u, Item: Item{TS: ts, ID: p}}, nil
+	e := event{Type: fv["t"], User: u, Text: fv["x"]}
+	if e.Type == "" {
+		return event{}, fmt.Errorf("event without a type")
+	}
+	if p := fv["p"]; p != "" {
+		if e.Item.ID, err = strconv.ParseUint(p, 10, 64); err != nil {
+			return event{}, fmt.Errorf("event field p %q: %w", p, err)
+		}
+	}
+	if v := fv["s"]; v != "" {
+		if e.Item.TS, err = parseInt(v); err != nil {
+			return event{}, fmt.Errorf("event field s %q: %w", v, err)
+		}
+	}
+	if q := fv["q"]; q != "" { // an id the shard's clock handed out
+		n, err := strconv.ParseUint(q, 10, 64)
+		if err != nil || n >= 1<<clockBits {
+			return event{}, fmt.Errorf("event field q %q: not a clock count", q)
+		}
+		e.Item.ID = composeID(e.Item.TS, n, shard)
+	}
+	if e.Item.TS < 0 {
+		return event{}, fmt.Errorf("event field s %d: negative", e.Item.TS)
+	}
+	return e, nil
 }
 
 func parseInt(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }

@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -21,7 +22,8 @@ const (
 // by id, "-" and "+" meaning unbounded.
 type task struct {
 	ID     string // stream entry id, names the checkpoint
-	Type   string // evPublish or evDelete
+	Shard  int    // the stream shard of the task and of its event
+	Type   string // evPublish, evDelete or evReplay
 	Author ID
 	Item   Item
 	Set    string // followers or active-followers key
@@ -31,47 +33,71 @@ type task struct {
 	Consumer string
 }
 
-// dispatch splits a publish or delete event into tasks of at most taskSize
-// targets, in id order, and queues them. Each task is queued together with
-// the event's checkpoint, so a dispatch taken over from a crashed worker
-// resumes after the last task queued instead of queueing them again.
-func (s *Service) dispatch(ctx context.Context, eventID string, e event) error {
-	ck := s.k.checkpoint("ev:" + eventID)
-	lo, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		lo, err = "-", nil
-	}
-	if err != nil || lo == dispatched {
-		return err
-	}
+// queueTask appends a task to the tasks stream KEYS[2] and moves the
+// event's checkpoint KEYS[1] from ARGV[1] to ARGV[2], atomically (one
+// slot: the shard's). The last task (ARGV[2] empty) also acknowledges and
+// deletes the event ARGV[3] of the events stream KEYS[3] for group ARGV[4],
+// so an event is marked done in the same step that queues its last task,
+// never before. A checkpoint that moved (another dispatcher took the event
+// over) or an event already done queues nothing. ARGV[5] is the
+// checkpoint's TTL in seconds, ARGV[6..] the task's fields.
+var queueTask = newScript(false, `
+local cur = redis.call('GET', KEYS[1]) or '-'
+if cur ~= ARGV[1] then return 'moved' end
+if #redis.call('XRANGE', KEYS[3], ARGV[3], ARGV[3]) == 0 then return 'done' end
+redis.call('XADD', KEYS[2], '*', unpack(ARGV, 6))
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1])
+  redis.call('XACK', KEYS[3], ARGV[4], ARGV[3])
+  redis.call('XDEL', KEYS[3], ARGV[3])
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[5])
+end
+return 'ok'
+`)
+
+// dispatch splits a publish, delete or replay event into tasks of at most
+// taskSize targets, in id order, and queues them. Each task is queued in
+// one atomic step with the event's checkpoint, the last one with the
+// event's acknowledgement, so a dispatch taken over from a crashed worker
+// resumes after the last task queued, queues none twice, and an event is
+// never done before all its tasks are queued.
+func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e event) error {
+	ck := s.k.checkpoint(shard, "ev:"+eventID)
 	set, err := s.pushTargets(ctx, e.User)
 	if err != nil {
 		return err
 	}
-	for lo != dispatched {
+	for {
+		lo, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString()
+		if rueidis.IsRedisNil(err) {
+			lo, err = "-", nil
+		}
+		if err != nil {
+			return fmt.Errorf("read dispatch checkpoint: %w", err)
+		}
 		// The taskSize-th member after lo closes this task; none means the
 		// rest fits in it.
 		next, err := s.c.Do(ctx, s.c.B().Zrange().Key(set).Min(lo).Max("+").Bylex().
 			Limit(taskSize-1, 1).Build()).AsStrSlice()
 		if err != nil {
-			return err
+			return fmt.Errorf("split targets: %w", err)
 		}
-		hi, nextLo := "+", dispatched
+		hi, nextLo := "+", ""
 		if len(next) == 1 {
 			hi, nextLo = "["+next[0], "("+next[0]
 		}
 		t := task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
-		if err := firstErr(s.doMulti(ctx, s.taskCmd(t),
-			s.c.B().Set().Key(ck).Value(nextLo).Ex(checkpointTTL).Build())); err != nil {
-			return err
+		args := append([]string{lo, nextLo, eventID, groupDispatch, itoa64(int64(checkpointTTL.Seconds()))}, t.fields()...)
+		res, err := s.do(ctx, queueTask.cmd(s.c.B(), []string{ck, s.k.tasks(shard), s.k.events(shard)}, args)).ToString()
+		if err != nil {
+			return fmt.Errorf("queue task: %w", err)
 		}
-		lo = nextLo
+		if res == "done" || res == "ok" && nextLo == "" {
+			return nil
+		}
 	}
-	return nil
 }
-
-// dispatched is an event checkpoint's value once all its tasks are queued.
-const dispatched = "done"
 
 // pushTargets returns the set an author's posts are pushed to: all
 // followers, or only the active ones once the author is a big-V. An author
@@ -148,34 +174,47 @@ func (s *Service) promote(ctx context.Context, author ID) error {
 	return s.do(ctx, s.c.B().Set().Key(s.k.pushMode(author)).Value(pushAct).Build()).Error()
 }
 
-func (s *Service) taskCmd(t task) rueidis.Completed {
-	return s.c.B().Xadd().Key(s.k.tasks()).Id("*").FieldValue().
-		FieldValue("t", t.Type).FieldValue("u", FormatID(t.Author)).
-		FieldValue("p", FormatID(t.Item.ID)).FieldValue("s", scoreArg(t.Item.TS)).
-		FieldValue("set", t.Set).FieldValue("lo", t.Lo).FieldValue("hi", t.Hi).Build()
+func (t task) fields() []string {
+	return []string{"t", t.Type, "u", FormatID(t.Author), "p", FormatID(t.Item.ID), "s", scoreArg(t.Item.TS),
+		"set", t.Set, "lo", t.Lo, "hi", t.Hi}
 }
 
-func parseTask(e rueidis.XRangeEntry) (task, error) {
-	ev, err := parseEvent(e.FieldValues)
+func parseTask(e rueidis.XRangeEntry, shard int) (task, error) {
+	ev, err := parseEvent(e.FieldValues, shard)
 	if err != nil {
 		return task{}, err
 	}
 	fv := e.FieldValues
-	return task{ID: e.ID, Type: ev.Type, Author: ev.User, Item: ev.Item, Set: fv["set"], Lo: fv["lo"], Hi: fv["hi"]}, nil
+	if fv["set"] == "" || fv["lo"] == "" || fv["hi"] == "" {
+		return task{}, fmt.Errorf("task without set, lo or hi")
+	}
+	return task{ID: e.ID, Shard: shard, Type: ev.Type, Author: ev.User, Item: ev.Item, Set: fv["set"], Lo: fv["lo"], Hi: fv["hi"]}, nil
 }
 
+// finishTask acknowledges and deletes the task ARGV[1] of the stream
+// KEYS[2] for group ARGV[2] and drops its checkpoint KEYS[1], atomically.
+var finishTask = newScript(false, `
+redis.call('DEL', KEYS[1])
+redis.call('XACK', KEYS[2], ARGV[2], ARGV[1])
+return redis.call('XDEL', KEYS[2], ARGV[1])
+`)
+
 // execute writes one task: inbox writes (or removals) for its targets, in
-// pipelines of chunkSize commands each followed by the checkpoint, so a task
-// reclaimed from a crashed worker resumes after the last chunk written.
-// Writes are idempotent, so a chunk replayed after a crash changes nothing.
+// pipelines of chunkSize. The checkpoint only ever names a target whose
+// write Redis confirmed: each pipeline carries the checkpoint of the chunk
+// before it, whose replies have come back without error. A task reclaimed
+// from a crashed worker resumes after that; writes are idempotent, so a
+// chunk replayed changes nothing. The task is acknowledged, in one step
+// with dropping its checkpoint, once its last chunk is confirmed.
 func (s *Service) execute(ctx context.Context, t task) error {
-	ck := s.k.checkpoint("tk:" + t.ID)
+	ck := s.k.checkpoint(t.Shard, "tk:"+t.ID)
 	lo := t.Lo
 	if last, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString(); err == nil {
 		lo = "(" + last
 	} else if !rueidis.IsRedisNil(err) {
-		return err
+		return fmt.Errorf("read task checkpoint: %w", err)
 	}
+	confirmed := "" // the last target written, not yet checkpointed
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -183,30 +222,41 @@ func (s *Service) execute(ctx context.Context, t task) error {
 		targets, err := s.c.Do(ctx, s.c.B().Zrange().Key(t.Set).Min(lo).Max(t.Hi).Bylex().
 			Limit(0, chunkSize).Build()).AsStrSlice()
 		if err != nil {
-			return err
+			return fmt.Errorf("read task targets: %w", err)
 		}
 		if len(targets) == 0 {
-			return s.c.Do(ctx, s.c.B().Del().Key(ck).Build()).Error()
+			return s.finish(ctx, t, ck)
 		}
-		if err := firstErr(s.doMulti(ctx, s.chunkCmds(t, targets, ck)...)); err != nil {
-			return err
+		if err := firstErr(s.doMulti(ctx, s.chunkCmds(t, targets, ck, confirmed)...)); err != nil {
+			return fmt.Errorf("write chunk: %w", err)
 		}
+		confirmed = targets[len(targets)-1]
 		s.stats.inboxWrites.Add(int64(len(targets)))
 		if s.afterChunk != nil {
 			s.afterChunk()
 		}
 		if len(targets) < chunkSize {
-			return s.c.Do(ctx, s.c.B().Del().Key(ck).Build()).Error()
+			return s.finish(ctx, t, ck)
 		}
-		lo = "(" + targets[len(targets)-1]
+		lo = "(" + confirmed
 	}
 }
 
+func (s *Service) finish(ctx context.Context, t task, ck string) error {
+	err := s.do(ctx, finishTask.cmd(s.c.B(), []string{ck, s.k.tasks(t.Shard)}, []string{t.ID, groupExecute})).Error()
+	if err != nil {
+		return fmt.Errorf("acknowledge task: %w", err)
+	}
+	return nil
+}
+
 // chunkCmds is one pipeline of a task: one command per target (plus, for
-// about one publish target in trimEvery, a trim), then the checkpoint and
-// the renewal of the task's claim (which resets its idle time, so the
-// reclaimer leaves a live task alone). Tests hold this budget.
-func (s *Service) chunkCmds(t task, targets []string, ck string) []rueidis.Completed {
+// about one publish target in trimEvery, a trim), then, when confirmed
+// names the last target of the chunk before (whose writes Redis has
+// confirmed), the checkpoint and the renewal of the task's claim (which
+// resets its idle time, so the reclaimer leaves a live task alone). Tests
+// hold this budget.
+func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []rueidis.Completed {
 	cmds := make([]rueidis.Completed, 0, len(targets)+len(targets)/trimEvery+4)
 	tl := s.postsTL()
 	if t.Type == evReplay {
@@ -220,8 +270,11 @@ func (s *Service) chunkCmds(t task, targets []string, ck string) []rueidis.Compl
 			cmds = s.appendPush(cmds, tl, reader, t.Item, trimDue(reader, t.Item.ID))
 		}
 	}
-	return append(cmds, s.c.B().Set().Key(ck).Value(targets[len(targets)-1]).Ex(checkpointTTL).Build(),
-		s.c.B().Xclaim().Key(s.k.tasks()).Group(groupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
+	if confirmed == "" {
+		return cmds
+	}
+	return append(cmds, s.c.B().Set().Key(ck).Value(confirmed).Ex(checkpointTTL).Build(),
+		s.c.B().Xclaim().Key(s.k.tasks(t.Shard)).Group(groupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
 }
 
 // trimEvery: fan-out trims an inbox on about one write in trimEvery, so an

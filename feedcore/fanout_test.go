@@ -113,12 +113,12 @@ func TestFanoutChunkBudget(t *testing.T) {
 	for i := range targets {
 		targets[i] = member(ID(i + 1))
 	}
-	cmds := s.chunkCmds(task{Type: evDelete, Author: 1, Item: Item{TS: 1, ID: 9}}, targets, "ck")
+	cmds := s.chunkCmds(task{Type: evDelete, Author: 1, Item: Item{TS: 1, ID: 9}}, targets, "ck", "0")
 	if len(cmds) != chunkSize+2 {
 		t.Fatalf("delete chunk of %d targets: %d commands, want %d", chunkSize, len(cmds), chunkSize+2)
 	}
 	// Publishing trims about one inbox in trimEvery.
-	cmds = s.chunkCmds(task{Type: evPublish, Author: 1, Item: Item{TS: 1, ID: 9}}, targets, "ck")
+	cmds = s.chunkCmds(task{Type: evPublish, Author: 1, Item: Item{TS: 1, ID: 9}}, targets, "ck", "0")
 	trims := len(cmds) - chunkSize - 2
 	if want := chunkSize / trimEvery; trims < want/2 || trims > 2*want {
 		t.Fatalf("publish chunk of %d targets: %d trims, want about %d", chunkSize, trims, want)

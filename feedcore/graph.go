@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/redis/rueidis"
 )
@@ -20,20 +21,35 @@ func (s *Service) Follow(ctx context.Context, viewer, target ID) error {
 // FollowMany applies follows in order, pipelined: a handful of round trips
 // for the whole batch. It stops at the first edge that fails and returns how
 // many were applied before it; that edge and those after it change nothing.
+// The batch is journaled (see journal.go): the following sets are the
+// record of truth, and everything else is settled from them.
 func (s *Service) FollowMany(ctx context.Context, edges []Edge) (int, error) {
-	edges, stop := s.validEdges(ctx, edges)
-	if len(edges) > 0 {
-		if err := s.addFollows(ctx, edges); err != nil {
-			return 0, err
-		}
+	edges, stop := s.checkEdges(ctx, edges)
+	if len(edges) == 0 {
+		return 0, stop
+	}
+	shard := s.shardOf(edges[0].Follower)
+	jid, err := s.begin(ctx, shard, "k", jEdges, "e", encodeEdges(edges))
+	if err != nil {
+		return 0, err
+	}
+	applied, limitErr := s.addFollowing(ctx, edges)
+	if applied == nil && limitErr != nil && CodeOf(limitErr) != CodeFollowLimit {
+		return 0, limitErr // the journal settles whatever went through
+	}
+	if err := s.settleEdges(ctx, edges); err != nil {
+		return 0, fmt.Errorf("follow (recorded, a worker finishes it): %w", err)
+	}
+	s.end(ctx, shard, jid)
+	if limitErr != nil {
+		return len(applied), limitErr
 	}
 	return len(edges), stop
 }
 
-// validEdges returns the prefix of edges that can be applied, and the error
-// of the first that cannot: a self-follow, a missing user, or the follow
-// limit. Edges that passed the limit check are already in following sets.
-func (s *Service) validEdges(ctx context.Context, edges []Edge) ([]Edge, error) {
+// checkEdges returns the prefix of edges that can be applied, and the
+// error of the first that cannot: a self-follow or a missing user.
+func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) {
 	var stop error
 	for i, e := range edges {
 		if e.Follower == e.Followee {
@@ -50,6 +66,14 @@ func (s *Service) validEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 	} else if n < len(users) {
 		edges, stop = edges[:n/2], errorf(CodeNotFound, "no user with id %d", users[n])
 	}
+	return edges, stop
+}
+
+// addFollowing adds edges to their followers' following sets, atomically
+// against the follow limit, and returns the prefix that went in. At the
+// first edge over the limit it takes the later edges of the batch back out
+// and returns FOLLOW_LIMIT.
+func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error) {
 	cmds := make([]rueidis.Completed, len(edges))
 	for i, e := range edges {
 		cmds[i] = followAdd.cmd(s.c.B(), []string{s.k.following(e.Follower)},
@@ -59,7 +83,7 @@ func (s *Service) validEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 	for i, r := range rs {
 		added, err := r.AsInt64()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("add to following: %w", err)
 		}
 		if added < 0 {
 			// Undo the later edges of this batch so it stops cleanly here.
@@ -67,7 +91,7 @@ func (s *Service) validEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 			return edges[:i], errorf(CodeFollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.o.FollowLimit)
 		}
 	}
-	return edges, stop
+	return edges, nil
 }
 
 func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.RedisResult) {
@@ -83,6 +107,9 @@ func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.Re
 // addFollows writes the followers side, active sets, promotions and
 // backfills of edges already in their following sets.
 func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
+	if len(edges) == 0 {
+		return nil
+	}
 	cmds := make([]rueidis.Completed, 0, 5*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
@@ -142,7 +169,8 @@ func (s *Service) existing(ctx context.Context, ids []ID) (int, error) {
 
 // Unfollow stops viewer following target and removes target's posts from
 // viewer's inbox. Reads also filter by the following set, so a fan-out
-// racing with this never shows an unfollowed author.
+// racing with this never shows an unfollowed author. Journaled like
+// FollowMany.
 func (s *Service) Unfollow(ctx context.Context, viewer, target ID) error {
 	if viewer == target {
 		return errorf(CodeBadInput, "you cannot unfollow yourself")
@@ -150,33 +178,63 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) error {
 	if err := s.usersExist(ctx, target); err != nil {
 		return err
 	}
-	rs := s.c.DoMulti(ctx,
-		s.c.B().Zrem().Key(s.k.following(viewer)).Member(member(target)).Build(),
-		s.c.B().Zrem().Key(s.k.followers(target)).Member(member(viewer)).Build(),
-		s.c.B().Zrem().Key(s.k.active(target)).Member(member(viewer)).Build())
-	if err := firstErr(rs); err != nil {
+	edges := []Edge{{Follower: viewer, Followee: target}}
+	shard := s.shardOf(viewer)
+	jid, err := s.begin(ctx, shard, "k", jEdges, "e", encodeEdges(edges))
+	if err != nil {
 		return err
 	}
-	// Only the author's newest cap items can be in an inbox of cap entries.
-	tls := s.timelines()
-	reads := make([]rueidis.Completed, len(tls))
-	for i, tl := range tls {
-		reads[i] = s.newestCmd(tl.outbox(target), s.o.InboxCap)
+	if err := s.do(ctx, s.c.B().Zrem().Key(s.k.following(viewer)).Member(member(target)).Build()).Error(); err != nil {
+		return fmt.Errorf("unfollow: %w", err)
 	}
+	if err := s.settleEdges(ctx, edges); err != nil {
+		return fmt.Errorf("unfollow (recorded, a worker finishes it): %w", err)
+	}
+	s.end(ctx, shard, jid)
+	return nil
+}
+
+// removeFollows takes edges no longer in their following sets out of the
+// followers and active sets, and the followees' posts out of the
+// followers' inboxes.
+func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
+	if len(edges) == 0 {
+		return nil
+	}
+	cmds := make([]rueidis.Completed, 0, 2*len(edges))
+	for _, e := range edges {
+		cmds = append(cmds,
+			s.c.B().Zrem().Key(s.k.followers(e.Followee)).Member(member(e.Follower)).Build(),
+			s.c.B().Zrem().Key(s.k.active(e.Followee)).Member(member(e.Follower)).Build())
+	}
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		return fmt.Errorf("remove followers: %w", err)
+	}
+	// Only an author's newest cap items can be in an inbox of cap entries.
+	tls := s.timelines()
+	var reads []rueidis.Completed
+	for _, e := range edges {
+		for _, tl := range tls {
+			reads = append(reads, s.newestCmd(tl.outbox(e.Followee), s.o.InboxCap))
+		}
+	}
+	rs := s.doMulti(ctx, reads...)
 	var removes []rueidis.Completed
-	for i, r := range s.doMulti(ctx, reads...) {
-		recent, err := parseEntries(r)
-		if err != nil {
-			return err
+	for i, e := range edges {
+		for j, tl := range tls {
+			recent, err := parseEntries(rs[i*len(tls)+j])
+			if err != nil {
+				return fmt.Errorf("read outbox: %w", err)
+			}
+			if len(recent) == 0 {
+				continue
+			}
+			ids := make([]ID, len(recent))
+			for k, it := range recent {
+				ids[k] = it.ID
+			}
+			removes = append(removes, s.inboxRemoveCmd(tl, e.Follower, ids...))
 		}
-		if len(recent) == 0 {
-			continue
-		}
-		ids := make([]ID, len(recent))
-		for j, it := range recent {
-			ids[j] = it.ID
-		}
-		removes = append(removes, s.inboxRemoveCmd(tls[i], viewer, ids...))
 	}
 	return firstErr(s.doMulti(ctx, removes...))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -46,13 +48,24 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at 
 	if err := s.usersExist(ctx, anchor); err != nil {
 		return nil, err
 	}
-	id, err := s.newID(ctx, s.o.Now())
-	if err != nil {
-		return nil, err
+	// The journal entry takes the session's id from the shard's clock in
+	// the same step.
+	shard := s.shardOf(anchor)
+	arr, err := s.do(ctx, logScript.cmd(s.c.B(), []string{s.k.journal(shard), s.k.clock(shard)},
+		[]string{"alloc", scoreArg(s.nowMS()), "", "0", "k", jLive, "a", FormatID(anchor)})).ToArray()
+	if err != nil || len(arr) != 4 {
+		return nil, fmt.Errorf("schedule live: journal: %w", err)
 	}
+	ms, _ := arr[1].AsInt64()
+	n, _ := arr[2].AsInt64()
+	jid, _ := arr[3].ToString()
 	at = at.Truncate(time.Millisecond).UTC()
-	l := &LiveSession{ID: id, Anchor: anchor, Title: title, ScheduledStartAt: &at}
-	return l, s.PutLive(ctx, l)
+	l := &LiveSession{ID: composeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at}
+	if err := s.storeLive(ctx, l); err != nil {
+		return nil, fmt.Errorf("schedule live (recorded, a worker finishes it): %w", err)
+	}
+	s.end(ctx, shard, jid)
+	return l, nil
 }
 
 // PutLive stores a session with whatever times it has (import, demo,
@@ -68,6 +81,21 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) error {
 	if err := s.usersExist(ctx, l.Anchor); err != nil {
 		return err
 	}
+	shard := s.shardOf(l.Anchor)
+	jid, err := s.begin(ctx, shard, "k", jLive, "a", FormatID(l.Anchor), "p", FormatID(l.ID))
+	if err != nil {
+		return err
+	}
+	if err := s.storeLive(ctx, l); err != nil {
+		return err
+	}
+	s.end(ctx, shard, jid)
+	return nil
+}
+
+// storeLive writes a journaled session's hash, its record of truth, and
+// settles the rest from it.
+func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
 	hset := s.c.B().Hset().Key(s.k.live(l.ID)).FieldValue().FieldValue("a", FormatID(l.Anchor)).FieldValue("t", l.Title)
 	for f, t := range map[string]*time.Time{"s": l.ScheduledStartAt, "b": l.StartedAt, "e": l.EndedAt} {
 		if t != nil {
@@ -75,15 +103,9 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) error {
 		}
 	}
 	if err := s.do(ctx, hset.Build()).Error(); err != nil {
-		return err
+		return fmt.Errorf("store live session %d: %w", l.ID, err)
 	}
-	switch {
-	case l.Cancelled():
-		return nil
-	case l.State() == StateReplay:
-		return s.fileReplay(ctx, l.Anchor, Item{TS: l.EndedAt.UnixMilli(), ID: l.ID})
-	}
-	return s.enqueue(ctx, l.Anchor, Item{TS: queueScore(l), ID: l.ID})
+	return s.settleLive(ctx, l.Anchor, l.ID)
 }
 
 // queueScore orders an anchor's queue: LIVE by start time (positive, newest
@@ -113,32 +135,35 @@ func (s *Service) fileReplay(ctx context.Context, anchor ID, it Item) error {
 
 // StartLive moves anchor's session from PREVIEW to LIVE.
 func (s *Service) StartLive(ctx context.Context, anchor, id ID) (*LiveSession, error) {
-	now := s.nowMS()
-	if _, err := s.transition(ctx, anchor, id, "b", now); err != nil {
-		return nil, err
-	}
-	if err := s.enqueue(ctx, anchor, Item{TS: now, ID: id}); err != nil {
-		return nil, err
-	}
-	return s.liveSession(ctx, id)
+	return s.changeLive(ctx, anchor, id, "b")
 }
 
 // EndLive ends anchor's session: a LIVE one becomes a replay, a PREVIEW one
 // is cancelled and shown nowhere.
 func (s *Service) EndLive(ctx context.Context, anchor, id ID) (*LiveSession, error) {
-	now := s.nowMS()
-	started, err := s.transition(ctx, anchor, id, "e", now)
+	return s.changeLive(ctx, anchor, id, "e")
+}
+
+// changeLive journals a state change, makes it on the session's hash (the
+// record of truth, where the transition script refuses what the state
+// machine forbids) and settles the rest.
+func (s *Service) changeLive(ctx context.Context, anchor, id ID, field string) (*LiveSession, error) {
+	shard := s.shardOf(anchor)
+	jid, err := s.begin(ctx, shard, "k", jLive, "a", FormatID(anchor), "p", FormatID(id))
 	if err != nil {
 		return nil, err
 	}
-	if err := s.dequeue(ctx, anchor, id); err != nil {
+	if _, err := s.transition(ctx, anchor, id, field, s.nowMS()); err != nil {
+		var refused *Error
+		if errors.As(err, &refused) {
+			s.end(ctx, shard, jid) // refused: nothing changed
+		}
 		return nil, err
 	}
-	if started {
-		if err := s.fileReplay(ctx, anchor, Item{TS: now, ID: id}); err != nil {
-			return nil, err
-		}
+	if err := s.settleLive(ctx, anchor, id); err != nil {
+		return nil, fmt.Errorf("change live session %d (recorded, a worker finishes it): %w", id, err)
 	}
+	s.end(ctx, shard, jid)
 	return s.liveSession(ctx, id)
 }
 

@@ -23,6 +23,11 @@ type Options struct {
 	SnapshotTTL time.Duration
 	// MaxTextLen is the longest post text, in characters. Default 2000.
 	MaxTextLen int
+	// StreamShards is how many shards the fan-out streams are split into
+	// (at most 64), each on its own Redis Cluster slot. Default 4. Change it
+	// only with the workers drained: a user's events and idempotency
+	// records live on the shard its id maps to.
+	StreamShards int
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }
@@ -46,6 +51,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxTextLen <= 0 {
 		o.MaxTextLen = 2000
 	}
+	if o.StreamShards <= 0 {
+		o.StreamShards = 4
+	}
+	o.StreamShards = min(o.StreamShards, maxShards)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

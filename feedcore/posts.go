@@ -2,6 +2,10 @@ package feedcore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -15,39 +19,96 @@ import (
 const postTTL = 10 * time.Minute
 
 // Publish stores a new post by author, puts it in the author's outbox and
-// own inbox (read-your-writes), and queues its fan-out. It returns once the
-// fan-out event is durable in Redis.
+// own inbox (read-your-writes), and queues its fan-out. See PublishOnce.
 func (s *Service) Publish(ctx context.Context, author ID, text string) (*Post, error) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return nil, errorf(CodeBadInput, "text must not be empty")
-	}
-	if n := utf8.RuneCountInString(text); n > s.o.MaxTextLen {
-		return nil, errorf(CodeBadInput, "text has %d characters; at most %d are allowed", n, s.o.MaxTextLen)
-	}
-	if !utf8.ValidString(text) {
-		return nil, errorf(CodeBadInput, "text must be valid UTF-8")
-	}
-	now := s.o.Now()
-	id, err := s.newID(ctx, now)
+	return s.PublishOnce(ctx, author, text, "")
+}
+
+// idempotencyTTL is how long a publish's idempotency key is remembered.
+const idempotencyTTL = 24 * time.Hour
+
+// maxIdempotencyKey bounds a client's idempotency key, in bytes.
+const maxIdempotencyKey = 128
+
+// PublishOnce publishes like Publish. With a non-empty key, a retry by the
+// same author with the same key within idempotencyTTL returns the post the
+// first attempt made and creates nothing, whatever became of that attempt.
+//
+// The publish event is the commit: it is appended, with the post's text and
+// the idempotency record, in one script on the author's stream shard. Once
+// it is there the post reaches every target even if this request dies: the
+// dispatcher materializes the post (hash, outbox, own inbox) before fanning
+// it out, as this request does right away. If the append fails, nothing was
+// written anywhere.
+func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) (*Post, error) {
+	text, err := s.validText(text)
 	if err != nil {
 		return nil, err
 	}
-	p := &Post{ID: id, Author: author, Text: text, CreatedAt: now.Truncate(time.Millisecond)}
-	if err := s.PutPost(ctx, p); err != nil {
+	if len(key) > maxIdempotencyKey {
+		return nil, errorf(CodeBadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(key), maxIdempotencyKey)
+	}
+	if err := s.usersExist(ctx, author); err != nil {
 		return nil, err
+	}
+	shard := s.shardOf(author)
+	keys := []string{s.k.events(shard), s.k.clock(shard)}
+	if key != "" {
+		sum := sha256.Sum256([]byte(key))
+		keys = append(keys, s.k.idempotency(shard, author, hex.EncodeToString(sum[:16])))
+	}
+	args := []string{"alloc", scoreArg(s.nowMS()), text, strconv.Itoa(int(idempotencyTTL.Seconds())),
+		"t", evPublish, "u", FormatID(author), "x", text}
+	p, err := s.logPublish(ctx, author, shard, keys, args)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.materializePosts(ctx, []*Post{p}); err != nil {
+		return nil, fmt.Errorf("publish post %d (queued, a worker finishes it): %w", p.ID, err)
 	}
 	return p, nil
 }
 
-// newID returns a new time-ordered id for a post or live session:
-// milliseconds, then 16 bits of a counter shared by every replica.
-func (s *Service) newID(ctx context.Context, now time.Time) (ID, error) {
-	seq, err := s.do(ctx, s.c.B().Incr().Key(s.k.seq()).Build()).AsInt64()
+// logPublish runs logScript for a new post and returns it: the new one, or
+// the one an earlier attempt with the same idempotency key made.
+func (s *Service) logPublish(ctx context.Context, author ID, shard int, keys, args []string) (*Post, error) {
+	arr, err := s.do(ctx, logScript.cmd(s.c.B(), keys, args)).ToArray()
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("queue publish: %w", err)
 	}
-	return ID(now.UnixMilli())<<16 | ID(seq&0xffff), nil
+	var ms, count, text string
+	if fresh, _ := arr[0].AsInt64(); fresh == 1 && len(arr) == 4 {
+		ms, _ = arr[1].ToString()
+		count, _ = arr[2].ToString()
+		text = args[2]
+	} else if rec, err := arr[1].ToString(); err == nil {
+		// The record is "ms count text", as logScript stored it.
+		parts := strings.SplitN(rec, " ", 3)
+		if len(parts) == 3 {
+			ms, count, text = parts[0], parts[1], parts[2]
+		}
+	}
+	ts, err1 := parseInt(ms)
+	n, err2 := strconv.ParseUint(count, 10, 64)
+	if err1 != nil || err2 != nil || n >= 1<<clockBits {
+		return nil, fmt.Errorf("queue publish: unreadable reply %v", arr)
+	}
+	return &Post{ID: composeID(ts, n, shard), Author: author, Text: text, CreatedAt: time.UnixMilli(ts).UTC()}, nil
+}
+
+// validText checks a post's text and returns it trimmed.
+func (s *Service) validText(text string) (string, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", errorf(CodeBadInput, "text must not be empty")
+	}
+	if n := utf8.RuneCountInString(text); n > s.o.MaxTextLen {
+		return "", errorf(CodeBadInput, "text has %d characters; at most %d are allowed", n, s.o.MaxTextLen)
+	}
+	if !utf8.ValidString(text) {
+		return "", errorf(CodeBadInput, "text must be valid UTF-8")
+	}
+	return text, nil
 }
 
 // PutPost stores a post with a given id and time (import, demo) and runs
@@ -59,7 +120,9 @@ func (s *Service) PutPost(ctx context.Context, p *Post) error {
 
 // PutPosts stores posts in order, in a few round trips for the batch. It
 // stops at the first invalid post (bad id, unknown author) and returns how
-// many were stored before it.
+// many were stored before it. Like Publish, each post's event is logged
+// first and materialized after, so a batch cut short by a failure is
+// finished by the workers for every post logged.
 func (s *Service) PutPosts(ctx context.Context, ps []*Post) (int, error) {
 	var stop error
 	for i, p := range ps {
@@ -77,62 +140,118 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (int, error) {
 	} else if n < len(ps) {
 		ps, stop = ps[:n], errorf(CodeNotFound, "no user with id %d", authors[n])
 	}
-	// Posts are stored before any index names them, so a reader never finds
-	// an entry without its post.
 	cmds := make([]rueidis.Completed, len(ps))
 	for i, p := range ps {
-		cmds[i] = s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().
-			FieldValue("a", FormatID(p.Author)).FieldValue("t", scoreArg(p.CreatedAt.UnixMilli())).FieldValue("x", p.Text).Build()
+		shard := s.shardOf(p.Author)
+		e := event{Type: evPublish, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, Text: p.Text}
+		cmds[i] = logScript.cmd(s.c.B(), []string{s.k.events(shard), s.k.clock(shard)},
+			append([]string{"given", "0", "", "0"}, e.fields()...))
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("queue posts: %w", err)
 	}
-	cmds = cmds[:0]
-	for _, p := range ps {
-		it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
-		cmds = append(cmds, s.c.B().Zadd().Key(s.k.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
-		cmds = s.appendPush(cmds, s.postsTL(), p.Author, it, true)
-	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
-		return 0, err
-	}
-	// Once the events are in the stream the fan-out is durable.
-	cmds = cmds[:0]
-	for _, p := range ps {
-		cmds = append(cmds, s.emitCmd(event{Type: evPublish, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}))
-	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
-		return 0, err
+	if _, err := s.materializePosts(ctx, ps); err != nil {
+		return 0, fmt.Errorf("store posts (queued, a worker finishes them): %w", err)
 	}
 	return len(ps), stop
 }
 
+// postCreate stores the post KEYS[1] unless it exists: "new", "exists" or
+// "deleted". A tombstone is final: a late publish event cannot revive it.
+var postCreate = newScript(false, `
+if redis.call('HGET', KEYS[1], 'd') == '1' then return 'deleted' end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+redis.call('HSET', KEYS[1], 'a', ARGV[1], 't', ARGV[2], 'x', ARGV[3])
+return 'new'
+`)
+
+// materializePosts makes logged posts visible: the post hash (created
+// once), the author's outbox and own inbox. Idempotent; the publishing
+// request and the dispatcher both run it. It reports, per post, whether it
+// is live (false: deleted meanwhile, and kept out of the author's
+// timelines). Readers skip index entries whose post hash does not exist
+// yet, so the order of these writes does not matter.
+func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, error) {
+	cmds := make([]rueidis.Completed, 0, 4*len(ps))
+	created := make([]int, len(ps)) // where each post's postCreate is
+	for i, p := range ps {
+		it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
+		created[i] = len(cmds)
+		cmds = append(cmds, postCreate.cmd(s.c.B(), []string{s.k.post(p.ID)},
+			[]string{FormatID(p.Author), scoreArg(it.TS), p.Text}))
+		cmds = append(cmds, s.c.B().Zadd().Key(s.k.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+		cmds = s.appendPush(cmds, s.postsTL(), p.Author, it, true)
+	}
+	rs := s.doMulti(ctx, cmds...)
+	if err := firstErr(rs); err != nil {
+		return nil, err
+	}
+	live := make([]bool, len(ps))
+	var undo []*Post
+	for i, p := range ps {
+		state, _ := rs[created[i]].ToString()
+		if live[i] = state != "deleted"; !live[i] {
+			undo = append(undo, p)
+		}
+	}
+	if len(undo) > 0 {
+		if err := s.unindexPosts(ctx, undo); err != nil {
+			return nil, err
+		}
+	}
+	return live, nil
+}
+
 // Delete tombstones viewer's post, removes it from the author's timelines
 // and queues the removal fan-out. Reads skip tombstones, so the post is gone
-// from every feed at once.
+// from every feed at once. Deleting a post already deleted by its author
+// succeeds (a retry), and finishes whatever the first attempt left undone.
+//
+// As with Publish, the delete event is the commit: logged first, then
+// applied here and again by the dispatcher, so a delete whose request died
+// after logging still completes.
 func (s *Service) Delete(ctx context.Context, viewer, postID ID) error {
 	ps, err := s.Posts(ctx, []ID{postID})
 	if err != nil {
-		return err
+		return fmt.Errorf("delete post %d: %w", postID, err)
 	}
 	p := ps[0]
-	if p == nil || p.Deleted {
+	if p == nil {
 		return errorf(CodeNotFound, "no post with id %d", postID)
 	}
 	if p.Author != viewer {
+		if p.Deleted {
+			return errorf(CodeNotFound, "no post with id %d", postID)
+		}
 		return errorf(CodeForbidden, "only the author may delete a post")
 	}
-	it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
+	e := event{Type: evDelete, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}
+	if err := s.emit(ctx, e); err != nil {
+		return fmt.Errorf("delete post %d: %w", postID, err)
+	}
+	if err := s.tombstone(ctx, p); err != nil {
+		return fmt.Errorf("delete post %d (queued, a worker finishes it): %w", postID, err)
+	}
+	return nil
+}
+
+// tombstone marks p deleted and takes it out of its author's timelines.
+// Idempotent; the deleting request and the dispatcher both run it.
+func (s *Service) tombstone(ctx context.Context, p *Post) error {
 	if err := s.do(ctx, s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().FieldValue("d", "1").Build()).Error(); err != nil {
 		return err
 	}
-	rs := s.doMulti(ctx,
-		s.c.B().Zrem().Key(s.k.outbox(p.Author)).Member(member(p.ID)).Build(),
-		s.inboxRemoveCmd(s.postsTL(), p.Author, p.ID))
-	if err := firstErr(rs); err != nil {
-		return err
+	return s.unindexPosts(ctx, []*Post{p})
+}
+
+// unindexPosts removes posts from their authors' outboxes and own inboxes.
+func (s *Service) unindexPosts(ctx context.Context, ps []*Post) error {
+	cmds := make([]rueidis.Completed, 0, 2*len(ps))
+	for _, p := range ps {
+		cmds = append(cmds, s.c.B().Zrem().Key(s.k.outbox(p.Author)).Member(member(p.ID)).Build(),
+			s.inboxRemoveCmd(s.postsTL(), p.Author, p.ID))
 	}
-	return s.emit(ctx, event{Type: evDelete, User: p.Author, Item: it})
+	return firstErr(s.doMulti(ctx, cmds...))
 }
 
 // Posts returns posts by id in order, nil where none exists; tombstones are

@@ -35,36 +35,42 @@ func (sc *script) cmd(b rueidis.Builder, keys, args []string) rueidis.Completed 
 	return b.Evalsha().Sha1(sc.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 }
 
-// doMulti sends cmds as one pipeline. Every command feedd pipelines is
-// idempotent, so after loading missing scripts the batch is simply resent.
+// doMulti sends cmds as one pipeline. Script calls a server did not know
+// (first use, restart, failover) are resent, and only those, once the
+// scripts are loaded: the others ran, and some (a log append) must not run
+// twice.
 func (s *Service) doMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	for i := range cmds {
 		cmds[i] = cmds[i].Pin() // kept, not recycled, so they can be resent
 	}
 	rs := s.c.DoMulti(ctx, cmds...)
-	if !anyNoScript(rs) {
+	var again []int
+	for i, r := range rs {
+		if e, ok := rueidis.IsRedisErr(r.Error()); ok && e.IsNoScript() {
+			again = append(again, i)
+		}
+	}
+	if len(again) == 0 {
 		return rs
 	}
 	if err := s.loadScripts(ctx); err != nil {
-		for i := range rs {
-			rs[i] = rueidis.NewErrorResult(err)
+		for _, i := range again {
+			rs[i] = rueidis.NewErrorResult(fmt.Errorf("load scripts: %w", err))
 		}
 		return rs
 	}
-	return s.c.DoMulti(ctx, cmds...)
+	resend := make([]rueidis.Completed, len(again))
+	for j, i := range again {
+		resend[j] = cmds[i]
+	}
+	for j, r := range s.c.DoMulti(ctx, resend...) {
+		rs[again[j]] = r
+	}
+	return rs
 }
 
 func (s *Service) do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	return s.doMulti(ctx, cmd)[0]
-}
-
-func anyNoScript(rs []rueidis.RedisResult) bool {
-	for _, r := range rs {
-		if e, ok := rueidis.IsRedisErr(r.Error()); ok && e.IsNoScript() {
-			return true
-		}
-	}
-	return false
 }
 
 var loadMu sync.Mutex

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -25,11 +26,21 @@ const (
 type WorkerOptions struct {
 	// Name prefixes this process's consumer names. Default "feedd".
 	Name string
-	// Executors is how many tasks run at once. Default 4.
+	// Executors is how many tasks run at once per stream shard. Default 2.
 	Executors int
 	// ReclaimIdle is how long an entry may stay unacknowledged before another
 	// worker takes it over from a crashed one. Default 30s.
 	ReclaimIdle time.Duration
+	// MaxDeliveries is how often an entry is handed to a worker before it
+	// is moved to the shard's dead-letter stream. Errors of an unreachable
+	// Redis do not count: the worker holding the entry retries those
+	// itself. Default 10.
+	MaxDeliveries int
+	// RepairAfter is the age after which a mutation still in the journal is
+	// taken to have died and is completed by a worker. Keep it above the
+	// longest a mutation's writes may take (the server's write timeout).
+	// Default 30s.
+	RepairAfter time.Duration
 	// SweepEvery is how often quiet readers are demoted. Default 1m.
 	SweepEvery time.Duration
 	// Block is how long one stream read waits for news. Default 2s.
@@ -43,10 +54,16 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 		o.Name = "feedd"
 	}
 	if o.Executors <= 0 {
-		o.Executors = 4
+		o.Executors = 2
 	}
 	if o.ReclaimIdle <= 0 {
 		o.ReclaimIdle = 30 * time.Second
+	}
+	if o.MaxDeliveries <= 0 {
+		o.MaxDeliveries = 10
+	}
+	if o.RepairAfter <= 0 {
+		o.RepairAfter = 30 * time.Second
 	}
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = time.Minute
@@ -65,19 +82,39 @@ type Stats struct {
 	InboxWrites int64 // inbox writes and removals by fan-out
 	Tasks       int64 // fan-out tasks finished
 	Events      int64 // events handled
+	Repairs     int64 // journal entries of dead mutations completed
+	DeadLetters int64 // entries moved to a dead-letter stream
 }
 
-type stats struct{ inboxWrites, tasks, events atomic.Int64 }
+type stats struct{ inboxWrites, tasks, events, repairs, deadLetters atomic.Int64 }
 
 // Stats returns this process's counters.
 func (s *Service) Stats() Stats {
-	return Stats{InboxWrites: s.stats.inboxWrites.Load(), Tasks: s.stats.tasks.Load(), Events: s.stats.events.Load()}
+	return Stats{InboxWrites: s.stats.inboxWrites.Load(), Tasks: s.stats.tasks.Load(), Events: s.stats.events.Load(),
+		Repairs: s.stats.repairs.Load(), DeadLetters: s.stats.deadLetters.Load()}
 }
 
-// RunWorkers runs the fan-out pipeline until ctx ends: a dispatcher that
-// turns events into tasks, executors that write inboxes, a reclaimer that
-// takes over entries a crashed worker left pending, and the sweeper. Any
-// number of processes may run it against one Redis.
+// stream is one consumer group's view of one shard's stream.
+type stream struct {
+	shard int
+	key   string
+	group string
+	name  string // "events" or "tasks", for logs and metrics
+}
+
+func (s *Service) eventStream(shard int) stream {
+	return stream{shard: shard, key: s.k.events(shard), group: groupDispatch, name: "events"}
+}
+
+func (s *Service) taskStream(shard int) stream {
+	return stream{shard: shard, key: s.k.tasks(shard), group: groupExecute, name: "tasks"}
+}
+
+// RunWorkers runs the fan-out pipeline until ctx ends: per stream shard a
+// dispatcher that turns events into tasks and executors that write
+// inboxes; a reclaimer that takes over entries a crashed worker left
+// pending; the journal repairer and the sweeper. Any number of processes
+// may run it against one Redis.
 func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) error {
 	o = o.withDefaults()
 	if err := s.ensureGroups(ctx); err != nil {
@@ -88,42 +125,51 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) error {
 	name := o.Name + "-" + hex.EncodeToString(suffix[:])
 	var wg sync.WaitGroup
 	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	run(func() { s.consume(ctx, o, s.k.events(), groupDispatch, name+"-d", s.handleEvent) })
-	for i := 0; i < o.Executors; i++ {
-		consumer := name + "-x" + itoa(i)
-		run(func() { s.consume(ctx, o, s.k.tasks(), groupExecute, consumer, s.handleTask) })
+	for sh := 0; sh < s.o.StreamShards; sh++ {
+		run(func() { s.consume(ctx, o, s.eventStream(sh), name+"-d", s.handleEvent) })
+		for i := 0; i < o.Executors; i++ {
+			consumer := name + "-x" + itoa(i)
+			run(func() { s.consume(ctx, o, s.taskStream(sh), consumer, s.handleTask) })
+		}
 	}
 	run(func() { s.reclaim(ctx, o, name+"-r") })
+	run(func() { s.repairLoop(ctx, o) })
 	run(func() { s.sweepLoop(ctx, o) })
 	wg.Wait()
 	return nil
 }
 
 func (s *Service) ensureGroups(ctx context.Context) error {
-	for _, g := range [][2]string{{s.k.events(), groupDispatch}, {s.k.tasks(), groupExecute}} {
-		err := s.c.Do(ctx, s.c.B().XgroupCreate().Key(g[0]).Group(g[1]).Id("0").Mkstream().Build()).Error()
-		if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-			return err
+	for sh := 0; sh < s.o.StreamShards; sh++ {
+		for _, st := range []stream{s.eventStream(sh), s.taskStream(sh)} {
+			err := s.c.Do(ctx, s.c.B().XgroupCreate().Key(st.key).Group(st.group).Id("0").Mkstream().Build()).Error()
+			if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+				return fmt.Errorf("create consumer group %s on %s: %w", st.group, st.key, err)
+			}
 		}
 	}
 	return nil
 }
 
-// handler handles one stream entry delivered to consumer.
-type handler func(ctx context.Context, consumer string, e rueidis.XRangeEntry) error
+// handler handles one stream entry delivered to consumer. acked reports
+// that the handler acknowledged the entry itself (atomically with its last
+// write); otherwise handle acknowledges it after a nil error.
+type handler func(ctx context.Context, st stream, consumer string, e rueidis.XRangeEntry) (acked bool, err error)
 
-// consume reads new entries of stream for group and handles them one by
-// one, acknowledging and deleting each once handled, so the stream's length
-// is the work not yet done.
-func (s *Service) consume(ctx context.Context, o WorkerOptions, stream, group, consumer string, h handler) {
+// errMalformed marks an entry no worker can ever handle.
+var errMalformed = errors.New("malformed entry")
+
+// consume reads new entries of st and handles them one by one, so the
+// stream's length is the work not yet done.
+func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consumer string, h handler) {
 	for ctx.Err() == nil {
 		// One entry at a time: entries fetched ahead would sit pending and
 		// idle, and the reclaimer would hand them to a second worker.
-		res, err := s.c.Do(ctx, s.c.B().Xreadgroup().Group(group, consumer).Count(1).
-			Block(o.Block.Milliseconds()).Streams().Key(stream).Id(">").Build()).AsXRead()
+		res, err := s.c.Do(ctx, s.c.B().Xreadgroup().Group(st.group, consumer).Count(1).
+			Block(o.Block.Milliseconds()).Streams().Key(st.key).Id(">").Build()).AsXRead()
 		if err != nil {
 			if !rueidis.IsRedisNil(err) && ctx.Err() == nil {
-				o.Logger.Error("fan-out: read stream", "stream", stream, "err", err)
+				o.Logger.Warn("fan-out: read stream", "stream", st.key, "err", err)
 				if strings.Contains(err.Error(), "NOGROUP") {
 					_ = s.ensureGroups(ctx)
 				}
@@ -131,57 +177,104 @@ func (s *Service) consume(ctx context.Context, o WorkerOptions, stream, group, c
 			}
 			continue
 		}
-		for _, e := range res[stream] {
-			s.handle(ctx, o, stream, group, consumer, e, h)
+		for _, e := range res[st.key] {
+			s.handle(ctx, o, st, consumer, e, h)
 		}
 	}
 }
 
-// handle runs h and acknowledges e; on failure e stays pending and the
-// reclaimer retries it after ReclaimIdle.
-func (s *Service) handle(ctx context.Context, o WorkerOptions, stream, group, consumer string, e rueidis.XRangeEntry, h handler) {
-	if err := h(ctx, consumer, e); err != nil {
-		if ctx.Err() == nil {
-			o.Logger.Error("fan-out: entry failed, will retry", "stream", stream, "id", e.ID, "err", err)
+// handle runs h and acknowledges e. An entry that can never succeed goes
+// to the dead letters at once. Errors of an unreachable Redis (a failover,
+// a restart) are retried here with backoff for as long as it takes: they
+// say nothing about the entry. Any other failure leaves e pending; the
+// reclaimer retries it after ReclaimIdle, and dead-letters it after
+// MaxDeliveries.
+func (s *Service) handle(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry, h handler) {
+	backoff := 50 * time.Millisecond
+	for {
+		acked, err := h(ctx, st, consumer, e)
+		switch {
+		case err == nil:
+			if !acked {
+				s.ack(ctx, o, st, e.ID)
+			}
+			return
+		case errors.Is(err, errMalformed):
+			s.deadLetter(ctx, o, st, e.ID, err.Error())
+			return
+		case ctx.Err() != nil:
+			return
+		case !isUnavailable(err):
+			o.Logger.Error("fan-out: entry failed, will retry", "stream", st.key, "id", e.ID, "err", err)
+			return
 		}
-		return
-	}
-	rs := s.c.DoMulti(ctx,
-		s.c.B().Xack().Key(stream).Group(group).Id(e.ID).Build(),
-		s.c.B().Xdel().Key(stream).Id(e.ID).Build())
-	if err := firstErr(rs); err != nil && ctx.Err() == nil {
-		o.Logger.Error("fan-out: ack", "stream", stream, "id", e.ID, "err", err)
+		o.Logger.Warn("fan-out: Redis unavailable, retrying", "stream", st.key, "id", e.ID, "in", backoff, "err", err)
+		if !sleepCtx(ctx, backoff) {
+			return
+		}
+		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 
-func (s *Service) handleEvent(ctx context.Context, _ string, e rueidis.XRangeEntry) error {
-	ev, err := parseEvent(e.FieldValues)
+func (s *Service) ack(ctx context.Context, o WorkerOptions, st stream, id string) {
+	// Acknowledge and delete in one step (one slot): the stream's length
+	// stays the work not yet done.
+	err := s.do(ctx, ackEntry.cmd(s.c.B(), []string{st.key}, []string{id, st.group})).Error()
+	if err != nil && ctx.Err() == nil {
+		o.Logger.Error("fan-out: ack", "stream", st.key, "id", id, "err", err)
+	}
+}
+
+// ackEntry acknowledges the entry ARGV[1] of the stream KEYS[1] for group
+// ARGV[2] and deletes it.
+var ackEntry = newScript(false, `
+redis.call('XACK', KEYS[1], ARGV[2], ARGV[1])
+return redis.call('XDEL', KEYS[1], ARGV[1])
+`)
+
+func (s *Service) handleEvent(ctx context.Context, st stream, _ string, e rueidis.XRangeEntry) (bool, error) {
+	ev, err := parseEvent(e.FieldValues, st.shard)
 	if err != nil {
-		return nil // malformed: acknowledge and drop rather than retry forever
+		return false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	s.stats.events.Add(1)
 	switch ev.Type {
-	case evPublish, evDelete, evReplay:
-		return s.dispatch(ctx, e.ID, ev)
+	case evPublish:
+		p := &Post{ID: ev.Item.ID, Author: ev.User, Text: ev.Text, CreatedAt: time.UnixMilli(ev.Item.TS).UTC()}
+		live, err := s.materializePosts(ctx, []*Post{p})
+		if err != nil {
+			return false, fmt.Errorf("materialize post %d: %w", p.ID, err)
+		}
+		if !live[0] {
+			return false, nil // deleted before its fan-out: nothing to deliver
+		}
+		return true, s.dispatch(ctx, st.shard, e.ID, ev)
+	case evDelete:
+		if err := s.tombstone(ctx, &Post{ID: ev.Item.ID, Author: ev.User}); err != nil {
+			return false, fmt.Errorf("tombstone post %d: %w", ev.Item.ID, err)
+		}
+		return true, s.dispatch(ctx, st.shard, e.ID, ev)
+	case evReplay:
+		return true, s.dispatch(ctx, st.shard, e.ID, ev)
 	case evPromote:
-		return s.promote(ctx, ev.User)
+		return false, s.promote(ctx, ev.User)
 	case evActivate:
-		return s.upgrade(ctx, ev.User)
+		return false, s.upgrade(ctx, ev.User)
 	}
-	return nil
+	return false, fmt.Errorf("%w: unknown event type %q", errMalformed, ev.Type)
 }
 
-func (s *Service) handleTask(ctx context.Context, consumer string, e rueidis.XRangeEntry) error {
-	t, err := parseTask(e)
+func (s *Service) handleTask(ctx context.Context, st stream, consumer string, e rueidis.XRangeEntry) (bool, error) {
+	t, err := parseTask(e, st.shard)
 	if err != nil {
-		return nil
+		return false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	t.Consumer = consumer
 	if err := s.execute(ctx, t); err != nil {
-		return err
+		return false, err
 	}
 	s.stats.tasks.Add(1)
-	return nil
+	return true, nil
 }
 
 // reclaim takes over entries left pending longer than ReclaimIdle by a
@@ -189,31 +282,82 @@ func (s *Service) handleTask(ctx context.Context, consumer string, e rueidis.XRa
 func (s *Service) reclaim(ctx context.Context, o WorkerOptions, consumer string) {
 	every := o.ReclaimIdle / 2
 	for sleepCtx(ctx, every) {
-		s.reclaimStream(ctx, o, s.k.tasks(), groupExecute, consumer, s.handleTask)
-		s.reclaimStream(ctx, o, s.k.events(), groupDispatch, consumer, s.handleEvent)
+		for sh := 0; sh < s.o.StreamShards; sh++ {
+			s.reclaimStream(ctx, o, s.taskStream(sh), consumer, s.handleTask)
+			s.reclaimStream(ctx, o, s.eventStream(sh), consumer, s.handleEvent)
+		}
 	}
 }
 
-func (s *Service) reclaimStream(ctx context.Context, o WorkerOptions, stream, group, consumer string, h handler) {
-	start := "0-0"
-	for ctx.Err() == nil {
-		arr, err := s.c.Do(ctx, s.c.B().Xautoclaim().Key(stream).Group(group).Consumer(consumer).
-			MinIdleTime(itoa64(o.ReclaimIdle.Milliseconds())).Start(start).Count(16).Build()).ToArray()
-		if err != nil || len(arr) < 2 {
-			return
+// reclaimStream lists st's entries idle past ReclaimIdle with how often
+// each was delivered (XPENDING), dead-letters those delivered
+// MaxDeliveries times, and claims and handles the others.
+func (s *Service) reclaimStream(ctx context.Context, o WorkerOptions, st stream, consumer string, h handler) {
+	idle := o.ReclaimIdle.Milliseconds()
+	res, err := s.c.Do(ctx, s.c.B().Xpending().Key(st.key).Group(st.group).Idle(idle).
+		Start("-").End("+").Count(64).Build()).ToArray()
+	if err != nil {
+		if ctx.Err() == nil && !strings.Contains(err.Error(), "NOGROUP") {
+			o.Logger.Warn("fan-out: list pending entries", "stream", st.key, "err", err)
 		}
-		entries, _ := arr[1].AsXRange()
-		for _, e := range entries {
-			if e.FieldValues == nil {
-				continue // deleted meanwhile
+		return
+	}
+	for _, row := range res {
+		f, err := row.ToArray()
+		if err != nil || len(f) < 4 {
+			continue
+		}
+		id, _ := f[0].ToString()
+		deliveries, _ := f[3].AsInt64()
+		if deliveries >= int64(o.MaxDeliveries) {
+			s.deadLetter(ctx, o, st, id, fmt.Sprintf("delivered %d times without success", deliveries))
+			continue
+		}
+		claimed, err := s.c.Do(ctx, s.c.B().Xclaim().Key(st.key).Group(st.group).Consumer(consumer).
+			MinIdleTime(itoa64(idle)).Id(id).Build()).AsXRange()
+		if err != nil {
+			if ctx.Err() == nil {
+				o.Logger.Warn("fan-out: claim", "stream", st.key, "id", id, "err", err)
 			}
-			s.handle(ctx, o, stream, group, consumer, e, h)
-		}
-		start, _ = arr[0].ToString()
-		if start == "0-0" || start == "" {
 			return
+		}
+		for _, e := range claimed {
+			if e.FieldValues == nil {
+				s.ack(ctx, o, st, e.ID) // deleted meanwhile: nothing left to do
+				continue
+			}
+			s.handle(ctx, o, st, consumer, e, h)
 		}
 	}
+}
+
+// moveToDeadLetters copies the entry ARGV[1] of the stream KEYS[1], with
+// why (ARGV[3]) and where from (ARGV[4]), to the dead-letter stream
+// KEYS[2], then acknowledges (group ARGV[2], if any) and deletes it: one
+// step.
+var moveToDeadLetters = newScript(false, `
+local e = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
+local fields = {'dl.stream', ARGV[4], 'dl.id', ARGV[1], 'dl.reason', ARGV[3]}
+if #e > 0 then for _, v in ipairs(e[1][2]) do fields[#fields + 1] = v end end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', unpack(fields))
+if ARGV[2] ~= '' then redis.call('XACK', KEYS[1], ARGV[2], ARGV[1]) end
+redis.call('XDEL', KEYS[1], ARGV[1])
+return #e
+`)
+
+// deadLetter gives up on an entry: it moves to the shard's dead-letter
+// stream, where an operator can read why (XRANGE), and is logged and
+// counted.
+func (s *Service) deadLetter(ctx context.Context, o WorkerOptions, st stream, id, reason string) {
+	err := s.do(ctx, moveToDeadLetters.cmd(s.c.B(), []string{st.key, s.k.deadLetters(st.shard)},
+		[]string{id, st.group, reason, st.name})).Error()
+	if err != nil {
+		o.Logger.Error("fan-out: dead-lettering failed, will retry", "stream", st.key, "id", id, "reason", reason, "err", err)
+		return
+	}
+	s.stats.deadLetters.Add(1)
+	o.Logger.Error("fan-out: entry moved to the dead letters", "stream", st.key, "id", id, "reason", reason,
+		"dead_letters", s.k.deadLetters(st.shard))
 }
 
 func (s *Service) sweepLoop(ctx context.Context, o WorkerOptions) {
@@ -251,15 +395,41 @@ func (s *Service) Drain(ctx context.Context) error {
 	}
 }
 
-// Backlog is how many events and tasks are not yet done.
+// Backlog is how many events, tasks and journal entries are not yet done.
 func (s *Service) Backlog(ctx context.Context) (int64, error) {
-	rs := s.c.DoMulti(ctx, s.c.B().Xlen().Key(s.k.events()).Build(), s.c.B().Xlen().Key(s.k.tasks()).Build())
-	if err := firstErr(rs); err != nil {
-		return 0, err
+	cmds := make([]rueidis.Completed, 0, 3*s.o.StreamShards)
+	for sh := 0; sh < s.o.StreamShards; sh++ {
+		cmds = append(cmds, s.c.B().Xlen().Key(s.k.events(sh)).Build(), s.c.B().Xlen().Key(s.k.tasks(sh)).Build(),
+			s.c.B().Xlen().Key(s.k.journal(sh)).Build())
 	}
-	a, _ := rs[0].AsInt64()
-	b, _ := rs[1].AsInt64()
-	return a + b, nil
+	rs := s.doMulti(ctx, cmds...)
+	if err := firstErr(rs); err != nil {
+		return 0, fmt.Errorf("read fan-out backlog: %w", err)
+	}
+	var n int64
+	for _, r := range rs {
+		v, _ := r.AsInt64()
+		n += v
+	}
+	return n, nil
+}
+
+// DeadLetters is how many entries the dead-letter streams hold.
+func (s *Service) DeadLetters(ctx context.Context) (int64, error) {
+	cmds := make([]rueidis.Completed, s.o.StreamShards)
+	for sh := range cmds {
+		cmds[sh] = s.c.B().Xlen().Key(s.k.deadLetters(sh)).Build()
+	}
+	rs := s.doMulti(ctx, cmds...)
+	if err := firstErr(rs); err != nil {
+		return 0, fmt.Errorf("read dead letters: %w", err)
+	}
+	var n int64
+	for _, r := range rs {
+		v, _ := r.AsInt64()
+		n += v
+	}
+	return n, nil
 }
 
 // sleepCtx waits d; false when ctx ended first.
@@ -282,34 +452,36 @@ type StreamPending struct {
 	Oldest time.Duration
 }
 
-// Pending reads both fan-out streams' pending summaries in one round trip.
-// A stream whose group does not exist yet (no worker ever ran) has none.
+// Pending reads the fan-out streams' pending summaries, added up over the
+// shards, in one round trip. A stream whose group does not exist yet (no
+// worker ever ran) has none.
 func (s *Service) Pending(ctx context.Context) ([]StreamPending, error) {
-	streams := []struct{ name, key, group string }{
-		{"events", s.k.events(), groupDispatch},
-		{"tasks", s.k.tasks(), groupExecute},
+	var streams []stream
+	for sh := 0; sh < s.o.StreamShards; sh++ {
+		streams = append(streams, s.eventStream(sh), s.taskStream(sh))
 	}
 	cmds := make([]rueidis.Completed, len(streams))
 	for i, st := range streams {
 		cmds[i] = s.c.B().Xpending().Key(st.key).Group(st.group).Build()
 	}
-	out := make([]StreamPending, len(streams))
+	out := []StreamPending{{Stream: "events"}, {Stream: "tasks"}}
 	for i, r := range s.doMulti(ctx, cmds...) {
-		out[i].Stream = streams[i].name
+		sum := &out[i%2]
 		arr, err := r.ToArray()
 		if err != nil {
 			if isUnavailable(err) {
-				return nil, err
+				return nil, fmt.Errorf("read pending entries: %w", err)
 			}
 			continue // NOGROUP: nothing pending
 		}
 		if len(arr) < 2 {
 			continue
 		}
-		out[i].Count, _ = arr[0].AsInt64()
+		n, _ := arr[0].AsInt64()
+		sum.Count += n
 		if minID, err := arr[1].ToString(); err == nil {
 			if ms, err := strconv.ParseInt(strings.SplitN(minID, "-", 2)[0], 10, 64); err == nil {
-				out[i].Oldest = max(0, s.o.Now().Sub(time.UnixMilli(ms)))
+				sum.Oldest = max(sum.Oldest, s.o.Now().Sub(time.UnixMilli(ms)))
 			}
 		}
 	}

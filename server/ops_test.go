@@ -49,7 +49,7 @@ type opsEnv struct {
 func newOpsEnv(t *testing.T, cfg Config) *opsEnv {
 	t.Helper()
 	st := storetest.New(t)
-	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix})
+	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix, StreamShards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestReadyzBacklogAndPending(t *testing.T) {
 
 	// A worker that took an event and has not acknowledged it: pending.
 	c := e.svc.Client()
-	key := e.prefix + "fo:ev"
+	key := e.prefix + "fo:{s0}:ev" // the one shard's events stream
 	_ = c.Do(ctx, c.B().XgroupCreate().Key(key).Group("dispatch").Id("0").Mkstream().Build()).Error()
 	if err := c.Do(ctx, c.B().Xreadgroup().Group("dispatch", "test").Count(2).Streams().Key(key).Id(">").Build()).Error(); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,242 @@
+package feedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// The journal makes mutations that write several Redis Cluster slots
+// all-or-nothing without a transaction. Each such mutation has one record
+// of truth, changed atomically in one slot (the follower's following set,
+// the live session's hash), and derived state elsewhere (the followee's
+// followers and active sets and the follower's inbox; an anchor's queue,
+// the live index and the replay timelines).
+//
+// A mutation first appends what it is about to change to its shard's
+// journal stream, then changes the record of truth, then settles: brings
+// the derived state in line with the record as it reads it then, and reads
+// it again to check nothing moved meanwhile. Settling is idempotent and
+// converges whatever the order. Last, the mutation deletes its journal
+// entry. A mutation that dies half way leaves its entry behind; a worker
+// settles every entry older than RepairAfter and deletes it. So once the
+// system has recovered, a mutation either took effect everywhere or (its
+// record of truth unchanged) nowhere.
+
+// Journal entry kinds.
+const (
+	jEdges = "edges" // field e: follower:followee pairs, comma-separated
+	jLive  = "live"  // fields a (anchor) and p (session), or s and q for a new session's id
+)
+
+// maxSettleRounds bounds how often settling re-reads a record of truth
+// that keeps changing under it; the journal repairs what is left.
+const maxSettleRounds = 4
+
+// begin journals a mutation on shard and returns its entry id.
+func (s *Service) begin(ctx context.Context, shard int, fields ...string) (string, error) {
+	b := s.c.B().Xadd().Key(s.k.journal(shard)).Id("*").FieldValue()
+	for i := 0; i+1 < len(fields); i += 2 {
+		b = b.FieldValue(fields[i], fields[i+1])
+	}
+	id, err := s.do(ctx, b.Build()).ToString()
+	if err != nil {
+		return "", fmt.Errorf("journal %s: %w", fields[1], err)
+	}
+	return id, nil
+}
+
+// end drops a finished mutation's journal entry. Failing to is harmless: a
+// worker settles the entry again, which changes nothing.
+func (s *Service) end(ctx context.Context, shard int, id string) {
+	s.do(context.WithoutCancel(ctx), s.c.B().Xdel().Key(s.k.journal(shard)).Id(id).Build())
+}
+
+func encodeEdges(edges []Edge) string {
+	var b strings.Builder
+	for i, e := range edges {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(FormatID(e.Follower))
+		b.WriteByte(':')
+		b.WriteString(FormatID(e.Followee))
+	}
+	return b.String()
+}
+
+func decodeEdges(s string) ([]Edge, error) {
+	var out []Edge
+	for _, pair := range strings.Split(s, ",") {
+		a, b, ok := strings.Cut(pair, ":")
+		f, err1 := strconv.ParseUint(a, 10, 64)
+		t, err2 := strconv.ParseUint(b, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%w: journal edge %q", errMalformed, pair)
+		}
+		out = append(out, Edge{Follower: f, Followee: t})
+	}
+	return out, nil
+}
+
+// settleEdges brings the followers side, active sets and inboxes of edges
+// in line with the following sets, their record of truth.
+func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
+	var applied []bool
+	for range maxSettleRounds {
+		truth, err := s.following(ctx, edges)
+		if err != nil {
+			return err
+		}
+		if applied != nil && slicesEqual(truth, applied) {
+			return nil
+		}
+		var on, off []Edge
+		for i, e := range edges {
+			if truth[i] {
+				on = append(on, e)
+			} else {
+				off = append(off, e)
+			}
+		}
+		if err := s.addFollows(ctx, on); err != nil {
+			return err
+		}
+		if err := s.removeFollows(ctx, off); err != nil {
+			return err
+		}
+		applied = truth
+	}
+	return errors.New("settle follows: the following sets kept changing; the journal repair finishes it")
+}
+
+// following reports, for each edge, whether its follower follows its
+// followee now.
+func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, error) {
+	cmds := make([]rueidis.Completed, len(edges))
+	for i, e := range edges {
+		cmds[i] = s.c.B().Zscore().Key(s.k.following(e.Follower)).Member(member(e.Followee)).Build()
+	}
+	out := make([]bool, len(edges))
+	for i, r := range s.doMulti(ctx, cmds...) {
+		_, err := r.AsFloat64()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return nil, fmt.Errorf("read following: %w", err)
+		}
+		out[i] = err == nil
+	}
+	return out, nil
+}
+
+func slicesEqual(a, b []bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// settleLive brings an anchor's queue, the live index and the replay
+// timelines in line with the session's hash, its record of truth.
+func (s *Service) settleLive(ctx context.Context, anchor, id ID) error {
+	var applied *LiveSession
+	for range maxSettleRounds {
+		ls, err := s.LiveSessions(ctx, []ID{id})
+		if err != nil {
+			return fmt.Errorf("settle live session %d: %w", id, err)
+		}
+		l := ls[0]
+		if applied != nil && l != nil && l.State() == applied.State() && l.Cancelled() == applied.Cancelled() {
+			return nil
+		}
+		if err := s.fileLive(ctx, anchor, id, l); err != nil {
+			return fmt.Errorf("settle live session %d: %w", id, err)
+		}
+		if l == nil {
+			return nil // never stored: nothing of it may exist
+		}
+		applied = l
+	}
+	return fmt.Errorf("settle live session %d: it kept changing; the journal repair finishes it", id)
+}
+
+// fileLive files a session where its state belongs: an anchor's queue
+// while PREVIEW or LIVE, the replay timelines once ended after starting,
+// nowhere when cancelled or missing (l nil).
+func (s *Service) fileLive(ctx context.Context, anchor, id ID, l *LiveSession) error {
+	switch {
+	case l == nil || l.Cancelled():
+		return s.dequeue(ctx, anchor, id)
+	case l.State() == StateReplay:
+		if err := s.dequeue(ctx, anchor, id); err != nil {
+			return err
+		}
+		return s.fileReplay(ctx, anchor, Item{TS: l.EndedAt.UnixMilli(), ID: id})
+	}
+	return s.enqueue(ctx, anchor, Item{TS: queueScore(l), ID: id})
+}
+
+// repairLoop settles the journal entries of mutations that died.
+func (s *Service) repairLoop(ctx context.Context, o WorkerOptions) {
+	for sleepCtx(ctx, o.RepairAfter/4) {
+		for sh := 0; sh < s.o.StreamShards; sh++ {
+			if err := s.repairShard(ctx, o, sh); err != nil && ctx.Err() == nil {
+				o.Logger.Warn("journal: repair", "shard", sh, "err", err)
+			}
+		}
+	}
+}
+
+// repairShard settles and drops shard's journal entries older than
+// RepairAfter. Entry ids are the Redis server's clock, so their age is
+// measured on the wall clock, not the service's (tests move that one).
+func (s *Service) repairShard(ctx context.Context, o WorkerOptions, shard int) error {
+	cutoff := time.Now().Add(-o.RepairAfter).UnixMilli()
+	entries, err := s.c.Do(ctx, s.c.B().Xrange().Key(s.k.journal(shard)).Start("-").End(itoa64(cutoff)).
+		Count(64).Build()).AsXRange()
+	if err != nil {
+		return fmt.Errorf("read journal: %w", err)
+	}
+	for _, e := range entries {
+		err := s.repair(ctx, shard, e)
+		if errors.Is(err, errMalformed) {
+			s.deadLetter(ctx, o, stream{shard: shard, key: s.k.journal(shard), name: "journal"}, e.ID, err.Error())
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("journal entry %s: %w", e.ID, err)
+		}
+		s.stats.repairs.Add(1)
+		o.Logger.Warn("journal: completed a mutation that did not finish", "shard", shard, "id", e.ID, "kind", e.FieldValues["k"])
+		s.end(ctx, shard, e.ID)
+	}
+	return nil
+}
+
+func (s *Service) repair(ctx context.Context, shard int, e rueidis.XRangeEntry) error {
+	fv := e.FieldValues
+	switch fv["k"] {
+	case jEdges:
+		edges, err := decodeEdges(fv["e"])
+		if err != nil {
+			return err
+		}
+		return s.settleEdges(ctx, edges)
+	case jLive:
+		ev, err := parseEvent(map[string]string{"t": jLive, "u": fv["a"], "p": fv["p"], "s": fv["s"], "q": fv["q"]}, shard)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errMalformed, err)
+		}
+		return s.settleLive(ctx, ev.User, ev.Item.ID)
+	}
+	return fmt.Errorf("%w: journal entry kind %q", errMalformed, fv["k"])
+}
