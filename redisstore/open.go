@@ -5,7 +5,9 @@ package redisstore
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -32,6 +34,9 @@ type Options struct {
 	// advertises (a miniredis answers CLUSTER SLOTS with its own address,
 	// which would bypass a proxy in front of it).
 	SingleNode bool
+	// Dial, when set, opens every connection to addr (a node of the URL
+	// or one a cluster advertises), so tests can put a proxy in between.
+	Dial func(ctx context.Context, addr string, d *net.Dialer) (net.Conn, error)
 }
 
 // Store is an open Redis connection.
@@ -74,6 +79,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.SingleNode {
 		opt.ForceSingleClient = true
+	}
+	if o.Dial != nil {
+		opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
+			conn, err := o.Dial(ctx, addr, d)
+			if err != nil || tc == nil {
+				return conn, err
+			}
+			return tls.Client(conn, tc), nil // rediss://: TLS over the given connection
+		}
 	}
 	opt.ClientName = o.ClientName
 	opt.ConnWriteTimeout = o.Timeout
