@@ -71,11 +71,38 @@ func (s *Store) Cluster() bool {
 // from its one node; on a Redis Cluster, from every master (replicas hold
 // copies only). A node it cannot scan is an error, never skipped silently.
 func DeletePrefix(ctx context.Context, c rueidis.Client, prefix string) error {
+	return scanPrefix(ctx, c, prefix, func(keys []string) error {
+		cmds := make(rueidis.Commands, 0, len(keys))
+		for _, k := range keys {
+			cmds = append(cmds, c.B().Unlink().Key(k).Build())
+		}
+		for _, r := range c.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Keys lists the keys that start with prefix, on every master.
+func Keys(ctx context.Context, c rueidis.Client, prefix string) ([]string, error) {
+	var all []string
+	err := scanPrefix(ctx, c, prefix, func(keys []string) error {
+		all = append(all, keys...)
+		return nil
+	})
+	return all, err
+}
+
+// scanPrefix calls fn with each batch of keys starting with prefix, from the
+// one node of a single Redis or every master of a cluster.
+func scanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]string) error) error {
 	nodes := c.Nodes()
 	if c.Mode() == rueidis.ClientModeCluster {
 		masters, err := clusterMasters(ctx, nodes)
 		if err != nil {
-			return fmt.Errorf("delete keys %s*: %w", prefix, err)
+			return fmt.Errorf("scan keys %s*: %w", prefix, err)
 		}
 		var missing []string
 		scan := make(map[string]rueidis.Client, len(masters))
@@ -87,14 +114,14 @@ func DeletePrefix(ctx context.Context, c rueidis.Client, prefix string) error {
 			}
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("delete keys %s*: the client has no connection to masters %v", prefix, missing)
+			return fmt.Errorf("scan keys %s*: the client has no connection to masters %v", prefix, missing)
 		}
 		nodes = scan
 	}
 	var errs []error
 	for addr, node := range nodes {
-		if err := deleteOnNode(ctx, c, node, prefix); err != nil {
-			errs = append(errs, fmt.Errorf("delete keys %s* on %s: %w", prefix, addr, err))
+		if err := scanNode(ctx, node, prefix, fn); err != nil {
+			errs = append(errs, fmt.Errorf("keys %s* on %s: %w", prefix, addr, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -140,7 +167,7 @@ func clusterMasters(ctx context.Context, nodes map[string]rueidis.Client) ([]str
 	return nil, errors.Join(errs...)
 }
 
-func deleteOnNode(ctx context.Context, c, node rueidis.Client, prefix string) error {
+func scanNode(ctx context.Context, node rueidis.Client, prefix string, fn func([]string) error) error {
 	var cursor uint64
 	for {
 		e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
@@ -148,14 +175,8 @@ func deleteOnNode(ctx context.Context, c, node rueidis.Client, prefix string) er
 			return err
 		}
 		if len(e.Elements) > 0 {
-			cmds := make(rueidis.Commands, 0, len(e.Elements))
-			for _, k := range e.Elements {
-				cmds = append(cmds, c.B().Unlink().Key(k).Build())
-			}
-			for _, r := range c.DoMulti(ctx, cmds...) {
-				if err := r.Error(); err != nil {
-					return err
-				}
+			if err := fn(e.Elements); err != nil {
+				return err
 			}
 		}
 		cursor = e.Cursor

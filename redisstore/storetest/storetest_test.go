@@ -10,7 +10,7 @@ import (
 
 // TestDeletePrefix writes keys under the test's prefix, spread over every
 // slot (so over every master of a cluster), and one key outside it, and
-// checks DeletePrefix removes exactly the former.
+// checks Keys lists and DeletePrefix removes exactly the former.
 func TestDeletePrefix(t *testing.T) {
 	st := New(t)
 	ctx := context.Background()
@@ -28,6 +28,9 @@ func TestDeletePrefix(t *testing.T) {
 		if err := r.Error(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if got, err := Keys(ctx, c, st.Prefix); err != nil || len(got) != len(keys) {
+		t.Fatalf("Keys found %d keys (err %v), want %d", len(got), err, len(keys))
 	}
 	if err := DeletePrefix(ctx, c, st.Prefix); err != nil {
 		t.Fatal(err)
