@@ -7,6 +7,7 @@
 #                          wait until every node says cluster_state:ok and
 #                          knows all 6 nodes, then print FEED_TEST_REDIS=...
 #   .ci/cluster.sh url     print the FEED_TEST_REDIS value only
+#   .ci/cluster.sh status  succeed if a healthy cluster answers on those ports
 #   .ci/cluster.sh stop    shut the nodes down and remove the state dir
 #
 # Nodes run with the Redis settings the README recommends
@@ -127,8 +128,9 @@ case "${1:-}" in
 start) start ;;
 stop) stop ;;
 url) url ;;
+status) healthy ;;
 *)
-  echo "usage: $0 start|stop|url" >&2
+  echo "usage: $0 start|stop|url|status" >&2
   exit 2
   ;;
 esac
