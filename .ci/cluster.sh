@@ -5,7 +5,8 @@
 #
 #   .ci/cluster.sh start   start it (or reuse a healthy one on those ports),
 #                          wait until every node says cluster_state:ok and
-#                          knows all 6 nodes, then print FEED_TEST_REDIS=...
+#                          knows all 6 nodes and every replica has synced,
+#                          then print FEED_TEST_REDIS=...
 #   .ci/cluster.sh url     print the FEED_TEST_REDIS value only
 #   .ci/cluster.sh status  succeed if a healthy cluster answers on those ports
 #   .ci/cluster.sh stop    shut the nodes down and remove the state dir
@@ -33,13 +34,19 @@ url() {
 
 cli() { redis-cli -h "$host" -p "$1" "${@:2}"; }
 
-# healthy: every node answers, says cluster_state:ok and knows all nodes.
+# healthy: every node answers, says cluster_state:ok and knows all nodes,
+# and every replica has synced with its master (else it could not take over
+# from a master that fails).
 healthy() {
   local p info
   for p in "${ports[@]}"; do
     info=$(cli "$p" cluster info 2>/dev/null | tr -d '\r') || return 1
     grep -qx 'cluster_state:ok' <<<"$info" || return 1
     grep -qx "cluster_known_nodes:${#ports[@]}" <<<"$info" || return 1
+    info=$(cli "$p" info replication 2>/dev/null | tr -d '\r') || return 1
+    if grep -qx 'role:slave' <<<"$info"; then
+      grep -qx 'master_link_status:up' <<<"$info" || return 1
+    fi
   done
 }
 
@@ -100,7 +107,7 @@ start() {
     cat "$dir/create.log" >&2
     return 1
   }
-  wait_for healthy "cluster_state:ok with ${#ports[@]} known nodes on every node"
+  wait_for healthy "cluster_state:ok with ${#ports[@]} known nodes on every node, replicas synced"
   echo "cluster.sh: cluster up on $host:${ports[0]}-${ports[-1]} (state in $dir)" >&2
   echo "FEED_TEST_REDIS=$(url)"
 }
