@@ -5,7 +5,11 @@ package redisstore
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"net"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -32,6 +36,9 @@ type Options struct {
 	// advertises (a miniredis answers CLUSTER SLOTS with its own address,
 	// which would bypass a proxy in front of it).
 	SingleNode bool
+	// Dial, when set, opens every connection to addr (a node of the URL
+	// or one a cluster advertises), so tests can put a proxy in between.
+	Dial func(ctx context.Context, addr string, d *net.Dialer) (net.Conn, error)
 }
 
 // Store is an open Redis connection.
@@ -75,6 +82,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.SingleNode {
 		opt.ForceSingleClient = true
 	}
+	if o.Dial != nil {
+		opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
+			conn, err := o.Dial(ctx, addr, d)
+			if err != nil || tc == nil {
+				return conn, err
+			}
+			return tls.Client(conn, tc), nil // rediss://: TLS over the given connection
+		}
+	}
 	opt.ClientName = o.ClientName
 	opt.ConnWriteTimeout = o.Timeout
 	client, err := rueidis.NewClient(opt)
@@ -86,7 +102,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	if err := client.Do(pctx, client.B().Ping().Build()).Error(); err != nil {
+	if err := Ping(pctx, client); err != nil {
 		client.Close()
 		if emb != nil {
 			emb.Close()
@@ -95,6 +111,46 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	// Every call is charged to the round-trip counter of its request.
 	return &Store{Client: roundtrip.Wrap(client), Embedded: emb}, nil
+}
+
+// Ping checks Redis answers. On a Redis Cluster it asks every node of the
+// current topology at once and succeeds when one answers: rueidis sends a
+// keyless PING down any connection it holds, the URL's seed addresses
+// included, so a dead seed would fail a plain PING at random.
+func Ping(ctx context.Context, c rueidis.Client) error {
+	if c.Mode() != rueidis.ClientModeCluster {
+		return c.Do(ctx, c.B().Ping().Build()).Error()
+	}
+	nodes := c.Nodes()
+	// The PINGs left running when one answers may be dialing their node:
+	// they keep ctx's deadline but not its cancellation, since a dial
+	// cancelled half-way fails the next command on that connection too.
+	pctx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if dl, ok := ctx.Deadline(); ok {
+		pctx, cancel = context.WithDeadline(pctx, dl)
+	}
+	var wg sync.WaitGroup
+	answers := make(chan error, len(nodes))
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers <- n.Do(pctx, n.B().Ping().Build()).Error()
+		}()
+	}
+	go func() { wg.Wait(); cancel() }()
+	var errs []error
+	for range nodes {
+		err := <-answers
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return errors.New("no Redis Cluster node known")
+	}
+	return errors.Join(errs...)
 }
 
 // Close closes the client and the embedded server, if any.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/feedd/feedd/redisstore"
 )
 
 // DefaultReadyMaxBacklog is the fan-out backlog above which /readyz
@@ -49,8 +51,7 @@ func readyHandler(cfg Config) http.Handler {
 			w.WriteHeader(status)
 			_ = json.NewEncoder(w).Encode(a)
 		}
-		c := cfg.Service.Client()
-		if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
+		if err := redisstore.Ping(ctx, cfg.Service.Client()); err != nil {
 			cfg.Logger.Warn("readyz: store unavailable", "err", err)
 			reply(http.StatusServiceUnavailable, answer{Reason: "store unavailable"})
 			return

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -123,33 +122,50 @@ func (p *gateProxy) pipe(src, dst net.Conn) {
 	}
 }
 
-// TestSilentRedisTimesOut puts a proxy between the server and Redis, makes
-// it hold every byte, and checks a request fails UNAVAILABLE within the
-// request timeout (plus slack) instead of hanging, then that the server
-// recovers by itself once the proxy forwards again.
+// TestSilentRedisTimesOut puts a proxy between the server and each Redis
+// node, makes them hold every byte, and checks a request fails UNAVAILABLE
+// within the request timeout (plus slack) instead of hanging, then that the
+// server recovers by itself once the proxies forward again.
 func TestSilentRedisTimesOut(t *testing.T) {
 	st := storetest.New(t)
-	target, redisURL := "", os.Getenv(storetest.Env)
-	if st.Embedded != nil {
-		target = st.Embedded.Addr()
-		redisURL = "redis://" + target
-	} else {
+	redisURL := os.Getenv(storetest.Env)
+	var targets []string
+	switch {
+	case st.Embedded != nil:
+		redisURL = "redis://" + st.Embedded.Addr()
+		targets = []string{st.Embedded.Addr()}
+	case st.Cluster():
+		// Every node the client may dial: those the cluster advertises
+		// and those the URL names.
+		for addr := range st.Client.Nodes() {
+			targets = append(targets, addr)
+		}
+		fallthrough
+	default:
 		opt, err := rueidis.ParseURL(redisURL)
 		if err != nil {
 			t.Fatal(err)
 		}
-		target = opt.InitAddress[0]
+		targets = append(targets, opt.InitAddress...)
 	}
-	proxy := newGateProxy(t, target)
-	u, err := url.Parse(redisURL)
-	if err != nil {
-		t.Fatal(err)
+	proxies := map[string]*gateProxy{}
+	for _, addr := range targets {
+		if proxies[addr] == nil {
+			proxies[addr] = newGateProxy(t, addr)
+		}
 	}
-	u.Host = proxy.addr()
+	dial := func(ctx context.Context, addr string, d *net.Dialer) (net.Conn, error) {
+		p := proxies[addr]
+		if p == nil {
+			return nil, fmt.Errorf("no proxy in front of %s", addr)
+		}
+		return d.DialContext(ctx, "tcp", p.addr())
+	}
 	ctx := context.Background()
 	const storeTimeout = time.Second
-	viaProxy, err := redisstore.Open(ctx, redisstore.Options{URL: u.String(), Timeout: storeTimeout,
-		DisableCache: st.Embedded != nil, SingleNode: true, ClientName: "feedd-test-proxied"})
+	// SingleNode on one server: a miniredis answers CLUSTER SLOTS.
+	viaProxy, err := redisstore.Open(ctx, redisstore.Options{URL: redisURL, Timeout: storeTimeout, Dial: dial,
+		DisableCache: st.Embedded != nil, SingleNode: !st.Cluster(), ClientName: "feedd-test-proxied"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +204,9 @@ func TestSilentRedisTimesOut(t *testing.T) {
 		t.Fatalf("before the outage: code %q, err %v", code, err)
 	}
 
-	proxy.pause()
+	for _, p := range proxies {
+		p.pause()
+	}
 	for i := range 2 { // the first request after the outage and a later one
 		start := time.Now()
 		code, err := query()
@@ -204,7 +222,9 @@ func TestSilentRedisTimesOut(t *testing.T) {
 		t.Errorf("readyz with a silent Redis: %d", status)
 	}
 
-	proxy.resume()
+	for _, p := range proxies {
+		p.resume()
+	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		code, err := query()

@@ -15,6 +15,7 @@ import (
 // Redis is and how the feed behaves. Replicas must agree on them.
 type storeFlags struct {
 	redisURL     string
+	keyPrefix    string
 	bigV         int
 	activeWindow time.Duration
 	inboxCap     int
@@ -26,6 +27,7 @@ type storeFlags struct {
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	s := &storeFlags{}
 	fs.StringVar(&s.redisURL, "redis", "", "Redis or Redis Cluster URL, redis://host:6379[/db]; empty means an embedded in-memory store")
+	fs.StringVar(&s.keyPrefix, "key-prefix", "", "prepended to every Redis key, so several deployments (or tests) share one Redis; no { or }")
 	fs.IntVar(&s.bigV, "bigv-threshold", 10000, "followers above which an author is big-V: its posts are pushed only to active followers")
 	fs.DurationVar(&s.activeWindow, "active-window", 168*time.Hour, "how long a reader stays active after a read")
 	fs.IntVar(&s.inboxCap, "inbox-cap", 800, "inbox length kept per reader")
@@ -40,6 +42,7 @@ func (s *storeFlags) embedded() bool { return s.redisURL == "" }
 // options turns the flags into feedcore options.
 func (s *storeFlags) options() feedcore.Options {
 	o := feedcore.Options{
+		Prefix:        s.keyPrefix,
 		BigVThreshold: s.bigV,
 		ActiveWindow:  s.activeWindow,
 		InboxCap:      s.inboxCap,
@@ -98,6 +101,10 @@ func (s *storeFlags) validate() error {
 		return errors.New("--follow-limit must be at least 1")
 	case s.snapshotTTL <= 0:
 		return errors.New("--snapshot-ttl must be positive")
+	case strings.ContainsAny(s.keyPrefix, "{}"):
+		// A brace in the prefix changes the hash tag of every key: all in
+		// one cluster slot, or one user's keys split over several.
+		return errors.New("--key-prefix must not contain { or }: keys carry their own {hash tags}")
 	}
 	return nil
 }

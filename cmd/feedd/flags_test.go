@@ -12,6 +12,7 @@ func TestEnvThenFlags(t *testing.T) {
 	t.Setenv("FEED_REDIS_URL", "redis://env:6379")
 	t.Setenv("FEED_INBOX_CAP", "100")
 	t.Setenv("FEED_FOLLOW_LIMIT", "50")
+	t.Setenv("FEED_KEY_PREFIX", "tenant1:")
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	s := addStoreFlags(fs)
 	set, err := parse(fs, []string{"--inbox-cap", "200"})
@@ -24,7 +25,7 @@ func TestEnvThenFlags(t *testing.T) {
 	if !set["redis"] || !set["inbox-cap"] || !set["follow-limit"] || set["bigv-threshold"] {
 		t.Fatalf("explicitly set = %v", set)
 	}
-	if o := s.options(); o.InboxCap != 200 || o.CursorKey != nil {
+	if o := s.options(); o.InboxCap != 200 || o.CursorKey != nil || o.Prefix != "tenant1:" {
 		t.Fatalf("options = %+v", o)
 	}
 }
@@ -36,6 +37,19 @@ func TestBadEnvNamesItsFlag(t *testing.T) {
 	_, err := parse(fs, nil)
 	if err == nil || !strings.Contains(err.Error(), "FEED_ACTIVE_WINDOW") || !strings.Contains(err.Error(), "--active-window") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestKeyPrefixWithoutBraces(t *testing.T) {
+	for prefix, ok := range map[string]bool{"": true, "tenant1:": true, "{t}:": false, "t}": false} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		s := addStoreFlags(fs)
+		if _, err := parse(fs, []string{"--key-prefix", prefix}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.validate(); (err == nil) != ok {
+			t.Errorf("--key-prefix %q: validate() = %v", prefix, err)
+		}
 	}
 }
 

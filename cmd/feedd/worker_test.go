@@ -5,13 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/feedd/feedd/metrics/promparse"
-	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -20,23 +18,10 @@ import (
 // context ends (SIGTERM).
 func TestWorkerOpsAndShutdown(t *testing.T) {
 	storetest.RequireReal(t)
-	// The binary has no key prefix, so the test owns a database of its own
-	// and empties it afterwards.
-	u, err := url.Parse(os.Getenv(storetest.Env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/14"
-	redisURL := u.String()
-	t.Cleanup(func() {
-		st, err := redisstore.Open(context.Background(), redisstore.Options{URL: redisURL})
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer st.Close()
-		st.Client.Do(context.Background(), st.Client.B().Flushdb().Build())
-	})
+	// The binary runs under the test's own key prefix; the store's cleanup
+	// deletes those keys and no others.
+	st := storetest.New(t)
+	redisURL := os.Getenv(storetest.Env)
 	addrs := make(chan net.Addr, 1)
 	workerOpsListening = func(a net.Addr) { addrs <- a }
 	t.Cleanup(func() { workerOpsListening = nil })
@@ -44,7 +29,7 @@ func TestWorkerOpsAndShutdown(t *testing.T) {
 	defer cancel()
 	returned := make(chan error, 1)
 	go func() {
-		returned <- runWorker(ctx, []string{"--redis", redisURL, "--ops-addr", "127.0.0.1:0",
+		returned <- runWorker(ctx, []string{"--redis", redisURL, "--key-prefix", st.Prefix, "--ops-addr", "127.0.0.1:0",
 			"--ready-max-backlog", "1000000000", "--log-level", "warn"}, io.Discard)
 	}()
 	var base string
@@ -75,6 +60,11 @@ func TestWorkerOpsAndShutdown(t *testing.T) {
 				t.Errorf("feedd_redis_up = %v", up)
 			}
 		}
+	}
+	// The worker wrote its keys (the cursor key, the fan-out streams' groups)
+	// under the prefix: none escapes the cleanup.
+	if keys, err := storetest.Keys(ctx, st.Client, st.Prefix); err != nil || len(keys) == 0 {
+		t.Errorf("keys under --key-prefix %q: %v (err %v)", st.Prefix, keys, err)
 	}
 	cancel()
 	select {

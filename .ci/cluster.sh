@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# A local Redis Cluster for the tests: 3 masters and 3 replicas on
+# 127.0.0.1:30001-30006, state under $FEED_CLUSTER_DIR (default
+# /tmp/feedd-cluster).
+#
+#   .ci/cluster.sh start   start it (or reuse a healthy one on those ports),
+#                          wait until every node says cluster_state:ok and
+#                          knows all 6 nodes and every replica has synced,
+#                          then print FEED_TEST_REDIS=...
+#   .ci/cluster.sh url     print the FEED_TEST_REDIS value only
+#   .ci/cluster.sh status  succeed if a healthy cluster answers on those ports
+#   .ci/cluster.sh stop    shut the nodes down and remove the state dir
+#
+# Nodes run with the Redis settings the README recommends
+# (zset-max-listpack-entries 1024), on every node, so that tests measuring
+# memory see it whichever node holds their keys.
+set -euo pipefail
+
+dir=${FEED_CLUSTER_DIR:-/tmp/feedd-cluster}
+host=127.0.0.1
+ports=(30001 30002 30003 30004 30005 30006)
+deadline_s=${FEED_CLUSTER_WAIT:-60}
+
+# url is the FEED_TEST_REDIS value: every node, so a client starts even when
+# the first (seed) node is down.
+url() {
+  local u="redis://$host:${ports[0]}" sep='?' p
+  for p in "${ports[@]:1}"; do
+    u+="${sep}addr=$host:$p"
+    sep='&'
+  done
+  printf '%s\n' "$u"
+}
+
+cli() { redis-cli -h "$host" -p "$1" "${@:2}"; }
+
+# healthy: every node answers, says cluster_state:ok and knows all nodes,
+# and every replica has synced with its master (else it could not take over
+# from a master that fails).
+healthy() {
+  local p info
+  for p in "${ports[@]}"; do
+    info=$(cli "$p" cluster info 2>/dev/null | tr -d '\r') || return 1
+    grep -qx 'cluster_state:ok' <<<"$info" || return 1
+    grep -qx "cluster_known_nodes:${#ports[@]}" <<<"$info" || return 1
+    info=$(cli "$p" info replication 2>/dev/null | tr -d '\r') || return 1
+    if grep -qx 'role:slave' <<<"$info"; then
+      grep -qx 'master_link_status:up' <<<"$info" || return 1
+    fi
+  done
+}
+
+# up: every node answers PING.
+up() {
+  local p
+  for p in "${ports[@]}"; do
+    [ "$(cli "$p" ping 2>/dev/null)" = PONG ] || return 1
+  done
+}
+
+# wait_for CHECK WHAT: poll CHECK until it succeeds or the deadline passes.
+wait_for() {
+  local end=$((SECONDS + deadline_s))
+  until "$1"; do
+    if [ "$SECONDS" -ge "$end" ]; then
+      echo "cluster.sh: $2 not reached within ${deadline_s}s" >&2
+      for p in "${ports[@]}"; do
+        echo "--- node $p:" >&2
+        cli "$p" cluster info 2>&1 | grep -E 'cluster_state|known_nodes' >&2 || true
+      done
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+start() {
+  if healthy; then
+    echo "cluster.sh: reusing the healthy cluster on $host:${ports[0]}-${ports[-1]}" >&2
+    echo "FEED_TEST_REDIS=$(url)"
+    return
+  fi
+  local p busy=()
+  for p in "${ports[@]}"; do
+    if cli "$p" ping >/dev/null 2>&1; then busy+=("$p"); fi
+  done
+  if [ "${#busy[@]}" -gt 0 ]; then
+    echo "cluster.sh: ports ${busy[*]} answer but do not form a healthy cluster;" \
+      "run '$0 stop' (or stop whatever listens there) first" >&2
+    return 1
+  fi
+  mkdir -p "$dir"
+  for p in "${ports[@]}"; do
+    rm -rf "${dir:?}/$p"
+    mkdir -p "$dir/$p"
+    redis-server --bind "$host" --port "$p" --dir "$dir/$p" \
+      --cluster-enabled yes --cluster-config-file "$dir/$p/nodes.conf" \
+      --cluster-node-timeout 2000 --save "" --appendonly no \
+      --zset-max-listpack-entries 1024 \
+      --logfile "$dir/$p/redis.log" --pidfile "$dir/$p/redis.pid" \
+      --daemonize yes
+  done
+  wait_for up "every node answering PING"
+  local addrs=()
+  for p in "${ports[@]}"; do addrs+=("$host:$p"); done
+  redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1 || {
+    cat "$dir/create.log" >&2
+    return 1
+  }
+  wait_for healthy "cluster_state:ok with ${#ports[@]} known nodes on every node, replicas synced"
+  echo "cluster.sh: cluster up on $host:${ports[0]}-${ports[-1]} (state in $dir)" >&2
+  echo "FEED_TEST_REDIS=$(url)"
+}
+
+stop() {
+  local p
+  for p in "${ports[@]}"; do
+    cli "$p" shutdown nosave >/dev/null 2>&1 || true
+  done
+  # Wait for the ports to close before removing the state they write.
+  local end=$((SECONDS + deadline_s))
+  for p in "${ports[@]}"; do
+    while cli "$p" ping >/dev/null 2>&1; do
+      if [ "$SECONDS" -ge "$end" ]; then
+        echo "cluster.sh: node $p still answers after SHUTDOWN" >&2
+        return 1
+      fi
+      sleep 0.1
+    done
+  done
+  rm -rf "${dir:?}"
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+url) url ;;
+status) healthy ;;
+*)
+  echo "usage: $0 start|stop|url|status" >&2
+  exit 2
+  ;;
+esac
