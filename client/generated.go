@@ -1986,10 +1986,20 @@ func (v *PostFieldsCountsPostCounts) GetFavorites() int { return v.Favorites }
 type PublishPostInput struct {
 	// The post's text: 1 to 2000 characters, not only white space.
 	Text string `json:"text"`
+	// Makes retries safe: a retry by the same viewer with the same key within
+	// 24 hours returns the post the first attempt made and creates nothing new,
+	// whatever happened to that attempt (even if its answer was an error or never
+	// arrived). Use a fresh random key (a UUID) per post the user writes; at most
+	// 128 bytes. A retry returns the first attempt's post even if its text
+	// differs. Without a key, every call publishes a new post.
+	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
 // GetText returns PublishPostInput.Text, and is useful for accessing the field via an interface.
 func (v *PublishPostInput) GetText() string { return v.Text }
+
+// GetIdempotencyKey returns PublishPostInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *PublishPostInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
 
 // PublishPostPublishPostPublishPostPayload includes the requested fields of the GraphQL type PublishPostPayload.
 // The GraphQL type's documentation follows.

@@ -892,6 +892,15 @@ type LiveSession implements Node {
 input PublishPostInput {
   "The post's text: 1 to 2000 characters, not only white space."
   text: String!
+  """
+  Makes retries safe: a retry by the same viewer with the same key within
+  24 hours returns the post the first attempt made and creates nothing new,
+  whatever happened to that attempt (even if its answer was an error or never
+  arrived). Use a fresh random key (a UUID) per post the user writes; at most
+  128 bytes. A retry returns the first attempt's post even if its text
+  differs. Without a key, every call publishes a new post.
+  """
+  idempotencyKey: String
 }
 
 "The result of ` + "`" + `publishPost` + "`" + `."
@@ -4477,7 +4486,7 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"text"}
+	fieldsInOrder := [...]string{"text", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -4491,6 +4500,13 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 				return it, err
 			}
 			it.Text = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil

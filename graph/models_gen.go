@@ -101,6 +101,13 @@ type PostEdge struct {
 type PublishPostInput struct {
 	// The post's text: 1 to 2000 characters, not only white space.
 	Text string `json:"text"`
+	// Makes retries safe: a retry by the same viewer with the same key within
+	// 24 hours returns the post the first attempt made and creates nothing new,
+	// whatever happened to that attempt (even if its answer was an error or never
+	// arrived). Use a fresh random key (a UUID) per post the user writes; at most
+	// 128 bytes. A retry returns the first attempt's post even if its text
+	// differs. Without a key, every call publishes a new post.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // The result of `publishPost`.

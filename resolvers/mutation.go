@@ -13,7 +13,11 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishP
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Svc.Publish(ctx, viewer, input.Text)
+	key := ""
+	if input.IdempotencyKey != nil {
+		key = *input.IdempotencyKey
+	}
+	p, err := r.Svc.PublishOnce(ctx, viewer, input.Text, key)
 	if err != nil {
 		return nil, err
 	}
