@@ -51,15 +51,7 @@ func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) 
 	if err := s.usersExist(ctx, author); err != nil {
 		return nil, err
 	}
-	shard := s.shardOf(author)
-	keys := []string{s.k.events(shard), s.k.clock(shard)}
-	if key != "" {
-		sum := sha256.Sum256([]byte(key))
-		keys = append(keys, s.k.idempotency(shard, author, hex.EncodeToString(sum[:16])))
-	}
-	args := []string{"alloc", scoreArg(s.nowMS()), text, strconv.Itoa(int(idempotencyTTL.Seconds())),
-		"t", evPublish, "u", FormatID(author), "x", text}
-	p, err := s.logPublish(ctx, author, shard, keys, args)
+	p, err := s.logPublish(ctx, author, text, key)
 	if err != nil {
 		return nil, err
 	}
@@ -69,18 +61,25 @@ func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) 
 	return p, nil
 }
 
-// logPublish runs logScript for a new post and returns it: the new one, or
-// the one an earlier attempt with the same idempotency key made.
-func (s *Service) logPublish(ctx context.Context, author ID, shard int, keys, args []string) (*Post, error) {
+// logPublish appends a new post's publish event and returns the post: the
+// new one, or the one an earlier attempt with the same idempotency key made.
+func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (*Post, error) {
+	shard := s.shardOf(author)
+	keys := []string{s.k.events(shard), s.k.clock(shard)}
+	if key != "" {
+		sum := sha256.Sum256([]byte(key))
+		keys = append(keys, s.k.idempotency(shard, author, hex.EncodeToString(sum[:16])))
+	}
+	args := []string{"alloc", scoreArg(s.nowMS()), text, strconv.Itoa(int(idempotencyTTL.Seconds())),
+		"t", evPublish, "u", FormatID(author), "x", text}
 	arr, err := s.do(ctx, logScript.cmd(s.c.B(), keys, args)).ToArray()
 	if err != nil {
 		return nil, fmt.Errorf("queue publish: %w", err)
 	}
-	var ms, count, text string
+	var ms, count string
 	if fresh, _ := arr[0].AsInt64(); fresh == 1 && len(arr) == 4 {
 		ms, _ = arr[1].ToString()
 		count, _ = arr[2].ToString()
-		text = args[2]
 	} else if rec, err := arr[1].ToString(); err == nil {
 		// The record is "ms count text", as logScript stored it.
 		parts := strings.SplitN(rec, " ", 3)
