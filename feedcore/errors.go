@@ -1,9 +1,16 @@
 package feedcore
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // Code classifies an error for callers. The GraphQL layer reports it as
@@ -38,7 +45,8 @@ func errorf(code Code, format string, args ...any) error {
 }
 
 // CodeOf returns the code of err: the Code of an *Error, UNAVAILABLE for a
-// Redis that cannot be reached, INTERNAL for anything else.
+// Redis that cannot answer now (see isUnavailable), INTERNAL for anything
+// else. It is the one place a store error becomes a client-facing code.
 func CodeOf(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
@@ -48,4 +56,57 @@ func CodeOf(err error) Code {
 		return CodeUnavailable
 	}
 	return CodeInternal
+}
+
+// retryReplies are the first words of the error replies with which Redis or
+// Redis Cluster says "not now, try again": the same command can succeed
+// later without anything changing on the client's side.
+var retryReplies = map[string]bool{
+	"CLUSTERDOWN": true, // the cluster (or this slot's shard) is down
+	"TRYAGAIN":    true, // a multi-key command during resharding of its slot
+	"MOVED":       true, // redirects rueidis gave up following: topology in motion
+	"ASK":         true,
+	"LOADING":     true, // the server is loading its dataset after a restart
+	"MASTERDOWN":  true, // a replica lost its master and serves no stale data
+	"READONLY":    true, // a write reached a master demoted to replica by a failover
+	"BUSY":        true, // a script or function runs past its time limit
+	"NOREPLICAS":  true, // min-replicas-to-write is not met
+	"UNBLOCKED":   true, // a blocked command unblocked by a role change
+	"MISCONF":     true, // the server refuses writes after a failed RDB save
+	"OOM":         true, // over maxmemory: writes refused until memory frees
+}
+
+// isUnavailable reports errors of a Redis that cannot answer now: a "try
+// again" error reply, a connection refused, reset or cut, a timeout or an
+// expired deadline, a closing client, or a cluster slot with no node. Every
+// one of them is UNAVAILABLE to clients, never INTERNAL. Errors wrapped
+// with %w are looked through.
+func isUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
+		if re.IsNil() {
+			return false
+		}
+		word, _, _ := strings.Cut(re.Error(), " ")
+		return retryReplies[word]
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true // refused, reset, unreachable, i/o timeout, closed
+	}
+	for _, target := range []error{
+		io.EOF, io.ErrUnexpectedEOF, net.ErrClosed,
+		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
+		syscall.ETIMEDOUT, syscall.EHOSTUNREACH, syscall.ENETUNREACH,
+		context.DeadlineExceeded, context.Canceled,
+		rueidis.ErrClosing, rueidis.ErrNoSlot, rueidis.ErrNoAddr, rueidis.ErrDoCacheAborted,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }

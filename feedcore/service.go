@@ -6,9 +6,6 @@ package feedcore
 import (
 	"context"
 	"crypto/rand"
-	"errors"
-	"io"
-	"net"
 	"sync/atomic"
 	"time"
 
@@ -94,13 +91,6 @@ func (s *Service) sharedCursorKey(ctx context.Context) ([]byte, error) {
 }
 
 func (s *Service) nowMS() int64 { return s.o.Now().UnixMilli() }
-
-// isUnavailable reports errors of an unreachable or silent Redis.
-func isUnavailable(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, rueidis.ErrClosing) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF)
-}
 
 // first returns the first error among results, ignoring nil replies.
 func firstErr(rs []rueidis.RedisResult) error {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,9 +21,12 @@ import (
 
 // Options says which Redis to open.
 type Options struct {
-	// URL is redis://host:port[/db] or rediss://...; several comma-separated
-	// addresses in one URL (redis://a:6379?addr=b:6379) reach a Redis Cluster.
-	// Empty means the embedded store.
+	// URL is redis://host:port[/db] or rediss://...; more seed addresses
+	// follow as addr= query parameters (rueidis.ParseURL), as in
+	// redis://a:6379?addr=b:6379&addr=c:6379. Any one seed that answers is
+	// enough: for a Redis Cluster it leads to all the nodes; for a single
+	// Redis, the first seed that answers is the server. Empty means the
+	// embedded store.
 	URL string
 	// Timeout bounds each command's wait on a silent server, so a Redis that
 	// stops answering fails requests instead of hanging them. Default 5s.
@@ -93,24 +97,65 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	opt.ClientName = o.ClientName
 	opt.ConnWriteTimeout = o.Timeout
-	client, err := rueidis.NewClient(opt)
+	client, err := connect(ctx, opt, o.Timeout)
 	if err != nil {
 		if emb != nil {
 			emb.Close()
 		}
 		return nil, fmt.Errorf("connect to Redis at %s: %w (is redis-server running? start it or leave --redis empty for the embedded store)", addrOf(o.URL), err)
 	}
-	pctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	// Every call is charged to the round-trip counter of its request.
+	return &Store{Client: roundtrip.Wrap(client), Embedded: emb}, nil
+}
+
+// connect opens a client with opt and checks it answers a PING. With
+// several seed addresses rueidis starts from any seed that answers when
+// they lead to a Redis Cluster; a single Redis (or ForceSingleClient)
+// talks to one address only, so the seeds are then tried in order and the
+// first that answers is used.
+func connect(ctx context.Context, opt rueidis.ClientOption, timeout time.Duration) (rueidis.Client, error) {
+	if !opt.ForceSingleClient {
+		client, err := open(ctx, opt, timeout)
+		if err == nil || len(opt.InitAddress) == 1 || !clusterDisabled(err) {
+			return client, err
+		}
+		// Several seeds, and the one that answered is not a cluster node.
+	}
+	var errs []error
+	for _, addr := range opt.InitAddress {
+		one := opt
+		one.InitAddress = []string{addr}
+		one.ForceSingleClient = true
+		client, err := open(ctx, one, timeout)
+		if err == nil {
+			return client, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+func open(ctx context.Context, opt rueidis.ClientOption, timeout time.Duration) (rueidis.Client, error) {
+	client, err := rueidis.NewClient(opt)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := Ping(pctx, client); err != nil {
 		client.Close()
-		if emb != nil {
-			emb.Close()
-		}
-		return nil, fmt.Errorf("ping Redis at %s: %w", addrOf(o.URL), err)
+		return nil, fmt.Errorf("ping: %w", err)
 	}
-	// Every call is charged to the round-trip counter of its request.
-	return &Store{Client: roundtrip.Wrap(client), Embedded: emb}, nil
+	return client, nil
+}
+
+// clusterDisabled reports the answer of a Redis without cluster support to
+// the cluster discovery rueidis starts with ("ERR This instance has
+// cluster support disabled", or "command is not allowed" behind proxies).
+func clusterDisabled(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "cluster support disabled") || strings.Contains(msg, "command is not allowed") ||
+		strings.Contains(msg, "unknown command")
 }
 
 // Ping checks Redis answers. On a Redis Cluster it asks every node of the

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
 )
@@ -30,7 +31,14 @@ func (r *mutationResolver) like(ctx context.Context, id string, like bool) (*gra
 	if like {
 		op = r.Svc.Like
 	}
-	p, counts, err := op(ctx, viewer, postID)
+	var (
+		p      *feedcore.Post
+		counts feedcore.PostCounts
+	)
+	err = r.write(ctx, func(ctx context.Context) (err error) {
+		p, counts, err = op(ctx, viewer, postID)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,11 @@ func (r *mutationResolver) ScheduleLive(ctx context.Context, input graph.Schedul
 	if err != nil {
 		return nil, err
 	}
-	l, err := r.Svc.ScheduleLive(ctx, viewer, input.Title, input.ScheduledStartAt)
+	var l *feedcore.LiveSession
+	err = r.write(ctx, func(ctx context.Context) (err error) {
+		l, err = r.Svc.ScheduleLive(ctx, viewer, input.Title, input.ScheduledStartAt)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +70,11 @@ func (r *mutationResolver) liveOp(ctx context.Context, id string, op func(contex
 	if err != nil {
 		return nil, err
 	}
-	l, err := op(ctx, viewer, sid)
+	var l *feedcore.LiveSession
+	err = r.write(ctx, func(ctx context.Context) (err error) {
+		l, err = op(ctx, viewer, sid)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

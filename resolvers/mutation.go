@@ -17,7 +17,11 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishP
 	if input.IdempotencyKey != nil {
 		key = *input.IdempotencyKey
 	}
-	p, err := r.Svc.PublishOnce(ctx, viewer, input.Text, key)
+	var p *feedcore.Post
+	err = r.write(ctx, func(ctx context.Context) (err error) {
+		p, err = r.Svc.PublishOnce(ctx, viewer, input.Text, key)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +37,7 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (*graph.De
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Svc.Delete(ctx, viewer, postID); err != nil {
+	if err := r.write(ctx, func(ctx context.Context) error { return r.Svc.Delete(ctx, viewer, postID) }); err != nil {
 		return nil, err
 	}
 	return &graph.DeletePostPayload{DeletedPostID: nodeid.Encode(nodeid.Post, postID)}, nil
@@ -58,7 +62,7 @@ func (r *mutationResolver) follow(ctx context.Context, userID string, op func(co
 	if err != nil {
 		return nil, err
 	}
-	if err := op(ctx, viewer, target); err != nil {
+	if err := r.write(ctx, func(ctx context.Context) error { return op(ctx, viewer, target) }); err != nil {
 		return nil, err
 	}
 	ld := r.loaders(ctx)

@@ -5,13 +5,23 @@
 package resolvers
 
 import (
+	"context"
+	"time"
+
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 )
 
+// DefaultWriteTimeout bounds a mutation's writes when
+// Resolver.WriteTimeout is zero.
+const DefaultWriteTimeout = 10 * time.Second
+
 // Resolver is the root of the resolver tree; one serves every request.
 type Resolver struct {
 	Svc *feedcore.Service
+	// WriteTimeout bounds a mutation's writes, which do not end with
+	// the request (see write); default DefaultWriteTimeout.
+	WriteTimeout time.Duration
 
 	// The type resolvers, made once: gqlgen asks for one per field.
 	query       *queryResolver
@@ -74,3 +84,19 @@ type (
 	userResolver        struct{ *Resolver }
 	liveSessionResolver struct{ *Resolver }
 )
+
+// write runs a mutation's writes (fn) under a context of their own: the
+// request's values, without its cancellation, and with WriteTimeout. A
+// client that goes away, or a request timeout, must not stop writes
+// halfway: a post stored but not queued for fan-out, a follow counted on
+// one side only. Reads that shape the payload afterwards use the
+// request's context.
+func (r *Resolver) write(ctx context.Context, fn func(context.Context) error) error {
+	d := r.WriteTimeout
+	if d <= 0 {
+		d = DefaultWriteTimeout
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	defer cancel()
+	return fn(wctx)
+}

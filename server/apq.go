@@ -52,10 +52,14 @@ func (a *apqCache) Get(ctx context.Context, hash string) (string, bool) {
 	if q, ok := a.local.Get(ctx, hash); ok {
 		return q, true
 	}
-	q, err := a.c.Do(ctx, a.c.B().Get().Key(a.prefix+hash).Build()).ToString()
+	sctx, cancel := stepContext(ctx)
+	defer cancel()
+	q, err := a.c.Do(sctx, a.c.B().Get().Key(a.prefix+hash).Build()).ToString()
 	if err != nil {
 		if !rueidis.IsRedisNil(err) {
-			a.log.WarnContext(ctx, "apq: lookup failed", "request", RequestID(ctx), "err", err)
+			// The client is told PERSISTED_QUERY_NOT_FOUND and resends the
+			// text; if the store is down, the operation reports UNAVAILABLE.
+			logStoreError(ctx, a.log, "apq: lookup failed", err)
 		}
 		return "", false
 	}
@@ -82,9 +86,11 @@ func (a *apqCache) Add(ctx context.Context, hash, query string) {
 }
 
 func (a *apqCache) store(ctx context.Context, hash, query string) {
-	err := a.c.Do(ctx, a.c.B().Set().Key(a.prefix+hash).Value(query).Ex(a.ttl).Build()).Error()
+	sctx, cancel := stepContext(ctx)
+	defer cancel()
+	err := a.c.Do(sctx, a.c.B().Set().Key(a.prefix+hash).Value(query).Ex(a.ttl).Build()).Error()
 	if err != nil {
-		a.log.WarnContext(ctx, "apq: register failed", "request", RequestID(ctx), "err", err)
+		logStoreError(ctx, a.log, "apq: register failed", err)
 		return
 	}
 	a.local.Add(ctx, hash, query)

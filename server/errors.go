@@ -101,3 +101,14 @@ func withCode(e *gqlerror.Error, code feedcore.Code, msg string) *gqlerror.Error
 	e.Err = nil
 	return e
 }
+
+// logStoreError logs a store failure that a step tolerates (the rate
+// limiter, APQ): a Warn when the store is unavailable (feedcore.CodeOf, the
+// one classifier), an Error when it answered something unexpected.
+func logStoreError(ctx context.Context, log *slog.Logger, msg string, err error) {
+	if feedcore.CodeOf(err) == feedcore.CodeUnavailable {
+		log.WarnContext(ctx, msg, "request", RequestID(ctx), "err", err)
+		return
+	}
+	log.ErrorContext(ctx, msg, "request", RequestID(ctx), "err", err)
+}

@@ -39,7 +39,9 @@ func queryHandler(cfg Config, api APIConfig) http.Handler {
 }
 
 func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
-	gc := resolvers.New(cfg.Service).Config()
+	root := resolvers.New(cfg.Service)
+	root.WriteTimeout = cfg.WriteTimeout
+	gc := root.Config()
 	gc.Complexity = complexityRoot()
 	srv := handler.New(graph.NewExecutableSchema(gc))
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})

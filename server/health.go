@@ -28,10 +28,12 @@ func healthHandler() http.Handler {
 	})
 }
 
-// readyHandler answers 200 when Redis answers a PING within a second and
-// the fan-out backlog is under the configured bound, 503 with a JSON reason
-// otherwise, so load balancers take a replica with a broken store, or one
-// whose workers have fallen behind, out of rotation.
+// readyHandler answers 200 when the store serves (redisstore.Check: a
+// single Redis answers PING; on a Redis Cluster, the nodes that answer
+// within a second report cluster_state:ok, so one dead node does not make
+// it flap) and the fan-out backlog is under the configured bound, 503 with
+// a JSON reason otherwise, so load balancers take a replica with a broken
+// store, or one whose workers have fallen behind, out of rotation.
 func readyHandler(cfg Config) http.Handler {
 	bound := cfg.ReadyMaxBacklog
 	if bound <= 0 {
@@ -44,16 +46,24 @@ func readyHandler(cfg Config) http.Handler {
 			Ready   bool   `json:"ready"`
 			Reason  string `json:"reason,omitempty"`
 			Backlog *int64 `json:"backlog,omitempty"`
+			// Store is what the store check saw, when there is more to it
+			// than a PING: a cluster's node counts.
+			Store *redisstore.Health `json:"store,omitempty"`
 		}
+		var store *redisstore.Health
 		reply := func(status int, a answer) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Cache-Control", "no-store")
 			w.WriteHeader(status)
 			_ = json.NewEncoder(w).Encode(a)
 		}
-		if err := redisstore.Ping(ctx, cfg.Service.Client()); err != nil {
-			cfg.Logger.Warn("readyz: store unavailable", "err", err)
-			reply(http.StatusServiceUnavailable, answer{Reason: "store unavailable"})
+		h := redisstore.Check(ctx, cfg.Service.Client())
+		if h.Cluster {
+			store = &h
+		}
+		if !h.Serving {
+			cfg.Logger.Warn("readyz: "+h.Problem, "detail", h.Detail)
+			reply(http.StatusServiceUnavailable, answer{Reason: h.Problem, Store: store})
 			return
 		}
 		n, err := cfg.Service.Backlog(ctx)
@@ -63,10 +73,10 @@ func readyHandler(cfg Config) http.Handler {
 			return
 		}
 		if n > bound {
-			reply(http.StatusServiceUnavailable, answer{Backlog: &n,
+			reply(http.StatusServiceUnavailable, answer{Backlog: &n, Store: store,
 				Reason: fmt.Sprintf("fan-out backlog %d is over %d: workers are behind", n, bound)})
 			return
 		}
-		reply(http.StatusOK, answer{Ready: true, Backlog: &n})
+		reply(http.StatusOK, answer{Ready: true, Backlog: &n, Store: store})
 	})
 }

@@ -43,14 +43,15 @@ func (l rateLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 	if viewer == 0 {
 		return nil
 	}
-	err := l.svc.Allow(ctx, viewer, l.limit)
+	sctx, cancel := stepContext(ctx)
+	defer cancel()
+	err := l.svc.Allow(sctx, viewer, l.limit)
 	if err == nil {
 		return nil
 	}
 	var fe *feedcore.Error
 	if !errors.As(err, &fe) || fe.Code != feedcore.CodeRateLimited {
-		l.log.WarnContext(ctx, "rate limit: store did not answer; letting the operation through",
-			"request", RequestID(ctx), "err", err)
+		logStoreError(ctx, l.log, "rate limit: store did not answer; letting the operation through", err)
 		return nil
 	}
 	if s := stateOf(ctx); s != nil {
@@ -64,6 +65,23 @@ func (l rateLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 			"retryAfterMs": fe.RetryAfter.Milliseconds(),
 		},
 	}
+}
+
+// stepShare is the part of a request's remaining time that one step in
+// front of the operation (rate limit, APQ lookup or registration) may take.
+// A step that may fail open must not eat the whole budget: with a silent
+// store the operation itself still gets the time to report UNAVAILABLE
+// (gqlgen answers a bare null once the request's deadline has passed).
+const stepShare = 4
+
+// stepContext bounds a pre-operation step to 1/stepShare of what is left of
+// ctx's deadline.
+func stepContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Until(dl)/stepShare)
 }
 
 // httpState carries what an operation decided back to the HTTP layer,

@@ -33,6 +33,10 @@ type Config struct {
 	// answering yields UNAVAILABLE instead of a hung request; default
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// WriteTimeout bounds a mutation's writes, which run on after the
+	// client goes away or RequestTimeout passes, so that no write stops
+	// halfway; default resolvers.DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// ReadyMaxBacklog is the fan-out backlog above which /readyz answers
 	// 503; default DefaultReadyMaxBacklog.
 	ReadyMaxBacklog int64

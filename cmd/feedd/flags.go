@@ -26,7 +26,7 @@ type storeFlags struct {
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	s := &storeFlags{}
-	fs.StringVar(&s.redisURL, "redis", "", "Redis or Redis Cluster URL, redis://host:6379[/db]; empty means an embedded in-memory store")
+	fs.StringVar(&s.redisURL, "redis", "", "Redis or Redis Cluster URL, redis://host:6379[/db]; more seed addresses as ?addr=host2:6379&addr=host3:6379, any one that answers will do; empty means an embedded in-memory store")
 	fs.StringVar(&s.keyPrefix, "key-prefix", "", "prepended to every Redis key, so several deployments (or tests) share one Redis; no { or }")
 	fs.IntVar(&s.bigV, "bigv-threshold", 10000, "followers above which an author is big-V: its posts are pushed only to active followers")
 	fs.DurationVar(&s.activeWindow, "active-window", 168*time.Hour, "how long a reader stays active after a read")

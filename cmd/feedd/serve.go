@@ -15,6 +15,7 @@ import (
 
 	"github.com/feedd/feedd/demo"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/resolvers"
 	"github.com/feedd/feedd/server"
 )
 
@@ -33,6 +34,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	devAuth := fs.Bool("dev-auth", false, "accept the X-Viewer-Id header as identity, without proof (default true only with the embedded store)")
 	workers := fs.Bool("workers", true, "run fan-out workers in this process")
 	requestTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "longest a GraphQL request may take; a Redis that stops answering fails requests with UNAVAILABLE after this")
+	writeTimeout := fs.Duration("write-timeout", resolvers.DefaultWriteTimeout, "how long a mutation's writes may run; they finish even when the client goes away or --request-timeout passes")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "on SIGTERM or SIGINT, how long in-flight requests get to finish before their connections are closed")
 	ops := addOpsFlags(fs)
 	set, err := parse(fs, args)
@@ -45,6 +47,8 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	switch {
 	case *requestTimeout <= 0:
 		return errors.New("--request-timeout must be positive")
+	case *writeTimeout <= 0:
+		return errors.New("--write-timeout must be positive")
 	case *shutdownTimeout <= 0:
 		return errors.New("--shutdown-timeout must be positive")
 	}
@@ -131,7 +135,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier,
-		RequestTimeout: *requestTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg}
+		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg}
 	if report != nil && len(report.Viewers) > 0 {
 		cfg.PlaygroundViewer = report.Viewers[0].ID
 	}

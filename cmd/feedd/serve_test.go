@@ -119,6 +119,7 @@ func TestServeDrainsOnShutdown(t *testing.T) {
 func TestServeFlagsValidate(t *testing.T) {
 	for _, args := range [][]string{
 		{"--request-timeout", "0s"},
+		{"--write-timeout", "0s"},
 		{"--shutdown-timeout", "-1s"},
 		{"--ready-max-backlog", "0"},
 		{"--log-format", "xml"},
