@@ -1,0 +1,280 @@
+package feedcore
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// waitFor polls cond until it holds, failing the test after a deadline.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func outboxIDs(tb testing.TB, s *Service, author ID) []ID {
+	tb.Helper()
+	items, err := s.newest(context.Background(), s.k.outbox(author), 1000)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ids := make([]ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	return ids
+}
+
+// TestPublishIdempotent: a retry with the same key returns the first
+// attempt's post and creates nothing; keys are per author.
+func TestPublishIdempotent(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	if err := s.Follow(ctx, 3, 1); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.PublishOnce(ctx, 1, "hello", "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.PublishOnce(ctx, 1, "hello, edited", "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *again != *first {
+		t.Fatalf("retry returned %+v, want the first attempt's %+v", again, first)
+	}
+	other, err := s.PublishOnce(ctx, 2, "hello", "k1")
+	if err != nil || other.ID == first.ID {
+		t.Fatalf("another author's post with the same key: %+v, %v", other, err)
+	}
+	second, err := s.PublishOnce(ctx, 1, "hello", "k2")
+	if err != nil || second.ID == first.ID {
+		t.Fatalf("a new key: %+v, %v", second, err)
+	}
+	drain(t, s)
+	if got, want := readAll(t, s, 3, 5), []ID{second.ID, first.ID}; !slices.Equal(got, want) {
+		t.Fatalf("follower's feed %v, want %v", got, want)
+	}
+	if got := outboxIDs(t, s, 1); len(got) != 2 {
+		t.Fatalf("author's outbox %v, want 2 posts", got)
+	}
+	_, err = s.PublishOnce(ctx, 1, "x", strings.Repeat("k", maxIdempotencyKey+1))
+	wantCode(t, "key too long", err, CodeBadInput)
+}
+
+// TestPublishFinishedByWorkers: a publish whose request died right after
+// logging its event (nothing materialized) is finished by the workers: the
+// post is stored and reaches the author's and every follower's feed.
+func TestPublishFinishedByWorkers(t *testing.T) {
+	st := storetest.New(t)
+	s := newService(t, st, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2)
+	if err := s.Follow(ctx, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.logPublish(ctx, 1, "logged only", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := s.Posts(ctx, []ID{p.ID}); err != nil || ps[0] != nil {
+		t.Fatalf("post stored before any worker ran: %v, %v", ps[0], err)
+	}
+	startWorkers(t, s, WorkerOptions{})
+	drain(t, s)
+	ps, err := s.Posts(ctx, []ID{p.ID})
+	if err != nil || ps[0] == nil || ps[0].Text != "logged only" || !ps[0].CreatedAt.Equal(p.CreatedAt) {
+		t.Fatalf("post after the workers: %+v, %v", ps[0], err)
+	}
+	for _, reader := range []ID{1, 2} {
+		if got := readAll(t, s, reader, 3); !slices.Equal(got, []ID{p.ID}) {
+			t.Fatalf("reader %d feed %v, want [%d]", reader, got, p.ID)
+		}
+	}
+}
+
+// TestNoGhostWhenTheLogFails: when the event cannot be appended (here its
+// stream key holds the wrong type, a fault Redis reports at once), the
+// publish fails and nothing of the post exists anywhere; a retry with the
+// same key, once the fault is gone, publishes it once.
+func TestNoGhostWhenTheLogFails(t *testing.T) {
+	st := storetest.New(t)
+	s := newService(t, st, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2)
+	if err := s.Follow(ctx, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	events := s.k.events(s.shardOf(1))
+	if err := s.c.Do(ctx, s.c.B().Del().Key(events).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.Do(ctx, s.c.B().Set().Key(events).Value("broken").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PublishOnce(ctx, 1, "lost", "k"); err == nil {
+		t.Fatal("publish succeeded with its events stream broken")
+	}
+	if got := outboxIDs(t, s, 1); len(got) != 0 {
+		t.Fatalf("a failed publish left %v in the outbox", got)
+	}
+	// (A feed read would fail too: it queues the reader's activation on
+	// the same broken stream.)
+	for _, reader := range []ID{1, 2} {
+		if n, err := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.inbox(reader)).Build()).AsInt64(); err != nil || n != 0 {
+			t.Fatalf("a failed publish left %d entries in reader %d's inbox (%v)", n, reader, err)
+		}
+	}
+	if keys, err := storetest.Keys(ctx, st.Client, s.k.p+"p:"); err != nil || len(keys) != 0 {
+		t.Fatalf("a failed publish left post hashes %v (%v)", keys, err)
+	}
+	if err := s.c.Do(ctx, s.c.B().Del().Key(events).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, s, WorkerOptions{})
+	p, err := s.PublishOnce(ctx, 1, "lost", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	for _, reader := range []ID{1, 2} {
+		if got := readAll(t, s, reader, 3); !slices.Equal(got, []ID{p.ID}) {
+			t.Fatalf("reader %d feed %v, want [%d]", reader, got, p.ID)
+		}
+	}
+}
+
+// TestDeadLetters: an entry no worker can read goes to the dead letters at
+// once; one that fails every time goes there after MaxDeliveries; both are
+// counted, and the backlog drains.
+func TestDeadLetters(t *testing.T) {
+	st := storetest.New(t)
+	s := newService(t, st, Options{StreamShards: 1})
+	ctx := context.Background()
+	startWorkers(t, s, WorkerOptions{ReclaimIdle: 100 * time.Millisecond, MaxDeliveries: 3})
+	// No user field: malformed.
+	if err := s.c.Do(ctx, s.c.B().Xadd().Key(s.k.events(0)).Id("*").FieldValue().FieldValue("t", evPublish).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	// A task whose target set is not a sorted set fails every time.
+	bad := s.k.p + "not-a-set"
+	if err := s.c.Do(ctx, s.c.B().Set().Key(bad).Value("x").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	tk := task{Type: evPublish, Author: 1, Item: Item{TS: 1, ID: 1}, Set: bad, Lo: "-", Hi: "+"}
+	if err := s.c.Do(ctx, s.c.B().Xadd().Key(s.k.tasks(0)).Id("*").FieldValue().
+		FieldValue("t", tk.Type).FieldValue("u", "1").FieldValue("p", "1").FieldValue("s", "1").
+		FieldValue("set", tk.Set).FieldValue("lo", tk.Lo).FieldValue("hi", tk.Hi).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "two dead letters", func() bool {
+		n, err := s.DeadLetters(ctx)
+		return err == nil && n == 2
+	})
+	drain(t, s)
+	if got := s.Stats().DeadLetters; got != 2 {
+		t.Fatalf("Stats.DeadLetters = %d, want 2", got)
+	}
+	dl, err := s.c.Do(ctx, s.c.B().Xrange().Key(s.k.deadLetters(0)).Start("-").End("+").Build()).AsXRange()
+	if err != nil || len(dl) != 2 {
+		t.Fatalf("dead letters %v, %v", dl, err)
+	}
+	reasons := dl[0].FieldValues["dl.reason"] + " | " + dl[1].FieldValues["dl.reason"]
+	if !strings.Contains(reasons, "malformed") || !strings.Contains(reasons, "delivered 3 times") {
+		t.Fatalf("dead letter reasons %q", reasons)
+	}
+}
+
+// TestJournalRepairsDeadMutations: follows, unfollows and live changes
+// whose requests died after changing their record of truth are completed
+// by the workers, everywhere.
+func TestJournalRepairsDeadMutations(t *testing.T) {
+	st := storetest.New(t)
+	s := newService(t, st, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	if err := s.Follow(ctx, 3, 2); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Publish(ctx, 2, "from 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.ScheduleLive(ctx, 2, "show", s.o.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StartLive(ctx, 2, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Three mutations that die right after their record of truth changed:
+	// 1 follows 2, 3 unfollows 2, 2 ends its live session.
+	die := func(shard int, fields ...string) {
+		if _, err := s.begin(ctx, shard, fields...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	die(s.shardOf(1), "k", jEdges, "e", encodeEdges([]Edge{{Follower: 1, Followee: 2}}))
+	if _, err := s.addFollowing(ctx, []Edge{{Follower: 1, Followee: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	die(s.shardOf(3), "k", jEdges, "e", encodeEdges([]Edge{{Follower: 3, Followee: 2}}))
+	if err := s.c.Do(ctx, s.c.B().Zrem().Key(s.k.following(3)).Member(member(2)).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	die(s.shardOf(2), "k", jLive, "a", "2", "p", FormatID(l.ID))
+	if _, err := s.transition(ctx, 2, l.ID, "e", s.nowMS()); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := s.Counts(ctx, []ID{2})
+	if err != nil || counts[0].Followers != 1 {
+		t.Fatalf("before the repair, 2 has %+v followers (%v): want the half-done state, 1", counts, err)
+	}
+
+	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
+	drain(t, s)
+	if s.Stats().Repairs != 3 {
+		t.Fatalf("repairs = %d, want 3", s.Stats().Repairs)
+	}
+	counts, err = s.Counts(ctx, []ID{1, 2, 3})
+	if err != nil || counts[1].Followers != 1 || counts[0].Following != 1 || counts[2].Following != 0 {
+		t.Fatalf("counts after the repair: %+v, %v", counts, err)
+	}
+	if got := readAll(t, s, 1, 3); !slices.Equal(got, []ID{p.ID}) {
+		t.Fatalf("new follower's feed %v, want [%d]", got, p.ID)
+	}
+	if got := readAll(t, s, 3, 3); len(got) != 0 {
+		t.Fatalf("unfollower's feed %v, want empty", got)
+	}
+	if n, err := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.liveQueue(2)).Build()).AsInt64(); err != nil || n != 0 {
+		t.Fatalf("ended session still queued: %d, %v", n, err)
+	}
+	if got := outboxIDsOf(t, s, s.k.replayOutbox(2)); !slices.Equal(got, []ID{l.ID}) {
+		t.Fatalf("replay outbox %v, want [%d]", got, l.ID)
+	}
+}
+
+func outboxIDsOf(tb testing.TB, s *Service, key string) []ID {
+	tb.Helper()
+	items, err := s.newest(context.Background(), key, 100)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := make([]ID, len(items))
+	for i, it := range items {
+		out[i] = it.ID
+	}
+	return out
+}
