@@ -31,6 +31,9 @@ func metricsHandler(cfg Config, reg *metrics.Registry) http.Handler {
 		p.Sample("feedd_fanout_processed_total", float64(st.Events), "kind", "events")
 		p.Sample("feedd_fanout_processed_total", float64(st.Tasks), "kind", "tasks")
 		p.Sample("feedd_fanout_processed_total", float64(st.InboxWrites), "kind", "inbox_writes")
+		p.Sample("feedd_fanout_processed_total", float64(st.Repairs), "kind", "journal_repairs")
+		p.Family("feedd_fanout_dead_lettered_total", "counter", "Stream entries this process gave up on and moved to a dead-letter stream (logged with the reason).")
+		p.Sample("feedd_fanout_dead_lettered_total", float64(st.DeadLetters))
 
 		up := 1.0
 		backlog, err := cfg.Service.Backlog(ctx)
@@ -43,6 +46,12 @@ func metricsHandler(cfg Config, reg *metrics.Registry) http.Handler {
 		if up == 1 {
 			p.Family("feedd_fanout_backlog", "gauge", "Entries in the fan-out events and tasks streams, not yet handled.")
 			p.Sample("feedd_fanout_backlog", float64(backlog))
+			if n, err := cfg.Service.DeadLetters(ctx); err == nil {
+				p.Family("feedd_fanout_dead_letters", "gauge", "Entries held in the dead-letter streams, for an operator to inspect (XRANGE <prefix>fo:{sN}:dl).")
+				p.Sample("feedd_fanout_dead_letters", float64(n))
+			} else {
+				cfg.Logger.Warn("metrics: reading the dead letters", "err", err)
+			}
 			pending, err := cfg.Service.Pending(ctx)
 			if err != nil {
 				cfg.Logger.Warn("metrics: reading pending fan-out entries", "err", err)

@@ -152,6 +152,8 @@ func TestMetricsAndAccessLog(t *testing.T) {
 		{"feedd_fanout_backlog", nil, 0},
 		{"feedd_fanout_pending", []string{"stream", "events"}, 0},
 		{"feedd_fanout_pending", []string{"stream", "tasks"}, 0},
+		{"feedd_fanout_dead_letters", nil, 0},
+		{"feedd_fanout_dead_lettered_total", nil, 0},
 	} {
 		if got, ok := promparse.Find(s, c.name, c.labels...); !ok || got != c.want {
 			t.Errorf("%s%q = %v (found %v), want %v", c.name, c.labels, got, ok, c.want)

@@ -22,6 +22,7 @@ type storeFlags struct {
 	followLimit  int
 	snapshotTTL  time.Duration
 	cursorKey    string
+	streamShards int
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
@@ -33,6 +34,7 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.IntVar(&s.inboxCap, "inbox-cap", 800, "inbox length kept per reader")
 	fs.IntVar(&s.followLimit, "follow-limit", 2000, "most accounts one user may follow")
 	fs.DurationVar(&s.snapshotTTL, "snapshot-ttl", 30*time.Minute, "live feed snapshot lifetime")
+	fs.IntVar(&s.streamShards, "stream-shards", 4, "fan-out stream shards (1 to 64), each on its own Redis Cluster slot; change only with the fan-out drained")
 	fs.StringVar(&s.cursorKey, "cursor-key", "", "cursor sealing key; empty: one is created in Redis once and shared by all replicas")
 	return s
 }
@@ -47,6 +49,7 @@ func (s *storeFlags) options() feedcore.Options {
 		ActiveWindow:  s.activeWindow,
 		InboxCap:      s.inboxCap,
 		FollowLimit:   s.followLimit,
+		StreamShards:  s.streamShards,
 	}
 	if s.cursorKey != "" {
 		o.CursorKey = []byte(s.cursorKey)
@@ -101,6 +104,8 @@ func (s *storeFlags) validate() error {
 		return errors.New("--follow-limit must be at least 1")
 	case s.snapshotTTL <= 0:
 		return errors.New("--snapshot-ttl must be positive")
+	case s.streamShards < 1 || s.streamShards > 64:
+		return errors.New("--stream-shards must be between 1 and 64")
 	case strings.ContainsAny(s.keyPrefix, "{}"):
 		// A brace in the prefix changes the hash tag of every key: all in
 		// one cluster slot, or one user's keys split over several.
