@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,15 +20,16 @@ import (
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
-// gatedClient holds the first INCR it sees (the first write of a publish)
-// until released, telling the test it arrived.
+// gatedClient holds the first publish log append it sees (the first write
+// of a publish: a script call whose arguments name the "pub" event) until
+// released, telling the test it arrived.
 type gatedClient struct {
 	rueidis.Client
 	entered, release chan struct{}
 }
 
 func (g *gatedClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	if len(cmds) > 0 && cmds[0].Commands()[0] == "INCR" {
+	if len(cmds) > 0 && cmds[0].Commands()[0] == "EVALSHA" && slices.Contains(cmds[0].Commands(), "pub") {
 		select {
 		case <-g.entered:
 		default:
