@@ -118,6 +118,9 @@ func (s *Service) taskStream(shard int) stream {
 func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) error {
 	o = o.withDefaults()
 	if err := s.ensureGroups(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return err
 	}
 	var suffix [4]byte
