@@ -26,7 +26,7 @@ const (
 type WorkerOptions struct {
 	// Name prefixes this process's consumer names. Default "feedd".
 	Name string
-	// Executors is how many tasks run at once per stream shard. Default 2.
+	// Executors is how many tasks run at once per stream shard. Default 4.
 	Executors int
 	// ReclaimIdle is how long an entry may stay unacknowledged before another
 	// worker takes it over from a crashed one. Default 30s.
@@ -54,7 +54,9 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 		o.Name = "feedd"
 	}
 	if o.Executors <= 0 {
-		o.Executors = 2
+		// One event's tasks all queue on its shard: its executors are the
+		// fan-out's parallelism.
+		o.Executors = 4
 	}
 	if o.ReclaimIdle <= 0 {
 		o.ReclaimIdle = 30 * time.Second
