@@ -2,6 +2,9 @@ package feedcore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -42,16 +45,20 @@ func (s *Service) Touch(ctx context.Context, viewer ID) error {
 const lockTTL = 30 * time.Second
 
 // withLock runs fn holding user id's lock; false when another holds it.
+// The lock is released only if it is still ours: one that outlived its TTL
+// and was taken by another worker is left to that worker.
 func (s *Service) withLock(ctx context.Context, id ID, fn func() error) (bool, error) {
-	token := FormatID(uint64(s.o.Now().UnixNano()))
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
 	err := s.do(ctx, s.c.B().Set().Key(s.k.lock(id)).Value(token).Nx().Px(lockTTL).Build()).Error()
 	if rueidis.IsRedisNil(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("take lock of user %d: %w", id, err)
 	}
-	defer s.c.Do(context.WithoutCancel(ctx), s.c.B().Del().Key(s.k.lock(id)).Build())
+	defer s.do(context.WithoutCancel(ctx), deleteIfEquals.cmd(s.c.B(), []string{s.k.lock(id)}, []string{token}))
 	return true, fn()
 }
 

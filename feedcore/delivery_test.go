@@ -278,3 +278,23 @@ func outboxIDsOf(tb testing.TB, s *Service, key string) []ID {
 	}
 	return out
 }
+
+// TestLockReleasesOnlyItsOwn: a lock that expired while its holder worked,
+// and was taken by another worker, is not released by the first holder.
+func TestLockReleasesOnlyItsOwn(t *testing.T) {
+	s := newService(t, storetest.New(t), Options{})
+	ctx := context.Background()
+	ok, err := s.withLock(ctx, 7, func() error {
+		// Our lock expires and another worker takes it.
+		return s.c.Do(ctx, s.c.B().Set().Key(s.k.lock(7)).Value("other").Build()).Error()
+	})
+	if !ok || err != nil {
+		t.Fatalf("withLock = %v, %v", ok, err)
+	}
+	if got, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.lock(7)).Build()).ToString(); err != nil || got != "other" {
+		t.Fatalf("the other worker's lock is %q (%v) after we released ours", got, err)
+	}
+	if ok, err := s.withLock(ctx, 7, func() error { return nil }); ok || err != nil {
+		t.Fatalf("took a lock another holds: %v, %v", ok, err)
+	}
+}

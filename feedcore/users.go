@@ -79,14 +79,15 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (int, error) {
 	return stopAt, stop
 }
 
-// releaseHandle deletes the handle KEYS[1] if it still names ARGV[1].
-var releaseHandle = newScript(false, `
+// deleteIfEquals deletes the string KEYS[1] if it still holds ARGV[1]:
+// a handle released by its owner only, a lock released by its holder only.
+var deleteIfEquals = newScript(false, `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)
 
 func (s *Service) releaseHandleCmd(handle string, id ID) rueidis.Completed {
-	return releaseHandle.cmd(s.c.B(), []string{s.k.handle(handle)}, []string{FormatID(id)})
+	return deleteIfEquals.cmd(s.c.B(), []string{s.k.handle(handle)}, []string{FormatID(id)})
 }
 
 func validHandle(h string) error {
