@@ -50,6 +50,8 @@ type Store struct {
 	Client rueidis.Client
 	// Embedded is the in-process server when no URL was given, else nil.
 	Embedded *miniredis.Miniredis
+	// stopClock ends the embedded store's clock (see runClock).
+	stopClock func()
 }
 
 // Open connects and checks the server answers.
@@ -105,7 +107,39 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, fmt.Errorf("connect to Redis at %s: %w (is redis-server running? start it or leave --redis empty for the embedded store)", addrOf(o.URL), err)
 	}
 	// Every call is charged to the round-trip counter of its request.
-	return &Store{Client: roundtrip.Wrap(client), Embedded: emb}, nil
+	st := &Store{Client: roundtrip.Wrap(client), Embedded: emb, stopClock: func() {}}
+	if emb != nil {
+		st.stopClock = runClock(emb)
+	}
+	return st, nil
+}
+
+// clockTick is how often the embedded store's keys age.
+const clockTick = 100 * time.Millisecond
+
+// runClock makes the embedded store's TTLs run in real time, as on Redis:
+// miniredis only ages keys when told to (FastForward), so without this no
+// snapshot, persisted query or checkpoint would ever expire. It returns a
+// func that stops it.
+func runClock(m *miniredis.Miniredis) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(clockTick)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				m.FastForward(now.Sub(last))
+				last = now
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // connect opens a client with opt and checks it answers a PING. With
@@ -201,6 +235,7 @@ func Ping(ctx context.Context, c rueidis.Client) error {
 // Close closes the client and the embedded server, if any.
 func (s *Store) Close() {
 	s.Client.Close()
+	s.stopClock()
 	if s.Embedded != nil {
 		s.Embedded.Close()
 	}
