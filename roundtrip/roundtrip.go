@@ -74,7 +74,10 @@ func Parallel(ctx context.Context, fns ...func(context.Context) error) error {
 }
 
 // Wrap returns c charging each call's round trip to the Counter in the
-// call's context, if any. Dedicated connections and Nodes are not counted.
+// call's context, if any: every method that talks to Redis, on c, on its
+// dedicated connections and on its per-node clients. (rueidis's own hook
+// package, rueidishook, is not on the module proxy this project builds
+// from; this covers the same methods.)
 func Wrap(c rueidis.Client) rueidis.Client {
 	if _, ok := c.(counting); ok {
 		return c
@@ -146,4 +149,51 @@ func (c counting) DoMultiStream(ctx context.Context, multi ...rueidis.Completed)
 		charge(ctx)
 	}
 	return c.Client.DoMultiStream(ctx, multi...)
+}
+
+// Receive charges the subscribe command's round trip; the messages that
+// follow are pushed by Redis, not asked for.
+func (c counting) Receive(ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error {
+	charge(ctx)
+	return c.Client.Receive(ctx, subscribe, fn)
+}
+
+// Dedicated hands fn a dedicated connection that is counted too.
+func (c counting) Dedicated(fn func(rueidis.DedicatedClient) error) error {
+	return c.Client.Dedicated(func(d rueidis.DedicatedClient) error { return fn(countingDedicated{d}) })
+}
+
+// Dedicate returns a dedicated connection that is counted too.
+func (c counting) Dedicate() (rueidis.DedicatedClient, func()) {
+	d, cancel := c.Client.Dedicate()
+	return countingDedicated{d}, cancel
+}
+
+// Nodes returns the per-node clients, counted too.
+func (c counting) Nodes() map[string]rueidis.Client {
+	nodes := c.Client.Nodes()
+	out := make(map[string]rueidis.Client, len(nodes))
+	for addr, n := range nodes {
+		out[addr] = Wrap(n)
+	}
+	return out
+}
+
+type countingDedicated struct{ rueidis.DedicatedClient }
+
+func (d countingDedicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	charge(ctx)
+	return d.DedicatedClient.Do(ctx, cmd)
+}
+
+func (d countingDedicated) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	if len(multi) > 0 {
+		charge(ctx)
+	}
+	return d.DedicatedClient.DoMulti(ctx, multi...)
+}
+
+func (d countingDedicated) Receive(ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error {
+	charge(ctx)
+	return d.DedicatedClient.Receive(ctx, subscribe, fn)
 }

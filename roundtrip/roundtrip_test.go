@@ -90,3 +90,35 @@ func TestParallel(t *testing.T) {
 		t.Error("branch did not run")
 	}
 }
+
+// Dedicated connections and per-node clients are counted like the client.
+func TestCountsDedicatedAndNodes(t *testing.T) {
+	st := storetest.New(t)
+	c := st.Client
+	ctx, trips := roundtrip.NewContext(context.Background())
+	k := st.Prefix + "d"
+	err := c.Dedicated(func(d rueidis.DedicatedClient) error {
+		d.Do(ctx, d.B().Set().Key(k).Value("v").Build())
+		d.DoMulti(ctx, d.B().Get().Key(k).Build(), d.B().Get().Key(k).Build())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := trips.Trips(); n != 2 {
+		t.Fatalf("Dedicated: %d round trips, want 2", n)
+	}
+	d, cancel := c.Dedicate()
+	d.Do(ctx, d.B().Get().Key(k).Build())
+	cancel()
+	if n := trips.Trips(); n != 3 {
+		t.Fatalf("Dedicate: %d round trips, want 3", n)
+	}
+	for _, n := range c.Nodes() {
+		n.Do(ctx, n.B().Ping().Build())
+		break
+	}
+	if n := trips.Trips(); n != 4 {
+		t.Fatalf("Nodes: %d round trips, want 4", n)
+	}
+}
