@@ -3,30 +3,38 @@ module github.com/feedd/feedd
 go 1.26.8
 
 require (
-	github.com/99designs/gqlgen v0.17.95 // indirect
-	github.com/Khan/genqlient v0.8.1 // indirect
+	github.com/99designs/gqlgen v0.17.95
+	github.com/Khan/genqlient v0.8.1
+	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/redis/rueidis v1.0.79
+	github.com/vektah/gqlparser/v2 v2.5.37
+	github.com/vikstrous/dataloadgen v0.0.10
+	golang.org/x/sync v0.22.0
+)
+
+require (
 	github.com/agnivade/levenshtein v1.2.1 // indirect
 	github.com/alexflint/go-arg v1.5.1 // indirect
 	github.com/alexflint/go-scalar v1.2.0 // indirect
-	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/bmatcuk/doublestar/v4 v4.6.1 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
-	github.com/redis/rueidis v1.0.79 // indirect
 	github.com/sosodev/duration v1.4.0 // indirect
 	github.com/urfave/cli/v3 v3.11.0 // indirect
-	github.com/vektah/gqlparser/v2 v2.5.37 // indirect
-	github.com/vikstrous/dataloadgen v0.0.10 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.opentelemetry.io/otel v1.11.1 // indirect
 	go.opentelemetry.io/otel/trace v1.11.1 // indirect
 	golang.org/x/mod v0.40.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
+)
+
+tool (
+	github.com/99designs/gqlgen
+	github.com/Khan/genqlient
 )
