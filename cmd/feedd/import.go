@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,7 @@ import (
 )
 
 func runImport(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs := newFlagSet("import")
 	store := addStoreFlags(fs)
 	drain := fs.Bool("drain", false, "also run fan-out workers here and return once the imported posts have reached every inbox")
 	fs.Usage = func() {

@@ -5,6 +5,7 @@
 //	feedd worker [flags]         run only the fan-out workers
 //	feedd import [flags] FILE    load a JSON Lines file into the store
 //	feedd token --user ID        mint a bearer token for --jwt-secret
+//	feedd version                print the module version and commit
 //
 // With no flags at all, `go run ./cmd/feedd` serves an embedded store with
 // demo data and development auth at http://localhost:8080/. Every flag can
@@ -22,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 )
@@ -53,11 +55,15 @@ func main() {
 // otherwise (so `feedd --addr :9000` serves).
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	name := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
 		name, args = args[0], args[1:]
 	}
-	if name == "help" {
+	switch name {
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
+		return nil
+	case "version":
+		fmt.Fprintln(stdout, version())
 		return nil
 	}
 	cmd, ok := commands[name]
@@ -67,10 +73,34 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return cmd(ctx, args, stdout)
 }
 
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// version is the module version and VCS commit the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "feedd (no build information)"
+	}
+	v, commit, dirty := bi.Main.Version, "unknown", ""
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = " (modified)"
+			}
+		}
+	}
+	return fmt.Sprintf("feedd %s, commit %s%s, %s", v, commit, dirty, bi.GoVersion)
+}
+
 const usage = `usage:
   feedd [serve] [flags]        serve GraphQL at /query and GraphiQL at / (default)
   feedd worker [flags]         run only the fan-out workers (needs --redis)
   feedd import [flags] FILE    load a JSON Lines file (needs --redis; - reads stdin)
   feedd token --user ID        print a bearer token signed with --jwt-secret
-Run "feedd COMMAND -h" for a command's flags.
+  feedd version                print the module version and commit
+  feedd help                   print this
+Run "feedd COMMAND -h" for a command's flags (serve's with "feedd serve -h").
 `

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,7 +22,7 @@ import (
 var serveListening func(net.Addr)
 
 func runServe(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := newFlagSet("serve")
 	store := addStoreFlags(fs)
 	jwt := addJWTFlags(fs)
 	api := addAPIFlags(fs)

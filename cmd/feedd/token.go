@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -16,7 +15,7 @@ import (
 // real auth and for scripts. It does not check the user exists: the server
 // does, on every request.
 func runToken(_ context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs := newFlagSet("token")
 	user := fs.String("user", "", "database id of the user the token signs in as")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
 	secret := fs.String("jwt-secret", "", "HS256 secret the server verifies tokens with")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,7 +20,7 @@ var workerOpsListening func(net.Addr)
 // runWorker runs the fan-out pipeline only. Any number of workers and
 // serving replicas may share one Redis; each takes its share of the streams.
 func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs := newFlagSet("worker")
 	store := addStoreFlags(fs)
 	ops := addOpsFlags(fs)
 	opsAddr := fs.String("ops-addr", "", "when set, serve /healthz, /readyz and /metrics at this address")

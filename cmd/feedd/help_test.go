@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHelpAndVersion: --help lists the subcommands; version says which
+// build this is.
+func TestHelpAndVersion(t *testing.T) {
+	for _, arg := range []string{"--help", "-h", "help"} {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{arg}, &out); err != nil {
+			t.Fatalf("%s: %v", arg, err)
+		}
+		for _, cmd := range []string{"serve", "worker", "import", "token", "version"} {
+			if !strings.Contains(out.String(), "feedd "+cmd) && !strings.Contains(out.String(), "feedd ["+cmd+"]") {
+				t.Errorf("%s does not list %s:\n%s", arg, cmd, out.String())
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, &out); err != nil || !strings.HasPrefix(out.String(), "feedd ") {
+		t.Fatalf("version: %q, %v", out.String(), err)
+	}
+}
+
+// TestREADMEListsEveryFlag compares the README's flag table with the flags
+// every subcommand defines, both ways.
+func TestREADMEListsEveryFlag(t *testing.T) {
+	var sets []*flag.FlagSet
+	orig := newFlagSet
+	newFlagSet = func(name string) *flag.FlagSet {
+		fs := orig(name)
+		fs.SetOutput(io.Discard)
+		sets = append(sets, fs)
+		return fs
+	}
+	t.Cleanup(func() { newFlagSet = orig })
+	for name := range commands {
+		if err := run(context.Background(), []string{name, "-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%s -h: %v", name, err)
+		}
+	}
+	defined := map[string]bool{}
+	for _, fs := range sets {
+		fs.VisitAll(func(f *flag.Flag) { defined[f.Name] = true })
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A row's first cell names one or more flags: "`--a` / `--b`".
+	listed := map[string]bool{}
+	for _, row := range regexp.MustCompile("(?m)^\\| (`--[^|]*)\\|").FindAllStringSubmatch(string(readme), -1) {
+		for _, m := range regexp.MustCompile("`--([a-z0-9-]+)`").FindAllStringSubmatch(row[1], -1) {
+			listed[m[1]] = true
+		}
+	}
+	var missing, stale []string
+	for f := range defined {
+		if !listed[f] {
+			missing = append(missing, f)
+		}
+	}
+	for f := range listed {
+		if !defined[f] {
+			stale = append(stale, f)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(stale)
+	if len(missing) > 0 || len(stale) > 0 {
+		t.Fatalf("README flag table: missing %v, listed but not defined %v", missing, stale)
+	}
+}
