@@ -85,12 +85,20 @@ type Options struct {
 	Counts func(ctx context.Context, c CountsLine) error
 	// BatchSize is the most lines applied in one bulk call. Default 2000.
 	BatchSize int
+	// Progress, when set, is called after each batch with the totals so
+	// far (Lines: the last line applied).
+	Progress func(Stats)
 }
 
 // Load reads JSON Lines from r and applies them to svc in order, every
 // line type included (see PutLive and PutCounts).
 func Load(ctx context.Context, svc *feedcore.Service, r io.Reader) (Stats, error) {
-	return LoadWith(ctx, svc, r, Options{Live: PutLive(svc), Counts: PutCounts(svc)})
+	return LoadWith(ctx, svc, r, Defaults(svc))
+}
+
+// Defaults are the options Load uses: every line type applied to svc.
+func Defaults(svc *feedcore.Service) Options {
+	return Options{Live: PutLive(svc), Counts: PutCounts(svc)}
 }
 
 // PutCounts is the Counts hook that sets a post's counters in svc. The
@@ -131,6 +139,11 @@ func LoadWith(ctx context.Context, svc *feedcore.Service, r io.Reader, o Options
 	for b := p.next(); b != nil; b = p.next() {
 		if err = a.apply(ctx, b); err != nil {
 			break
+		}
+		if o.Progress != nil {
+			st := a.st
+			st.Lines = a.last
+			o.Progress(st)
 		}
 		p.recycle(b)
 	}

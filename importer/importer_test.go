@@ -541,3 +541,23 @@ func TestLoadRandomModel(t *testing.T) {
 		})
 	}
 }
+
+// TestProgress: the progress hook sees the totals grow batch by batch,
+// ending at the file's last line.
+func TestProgress(t *testing.T) {
+	svc := newService(t)
+	var b strings.Builder
+	for i := 1; i <= 25; i++ {
+		fmt.Fprintf(&b, `{"type":"user","id":"%d","handle":"u%d"}`+"\n", i, i)
+	}
+	var seen []Stats
+	o := Defaults(svc)
+	o.BatchSize = 10
+	o.Progress = func(st Stats) { seen = append(seen, st) }
+	if _, err := LoadWith(context.Background(), svc, strings.NewReader(b.String()), o); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 3 || seen[0].Lines != 10 || seen[0].Users != 10 || seen[2].Lines != 25 || seen[2].Users != 25 {
+		t.Fatalf("progress calls %+v, want 3 batches ending at line 25", seen)
+	}
+}

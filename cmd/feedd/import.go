@@ -57,7 +57,14 @@ func loadFile(ctx context.Context, svc *feedcore.Service, path string, stdout io
 		in = f
 	}
 	start := time.Now()
-	stats, err := importer.Load(ctx, svc, in)
+	o := importer.Defaults(svc)
+	if isTerminal(stdout) {
+		o.Progress = progressLine(ctx, svc, stdout, start)
+	}
+	stats, err := importer.LoadWith(ctx, svc, in, o)
+	if o.Progress != nil {
+		fmt.Fprint(stdout, "\r\033[K") // clear the progress line
+	}
 	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d counters (%d skipped) from %d lines in %v.\n",
 		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Counts, stats.Skipped, stats.Lines,
 		time.Since(start).Round(time.Millisecond))
@@ -83,4 +90,37 @@ func drainHere(ctx context.Context, svc *feedcore.Service, stdout io.Writer) err
 	}
 	fmt.Fprintf(stdout, "Fan-out done in %v.\n", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// isTerminal reports whether w is a terminal, where a progress line that
+// rewrites itself helps; into a file or a pipe it would be noise.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine returns an importer progress hook that rewrites one line on
+// w at most once a second: lines applied, their rate, and the fan-out
+// backlog still queued.
+func progressLine(ctx context.Context, svc *feedcore.Service, w io.Writer, start time.Time) func(importer.Stats) {
+	var last time.Time
+	return func(st importer.Stats) {
+		now := time.Now()
+		if now.Sub(last) < time.Second {
+			return
+		}
+		last = now
+		backlog, err := svc.Backlog(ctx)
+		queued := fmt.Sprint(backlog)
+		if err != nil {
+			queued = "?"
+		}
+		rate := float64(st.Lines) / now.Sub(start).Seconds()
+		fmt.Fprintf(w, "\r\033[K%d lines (%.0f/s): %d users, %d follows, %d posts; fan-out backlog %s",
+			st.Lines, rate, st.Users, st.Follows, st.Posts, queued)
+	}
 }
