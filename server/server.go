@@ -57,10 +57,21 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playgroundHandler(cfg))
 	// The body limit is the guard's (graphqlHandler), which answers 413 with a code.
-	mux.Handle("/query", observeQuery(cfg, cfg.Metrics, log, ensureErrorCodes(graphqlHandler(cfg))))
+	mux.Handle("/query", private(observeQuery(cfg, cfg.Metrics, log, ensureErrorCodes(graphqlHandler(cfg)))))
 	mux.Handle("GET /healthz", healthHandler())
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
 	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
 	return withRequestID(authn(mux))
+}
+
+// private marks every /query answer as not for shared caches nor for
+// keeping: its body depends on who asks (the viewer's feed, their flags),
+// and a CDN or browser that kept a GET answer would show it to the next
+// caller or replay a stale page.
+func private(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private, no-store")
+		next.ServeHTTP(w, r)
+	})
 }
