@@ -28,7 +28,8 @@ func (s *Service) touchCmd(viewer ID) *rueidis.Completed {
 
 // Touch marks viewer as having read now, and queues its upgrade to a pushed
 // inbox if it was not complete. Reads call it; tests and tools may too.
-func (s *Service) Touch(ctx context.Context, viewer ID) error {
+func (s *Service) Touch(ctx context.Context, viewer ID) (err error) {
+	defer wrap(&err, "record a read by user %d", viewer)
 	s.touches.forget(viewer)
 	cmd := s.touchCmd(viewer)
 	rs := s.doMulti(ctx, *cmd, s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build())
@@ -130,7 +131,8 @@ func (s *Service) bigVFollowees(ctx context.Context, reader ID) ([]ID, error) {
 // inbox stops being complete (reads merge again) and they leave the active
 // sets of their big-V followees, so big-V fan-out skips them. It returns how
 // many were demoted.
-func (s *Service) Sweep(ctx context.Context, limit int) (int, error) {
+func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
+	defer wrap(&err, "demote quiet readers")
 	cutoff := s.nowMS() - s.o.ActiveWindow.Milliseconds()
 	quiet, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.seen()).Min("-inf").Max("("+scoreArg(cutoff)).Byscore().
 		Limit(0, int64(limit)).Build()).AsStrSlice()

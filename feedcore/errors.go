@@ -110,3 +110,17 @@ func isUnavailable(err error) bool {
 	}
 	return false
 }
+
+// wrap names the operation that failed on a store error, so an INTERNAL or
+// UNAVAILABLE in the log says what feedd was doing. An *Error is left as
+// it is: its message is the client's.
+func wrap(err *error, format string, args ...any) {
+	if *err == nil {
+		return
+	}
+	var e *Error
+	if errors.As(*err, &e) {
+		return
+	}
+	*err = fmt.Errorf(format+": %w", append(args, *err)...)
+}

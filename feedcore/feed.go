@@ -50,7 +50,8 @@ type loader[T any] func(ctx context.Context, v *view, items []Item) ([]*T, error
 // FollowingFeed returns one page of viewer's following feed: the posts of
 // the viewer and of everyone the viewer follows, newest first. See
 // FeedRequest for paging.
-func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (*FeedPage, error) {
+func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPage, err error) {
+	defer wrap(&err, "following feed of user %d", req.Viewer)
 	o, n, raw, err := pageArgs(req)
 	if err != nil {
 		return nil, err

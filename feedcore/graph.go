@@ -23,7 +23,8 @@ func (s *Service) Follow(ctx context.Context, viewer, target ID) error {
 // many were applied before it; that edge and those after it change nothing.
 // The batch is journaled (see journal.go): the following sets are the
 // record of truth, and everything else is settled from them.
-func (s *Service) FollowMany(ctx context.Context, edges []Edge) (int, error) {
+func (s *Service) FollowMany(ctx context.Context, edges []Edge) (_ int, err error) {
+	defer wrap(&err, "follow")
 	edges, stop := s.checkEdges(ctx, edges)
 	if len(edges) == 0 {
 		return 0, stop
@@ -171,7 +172,8 @@ func (s *Service) existing(ctx context.Context, ids []ID) (int, error) {
 // viewer's inbox. Reads also filter by the following set, so a fan-out
 // racing with this never shows an unfollowed author. Journaled like
 // FollowMany.
-func (s *Service) Unfollow(ctx context.Context, viewer, target ID) error {
+func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
+	defer wrap(&err, "user %d unfollows %d", viewer, target)
 	if viewer == target {
 		return errorf(CodeBadInput, "you cannot unfollow yourself")
 	}

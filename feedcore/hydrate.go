@@ -31,7 +31,8 @@ func (s *Service) cachedPostCmds(ids []ID) []rueidis.CacheableTTL {
 
 // CachedPosts is Posts read through the client-side cache: no round trip
 // when every post is cached. A deleted post comes back with Deleted set.
-func (s *Service) CachedPosts(ctx context.Context, ids []ID) ([]*Post, error) {
+func (s *Service) CachedPosts(ctx context.Context, ids []ID) (_ []*Post, err error) {
+	defer wrap(&err, "read posts")
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -81,7 +82,8 @@ type Hydration struct {
 // Hydrate reads everything req names in one round trip: profiles through
 // the client-side cache (free when all are cached), overlapping one
 // pipeline of the uncached reads.
-func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (*Hydration, error) {
+func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration, err error) {
+	defer wrap(&err, "hydrate a page")
 	h := &Hydration{}
 	liked, following := req.Liked, req.Following
 	if req.Viewer == 0 {
@@ -142,7 +144,6 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (*Hydration, 
 		}
 		return nil
 	}
-	var err error
 	if len(req.Users) == 0 {
 		err = uncached(ctx)
 	} else {

@@ -91,7 +91,8 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 // SetCounts sets a post's counters (import). The likes counter is set
 // as given; likers recorded so far stay, and later likes and unlikes move
 // the counter from the value set. A missing post is NOT_FOUND.
-func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) error {
+func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err error) {
+	defer wrap(&err, "set counters of post %d", post)
 	if c.Likes < 0 || c.Comments < 0 || c.Reposts < 0 || c.Favorites < 0 {
 		return errorf(CodeBadInput, "counts must be 0 or more")
 	}
@@ -108,7 +109,8 @@ func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) error {
 
 // PostCounts returns the counters of posts in order (zero for a post that
 // has none), in one round trip. Counters are never cached.
-func (s *Service) PostCounts(ctx context.Context, ids []ID) ([]PostCounts, error) {
+func (s *Service) PostCounts(ctx context.Context, ids []ID) (_ []PostCounts, err error) {
+	defer wrap(&err, "read counters")
 	cmds := make([]rueidis.Completed, len(ids))
 	for i, id := range ids {
 		cmds[i] = s.postCountsCmd(id)
@@ -117,7 +119,8 @@ func (s *Service) PostCounts(ctx context.Context, ids []ID) ([]PostCounts, error
 }
 
 // Liked reports, for each post, whether viewer likes it, in one round trip.
-func (s *Service) Liked(ctx context.Context, viewer ID, posts []ID) ([]bool, error) {
+func (s *Service) Liked(ctx context.Context, viewer ID, posts []ID) (_ []bool, err error) {
+	defer wrap(&err, "read likes of user %d", viewer)
 	cmds := make([]rueidis.Completed, len(posts))
 	for i, id := range posts {
 		cmds[i] = s.likedCmd(viewer, id)

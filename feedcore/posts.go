@@ -40,8 +40,9 @@ const maxIdempotencyKey = 128
 // dispatcher materializes the post (hash, outbox, own inbox) before fanning
 // it out, as this request does right away. If the append fails, nothing was
 // written anywhere.
-func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) (*Post, error) {
-	text, err := s.validText(text)
+func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) (_ *Post, err error) {
+	defer wrap(&err, "publish")
+	text, err = s.validText(text)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +123,8 @@ func (s *Service) PutPost(ctx context.Context, p *Post) error {
 // many were stored before it. Like Publish, each post's event is logged
 // first and materialized after, so a batch cut short by a failure is
 // finished by the workers for every post logged.
-func (s *Service) PutPosts(ctx context.Context, ps []*Post) (int, error) {
+func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
+	defer wrap(&err, "store posts")
 	var stop error
 	for i, p := range ps {
 		if p.ID == 0 || p.Author == 0 {
@@ -209,7 +211,8 @@ func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, err
 // As with Publish, the delete event is the commit: logged first, then
 // applied here and again by the dispatcher, so a delete whose request died
 // after logging still completes.
-func (s *Service) Delete(ctx context.Context, viewer, postID ID) error {
+func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
+	defer wrap(&err, "delete post %d", postID)
 	ps, err := s.Posts(ctx, []ID{postID})
 	if err != nil {
 		return fmt.Errorf("delete post %d: %w", postID, err)
@@ -257,7 +260,8 @@ func (s *Service) unindexPosts(ctx context.Context, ps []*Post) error {
 // returned with Deleted set. One pipelined round trip.
 // Bulk readers that must not fill the client-side cache (the importer)
 // use it; feeds use CachedPosts.
-func (s *Service) Posts(ctx context.Context, ids []ID) ([]*Post, error) {
+func (s *Service) Posts(ctx context.Context, ids []ID) (_ []*Post, err error) {
+	defer wrap(&err, "read posts")
 	cmds := make([]rueidis.Completed, len(ids))
 	for i, id := range ids {
 		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()

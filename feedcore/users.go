@@ -23,7 +23,8 @@ func (s *Service) PutUser(ctx context.Context, u User) error {
 // has) and returns how many were stored before it; handles it claimed for
 // the users after that one are released. A user stored under a new handle
 // frees the old one.
-func (s *Service) PutUsers(ctx context.Context, us []User) (int, error) {
+func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
+	defer wrap(&err, "store users")
 	var stop error
 	for i, u := range us {
 		if u.ID == 0 {
@@ -99,7 +100,8 @@ func validHandle(h string) error {
 
 // Users returns the profiles of ids in order, nil where none exists. One
 // pipelined round trip, served from the client-side cache when warm.
-func (s *Service) Users(ctx context.Context, ids []ID) ([]*User, error) {
+func (s *Service) Users(ctx context.Context, ids []ID) (_ []*User, err error) {
+	defer wrap(&err, "read users")
 	cmds := make([]rueidis.CacheableTTL, len(ids))
 	for i, id := range ids {
 		// Static TTL: profile keys never expire in Redis, so rueidis's
@@ -120,7 +122,8 @@ func (s *Service) Users(ctx context.Context, ids []ID) ([]*User, error) {
 }
 
 // User returns one profile, or NOT_FOUND.
-func (s *Service) User(ctx context.Context, id ID) (*User, error) {
+func (s *Service) User(ctx context.Context, id ID) (_ *User, err error) {
+	defer wrap(&err, "read user %d", id)
 	us, err := s.Users(ctx, []ID{id})
 	if err != nil {
 		return nil, err
@@ -132,7 +135,8 @@ func (s *Service) User(ctx context.Context, id ID) (*User, error) {
 }
 
 // UserByHandle returns the profile with handle h, or nil when none has it.
-func (s *Service) UserByHandle(ctx context.Context, h string) (*User, error) {
+func (s *Service) UserByHandle(ctx context.Context, h string) (_ *User, err error) {
+	defer wrap(&err, "find user by handle")
 	id, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.handle(h)).Build()).AsUint64()
 	if rueidis.IsRedisNil(err) {
 		return nil, nil
@@ -152,7 +156,8 @@ type GraphCounts struct{ Followers, Following int }
 
 // Counts returns follower and following counts of ids, in one round trip.
 // They are the sizes of the graph's sets, so they cannot drift from them.
-func (s *Service) Counts(ctx context.Context, ids []ID) ([]GraphCounts, error) {
+func (s *Service) Counts(ctx context.Context, ids []ID) (_ []GraphCounts, err error) {
+	defer wrap(&err, "read follow counts")
 	cmds := make(rueidis.Commands, 0, 2*len(ids))
 	for _, id := range ids {
 		cmds = append(cmds, s.c.B().Zcard().Key(s.k.followers(id)).Build(), s.c.B().Zcard().Key(s.k.following(id)).Build())
@@ -174,7 +179,8 @@ func (s *Service) Counts(ctx context.Context, ids []ID) ([]GraphCounts, error) {
 }
 
 // IsFollowing reports, for each target, whether viewer follows it.
-func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) ([]bool, error) {
+func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) (_ []bool, err error) {
+	defer wrap(&err, "read follows of user %d", viewer)
 	out := make([]bool, len(targets))
 	if len(targets) == 0 {
 		return out, nil
