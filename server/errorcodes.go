@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/feedd/feedd/feedcore"
 )
@@ -63,6 +64,14 @@ func (c *codeWriter) finish() {
 	}
 	body := addCodes(c.buf.Bytes(), c.status)
 	h := c.ResponseWriter.Header()
+	// A request that never executed has no data entry (the GraphQL spec),
+	// and the GraphQL-over-HTTP spec answers it (a parse, validation or
+	// variable error: 422 from gqlgen) with 200 to a client that asked for
+	// application/json; application/graphql-response+json keeps the 4xx.
+	body = dropNullData(body)
+	if c.status == http.StatusUnprocessableEntity && !strings.HasPrefix(h.Get("Content-Type"), "application/graphql-response+json") {
+		c.status = http.StatusOK
+	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "application/json")
@@ -106,6 +115,23 @@ func addCodes(body []byte, status int) []byte {
 		return body
 	}
 	resp["errors"] = raw
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// dropNullData removes a null data entry from a GraphQL response body.
+func dropNullData(body []byte) []byte {
+	var resp map[string]json.RawMessage
+	if json.Unmarshal(body, &resp) != nil {
+		return body
+	}
+	if d, ok := resp["data"]; !ok || string(d) != "null" {
+		return body
+	}
+	delete(resp, "data")
 	out, err := json.Marshal(resp)
 	if err != nil {
 		return body
