@@ -143,11 +143,30 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, op *graphql.Oper
 	if op.Operation == nil {
 		return nil
 	}
-	if n := selectionDepth(op.Doc, op.Operation.SelectionSet, 0, d.max); n > d.max {
+	// Introspection is measured by its own rule: a client fetching the
+	// schema (GraphiQL, codegen) nests __type's ofType chain about 15
+	// levels deep, and it reads the static schema, not the store. The
+	// noIntrospection extension decides whether it is allowed at all.
+	var rest ast.SelectionSet
+	for _, sel := range op.Operation.SelectionSet {
+		f, ok := sel.(*ast.Field)
+		if !ok || (f.Name != "__schema" && f.Name != "__type") {
+			rest = append(rest, sel)
+			continue
+		}
+		if n := selectionDepth(op.Doc, f.SelectionSet, 1, maxIntrospectionDepth); n > maxIntrospectionDepth {
+			return codedError(feedcore.CodeBadInput, "introspection is nested deeper than the limit of %d", maxIntrospectionDepth)
+		}
+	}
+	if n := selectionDepth(op.Doc, rest, 0, d.max); n > d.max {
 		return codedError(feedcore.CodeBadInput, "operation is nested deeper than the limit of %d", d.max)
 	}
 	return nil
 }
+
+// maxIntrospectionDepth bounds __schema and __type selections: deep enough
+// for the introspection queries of GraphiQL and graphql-codegen.
+const maxIntrospectionDepth = 24
 
 // selectionDepth is the deepest field nesting under set, where set's own
 // fields are at depth+1. It stops descending past limit, so a hostile
