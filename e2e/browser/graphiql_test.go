@@ -415,6 +415,20 @@ func TestGraphiQLOffline(t *testing.T) {
 	}
 	t.Logf("page shows %d posts for @%s; first by @%s: %q", len(edges), got.Data.Viewer.Handle, edges[0].Node.Author.Handle, edges[0].Node.Text)
 
+	// The schema loaded: the docs pane lists the root types (it says "Error
+	// fetching schema" when introspection fails, as it did under the
+	// default depth limit).
+	if err := c.eval(ctx, s, `(() => { const b = document.querySelector('button[aria-label="Show Documentation Explorer"]');
+		if (b) b.click(); return !!b; })()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	docs := waitFor(ctx, t, c, s, "the docs pane to list the schema's root types",
+		`(document.querySelector('.graphiql-doc-explorer') || {}).innerText || ''`, 30*time.Second,
+		func(x string) bool { return strings.Contains(x, "Query") || strings.Contains(x, "rror") })
+	if !strings.Contains(docs, "Query") || strings.Contains(docs, "Error fetching schema") {
+		t.Fatalf("docs pane: %q, want the schema's root types", docs)
+	}
+
 	// Edits are kept in the URL.
 	if err := c.eval(ctx, s, `(() => { const cm = document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror;
 		cm.setValue(cm.getValue().replace('followingFeed(first: 10)', 'followingFeed(first: 3)')); })()`, nil); err != nil {
