@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -296,5 +297,46 @@ func TestLockReleasesOnlyItsOwn(t *testing.T) {
 	}
 	if ok, err := s.withLock(ctx, 7, func() error { return nil }); ok || err != nil {
 		t.Fatalf("took a lock another holds: %v, %v", ok, err)
+	}
+}
+
+// TestWaitReplicas: with WaitReplicas, a mutation is acknowledged only once
+// replicas have its commit write. On a cluster (a replica per master) it
+// goes through; on a lone Redis no replica ever confirms, so the publish
+// answers UNAVAILABLE, and its retry with the same key, once replicas are
+// not required, returns the same post.
+func TestWaitReplicas(t *testing.T) {
+	storetest.RequireReal(t)
+	st := storetest.New(t)
+	ctx := context.Background()
+	s := newService(t, st, Options{WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
+	mustUsers(t, s, 1, 2)
+	if st.Cluster() {
+		if err := s.Follow(ctx, 2, 1); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.PublishOnce(ctx, 1, "replicated", "k")
+		if err != nil {
+			t.Fatalf("publish waiting for a replica on a cluster: %v", err)
+		}
+		if _, _, err := s.Like(ctx, 2, p.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(ctx, 1, p.ID); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	first, err := s.PublishOnce(ctx, 1, "unreplicated", "k")
+	if CodeOf(err) != CodeUnavailable || !errors.Is(err, errNotReplicated) {
+		t.Fatalf("publish with no replica to wait for: %v, %v; want UNAVAILABLE", first, err)
+	}
+	plain := newService(t, st, Options{})
+	again, err := plain.PublishOnce(ctx, 1, "unreplicated", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outboxIDs(t, plain, 1); len(got) != 1 || got[0] != again.ID {
+		t.Fatalf("outbox %v after the retry, want only %d", got, again.ID)
 	}
 }

@@ -103,6 +103,7 @@ func isUnavailable(err error) bool {
 		syscall.ETIMEDOUT, syscall.EHOSTUNREACH, syscall.ENETUNREACH,
 		context.DeadlineExceeded, context.Canceled,
 		rueidis.ErrClosing, rueidis.ErrNoSlot, rueidis.ErrNoAddr, rueidis.ErrDoCacheAborted,
+		errNotReplicated,
 	} {
 		if errors.Is(err, target) {
 			return true

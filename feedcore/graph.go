@@ -80,7 +80,14 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error
 		cmds[i] = followAdd.cmd(s.c.B(), []string{s.k.following(e.Follower)},
 			[]string{member(e.Followee), itoa(s.o.FollowLimit)})
 	}
-	rs := s.doMulti(ctx, cmds...)
+	var rs []rueidis.RedisResult
+	if len(edges) == 1 { // a follow from the API: its commit
+		e := edges[0]
+		keys, args := []string{s.k.following(e.Follower)}, []string{member(e.Followee), itoa(s.o.FollowLimit)}
+		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, cmds[0])}
+	} else {
+		rs = s.doMulti(ctx, cmds...)
+	}
 	for i, r := range rs {
 		added, err := r.AsInt64()
 		if err != nil {
@@ -186,7 +193,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := s.do(ctx, s.c.B().Zrem().Key(s.k.following(viewer)).Member(member(target)).Build()).Error(); err != nil {
+	if err := s.commit(ctx, nil, nil, nil, s.c.B().Zrem().Key(s.k.following(viewer)).Member(member(target)).Build()).Error(); err != nil {
 		return fmt.Errorf("unfollow: %w", err)
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {

@@ -44,7 +44,7 @@ func (s *Service) begin(ctx context.Context, shard int, fields ...string) (strin
 	for i := 0; i+1 < len(fields); i += 2 {
 		b = b.FieldValue(fields[i], fields[i+1])
 	}
-	id, err := s.do(ctx, b.Build()).ToString()
+	id, err := s.commit(ctx, nil, nil, nil, b.Build()).ToString()
 	if err != nil {
 		return "", fmt.Errorf("journal %s: %w", fields[1], err)
 	}

@@ -68,9 +68,9 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 	if viewer == 0 {
 		return nil, PostCounts{}, errorf(CodeUnauthenticated, "sign in to like posts")
 	}
-	r := s.do(ctx, likeScript.cmd(s.c.B(),
-		[]string{s.k.post(post), s.k.likers(post), s.k.postCounts(post)},
-		[]string{member(viewer), delta}))
+	keys := []string{s.k.post(post), s.k.likers(post), s.k.postCounts(post)}
+	args := []string{member(viewer), delta}
+	r := s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.c.B(), keys, args))
 	vs, err := r.ToArray()
 	if err != nil {
 		return nil, PostCounts{}, err

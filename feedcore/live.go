@@ -51,8 +51,9 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at 
 	// The journal entry takes the session's id from the shard's clock in
 	// the same step.
 	shard := s.shardOf(anchor)
-	arr, err := s.do(ctx, logScript.cmd(s.c.B(), []string{s.k.journal(shard), s.k.clock(shard)},
-		[]string{"alloc", scoreArg(s.nowMS()), "", "0", "k", jLive, "a", FormatID(anchor)})).ToArray()
+	keys := []string{s.k.journal(shard), s.k.clock(shard)}
+	args := []string{"alloc", scoreArg(s.nowMS()), "", "0", "k", jLive, "a", FormatID(anchor)}
+	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
 	if err != nil || len(arr) != 4 {
 		return nil, fmt.Errorf("schedule live: journal: %w", err)
 	}
@@ -102,7 +103,7 @@ func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
 			hset = hset.FieldValue(f, scoreArg(t.UnixMilli()))
 		}
 	}
-	if err := s.do(ctx, hset.Build()).Error(); err != nil {
+	if err := s.commit(ctx, nil, nil, nil, hset.Build()).Error(); err != nil {
 		return fmt.Errorf("store live session %d: %w", l.ID, err)
 	}
 	return s.settleLive(ctx, l.Anchor, l.ID)
@@ -168,8 +169,8 @@ func (s *Service) changeLive(ctx context.Context, anchor, id ID, field string) (
 }
 
 func (s *Service) transition(ctx context.Context, anchor, id ID, field string, now int64) (started bool, err error) {
-	res, err := s.do(ctx, liveTransition.cmd(s.c.B(), []string{s.k.live(id)},
-		[]string{FormatID(anchor), field, scoreArg(now)})).ToString()
+	keys, args := []string{s.k.live(id)}, []string{FormatID(anchor), field, scoreArg(now)}
+	res, err := s.commit(ctx, liveTransition, keys, args, liveTransition.cmd(s.c.B(), keys, args)).ToString()
 	if err != nil {
 		return false, err
 	}

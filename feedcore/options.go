@@ -28,6 +28,14 @@ type Options struct {
 	// only with the workers drained: a user's events and idempotency
 	// records live on the shard its id maps to.
 	StreamShards int
+	// WaitReplicas, when positive, makes every mutation's commit write wait
+	// until that many replicas have it (Redis WAIT) before the mutation is
+	// acknowledged: a master failover then cannot lose an acknowledged
+	// mutation. Costs the replication delay on each mutation. Default 0.
+	WaitReplicas int
+	// WaitTimeout bounds that wait; past it the mutation answers
+	// UNAVAILABLE (a retry is safe). Default 1s.
+	WaitTimeout time.Duration
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }
@@ -55,6 +63,9 @@ func (o Options) withDefaults() Options {
 		o.StreamShards = 4
 	}
 	o.StreamShards = min(o.StreamShards, maxShards)
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = defaultWaitTimeout
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -73,7 +73,7 @@ func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (
 	}
 	args := []string{"alloc", scoreArg(s.nowMS()), text, strconv.Itoa(int(idempotencyTTL.Seconds())),
 		"t", evPublish, "u", FormatID(author), "x", text}
-	arr, err := s.do(ctx, logScript.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
 	if err != nil {
 		return nil, fmt.Errorf("queue publish: %w", err)
 	}
@@ -228,8 +228,8 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 		return errorf(CodeForbidden, "only the author may delete a post")
 	}
 	e := event{Type: evDelete, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}
-	if err := s.emit(ctx, e); err != nil {
-		return fmt.Errorf("delete post %d: %w", postID, err)
+	if err := s.commit(ctx, nil, nil, nil, s.emitCmd(e)).Error(); err != nil {
+		return fmt.Errorf("queue delete of post %d: %w", postID, err)
 	}
 	if err := s.tombstone(ctx, p); err != nil {
 		return fmt.Errorf("delete post %d (queued, a worker finishes it): %w", postID, err)

@@ -27,6 +27,8 @@ type storeFlags struct {
 	snapshotTTL  time.Duration
 	cursorKey    string
 	streamShards int
+	waitReplicas int
+	waitTimeout  time.Duration
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
@@ -39,6 +41,8 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.IntVar(&s.followLimit, "follow-limit", 2000, "most accounts one user may follow")
 	fs.DurationVar(&s.snapshotTTL, "snapshot-ttl", 30*time.Minute, "live feed snapshot lifetime")
 	fs.IntVar(&s.streamShards, "stream-shards", 4, "fan-out stream shards (1 to 64), each on its own Redis Cluster slot; change only with the fan-out drained")
+	fs.IntVar(&s.waitReplicas, "wait-replicas", 0, "replicas that must have each mutation's commit write before it is acknowledged (Redis WAIT); 0: Redis's asynchronous replication alone")
+	fs.DurationVar(&s.waitTimeout, "wait-timeout", time.Second, "how long a mutation waits for --wait-replicas; past it the client gets UNAVAILABLE and may retry")
 	fs.StringVar(&s.cursorKey, "cursor-key", "", "cursor sealing key; empty: one is created in Redis once and shared by all replicas")
 	return s
 }
@@ -54,6 +58,8 @@ func (s *storeFlags) options() feedcore.Options {
 		InboxCap:      s.inboxCap,
 		FollowLimit:   s.followLimit,
 		StreamShards:  s.streamShards,
+		WaitReplicas:  s.waitReplicas,
+		WaitTimeout:   s.waitTimeout,
 	}
 	if s.cursorKey != "" {
 		o.CursorKey = []byte(s.cursorKey)
@@ -108,6 +114,10 @@ func (s *storeFlags) validate() error {
 		return errors.New("--follow-limit must be at least 1")
 	case s.snapshotTTL <= 0:
 		return errors.New("--snapshot-ttl must be positive")
+	case s.waitReplicas < 0:
+		return errors.New("--wait-replicas must not be negative")
+	case s.waitTimeout <= 0:
+		return errors.New("--wait-timeout must be positive")
 	case s.streamShards < 1 || s.streamShards > 64:
 		return errors.New("--stream-shards must be between 1 and 64")
 	case strings.ContainsAny(s.keyPrefix, "{}"):

@@ -1,0 +1,59 @@
+package feedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// errNotReplicated: a commit write reached its master but not
+// Options.WaitReplicas replicas in time. The write may yet replicate, or
+// be lost if the master fails first; a retry is safe (publishes carry an
+// idempotency key; the other commits are idempotent), so callers see
+// UNAVAILABLE.
+var errNotReplicated = errors.New("write not confirmed by enough replicas in time")
+
+// commit runs a mutation's commit write: the one whose success makes the
+// mutation happen (a publish or delete event, a journal entry). Redis
+// replicates asynchronously, so a master that fails right after answering
+// can take an acknowledged write with it; with Options.WaitReplicas set,
+// the write is sent with WAIT on the same connection, and acknowledged only
+// once that many replicas have it. Scripts go as EVAL there: a dedicated
+// connection does not load them on NOSCRIPT.
+func (s *Service) commit(ctx context.Context, sc *script, keys, args []string, cmd rueidis.Completed) rueidis.RedisResult {
+	n := s.o.WaitReplicas
+	if n <= 0 {
+		return s.do(ctx, cmd)
+	}
+	timeout := s.o.WaitTimeout
+	var res rueidis.RedisResult
+	err := s.c.Dedicated(func(d rueidis.DedicatedClient) error {
+		write := cmd
+		if sc != nil {
+			write = d.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+		}
+		rs := d.DoMulti(ctx, write, d.B().Wait().Numreplicas(int64(n)).Timeout(timeout.Milliseconds()).Build())
+		res = rs[0]
+		if rs[0].Error() != nil {
+			return nil
+		}
+		got, err := rs[1].AsInt64()
+		switch {
+		case err != nil:
+			res = rueidis.NewErrorResult(fmt.Errorf("wait for replicas: %w", err))
+		case got < int64(n):
+			res = rueidis.NewErrorResult(fmt.Errorf("%w: %d of %d replicas within %v", errNotReplicated, got, n, timeout))
+		}
+		return nil
+	})
+	if err != nil {
+		return rueidis.NewErrorResult(err)
+	}
+	return res
+}
+
+// defaultWaitTimeout bounds a commit's wait for its replicas.
+const defaultWaitTimeout = time.Second
