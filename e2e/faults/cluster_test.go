@@ -18,6 +18,10 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// FaultsEnv must be "1" for the tests that kill cluster nodes: they run
+// alone, never beside other packages' tests on the same cluster.
+const FaultsEnv = "FEED_TEST_FAULTS"
+
 // repoRoot is the repository's top directory, found from this file's path.
 func repoRoot(tb testing.TB) string {
 	tb.Helper()
