@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A local Redis Cluster for the tests: 3 masters and 3 replicas on
-# 127.0.0.1:30001-30006, state under $FEED_CLUSTER_DIR (default
-# /tmp/feedd-cluster).
+# 127.0.0.1:30001-30006 (or the six ports from $FEED_CLUSTER_PORT on), state
+# under $FEED_CLUSTER_DIR (default /tmp/feedd-cluster).
 #
 #   .ci/cluster.sh start   start it (or reuse a healthy one on those ports),
 #                          wait until every node says cluster_state:ok and
@@ -10,6 +10,13 @@
 #   .ci/cluster.sh url     print the FEED_TEST_REDIS value only
 #   .ci/cluster.sh status  succeed if a healthy cluster answers on those ports
 #   .ci/cluster.sh stop    shut the nodes down and remove the state dir
+#   .ci/cluster.sh restart PORT
+#                          start node PORT again (after a crash or kill -9)
+#                          with exactly the settings of start, on its own
+#                          state dir and nodes.conf, so it rejoins the
+#                          cluster (as a replica, once its replica took over);
+#                          wait until it has and is synced. The fault tests
+#                          (e2e/faults) kill masters and bring them back so.
 #
 # Nodes run with the Redis settings the README recommends
 # (zset-max-listpack-entries 1024), on every node, so that tests measuring
@@ -18,7 +25,9 @@ set -euo pipefail
 
 dir=${FEED_CLUSTER_DIR:-/tmp/feedd-cluster}
 host=127.0.0.1
-ports=(30001 30002 30003 30004 30005 30006)
+base=${FEED_CLUSTER_PORT:-30001}
+ports=()
+for i in 0 1 2 3 4 5; do ports+=($((base + i))); done
 deadline_s=${FEED_CLUSTER_WAIT:-60}
 
 # url is the FEED_TEST_REDIS value: every node, so a client starts even when
@@ -74,6 +83,40 @@ wait_for() {
   done
 }
 
+# start_node PORT: run one node with the cluster's settings; its state
+# (nodes.conf, log, pid) lives in $dir/PORT.
+start_node() {
+  redis-server --bind "$host" --port "$1" --dir "$dir/$1" \
+    --cluster-enabled yes --cluster-config-file "$dir/$1/nodes.conf" \
+    --cluster-node-timeout 2000 --save "" --appendonly no \
+    --zset-max-listpack-entries 1024 \
+    --logfile "$dir/$1/redis.log" --pidfile "$dir/$1/redis.pid" \
+    --daemonize yes
+}
+
+# restart PORT: start a node that died again, on its nodes.conf, and wait
+# until the whole cluster is healthy (it rejoined, as a synced replica if its
+# replica took over meanwhile).
+restart() {
+  local p=${1:-}
+  if ! [[ " ${ports[*]} " == *" $p "* ]]; then
+    echo "cluster.sh: restart takes one of the ports ${ports[*]}, got '$p'" >&2
+    return 2
+  fi
+  if cli "$p" ping >/dev/null 2>&1; then
+    echo "cluster.sh: node $p is running" >&2
+    return 1
+  fi
+  if [ ! -f "$dir/$p/nodes.conf" ]; then
+    echo "cluster.sh: no $dir/$p/nodes.conf: node $p was never started by '$0 start'" >&2
+    return 1
+  fi
+  rm -f "$dir/$p/redis.pid"
+  start_node "$p"
+  wait_for healthy "node $p back, cluster_state:ok with ${#ports[@]} known nodes on every node, replicas synced"
+  echo "cluster.sh: node $p rejoined" >&2
+}
+
 start() {
   if healthy; then
     echo "cluster.sh: reusing the healthy cluster on $host:${ports[0]}-${ports[-1]}" >&2
@@ -93,12 +136,7 @@ start() {
   for p in "${ports[@]}"; do
     rm -rf "${dir:?}/$p"
     mkdir -p "$dir/$p"
-    redis-server --bind "$host" --port "$p" --dir "$dir/$p" \
-      --cluster-enabled yes --cluster-config-file "$dir/$p/nodes.conf" \
-      --cluster-node-timeout 2000 --save "" --appendonly no \
-      --zset-max-listpack-entries 1024 \
-      --logfile "$dir/$p/redis.log" --pidfile "$dir/$p/redis.pid" \
-      --daemonize yes
+    start_node "$p"
   done
   wait_for up "every node answering PING"
   local addrs=()
@@ -134,10 +172,11 @@ stop() {
 case "${1:-}" in
 start) start ;;
 stop) stop ;;
+restart) restart "${2:-}" ;;
 url) url ;;
 status) healthy ;;
 *)
-  echo "usage: $0 start|stop|url|status" >&2
+  echo "usage: $0 start|stop|url|status|restart PORT" >&2
   exit 2
   ;;
 esac

@@ -1,0 +1,17 @@
+// Package faults holds feedd's fault-injection tests: acknowledged posts
+// survive Redis master failovers and worker processes killed mid fan-out,
+// each delivered exactly once, and failed publishes leave no ghost.
+//
+// Lanes: every test here needs a real Redis (FEED_TEST_REDIS) and skips on
+// the embedded store. TestMasterFailover needs the Redis Cluster lane, a
+// cluster started by .ci/cluster.sh (it kills masters with SIGKILL and
+// brings them back with `.ci/cluster.sh restart PORT`), and skips on a
+// single Redis; since it disturbs every test using the cluster meanwhile,
+// it also needs FEED_TEST_FAULTS=1 and is run alone:
+//
+//	FEED_TEST_REDIS=$(.ci/cluster.sh url) FEED_TEST_FAULTS=1 go test -race -run Failover -v ./e2e/faults
+//
+// TestWorkerKilledMidFanout runs on both real lanes. The tests
+// find the repository root (for .ci/cluster.sh and ./cmd/feedd) from their
+// own source file's location.
+package faults
