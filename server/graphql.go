@@ -16,7 +16,6 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/loaders"
-	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/resolvers"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -89,7 +88,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 func perOperation(cfg Config) graphql.OperationMiddleware {
 	reg := cfg.Metrics
 	if reg == nil {
-		reg = metrics.Default
+		reg = NewMetrics()
 	}
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		ctx, trips := roundtrip.NewContext(ctx)
@@ -108,7 +107,7 @@ func perOperation(cfg Config) graphql.OperationMiddleware {
 			resp := respond(ctx)
 			once.Do(func() {
 				n := trips.Trips()
-				reg.ObserveOperation(typ, name, n)
+				reg.observeOperation(typ, name, n)
 				noteOperation(ctx, typ, name, n)
 				cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "graphql operation",
 					slog.String("request_id", RequestID(ctx)), slog.String("type", typ),

@@ -11,7 +11,6 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/redis/rueidis"
 )
@@ -24,7 +23,7 @@ type env struct {
 	svc *feedcore.Service
 	srv *httptest.Server
 	// metrics is this server's own registry.
-	metrics *metrics.Registry
+	metrics *Metrics
 }
 
 func newEnv(t *testing.T) *env {
@@ -40,7 +39,7 @@ func newEnvOn(t *testing.T, client rueidis.Client, prefix string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := metrics.NewRegistry()
+	reg := NewMetrics()
 	srv := httptest.NewServer(New(Config{
 		Service:  svc,
 		DevAuth:  true,

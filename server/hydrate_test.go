@@ -2,13 +2,13 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/feedcore"
@@ -47,13 +47,12 @@ func replicaClient(tb testing.TB, st *storetest.Store) rueidis.Client {
 // trips is how many Redis round trips the last run of query operation op
 // cost on e, given the total before it.
 func (e *env) tripsSince(op string, before int64) int {
-	o, _ := e.metrics.Operation("query", op)
-	return int(o.RoundTrips - before)
+	return int(e.tripsSoFar(op) - before)
 }
 
 func (e *env) tripsSoFar(op string) int64 {
-	o, _ := e.metrics.Operation("query", op)
-	return o.RoundTrips
+	trips, _ := e.metrics.roundTrips(e.t, op)
+	return trips
 }
 
 // hydratedPage asks for everything a post shows: counters, the viewer's
@@ -369,11 +368,28 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	e.do(1, `query Me { viewer { handle followerCount } }`, nil).as(t, &struct{}{})
 	e.do(1, `query Me { viewer { handle followerCount } }`, nil).as(t, &struct{}{})
 	e.do(1, `mutation Post { publishPost(input: {text: "x"}) { post { id } } }`, nil).as(t, &struct{}{})
-	ops := e.metrics.Operations()
-	raw, _ := json.Marshal(ops)
-	if len(ops) != 2 || ops[0].Type != "mutation" || ops[0].Name != "Post" || ops[0].Requests != 1 ||
-		ops[1].Type != "query" || ops[1].Name != "Me" || ops[1].Requests != 2 || ops[1].RoundTrips < 2 || ops[1].MaxRoundTrips > 2 {
-		t.Errorf("operations %s", raw)
+	if n := testutil.CollectAndCount(e.metrics.trips); n != 2 {
+		t.Errorf("%d round-trip series, want 2 (Me and Post)", n)
+	}
+	f := gather(t, e.metrics.Registry())
+	if n, _ := f.value("feedd_graphql_redis_round_trips_count", "type", "mutation", "operation", "Post"); n != 1 {
+		t.Errorf("mutation Post ran %v times, want 1", n)
+	}
+	if n, _ := f.value("feedd_graphql_redis_round_trips_count", "type", "query", "operation", "Me"); n != 2 {
+		t.Errorf("query Me ran %v times, want 2", n)
+	}
+	if sum, _ := f.value("feedd_graphql_redis_round_trips_sum", "type", "query", "operation", "Me"); sum < 2 {
+		t.Errorf("query Me cost %v round trips in all, want at least 2", sum)
+	}
+	// Each run of Me cost at most 2: both are in the le="2" bucket.
+	if m, ok := f.metric("feedd_graphql_redis_round_trips", "type", "query", "operation", "Me"); !ok {
+		t.Error("no round trips for Me")
+	} else {
+		for _, b := range m.GetHistogram().GetBucket() {
+			if b.GetUpperBound() == 2 && b.GetCumulativeCount() != 2 {
+				t.Errorf("runs of Me costing at most 2 round trips: %d, want 2", b.GetCumulativeCount())
+			}
+		}
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
-	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/resolvers"
 )
@@ -39,7 +38,7 @@ func newAPIEnvOn(t *testing.T, c rueidis.Client, prefix string, api APIConfig) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := metrics.NewRegistry()
+	reg := NewMetrics()
 	cfg := Config{Service: svc, DevAuth: true, Verifier: &auth.Verifier{HS256Secret: testSecret}, Metrics: reg}
 	cfg.Logger = discardLogger()
 	mux := http.NewServeMux()

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/auth"
-	"github.com/feedd/feedd/metrics"
 )
 
 // DefaultRequestTimeout bounds a GraphQL request when Config.RequestTimeout
@@ -48,7 +47,7 @@ func noteOperation(ctx context.Context, typ, name string, trips int) {
 // timeout, so a silent Redis yields UNAVAILABLE rather than a hung request,
 // and once answered, records latency and error codes under the operation
 // and writes one access log line.
-func observeQuery(cfg Config, reg *metrics.Registry, log *slog.Logger, next http.Handler) http.Handler {
+func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler) http.Handler {
 	timeout := cfg.RequestTimeout
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
@@ -65,7 +64,7 @@ func observeQuery(cfg Config, reg *metrics.Registry, log *slog.Logger, next http
 		rec.mu.Lock()
 		typ, name, trips := rec.typ, rec.name, rec.trips
 		rec.mu.Unlock()
-		reg.ObserveRequest(typ, name, d, codes)
+		reg.observeRequest(typ, name, d, codes)
 		level := slog.LevelInfo
 		if sw.status >= 500 {
 			level = slog.LevelWarn
@@ -185,7 +184,7 @@ func OpsHandler(cfg Config) http.Handler {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Metrics == nil {
-		cfg.Metrics = metrics.Default
+		cfg.Metrics = NewMetrics()
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", healthHandler())

@@ -2,71 +2,239 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
-	"github.com/feedd/feedd/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/roundtrip"
 )
 
-// metricsHandler serves the Prometheus text format: per-operation
-// histograms and error counts from the registry, then gauges read from
-// Redis at scrape time (bounded by readyTimeout).
-func metricsHandler(cfg Config, reg *metrics.Registry) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-		defer cancel()
-		w.Header().Set("Content-Type", metrics.ContentType)
-		w.Header().Set("Cache-Control", "no-store")
-		p := metrics.NewWriter(w)
-		reg.WritePrometheus(p)
+// TripBuckets are the upper bounds of the round-trip histogram.
+var TripBuckets = []float64{0, 1, 2, 3, 4, 6, 8, 12, 16}
 
-		hits, misses := roundtrip.CacheStats()
-		p.Family("feedd_redis_cache_hits_total", "counter", "Cacheable Redis reads served from the client-side cache.")
-		p.Sample("feedd_redis_cache_hits_total", float64(hits))
-		p.Family("feedd_redis_cache_misses_total", "counter", "Cacheable Redis reads that went to Redis.")
-		p.Sample("feedd_redis_cache_misses_total", float64(misses))
+// LatencyBuckets are the upper bounds, in seconds, of the request latency
+// histogram.
+var LatencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-		st := cfg.Service.Stats()
-		p.Family("feedd_fanout_processed_total", "counter", "Fan-out work done by this process's workers, by kind.")
-		p.Sample("feedd_fanout_processed_total", float64(st.Events), "kind", "events")
-		p.Sample("feedd_fanout_processed_total", float64(st.Tasks), "kind", "tasks")
-		p.Sample("feedd_fanout_processed_total", float64(st.InboxWrites), "kind", "inbox_writes")
-		p.Sample("feedd_fanout_processed_total", float64(st.Repairs), "kind", "journal_repairs")
-		p.Family("feedd_fanout_dead_lettered_total", "counter", "Stream entries this process gave up on and moved to a dead-letter stream (logged with the reason).")
-		p.Sample("feedd_fanout_dead_lettered_total", float64(st.DeadLetters))
+// maxOperations bounds how many distinct (type, operation) label pairs are
+// kept: clients name operations, so names are not trusted to be few. Later
+// ones share otherOperation.
+const maxOperations = 500
 
-		up := 1.0
-		backlog, err := cfg.Service.Backlog(ctx)
-		if err != nil {
-			up = 0
-			cfg.Logger.Warn("metrics: reading the fan-out backlog", "err", err)
+// otherOperation is the operation label of operations beyond the first
+// maxOperations, and of error codes beyond maxCodes.
+const otherOperation = "(other)"
+
+// maxCodes bounds the distinct error codes labelled; codes come from a
+// fixed list, so this only guards against a bug.
+const maxCodes = 32
+
+// Metrics is one server's Prometheus registry (not the global default, so
+// a process or a test may build several servers): per-operation latency
+// and round-trip histograms and error counters, the Go runtime and process
+// collectors, and, once a server is built on it, the fan-out and cache
+// figures read at scrape time (serviceCollector). Safe for concurrent use.
+type Metrics struct {
+	reg      *prometheus.Registry
+	duration *prometheus.HistogramVec
+	trips    *prometheus.HistogramVec
+	errors   *prometheus.CounterVec
+
+	mu    sync.Mutex
+	ops   map[[2]string]bool
+	codes map[string]bool
+
+	watchOnce sync.Once
+}
+
+// NewMetrics returns a registry holding the Go runtime and process
+// collectors and feedd's per-operation metrics, none observed yet.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "feedd_graphql_request_duration_seconds",
+			Help:    "Time to serve a GraphQL HTTP request, by operation type and name.",
+			Buckets: LatencyBuckets,
+		}, []string{"type", "operation"}),
+		trips: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "feedd_graphql_redis_round_trips",
+			Help:    "Redis round trips one GraphQL operation cost (cache hits are free), by operation type and name.",
+			Buckets: TripBuckets,
+		}, []string{"type", "operation"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feedd_graphql_errors_total",
+			Help: "GraphQL errors returned, by operation type and name and extensions.code.",
+		}, []string{"type", "operation", "code"}),
+		ops:   map[[2]string]bool{},
+		codes: map[string]bool{},
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.duration, m.trips, m.errors,
+	)
+	return m
+}
+
+// Registry is the registry /metrics serves, to register more collectors on
+// or to gather from in tests.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// operationLabel is the operation label an operation of type typ named
+// name is counted under: the single place that decides it. The first
+// maxOperations (type, name) pairs keep their name, later ones are
+// otherOperation. Requests that failed before an operation was known have
+// an empty type and name.
+func (m *Metrics) operationLabel(typ, name string) string {
+	k := [2]string{typ, name}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ops[k] {
+		if len(m.ops) >= maxOperations {
+			return otherOperation
 		}
-		p.Family("feedd_redis_up", "gauge", "1 when Redis answered this scrape's queries in time, else 0.")
-		p.Sample("feedd_redis_up", up)
-		if up == 1 {
-			p.Family("feedd_fanout_backlog", "gauge", "Entries in the fan-out events and tasks streams, not yet handled.")
-			p.Sample("feedd_fanout_backlog", float64(backlog))
-			if n, err := cfg.Service.DeadLetters(ctx); err == nil {
-				p.Family("feedd_fanout_dead_letters", "gauge", "Entries held in the dead-letter streams, for an operator to inspect (XRANGE <prefix>fo:{sN}:dl).")
-				p.Sample("feedd_fanout_dead_letters", float64(n))
-			} else {
-				cfg.Logger.Warn("metrics: reading the dead letters", "err", err)
-			}
-			pending, err := cfg.Service.Pending(ctx)
-			if err != nil {
-				cfg.Logger.Warn("metrics: reading pending fan-out entries", "err", err)
-			}
-			p.Family("feedd_fanout_pending", "gauge", "Entries delivered to a worker and not yet acknowledged (XPENDING), by stream.")
-			for _, sp := range pending {
-				p.Sample("feedd_fanout_pending", float64(sp.Count), "stream", sp.Stream)
-			}
-			p.Family("feedd_fanout_oldest_pending_seconds", "gauge", "Age of the oldest unacknowledged entry, by stream; 0 when none.")
-			for _, sp := range pending {
-				p.Sample("feedd_fanout_oldest_pending_seconds", sp.Oldest.Seconds(), "stream", sp.Stream)
-			}
+		m.ops[k] = true
+	}
+	return name
+}
+
+// codeLabel is code while fewer than maxCodes distinct codes were seen.
+func (m *Metrics) codeLabel(code string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.codes[code] {
+		if len(m.codes) >= maxCodes {
+			return otherOperation
 		}
-		if err := p.Flush(); err != nil {
-			cfg.Logger.Debug("metrics: write", "err", err)
-		}
+		m.codes[code] = true
+	}
+	return code
+}
+
+// observeOperation records that an operation ran and cost trips round trips.
+func (m *Metrics) observeOperation(typ, name string, trips int) {
+	m.trips.WithLabelValues(typ, m.operationLabel(typ, name)).Observe(float64(trips))
+}
+
+// observeRequest records that an HTTP request running the operation took d
+// and answered with GraphQL errors of the given codes.
+func (m *Metrics) observeRequest(typ, name string, d time.Duration, codes []string) {
+	name = m.operationLabel(typ, name)
+	m.duration.WithLabelValues(typ, name).Observe(d.Seconds())
+	for _, c := range codes {
+		m.errors.WithLabelValues(typ, name, m.codeLabel(c)).Inc()
+	}
+}
+
+// watch registers, once per Metrics, the collector reading cfg.Service's
+// fan-out state and counters at scrape time; a Metrics shared by several
+// servers reports the first one's service.
+func (m *Metrics) watch(cfg Config) {
+	m.watchOnce.Do(func() {
+		m.reg.MustRegister(serviceCollector{svc: cfg.Service, log: cfg.Logger, timeout: readyTimeout})
 	})
+}
+
+// metricsHandler serves the registry in the Prometheus exposition format
+// (promhttp), never cached. A collector that fails is logged and the rest
+// is served.
+func metricsHandler(cfg Config, m *Metrics) http.Handler {
+	m.watch(cfg)
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
+}
+
+var (
+	cacheHitsDesc = prometheus.NewDesc("feedd_redis_cache_hits_total",
+		"Cacheable Redis reads served from the client-side cache.", nil, nil)
+	cacheMissesDesc = prometheus.NewDesc("feedd_redis_cache_misses_total",
+		"Cacheable Redis reads that went to Redis.", nil, nil)
+	processedDesc = prometheus.NewDesc("feedd_fanout_processed_total",
+		"Fan-out work done by this process's workers, by kind.", []string{"kind"}, nil)
+	deadLetteredDesc = prometheus.NewDesc("feedd_fanout_dead_lettered_total",
+		"Stream entries this process gave up on and moved to a dead-letter stream (logged with the reason).", nil, nil)
+	redisUpDesc = prometheus.NewDesc("feedd_redis_up",
+		"1 when Redis answered this scrape's queries in time, else 0.", nil, nil)
+	backlogDesc = prometheus.NewDesc("feedd_fanout_backlog",
+		"Entries in the fan-out events and tasks streams, not yet handled.", nil, nil)
+	deadLettersDesc = prometheus.NewDesc("feedd_fanout_dead_letters",
+		"Entries held in the dead-letter streams, for an operator to inspect (XRANGE <prefix>fo:{sN}:dl).", nil, nil)
+	pendingDesc = prometheus.NewDesc("feedd_fanout_pending",
+		"Entries delivered to a worker and not yet acknowledged (XPENDING), by stream.", []string{"stream"}, nil)
+	oldestPendingDesc = prometheus.NewDesc("feedd_fanout_oldest_pending_seconds",
+		"Age of the oldest unacknowledged entry, by stream; 0 when none.", []string{"stream"}, nil)
+)
+
+// serviceCollector exports, at each scrape, the counters this process
+// keeps (feedcore's Stats, the client-side cache's hits and misses) and
+// the fan-out state read from Redis under a bound of timeout: backlog,
+// dead letters, pending entries and whether Redis answered in time.
+type serviceCollector struct {
+	svc     *feedcore.Service
+	log     *slog.Logger
+	timeout time.Duration
+}
+
+func (serviceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{cacheHitsDesc, cacheMissesDesc, processedDesc, deadLetteredDesc,
+		redisUpDesc, backlogDesc, deadLettersDesc, pendingDesc, oldestPendingDesc} {
+		ch <- d
+	}
+}
+
+func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
+	hits, misses := roundtrip.CacheStats()
+	ch <- prometheus.MustNewConstMetric(cacheHitsDesc, prometheus.CounterValue, float64(hits))
+	ch <- prometheus.MustNewConstMetric(cacheMissesDesc, prometheus.CounterValue, float64(misses))
+	if c.svc == nil {
+		return
+	}
+
+	st := c.svc.Stats()
+	for _, s := range []struct {
+		kind string
+		n    int64
+	}{{"events", st.Events}, {"tasks", st.Tasks}, {"inbox_writes", st.InboxWrites}, {"journal_repairs", st.Repairs}} {
+		ch <- prometheus.MustNewConstMetric(processedDesc, prometheus.CounterValue, float64(s.n), s.kind)
+	}
+	ch <- prometheus.MustNewConstMetric(deadLetteredDesc, prometheus.CounterValue, float64(st.DeadLetters))
+
+	// Collect has no request context: the scrape's Redis reads are bounded
+	// on their own, as /readyz's are.
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	backlog, err := c.svc.Backlog(ctx)
+	if err != nil {
+		c.log.Warn("metrics: reading the fan-out backlog", "err", err)
+		ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, 1)
+	ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(backlog))
+	if n, err := c.svc.DeadLetters(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(deadLettersDesc, prometheus.GaugeValue, float64(n))
+	} else {
+		c.log.Warn("metrics: reading the dead letters", "err", err)
+	}
+	pending, err := c.svc.Pending(ctx)
+	if err != nil {
+		c.log.Warn("metrics: reading pending fan-out entries", "err", err)
+	}
+	for _, sp := range pending {
+		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(sp.Count), sp.Stream)
+		ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, sp.Oldest.Seconds(), sp.Stream)
+	}
 }

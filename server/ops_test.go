@@ -15,8 +15,6 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/metrics"
-	"github.com/feedd/feedd/metrics/promparse"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -57,7 +55,7 @@ func newOpsEnv(t *testing.T, cfg Config) *opsEnv {
 	cfg.Service = svc
 	cfg.DevAuth = true
 	cfg.Verifier = &auth.Verifier{HS256Secret: testSecret}
-	cfg.Metrics = metrics.NewRegistry()
+	cfg.Metrics = NewMetrics()
 	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	srv := httptest.NewServer(New(cfg))
 	t.Cleanup(srv.Close)
@@ -75,17 +73,22 @@ func (e *opsEnv) get(path string) (int, string) {
 	return res.StatusCode, string(b)
 }
 
-func (e *opsEnv) scrape() []promparse.Sample {
+// scrape reads /metrics as Prometheus would.
+func (e *opsEnv) scrape() families {
 	e.t.Helper()
-	status, text := e.get("/metrics")
-	if status != http.StatusOK {
-		e.t.Fatalf("/metrics: %d %s", status, text)
-	}
-	s, err := promparse.Parse(text)
+	res, err := http.Get(e.srv.URL + "/metrics")
 	if err != nil {
-		e.t.Fatalf("/metrics is not valid exposition: %v\n%s", err, text)
+		e.t.Fatal(err)
 	}
-	return s
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		e.t.Fatalf("/metrics: %d %s", res.StatusCode, b)
+	}
+	if cc := res.Header.Get("Cache-Control"); cc != "no-store" {
+		e.t.Errorf("/metrics Cache-Control %q, want no-store", cc)
+	}
+	return parseExposition(e.t, string(b))
 }
 
 // logLines waits until the log holds n request lines, and returns them.
@@ -155,13 +158,34 @@ func TestMetricsAndAccessLog(t *testing.T) {
 		{"feedd_fanout_dead_letters", nil, 0},
 		{"feedd_fanout_dead_lettered_total", nil, 0},
 	} {
-		if got, ok := promparse.Find(s, c.name, c.labels...); !ok || got != c.want {
+		if got, ok := s.value(c.name, c.labels...); !ok || got != c.want {
 			t.Errorf("%s%q = %v (found %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
 	}
 	for _, name := range []string{"feedd_redis_cache_hits_total", "feedd_redis_cache_misses_total", "feedd_fanout_processed_total"} {
-		if _, ok := promparse.Find(s, name); !ok {
+		if _, ok := s.value(name); !ok {
 			t.Errorf("no %s", name)
+		}
+	}
+	for _, kind := range []string{"events", "tasks", "inbox_writes", "journal_repairs"} {
+		if _, ok := s.value("feedd_fanout_processed_total", "kind", kind); !ok {
+			t.Errorf("no feedd_fanout_processed_total{kind=%q}", kind)
+		}
+	}
+	// The Go runtime and process collectors.
+	if n, ok := s.value("go_goroutines"); !ok || n < 1 {
+		t.Errorf("go_goroutines = %v (found %v)", n, ok)
+	}
+	if n, ok := s.value("process_resident_memory_bytes"); !ok || n <= 0 {
+		t.Errorf("process_resident_memory_bytes = %v (found %v)", n, ok)
+	}
+	if testing.Verbose() {
+		_, text := e.get("/metrics")
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "go_goroutines") || strings.HasPrefix(l, "process_resident_memory_bytes") ||
+				strings.HasPrefix(l, "feedd_redis_up") || strings.HasPrefix(l, "feedd_graphql_request_duration_seconds_count") {
+				t.Logf("/metrics: %s", l)
+			}
 		}
 	}
 }
@@ -201,13 +225,13 @@ func TestReadyzBacklogAndPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := e.scrape()
-	if got, _ := promparse.Find(s, "feedd_fanout_pending", "stream", "events"); got != 2 {
+	if got, _ := s.value("feedd_fanout_pending", "stream", "events"); got != 2 {
 		t.Errorf("pending events = %v, want 2", got)
 	}
-	if got, _ := promparse.Find(s, "feedd_fanout_backlog"); got < 3 {
+	if got, _ := s.value("feedd_fanout_backlog"); got < 3 {
 		t.Errorf("backlog = %v, want at least 3", got)
 	}
-	if got, ok := promparse.Find(s, "feedd_fanout_oldest_pending_seconds", "stream", "events"); !ok || got < 0 || got > 60 {
+	if got, ok := s.value("feedd_fanout_oldest_pending_seconds", "stream", "events"); !ok || got < 0 || got > 60 {
 		t.Errorf("oldest pending = %v", got)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -176,7 +175,7 @@ func TestSilentRedisTimesOut(t *testing.T) {
 	}
 	const requestTimeout = 500 * time.Millisecond
 	srv := httptest.NewServer(New(Config{Service: svc, DevAuth: true, RequestTimeout: requestTimeout,
-		Metrics: metrics.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+		Metrics: NewMetrics(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(srv.Close)
 	client := &http.Client{Timeout: 20 * time.Second}
 

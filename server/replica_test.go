@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/nodeid"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -27,8 +26,8 @@ const replicaPrefixEnv = "FEEDD_TEST_REPLICA_PREFIX"
 
 // TestReplicaProcess is not a test: it is the other process of
 // TestCacheInvalidationAcrossProcesses. It serves feedd on a free port,
-// prints its address, and also serves its round-trip metrics at
-// /test/operations, until its stdin closes.
+// prints its address, and serves (its /metrics holding its round trips)
+// until its stdin closes.
 func TestReplicaProcess(t *testing.T) {
 	prefix := os.Getenv(replicaPrefixEnv)
 	if prefix == "" {
@@ -44,12 +43,8 @@ func TestReplicaProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := metrics.NewRegistry()
 	mux := http.NewServeMux()
-	mux.Handle("/", New(Config{Service: svc, DevAuth: true, Metrics: reg}))
-	mux.HandleFunc("/test/operations", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(reg.Operations())
-	})
+	mux.Handle("/", New(Config{Service: svc, DevAuth: true, Metrics: NewMetrics()}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -137,21 +132,14 @@ func (p *otherProcess) query(viewer feedcore.ID, q string, vars map[string]any, 
 // in all.
 func (p *otherProcess) trips(op string) int64 {
 	p.t.Helper()
-	res, err := p.http.Get(p.url + "/test/operations")
+	res, err := p.http.Get(p.url + "/metrics")
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var ops []metrics.Operation
-	if err := json.NewDecoder(res.Body).Decode(&ops); err != nil {
-		p.t.Fatal(err)
-	}
-	for _, o := range ops {
-		if o.Type == "query" && o.Name == op {
-			return o.RoundTrips
-		}
-	}
-	return 0
+	b, _ := io.ReadAll(res.Body)
+	trips, _ := parseExposition(p.t, string(b)).value("feedd_graphql_redis_round_trips_sum", "type", "query", "operation", op)
+	return int64(trips)
 }
 
 // TestCacheInvalidationAcrossProcesses: another feedd process caches a

@@ -11,7 +11,6 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/metrics"
 )
 
 // Config is what the HTTP surface needs.
@@ -23,9 +22,10 @@ type Config struct {
 	Verifier *auth.Verifier
 	// Logger receives internal errors; default slog.Default().
 	Logger *slog.Logger
-	// Metrics receives per-operation metrics (Redis round trips); default
-	// metrics.Default.
-	Metrics *metrics.Registry
+	// Metrics receives per-operation metrics (latency, Redis round trips,
+	// errors) and is what /metrics serves; default a new NewMetrics() per
+	// handler.
+	Metrics *Metrics
 	// PlaygroundViewer, when set with DevAuth, is pre-filled as the
 	// X-Viewer-Id header in GraphiQL so the first query just works.
 	PlaygroundViewer feedcore.ID
@@ -51,7 +51,7 @@ func New(cfg Config) http.Handler {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Metrics == nil {
-		cfg.Metrics = metrics.Default
+		cfg.Metrics = NewMetrics()
 	}
 	log := cfg.Logger
 	mux := http.NewServeMux()

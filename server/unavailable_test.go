@@ -14,7 +14,6 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -49,7 +48,7 @@ func TestTryAgainRepliesAreUnavailable(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logs bytes.Buffer
-			srv := httptest.NewServer(New(Config{Service: svc, DevAuth: true, Metrics: metrics.NewRegistry(),
+			srv := httptest.NewServer(New(Config{Service: svc, DevAuth: true, Metrics: NewMetrics(),
 				Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
 				RequestTimeout: 300 * time.Millisecond,
 				APIConfig:      APIConfig{RateLimit: feedcore.RateLimit{Rate: 10, Burst: 10}}}))

@@ -16,7 +16,6 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/metrics"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -60,7 +59,7 @@ func TestMutationOutlivesItsClient(t *testing.T) {
 	reqCtx := make(chan context.Context, 1)
 	handled := make(chan struct{})
 	var requests atomic.Int32
-	h := New(Config{Service: svc, DevAuth: true, Metrics: metrics.NewRegistry()})
+	h := New(Config{Service: svc, DevAuth: true, Metrics: NewMetrics()})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if requests.Add(1) == 1 { // the mutation
 			reqCtx <- r.Context()

@@ -6,10 +6,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/feedd/feedd/metrics/promparse"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -52,12 +55,20 @@ func TestWorkerOpsAndShutdown(t *testing.T) {
 			t.Errorf("%s: %d %s", path, res.StatusCode, b)
 		}
 		if path == "/metrics" {
-			s, err := promparse.Parse(string(b))
+			p := expfmt.NewTextParser(model.LegacyValidation)
+			mfs, err := p.TextToMetricFamilies(strings.NewReader(string(b)))
 			if err != nil {
-				t.Fatalf("/metrics: %v", err)
+				t.Fatalf("/metrics: %v\n%s", err, b)
 			}
-			if up, _ := promparse.Find(s, "feedd_redis_up"); up != 1 {
+			if up := mfs["feedd_redis_up"].GetMetric(); len(up) != 1 || up[0].GetGauge().GetValue() != 1 {
 				t.Errorf("feedd_redis_up = %v", up)
+			}
+			// The same registry as serve's: fan-out counters, the Go
+			// runtime and process collectors.
+			for _, name := range []string{"feedd_fanout_processed_total", "feedd_fanout_backlog", "go_goroutines", "process_resident_memory_bytes"} {
+				if len(mfs[name].GetMetric()) == 0 {
+					t.Errorf("/metrics has no %s", name)
+				}
 			}
 		}
 	}
