@@ -9,6 +9,10 @@
 // that file, any other request gets the page. Asset URLs carry a hash of the
 // content, so they are cached for a year and a new build is never served
 // stale files.
+//
+// Why not a library: Go packages that serve GraphiQL (gqlgen's playground
+// among them) load it from a CDN, which fails offline and under a strict
+// CSP. This is the npm release itself, embedded, plus the page around it.
 package graphiql
 
 import (
