@@ -41,8 +41,9 @@ const (
 // New returns a Service over client. When opts.CursorKey is empty the
 // sealing key is read from Redis, created there by the first replica.
 func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
-	s := &Service{c: client, k: keys{p: opts.Prefix}, o: opts.withDefaults(),
+	s := &Service{k: keys{p: opts.Prefix}, o: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
+	s.c = riding{Client: client, s: s}
 	key := opts.CursorKey
 	if len(key) == 0 {
 		var err error

@@ -26,8 +26,8 @@ import (
 // stay safe to cache and to retry. In front of gqlgen, guard applies CORS,
 // the content-type rule and the body limit; inside, before any resolver
 // runs, an operation passes the persisted-query step, the token limit
-// (parsing), validation, then the depth, complexity, introspection and rate
-// limits, in that order; an APQ registration is stored only after all of
+// (parsing), validation, then the depth and introspection limits and the
+// cost limit (complexity, mutation count, rate limit), in that order; an APQ registration is stored only after all of
 // them.
 func graphqlHandler(cfg Config) http.Handler {
 	return queryHandler(cfg, apiConfigOf(cfg))
@@ -43,7 +43,8 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	root.WriteTimeout = cfg.WriteTimeout
 	gc := root.Config()
 	gc.Complexity = complexityRoot()
-	srv := handler.New(graph.NewExecutableSchema(gc))
+	es := graph.NewExecutableSchema(gc)
+	srv := handler.New(es)
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -64,17 +65,13 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	if api.MaxDepth > 0 {
 		srv.Use(depthLimit{max: api.MaxDepth})
 	}
-	if api.MaxComplexity > 0 {
-		srv.Use(extension.FixedComplexityLimit(api.MaxComplexity))
-	}
 	if api.DisableIntrospection {
 		srv.Use(noIntrospection{})
 	} else {
 		srv.Use(extension.Introspection{})
 	}
-	if api.RateLimit.Rate > 0 {
-		srv.Use(rateLimit{svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
-	}
+	srv.Use(costLimit{es: es, maxComplexity: api.MaxComplexity, maxMutations: api.MaxMutations,
+		svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
 	if apq != nil { // last: only documents that passed everything are kept
 		srv.Use(apqRegister{cache: apq})
 	}
@@ -92,7 +89,10 @@ func perOperation(cfg Config) graphql.OperationMiddleware {
 		reg = metrics.Default
 	}
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		ctx, trips := roundtrip.NewContext(ctx)
+		trips := roundtrip.FromContext(ctx)
+		if trips == nil { // outside observeQuery (tests)
+			ctx, trips = roundtrip.NewContext(ctx)
+		}
 		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, auth.FromContext(ctx).ViewerID))
 		op := graphql.GetOperationContext(ctx)
 		typ, name := "", op.OperationName
