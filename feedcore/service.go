@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"golang.org/x/sync/singleflight"
 )
 
 // Service reads and writes feeds. It is safe for concurrent use; many
@@ -23,6 +24,10 @@ type Service struct {
 	// touches and activations throttle a reader's activity writes and
 	// upgrade requests to one per interval per process, not one per read.
 	touches, activations *throttle
+
+	// snapshots shares one live feed snapshot build among the concurrent
+	// first pages of one viewer's device.
+	snapshots singleflight.Group
 
 	stats stats
 	// bigV is the big-V threshold in force; operators may change it live.
