@@ -43,13 +43,20 @@ type RateLimit struct {
 type Subject struct {
 	Viewer ID
 	Addr   string
+	// Kind names a separate allowance of the same subject (like "apq" for
+	// persisted query registrations); empty is the operations' allowance.
+	Kind string
 }
 
 func (s *Service) rateKey(sub Subject) string {
+	k := s.k.rateLimitAddr(sub.Addr)
 	if sub.Viewer != 0 {
-		return s.k.rateLimit(sub.Viewer)
+		k = s.k.rateLimit(sub.Viewer)
 	}
-	return s.k.rateLimitAddr(sub.Addr)
+	if sub.Kind != "" {
+		k += ":" + sub.Kind
+	}
+	return k
 }
 
 // Verdict is the outcome of spending a cost.

@@ -39,6 +39,7 @@ func queryHandler(cfg Config, api APIConfig) http.Handler {
 }
 
 func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
+	known := newKnownOps(cfg.DevAuth, api.PersistedOnly)
 	root := resolvers.New(cfg.Service)
 	root.WriteTimeout = cfg.WriteTimeout
 	gc := root.Config()
@@ -60,6 +61,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 		srv.Use(persistedOnly{byHash: api.PersistedOnly})
 	case !api.DisableAPQ:
 		apq = newAPQCache(cfg.Service, api.APQTTL, cfg.Logger)
+		srv.Use(apqSizeLimit{max: api.APQMaxBytes})
 		srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
 	}
 	if api.MaxDepth > 0 {
@@ -73,17 +75,18 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	srv.Use(costLimit{es: es, maxComplexity: api.MaxComplexity, maxMutations: api.MaxMutations,
 		svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
 	if apq != nil { // last: only documents that passed everything are kept
-		srv.Use(apqRegister{cache: apq})
+		srv.Use(apqRegister{cache: apq, svc: cfg.Service, limit: api.APQRegisterLimit, known: known, log: cfg.Logger})
 	}
 	srv.SetErrorPresenter(keepPersistedCodes(presentError(cfg.Logger)))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
-	srv.AroundOperations(perOperation(cfg))
+	srv.AroundOperations(perOperation(cfg, known))
 	return srv
 }
 
 // perOperation gives each operation its dataloaders and a Redis round-trip
-// counter, and records the round trips it cost under its type and name.
-func perOperation(cfg Config) graphql.OperationMiddleware {
+// counter, and records the round trips it cost under its type and name
+// (known names only; others under metrics.Other).
+func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = metrics.Default
@@ -102,6 +105,7 @@ func perOperation(cfg Config) graphql.OperationMiddleware {
 				name = op.Operation.Name
 			}
 		}
+		name = known.label(name)
 		respond := next(ctx)
 		var once sync.Once
 		return func(ctx context.Context) *graphql.Response {
