@@ -118,7 +118,9 @@ func (c costLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 		}
 		v := oc.verdict
 		if oc.charge != nil {
-			got, err := oc.charge.Settle(ctx)
+			sctx, cancel := stepContext(ctx)
+			got, err := oc.charge.Settle(sctx)
+			cancel()
 			switch {
 			case err != nil:
 				logStoreError(ctx, c.log, "rate limit: store did not answer; letting the operation through", err)
