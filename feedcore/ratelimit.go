@@ -251,8 +251,9 @@ func (r riding) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidi
 		if ch.verdict.Err == nil {
 			return rs[1:]
 		}
-		// Refused: what rode along is read-only on every path that carries
-		// a charge (queries), so dropping its results is safe.
+		// Refused: what rode along ran, but on the paths that carry a
+		// charge (queries) that is reads and at most the reader's throttled
+		// activity touch, which is idempotent; its results are dropped.
 		return failAll(len(cmds), ch.verdict.Err)
 	}
 	if err := ch.wait(ctx); err != nil {
