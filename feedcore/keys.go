@@ -31,8 +31,14 @@ func (k keys) liveAnchors() string       { return k.p + "lanchors" }        // s
 func (k keys) snapshot(viewer ID, snap string) string {
 	return k.p + "lsn:" + k.tag(viewer) + ":" + snap // zset: a live feed snapshot
 }
+func (k keys) liveDevices(viewer ID) string {
+	return k.p + "lsd:" + k.tag(viewer) // zset(taken ms, ref+device): each device's live feed snapshot
+}
 func (k keys) rateLimit(id ID) string { return k.p + "rl:" + k.tag(id) } // string: GCRA arrival time
-func (k keys) cursorKey() string      { return k.p + "ckey" }            // shared cursor sealing key
+func (k keys) rateLimitAddr(addr string) string {
+	return k.p + "rla:" + addr // string: GCRA arrival time of a client address
+}
+func (k keys) cursorKey() string { return k.p + "ckey" } // shared cursor sealing key
 
 // Stream shards. Everything one shard's scripts touch together carries the
 // shard's hash tag, so a Redis Cluster keeps it in one slot: the events

@@ -297,7 +297,11 @@ func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (*LivePage, err
 		err   error
 	)
 	if req.After == "" {
-		if ref, found, err = s.takeSnapshot(ctx, req.Viewer, n+1); err != nil {
+		device, derr := validDevice(req.Device)
+		if derr != nil {
+			return nil, derr
+		}
+		if ref, found, err = s.firstLivePage(ctx, req.Viewer, device, n+1); err != nil {
 			return nil, err
 		}
 	} else if ref, found, pos, err = s.fromSnapshot(ctx, req, n+1); err != nil {
@@ -318,11 +322,118 @@ func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (*LivePage, err
 	return s.livePage(req.Viewer, ref, n, found, scanned, more), nil
 }
 
+// DefaultDevice is the device of a live feed request that names none.
+const DefaultDevice = "default"
+
+const maxDeviceLen = 64
+
+// validDevice checks a device id: 1 to 64 ASCII letters, digits, '.', '_',
+// ':' or '-'; empty is DefaultDevice.
+func validDevice(d string) (string, error) {
+	if d == "" {
+		return DefaultDevice, nil
+	}
+	ok := len(d) <= maxDeviceLen
+	for i := 0; ok && i < len(d); i++ {
+		c := d[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0
+	}
+	if !ok {
+		return "", errorf(CodeBadInput, "a device id is 1 to %d letters, digits, '.', '_', ':' or '-'", maxDeviceLen)
+	}
+	return d, nil
+}
+
+// snapSwap records KEYS[2], the snapshot just stored (ref ARGV[3], taken
+// at ARGV[4]), as device ARGV[2]'s in viewer's index of devices KEYS[1]
+// (zset, score: taken, member: ref .. device), deletes the snapshot the
+// device had before, and, past ARGV[6] devices, the oldest devices'
+// snapshots. ARGV[1] is the prefix of the viewer's snapshot keys (same
+// hash tag), ARGV[5] the snapshot TTL (ms). So a viewer holds at most
+// ARGV[6] snapshots, one per device, whatever the requests.
+var snapSwap = newScript(false, `
+local prefix, device, ref, taken, ttl, most = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (taken - ttl))
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(m, 17) == device and string.sub(m, 1, 16) ~= ref then
+    redis.call('ZREM', KEYS[1], m)
+    redis.call('DEL', prefix .. string.sub(m, 1, 16))
+  end
+end
+redis.call('ZADD', KEYS[1], taken, ref .. device)
+local over = redis.call('ZCARD', KEYS[1]) - most
+if over > 0 then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, over - 1)) do
+    if m ~= ref .. device then
+      redis.call('ZREM', KEYS[1], m)
+      redis.call('DEL', prefix .. string.sub(m, 1, 16))
+    end
+  end
+end
+redis.call('PEXPIRE', KEYS[1], ttl)
+return 1
+`)
+
+// builtSnapshot is what one build of a snapshot yields.
+type builtSnapshot struct {
+	ref     snapshotRef
+	entries []liveEntry
+}
+
+// firstLivePage returns the snapshot of viewer's device for a first page,
+// with its first need entries. The device's snapshot is reused when taken
+// less than Options.SnapshotReuse ago; otherwise a new one replaces it.
+// Concurrent first pages of one device in this process (aliases of one
+// operation, double taps) share one build.
+func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, need int) (snapshotRef, []liveEntry, error) {
+	if s.o.SnapshotReuse > 0 {
+		ref, ok, err := s.deviceSnapshot(ctx, viewer, device)
+		if err != nil {
+			return ref, nil, err
+		}
+		if ok && s.nowMS()-ref.taken < s.o.SnapshotReuse.Milliseconds() {
+			found, err := s.readSnapshot(ctx, viewer, ref, nil, need)
+			if err == nil {
+				return ref, found, nil
+			}
+			if CodeOf(err) != CodeCursorExpired {
+				return ref, nil, err
+			}
+		}
+	}
+	key := FormatID(viewer) + "/" + device
+	v, err, _ := s.snapshots.Do(key, func() (any, error) {
+		ref, entries, err := s.takeSnapshot(ctx, viewer, device)
+		return builtSnapshot{ref, entries}, err
+	})
+	if err != nil {
+		return snapshotRef{}, nil, err
+	}
+	b := v.(builtSnapshot)
+	return b.ref, b.entries[:min(need, len(b.entries))], nil
+}
+
+// deviceSnapshot finds the snapshot device of viewer holds, if any.
+func (s *Service) deviceSnapshot(ctx context.Context, viewer ID, device string) (snapshotRef, bool, error) {
+	ms, err := s.do(ctx, s.c.B().Zrange().Key(s.k.liveDevices(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+	if err != nil {
+		return snapshotRef{}, false, err
+	}
+	for _, m := range ms {
+		if len(m) > 16 && m[16:] == device {
+			ref, ok := decodeSnapshotRef(m[:16])
+			return ref, ok, nil
+		}
+	}
+	return snapshotRef{}, false, nil
+}
+
 // takeSnapshot stores the LIVE and PREVIEW sessions of the anchors viewer
-// follows under a fresh id, and returns it with the first need of them.
-// Its cost follows the followed anchors that have sessions: one membership
-// check over the followees, then their queues and sessions, pipelined.
-func (s *Service) takeSnapshot(ctx context.Context, viewer ID, need int) (snapshotRef, []liveEntry, error) {
+// follows under a fresh id as device's snapshot, replacing the one it had,
+// and returns it with all its entries. Its cost follows the followed
+// anchors that have sessions: one membership check over the followees,
+// then their queues and sessions, pipelined.
+func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string) (snapshotRef, []liveEntry, error) {
 	ref := snapshotRef{taken: s.nowMS()}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
@@ -338,11 +449,14 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, need int) (snapsh
 	for _, e := range entries {
 		add = add.ScoreMember(float64(e.it.TS), member(e.it.ID))
 	}
+	ttl := s.o.SnapshotTTL.Milliseconds()
 	if err := firstErr(s.doMulti(ctx, add.Build(),
-		s.c.B().Pexpire().Key(key).Milliseconds(s.o.SnapshotTTL.Milliseconds()).Build())); err != nil {
+		s.c.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
+		snapSwap.cmd(s.c.B(), []string{s.k.liveDevices(viewer), key}, []string{
+			s.k.snapshot(viewer, ""), device, ref.encode(), scoreArg(ref.taken), strconv.FormatInt(ttl, 10), itoa(s.o.MaxDevices)}))); err != nil {
 		return ref, nil, err
 	}
-	return ref, entries[:min(need, len(entries))], nil
+	return ref, entries, nil
 }
 
 // liveNow lists the LIVE and PREVIEW sessions of the anchors viewer follows
@@ -406,24 +520,37 @@ func (s *Service) fromSnapshot(ctx context.Context, req LiveRequest, need int) (
 	if !ok {
 		return ref, nil, nil, errorf(CodeInvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 	}
-	key := s.k.snapshot(req.Viewer, ref.encode())
-	cmds := []rueidis.Completed{s.c.B().Exists().Key(key).Build()}
-	if c.State == StateSnapshot {
-		cmds = append(cmds, s.seekCmd(older, source{key: key}, &Item{TS: c.TS, ID: c.LastID}, need))
+	if c.State == StateTimeline {
+		n, err := s.do(ctx, s.c.B().Exists().Key(s.k.snapshot(req.Viewer, ref.encode())).Build()).AsInt64()
+		if err != nil {
+			return ref, nil, nil, err
+		}
+		if n == 0 {
+			return ref, nil, nil, errSnapshotExpired
+		}
+		return ref, nil, &Item{TS: c.TS, ID: c.LastID}, nil
 	}
-	rs := s.doMulti(ctx, cmds...)
+	found, err := s.readSnapshot(ctx, req.Viewer, ref, &Item{TS: c.TS, ID: c.LastID}, need)
+	return ref, found, nil, err
+}
+
+var errSnapshotExpired = errorf(CodeCursorExpired, "the live feed snapshot behind this cursor has expired or was replaced by a newer first page on this device; request the first page again")
+
+// readSnapshot reads up to need entries of snapshot ref after pos (nil:
+// from the top), or CURSOR_EXPIRED when the snapshot is gone (expired, or
+// replaced by a newer one of its device).
+func (s *Service) readSnapshot(ctx context.Context, viewer ID, ref snapshotRef, pos *Item, need int) ([]liveEntry, error) {
+	key := s.k.snapshot(viewer, ref.encode())
+	rs := s.doMulti(ctx, s.c.B().Exists().Key(key).Build(), s.seekCmd(older, source{key: key}, pos, need))
 	if err := firstErr(rs); err != nil {
-		return ref, nil, nil, err
+		return nil, err
 	}
 	if n, _ := rs[0].AsInt64(); n == 0 {
-		return ref, nil, nil, errorf(CodeCursorExpired, "the live feed snapshot behind this cursor has expired; request the first page again")
-	}
-	if c.State == StateTimeline {
-		return ref, nil, &Item{TS: c.TS, ID: c.LastID}, nil
+		return nil, errSnapshotExpired
 	}
 	items, _, err := parseSeek(rs[1])
 	if err != nil {
-		return ref, nil, nil, err
+		return nil, err
 	}
 	items = slices.DeleteFunc(items, func(it Item) bool { return it.ID == 0 })
 	ids := make([]ID, len(items))
@@ -432,7 +559,7 @@ func (s *Service) fromSnapshot(ctx context.Context, req LiveRequest, need int) (
 	}
 	ls, err := s.LiveSessions(ctx, ids)
 	if err != nil {
-		return ref, nil, nil, err
+		return nil, err
 	}
 	var out []liveEntry
 	for i, l := range ls {
@@ -444,7 +571,7 @@ func (s *Service) fromSnapshot(ctx context.Context, req LiveRequest, need int) (
 			out = append(out, liveEntry{it: items[i], state: state, l: l})
 		}
 	}
-	return ref, out, nil, nil
+	return out, nil
 }
 
 // replays pages viewer's replay timeline from pos (at most the snapshot

@@ -122,4 +122,7 @@ type LiveRequest struct {
 	Viewer ID
 	First  int
 	After  string
+	// Device names the viewer's device (app install, browser): a first
+	// page replaces that device's snapshot only. Empty is DefaultDevice.
+	Device string
 }

@@ -21,6 +21,14 @@ type Options struct {
 	// SnapshotTTL is how long a live feed snapshot lives: a paging session
 	// idle longer gets CURSOR_EXPIRED. Default 30 minutes.
 	SnapshotTTL time.Duration
+	// SnapshotReuse: a first live feed page reuses its device's snapshot
+	// when it was taken less than this long ago, rather than building a new
+	// one. 0 (the default): every first page builds a snapshot, replacing
+	// the device's previous one.
+	SnapshotReuse time.Duration
+	// MaxDevices is the most live feed snapshots one viewer holds, one per
+	// device; a new device's first page drops the oldest. Default 5.
+	MaxDevices int
 	// MaxTextLen is the longest post text, in characters. Default 2000.
 	MaxTextLen int
 	// StreamShards is how many shards the fan-out streams are split into
@@ -55,6 +63,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SnapshotTTL <= 0 {
 		o.SnapshotTTL = 30 * time.Minute
+	}
+	if o.MaxDevices <= 0 {
+		o.MaxDevices = 5
 	}
 	if o.MaxTextLen <= 0 {
 		o.MaxTextLen = 2000

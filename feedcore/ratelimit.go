@@ -2,55 +2,270 @@ package feedcore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
-// gcra is the generic cell rate algorithm over one key: KEYS[1] holds the
-// theoretical arrival time (ms) of the next request. ARGV: now, emission
-// interval (ms per request), burst tolerance (ms). Replies {1, 0} when the
-// request may go, {0, retry after ms} when not. Atomic, so replicas
-// sharing a Redis share one limit.
+// gcra is the generic cell rate algorithm over one key, spending a cost of
+// several points at once: KEYS[1] holds the theoretical arrival time (ms)
+// at which the allowance is whole again. ARGV: now, emission interval (ms
+// per point), tolerance (ms: the budget of points times the interval),
+// cost (points). Replies {1, 0, remaining} when the cost is spent, {0,
+// retry after ms, remaining} when not (nothing is spent then). remaining
+// is the points left afterwards, rounded down. Atomic, so replicas sharing
+// a Redis share one allowance.
 var gcra = newScript(false, `
-local now, interval, tolerance = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local now, interval, tolerance, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
-local next = tat + interval
-if next - now > tolerance + interval then
-  return {0, next - now - tolerance - interval}
+local next = tat + interval * cost
+if next - now > tolerance then
+  return {0, math.ceil(next - now - tolerance), math.floor((tolerance - (tat - now)) / interval)}
 end
 redis.call('SET', KEYS[1], next, 'PX', math.ceil(next - now) + 1)
-return {1, 0}
+return {1, 0, math.floor((tolerance - (next - now)) / interval)}
 `)
 
-// RateLimit is how many requests one viewer may make: Rate a second on
-// average, with bursts of up to Burst at once. Zero Rate disables it.
+// RateLimit is an allowance of points: Burst points at most, refilled at
+// Rate points a second. An operation spends its cost in points (one point
+// per operation when everything costs 1). Zero Rate disables it.
 type RateLimit struct {
 	Rate  float64
 	Burst int
 }
 
-// Allow takes one request from viewer's allowance, or returns RATE_LIMITED
+// Subject is whose allowance is spent: a viewer's or, for callers without
+// a valid identity, a client address's.
+type Subject struct {
+	Viewer ID
+	Addr   string
+	// Kind names a separate allowance of the same subject (like "apq" for
+	// persisted query registrations); empty is the operations' allowance.
+	Kind string
+}
+
+func (s *Service) rateKey(sub Subject) string {
+	k := s.k.rateLimitAddr(sub.Addr)
+	if sub.Viewer != 0 {
+		k = s.k.rateLimit(sub.Viewer)
+	}
+	if sub.Kind != "" {
+		k += ":" + sub.Kind
+	}
+	return k
+}
+
+// Verdict is the outcome of spending a cost.
+type Verdict struct {
+	// Cost is the points asked for (capped at the budget: an operation
+	// costing more than the whole budget spends all of it).
+	Cost int
+	// Remaining is the points left in the allowance afterwards.
+	Remaining int
+	// Err is RATE_LIMITED (a *Error with RetryAfter) when the cost was
+	// not spent, else nil.
+	Err error
+}
+
+// Allow spends one point of viewer's allowance, or returns RATE_LIMITED
 // with how long to wait.
 func (s *Service) Allow(ctx context.Context, viewer ID, l RateLimit) error {
-	if l.Rate <= 0 {
-		return nil
-	}
-	interval := 1000 / l.Rate
-	tolerance := interval * float64(max(l.Burst-1, 0))
-	r, err := s.do(ctx, gcra.cmd(s.c.B(), []string{s.k.rateLimit(viewer)},
-		[]string{scoreArg(s.nowMS()), ftoa(interval), ftoa(tolerance)})).ToArray()
+	v, err := s.Spend(ctx, Subject{Viewer: viewer}, 1, l)
 	if err != nil {
 		return err
 	}
-	ok, _ := r[0].AsInt64()
-	if ok == 1 {
-		return nil
+	return v.Err
+}
+
+// Spend spends cost points of sub's allowance in a round trip of its own.
+// The error is the store's; a refusal is in the Verdict.
+func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
+	if l.Rate <= 0 {
+		return Verdict{Cost: cost}, nil
 	}
-	wait, _ := r[1].AsInt64() // Lua numbers come back as integers
-	retry := time.Duration(max(wait, 1)) * time.Millisecond
-	return &Error{Code: CodeRateLimited, RetryAfter: retry,
-		Message: "too many requests; retry after " + retry.String()}
+	cmd, cost := s.spendCmd(sub, cost, l)
+	return verdictOf(s.do(ctx, cmd), cost)
+}
+
+func (s *Service) spendCmd(sub Subject, cost int, l RateLimit) (rueidis.Completed, int) {
+	cost = min(max(cost, 1), max(l.Burst, 1))
+	interval := 1000 / l.Rate
+	tolerance := interval * float64(max(l.Burst, 1))
+	return gcra.cmd(s.c.B(), []string{s.rateKey(sub)},
+		[]string{scoreArg(s.nowMS()), ftoa(interval), ftoa(tolerance), strconv.Itoa(cost)}).Pin(), cost
+}
+
+func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
+	arr, err := r.ToArray()
+	if err != nil {
+		return Verdict{Cost: cost}, err
+	}
+	if len(arr) != 3 {
+		return Verdict{Cost: cost}, fmt.Errorf("rate limit: reply of %d values", len(arr))
+	}
+	ok, _ := arr[0].AsInt64()
+	wait, _ := arr[1].AsInt64() // Lua numbers come back as integers
+	left, _ := arr[2].AsInt64()
+	v := Verdict{Cost: cost, Remaining: int(max(left, 0))}
+	if ok != 1 {
+		retry := time.Duration(max(wait, 1)) * time.Millisecond
+		v.Err = &Error{Code: CodeRateLimited, RetryAfter: retry,
+			Message: fmt.Sprintf("this operation costs %d points and the allowance has %d; retry after %s", cost, v.Remaining, retry)}
+	}
+	return v, nil
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
+
+// Charge is an operation's cost waiting to be spent: it rides, as one more
+// command, in the pipeline of the first Redis call made with a context
+// carrying it (see WithCharge), so checking the allowance costs no round
+// trip of its own. Calls made while that first one is in flight wait for
+// its verdict; once the cost is refused, every later call fails with
+// RATE_LIMITED without reaching Redis. Settle spends the cost on its own
+// when the operation made no Redis call at all.
+type Charge struct {
+	s    *Service
+	cmd  rueidis.Completed
+	cost int
+
+	mu      sync.Mutex
+	claimed bool
+	done    chan struct{}
+	verdict Verdict
+	err     error // the store's, when it did not answer
+}
+
+// NewCharge prepares spending cost points of sub's allowance under l; nil
+// when l is off.
+func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
+	if l.Rate <= 0 {
+		return nil
+	}
+	cmd, cost := s.spendCmd(sub, cost, l)
+	return &Charge{s: s, cmd: cmd, cost: cost, done: make(chan struct{})}
+}
+
+type chargeKey struct{}
+
+// WithCharge returns ctx whose first Redis call through the Service's
+// client carries ch.
+func WithCharge(ctx context.Context, ch *Charge) context.Context {
+	if ch == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, chargeKey{}, ch)
+}
+
+// withoutCharge returns ctx with no pending charge.
+func withoutCharge(ctx context.Context) context.Context {
+	if chargeOf(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, chargeKey{}, (*Charge)(nil))
+}
+
+func chargeOf(ctx context.Context) *Charge {
+	ch, _ := ctx.Value(chargeKey{}).(*Charge)
+	return ch
+}
+
+// claim reports whether the caller is the first and must carry the charge.
+func (ch *Charge) claim() bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.claimed {
+		return false
+	}
+	ch.claimed = true
+	return true
+}
+
+func (ch *Charge) resolve(ctx context.Context, r rueidis.RedisResult) {
+	if e, ok := rueidis.IsRedisErr(r.Error()); ok && e.IsNoScript() {
+		// First use since Redis started (or since this script changed):
+		// load the scripts and spend alone.
+		if err := ch.s.loadScripts(ctx); err != nil {
+			r = rueidis.NewErrorResult(fmt.Errorf("load scripts: %w", err))
+		} else {
+			r = ch.s.c.Do(withoutCharge(ctx), ch.cmd)
+		}
+	}
+	ch.verdict, ch.err = verdictOf(r, ch.cost)
+	close(ch.done)
+}
+
+// wait blocks until the charge is resolved; the error is RATE_LIMITED when
+// the cost was refused.
+func (ch *Charge) wait(ctx context.Context) error {
+	select {
+	case <-ch.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return ch.verdict.Err
+}
+
+// Settle returns the verdict, spending the cost now if no Redis call has
+// carried it yet. The error is the store's (the caller may let the
+// operation through); a refusal is Verdict.Err.
+func (ch *Charge) Settle(ctx context.Context) (Verdict, error) {
+	if ch.claim() {
+		ctx := withoutCharge(ctx)
+		ch.resolve(ctx, ch.s.c.Do(ctx, ch.cmd))
+	}
+	select {
+	case <-ch.done:
+	case <-ctx.Done():
+		return Verdict{Cost: ch.cost}, ctx.Err()
+	}
+	return ch.verdict, ch.err
+}
+
+// riding is the Service's client: Do and DoMulti carry the context's
+// pending Charge, if any (cached reads do not: they may not reach Redis).
+type riding struct {
+	rueidis.Client
+	s *Service
+}
+
+func (r riding) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if chargeOf(ctx) == nil {
+		return r.Client.Do(ctx, cmd)
+	}
+	return r.DoMulti(ctx, cmd)[0]
+}
+
+func (r riding) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	ch := chargeOf(ctx)
+	if ch == nil || len(cmds) == 0 {
+		return r.Client.DoMulti(ctx, cmds...)
+	}
+	if ch.claim() {
+		rs := r.Client.DoMulti(ctx, append([]rueidis.Completed{ch.cmd}, cmds...)...)
+		ch.resolve(ctx, rs[0])
+		if ch.verdict.Err == nil {
+			return rs[1:]
+		}
+		// Refused: what rode along ran, but on the paths that carry a
+		// charge (queries) that is reads and at most the reader's throttled
+		// activity touch, which is idempotent; its results are dropped.
+		return failAll(len(cmds), ch.verdict.Err)
+	}
+	if err := ch.wait(ctx); err != nil {
+		return failAll(len(cmds), err)
+	}
+	return r.Client.DoMulti(ctx, cmds...)
+}
+
+func failAll(n int, err error) []rueidis.RedisResult {
+	out := make([]rueidis.RedisResult, n)
+	for i := range out {
+		out[i] = rueidis.NewErrorResult(err)
+	}
+	return out
+}

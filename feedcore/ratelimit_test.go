@@ -50,3 +50,44 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("%d of 40 concurrent requests allowed, want the burst of %d", ok.Load(), l.Burst)
 	}
 }
+
+// A charge spends its cost with the first Redis call carrying it, in the
+// same round trip; once refused, later calls fail without reaching Redis.
+func TestChargeRides(t *testing.T) {
+	clk := &clock{}
+	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	s := testService(t, Options{Now: clk.now})
+	ctx := context.Background()
+	l := RateLimit{Rate: 1, Burst: 10}
+	mustUsers(t, s, 1)
+	ch := s.NewCharge(Subject{Viewer: 1}, 7, l)
+	cctx := WithCharge(ctx, ch)
+	if _, err := s.Counts(cctx, []ID{1}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ch.Settle(cctx)
+	if err != nil || v.Err != nil || v.Cost != 7 || v.Remaining != 3 {
+		t.Fatalf("first charge: %+v, %v; want 7 spent, 3 left", v, err)
+	}
+	ch = s.NewCharge(Subject{Viewer: 1}, 7, l)
+	cctx = WithCharge(ctx, ch)
+	if _, err := s.Counts(cctx, []ID{1}); CodeOf(err) != CodeRateLimited {
+		t.Fatalf("read with a refused charge: %v, want RATE_LIMITED", err)
+	}
+	if _, err := s.Counts(cctx, []ID{1}); CodeOf(err) != CodeRateLimited {
+		t.Fatalf("second read with a refused charge: %v, want RATE_LIMITED", err)
+	}
+	if v, err := ch.Settle(cctx); err != nil || CodeOf(v.Err) != CodeRateLimited || v.Remaining != 3 {
+		t.Fatalf("refused charge: %+v, %v", v, err)
+	}
+	// An address has an allowance of its own; a charge no call carried is
+	// spent by Settle.
+	ch = s.NewCharge(Subject{Addr: "192.0.2.1"}, 10, l)
+	if v, err := ch.Settle(WithCharge(ctx, ch)); err != nil || v.Err != nil || v.Remaining != 0 {
+		t.Fatalf("address charge: %+v, %v", v, err)
+	}
+	// Costs above the budget spend the whole budget (else they could never go).
+	if v, err := s.Spend(ctx, Subject{Viewer: 2}, 1000, l); err != nil || v.Err != nil || v.Cost != 10 {
+		t.Fatalf("oversized cost: %+v, %v", v, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"golang.org/x/sync/singleflight"
 )
 
 // Service reads and writes feeds. It is safe for concurrent use; many
@@ -23,6 +24,10 @@ type Service struct {
 	// touches and activations throttle a reader's activity writes and
 	// upgrade requests to one per interval per process, not one per read.
 	touches, activations *throttle
+
+	// snapshots shares one live feed snapshot build among the concurrent
+	// first pages of one viewer's device.
+	snapshots singleflight.Group
 
 	stats stats
 	// bigV is the big-V threshold in force; operators may change it live.
@@ -41,8 +46,9 @@ const (
 // New returns a Service over client. When opts.CursorKey is empty the
 // sealing key is read from Redis, created there by the first replica.
 func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
-	s := &Service{c: client, k: keys{p: opts.Prefix}, o: opts.withDefaults(),
+	s := &Service{k: keys{p: opts.Prefix}, o: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
+	s.c = riding{Client: client, s: s}
 	key := opts.CursorKey
 	if len(key) == 0 {
 		var err error

@@ -3,6 +3,8 @@ package resolvers
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
@@ -16,7 +18,8 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 	if err := pageSize("first", first); err != nil {
 		return nil, err
 	}
-	p, err := r.Svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: viewer, First: deref(first), After: deref(after)})
+	p, err := r.Svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: viewer, First: deref(first), After: deref(after),
+		Device: deviceID(ctx)})
 	if err != nil {
 		return nil, err
 	}
@@ -103,4 +106,16 @@ func (r *liveSessionResolver) Anchor(ctx context.Context, l *feedcore.LiveSessio
 
 func (r *liveSessionResolver) State(_ context.Context, l *feedcore.LiveSession) (graph.LiveState, error) {
 	return graph.LiveState(l.State()), nil
+}
+
+// DeviceHeader names the caller's device (an app install, a browser) for
+// the live feed: each device of a viewer keeps one snapshot. Optional; see
+// feedcore.LiveRequest.Device for what it may hold.
+const DeviceHeader = "X-Device-Id"
+
+func deviceID(ctx context.Context) string {
+	if !graphql.HasOperationContext(ctx) {
+		return ""
+	}
+	return graphql.GetOperationContext(ctx).Headers.Get(DeviceHeader)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
 )
 
@@ -102,8 +103,18 @@ type apqPending struct{ hash, query string }
 
 // apqRegister stores the registration apqCache.Add noted; it is the last
 // operation context mutator, so it runs only for operations that passed
-// everything else.
-type apqRegister struct{ cache *apqCache }
+// everything else. Only signed-in viewers register, each within an
+// allowance of registrations (limit); an anonymous caller's operation runs
+// but is not stored, so anonymous callers cannot grow Redis. A refused
+// registration is RATE_LIMITED and the operation does not run. Operation
+// names registered are learned as known (metric labels).
+type apqRegister struct {
+	cache *apqCache
+	svc   *feedcore.Service
+	limit feedcore.RateLimit
+	known *knownOps
+	log   *slog.Logger
+}
 
 var _ interface {
 	graphql.HandlerExtension
@@ -114,8 +125,51 @@ func (apqRegister) ExtensionName() string                          { return "APQ
 func (apqRegister) Validate(schema graphql.ExecutableSchema) error { return nil }
 
 func (r apqRegister) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	if p, ok := op.Stats.GetExtension(apqPendingKey).(*apqPending); ok {
-		r.cache.store(ctx, p.hash, p.query)
+	p, ok := op.Stats.GetExtension(apqPendingKey).(*apqPending)
+	if !ok {
+		return nil
+	}
+	viewer := auth.FromContext(ctx).ViewerID
+	if viewer == 0 {
+		return nil
+	}
+	if r.limit.Rate > 0 {
+		sctx, cancel := stepContext(ctx)
+		v, err := r.svc.Spend(sctx, feedcore.Subject{Viewer: viewer, Kind: "apq"}, 1, r.limit)
+		cancel()
+		if err != nil {
+			logStoreError(ctx, r.log, "apq: registration limit: store did not answer; not registering", err)
+			return nil
+		}
+		if v.Err != nil {
+			e := refusal(ctx, v)
+			e.Message = "too many persisted query registrations: " + e.Message + "; send the query text without persistedQuery meanwhile"
+			return e
+		}
+	}
+	r.cache.store(ctx, p.hash, p.query)
+	if op.Operation != nil {
+		r.known.learn(op.Operation.Name)
+	}
+	return nil
+}
+
+// apqSizeLimit refuses a persisted query registration whose text is
+// longer than max bytes with BAD_USER_INPUT, before it is even parsed.
+// A query that large may still be sent without persistedQuery.
+type apqSizeLimit struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = apqSizeLimit{}
+
+func (apqSizeLimit) ExtensionName() string                          { return "APQSizeLimit" }
+func (apqSizeLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (l apqSizeLimit) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
+	if _, ok := raw.Extensions["persistedQuery"]; ok && len(raw.Query) > l.max {
+		return codedError(feedcore.CodeBadInput, "a persisted query registration may hold at most %d bytes of query text, and this one has %d; send it without persistedQuery", l.max, len(raw.Query))
 	}
 	return nil
 }

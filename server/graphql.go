@@ -25,8 +25,8 @@ import (
 // stay safe to cache and to retry. In front of gqlgen, guard applies CORS,
 // the content-type rule and the body limit; inside, before any resolver
 // runs, an operation passes the persisted-query step, the token limit
-// (parsing), validation, then the depth, complexity, introspection and rate
-// limits, in that order; an APQ registration is stored only after all of
+// (parsing), validation, then the depth and introspection limits and the
+// cost limit (complexity, mutation count, rate limit), in that order; an APQ registration is stored only after all of
 // them.
 func graphqlHandler(cfg Config) http.Handler {
 	return queryHandler(cfg, apiConfigOf(cfg))
@@ -38,11 +38,13 @@ func queryHandler(cfg Config, api APIConfig) http.Handler {
 }
 
 func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
+	known := newKnownOps(cfg.DevAuth, api.PersistedOnly)
 	root := resolvers.New(cfg.Service)
 	root.WriteTimeout = cfg.WriteTimeout
 	gc := root.Config()
 	gc.Complexity = complexityRoot()
-	srv := handler.New(graph.NewExecutableSchema(gc))
+	es := graph.NewExecutableSchema(gc)
+	srv := handler.New(es)
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -58,40 +60,41 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 		srv.Use(persistedOnly{byHash: api.PersistedOnly})
 	case !api.DisableAPQ:
 		apq = newAPQCache(cfg.Service, api.APQTTL, cfg.Logger)
+		srv.Use(apqSizeLimit{max: api.APQMaxBytes})
 		srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
 	}
 	if api.MaxDepth > 0 {
 		srv.Use(depthLimit{max: api.MaxDepth})
-	}
-	if api.MaxComplexity > 0 {
-		srv.Use(extension.FixedComplexityLimit(api.MaxComplexity))
 	}
 	if api.DisableIntrospection {
 		srv.Use(noIntrospection{})
 	} else {
 		srv.Use(extension.Introspection{})
 	}
-	if api.RateLimit.Rate > 0 {
-		srv.Use(rateLimit{svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
-	}
+	srv.Use(costLimit{es: es, maxComplexity: api.MaxComplexity, maxMutations: api.MaxMutations,
+		svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
 	if apq != nil { // last: only documents that passed everything are kept
-		srv.Use(apqRegister{cache: apq})
+		srv.Use(apqRegister{cache: apq, svc: cfg.Service, limit: api.APQRegisterLimit, known: known, log: cfg.Logger})
 	}
 	srv.SetErrorPresenter(keepPersistedCodes(presentError(cfg.Logger)))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
-	srv.AroundOperations(perOperation(cfg))
+	srv.AroundOperations(perOperation(cfg, known))
 	return srv
 }
 
 // perOperation gives each operation its dataloaders and a Redis round-trip
-// counter, and records the round trips it cost under its type and name.
-func perOperation(cfg Config) graphql.OperationMiddleware {
+// counter, and records the round trips it cost under its type and name
+// (known names only; others under otherOperation).
+func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = NewMetrics()
 	}
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		ctx, trips := roundtrip.NewContext(ctx)
+		trips := roundtrip.FromContext(ctx)
+		if trips == nil { // outside observeQuery (tests)
+			ctx, trips = roundtrip.NewContext(ctx)
+		}
 		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, auth.FromContext(ctx).ViewerID))
 		op := graphql.GetOperationContext(ctx)
 		typ, name := "", op.OperationName
@@ -101,6 +104,7 @@ func perOperation(cfg Config) graphql.OperationMiddleware {
 				name = op.Operation.Name
 			}
 		}
+		name = known.label(name)
 		respond := next(ctx)
 		var once sync.Once
 		return func(ctx context.Context) *graphql.Response {

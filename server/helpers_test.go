@@ -35,16 +35,24 @@ func newEnv(t *testing.T) *env {
 // newEnvOn is newEnv over a given client and key prefix.
 func newEnvOn(t *testing.T, client rueidis.Client, prefix string) *env {
 	t.Helper()
+	return newEnvWith(t, client, prefix, APIConfig{})
+}
+
+// newEnvWith is newEnvOn with an API surface: the server exactly as New
+// builds it.
+func newEnvWith(t *testing.T, client rueidis.Client, prefix string, api APIConfig) *env {
+	t.Helper()
 	svc, err := feedcore.New(context.Background(), client, feedcore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := NewMetrics()
 	srv := httptest.NewServer(New(Config{
-		Service:  svc,
-		DevAuth:  true,
-		Verifier: &auth.Verifier{HS256Secret: testSecret},
-		Metrics:  reg,
+		Service:   svc,
+		DevAuth:   true,
+		Verifier:  &auth.Verifier{HS256Secret: testSecret},
+		Metrics:   reg,
+		APIConfig: api,
 	}))
 	t.Cleanup(srv.Close)
 	return &env{t: t, svc: svc, srv: srv, metrics: reg}
@@ -72,6 +80,8 @@ type gqlResponse struct {
 	Status int
 	Data   json.RawMessage `json:"data"`
 	Errors []gqlError      `json:"errors"`
+	// Extensions is the response's extensions (cost, ...).
+	Extensions map[string]any `json:"extensions"`
 }
 
 // code is the first error's extensions.code, or "" when there is none.

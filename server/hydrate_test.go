@@ -25,6 +25,12 @@ func replica(t *testing.T, st *storetest.Store) *env {
 	return newEnvOn(t, replicaClient(t, st), st.Prefix)
 }
 
+// replicaWith is replica with an API surface.
+func replicaWith(t *testing.T, st *storetest.Store, api APIConfig) *env {
+	t.Helper()
+	return newEnvWith(t, replicaClient(t, st), st.Prefix, api)
+}
+
 // replicaClient is a new Redis client on st's store, counting round trips.
 func replicaClient(tb testing.TB, st *storetest.Store) rueidis.Client {
 	tb.Helper()
@@ -239,20 +245,22 @@ func (f *feedFixture) check(t *testing.T, viewer feedcore.ID, got hydratedResult
 // costs at most 3 Redis round trips on a cold replica and, where
 // client-side caching works (a real Redis), at most 2 once posts and
 // profiles are cached, whatever the page size and however many distinct
-// authors it shows. Round trips are those the server records for the
-// operation.
+// authors it shows, with the default rate limit on (its check rides with
+// the page's first read). Round trips are those the server records for
+// the request, from the moment it arrives.
 func TestHydratedPageRoundTrips(t *testing.T) {
 	f := newFeedFixture(t)
 	for _, viewer := range []feedcore.ID{reader, fan} {
 		for _, n := range []int{1, 20, 100} {
 			t.Run(fmt.Sprintf("viewer=%d/first=%d", viewer, n), func(t *testing.T) {
 				want := f.want(viewer)[:n]
-				e := replica(t, f.st)
+				e := replicaWith(t, f.st, APIConfig{RateLimit: DefaultRateLimit})
 				vars := map[string]any{"first": n}
 
 				before := e.tripsSoFar("HydratedPage")
 				var got hydratedResult
-				e.do(viewer, hydratedPage, vars).as(t, &got)
+				first := e.do(viewer, hydratedPage, vars)
+				first.as(t, &got)
 				cold := e.tripsSince("HydratedPage", before)
 				f.check(t, viewer, got, want)
 				authors := map[string]bool{}
@@ -260,25 +268,39 @@ func TestHydratedPageRoundTrips(t *testing.T) {
 					authors[ed.Node.Author.DatabaseID] = true
 				}
 				t.Logf("%d posts by %d authors: %d round trips cold", n, len(authors), cold)
-				if cold > 3 {
-					t.Errorf("cold page cost %d round trips, budget 3", cold)
+				if cold != 3 {
+					t.Errorf("cold page cost %d round trips, want 3", cold)
 				}
 
 				before = e.tripsSoFar("HydratedPage")
-				e.do(viewer, hydratedPage, vars).as(t, &got)
+				res := e.do(viewer, hydratedPage, vars)
+				res.as(t, &got)
 				warm := e.tripsSince("HydratedPage", before)
 				f.check(t, viewer, got, want)
 				t.Logf("%d round trips warm", warm)
+				if remaining(t, res) >= remaining(t, first) {
+					t.Errorf("the rate limit did not spend the pages' cost: %d points left, then %d", remaining(t, first), remaining(t, res))
+				}
 				if !f.st.Real {
 					return // no client-side cache: warm is cold
 				}
-				budget := 2
-				if warm > budget {
-					t.Errorf("warm page cost %d round trips, budget %d", warm, budget)
+				if warm != 2 {
+					t.Errorf("warm page cost %d round trips, want 2", warm)
 				}
 			})
 		}
 	}
+}
+
+// remaining is extensions.cost.remaining of r: the points left.
+func remaining(t *testing.T, r *gqlResponse) int {
+	t.Helper()
+	cost, _ := r.Extensions["cost"].(map[string]any)
+	n, ok := cost["remaining"].(float64)
+	if !ok {
+		t.Fatalf("no extensions.cost.remaining in %v", r.Extensions)
+	}
+	return int(n)
 }
 
 // Paging a hydrated feed to the end: every page is complete and right.

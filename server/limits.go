@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -32,9 +33,21 @@ type APIConfig struct {
 	MaxTokens int
 	// MaxBodyBytes bounds a POST body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// RateLimit is each authenticated viewer's allowance of operations
-	// (shared by every replica through Redis); zero Rate disables it.
+	// MaxMutations bounds the mutation fields of one operation, aliases
+	// included; 0 means DefaultMaxMutations, negative means no limit.
+	MaxMutations int
+	// RateLimit is the allowance of points (operation costs, see
+	// complexityRoot) of each signed-in viewer and, for callers without a
+	// valid identity, of each client address (shared by every replica
+	// through Redis); zero Rate disables it.
 	RateLimit feedcore.RateLimit
+	// TrustedProxyHeader, with TrustedProxies, names the header (like
+	// X-Forwarded-For) from which the client address is taken when the
+	// TCP peer is a trusted proxy; empty: the peer's address, always.
+	TrustedProxyHeader string
+	// TrustedProxies are the networks of the reverse proxies whose
+	// TrustedProxyHeader is believed.
+	TrustedProxies []netip.Prefix
 	// CORSOrigins are the browser origins, like https://app.example.com,
 	// that may call /query besides the server's own; "*" allows any.
 	CORSOrigins []string
@@ -45,11 +58,28 @@ type APIConfig struct {
 	// APQTTL is how long a registered persisted query lives in Redis
 	// without being registered again; 0 means DefaultAPQTTL.
 	APQTTL time.Duration
+	// APQMaxBytes bounds the query text of a persisted query registration;
+	// 0 means DefaultAPQMaxBytes.
+	APQMaxBytes int
+	// APQRegisterLimit is each signed-in viewer's allowance of persisted
+	// query registrations (anonymous callers never register); zero means
+	// DefaultAPQRegisterLimit, a negative Rate no limit.
+	APQRegisterLimit feedcore.RateLimit
 	// PersistedOnly, when not nil, is an allow-list (sha256 hex of the
 	// query text -> query text): only these operations run, sent either by
 	// hash alone or in full. APQ registration is off in this mode.
 	PersistedOnly map[string]string
 }
+
+// DefaultRateLimit is the allowance feedd serve gives each viewer and
+// client address: a budget of 10,000 points (twice the default complexity
+// limit: a few large pages at once), refilled at 1,000 points a second (a
+// hydrated followingFeed page of 20 posts costs about 650).
+var DefaultRateLimit = feedcore.RateLimit{Rate: 1000, Burst: 10000}
+
+// DefaultAPQRegisterLimit: a viewer may register 20 persisted queries at
+// once, then one a minute.
+var DefaultAPQRegisterLimit = feedcore.RateLimit{Rate: 1.0 / 60, Burst: 20}
 
 // Defaults of APIConfig's zero fields.
 const (
@@ -58,6 +88,7 @@ const (
 	DefaultMaxTokens     = 10000
 	DefaultMaxBodyBytes  = 1 << 20
 	DefaultAPQTTL        = 24 * time.Hour
+	DefaultAPQMaxBytes   = 16 << 10
 	// defaultPageSize is what a connection costs per child when the
 	// operation gives neither first nor last (the resolvers' default).
 	defaultPageSize = 20
@@ -89,23 +120,75 @@ func (a APIConfig) withDefaults() APIConfig {
 	if a.MaxBodyBytes <= 0 {
 		a.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if a.MaxMutations == 0 {
+		a.MaxMutations = DefaultMaxMutations
+	}
+	if a.APQMaxBytes <= 0 {
+		a.APQMaxBytes = DefaultAPQMaxBytes
+	}
+	if a.APQRegisterLimit == (feedcore.RateLimit{}) {
+		a.APQRegisterLimit = DefaultAPQRegisterLimit
+	}
 	if a.APQTTL <= 0 {
 		a.APQTTL = DefaultAPQTTL
 	}
 	return a
 }
 
-// complexityRoot makes a connection cost its page size times the cost of
-// one edge: followingFeed(first: 100) with a full post costs about 2000,
-// while the same selection with first: 10 costs about 200.
+// Costs, in points, of the work a field causes besides its children's (a
+// field without a weight here costs 1 plus its children). One table serves
+// the complexity limit and the rate limit. A connection costs its base
+// plus its page size times one edge; aliases are charged one by one, each
+// being executed on its own.
+const (
+	// costFollowingFeed: the inbox read (and, for a reader served by merge,
+	// the outboxes of its big-V followees) and the page's hydration.
+	costFollowingFeed = 10
+	// costFollowingFeedCursor: a page after or before a cursor may lie past
+	// the inbox horizon, where every followee's outbox is pulled.
+	costFollowingFeedCursor = 25
+	// costLiveFirstPage: a first liveFeed page may build a snapshot (every
+	// followed anchor's queue and sessions, then a write).
+	costLiveFirstPage = 100
+	// costLivePage: a later liveFeed page reads the snapshot.
+	costLivePage = 10
+	// costWrite: a mutation that writes and fans out (publish, delete,
+	// follow with its backfill, unfollow, ending a live session).
+	costWrite = 50
+	// costSmallWrite: a mutation that touches a few keys (like, unlike,
+	// schedule and start a live session).
+	costSmallWrite = 20
+)
+
+// complexityRoot gives the fields with a cost of their own their weight
+// (see the cost constants); everything else costs 1 plus its children.
 func complexityRoot() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
-	c.Query.FollowingFeed = func(child int, first *int, _ *string, last *int, _ *string) int {
-		return 1 + child*pageSize(first, last)
+	c.Query.FollowingFeed = func(child int, first *int, after *string, last *int, before *string) int {
+		base := costFollowingFeed
+		if (after != nil && *after != "") || (before != nil && *before != "") {
+			base = costFollowingFeedCursor
+		}
+		return base + child*pageSize(first, last)
 	}
-	c.Query.LiveFeed = func(child int, first *int, _ *string) int {
-		return 1 + child*pageSize(first, nil)
+	c.Query.LiveFeed = func(child int, first *int, after *string) int {
+		base := costLiveFirstPage
+		if after != nil && *after != "" {
+			base = costLivePage
+		}
+		return base + child*pageSize(first, nil)
 	}
+	write := func(child int, _ string) int { return costWrite + child }
+	small := func(child int, _ string) int { return costSmallWrite + child }
+	c.Mutation.PublishPost = func(child int, _ graph.PublishPostInput) int { return costWrite + child }
+	c.Mutation.DeletePost = write
+	c.Mutation.FollowUser = write
+	c.Mutation.UnfollowUser = write
+	c.Mutation.EndLive = write
+	c.Mutation.LikePost = small
+	c.Mutation.UnlikePost = small
+	c.Mutation.StartLive = small
+	c.Mutation.ScheduleLive = func(child int, _ graph.ScheduleLiveInput) int { return costSmallWrite + child }
 	return c
 }
 

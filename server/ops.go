@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // DefaultRequestTimeout bounds a GraphQL request when Config.RequestTimeout
@@ -55,7 +56,10 @@ func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &opRecord{}
-		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), opRecordKey{}, rec), timeout)
+		// Round trips are counted from here, so every step of the request
+		// (persisted query lookup, rate limit) is charged to its operation.
+		ctx, _ := roundtrip.NewContext(context.WithValue(r.Context(), opRecordKey{}, rec))
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		sw := &sniffWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(ctx))

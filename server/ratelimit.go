@@ -2,70 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"github.com/feedd/feedd/auth"
-	"github.com/feedd/feedd/feedcore"
 )
-
-// rateLimit takes one operation from the viewer's allowance (GCRA in
-// Redis, so every replica shares it) after the operation has been parsed
-// and validated and before anything runs. Anonymous requests are not
-// limited here. A refusal is RATE_LIMITED with extensions.retryAfterMs,
-// and the HTTP response gets status 429 and a Retry-After header (see
-// httpState). If Redis cannot answer, the operation goes ahead: it needs
-// Redis anyway and will report UNAVAILABLE itself.
-type rateLimit struct {
-	svc   *feedcore.Service
-	limit feedcore.RateLimit
-	log   *slog.Logger
-}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = rateLimit{}
-
-func (rateLimit) ExtensionName() string                          { return "RateLimit" }
-func (rateLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
-
-func (l rateLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	viewer := auth.FromContext(ctx).ViewerID
-	if viewer == 0 {
-		return nil
-	}
-	sctx, cancel := stepContext(ctx)
-	defer cancel()
-	err := l.svc.Allow(sctx, viewer, l.limit)
-	if err == nil {
-		return nil
-	}
-	var fe *feedcore.Error
-	if !errors.As(err, &fe) || fe.Code != feedcore.CodeRateLimited {
-		logStoreError(ctx, l.log, "rate limit: store did not answer; letting the operation through", err)
-		return nil
-	}
-	if s := stateOf(ctx); s != nil {
-		s.setRetryAfter(fe.RetryAfter)
-	}
-	return &gqlerror.Error{
-		Err:     fe,
-		Message: fe.Message,
-		Extensions: map[string]any{
-			"code":         string(feedcore.CodeRateLimited),
-			"retryAfterMs": fe.RetryAfter.Milliseconds(),
-		},
-	}
-}
 
 // stepShare is the part of a request's remaining time that one step in
 // front of the operation (rate limit, APQ lookup or registration) may take.

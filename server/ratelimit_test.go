@@ -9,9 +9,11 @@ import (
 )
 
 func TestRateLimit(t *testing.T) {
-	// One operation every 1000 s, bursts of 2: the third is refused, and
-	// nothing refills during the test.
-	e := newAPIEnv(t, APIConfig{RateLimit: feedcore.RateLimit{Rate: 0.001, Burst: 2}})
+	// A budget of 4 points refilled at one point every 1000 s: `{ viewer {
+	// handle } }` costs 2, so two go and the third is refused, and nothing
+	// refills during the test. Anonymous callers spend their address's
+	// budget, of the same size.
+	e := newAPIEnv(t, APIConfig{RateLimit: feedcore.RateLimit{Rate: 0.001, Burst: 4}})
 	e.users("ann", "bob")
 	q := map[string]any{"query": `{ viewer { handle } }`}
 	for i, c := range []struct {
@@ -21,12 +23,12 @@ func TestRateLimit(t *testing.T) {
 	}{
 		{"ann 1", "1", ""},
 		{"ann 2", "1", ""},
-		{"ann 3, over the burst", "1", "RATE_LIMITED"},
+		{"ann 3, over the budget", "1", "RATE_LIMITED"},
 		{"ann 4, a mutation", "1", "RATE_LIMITED"},
 		{"bob has his own allowance", "2", ""},
-		{"anonymous callers are not limited here", "", ""},
-		{"anonymous callers are not limited here, again", "", ""},
-		{"anonymous callers are not limited here, and again", "", ""},
+		{"anonymous caller 1", "", ""},
+		{"anonymous caller 2, same address", "", ""},
+		{"anonymous caller 3, over the address's budget", "", "RATE_LIMITED"},
 	} {
 		body := q
 		if i == 3 {
@@ -54,8 +56,11 @@ func TestRateLimit(t *testing.T) {
 			t.Errorf("%s: status %d, want 429", c.name, res.StatusCode)
 		}
 		ms, _ := r.Errors[0].Extensions["retryAfterMs"].(float64)
-		if ms <= 0 || ms > 1_000_000 {
+		if ms <= 0 || ms > 4_000_000 { // at most the whole budget of 4 points, 1000 s each
 			t.Errorf("%s: retryAfterMs = %v", c.name, r.Errors[0].Extensions["retryAfterMs"])
+		}
+		if cost, _ := r.Errors[0].Extensions["cost"].(map[string]any); cost["requested"] == nil || cost["remaining"] == nil {
+			t.Errorf("%s: extensions.cost = %v", c.name, r.Errors[0].Extensions["cost"])
 		}
 		if got := res.Header.Get("Retry-After"); got == "" || got == "0" {
 			t.Errorf("%s: Retry-After = %q", c.name, got)

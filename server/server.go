@@ -62,7 +62,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
 	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
-	return withRequestID(authn(mux))
+	return withRequestID(withClientAddr(cfg.TrustedProxyHeader, cfg.TrustedProxies, authn(mux)))
 }
 
 // private marks every /query answer as not for shared caches nor for

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -22,6 +23,12 @@ type apiFlags struct {
 	maxBody       int64
 	rate          float64
 	burst         int
+	maxMutations  int
+	proxyHeader   string
+	proxies       string
+	apqMaxBytes   int
+	apqRegRate    float64
+	apqRegBurst   int
 	corsOrigins   string
 	introspection bool
 	apq           bool
@@ -35,8 +42,14 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.IntVar(&a.maxComplexity, "max-complexity", server.DefaultMaxComplexity, "highest cost of a GraphQL operation (a connection costs its page size times its edge); 0: no limit")
 	fs.IntVar(&a.maxTokens, "max-tokens", server.DefaultMaxTokens, "most lexer tokens in a GraphQL document; 0: no limit")
 	fs.Int64Var(&a.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest GraphQL POST body, in bytes")
-	fs.Float64Var(&a.rate, "rate-limit", 50, "GraphQL operations a second each signed-in viewer may make, averaged (shared by all replicas); 0: no limit")
-	fs.IntVar(&a.burst, "rate-burst", 100, "operations a viewer may make at once above --rate-limit")
+	fs.Float64Var(&a.rate, "rate-limit", server.DefaultRateLimit.Rate, "cost points a second refilled into each viewer's (or, without a valid identity, each client address's) allowance, shared by all replicas; operations spend their cost (see --max-complexity); 0: no limit")
+	fs.IntVar(&a.burst, "rate-burst", server.DefaultRateLimit.Burst, "cost points an allowance holds at most (an operation costing more spends all of it)")
+	fs.IntVar(&a.maxMutations, "max-mutations", server.DefaultMaxMutations, "most mutation fields in one operation, aliases included; 0: no limit")
+	fs.StringVar(&a.proxyHeader, "trusted-proxy-header", "", "header (X-Forwarded-For) that reverse proxies in --trusted-proxies append the client address to; empty: the TCP peer is the client")
+	fs.StringVar(&a.proxies, "trusted-proxies", "", "comma-separated networks (10.0.0.0/8, 192.0.2.7/32) of the reverse proxies whose --trusted-proxy-header is believed")
+	fs.IntVar(&a.apqMaxBytes, "apq-max-bytes", server.DefaultAPQMaxBytes, "longest query text, in bytes, an automatic persisted query registration may hold")
+	fs.Float64Var(&a.apqRegRate, "apq-register-rate", server.DefaultAPQRegisterLimit.Rate*60, "persisted query registrations a minute each signed-in viewer may make after --apq-register-burst (anonymous callers never register); 0: no limit")
+	fs.IntVar(&a.apqRegBurst, "apq-register-burst", server.DefaultAPQRegisterLimit.Burst, "persisted query registrations a viewer may make at once")
 	fs.StringVar(&a.corsOrigins, "cors-origins", "", "comma-separated browser origins (https://app.example.com) that may call /query besides this server's own; * allows any; empty: same origin only")
 	fs.BoolVar(&a.introspection, "introspection", false, "answer GraphQL introspection (__schema, __type) (default true only with --dev-auth)")
 	fs.BoolVar(&a.apq, "apq", true, "accept automatic persisted queries (hashes registered in Redis, shared by all replicas)")
@@ -62,6 +75,14 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 		return server.APIConfig{}, errors.New("--rate-limit must be 0 or more")
 	case a.rate > 0 && a.burst < 1:
 		return server.APIConfig{}, errors.New("--rate-burst must be at least 1")
+	case a.maxMutations < 0:
+		return server.APIConfig{}, errors.New("--max-mutations must be 0 or more")
+	case a.apqMaxBytes < 1:
+		return server.APIConfig{}, errors.New("--apq-max-bytes must be at least 1")
+	case a.apqRegRate < 0:
+		return server.APIConfig{}, errors.New("--apq-register-rate must be 0 or more")
+	case a.apqRegRate > 0 && a.apqRegBurst < 1:
+		return server.APIConfig{}, errors.New("--apq-register-burst must be at least 1")
 	case a.apqTTL <= 0:
 		return server.APIConfig{}, errors.New("--apq-ttl must be positive")
 	}
@@ -73,13 +94,37 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 		return n
 	}
 	c := server.APIConfig{
-		MaxDepth:      off(a.maxDepth),
-		MaxComplexity: off(a.maxComplexity),
-		MaxTokens:     off(a.maxTokens),
-		MaxBodyBytes:  a.maxBody,
-		RateLimit:     feedcore.RateLimit{Rate: a.rate, Burst: a.burst},
-		DisableAPQ:    !a.apq,
-		APQTTL:        a.apqTTL,
+		MaxDepth:         off(a.maxDepth),
+		MaxComplexity:    off(a.maxComplexity),
+		MaxTokens:        off(a.maxTokens),
+		MaxBodyBytes:     a.maxBody,
+		RateLimit:        feedcore.RateLimit{Rate: a.rate, Burst: a.burst},
+		DisableAPQ:       !a.apq,
+		APQTTL:           a.apqTTL,
+		MaxMutations:     off(a.maxMutations),
+		APQMaxBytes:      a.apqMaxBytes,
+		APQRegisterLimit: feedcore.RateLimit{Rate: a.apqRegRate / 60, Burst: a.apqRegBurst},
+	}
+	if a.apqRegRate == 0 {
+		c.APQRegisterLimit = feedcore.RateLimit{Rate: -1}
+	}
+	for _, p := range strings.Split(a.proxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := netip.ParsePrefix(p)
+		if err != nil {
+			if ip, err2 := netip.ParseAddr(p); err2 == nil {
+				n = netip.PrefixFrom(ip, ip.BitLen())
+			} else {
+				return server.APIConfig{}, fmt.Errorf("--trusted-proxies: %q is not a network like 10.0.0.0/8 or an address", p)
+			}
+		}
+		c.TrustedProxies = append(c.TrustedProxies, n.Masked())
+	}
+	c.TrustedProxyHeader = strings.TrimSpace(a.proxyHeader)
+	if (c.TrustedProxyHeader == "") != (len(c.TrustedProxies) == 0) {
+		return server.APIConfig{}, errors.New("--trusted-proxy-header and --trusted-proxies go together: name the header and the proxies that set it")
 	}
 	introspection := a.introspection
 	if !set["introspection"] {

@@ -21,7 +21,7 @@ func TestAPIFlags(t *testing.T) {
 			if c.MaxDepth != 12 || c.MaxComplexity != 5000 || c.MaxTokens != 10000 || c.MaxBodyBytes != 1<<20 {
 				t.Errorf("limits = %+v", c)
 			}
-			if c.RateLimit.Rate != 50 || c.RateLimit.Burst != 100 || !c.DisableIntrospection || c.DisableAPQ || c.PersistedOnly != nil || c.CORSOrigins != nil {
+			if c.RateLimit != server.DefaultRateLimit || c.MaxMutations != 5 || c.APQMaxBytes != 16<<10 || c.APQRegisterLimit.Burst != 20 || c.TrustedProxyHeader != "" || !c.DisableIntrospection || c.DisableAPQ || c.PersistedOnly != nil || c.CORSOrigins != nil {
 				t.Errorf("config = %+v", c)
 			}
 		}},
@@ -50,6 +50,15 @@ func TestAPIFlags(t *testing.T) {
 		{name: "origin with a path", args: []string{"--cors-origins", "https://app.example.com/x"}, err: "--cors-origins"},
 		{name: "bad body", args: []string{"--max-body", "0"}, err: "--max-body"},
 		{name: "bad burst", args: []string{"--rate-burst", "0"}, err: "--rate-burst"},
+		{name: "trusted proxies", args: []string{"--trusted-proxy-header", "X-Forwarded-For", "--trusted-proxies", "10.0.0.0/8, 192.0.2.7", "--max-mutations", "0"},
+			check: func(t *testing.T, c server.APIConfig) {
+				if c.TrustedProxyHeader != "X-Forwarded-For" || len(c.TrustedProxies) != 2 || c.TrustedProxies[1].String() != "192.0.2.7/32" || c.MaxMutations >= 0 {
+					t.Errorf("config = %+v", c)
+				}
+			}},
+		{name: "proxy header without proxies", args: []string{"--trusted-proxy-header", "X-Forwarded-For"}, err: "--trusted-proxies"},
+		{name: "bad proxy network", args: []string{"--trusted-proxy-header", "X-Forwarded-For", "--trusted-proxies", "10.0.0.0/99"}, err: "--trusted-proxies"},
+		{name: "bad apq size", args: []string{"--apq-max-bytes", "0"}, err: "--apq-max-bytes"},
 		{name: "missing allow-list", args: []string{"--persisted-only", "nope.json"}, err: "--persisted-only"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

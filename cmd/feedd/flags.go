@@ -25,6 +25,8 @@ type storeFlags struct {
 	inboxCap     int
 	followLimit  int
 	snapshotTTL  time.Duration
+	reuse        time.Duration
+	devices      int
 	cursorKey    string
 	streamShards int
 	waitReplicas int
@@ -40,6 +42,8 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.IntVar(&s.inboxCap, "inbox-cap", 800, "inbox length kept per reader")
 	fs.IntVar(&s.followLimit, "follow-limit", 2000, "most accounts one user may follow")
 	fs.DurationVar(&s.snapshotTTL, "snapshot-ttl", 30*time.Minute, "live feed snapshot lifetime")
+	fs.DurationVar(&s.reuse, "live-snapshot-reuse", 3*time.Second, "a first live feed page within this long of the device's last one reuses its snapshot; 0: always a new one (replacing the device's)")
+	fs.IntVar(&s.devices, "live-devices", 5, "most live feed snapshots one viewer holds, one per device (X-Device-Id); a new device drops the oldest")
 	fs.IntVar(&s.streamShards, "stream-shards", 4, "fan-out stream shards (1 to 64), each on its own Redis Cluster slot; change only with the fan-out drained")
 	fs.IntVar(&s.waitReplicas, "wait-replicas", 0, "replicas that must have each mutation's commit write before it is acknowledged (Redis WAIT); 0: Redis's asynchronous replication alone")
 	fs.DurationVar(&s.waitTimeout, "wait-timeout", time.Second, "how long a mutation waits for --wait-replicas; past it the client gets UNAVAILABLE and may retry")
@@ -65,6 +69,8 @@ func (s *storeFlags) options() feedcore.Options {
 		o.CursorKey = []byte(s.cursorKey)
 	}
 	o.SnapshotTTL = s.snapshotTTL
+	o.SnapshotReuse = s.reuse
+	o.MaxDevices = s.devices
 	return o
 }
 

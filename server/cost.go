@@ -1,0 +1,204 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/complexity"
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/feedcore"
+)
+
+// DefaultMaxMutations is how many mutation fields (aliases included) one
+// operation may carry when APIConfig.MaxMutations is zero.
+const DefaultMaxMutations = 5
+
+// costLimit prices an operation once it has parsed and validated: every
+// field by the backend work it causes (complexityRoot), aliases one by
+// one. It refuses an operation above the complexity limit or carrying too
+// many mutation fields with BAD_USER_INPUT, and, when rate limiting is on,
+// spends the cost from the caller's allowance of points: a signed-in
+// viewer's, else the client address's (anonymous callers and invalid
+// credentials alike).
+//
+// A mutation's cost is spent before it runs, in a round trip of its own,
+// so a refused mutation changes nothing. A query's cost rides in the
+// pipeline of its first Redis call (feedcore.Charge), so the check costs
+// no round trip; a refused query answers RATE_LIMITED and no data.
+//
+// Every answered operation carries extensions.cost: {requested, limit} and,
+// when rate limiting is on, remaining (the points left in the allowance).
+// If Redis cannot answer the rate check, the operation goes ahead: it
+// needs Redis anyway and will report UNAVAILABLE itself.
+type costLimit struct {
+	es            graphql.ExecutableSchema
+	maxComplexity int // <= 0: none
+	maxMutations  int // <= 0: none
+	svc           *feedcore.Service
+	limit         feedcore.RateLimit
+	log           *slog.Logger
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+	graphql.OperationInterceptor
+} = costLimit{}
+
+func (costLimit) ExtensionName() string                          { return "CostLimit" }
+func (costLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+const costKey = "feedd.cost"
+
+// opCost is what costLimit learned about one operation.
+type opCost struct {
+	requested int
+	charge    *feedcore.Charge  // a query's pending charge
+	verdict   *feedcore.Verdict // a mutation's, spent up front
+}
+
+func (c costLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil {
+		return nil
+	}
+	n := complexity.Calculate(ctx, c.es, op.Operation, op.Variables)
+	oc := &opCost{requested: n}
+	op.Stats.SetExtension(costKey, oc)
+	if c.maxComplexity > 0 && n > c.maxComplexity {
+		e := codedError(feedcore.CodeBadInput, "operation costs %d points, more than the complexity limit of %d; ask for smaller pages or fewer fields", n, c.maxComplexity)
+		e.Extensions["cost"] = n
+		e.Extensions["maxComplexity"] = c.maxComplexity
+		return e
+	}
+	if op.Operation.Operation == ast.Mutation && c.maxMutations > 0 {
+		if m := rootFields(op.Doc, op.Operation.SelectionSet, 0); m > c.maxMutations {
+			return codedError(feedcore.CodeBadInput, "operation carries %d mutation fields (aliases count); at most %d are allowed, send the rest in further requests", m, c.maxMutations)
+		}
+	}
+	if c.svc == nil || c.limit.Rate <= 0 {
+		return nil
+	}
+	sub := subjectOf(ctx)
+	if op.Operation.Operation == ast.Query {
+		oc.charge = c.svc.NewCharge(sub, n, c.limit)
+		return nil
+	}
+	sctx, cancel := stepContext(ctx)
+	defer cancel()
+	v, err := c.svc.Spend(sctx, sub, n, c.limit)
+	if err != nil {
+		logStoreError(ctx, c.log, "rate limit: store did not answer; letting the operation through", err)
+		return nil
+	}
+	if v.Err != nil {
+		return refusal(ctx, v)
+	}
+	oc.verdict = &v
+	return nil
+}
+
+func (c costLimit) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(costKey).(*opCost)
+	if oc == nil {
+		return next(ctx)
+	}
+	if oc.charge != nil {
+		ctx = feedcore.WithCharge(ctx, oc.charge)
+	}
+	respond := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		resp := respond(ctx)
+		if resp == nil {
+			return nil
+		}
+		v := oc.verdict
+		if oc.charge != nil {
+			sctx, cancel := stepContext(ctx)
+			got, err := oc.charge.Settle(sctx)
+			cancel()
+			switch {
+			case err != nil:
+				logStoreError(ctx, c.log, "rate limit: store did not answer; letting the operation through", err)
+			case got.Err != nil:
+				return &graphql.Response{Errors: gqlerror.List{refusal(ctx, got)}}
+			default:
+				v = &got
+			}
+		}
+		cost := map[string]any{"requested": oc.requested}
+		if c.maxComplexity > 0 {
+			cost["limit"] = c.maxComplexity
+		}
+		if v != nil {
+			cost["remaining"] = v.Remaining
+		}
+		if resp.Extensions == nil {
+			resp.Extensions = map[string]any{}
+		}
+		resp.Extensions["cost"] = cost
+		return resp
+	}
+}
+
+// refusal is RATE_LIMITED with extensions.retryAfterMs, the cost and the
+// points left; the HTTP response becomes 429 with Retry-After (httpState).
+func refusal(ctx context.Context, v feedcore.Verdict) *gqlerror.Error {
+	var fe *feedcore.Error
+	if !errors.As(v.Err, &fe) {
+		return codedError(feedcore.CodeInternal, "rate limit")
+	}
+	if s := stateOf(ctx); s != nil {
+		s.setRetryAfter(fe.RetryAfter)
+	}
+	return &gqlerror.Error{
+		Err:     fe,
+		Message: fe.Message,
+		Extensions: map[string]any{
+			"code":         string(feedcore.CodeRateLimited),
+			"retryAfterMs": fe.RetryAfter.Milliseconds(),
+			"cost":         map[string]any{"requested": v.Cost, "remaining": v.Remaining},
+		},
+	}
+}
+
+// subjectOf is whose allowance an operation spends: the viewer's, or the
+// client address's when there is no (valid) identity.
+func subjectOf(ctx context.Context) feedcore.Subject {
+	if v := auth.FromContext(ctx).ViewerID; v != 0 {
+		return feedcore.Subject{Viewer: v}
+	}
+	a := ClientAddr(ctx)
+	if a == "" {
+		a = "unknown"
+	}
+	return feedcore.Subject{Addr: a}
+}
+
+// rootFields counts the fields of an operation's root selection set,
+// fragments included, aliases each.
+func rootFields(doc *ast.QueryDocument, set ast.SelectionSet, hops int) int {
+	if hops > 100 { // fragments cannot cycle after validation; belt and braces
+		return 0
+	}
+	n := 0
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.Name != "__typename" {
+				n++
+			}
+		case *ast.InlineFragment:
+			n += rootFields(doc, s.SelectionSet, hops+1)
+		case *ast.FragmentSpread:
+			if f := doc.Fragments.ForName(s.Name); f != nil {
+				n += rootFields(doc, f.SelectionSet, hops+1)
+			}
+		}
+	}
+	return n
+}

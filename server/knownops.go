@@ -1,0 +1,80 @@
+package server
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/feedd/feedd/client"
+)
+
+// maxLearnedOps bounds the operation names learned from persisted query
+// registrations, well under the metrics registry's label slots.
+const maxLearnedOps = 200
+
+// knownOps are the operation names metrics and logs label operations
+// with: those of the client's persisted operations (client/persisted.json)
+// and of an allow-list (--persisted-only), plus up to maxLearnedOps names
+// learned from persisted query registrations of signed-in viewers. Any
+// other name is labelled otherOperation, so a caller cannot fill the label
+// slots with names of its own. With dev auth on (development only), every
+// name is known.
+type knownOps struct {
+	all     bool
+	mu      sync.RWMutex
+	names   map[string]bool
+	learned int
+}
+
+func newKnownOps(all bool, allowList map[string]string) *knownOps {
+	k := &knownOps{all: all, names: map[string]bool{}}
+	var persisted map[string]string
+	if err := json.Unmarshal(client.PersistedJSON, &persisted); err == nil {
+		k.addTexts(persisted)
+	}
+	k.addTexts(allowList)
+	return k
+}
+
+func (k *knownOps) addTexts(byHash map[string]string) {
+	for _, q := range byHash {
+		doc, err := parser.ParseQuery(&ast.Source{Input: q})
+		if err != nil {
+			continue
+		}
+		for _, op := range doc.Operations {
+			if op.Name != "" {
+				k.names[op.Name] = true
+			}
+		}
+	}
+}
+
+// label is name if it is known, else otherOperation; "" stays "".
+func (k *knownOps) label(name string) string {
+	if name == "" || k == nil || k.all {
+		return name
+	}
+	k.mu.RLock()
+	ok := k.names[name]
+	k.mu.RUnlock()
+	if ok {
+		return name
+	}
+	return otherOperation
+}
+
+// learn makes name known, while fewer than maxLearnedOps were learned.
+func (k *knownOps) learn(name string) {
+	if name == "" || k == nil || k.all {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.names[name] && k.learned < maxLearnedOps {
+		k.names[name] = true
+		k.learned++
+	}
+}
