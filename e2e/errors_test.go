@@ -80,7 +80,7 @@ func TestErrorCodes(t *testing.T) {
 		}},
 		{"viewer, unknown user", "UNAUTHENTICATED", withAuth(client.Auth{ViewerID: "42"})},
 		{"viewer, malformed dev header", "UNAUTHENTICATED", withAuth(client.Auth{ViewerID: "ann"})},
-		{"viewer, token signed with another key", "UNAUTHENTICATED", withAuth(client.Auth{Token: e.token([]byte("another key"), 1)})},
+		{"viewer, token signed with another key", "UNAUTHENTICATED", withAuth(client.Auth{Token: e.token([]byte("another-key-0123456789abcdef-0123"), 1)})},
 		{"viewer, garbage token", "UNAUTHENTICATED", withAuth(client.Auth{Token: "not.a.jwt"})},
 
 		// Someone else's things.

@@ -73,7 +73,7 @@ func TestBrowsable(t *testing.T) {
 func TestTokenCommand(t *testing.T) {
 	t.Setenv("FEED_JWT_SECRET", "") // hermetic: a secret in the environment would be used
 	var out bytes.Buffer
-	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", "s"}, &out); err != nil {
+	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", testSecret}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(strings.TrimSpace(out.String()), ".") != 2 {
