@@ -40,6 +40,9 @@ type Config struct {
 	// ReadyMaxBacklog is the fan-out backlog above which /readyz answers
 	// 503; default DefaultReadyMaxBacklog.
 	ReadyMaxBacklog int64
+	// AllowedHosts, when not empty, are the only Host header values served
+	// (see allowedHosts): the DNS rebinding guard. Empty allows any host.
+	AllowedHosts []string
 	// APIConfig is /query's production surface: limits, rate limiting,
 	// CORS, introspection, persisted queries.
 	APIConfig
@@ -62,5 +65,5 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
 	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
-	return withRequestID(authn(mux))
+	return withRequestID(allowedHosts(cfg.AllowedHosts, authn(mux)))
 }
