@@ -79,6 +79,7 @@ func TestServeHTTPLimits(t *testing.T) {
 	if strings.Contains(status, " 200 ") {
 		t.Fatalf("a trickled body was answered %q", status)
 	}
+	t.Logf("trickled body: %q", status)
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("the read timeout of 300ms took %v", d)
 	}
