@@ -1,35 +1,51 @@
 // Package auth turns request credentials into a viewer id: bearer JWTs
-// (HS256 with a shared secret, or RS256 with a public key) and, in
-// development, the X-Viewer-Id header. It uses only the standard library:
-// the subset of JWT feedd needs is small and fully specified here.
+// (HS256 with a shared secret, RS256 with a public key, or either from a
+// JWKS file with several keys chosen by "kid") and, in development, the
+// X-Viewer-Id header. Token parsing, signatures and the registered claims
+// are github.com/golang-jwt/jwt/v5's; this package pins what it accepts.
 package auth
 
 import (
-	"crypto"
-	"crypto/hmac"
+	"bytes"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"slices"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
-// Leeway absorbs clock skew between the token's issuer and this server.
+// Leeway absorbs clock skew between the token's issuer and this server: a
+// token is accepted up to Leeway after its "exp" and from Leeway before its
+// "nbf".
 const Leeway = 30 * time.Second
 
-// Verifier checks bearer tokens. Set HS256Secret, RS256Key or both; a token
-// is accepted only with the algorithm of a configured key, so an attacker
-// cannot pick "none" or sign with the public key as an HMAC secret.
+// MinSecretLen is the shortest HS256 secret accepted, in bytes: RFC 7518
+// (3.2) requires a key at least as long as the hash output, 256 bits.
+const MinSecretLen = 32
+
+// MinRSABits is the smallest RSA modulus accepted for RS256.
+const MinRSABits = 2048
+
+// Verifier checks bearer tokens. Set HS256Secret, RS256Key, JWKS or any of
+// them; a token is accepted only with the algorithm of the key that checks
+// it, so an attacker cannot pick "none" or sign with the public key as an
+// HMAC secret.
 type Verifier struct {
+	// HS256Secret verifies HS256 tokens without a "kid" (at least
+	// MinSecretLen bytes; see Check).
 	HS256Secret []byte
-	RS256Key    *rsa.PublicKey
+	// RS256Key verifies RS256 tokens without a "kid".
+	RS256Key *rsa.PublicKey
+	// JWKS, when set, verifies tokens that carry a "kid" header with the key
+	// of that id (RS256 "RSA" keys and HS256 "oct" keys).
+	JWKS *KeySet
 	// Issuer, when set, must equal the token's "iss" claim.
 	Issuer string
 	// Audience, when set, must be the token's "aud" claim or one of its
@@ -41,105 +57,216 @@ type Verifier struct {
 
 // Enabled reports whether any key is configured.
 func (v *Verifier) Enabled() bool {
-	return v != nil && (len(v.HS256Secret) > 0 || v.RS256Key != nil)
+	return v != nil && (len(v.HS256Secret) > 0 || v.RS256Key != nil || v.JWKS != nil)
 }
 
-type header struct {
-	Alg string `json:"alg"`
-	Typ string `json:"typ,omitempty"`
+// Check reports a configuration that must not serve: an HS256 secret
+// shorter than MinSecretLen bytes or an RSA key under MinRSABits.
+func (v *Verifier) Check() error {
+	if v == nil {
+		return nil
+	}
+	if n := len(v.HS256Secret); n > 0 && n < MinSecretLen {
+		return fmt.Errorf("HS256 secret is %d bytes; it must be at least %d (e.g. `openssl rand -base64 32`)", n, MinSecretLen)
+	}
+	if v.RS256Key != nil && v.RS256Key.N.BitLen() < MinRSABits {
+		return fmt.Errorf("RSA public key is %d bits; it must be at least %d", v.RS256Key.N.BitLen(), MinRSABits)
+	}
+	return nil
 }
 
+// claims are the claims feedd reads. Decoding refuses a claim name given
+// twice, in any spelling of its case: encoding/json would take the last
+// one and match names case-insensitively, so {"sub":"1","SUB":"2"} would
+// sign in as 2 while another parser reads 1.
 type claims struct {
-	Sub string `json:"sub"`
-	Iat int64  `json:"iat,omitempty"`
-	Exp *int64 `json:"exp,omitempty"`
-	Nbf *int64 `json:"nbf,omitempty"`
-	Iss string `json:"iss,omitempty"`
-	Aud aud    `json:"aud,omitempty"`
+	jwt.RegisteredClaims
 }
 
-// Verify checks token's signature and times and returns its subject, the
-// viewer's database id. Errors are safe to show the client.
+// Claims decoding refusals; clientError words them for the client.
+var (
+	errDuplicateClaim = errors.New("duplicate claim")
+	errClaimCase      = errors.New("registered claim name in another case")
+	errClaimType      = errors.New("claim of the wrong type")
+)
+
+// registered are the claim names of RFC 7519 (4.1). Claim names are
+// case-sensitive, but encoding/json matches them without case, so "Sub"
+// would be read as "sub": a registered name in another case is refused.
+var registered = map[string]bool{"iss": true, "sub": true, "aud": true, "exp": true, "nbf": true, "iat": true, "jti": true}
+
+func (c *claims) UnmarshalJSON(b []byte) error {
+	if err := uniqueKeys(b); err != nil {
+		return err
+	}
+	type plain claims // no UnmarshalJSON: no recursion
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return fmt.Errorf("%w: %w", errClaimType, err)
+	}
+	return nil
+}
+
+// uniqueKeys checks that the JSON object b names no member twice, comparing
+// names without regard to case, that registered names are in lower case and
+// that the time claims are JSON numbers.
+func uniqueKeys(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return errors.New("claims are not a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := t.(string)
+		lower := strings.ToLower(k)
+		if seen[lower] {
+			return errDuplicateClaim
+		}
+		if registered[lower] && k != lower {
+			return errClaimCase
+		}
+		seen[lower] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		// NumericDate would also take "123" (a string) as a number.
+		if (k == "exp" || k == "nbf" || k == "iat") && (len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+			return errClaimType
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the claims")
+	}
+	return nil
+}
+
+// Verify checks token's signature, algorithm and claims and returns its
+// subject, the viewer's database id. Errors are written for the client:
+// they say what to fix without naming keys, expected values or Go types.
 func (v *Verifier) Verify(token string) (uint64, error) {
 	if !v.Enabled() {
-		return 0, errors.New("bearer tokens are not accepted: the server has no --jwt-secret or --jwt-public-key")
-	}
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return 0, errors.New("malformed token: want header.payload.signature")
-	}
-	var h header
-	if err := decodePart(parts[0], &h); err != nil {
-		return 0, fmt.Errorf("malformed token header: %w", err)
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil {
-		return 0, errors.New("malformed token signature")
-	}
-	signed := parts[0] + "." + parts[1]
-	switch {
-	case h.Alg == "HS256" && len(v.HS256Secret) > 0:
-		if !hmac.Equal(sig, hs256(v.HS256Secret, signed)) {
-			return 0, errors.New("token signature does not verify")
-		}
-	case h.Alg == "RS256" && v.RS256Key != nil:
-		sum := sha256.Sum256([]byte(signed))
-		if rsa.VerifyPKCS1v15(v.RS256Key, crypto.SHA256, sum[:], sig) != nil {
-			return 0, errors.New("token signature does not verify")
-		}
-	default:
-		return 0, fmt.Errorf("token algorithm %q is not accepted by this server", h.Alg)
-	}
-	var c claims
-	if err := decodePart(parts[1], &c); err != nil {
-		return 0, fmt.Errorf("malformed token claims: %w", err)
+		return 0, errors.New("bearer tokens are not accepted: the server has no key to verify them")
 	}
 	now := time.Now
 	if v.Now != nil {
 		now = v.Now
 	}
-	t := now()
-	if c.Exp != nil && t.After(time.Unix(*c.Exp, 0).Add(Leeway)) {
-		return 0, errors.New("token has expired")
+	opts := []jwt.ParserOption{
+		jwt.WithValidMethods(v.methods()),
+		jwt.WithLeeway(Leeway),
+		jwt.WithExpirationRequired(),
+		jwt.WithTimeFunc(now),
+		jwt.WithStrictDecoding(), // base64url without padding, as RFC 7515 says
 	}
-	if c.Nbf != nil && t.Add(Leeway).Before(time.Unix(*c.Nbf, 0)) {
-		return 0, errors.New("token is not valid yet")
+	if v.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(v.Issuer))
 	}
-	if v.Issuer != "" && c.Iss != v.Issuer {
-		return 0, fmt.Errorf("token issuer %q is not accepted: want %q", c.Iss, v.Issuer)
+	if v.Audience != "" {
+		opts = append(opts, jwt.WithAudience(v.Audience))
 	}
-	if v.Audience != "" && !slices.Contains(c.Aud, v.Audience) {
-		return 0, fmt.Errorf("token is not meant for this server: audience must include %q", v.Audience)
+	var c claims
+	if _, err := jwt.NewParser(opts...).ParseWithClaims(token, &c, v.key); err != nil {
+		return 0, clientError(err)
 	}
-	id, err := strconv.ParseUint(c.Sub, 10, 64)
-	if err != nil || id == 0 {
+	id, err := strconv.ParseUint(c.Subject, 10, 64)
+	if err != nil || id == 0 || strconv.FormatUint(id, 10) != c.Subject {
 		return 0, errors.New(`token "sub" must be a user's decimal database id`)
 	}
 	return id, nil
 }
 
-// aud is the "aud" claim: one string or an array of strings.
-type aud []string
-
-func (a *aud) UnmarshalJSON(b []byte) error {
-	var one string
-	if json.Unmarshal(b, &one) == nil {
-		*a = aud{one}
-		return nil
+// methods are the algorithms some configured key verifies.
+func (v *Verifier) methods() []string {
+	var hs, rs bool
+	hs = len(v.HS256Secret) > 0
+	rs = v.RS256Key != nil
+	if v.JWKS != nil {
+		h, r := v.JWKS.algorithms()
+		hs, rs = hs || h, rs || r
 	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return errors.New(`"aud" must be a string or an array of strings`)
+	var m []string
+	if hs {
+		m = append(m, jwt.SigningMethodHS256.Alg())
 	}
-	*a = many
-	return nil
+	if rs {
+		m = append(m, jwt.SigningMethodRS256.Alg())
+	}
+	return m
 }
 
-func (a aud) MarshalJSON() ([]byte, error) {
-	if len(a) == 1 {
-		return json.Marshal(a[0])
+// Reasons a key lookup fails; clientError words them for the client.
+var (
+	errUnknownKey = errors.New("unknown key id")
+	errNoKey      = errors.New("no key for algorithm")
+)
+
+// key is the jwt.Keyfunc: a token with a "kid" is checked with that JWKS
+// key, whose algorithm must be the token's; one without, with the static
+// key of its algorithm.
+func (v *Verifier) key(t *jwt.Token) (any, error) {
+	alg := t.Method.Alg()
+	if kid, ok := t.Header["kid"]; ok && v.JWKS != nil {
+		s, _ := kid.(string)
+		k, ok := v.JWKS.lookup(s)
+		if !ok || k.alg != alg {
+			return nil, errUnknownKey
+		}
+		return k.key, nil
 	}
-	return json.Marshal([]string(a))
+	switch {
+	case alg == jwt.SigningMethodHS256.Alg() && len(v.HS256Secret) > 0:
+		return v.HS256Secret, nil
+	case alg == jwt.SigningMethodRS256.Alg() && v.RS256Key != nil:
+		return v.RS256Key, nil
+	}
+	if v.JWKS != nil {
+		return nil, errUnknownKey
+	}
+	return nil, errNoKey
+}
+
+// clientError turns a jwt/v5 error into a message that tells the client
+// what to fix. The library's own texts are not shown: they can quote Go
+// types and the server's expectations.
+func clientError(err error) error {
+	switch {
+	case errors.Is(err, errDuplicateClaim):
+		return errors.New("token claims must not name a claim twice (names are compared without case)")
+	case errors.Is(err, errUnknownKey):
+		return errors.New(`token is signed with a key this server does not know (check its "kid"); get a new token`)
+	case errors.Is(err, errNoKey), errors.Is(err, jwt.ErrTokenSignatureInvalid) && strings.Contains(err.Error(), "signing method"):
+		return errors.New("token algorithm is not accepted by this server")
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return errors.New("token signature does not verify")
+	case errors.Is(err, errClaimCase):
+		return errors.New(`token claim names are case-sensitive: "iss", "sub", "aud", "exp", "nbf", "iat" and "jti" must be written in lower case`)
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing) && strings.Contains(err.Error(), "exp claim"):
+		return errors.New(`token has no expiry: it must carry an "exp" claim`)
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing) && strings.Contains(err.Error(), "iss claim"):
+		return errors.New(`token comes from an issuer this server does not accept ("iss")`)
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing) && strings.Contains(err.Error(), "aud claim"):
+		return errors.New(`token is not meant for this server: its "aud" claim is missing or names another audience`)
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return errors.New("token has expired: get a new one")
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		return errors.New(`token is not valid yet ("nbf" is in the future): check the issuer's clock`)
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return errors.New(`token is not meant for this server: its "aud" claim is missing or names another audience`)
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return errors.New(`token comes from an issuer this server does not accept ("iss")`)
+	case errors.Is(err, jwt.ErrTokenUnverifiable):
+		return errors.New("token algorithm is not accepted by this server")
+	case errors.Is(err, jwt.ErrTokenInvalidClaims) || errors.Is(err, jwt.ErrInvalidType) || errors.Is(err, errClaimType):
+		return errors.New(`token claims are malformed: "exp", "nbf" and "iat" must be numbers, "iss" and "sub" strings, "aud" a string or an array of strings`)
+	}
+	return errors.New("malformed token: want a JWT, header.payload.signature in base64url")
 }
 
 // Mint returns an HS256 token for userID valid for ttl, for `feedd token`
@@ -152,29 +279,41 @@ func Mint(secret []byte, userID uint64, ttl time.Duration) (string, error) {
 type MintOptions struct {
 	// Issuer and Audience, when set, become the "iss" and "aud" claims.
 	Issuer, Audience string
+	// KeyID, when set, becomes the "kid" header (a JWKS "oct" key's id).
+	KeyID string
 }
 
 // MintWith is Mint with optional claims.
 func MintWith(secret []byte, userID uint64, ttl time.Duration, o MintOptions) (string, error) {
-	if len(secret) == 0 {
-		return "", errors.New("no secret: set --jwt-secret (or FEED_JWT_SECRET)")
-	}
-	if userID == 0 {
-		return "", errors.New("user id must be a positive number")
-	}
-	if ttl <= 0 {
-		return "", errors.New("ttl must be positive")
+	switch {
+	case len(secret) == 0:
+		return "", errors.New("mint token: no secret: set --jwt-secret (or FEED_JWT_SECRET)")
+	case len(secret) < MinSecretLen:
+		return "", fmt.Errorf("mint token: the secret is %d bytes; it must be at least %d", len(secret), MinSecretLen)
+	case userID == 0:
+		return "", errors.New("mint token: user id must be a positive number")
+	case ttl <= 0:
+		return "", errors.New("mint token: ttl must be positive")
 	}
 	now := time.Now()
-	exp := now.Add(ttl).Unix()
-	h, _ := json.Marshal(header{Alg: "HS256", Typ: "JWT"})
-	cl := claims{Sub: strconv.FormatUint(userID, 10), Iat: now.Unix(), Exp: &exp, Iss: o.Issuer}
-	if o.Audience != "" {
-		cl.Aud = aud{o.Audience}
+	rc := jwt.RegisteredClaims{
+		Subject:   strconv.FormatUint(userID, 10),
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		Issuer:    o.Issuer,
 	}
-	c, _ := json.Marshal(cl)
-	signed := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
-	return signed + "." + base64.RawURLEncoding.EncodeToString(hs256(secret, signed)), nil
+	if o.Audience != "" {
+		rc.Audience = jwt.ClaimStrings{o.Audience}
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, rc)
+	if o.KeyID != "" {
+		t.Header["kid"] = o.KeyID
+	}
+	s, err := t.SignedString(secret)
+	if err != nil {
+		return "", fmt.Errorf("mint token: %w", err)
+	}
+	return s, nil
 }
 
 // ParseRSAPublicKey reads a PEM "PUBLIC KEY" (PKIX) or "RSA PUBLIC KEY"
@@ -182,35 +321,25 @@ func MintWith(secret []byte, userID uint64, ttl time.Duration, o MintOptions) (s
 func ParseRSAPublicKey(pemBytes []byte) (*rsa.PublicKey, error) {
 	block, _ := pem.Decode(pemBytes)
 	if block == nil {
-		return nil, errors.New("no PEM block found in the public key")
+		return nil, errors.New("parse RSA public key: no PEM block found")
 	}
 	switch block.Type {
 	case "RSA PUBLIC KEY":
-		return x509.ParsePKCS1PublicKey(block.Bytes)
+		k, err := x509.ParsePKCS1PublicKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("parse RSA public key: %w", err)
+		}
+		return k, nil
 	case "PUBLIC KEY":
 		k, err := x509.ParsePKIXPublicKey(block.Bytes)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("parse RSA public key: %w", err)
 		}
 		rk, ok := k.(*rsa.PublicKey)
 		if !ok {
-			return nil, fmt.Errorf("public key is %T; only RSA (RS256) is supported", k)
+			return nil, errors.New("parse RSA public key: the key is not RSA; only RS256 is supported")
 		}
 		return rk, nil
 	}
-	return nil, fmt.Errorf("PEM block %q is not a public key", block.Type)
-}
-
-func hs256(secret []byte, signed string) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(signed))
-	return m.Sum(nil)
-}
-
-func decodePart(part string, v any) error {
-	b, err := base64.RawURLEncoding.DecodeString(part)
-	if err != nil {
-		return errors.New("not base64url")
-	}
-	return json.Unmarshal(b, v)
+	return nil, fmt.Errorf("parse RSA public key: PEM block %q is not a public key", block.Type)
 }

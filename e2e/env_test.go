@@ -24,7 +24,7 @@ import (
 	"github.com/redis/rueidis"
 )
 
-var secret = []byte("e2e-secret")
+var secret = []byte("e2e-test-secret-0123456789abcdef")
 
 // env is one test's feedd: its own store, service and HTTP server.
 type env struct {

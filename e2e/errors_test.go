@@ -23,6 +23,18 @@ func tamper(cursor string) string {
 	return string(b)
 }
 
+// respell returns another spelling of the same base64url bytes: the
+// spare low bits of the last character set differently (or, when there
+// are none, padding), which a lenient decoder would accept.
+func respell(s string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	if len(s)%4 == 0 {
+		return s + "="
+	}
+	i := strings.IndexByte(alphabet, s[len(s)-1])
+	return s[:len(s)-1] + string(alphabet[i^1])
+}
+
 // TestErrorCodes drives every error code a client can provoke with the
 // typed client and checks extensions.code, read from the gqlerror.List
 // genqlient returns.
@@ -39,7 +51,7 @@ func TestErrorCodes(t *testing.T) {
 	schedule(t, bob, "bob's other show", 2*time.Hour)
 	bobsOnAir := schedule(t, bob, "bob on air", 0)
 	must(client.StartLive(ctx, bob, bobsOnAir.Id))(t)
-	bobsPast := schedule(t, bob, "bob's past show", -time.Hour)
+	bobsPast := schedule(t, bob, "bob's past show", -time.Minute)
 	must(client.EndLive(ctx, bob, bobsPast.Id))(t)
 	e.drain()
 
@@ -80,7 +92,7 @@ func TestErrorCodes(t *testing.T) {
 		}},
 		{"viewer, unknown user", "UNAUTHENTICATED", withAuth(client.Auth{ViewerID: "42"})},
 		{"viewer, malformed dev header", "UNAUTHENTICATED", withAuth(client.Auth{ViewerID: "ann"})},
-		{"viewer, token signed with another key", "UNAUTHENTICATED", withAuth(client.Auth{Token: e.token([]byte("another key"), 1)})},
+		{"viewer, token signed with another key", "UNAUTHENTICATED", withAuth(client.Auth{Token: e.token([]byte("another-key-0123456789abcdef-0123"), 1)})},
 		{"viewer, garbage token", "UNAUTHENTICATED", withAuth(client.Auth{Token: "not.a.jwt"})},
 
 		// Someone else's things.
@@ -125,6 +137,22 @@ func TestErrorCodes(t *testing.T) {
 			_, err := client.PublishPost(ctx, ann, client.PublishPostInput{Text: strings.Repeat("é", 2001)})
 			return err
 		}},
+		{"publishPost, NUL", "BAD_USER_INPUT", func(ctx context.Context) error {
+			_, err := client.PublishPost(ctx, ann, client.PublishPostInput{Text: "a\x00b"})
+			return err
+		}},
+		{"publishPost, terminal escape", "BAD_USER_INPUT", func(ctx context.Context) error {
+			_, err := client.PublishPost(ctx, ann, client.PublishPostInput{Text: "\x1b[2Jgotcha"})
+			return err
+		}},
+		{"publishPost, zero-width only", "BAD_USER_INPUT", func(ctx context.Context) error {
+			_, err := client.PublishPost(ctx, ann, client.PublishPostInput{Text: "\u200b\u200c\u200d\u2060\ufeff "})
+			return err
+		}},
+		{"followUser, non-canonical global id", "BAD_USER_INPUT", func(ctx context.Context) error {
+			_, err := client.FollowUser(ctx, ann, respell(nodeid.Encode(nodeid.User, 3)))
+			return err
+		}},
 		{"deletePost, a user's id", "BAD_USER_INPUT", func(ctx context.Context) error { _, err := client.DeletePost(ctx, bob, missingUser); return err }},
 		{"followUser, self", "BAD_USER_INPUT", func(ctx context.Context) error { _, err := client.FollowUser(ctx, ann, "1"); return err }},
 		{"followUser, malformed id", "BAD_USER_INPUT", func(ctx context.Context) error { _, err := client.FollowUser(ctx, ann, "@bob"); return err }},
@@ -138,6 +166,18 @@ func TestErrorCodes(t *testing.T) {
 		}},
 		{"scheduleLive, at the epoch", "BAD_USER_INPUT", func(ctx context.Context) error {
 			_, err := client.ScheduleLive(ctx, bob, client.ScheduleLiveInput{Title: "t", ScheduledStartAt: time.Unix(0, 0)})
+			return err
+		}},
+		{"scheduleLive, an hour ago", "BAD_USER_INPUT", func(ctx context.Context) error {
+			_, err := client.ScheduleLive(ctx, bob, client.ScheduleLiveInput{Title: "t", ScheduledStartAt: time.Now().Add(-time.Hour)})
+			return err
+		}},
+		{"scheduleLive, two years ahead", "BAD_USER_INPUT", func(ctx context.Context) error {
+			_, err := client.ScheduleLive(ctx, bob, client.ScheduleLiveInput{Title: "t", ScheduledStartAt: time.Now().AddDate(2, 0, 0)})
+			return err
+		}},
+		{"scheduleLive, control character in the title", "BAD_USER_INPUT", func(ctx context.Context) error {
+			_, err := client.ScheduleLive(ctx, bob, client.ScheduleLiveInput{Title: "a\x07", ScheduledStartAt: time.Now().Add(time.Hour)})
 			return err
 		}},
 		{"startLive, live already", "BAD_USER_INPUT", func(ctx context.Context) error { _, err := client.StartLive(ctx, bob, bobsOnAir.Id); return err }},
@@ -159,6 +199,10 @@ func TestErrorCodes(t *testing.T) {
 		}},
 		{"followingFeed, tampered before", "INVALID_CURSOR", func(ctx context.Context) error {
 			_, err := client.FollowingFeed(ctx, ann, nil, nil, client.Ptr(5), client.Ptr(tamper(feedCursor)))
+			return err
+		}},
+		{"followingFeed, respelled cursor", "INVALID_CURSOR", func(ctx context.Context) error {
+			_, err := client.FollowingFeed(ctx, ann, client.Ptr(5), client.Ptr(respell(feedCursor)), nil, nil)
 			return err
 		}},
 		{"liveFeed, garbage cursor", "INVALID_CURSOR", func(ctx context.Context) error {

@@ -98,7 +98,7 @@ func TestLiveFeed(t *testing.T) {
 	if started.State != client.LiveStateLive || started.StartedAt == nil || started.EndedAt != nil {
 		t.Fatalf("startLive = %+v", started)
 	}
-	replay := schedule(t, bob, "bob replay", -time.Hour)
+	replay := schedule(t, bob, "bob replay", -time.Minute)
 	must(client.StartLive(ctx, bob, replay.Id))(t)
 	ended := must(client.EndLive(ctx, bob, replay.Id))(t).EndLive.Session
 	if ended.State != client.LiveStateReplay || ended.StartedAt == nil || ended.EndedAt == nil {

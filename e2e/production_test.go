@@ -54,7 +54,7 @@ func TestAuthInProduction(t *testing.T) {
 		{"no credentials", client.Auth{}, "UNAUTHENTICATED"},
 		{"dev header refused in production", client.Auth{ViewerID: "1"}, "UNAUTHENTICATED"},
 		{"expired", client.Auth{Token: e.tokenWith(secret, 1, time.Hour, good)}, "UNAUTHENTICATED"},
-		{"wrong signature", client.Auth{Token: e.tokenWith([]byte("another-secret"), 1, 24*time.Hour, good)}, "UNAUTHENTICATED"},
+		{"wrong signature", client.Auth{Token: e.tokenWith([]byte("another-secret-0123456789abcdef-xx"), 1, 24*time.Hour, good)}, "UNAUTHENTICATED"},
 		{"wrong audience", client.Auth{Token: e.tokenWith(secret, 1, 24*time.Hour, auth.MintOptions{Issuer: "feedd", Audience: "web"})}, "UNAUTHENTICATED"},
 		{"wrong issuer", client.Auth{Token: e.tokenWith(secret, 1, 24*time.Hour, auth.MintOptions{Issuer: "evil", Audience: "app"})}, "UNAUTHENTICATED"},
 		{"garbage token", client.Auth{Token: "not.a.jwt"}, "UNAUTHENTICATED"},

@@ -90,6 +90,11 @@ func (s *Sealer) Open(raw string, viewer ID) (Cursor, error) {
 	if c.Viewer != viewer || c.State > StateTimeline {
 		return Cursor{}, bad
 	}
+	// Only the canonical spelling: base64 decoding ignores the spare low
+	// bits of the last character, so one cursor would have several.
+	if s.Seal(c) != raw {
+		return Cursor{}, bad
+	}
 	return c, nil
 }
 

@@ -21,22 +21,28 @@ type PostCounts struct{ Likes, Comments, Reposts, Favorites int }
 // counterFields are the fields of a counters hash, in PostCounts order.
 var counterFields = []string{"l", "c", "r", "f"}
 
+// MaxCount is the largest value of a counter (likes, comments, reposts,
+// favorites, followers): GraphQL's Int is 32-bit.
+const MaxCount = 1<<31 - 1
+
 // likeScript adds (ARGV[2] "1") or removes ("-1") the like of ARGV[1] on
 // the post KEYS[1]: the likers set KEYS[2] makes it idempotent, and the
 // likes counter in KEYS[3] moves only when the set did, in the same atomic
-// step, so the counter cannot drift from what likers did. A missing or
+// step, so the counter cannot drift from what likers did. A new like on a
+// post whose counter is at ARGV[3] (MaxCount) changes nothing and replies
+// {'full'}: the liker is not recorded without the counter. A missing or
 // deleted post replies an empty array. Otherwise it replies the post's
 // author, time and text, then its four counters (empty when never set).
 var likeScript = newScript(false, `
 local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd')
 if not p[1] or p[4] == '1' then return {} end
-local changed
 if ARGV[2] == '1' then
-  changed = redis.call('SADD', KEYS[2], ARGV[1])
-else
-  changed = redis.call('SREM', KEYS[2], ARGV[1])
-end
-if changed == 1 and redis.call('HINCRBY', KEYS[3], 'l', ARGV[2]) < 0 then
+  if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 0 then
+    if (tonumber(redis.call('HGET', KEYS[3], 'l')) or 0) >= tonumber(ARGV[3]) then return {'full'} end
+    redis.call('SADD', KEYS[2], ARGV[1])
+    redis.call('HINCRBY', KEYS[3], 'l', 1)
+  end
+elseif redis.call('SREM', KEYS[2], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[3], 'l', -1) < 0 then
   redis.call('HSET', KEYS[3], 'l', 0)
 end
 local c = redis.call('HMGET', KEYS[3], 'l', 'c', 'r', 'f')
@@ -69,7 +75,7 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 		return nil, PostCounts{}, errorf(CodeUnauthenticated, "sign in to like posts")
 	}
 	keys := []string{s.k.post(post), s.k.likers(post), s.k.postCounts(post)}
-	args := []string{member(viewer), delta}
+	args := []string{member(viewer), delta, strconv.Itoa(MaxCount)}
 	r := s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.c.B(), keys, args))
 	vs, err := r.ToArray()
 	if err != nil {
@@ -77,6 +83,9 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 	}
 	if len(vs) == 0 {
 		return nil, PostCounts{}, errorf(CodeNotFound, "no post with id %d", post)
+	}
+	if len(vs) == 1 {
+		return nil, PostCounts{}, errorf(CodeBadInput, "this post has the most likes its counter can hold (%d); the like was not recorded", MaxCount)
 	}
 	if len(vs) != 7 {
 		return nil, PostCounts{}, errorf(CodeInternal, "like script replied %d values", len(vs))
@@ -93,8 +102,10 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 // the counter from the value set. A missing post is NOT_FOUND.
 func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err error) {
 	defer wrap(&err, "set counters of post %d", post)
-	if c.Likes < 0 || c.Comments < 0 || c.Reposts < 0 || c.Favorites < 0 {
-		return errorf(CodeBadInput, "counts must be 0 or more")
+	for _, n := range []int{c.Likes, c.Comments, c.Reposts, c.Favorites} {
+		if n < 0 || n > MaxCount {
+			return errorf(CodeBadInput, "counts must be between 0 and %d", MaxCount)
+		}
 	}
 	n, err := s.do(ctx, setCountsScript.cmd(s.c.B(), []string{s.k.post(post), s.k.postCounts(post)},
 		[]string{strconv.Itoa(c.Likes), strconv.Itoa(c.Comments), strconv.Itoa(c.Reposts), strconv.Itoa(c.Favorites)})).AsInt64()
@@ -163,7 +174,7 @@ func countsOf(l, c, r, f string) PostCounts {
 			return 0
 		}
 		v, _ := strconv.Atoi(s)
-		return max(v, 0)
+		return min(max(v, 0), MaxCount) // GraphQL Int, whatever an old import stored
 	}
 	return PostCounts{Likes: n(l), Comments: n(c), Reposts: n(r), Favorites: n(f)}
 }

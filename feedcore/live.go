@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/redis/rueidis"
 )
 
-const maxTitleLen = 200
+// MaxTitleLen is the longest live title, in characters.
+const MaxTitleLen = 200
 
 // liveTransition moves the session KEYS[1] of anchor ARGV[1] to started
 // (ARGV[2] "b") or ended ("e") at ARGV[3], atomically, so racing requests
@@ -34,16 +34,12 @@ return 'ok:' .. (l[2] or '')
 
 // ScheduleLive creates a PREVIEW session of anchor starting at at.
 func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at time.Time) (*LiveSession, error) {
-	title = strings.TrimSpace(title)
-	switch n := utf8.RuneCountInString(title); {
-	case title == "":
-		return nil, errorf(CodeBadInput, "title must not be empty")
-	case n > maxTitleLen:
-		return nil, errorf(CodeBadInput, "title has %d characters; at most %d are allowed", n, maxTitleLen)
-	case !utf8.ValidString(title):
-		return nil, errorf(CodeBadInput, "title must be valid UTF-8")
-	case at.UnixMilli() <= 0:
-		return nil, errorf(CodeBadInput, "scheduledStartAt must be after 1970")
+	title, err := CheckText("title", title, MaxTitleLen)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkScheduledStart(at); err != nil {
+		return nil, err
 	}
 	if err := s.usersExist(ctx, anchor); err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/redis/rueidis"
 )
@@ -96,19 +95,10 @@ func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (
 	return &Post{ID: composeID(ts, n, shard), Author: author, Text: text, CreatedAt: time.UnixMilli(ts).UTC()}, nil
 }
 
-// validText checks a post's text and returns it trimmed.
+// validText checks a post's text against the content rules (CheckText)
+// and returns it trimmed.
 func (s *Service) validText(text string) (string, error) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return "", errorf(CodeBadInput, "text must not be empty")
-	}
-	if n := utf8.RuneCountInString(text); n > s.o.MaxTextLen {
-		return "", errorf(CodeBadInput, "text has %d characters; at most %d are allowed", n, s.o.MaxTextLen)
-	}
-	if !utf8.ValidString(text) {
-		return "", errorf(CodeBadInput, "text must be valid UTF-8")
-	}
-	return text, nil
+	return CheckText("text", text, s.o.MaxTextLen)
 }
 
 // PutPost stores a post with a given id and time (import, demo) and runs

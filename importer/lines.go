@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/feedd/feedd/feedcore"
 )
@@ -151,12 +150,12 @@ func (o *object) post(maxText int) (feedcore.Post, error) {
 	if err != nil {
 		return p, err
 	}
-	// As Publish: surrounding space is dropped, and text must remain.
-	if p.Text = strings.TrimSpace(text); !ok || p.Text == "" {
+	if !ok || strings.TrimSpace(text) == "" {
 		return p, errors.New(`missing field "text": a post needs text`)
 	}
-	if n := utf8.RuneCountInString(p.Text); n > maxText {
-		return p, fmt.Errorf("text has %d characters; at most %d are allowed", n, maxText)
+	// As Publish: the content rules, and surrounding space is dropped.
+	if p.Text, err = feedcore.CheckText("text", text, maxText); err != nil {
+		return p, err
 	}
 	var at *time.Time
 	if at, err = o.time(fCreatedAt); err != nil {
@@ -181,8 +180,11 @@ func (o *object) live() (LiveLine, error) {
 	if err != nil {
 		return l, err
 	}
-	if l.Title = strings.TrimSpace(title); l.Title == "" {
+	if strings.TrimSpace(title) == "" {
 		return l, errors.New(`missing field "title": a live needs a title`)
+	}
+	if l.Title, err = feedcore.CheckText("title", title, feedcore.MaxTitleLen); err != nil {
+		return l, err
 	}
 	var times [3]*time.Time
 	for i, f := range [3]field{fScheduledStartAt, fStartedAt, fEndedAt} {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/feedd/feedd/feedcore"
 )
 
 // An import line is a flat JSON object whose values are strings, numbers,
@@ -343,6 +345,54 @@ func scanNumber(b []byte, i int) (int, error) {
 	return j, nil
 }
 
+// loneSurrogate reports whether the string body raw (checked by
+// scanString) has a \u escape of a UTF-16 surrogate that is not half of a
+// high-low pair.
+func loneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++
+		if i >= len(raw) || raw[i] != 'u' || i+5 > len(raw) {
+			continue
+		}
+		r := hex4(raw[i+1 : i+5])
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+7 <= len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+				if lo := hex4(raw[i+3 : i+7]); lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 6
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// hex4 is the value of four hex digits (checked by validEscape).
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return r
+}
+
 // unquote decodes a quoted JSON string (quotes included) the standard way:
 // escapes resolved, invalid UTF-8 replaced by U+FFFD.
 func unquote(quoted []byte, at int) (string, error) {
@@ -366,8 +416,17 @@ func (o *object) str(f field) (s string, ok bool, err error) {
 	if v.kind != kString {
 		return "", false, fmt.Errorf("%s: want a string, not %s", f, v.kind)
 	}
-	if !v.esc && (!v.high || utf8.Valid(v.raw)) {
+	// Checked on the raw bytes: decoding would turn invalid UTF-8 and
+	// lone surrogate escapes into U+FFFD, hiding them from the content
+	// rules.
+	if v.high && !utf8.Valid(v.raw) {
+		return "", false, fmt.Errorf("%s: not valid UTF-8", f)
+	}
+	if !v.esc {
 		return string(v.raw), true, nil
+	}
+	if loneSurrogate(v.raw) {
+		return "", false, fmt.Errorf("%s: a \\u escape of a lone UTF-16 surrogate", f)
 	}
 	quoted := make([]byte, 0, len(v.raw)+2)
 	quoted = append(append(append(quoted, '"'), v.raw...), '"')
@@ -447,8 +506,8 @@ func (o *object) count(f field) (int64, error) {
 		return 0, fmt.Errorf("%s %s is not a non-negative integer", f, v.raw)
 	case neg && (!ok || n != 0):
 		return 0, fmt.Errorf("%s %s is negative; counts must be 0 or more", f, v.raw)
-	case n > 1<<63-1:
-		return 0, fmt.Errorf("%s %s is too large", f, v.raw)
+	case n > feedcore.MaxCount:
+		return 0, fmt.Errorf("%s %s is too large; counts must be at most %d (GraphQL Int)", f, v.raw, feedcore.MaxCount)
 	}
 	return int64(n), nil
 }

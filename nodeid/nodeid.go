@@ -54,6 +54,13 @@ func Decode(raw string) (Type, uint64, error) {
 	if err != nil || id == 0 || strconv.FormatUint(id, 10) != num {
 		return "", 0, fmt.Errorf("%w %q", ErrMalformed, raw)
 	}
+	// base64 decoding ignores the unused low bits of the last character,
+	// so "VXNlcjoxMDG" decodes like "VXNlcjoxMDE" (User:101): only the
+	// canonical spelling is an id, so that one object has one id (caches,
+	// dedup, allow-lists keyed by id).
+	if Encode(t, id) != raw {
+		return "", 0, fmt.Errorf("%w %q", ErrMalformed, raw)
+	}
 	return t, id, nil
 }
 
@@ -62,6 +69,9 @@ func Decode(raw string) (Type, uint64, error) {
 // for clients that only hold a databaseId.
 func DecodeAs(raw string, want Type) (uint64, error) {
 	if id, err := strconv.ParseUint(raw, 10, 64); err == nil && id > 0 {
+		if strconv.FormatUint(id, 10) != raw { // "0101" is not 101
+			return 0, fmt.Errorf("%w %q", ErrMalformed, raw)
+		}
 		return id, nil
 	}
 	t, id, err := Decode(raw)

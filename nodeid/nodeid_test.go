@@ -2,6 +2,7 @@ package nodeid
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 )
 
@@ -42,4 +43,46 @@ func TestDecodeAs(t *testing.T) {
 	if _, err := DecodeAs("0", User); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("DecodeAs zero err = %v", err)
 	}
+}
+
+// TestCanonicalOnly: every spelling but Encode's is refused. The last
+// base64 character carries bits that decoding ignores: "VXNlcjoxMDG"
+// decodes to the bytes of "VXNlcjoxMDE" (User:101).
+func TestCanonicalOnly(t *testing.T) {
+	if got := Encode(User, 101); got != "VXNlcjoxMDE" {
+		t.Fatalf("Encode(User, 101) = %q", got)
+	}
+	for _, raw := range []string{
+		"VXNlcjoxMDG", "VXNlcjoxMDH", "VXNlcjoxMDF", // User:101 with other spare bits
+		"VXNlcjoxMDE=", "VXNlcjoxMDE\n", " VXNlcjoxMDE", // padding, whitespace
+		"VXNlcjoxMDE.", "VXNlcjoxMDE+", // another alphabet
+	} {
+		if _, _, err := Decode(raw); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Decode(%q) err = %v, want ErrMalformed", raw, err)
+		}
+		if _, err := DecodeAs(raw, User); !errors.Is(err, ErrMalformed) {
+			t.Errorf("DecodeAs(%q) err = %v, want ErrMalformed", raw, err)
+		}
+	}
+	for _, raw := range []string{"0101", "+101", "101 ", "1_01"} {
+		if _, err := DecodeAs(raw, User); !errors.Is(err, ErrMalformed) {
+			t.Errorf("DecodeAs(%q) err = %v, want ErrMalformed", raw, err)
+		}
+	}
+}
+
+// FuzzDecode: whatever Decode accepts is exactly what Encode makes of the
+// result, so one object has one id. Seeds are in testdata/fuzz/FuzzDecode.
+func FuzzDecode(f *testing.F) {
+	f.Add(Encode(User, 101))
+	f.Add("VXNlcjoxMDG")
+	f.Fuzz(func(t *testing.T, raw string) {
+		typ, id, err := Decode(raw)
+		if err == nil && Encode(typ, id) != raw {
+			t.Fatalf("Decode(%q) = %s %d, which encodes as %q", raw, typ, id, Encode(typ, id))
+		}
+		if id, err := DecodeAs(raw, User); err == nil && Encode(User, id) != raw && strconv.FormatUint(id, 10) != raw {
+			t.Fatalf("DecodeAs(%q) = %d, not its canonical spelling", raw, id)
+		}
+	})
 }

@@ -36,6 +36,10 @@ var corsExposeHeaders = strings.Join([]string{"Retry-After", RequestIDHeader}, "
 //     bodies are what a cross-site HTML form can send without a preflight
 //     (the classic CSRF vector), so they are refused with 415.
 //   - A POST body over the limit is refused with 413.
+//   - A POST body must pass checkRequest (one JSON object, valid UTF-8, no
+//     member named twice, only the request members, nothing after it), and
+//     a GET's parameters checkQueryString; else 400 BAD_USER_INPUT, with a
+//     message that quotes nothing of the request (request.go).
 //   - GET serves queries only: gqlgen's GET transport refuses mutations.
 //
 // Every refusal is a GraphQL response with extensions.code.
@@ -94,7 +98,17 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 				refuse(w, http.StatusBadRequest, feedcore.CodeBadInput, "could not read the request body")
 				return
 			}
+			if err := checkRequest(body); err != nil {
+				refuse(w, http.StatusBadRequest, feedcore.CodeBadInput, err.Error())
+				return
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		if r.Method == http.MethodGet {
+			if err := checkQueryString(r.URL.RawQuery); err != nil {
+				refuse(w, http.StatusBadRequest, feedcore.CodeBadInput, err.Error())
+				return
+			}
 		}
 		ctx, state := withState(r.Context())
 		next.ServeHTTP(&stateWriter{ResponseWriter: w, state: state}, r.WithContext(ctx))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -12,8 +13,10 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/loaders"
 	"github.com/feedd/feedd/resolvers"
@@ -107,8 +110,15 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 		name = known.label(name)
 		respond := next(ctx)
 		var once sync.Once
+		answered := false
 		return func(ctx context.Context) *graphql.Response {
 			resp := respond(ctx)
+			if resp == nil && !answered && ctx.Err() != nil {
+				// gqlgen answers nothing (the body "null") for an operation
+				// whose context ended before it ran: say why, with a code.
+				resp = timedOut(ctx)
+			}
+			answered = true
 			once.Do(func() {
 				n := trips.Trips()
 				reg.observeOperation(typ, name, n)
@@ -120,4 +130,15 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 			return resp
 		}
 	}
+}
+
+// timedOut is the answer to an operation whose request ran out of time
+// (--request-timeout) before it could run: UNAVAILABLE, which clients
+// already retry, rather than gqlgen's bare null.
+func timedOut(ctx context.Context) *graphql.Response {
+	msg := "the request took longer than the server allows; retry later"
+	if errors.Is(ctx.Err(), context.Canceled) {
+		msg = "the request was cancelled"
+	}
+	return &graphql.Response{Errors: gqlerror.List{codedError(feedcore.CodeUnavailable, "%s", msg)}}
 }

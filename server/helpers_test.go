@@ -15,7 +15,7 @@ import (
 	"github.com/redis/rueidis"
 )
 
-var testSecret = []byte("test-secret")
+var testSecret = []byte("server-test-secret-0123456789abcdef")
 
 // env is one test's feedd: its own store, service and HTTP server.
 type env struct {

@@ -40,6 +40,9 @@ type Config struct {
 	// ReadyMaxBacklog is the fan-out backlog above which /readyz answers
 	// 503; default DefaultReadyMaxBacklog.
 	ReadyMaxBacklog int64
+	// AllowedHosts, when not empty, are the only Host header values served
+	// (see allowedHosts): the DNS rebinding guard. Empty allows any host.
+	AllowedHosts []string
 	// APIConfig is /query's production surface: limits, rate limiting,
 	// CORS, introspection, persisted queries.
 	APIConfig
@@ -62,7 +65,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
 	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
-	return withRequestID(withClientAddr(cfg.TrustedProxyHeader, cfg.TrustedProxies, authn(mux)))
+	return withRequestID(allowedHosts(cfg.AllowedHosts, withClientAddr(cfg.TrustedProxyHeader, cfg.TrustedProxies, authn(mux))))
 }
 
 // private marks every /query answer as not for shared caches nor for

@@ -51,13 +51,14 @@ func printBanner(w io.Writer, addr net.Addr, store *storeFlags, devAuth bool, r 
 }
 
 // browsable turns a listen address into one a local browser can open:
-// ":8080" and "[::]:8080" become "localhost:8080".
+// ":8080", "[::]:8080" and "127.0.0.1:8080" (dev auth's default) become
+// "localhost:8080", a name --allowed-hosts allows by default.
 func browsable(addr net.Addr) string {
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
 		return addr.String()
 	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+	if ip := net.ParseIP(host); host == "" || ip != nil && (ip.IsUnspecified() || ip.Equal(net.IPv4(127, 0, 0, 1))) {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)

@@ -62,7 +62,7 @@ func TestEnvName(t *testing.T) {
 }
 
 func TestBrowsable(t *testing.T) {
-	for in, want := range map[string]string{":8080": "localhost:8080", "0.0.0.0:9000": "localhost:9000", "[::]:80": "localhost:80", "127.0.0.1:5": "127.0.0.1:5"} {
+	for in, want := range map[string]string{":8080": "localhost:8080", "0.0.0.0:9000": "localhost:9000", "[::]:80": "localhost:80", "127.0.0.1:5": "localhost:5", "10.0.0.1:5": "10.0.0.1:5"} {
 		addr, _ := net.ResolveTCPAddr("tcp", in)
 		if got := browsable(addr); got != want {
 			t.Errorf("browsable(%q) = %q, want %q", in, got, want)
@@ -73,7 +73,7 @@ func TestBrowsable(t *testing.T) {
 func TestTokenCommand(t *testing.T) {
 	t.Setenv("FEED_JWT_SECRET", "") // hermetic: a secret in the environment would be used
 	var out bytes.Buffer
-	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", "s"}, &out); err != nil {
+	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", testSecret}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(strings.TrimSpace(out.String()), ".") != 2 {

@@ -26,7 +26,8 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	store := addStoreFlags(fs)
 	jwt := addJWTFlags(fs)
 	api := addAPIFlags(fs)
-	addr := fs.String("addr", ":8080", "listen address")
+	addr := fs.String("addr", ":8080", "listen address (default 127.0.0.1:8080, loopback only, while dev auth is on)")
+	httpf := addHTTPFlags(fs)
 	demoOn := fs.Bool("demo", false, "load demo data at start (default true only with the embedded store and no --import)")
 	demoSeed := fs.Int64("demo-seed", 1, "seed of the demo data; the same seed gives the same data")
 	importFile := fs.String("import", "", "JSON Lines file to load before serving")
@@ -51,6 +52,9 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	case *shutdownTimeout <= 0:
 		return errors.New("--shutdown-timeout must be positive")
 	}
+	if err := httpf.check(*requestTimeout, *writeTimeout); err != nil {
+		return err
+	}
 	if err := ops.apply(); err != nil {
 		return err
 	}
@@ -62,6 +66,9 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if !set["dev-auth"] {
 		*devAuth = store.embedded()
+	}
+	if !set["addr"] {
+		*addr = defaultAddr(*devAuth)
 	}
 	opts := store.options()
 	if *demoOn && !set["bigv-threshold"] {
@@ -134,11 +141,12 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier,
-		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg}
+		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg,
+		AllowedHosts: httpf.hosts(set, *devAuth)}
 	if report != nil && len(report.Viewers) > 0 {
 		cfg.PlaygroundViewer = report.Viewers[0].ID
 	}
-	srv := &http.Server{Handler: server.New(cfg), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := httpf.limits.Server(server.New(cfg), *requestTimeout, *writeTimeout)
 	printBanner(stdout, ln.Addr(), store, *devAuth, report)
 	if serveListening != nil {
 		serveListening(ln.Addr())
@@ -185,4 +193,13 @@ func setLogger(format, level string) error {
 		return fmt.Errorf("--log-format must be text or json, got %q", format)
 	}
 	return nil
+}
+
+// defaultAddr is --addr's default: anyone who reaches a dev-auth server is
+// whoever they claim to be, so with dev auth only this machine can.
+func defaultAddr(devAuth bool) string {
+	if devAuth {
+		return "127.0.0.1:8080"
+	}
+	return ":8080"
 }

@@ -52,7 +52,7 @@ func TestServeDrainsOnShutdown(t *testing.T) {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(30 * time.Second))
-	fmt.Fprintf(conn, "POST /query HTTP/1.1\r\nHost: feedd\r\nContent-Type: application/json\r\n"+
+	fmt.Fprintf(conn, "POST /query HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"+
 		"%s: 1\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", auth.DevHeader, len(body))
 	br := bufio.NewReader(conn)
 	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, "100 Continue") {

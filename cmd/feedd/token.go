@@ -11,7 +11,8 @@ import (
 	"github.com/feedd/feedd/feedcore"
 )
 
-// runToken prints an HS256 bearer token for a user, for trying the API with
+// runToken prints an HS256 bearer token for a user (minted by
+// github.com/golang-jwt/jwt/v5, like the server verifies it), for trying the API with
 // real auth and for scripts. It does not check the user exists: the server
 // does, on every request.
 func runToken(_ context.Context, args []string, stdout io.Writer) error {
@@ -21,6 +22,7 @@ func runToken(_ context.Context, args []string, stdout io.Writer) error {
 	secret := fs.String("jwt-secret", "", "HS256 secret the server verifies tokens with")
 	issuer := fs.String("jwt-issuer", "", "\"iss\" claim of the token: the server's --jwt-issuer, if it has one")
 	audience := fs.String("jwt-audience", "", "\"aud\" claim of the token: the server's --jwt-audience, if it has one")
+	kid := fs.String("jwt-kid", "", "\"kid\" header of the token: the id of the HS256 (\"oct\") key in the server's --jwt-jwks-file whose secret is --jwt-secret")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -31,9 +33,9 @@ func runToken(_ context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--user: %w", err)
 	}
-	tok, err := auth.MintWith([]byte(*secret), id, *ttl, auth.MintOptions{Issuer: *issuer, Audience: *audience})
+	tok, err := auth.MintWith([]byte(*secret), id, *ttl, auth.MintOptions{Issuer: *issuer, Audience: *audience, KeyID: *kid})
 	if err != nil {
-		return err
+		return fmt.Errorf("--jwt-secret: %w", err)
 	}
 	fmt.Fprintln(stdout, tok)
 	return nil

@@ -1,0 +1,279 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+	"unicode/utf8"
+)
+
+// Strict request decoding. encoding/json, which gqlgen decodes requests
+// with, takes the last of two equal keys, matches member names without
+// case, ignores what follows the first value when streaming, and turns
+// invalid UTF-8 and lone surrogate escapes into U+FFFD. A request that
+// depends on any of these means one thing to a proxy or WAF in front and
+// another to feedd, or smuggles bytes past the content rules, so it is
+// refused before gqlgen sees it. The errors never quote the body.
+
+// Refusals of checkRequest and checkJSON, worded for the client.
+var (
+	errBodyNotUTF8    = errors.New("the request body is not valid UTF-8")
+	errBodySurrogate  = errors.New(`the request body has a \u escape of a lone UTF-16 surrogate`)
+	errBodyNotObject  = errors.New(`the request body must be one JSON object: {"query": ..., "operationName": ..., "variables": {...}, "extensions": {...}}`)
+	errBodyMember     = errors.New(`the request object may hold only "query", "operationName", "variables" and "extensions" (names are case-sensitive)`)
+	errBodyType       = errors.New(`in the request object "query" and "operationName" must be strings, "variables" and "extensions" objects`)
+	errBodyDuplicate  = errors.New("a JSON object in the request names a member twice")
+	errBodyTrailing   = errors.New("the request body has data after the JSON object")
+	errBodyMalformed  = errors.New("the request body is not well-formed JSON")
+	errParamRepeated  = errors.New(`the query string may give "query", "operationName", "variables" and "extensions" at most once each`)
+	errParamMalformed = errors.New("the query string is malformed")
+)
+
+// requestMembers are the members of a GraphQL-over-HTTP request object and
+// whether each holds a JSON object (else a string).
+var requestMembers = map[string]bool{"query": false, "operationName": false, "variables": true, "extensions": true}
+
+// checkRequest checks a POST body: valid UTF-8 with no lone surrogate
+// escape, exactly one JSON object with no member named twice at any depth,
+// only the four request members, spelled exactly, of their types (null
+// allowed), and nothing after it but whitespace.
+func checkRequest(body []byte) error {
+	if err := checkText(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return errBodyNotObject
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return errBodyMalformed
+		}
+		k, _ := t.(string)
+		isObject, known := requestMembers[k]
+		switch {
+		case seen[k]:
+			return errBodyDuplicate
+		case !known:
+			return errBodyMember
+		}
+		seen[k] = true
+		t, err = dec.Token()
+		if err != nil {
+			return errBodyMalformed
+		}
+		switch {
+		case t == nil: // null: absent
+		case isObject && t == json.Delim('{'):
+			if err := walkObject(dec); err != nil {
+				return err
+			}
+		case !isObject:
+			if _, ok := t.(string); !ok {
+				if d, ok := t.(json.Delim); ok {
+					// Consume the value so the error is about its type.
+					_ = skipNested(dec, d)
+				}
+				return errBodyType
+			}
+		default:
+			return errBodyType
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return errBodyMalformed
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errBodyTrailing
+	}
+	return nil
+}
+
+// checkJSON checks one JSON value given as text (a GET request's variables
+// or extensions): valid UTF-8, well formed, no member named twice, nothing
+// after it.
+func checkJSON(s string) error {
+	b := []byte(s)
+	if err := checkText(b); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	t, err := dec.Token()
+	if err != nil {
+		return errBodyMalformed
+	}
+	if d, ok := t.(json.Delim); ok {
+		if d == '{' {
+			err = walkObject(dec)
+		} else {
+			err = walkArray(dec)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errBodyTrailing
+	}
+	return nil
+}
+
+// checkQueryString checks a GET request's parameters: each request
+// parameter at most once, valid UTF-8, and variables and extensions
+// strict JSON.
+func checkQueryString(raw string) error {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return errParamMalformed
+	}
+	for name := range requestMembers {
+		vs := q[name]
+		if len(vs) > 1 {
+			return errParamRepeated
+		}
+		if len(vs) == 0 {
+			continue
+		}
+		if !utf8.ValidString(vs[0]) {
+			return errBodyNotUTF8
+		}
+		if requestMembers[name] && vs[0] != "" {
+			if err := checkJSON(vs[0]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// walkObject reads the rest of an object whose '{' was just read, refusing
+// a member named twice in it or in any object nested in it.
+func walkObject(dec *json.Decoder) error {
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return errBodyMalformed
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return errBodyDuplicate
+		}
+		seen[k] = true
+		if err := walkValue(dec); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return errBodyMalformed
+	}
+	return nil
+}
+
+func walkArray(dec *json.Decoder) error {
+	for dec.More() {
+		if err := walkValue(dec); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return errBodyMalformed
+	}
+	return nil
+}
+
+func walkValue(dec *json.Decoder) error {
+	t, err := dec.Token()
+	if err != nil {
+		return errBodyMalformed
+	}
+	switch t {
+	case json.Delim('{'):
+		return walkObject(dec)
+	case json.Delim('['):
+		return walkArray(dec)
+	}
+	return nil
+}
+
+func skipNested(dec *json.Decoder, d json.Delim) error {
+	if d == '{' {
+		return walkObject(dec)
+	}
+	return walkArray(dec)
+}
+
+// checkText refuses invalid UTF-8 and \u escapes of lone surrogates, both
+// of which encoding/json would silently decode to U+FFFD.
+func checkText(b []byte) error {
+	if !utf8.Valid(b) {
+		return errBodyNotUTF8
+	}
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if !inString {
+			if c == '"' {
+				inString = true
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = false
+		case '\\':
+			if i+1 >= len(b) {
+				return nil // malformed; the decoder says so
+			}
+			i++
+			if b[i] != 'u' {
+				continue
+			}
+			r, ok := hex4(b, i+1)
+			if !ok {
+				continue // malformed; the decoder says so
+			}
+			i += 4
+			switch {
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return errBodySurrogate
+			case r >= 0xD800 && r <= 0xDBFF:
+				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+					if lo, ok := hex4(b, i+3); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+						i += 6
+						continue
+					}
+				}
+				return errBodySurrogate
+			}
+		}
+	}
+	return nil
+}
+
+// hex4 reads four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
