@@ -33,8 +33,9 @@ return 'ok:' .. (l[2] or '')
 `)
 
 // ScheduleLive creates a PREVIEW session of anchor starting at at.
-func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at time.Time) (*LiveSession, error) {
-	title, err := CheckText("title", title, MaxTitleLen)
+func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at time.Time) (_ *LiveSession, err error) {
+	defer wrap(&err, "schedule a live session of user %d", anchor)
+	title, err = CheckText("title", title, MaxTitleLen)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,8 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at 
 // PutLive stores a session with whatever times it has (import, demo,
 // ScheduleLive) and files it where its state belongs: an anchor's queue
 // while PREVIEW or LIVE, the replay timelines once ended after starting.
-func (s *Service) PutLive(ctx context.Context, l *LiveSession) error {
+func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
+	defer wrap(&err, "store live session %d", l.ID)
 	if l.ID == 0 || l.Anchor == 0 {
 		return errorf(CodeBadInput, "live session id and anchor must be positive numbers")
 	}
@@ -131,13 +133,15 @@ func (s *Service) fileReplay(ctx context.Context, anchor ID, it Item) error {
 }
 
 // StartLive moves anchor's session from PREVIEW to LIVE.
-func (s *Service) StartLive(ctx context.Context, anchor, id ID) (*LiveSession, error) {
+func (s *Service) StartLive(ctx context.Context, anchor, id ID) (_ *LiveSession, err error) {
+	defer wrap(&err, "start live session %d", id)
 	return s.changeLive(ctx, anchor, id, "b")
 }
 
 // EndLive ends anchor's session: a LIVE one becomes a replay, a PREVIEW one
 // is cancelled and shown nowhere.
-func (s *Service) EndLive(ctx context.Context, anchor, id ID) (*LiveSession, error) {
+func (s *Service) EndLive(ctx context.Context, anchor, id ID) (_ *LiveSession, err error) {
+	defer wrap(&err, "end live session %d", id)
 	return s.changeLive(ctx, anchor, id, "e")
 }
 
@@ -209,7 +213,8 @@ func (s *Service) dequeue(ctx context.Context, anchor, id ID) error {
 
 // LiveSessions returns sessions by id in order, nil where none exists. One
 // pipelined round trip.
-func (s *Service) LiveSessions(ctx context.Context, ids []ID) ([]*LiveSession, error) {
+func (s *Service) LiveSessions(ctx context.Context, ids []ID) (_ []*LiveSession, err error) {
+	defer wrap(&err, "read live sessions")
 	cmds := make([]rueidis.Completed, len(ids))
 	for i, id := range ids {
 		cmds[i] = s.c.B().Hgetall().Key(s.k.live(id)).Build()
@@ -281,7 +286,8 @@ type liveEntry struct {
 // LiveFeed returns a page of viewer's live feed: the LIVE and PREVIEW
 // sessions of followed anchors from a snapshot taken at the first page,
 // then their replays that ended by the snapshot, newest first.
-func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (*LivePage, error) {
+func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, err error) {
+	defer wrap(&err, "live feed of user %d", req.Viewer)
 	if req.First < 0 || req.First > maxPageSize {
 		return nil, errorf(CodeBadInput, "first must be between 1 and 100")
 	}
@@ -290,7 +296,6 @@ func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (*LivePage, err
 		ref   snapshotRef
 		found []liveEntry
 		pos   *Item // replay position, once the snapshot is used up
-		err   error
 	)
 	if req.After == "" {
 		device, derr := validDevice(req.Device)

@@ -17,7 +17,10 @@ import (
 // cost (points). Replies {1, 0, remaining} when the cost is spent, {0,
 // retry after ms, remaining} when not (nothing is spent then). remaining
 // is the points left afterwards, rounded down. Atomic, so replicas sharing
-// a Redis share one allowance.
+// a Redis share one allowance. Hand-written on purpose: the Go rate-limit
+// libraries keep their state in process memory, and a limit shared by every
+// replica needs it in Redis, in one script that rides the request's first
+// pipeline (no extra round trip).
 var gcra = newScript(false, `
 local now, interval, tolerance, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
