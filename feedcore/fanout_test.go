@@ -21,8 +21,8 @@ func makeFollowers(tb testing.TB, s *Service, author ID, n int) []ID {
 		users[i] = User{ID: ids[i], Handle: "f" + FormatID(ids[i])}
 		edges[i] = Edge{Follower: ids[i], Followee: author}
 	}
-	for start := 0; start < n; start += 2000 {
-		end := min(start+2000, n)
+	for start := 0; start < n; start += 500 {
+		end := min(start+500, n)
 		if _, err := s.PutUsers(ctx, users[start:end]); err != nil {
 			tb.Fatal(err)
 		}

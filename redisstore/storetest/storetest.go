@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/feedd/feedd/redisstore"
 	"github.com/redis/rueidis"
@@ -34,7 +35,10 @@ type Store struct {
 func New(tb testing.TB) *Store {
 	tb.Helper()
 	url := os.Getenv(Env)
-	st, err := redisstore.Open(context.Background(), redisstore.Options{URL: url, ClientName: "feedd-test"})
+	// A generous command timeout: under -race on two busy cores, a bulk
+	// pipeline of scripts on the embedded store (Lua in Go) can take
+	// seconds. Tests of a silent Redis open stores of their own.
+	st, err := redisstore.Open(context.Background(), redisstore.Options{URL: url, ClientName: "feedd-test", Timeout: 30 * time.Second})
 	if err != nil {
 		tb.Fatalf("open test store: %v", err)
 	}
