@@ -25,7 +25,13 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 
 func outboxIDs(tb testing.TB, s *Service, author ID) []ID {
 	tb.Helper()
-	items, err := s.newest(context.Background(), s.k.outbox(author), 1000)
+	return timelineIDs(tb, s, s.k.outbox(author))
+}
+
+// timelineIDs lists the ids in a timeline key, newest first.
+func timelineIDs(tb testing.TB, s *Service, key string) []ID {
+	tb.Helper()
+	items, err := s.newest(context.Background(), key, 1000)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -262,22 +268,9 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 	if n, err := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.liveQueue(2)).Build()).AsInt64(); err != nil || n != 0 {
 		t.Fatalf("ended session still queued: %d, %v", n, err)
 	}
-	if got := outboxIDsOf(t, s, s.k.replayOutbox(2)); !slices.Equal(got, []ID{l.ID}) {
+	if got := timelineIDs(t, s, s.k.replayOutbox(2)); !slices.Equal(got, []ID{l.ID}) {
 		t.Fatalf("replay outbox %v, want [%d]", got, l.ID)
 	}
-}
-
-func outboxIDsOf(tb testing.TB, s *Service, key string) []ID {
-	tb.Helper()
-	items, err := s.newest(context.Background(), key, 100)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := make([]ID, len(items))
-	for i, it := range items {
-		out[i] = it.ID
-	}
-	return out
 }
 
 // TestLockReleasesOnlyItsOwn: a lock that expired while its holder worked,

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/internal/jsontext"
 )
 
 // An import line is a flat JSON object whose values are strings, numbers,
@@ -345,54 +346,6 @@ func scanNumber(b []byte, i int) (int, error) {
 	return j, nil
 }
 
-// loneSurrogate reports whether the string body raw (checked by
-// scanString) has a \u escape of a UTF-16 surrogate that is not half of a
-// high-low pair.
-func loneSurrogate(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		i++
-		if i >= len(raw) || raw[i] != 'u' || i+5 > len(raw) {
-			continue
-		}
-		r := hex4(raw[i+1 : i+5])
-		i += 4
-		switch {
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return true
-		case r >= 0xD800 && r <= 0xDBFF:
-			if i+7 <= len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-				if lo := hex4(raw[i+3 : i+7]); lo >= 0xDC00 && lo <= 0xDFFF {
-					i += 6
-					continue
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
-
-// hex4 is the value of four hex digits (checked by validEscape).
-func hex4(h []byte) rune {
-	var r rune
-	for _, c := range h {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return -1
-		}
-	}
-	return r
-}
-
 // unquote decodes a quoted JSON string (quotes included) the standard way:
 // escapes resolved, invalid UTF-8 replaced by U+FFFD.
 func unquote(quoted []byte, at int) (string, error) {
@@ -425,7 +378,7 @@ func (o *object) str(f field) (s string, ok bool, err error) {
 	if !v.esc {
 		return string(v.raw), true, nil
 	}
-	if loneSurrogate(v.raw) {
+	if jsontext.LoneSurrogate(v.raw) {
 		return "", false, fmt.Errorf("%s: a \\u escape of a lone UTF-16 surrogate", f)
 	}
 	quoted := make([]byte, 0, len(v.raw)+2)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/url"
 	"unicode/utf8"
+
+	"github.com/feedd/feedd/internal/jsontext"
 )
 
 // Strict request decoding. encoding/json, which gqlgen decodes requests
@@ -215,65 +217,8 @@ func checkText(b []byte) error {
 	if !utf8.Valid(b) {
 		return errBodyNotUTF8
 	}
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if !inString {
-			if c == '"' {
-				inString = true
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = false
-		case '\\':
-			if i+1 >= len(b) {
-				return nil // malformed; the decoder says so
-			}
-			i++
-			if b[i] != 'u' {
-				continue
-			}
-			r, ok := hex4(b, i+1)
-			if !ok {
-				continue // malformed; the decoder says so
-			}
-			i += 4
-			switch {
-			case r >= 0xDC00 && r <= 0xDFFF:
-				return errBodySurrogate
-			case r >= 0xD800 && r <= 0xDBFF:
-				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-					if lo, ok := hex4(b, i+3); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-						i += 6
-						continue
-					}
-				}
-				return errBodySurrogate
-			}
-		}
+	if jsontext.LoneSurrogate(b) {
+		return errBodySurrogate
 	}
 	return nil
-}
-
-// hex4 reads four hex digits at b[i:].
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
