@@ -45,7 +45,7 @@ func timelineIDs(tb testing.TB, s *Service, key string) []ID {
 // TestPublishIdempotent: a retry with the same key returns the first
 // attempt's post and creates nothing; keys are per author.
 func TestPublishIdempotent(t *testing.T) {
-	s := testService(t, Options{})
+	s := testService(t, Options{StreamShards: 3}) // several shards on every lane
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
 	if err := s.Follow(ctx, 3, 1); err != nil {
@@ -209,7 +209,7 @@ func TestDeadLetters(t *testing.T) {
 // by the workers, everywhere.
 func TestJournalRepairsDeadMutations(t *testing.T) {
 	st := storetest.New(t)
-	s := newService(t, st, Options{})
+	s := newService(t, st, Options{StreamShards: 3})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
 	if err := s.Follow(ctx, 3, 2); err != nil {

@@ -32,9 +32,12 @@ type Options struct {
 	// MaxTextLen is the longest post text, in characters. Default 2000.
 	MaxTextLen int
 	// StreamShards is how many shards the fan-out streams are split into
-	// (at most 64), each on its own Redis Cluster slot. Default 4. Change it
-	// only with the workers drained: a user's events and idempotency
-	// records live on the shard its id maps to.
+	// (at most 64), each on its own Redis Cluster slot. Default: 4 on a
+	// Redis Cluster, 1 on a single Redis (one node has nothing to spread
+	// them over, and each shard's blocked readers cost the embedded store a
+	// wake-up per command). Change it only with the workers drained: a
+	// user's events and idempotency records live on the shard its id maps
+	// to.
 	StreamShards int
 	// WaitReplicas, when positive, makes every mutation's commit write wait
 	// until that many replicas have it (Redis WAIT) before the mutation is
@@ -71,7 +74,7 @@ func (o Options) withDefaults() Options {
 		o.MaxTextLen = 2000
 	}
 	if o.StreamShards <= 0 {
-		o.StreamShards = 4
+		o.StreamShards = 1
 	}
 	o.StreamShards = min(o.StreamShards, maxShards)
 	if o.WaitTimeout <= 0 {

@@ -43,9 +43,15 @@ const (
 	activateEvery = 30 * time.Second
 )
 
+// defaultClusterShards is StreamShards's default on a Redis Cluster.
+const defaultClusterShards = 4
+
 // New returns a Service over client. When opts.CursorKey is empty the
 // sealing key is read from Redis, created there by the first replica.
 func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
+	if opts.StreamShards <= 0 && client.Mode() == rueidis.ClientModeCluster {
+		opts.StreamShards = defaultClusterShards
+	}
 	s := &Service{k: keys{p: opts.Prefix}, o: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
 	s.c = riding{Client: client, s: s}

@@ -44,7 +44,7 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.DurationVar(&s.snapshotTTL, "snapshot-ttl", 30*time.Minute, "live feed snapshot lifetime")
 	fs.DurationVar(&s.reuse, "live-snapshot-reuse", 3*time.Second, "a first live feed page within this long of the device's last one reuses its snapshot; 0: always a new one (replacing the device's)")
 	fs.IntVar(&s.devices, "live-devices", 5, "most live feed snapshots one viewer holds, one per device (X-Device-Id); a new device drops the oldest")
-	fs.IntVar(&s.streamShards, "stream-shards", 4, "fan-out stream shards (1 to 64), each on its own Redis Cluster slot; change only with the fan-out drained")
+	fs.IntVar(&s.streamShards, "stream-shards", 0, "fan-out stream shards (1 to 64), each on its own Redis Cluster slot; 0: 4 on a cluster, 1 on a single Redis; change only with the fan-out drained")
 	fs.IntVar(&s.waitReplicas, "wait-replicas", 0, "replicas that must have each mutation's commit write before it is acknowledged (Redis WAIT); 0: Redis's asynchronous replication alone")
 	fs.DurationVar(&s.waitTimeout, "wait-timeout", time.Second, "how long a mutation waits for --wait-replicas; past it the client gets UNAVAILABLE and may retry")
 	fs.StringVar(&s.cursorKey, "cursor-key", "", "cursor sealing key; empty: one is created in Redis once and shared by all replicas")
@@ -124,8 +124,8 @@ func (s *storeFlags) validate() error {
 		return errors.New("--wait-replicas must not be negative")
 	case s.waitTimeout <= 0:
 		return errors.New("--wait-timeout must be positive")
-	case s.streamShards < 1 || s.streamShards > 64:
-		return errors.New("--stream-shards must be between 1 and 64")
+	case s.streamShards < 0 || s.streamShards > 64:
+		return errors.New("--stream-shards must be between 1 and 64 (0: the default)")
 	case strings.ContainsAny(s.keyPrefix, "{}"):
 		// A brace in the prefix changes the hash tag of every key: all in
 		// one cluster slot, or one user's keys split over several.
