@@ -58,7 +58,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 	}
 	var pos *Item
 	if raw != "" {
-		c, err := s.sealer.Open(raw, req.Viewer)
+		c, err := s.openCursor(ctx, raw, req.Viewer)
 		if err != nil {
 			return nil, err
 		}
@@ -375,7 +375,7 @@ func (s *Service) seekCmd(o scanOrder, src source, from *Item, limit int) rueidi
 // page turns what collect found into a FeedPage of n edges.
 func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[Post], scanned *Item, more bool) *FeedPage {
 	seal := func(it Item) string {
-		return s.sealer.Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
+		return s.cursors().Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
 	shown := found[:min(n, len(found))]
 	pg := &FeedPage{Edges: make([]FeedEdge, len(shown))}

@@ -513,7 +513,7 @@ func (s *Service) liveNow(ctx context.Context, viewer ID) ([]liveEntry, error) {
 // fromSnapshot reads the page after a cursor: from the snapshot while it
 // lasts (state 0); pos is where the replays continue (nil: from the top).
 func (s *Service) fromSnapshot(ctx context.Context, req LiveRequest, need int) (snapshotRef, []liveEntry, *Item, error) {
-	c, err := s.sealer.Open(req.After, req.Viewer)
+	c, err := s.openCursor(ctx, req.After, req.Viewer)
 	if err != nil {
 		return snapshotRef{}, nil, nil, err
 	}
@@ -641,7 +641,7 @@ func (s *Service) livePage(viewer ID, ref snapshotRef, n int, found []liveEntry,
 		if e.state != StateReplay {
 			state = StateSnapshot
 		}
-		return s.sealer.Seal(Cursor{Session: ref.encode(), State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
+		return s.cursors().Seal(Cursor{Session: ref.encode(), State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
 	}
 	shown := found[:min(n, len(found))]
 	pg := &LivePage{Edges: make([]LiveEdge, len(shown)), HasNext: more}

@@ -292,7 +292,7 @@ func TestLiveCursors(t *testing.T) {
 }
 
 func mustRef(tb testing.TB, s *Service, cursor string) string {
-	c, err := s.sealer.Open(cursor, 1)
+	c, err := s.cursors().Open(cursor, 1)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -5,7 +5,7 @@ package feedcore
 
 import (
 	"context"
-	"crypto/rand"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -16,10 +16,14 @@ import (
 // Service reads and writes feeds. It is safe for concurrent use; many
 // replicas may share one Redis.
 type Service struct {
-	c      rueidis.Client
-	k      keys
-	o      Options
-	sealer *Sealer
+	c rueidis.Client
+	k keys
+	o Options
+	// sealer seals cursors; without a configured key it follows the key
+	// shared in Redis (cursorkey.go).
+	sealer                atomic.Pointer[Sealer]
+	fixedKey              bool
+	keyReadAt, keyRetryAt atomic.Int64 // unix ms
 
 	// touches and activations throttle a reader's activity writes and
 	// upgrade requests to one per interval per process, not one per read.
@@ -56,17 +60,19 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
 	s.c = riding{Client: client, s: s}
 	key := opts.CursorKey
-	if len(key) == 0 {
+	s.fixedKey = len(key) > 0
+	if !s.fixedKey {
 		var err error
-		if key, err = s.sharedCursorKey(ctx); err != nil {
-			return nil, err
+		if key, err = s.sharedCursorKey(ctx, nil); err != nil {
+			return nil, fmt.Errorf("read the shared cursor key: %w", err)
 		}
+		s.keyReadAt.Store(time.Now().UnixMilli())
 	}
 	sealer, err := NewSealer(key)
 	if err != nil {
 		return nil, err
 	}
-	s.sealer = sealer
+	s.sealer.Store(sealer)
 	s.bigV.Store(int64(s.o.BigVThreshold))
 	return s, nil
 }
@@ -84,23 +90,6 @@ func (s *Service) Client() rueidis.Client { return s.c }
 // SetBigVThreshold changes the big-V threshold at run time (for operators
 // and tests). Authors cross it on their next follow or publish.
 func (s *Service) SetBigVThreshold(n int) { s.bigV.Store(int64(n)) }
-
-func (s *Service) sharedCursorKey(ctx context.Context) ([]byte, error) {
-	fresh := make([]byte, 32)
-	if _, err := rand.Read(fresh); err != nil {
-		return nil, err
-	}
-	// SET NX GET: the first replica's key wins and everyone reads it.
-	set := s.c.B().Set().Key(s.k.cursorKey()).Value(string(fresh)).Nx().Build()
-	if err := s.c.Do(ctx, set).Error(); err != nil && !rueidis.IsRedisNil(err) {
-		return nil, err
-	}
-	got, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.cursorKey()).Build()).ToString()
-	if err != nil {
-		return nil, err
-	}
-	return []byte(got), nil
-}
 
 func (s *Service) nowMS() int64 { return s.o.Now().UnixMilli() }
 
