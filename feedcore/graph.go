@@ -253,13 +253,20 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 // more, the inbox horizon rises to the oldest copied one, so reads pull
 // whatever lies below it. Two round trips for the whole batch.
 func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
+	_, err := s.backfill(ctx, s.timelines(), edges)
+	return err
+}
+
+// backfill is backfillMany over the timelines tls; it returns how many
+// entries it copied.
+func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (int, error) {
 	type source struct {
 		tl     int
 		author ID
 	}
 	at := map[source]int{}
 	var reads []rueidis.Completed
-	for t, tl := range s.timelines() {
+	for t, tl := range tls {
 		for _, e := range edges {
 			src := source{tl: t, author: e.Followee}
 			if _, ok := at[src]; !ok {
@@ -270,11 +277,12 @@ func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
 	}
 	rs := s.doMulti(ctx, reads...)
 	var writes []rueidis.Completed
-	for t, tl := range s.timelines() {
+	n := 0
+	for t, tl := range tls {
 		for _, e := range edges {
 			recent, err := parseEntries(rs[at[source{tl: t, author: e.Followee}]])
 			if err != nil {
-				return err
+				return 0, err
 			}
 			if len(recent) == 0 {
 				continue
@@ -284,10 +292,11 @@ func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
 				recent = recent[:s.o.InboxCap]
 				floor = &recent[len(recent)-1]
 			}
+			n += len(recent)
 			writes = append(writes, s.inboxAddCmd(tl, e.Follower, recent, floor))
 		}
 	}
-	return firstErr(s.doMulti(ctx, writes...))
+	return n, firstErr(s.doMulti(ctx, writes...))
 }
 
 func (s *Service) inboxAddCmd(tl timeline, reader ID, items []Item, floor *Item) rueidis.Completed {

@@ -38,7 +38,8 @@ func (k keys) rateLimit(id ID) string { return k.p + "rl:" + k.tag(id) } // stri
 func (k keys) rateLimitAddr(addr string) string {
 	return k.p + "rla:" + addr // string: GCRA arrival time of a client address
 }
-func (k keys) cursorKey() string { return k.p + "ckey" } // shared cursor sealing key
+func (k keys) cursorKey() string { return k.p + "ckey" }    // shared cursor sealing key
+func (k keys) rebuild() string   { return k.p + "rebuild" } // hash: phase, last: where an unfinished rebuild stopped
 
 // Stream shards. Everything one shard's scripts touch together carries the
 // shard's hash tag, so a Redis Cluster keeps it in one slot: the events

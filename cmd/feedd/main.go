@@ -4,6 +4,7 @@
 //	feedd [serve] [flags]        serve GraphQL (the default subcommand)
 //	feedd worker [flags]         run only the fan-out workers
 //	feedd import [flags] FILE    load a JSON Lines file into the store
+//	feedd rebuild [flags]        recompute every derived structure from the records
 //	feedd token --user ID        mint a bearer token for --jwt-secret
 //	feedd version                print the module version and commit
 //
@@ -30,10 +31,11 @@ import (
 
 // commands maps subcommand names to their entry points.
 var commands = map[string]func(ctx context.Context, args []string, stdout io.Writer) error{
-	"serve":  runServe,
-	"worker": runWorker,
-	"import": runImport,
-	"token":  runToken,
+	"serve":   runServe,
+	"worker":  runWorker,
+	"import":  runImport,
+	"rebuild": runRebuild,
+	"token":   runToken,
 }
 
 func main() {
@@ -99,6 +101,7 @@ const usage = `usage:
   feedd [serve] [flags]        serve GraphQL at /query and GraphiQL at / (default)
   feedd worker [flags]         run only the fan-out workers (needs --redis)
   feedd import [flags] FILE    load a JSON Lines file (needs --redis; - reads stdin)
+  feedd rebuild [flags]        recompute inboxes, outboxes, big-V and active sets from the records (needs --redis)
   feedd token --user ID        print a bearer token signed with --jwt-secret
   feedd version                print the module version and commit
   feedd help                   print this

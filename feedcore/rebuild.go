@@ -1,0 +1,595 @@
+package feedcore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/feedd/feedd/redisstore"
+	"github.com/redis/rueidis"
+)
+
+// Rebuild recomputes every derived structure from the records (users,
+// following sets, posts and their tombstones, live sessions, activity and
+// readers' complete flags), in phases:
+//
+//   - follows: followers sets from the following sets;
+//   - posts: outboxes from the posts that are not deleted;
+//   - live: anchor queues, the live index and replay outboxes from the sessions;
+//   - authors: stale followers, outbox, queue and replay entries out; big-V
+//     status (sticky: a big-V stays one) and push mode for authors over the
+//     threshold, their active sets built as promotion does and pruned of
+//     readers neither active nor complete;
+//   - inboxes: per reader, entries of authors it does not follow (and
+//     tombstones) out, then its own posts and its pushed followees' newest
+//     posts and replays in, with the horizon, exactly as backfill does.
+//
+// It runs online: every write is idempotent and either adds what the
+// records say belongs or removes what they say does not, so readers and a
+// fan-out running meanwhile stay correct (an inbox horizon only ever rises,
+// which costs a deeper merge, never an item). It is resumable: a checkpoint
+// key records the phase and the last user, post or session done, and the
+// next Rebuild continues after it unless o.Restart.
+func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
+	defer wrap(&err, "rebuild")
+	if o.Batch <= 0 {
+		o.Batch = 100
+	}
+	ck := s.k.rebuild()
+	if o.Restart {
+		if err := s.do(ctx, s.c.B().Del().Key(ck).Build()).Error(); err != nil {
+			return st, err
+		}
+	}
+	cur, err := s.do(ctx, s.c.B().Hgetall().Key(ck).Build()).AsStrMap()
+	if err != nil {
+		return st, fmt.Errorf("read checkpoint: %w", err)
+	}
+	phase := slices.Index(rebuildPhases, cur["phase"])
+	var last ID
+	if phase < 0 {
+		phase = 0
+	} else {
+		st.Resumed = true
+		last, _ = ParseID(cur["last"])
+	}
+	for ; phase < len(rebuildPhases); phase++ {
+		name := rebuildPhases[phase]
+		ids, err := s.scanIDs(ctx, rebuildKinds[name])
+		if err != nil {
+			return st, err
+		}
+		i, _ := slices.BinarySearch(ids, last+1)
+		if last == 0 {
+			i = 0
+		}
+		for ; i < len(ids); i += o.Batch {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			chunk := ids[i:min(i+o.Batch, len(ids))]
+			if err := s.rebuildChunk(ctx, name, chunk, &st); err != nil {
+				return st, fmt.Errorf("%s phase: %w", name, err)
+			}
+			if err := s.do(ctx, s.c.B().Hset().Key(ck).FieldValue().FieldValue("phase", name).
+				FieldValue("last", FormatID(chunk[len(chunk)-1])).Build()).Error(); err != nil {
+				return st, fmt.Errorf("write checkpoint: %w", err)
+			}
+			if o.Progress != nil {
+				o.Progress(RebuildProgress{Phase: name, Done: i + len(chunk), Total: len(ids), Stats: st})
+			}
+		}
+		last = 0
+		if phase+1 < len(rebuildPhases) {
+			if err := s.do(ctx, s.c.B().Hset().Key(ck).FieldValue().FieldValue("phase", rebuildPhases[phase+1]).
+				FieldValue("last", "0").Build()).Error(); err != nil {
+				return st, fmt.Errorf("write checkpoint: %w", err)
+			}
+		}
+	}
+	return st, s.do(ctx, s.c.B().Del().Key(ck).Build()).Error()
+}
+
+// RebuildOptions tune Rebuild.
+type RebuildOptions struct {
+	// Progress, when set, is called after each batch.
+	Progress func(RebuildProgress)
+	// Batch is how many users, posts or sessions one round covers
+	// (default 100); the checkpoint is written after each.
+	Batch int
+	// Restart ignores a checkpoint left by an earlier, unfinished run.
+	Restart bool
+}
+
+// RebuildProgress is where a Rebuild stands.
+type RebuildProgress struct {
+	Phase       string // follows, posts, live, authors or inboxes
+	Done, Total int    // ids of the phase done (resumed ones included) and in all
+	Stats       RebuildStats
+}
+
+// RebuildStats counts what a Rebuild run (not the runs it resumed) did.
+type RebuildStats struct {
+	Resumed      bool  // it continued from a checkpoint
+	Follows      int64 // followers entries written
+	Posts        int64 // outbox entries written
+	Sessions     int64 // live sessions filed
+	Authors      int64 // users whose author-side structures were checked
+	BigV         int64 // big-V authors whose active sets were built
+	Readers      int64 // inboxes rebuilt
+	InboxEntries int64 // entries copied into inboxes (posts and replays)
+	Removed      int64 // stale entries removed
+}
+
+var rebuildPhases = []string{"follows", "posts", "live", "authors", "inboxes"}
+
+// rebuildKinds names the record each phase walks.
+var rebuildKinds = map[string]string{"follows": "u:", "posts": "p:", "live": "ls:", "authors": "u:", "inboxes": "u:"}
+
+// scanIDs lists the ids of every record of a kind ("u:", "p:", "ls:"),
+// sorted, from every master.
+func (s *Service) scanIDs(ctx context.Context, kind string) ([]ID, error) {
+	pre := s.k.p + kind + "{"
+	var ids []ID
+	err := redisstore.ScanPrefix(ctx, s.c, pre, func(keys []string) error {
+		for _, k := range keys {
+			rest, ok := strings.CutPrefix(k, pre)
+			rest, ok2 := strings.CutSuffix(rest, "}")
+			if !ok || !ok2 {
+				continue
+			}
+			if id, err := strconv.ParseUint(rest, 10, 64); err == nil {
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s records: %w", kind, err)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
+func (s *Service) rebuildChunk(ctx context.Context, phase string, ids []ID, st *RebuildStats) error {
+	switch phase {
+	case "follows":
+		return s.rebuildFollowers(ctx, ids, st)
+	case "posts":
+		return s.rebuildOutboxes(ctx, ids, st)
+	case "live":
+		return s.rebuildLive(ctx, ids, st)
+	case "authors":
+		return s.rebuildAuthors(ctx, ids, st)
+	case "inboxes":
+		return s.rebuildInboxes(ctx, ids, st)
+	}
+	return fmt.Errorf("unknown phase %q", phase)
+}
+
+// allOf reads whole sorted sets (members only) in one round trip.
+func (s *Service) allOf(ctx context.Context, keyOf func(ID) string, ids []ID) ([][]string, error) {
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build()
+	}
+	out := make([][]string, len(ids))
+	for i, r := range s.doMulti(ctx, cmds...) {
+		ms, err := r.AsStrSlice()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ms
+	}
+	return out, nil
+}
+
+func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildStats) error {
+	fgs, err := s.allOf(ctx, s.k.following, users)
+	if err != nil {
+		return err
+	}
+	var cmds []rueidis.Completed
+	for i, u := range users {
+		for _, m := range fgs[i] {
+			f, err := memberID(m)
+			if err != nil {
+				return err
+			}
+			cmds = append(cmds, s.c.B().Zadd().Key(s.k.followers(f)).ScoreMember().ScoreMember(0, member(u)).Build())
+		}
+	}
+	st.Follows += int64(len(cmds))
+	return firstErr(s.doMulti(ctx, cmds...))
+}
+
+// postFields reads the author and tombstone of posts: author 0 where the
+// post hash does not exist.
+func (s *Service) postFields(ctx context.Context, ids []ID) (authors []ID, ts []int64, deleted []bool, err error) {
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Hmget().Key(s.k.post(id)).Field("a", "t", "d").Build()
+	}
+	authors, ts, deleted = make([]ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
+	for i, r := range s.doMulti(ctx, cmds...) {
+		vs, err := r.ToArray()
+		if err != nil || len(vs) != 3 {
+			return nil, nil, nil, fmt.Errorf("read post %d: %v", ids[i], err)
+		}
+		a, _ := vs[0].ToString()
+		t, _ := vs[1].ToString()
+		d, _ := vs[2].ToString()
+		authors[i], _ = ParseID(a)
+		ts[i], _ = parseInt(t)
+		deleted[i] = d == "1"
+	}
+	return authors, ts, deleted, nil
+}
+
+func (s *Service) rebuildOutboxes(ctx context.Context, posts []ID, st *RebuildStats) error {
+	authors, ts, deleted, err := s.postFields(ctx, posts)
+	if err != nil {
+		return err
+	}
+	var cmds []rueidis.Completed
+	for i, id := range posts {
+		switch {
+		case authors[i] == 0:
+		case deleted[i]:
+			cmds = append(cmds, s.c.B().Zrem().Key(s.k.outbox(authors[i])).Member(member(id)).Build())
+		default:
+			cmds = append(cmds, s.c.B().Zadd().Key(s.k.outbox(authors[i])).ScoreMember().ScoreMember(float64(ts[i]), member(id)).Build())
+			st.Posts++
+		}
+	}
+	return firstErr(s.doMulti(ctx, cmds...))
+}
+
+// rebuildLive files each session where its state belongs, as settling a
+// live mutation does, but without queueing a replay fan-out: the inboxes
+// phase fills the replay inboxes.
+func (s *Service) rebuildLive(ctx context.Context, ids []ID, st *RebuildStats) error {
+	ls, err := s.LiveSessions(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, l := range ls {
+		switch {
+		case l == nil:
+			continue
+		case l.Cancelled():
+			err = s.dequeue(ctx, l.Anchor, l.ID)
+		case l.State() == StateReplay:
+			if err = s.dequeue(ctx, l.Anchor, l.ID); err == nil {
+				err = s.do(ctx, s.c.B().Zadd().Key(s.k.replayOutbox(l.Anchor)).ScoreMember().
+					ScoreMember(float64(l.EndedAt.UnixMilli()), member(l.ID)).Build()).Error()
+			}
+		default:
+			err = s.enqueue(ctx, l.Anchor, Item{TS: queueScore(l), ID: l.ID})
+		}
+		if err != nil {
+			return err
+		}
+		st.Sessions++
+	}
+	return nil
+}
+
+// rebuildAuthors takes out stale author-side entries and settles big-V
+// status and active sets.
+func (s *Service) rebuildAuthors(ctx context.Context, users []ID, st *RebuildStats) error {
+	for _, u := range users {
+		if err := s.pruneFollowers(ctx, u, st); err != nil {
+			return err
+		}
+		if err := s.pruneOutbox(ctx, u, st); err != nil {
+			return err
+		}
+		if err := s.pruneLive(ctx, u, st); err != nil {
+			return err
+		}
+		if err := s.settleBigV(ctx, u, st); err != nil {
+			return err
+		}
+		st.Authors++
+	}
+	return nil
+}
+
+// removeCmds builds one ZREM per key for the members where stale is true.
+func (s *Service) zremWhere(key string, ms []string, stale []bool) (cmd rueidis.Completed, n int) {
+	var out []string
+	for i, m := range ms {
+		if stale[i] {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return cmd, 0
+	}
+	return s.c.B().Zrem().Key(key).Member(out...).Build(), len(out)
+}
+
+func (s *Service) pruneFollowers(ctx context.Context, u ID, st *RebuildStats) error {
+	fr, err := s.allOf(ctx, s.k.followers, []ID{u})
+	if err != nil || len(fr[0]) == 0 {
+		return err
+	}
+	cmds := make([]rueidis.Completed, len(fr[0]))
+	for i, m := range fr[0] {
+		f, _ := memberID(m)
+		cmds[i] = s.c.B().Zscore().Key(s.k.following(f)).Member(member(u)).Build()
+	}
+	stale := make([]bool, len(cmds))
+	for i, r := range s.doMulti(ctx, cmds...) {
+		_, err := r.AsFloat64()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return err
+		}
+		stale[i] = err != nil
+	}
+	return s.removeStale(ctx, s.k.followers(u), fr[0], stale, st)
+}
+
+func (s *Service) removeStale(ctx context.Context, key string, ms []string, stale []bool, st *RebuildStats) error {
+	cmd, n := s.zremWhere(key, ms, stale)
+	if n == 0 {
+		return nil
+	}
+	st.Removed += int64(n)
+	return s.do(ctx, cmd).Error()
+}
+
+// pruneOutbox removes tombstones and other authors' posts from u's outbox.
+// An entry whose post hash does not exist yet is left: a publish writes
+// them in either order, and reads skip it.
+func (s *Service) pruneOutbox(ctx context.Context, u ID, st *RebuildStats) error {
+	ob, err := s.allOf(ctx, s.k.outbox, []ID{u})
+	if err != nil || len(ob[0]) == 0 {
+		return err
+	}
+	ids, err := idsOf(ob[0])
+	if err != nil {
+		return err
+	}
+	authors, _, deleted, err := s.postFields(ctx, ids)
+	if err != nil {
+		return err
+	}
+	stale := make([]bool, len(ids))
+	for i := range ids {
+		stale[i] = authors[i] != 0 && (deleted[i] || authors[i] != u)
+	}
+	return s.removeStale(ctx, s.k.outbox(u), ob[0], stale, st)
+}
+
+// pruneLive removes from u's queue and replay outbox the sessions whose
+// hash no longer puts them there, and settles u in the live index.
+func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
+	sets, err := s.allOf(ctx, func(id ID) string { return s.k.liveQueue(id) }, []ID{u})
+	if err != nil {
+		return err
+	}
+	ros, err := s.allOf(ctx, s.k.replayOutbox, []ID{u})
+	if err != nil {
+		return err
+	}
+	for _, q := range []struct {
+		key    string
+		ms     []string
+		replay bool
+	}{{s.k.liveQueue(u), sets[0], false}, {s.k.replayOutbox(u), ros[0], true}} {
+		if len(q.ms) == 0 {
+			continue
+		}
+		ids, err := idsOf(q.ms)
+		if err != nil {
+			return err
+		}
+		ls, err := s.LiveSessions(ctx, ids)
+		if err != nil {
+			return err
+		}
+		stale := make([]bool, len(ids))
+		for i, l := range ls {
+			stale[i] = l == nil || l.Anchor != u || l.Cancelled() || (l.State() == StateReplay) != q.replay
+		}
+		if err := s.removeStale(ctx, q.key, q.ms, stale, st); err != nil {
+			return err
+		}
+	}
+	rs := s.doMulti(ctx, s.c.B().Zcard().Key(s.k.liveQueue(u)).Build(),
+		s.c.B().Sismember().Key(s.k.liveAnchors()).Member(member(u)).Build())
+	if err := firstErr(rs); err != nil {
+		return err
+	}
+	n, _ := rs[0].AsInt64()
+	in, _ := rs[1].AsBool()
+	switch {
+	case n > 0 && !in:
+		return s.do(ctx, s.c.B().Sadd().Key(s.k.liveAnchors()).Member(member(u)).Build()).Error()
+	case n == 0 && in:
+		return s.dequeue(ctx, u, 0) // drops u from the index, rechecking as a live mutation does
+	}
+	return nil
+}
+
+// settleBigV promotes u if it is (or was) a big-V or is over the
+// threshold now, then takes out of its active set the readers that are no
+// longer followers, or neither active nor complete (under the reader's
+// lock, as demotion does; a reader being upgraded or demoted is left to
+// that).
+func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error {
+	rs := s.doMulti(ctx,
+		s.c.B().Zcard().Key(s.k.followers(u)).Build(),
+		s.c.B().Sismember().Key(s.k.bigV()).Member(member(u)).Build(),
+		s.c.B().Get().Key(s.k.pushMode(u)).Build())
+	n, err := rs[0].AsInt64()
+	if err != nil {
+		return err
+	}
+	big, _ := rs[1].AsBool()
+	mode, _ := rs[2].ToString()
+	if !big && mode != pushAct && n <= s.bigV.Load() {
+		return nil
+	}
+	if err := s.promote(ctx, u); err != nil {
+		return err
+	}
+	st.BigV++
+	ac, err := s.allOf(ctx, s.k.active, []ID{u})
+	if err != nil {
+		return err
+	}
+	for _, m := range ac[0] {
+		reader, err := memberID(m)
+		if err != nil {
+			return err
+		}
+		if _, err := s.withLock(ctx, reader, func() error {
+			rs := s.doMulti(ctx,
+				s.c.B().Zscore().Key(s.k.followers(u)).Member(m).Build(),
+				s.c.B().Zscore().Key(s.k.seen()).Member(m).Build(),
+				s.c.B().Hget().Key(s.k.reader(reader)).Field("c").Build())
+			_, notFollower := rs[0].AsFloat64()
+			seen, seenErr := rs[1].AsFloat64()
+			complete, _ := rs[2].ToString()
+			if notFollower == nil && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
+				return nil
+			}
+			st.Removed++
+			return s.do(ctx, s.c.B().Zrem().Key(s.k.active(u)).Member(m).Build()).Error()
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildInboxes refills readers' inboxes (posts and replays) with what
+// fan-out and backfill would have left there, after taking out entries of
+// authors a reader does not follow and tombstones.
+func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildStats) error {
+	bv, err := s.do(ctx, s.c.B().Smembers().Key(s.k.bigV()).Build()).AsStrSlice()
+	if err != nil {
+		return err
+	}
+	big := make(map[ID]bool, len(bv))
+	for _, m := range bv {
+		id, _ := memberID(m)
+		big[id] = true
+	}
+	fgs, err := s.allOf(ctx, s.k.following, readers)
+	if err != nil {
+		return err
+	}
+	// Which big-V followees push to each reader: those whose active set
+	// holds it.
+	type pair struct{ r, f ID }
+	var asks []pair
+	var cmds []rueidis.Completed
+	follows := make([][]ID, len(readers))
+	for i, r := range readers {
+		if follows[i], err = idsOf(fgs[i]); err != nil {
+			return err
+		}
+		for _, f := range follows[i] {
+			if big[f] {
+				asks = append(asks, pair{r, f})
+				cmds = append(cmds, s.c.B().Zscore().Key(s.k.active(f)).Member(member(r)).Build())
+			}
+		}
+	}
+	pushedBig := map[pair]bool{}
+	for i, r := range s.doMulti(ctx, cmds...) {
+		_, err := r.AsFloat64()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return err
+		}
+		pushedBig[asks[i]] = err == nil
+	}
+	var posts, replays []Edge
+	for i, r := range readers {
+		if err := s.pruneInbox(ctx, r, follows[i], st); err != nil {
+			return err
+		}
+		posts = append(posts, Edge{Follower: r, Followee: r}) // read-your-writes
+		for _, f := range follows[i] {
+			if !big[f] || pushedBig[pair{r, f}] {
+				posts = append(posts, Edge{Follower: r, Followee: f})
+				replays = append(replays, Edge{Follower: r, Followee: f})
+			}
+		}
+	}
+	n1, err := s.backfill(ctx, []timeline{s.postsTL()}, posts)
+	if err != nil {
+		return err
+	}
+	n2, err := s.backfill(ctx, []timeline{s.replaysTL()}, replays)
+	if err != nil {
+		return err
+	}
+	st.Readers += int64(len(readers))
+	st.InboxEntries += int64(n1 + n2)
+	return nil
+}
+
+// pruneInbox removes from r's inboxes the posts and replays of authors r
+// neither is nor follows, and tombstones, keeping the horizon. Entries of
+// followees that do not push to r are left: reads merge and deduplicate.
+func (s *Service) pruneInbox(ctx context.Context, r ID, follows []ID, st *RebuildStats) error {
+	ok := map[ID]bool{r: true}
+	for _, f := range follows {
+		ok[f] = true
+	}
+	in, err := s.allOf(ctx, s.k.inbox, []ID{r})
+	if err != nil {
+		return err
+	}
+	if ids, err := idsOf(in[0]); err != nil {
+		return err
+	} else if len(ids) > 0 {
+		authors, _, deleted, err := s.postFields(ctx, ids)
+		if err != nil {
+			return err
+		}
+		var drop []ID
+		for i, id := range ids {
+			if authors[i] != 0 && (deleted[i] || !ok[authors[i]]) {
+				drop = append(drop, id)
+			}
+		}
+		if len(drop) > 0 {
+			st.Removed += int64(len(drop))
+			if err := s.do(ctx, s.inboxRemoveCmd(s.postsTL(), r, drop...)).Error(); err != nil {
+				return err
+			}
+		}
+	}
+	delete(ok, r)
+	ri, err := s.allOf(ctx, s.k.replayInbox, []ID{r})
+	if err != nil {
+		return err
+	}
+	ids, err := idsOf(ri[0])
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	ls, err := s.LiveSessions(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var drop []ID
+	for i, l := range ls {
+		if l != nil && (!ok[l.Anchor] || l.Cancelled() || l.State() != StateReplay) {
+			drop = append(drop, ids[i])
+		}
+	}
+	if len(drop) == 0 {
+		return nil
+	}
+	st.Removed += int64(len(drop))
+	return s.do(ctx, s.inboxRemoveCmd(s.replaysTL(), r, drop...)).Error()
+}
