@@ -63,7 +63,7 @@ func TestEndToEnd(t *testing.T) {
 				rep = &Report{Build: b}
 				err = runLoad(ctx, loadConfig{URL: srv.URL + "/query", Users: spec.Users, Concurrency: 4,
 					Duration: d, Pages: 3, PageSize: 5, WriteRatio: 0.25, LagSamples: 2,
-					Seed: uint64(d), Secret: tc.secret, Progress: &log}, rep)
+					Seed: uint64(d), Secret: tc.secret, Progress: &log, Backlog: svc.Backlog}, rep)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -29,10 +29,14 @@ type loadConfig struct {
 	PageSize    int     // first/last of a page
 	WriteRatio  float64 // writes per read
 	LagSamples  int
-	Seed        uint64
-	Secret      []byte       // mint bearer tokens; nil: X-Viewer-Id
-	HTTP        *http.Client // nil: one with a connection per client
-	Progress    io.Writer    // status line; nil: none
+	LagTimeout  time.Duration // longest wait for a sample; 0: 30s
+	// Backlog, when set, reads the fan-out backlog (events and tasks not
+	// yet done), reported at the start and the end of the run.
+	Backlog  func(context.Context) (int64, error)
+	Seed     uint64
+	Secret   []byte       // mint bearer tokens; nil: X-Viewer-Id
+	HTTP     *http.Client // nil: one with a connection per client
+	Progress io.Writer    // status line; nil: none
 }
 
 // The operations, as the report names them.
@@ -312,6 +316,9 @@ func runLoad(ctx context.Context, cfg loadConfig, rep *Report) error {
 		return fmt.Errorf("feedd at %s: %w (is it running, with --dev-auth or --jwt-secret?)", cfg.URL, err)
 	}
 
+	if cfg.Backlog != nil {
+		rep.BacklogStart, _ = cfg.Backlog(ctx)
+	}
 	rctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	var ops, errs atomic.Int64
@@ -378,6 +385,9 @@ func runLoad(ctx context.Context, cfg loadConfig, rep *Report) error {
 		rep.Ops = append(rep.Ops, o)
 	}
 	rep.PerSecond = float64(rep.Reads+rep.Writes) / elapsed.Seconds()
+	if cfg.Backlog != nil {
+		rep.BacklogEnd, _ = cfg.Backlog(ctx)
+	}
 	rep.FanoutLag = lag
 	return nil
 }
@@ -418,6 +428,10 @@ func probeLag(ctx context.Context, cl *clients, cfg loadConfig) LagReport {
 	}
 	rep.Author, rep.Followers = "u"+strconv.Itoa(author), followers
 	gap := cfg.Duration / time.Duration(cfg.LagSamples+1)
+	timeout := cfg.LagTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
 	var lags []time.Duration
 	for i := 0; i < cfg.LagSamples; i++ {
 		select {
@@ -443,7 +457,7 @@ func probeLag(ctx context.Context, cl *clients, cfg loadConfig) LagReport {
 		id := post.PublishPost.Post.Id
 		one := 5
 		seen := false
-		for !seen && ctx.Err() == nil && time.Since(published) < 10*time.Second {
+		for !seen && ctx.Err() == nil && time.Since(published) < timeout {
 			page, err := client.FollowingFeed(ctx, fc, &one, nil, nil, nil)
 			if err == nil {
 				for _, e := range page.FollowingFeed.Edges {
@@ -457,7 +471,7 @@ func probeLag(ctx context.Context, cl *clients, cfg loadConfig) LagReport {
 		switch {
 		case seen:
 			lags = append(lags, time.Since(published))
-		case ctx.Err() == nil:
+		default: // not seen in time, or the run ended first
 			rep.Timeouts++
 		}
 		select {

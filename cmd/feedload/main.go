@@ -76,6 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.load.PageSize, "page-size", 20, "items a page asks for")
 	fs.Float64Var(&f.load.WriteRatio, "write-ratio", 0.01, "writes (publish, like, follow, unfollow) per read; 0.01 is 100 reads to a write")
 	fs.IntVar(&f.load.LagSamples, "lag-samples", 5, "fan-out lag samples: publish, then poll a follower's first page until the post shows")
+	fs.DurationVar(&f.load.LagTimeout, "lag-timeout", 30*time.Second, "longest wait for one fan-out lag sample")
 	fs.StringVar(&f.jwtSecret, "jwt-secret", "", "HS256 secret of feedd's --jwt-secret: clients send bearer tokens minted with it; empty: the X-Viewer-Id header (feedd --dev-auth)")
 	fs.BoolVar(&f.json, "json", false, "print the final report as JSON")
 	fs.BoolVar(&f.noMemory, "no-memory", false, "skip the Redis memory figures (a SCAN and MEMORY USAGE over the prefix)")
@@ -139,6 +140,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	f.load.Progress = stderr
+	if svc != nil {
+		f.load.Backlog = svc.Backlog
+	}
 	if err := runLoad(ctx, f.load, rep); err != nil {
 		return err
 	}

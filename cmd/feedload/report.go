@@ -23,7 +23,12 @@ type Report struct {
 	PerSecond   float64        `json:"perSecond"`
 	Errors      map[string]int `json:"errors"` // by extensions.code
 	FanoutLag   LagReport      `json:"fanoutLag"`
-	Memory      *MemoryReport  `json:"memory,omitempty"`
+	// BacklogStart and BacklogEnd are the fan-out backlog (events, tasks
+	// and journal entries not yet done) when the load began and ended;
+	// with --redis only.
+	BacklogStart int64         `json:"backlogStart"`
+	BacklogEnd   int64         `json:"backlogEnd"`
+	Memory       *MemoryReport `json:"memory,omitempty"`
 }
 
 // OpReport is one operation's figures; latencies are of successful calls.
@@ -44,7 +49,7 @@ type LagReport struct {
 	Author    string  `json:"author,omitempty"`
 	Followers int     `json:"followers"`
 	Samples   int     `json:"samples"`
-	Timeouts  int     `json:"timeouts"` // not visible within 10s
+	Timeouts  int     `json:"timeouts"` // not visible within the lag timeout or before the run ended
 	P50       float64 `json:"p50ms"`
 	Max       float64 `json:"maxms"`
 }
@@ -81,11 +86,12 @@ func (r *Report) Print(w io.Writer, asJSON bool) error {
 	}
 	l := r.FanoutLag
 	if l.Samples > 0 || l.Timeouts > 0 {
-		fmt.Fprintf(w, "fan-out lag: %d samples from %s (%d followers): p50 %.1f ms, max %.1f ms; %d not visible within 10s\n",
+		fmt.Fprintf(w, "fan-out lag: %d samples from %s (%d followers): p50 %.1f ms, max %.1f ms; %d not visible in time\n",
 			l.Samples, l.Author, l.Followers, l.P50, l.Max, l.Timeouts)
 	} else {
 		fmt.Fprintln(w, "fan-out lag: no samples")
 	}
+	fmt.Fprintf(w, "fan-out backlog: %d at the start, %d at the end\n", r.BacklogStart, r.BacklogEnd)
 	if m := r.Memory; m != nil {
 		if m.Error != "" {
 			fmt.Fprintf(w, "redis memory: not measured: %s\n", m.Error)
