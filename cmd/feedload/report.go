@@ -49,7 +49,7 @@ type LagReport struct {
 	Author    string  `json:"author,omitempty"`
 	Followers int     `json:"followers"`
 	Samples   int     `json:"samples"`
-	Timeouts  int     `json:"timeouts"` // not visible within the lag timeout or before the run ended
+	Timeouts  int     `json:"timeouts"` // not visible within the lag timeout
 	P50       float64 `json:"p50ms"`
 	Max       float64 `json:"maxms"`
 }
@@ -86,7 +86,7 @@ func (r *Report) Print(w io.Writer, asJSON bool) error {
 	}
 	l := r.FanoutLag
 	if l.Samples > 0 || l.Timeouts > 0 {
-		fmt.Fprintf(w, "fan-out lag: %d samples from %s (%d followers): p50 %.1f ms, max %.1f ms; %d not visible in time\n",
+		fmt.Fprintf(w, "fan-out lag: %d samples from %s (%d followers): p50 %.1f ms, max %.1f ms; %d not visible within the lag timeout\n",
 			l.Samples, l.Author, l.Followers, l.P50, l.Max, l.Timeouts)
 	} else {
 		fmt.Fprintln(w, "fan-out lag: no samples")
