@@ -100,6 +100,11 @@ func TestEndToEnd(t *testing.T) {
 			if m := rep.Memory; m.Error == "" && (m.Users != 120 || m.BytesPerUser <= 0 || m.BytesPerInboxEntry <= 0) {
 				t.Errorf("memory %+v", m)
 			}
+			if st.Real {
+				if n, err := deletePrefix(ctx, st.Client, st.Prefix); err != nil || n == 0 {
+					t.Errorf("deletePrefix: %d keys, %v", n, err)
+				}
+			}
 			var js bytes.Buffer
 			if err := rep.Print(&js, true); err != nil {
 				t.Fatal(err)

@@ -49,6 +49,7 @@ type flags struct {
 	jwtSecret           string
 	json                bool
 	noMemory            bool
+	clean               bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -79,6 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.load.LagTimeout, "lag-timeout", 30*time.Second, "longest wait for one fan-out lag sample")
 	fs.StringVar(&f.jwtSecret, "jwt-secret", "", "HS256 secret of feedd's --jwt-secret: clients send bearer tokens minted with it; empty: the X-Viewer-Id header (feedd --dev-auth)")
 	fs.BoolVar(&f.json, "json", false, "print the final report as JSON")
+	fs.BoolVar(&f.clean, "clean", false, "delete every key under --key-prefix (SCAN and UNLINK, never FLUSHDB) and exit; stop feedd first")
 	fs.BoolVar(&f.noMemory, "no-memory", false, "skip the Redis memory figures (a SCAN and MEMORY USAGE over the prefix)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: feedload [flags]   (flags also from FEED_* environment variables)")
@@ -103,6 +105,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--write-ratio must be between 0 and 1")
 	case strings.ContainsAny(f.keyPrefix, "{}"):
 		return nil, errors.New("--key-prefix must not contain { or }")
+	case f.clean && (f.redisURL == "" || f.keyPrefix == ""):
+		return nil, errors.New("--clean needs --redis and a --key-prefix")
 	case f.redisURL == "" && !f.skipBuild:
 		return nil, errors.New("building the network needs --redis (or --skip-build)")
 	}
@@ -118,6 +122,16 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseFlags(args, stderr)
 	if err != nil {
+		return err
+	}
+	if f.clean {
+		st, err := redisstore.Open(ctx, redisstore.Options{URL: f.redisURL, ClientName: "feedload"})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		n, err := deletePrefix(ctx, st.Client, f.keyPrefix)
+		fmt.Fprintf(stdout, "deleted %d keys under %q\n", n, f.keyPrefix)
 		return err
 	}
 	rep := &Report{}

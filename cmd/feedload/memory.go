@@ -104,3 +104,38 @@ func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *Memory
 	}
 	return m
 }
+
+// deletePrefix unlinks every key under prefix on a single Redis, scanning
+// until a full pass finds none (keys made while it scans are caught by the
+// next pass). Keys may be binary: they never go through a shell.
+func deletePrefix(ctx context.Context, c rueidis.Client, prefix string) (int64, error) {
+	var total int64
+	for {
+		var pass int64
+		var cursor uint64
+		for {
+			e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				return total, err
+			}
+			cmds := make(rueidis.Commands, 0, len(e.Elements))
+			for _, k := range e.Elements {
+				cmds = append(cmds, c.B().Unlink().Key(k).Build())
+			}
+			for _, r := range c.DoMulti(ctx, cmds...) {
+				n, err := r.AsInt64()
+				if err != nil {
+					return total, err
+				}
+				pass += n
+			}
+			if cursor = e.Cursor; cursor == 0 {
+				break
+			}
+		}
+		total += pass
+		if pass == 0 {
+			return total, nil
+		}
+	}
+}
