@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/internal/flagenv"
 )
 
 // newFlagSet makes a subcommand's flag set; tests replace it to list every
@@ -75,36 +74,11 @@ func (s *storeFlags) options() feedcore.Options {
 }
 
 // envName is the environment variable that sets flag name.
-func envName(name string) string {
-	if name == "redis" {
-		return "FEED_REDIS_URL"
-	}
-	return "FEED_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-}
+func envName(name string) string { return flagenv.Name(name) }
 
 // parse reads environment defaults, then args, and returns the names of the
-// flags set by either: some defaults depend on whether a flag was given.
-func parse(fs *flag.FlagSet, args []string) (map[string]bool, error) {
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		env := envName(f.Name)
-		f.Usage += " [$" + env + "]"
-		if v, ok := os.LookupEnv(env); ok {
-			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q (for --%s): %w", env, v, f.Name, err))
-			}
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return set, nil
-}
+// flags set by either (see flagenv.Parse).
+func parse(fs *flag.FlagSet, args []string) (map[string]bool, error) { return flagenv.Parse(fs, args) }
 
 // validate checks numeric flags that must be positive, naming the
 // flag rather than letting a zero silently mean "default" deeper down.

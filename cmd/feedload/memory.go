@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/redis/rueidis"
+)
+
+// MemoryReport is Redis memory as the network uses it. KeyBytes is the sum
+// of MEMORY USAGE over the prefix's keys (every Stride-th key, scaled up,
+// on a large database); per user is KeyBytes over the user profiles, per
+// inbox entry is the inboxes' bytes over their entries.
+type MemoryReport struct {
+	UsedMemory         int64   `json:"usedMemory"` // INFO memory used_memory, the whole server
+	Keys               int64   `json:"keys"`
+	Stride             int64   `json:"stride"`
+	KeyBytes           int64   `json:"keyBytes"`
+	Users              int64   `json:"users"`
+	BytesPerUser       float64 `json:"bytesPerUser"`
+	Inboxes            int64   `json:"inboxes"`
+	InboxEntries       int64   `json:"inboxEntries"`
+	InboxBytes         int64   `json:"inboxBytes"`
+	BytesPerInboxEntry float64 `json:"bytesPerInboxEntry"`
+	Error              string  `json:"error,omitempty"`
+}
+
+// maxMeasured bounds the MEMORY USAGE calls: past it, every Stride-th key.
+const maxMeasured = 200_000
+
+// measureMemory scans the keys under prefix (one Redis, not a cluster) and
+// sums their MEMORY USAGE. Errors (a server without MEMORY USAGE) are
+// reported in the result, not returned: the figures are extras.
+func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *MemoryReport {
+	m := &MemoryReport{Stride: 1}
+	fail := func(err error) *MemoryReport { m.Error = err.Error(); return m }
+	info, err := c.Do(ctx, c.B().Info().Section("memory").Build()).ToString()
+	if err != nil {
+		return fail(err)
+	}
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "used_memory:"); ok {
+			m.UsedMemory, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if n, err := c.Do(ctx, c.B().Dbsize().Build()).AsInt64(); err == nil && n > maxMeasured {
+		m.Stride = n/maxMeasured + 1
+	}
+	var seen int64
+	var cursor uint64
+	for {
+		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return fail(err)
+		}
+		var keys []string
+		var cmds rueidis.Commands
+		for _, k := range e.Elements {
+			rest := strings.TrimPrefix(k, prefix)
+			m.Keys++
+			switch {
+			case strings.HasPrefix(rest, "u:{"):
+				m.Users++
+			case strings.HasPrefix(rest, "i:{"):
+				m.Inboxes++
+			}
+			seen++
+			if seen%m.Stride != 0 {
+				continue
+			}
+			keys = append(keys, rest)
+			cmds = append(cmds, c.B().MemoryUsage().Key(k).Build())
+			if strings.HasPrefix(rest, "i:{") {
+				cmds = append(cmds, c.B().Zcard().Key(k).Build())
+			}
+		}
+		rs := c.DoMulti(ctx, cmds...)
+		i := 0
+		for _, k := range keys {
+			n, err := rs[i].AsInt64()
+			if err != nil && !rueidis.IsRedisNil(err) {
+				return fail(err)
+			}
+			i++
+			m.KeyBytes += n * m.Stride
+			if strings.HasPrefix(k, "i:{") {
+				z, _ := rs[i].AsInt64()
+				i++
+				m.InboxBytes += n * m.Stride
+				m.InboxEntries += z * m.Stride
+			}
+		}
+		cursor = e.Cursor
+		if cursor == 0 {
+			break
+		}
+	}
+	if m.Users > 0 {
+		m.BytesPerUser = float64(m.KeyBytes) / float64(m.Users)
+	}
+	if m.InboxEntries > 0 {
+		m.BytesPerInboxEntry = float64(m.InboxBytes) / float64(m.InboxEntries)
+	}
+	return m
+}
+
+// deletePrefix unlinks every key under prefix on a single Redis, scanning
+// until a full pass finds none (keys made while it scans are caught by the
+// next pass). Keys may be binary: they never go through a shell.
+func deletePrefix(ctx context.Context, c rueidis.Client, prefix string) (int64, error) {
+	var total int64
+	for {
+		var pass int64
+		var cursor uint64
+		for {
+			e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				return total, err
+			}
+			cmds := make(rueidis.Commands, 0, len(e.Elements))
+			for _, k := range e.Elements {
+				cmds = append(cmds, c.B().Unlink().Key(k).Build())
+			}
+			for _, r := range c.DoMulti(ctx, cmds...) {
+				n, err := r.AsInt64()
+				if err != nil {
+					return total, err
+				}
+				pass += n
+			}
+			if cursor = e.Cursor; cursor == 0 {
+				break
+			}
+		}
+		total += pass
+		if pass == 0 {
+			return total, nil
+		}
+	}
+}
