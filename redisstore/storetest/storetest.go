@@ -7,11 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -102,90 +98,5 @@ func Keys(ctx context.Context, c rueidis.Client, prefix string) ([]string, error
 // scanPrefix calls fn with each batch of keys starting with prefix, from the
 // one node of a single Redis or every master of a cluster.
 func scanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]string) error) error {
-	nodes := c.Nodes()
-	if c.Mode() == rueidis.ClientModeCluster {
-		masters, err := clusterMasters(ctx, nodes)
-		if err != nil {
-			return fmt.Errorf("scan keys %s*: %w", prefix, err)
-		}
-		var missing []string
-		scan := make(map[string]rueidis.Client, len(masters))
-		for _, addr := range masters {
-			if n, ok := nodes[addr]; ok {
-				scan[addr] = n
-			} else {
-				missing = append(missing, addr)
-			}
-		}
-		if len(missing) > 0 {
-			return fmt.Errorf("scan keys %s*: the client has no connection to masters %v", prefix, missing)
-		}
-		nodes = scan
-	}
-	var errs []error
-	for addr, node := range nodes {
-		if err := scanNode(ctx, node, prefix, fn); err != nil {
-			errs = append(errs, fmt.Errorf("keys %s* on %s: %w", prefix, addr, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// clusterMasters asks the first node that answers CLUSTER SLOTS for the
-// addresses of the masters serving the slots.
-func clusterMasters(ctx context.Context, nodes map[string]rueidis.Client) ([]string, error) {
-	var errs []error
-	for addr, n := range nodes {
-		slots, err := n.Do(ctx, n.B().ClusterSlots().Build()).ToArray()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("CLUSTER SLOTS on %s: %w", addr, err))
-			continue
-		}
-		seen := map[string]bool{}
-		var masters []string
-		for _, r := range slots {
-			e, err := r.ToArray()
-			if err != nil || len(e) < 3 {
-				return nil, fmt.Errorf("CLUSTER SLOTS on %s: unexpected entry %v", addr, r)
-			}
-			m, err := e[2].ToArray()
-			if err != nil || len(m) < 2 {
-				return nil, fmt.Errorf("CLUSTER SLOTS on %s: unexpected master %v", addr, e[2])
-			}
-			host, _ := m[0].ToString()
-			port, _ := m[1].AsInt64()
-			if host == "" { // the node asked does not know its own endpoint
-				host, _, _ = net.SplitHostPort(addr)
-			}
-			a := net.JoinHostPort(host, strconv.FormatInt(port, 10))
-			if !seen[a] {
-				seen[a] = true
-				masters = append(masters, a)
-			}
-		}
-		return masters, nil
-	}
-	if len(errs) == 0 {
-		return nil, errors.New("the client knows no node")
-	}
-	return nil, errors.Join(errs...)
-}
-
-func scanNode(ctx context.Context, node rueidis.Client, prefix string, fn func([]string) error) error {
-	var cursor uint64
-	for {
-		e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			return err
-		}
-		if len(e.Elements) > 0 {
-			if err := fn(e.Elements); err != nil {
-				return err
-			}
-		}
-		cursor = e.Cursor
-		if cursor == 0 {
-			return nil
-		}
-	}
+	return redisstore.ScanKeys(ctx, c, redisstore.GlobEscape(prefix)+"*", fn)
 }
