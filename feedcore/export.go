@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/feedd/feedd/redisstore"
 	"github.com/redis/rueidis"
@@ -29,6 +30,8 @@ type ExportSink struct {
 	Counts func(post ID, c PostCounts) error
 	// Batch is how many keys are read per round trip; ExportBatch when 0.
 	Batch int
+
+	recent time.Time // posts since then are written again before their likes
 }
 
 // Export reads every record of the store, kind after kind, in an order an
@@ -37,6 +40,14 @@ type ExportSink struct {
 // replay timelines, snapshots, streams) are not records: an import
 // rebuilds them. A deleted post is invisible everywhere, so neither it nor
 // its likes and counters are exported.
+//
+// A post published while Export runs may be missed by the posts pass and
+// met by the likes or counters pass: every post published since a little
+// before the posts pass began (exportRecent) is written again before its
+// likes and counters, so every like and counts line follows its post
+// (import takes the repeat as the same post). Users are created by imports
+// only, so a follow, post or session never names a user created since the
+// users pass, unless an import runs during the export.
 //
 // It walks the keys with SCAN (every master of a cluster) and reads them
 // in pipelined batches, so memory stays bounded whatever the store's size.
@@ -60,6 +71,9 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) error {
 		{"pc:", s.exportCounts},
 	}
 	for _, ph := range phases {
+		if ph.kind == "p:" {
+			sink.recent = s.o.Now().Add(-exportRecent)
+		}
 		head := s.k.p + ph.kind + "{"
 		match := redisstore.GlobEscape(head) + "*}"
 		err := redisstore.ScanKeys(ctx, s.c, match, func(keys []string) error {
@@ -185,28 +199,40 @@ func (s *Service) exportLives(ctx context.Context, ids []ID, sink ExportSink) er
 	return nil
 }
 
-// livePosts reports which of ids are stored and not deleted.
-func (s *Service) livePosts(ctx context.Context, ids []ID) ([]bool, error) {
+// exportRecent is how far back from the start of the posts pass a post's
+// time must reach for Export to write it again before its likes and
+// counters: the post may have been published after the pass went by
+// (replicas' clocks may disagree by this much).
+const exportRecent = 5 * time.Minute
+
+// livePosts reads the posts ids, nil where missing or deleted, and writes
+// again those published since the posts pass began (recent), so that no
+// like or counts line comes without its post.
+func (s *Service) livePosts(ctx context.Context, ids []ID, sink ExportSink) ([]*Post, error) {
 	cmds := make([]rueidis.Completed, len(ids))
 	for i, id := range ids {
-		cmds[i] = s.c.B().Hmget().Key(s.k.post(id)).Field("a", "d").Build()
+		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
 	}
-	out := make([]bool, len(ids))
-	for i, r := range s.doMulti(ctx, cmds...) {
-		vs, err := r.ToArray()
-		if err != nil {
-			return nil, err
+	ps, err := parsePosts(ids, s.doMulti(ctx, cmds...))
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		if p == nil || p.Deleted || p.Author == 0 {
+			ps[i] = nil
+			continue
 		}
-		if len(vs) == 2 && !vs[0].IsNil() {
-			d, _ := vs[1].ToString()
-			out[i] = d != "1"
+		if !p.CreatedAt.Before(sink.recent) {
+			if err := sink.Post(p); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return out, nil
+	return ps, nil
 }
 
 func (s *Service) exportLikes(ctx context.Context, ids []ID, sink ExportSink) error {
-	ok, err := s.livePosts(ctx, ids)
+	ps, err := s.livePosts(ctx, ids, sink)
 	if err != nil {
 		return err
 	}
@@ -216,7 +242,7 @@ func (s *Service) exportLikes(ctx context.Context, ids []ID, sink ExportSink) er
 	var cmds []rueidis.Completed
 	var posts []ID
 	for i, id := range ids {
-		if ok[i] {
+		if ps[i] != nil {
 			cmds = append(cmds, sscan(id, 0))
 			posts = append(posts, id)
 		}
@@ -244,14 +270,14 @@ func (s *Service) exportLikes(ctx context.Context, ids []ID, sink ExportSink) er
 }
 
 func (s *Service) exportCounts(ctx context.Context, ids []ID, sink ExportSink) error {
-	ok, err := s.livePosts(ctx, ids)
+	ps, err := s.livePosts(ctx, ids, sink)
 	if err != nil {
 		return err
 	}
 	var cmds []rueidis.Completed
 	var posts []ID
 	for i, id := range ids {
-		if ok[i] {
+		if ps[i] != nil {
 			cmds = append(cmds, s.postCountsCmd(id))
 			posts = append(posts, id)
 		}

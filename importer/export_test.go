@@ -323,3 +323,44 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Errorf("an import into another prefix exports\n%s\nwant\n%s", b, file)
 	}
 }
+
+// TestExportDuringWrites: a post published and liked after the export's
+// posts pass went by is written before its like and counts lines, so the
+// export imports.
+func TestExportDuringWrites(t *testing.T) {
+	st := storetest.New(t)
+	svc, _ := rtService(t, st, st.Prefix)
+	rtImport(t, svc, rtFixture())
+	ctx := context.Background()
+	var late feedcore.ID
+	var buf bytes.Buffer
+	_, err := Export(ctx, svc, &buf, ExportOptions{ProgressEvery: 1, Progress: func(s ExportStats) {
+		if s.Lives == 1 && late == 0 { // the posts pass is over
+			p, err := svc.Publish(ctx, 2, "published during the export")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := svc.Like(ctx, 5, p.ID); err != nil {
+				t.Fatal(err)
+			}
+			late = p.ID
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := buf.String()
+	post := strings.Index(file, fmt.Sprintf(`{"type":"post","id":"%d"`, late))
+	like := strings.Index(file, fmt.Sprintf(`{"type":"like","user":"5","post":"%d"}`, late))
+	if post < 0 || like < post {
+		t.Fatalf("the late post (at %d) does not come before its like (at %d):\n%s", post, like, file)
+	}
+	other := st.Prefix + "c:"
+	t.Cleanup(func() { _ = storetest.DeletePrefix(context.Background(), st.Client, other) })
+	svc2, _ := rtService(t, st, other)
+	rtImport(t, svc2, file)
+	cs, err := svc2.PostCounts(ctx, []feedcore.ID{late})
+	if err != nil || cs[0].Likes != 1 {
+		t.Fatalf("the late post's counts after import: %+v, %v", cs, err)
+	}
+}
