@@ -7,7 +7,14 @@
 //	{"type":"follow","follower":"111","followee":"200"}
 //	{"type":"post","id":"32850","author":"200","text":"...","createdAt":"2023-07-11T15:32:02Z"}
 //	{"type":"live","id":"9","anchor":"200","title":"...","scheduledStartAt":"...","startedAt":"...","endedAt":"..."}
+//	{"type":"like","user":"111","post":"32850"}
 //	{"type":"counts","post":"32850","likes":3,"comments":1,"reposts":0,"favorites":2}
+//
+// A like line records that a user likes a post, as the like mutation does:
+// the post's likers set and its likes counter move together, once however
+// often the line is applied. A counts line sets the counters as given, so
+// an export writes its likes first and its counts after: the import ends
+// with exactly the exported counters.
 //
 // Blank lines are skipped. Ids are positive decimals, as strings or JSON
 // numbers. Times are RFC 3339, kept in UTC at millisecond precision. A field
@@ -47,6 +54,7 @@ type Stats struct {
 	Posts   int // post lines applied
 	Lives   int // live lines passed to Options.Live
 	Counts  int // counts lines passed to Options.Counts
+	Likes   int // like lines applied
 	// Skipped is live and counts lines validated but not applied because
 	// their hook is nil.
 	Skipped int
@@ -172,6 +180,7 @@ type batch struct {
 	ids    []feedcore.ID
 	lives  []LiveLine
 	counts []CountsLine
+	likes  []feedcore.PostLike
 }
 
 func (b *batch) reset() {
@@ -184,6 +193,7 @@ func (b *batch) reset() {
 	b.posts = b.posts[:0]
 	b.lives = b.lives[:0]
 	b.counts = b.counts[:0]
+	b.likes = b.likes[:0]
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -347,6 +357,12 @@ func (p *parser) append(k kind, b *batch) error {
 			return err
 		}
 		b.counts = append(b.counts, c)
+	case kindLike:
+		l, err := p.obj.like()
+		if err != nil {
+			return err
+		}
+		b.likes = append(b.likes, l)
 	}
 	b.lines = append(b.lines, p.line)
 	return nil
@@ -398,6 +414,9 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 				a.st.Lives++
 			}
 		}
+	case kindLike:
+		n, err = a.svc.LikeMany(ctx, b.likes)
+		a.st.Likes += n
 	case kindCounts:
 		for ; n < len(b.counts); n++ {
 			if a.o.Counts == nil {

@@ -19,9 +19,10 @@ const (
 	kindPost
 	kindLive
 	kindCounts
+	kindLike
 )
 
-var kindNames = [...]string{kindNone: "", kindUser: "user", kindFollow: "follow", kindPost: "post", kindLive: "live", kindCounts: "counts"}
+var kindNames = [...]string{kindNone: "", kindUser: "user", kindFollow: "follow", kindPost: "post", kindLive: "live", kindCounts: "counts", kindLike: "like"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -32,6 +33,7 @@ var allowed = [...]uint32{
 	kindPost:   mask(fType, fID, fAuthor, fText, fCreatedAt),
 	kindLive:   mask(fType, fID, fAnchor, fTitle, fScheduledStartAt, fStartedAt, fEndedAt),
 	kindCounts: mask(fType, fPost, fLikes, fComments, fReposts, fFavorites),
+	kindLike:   mask(fType, fUser, fPost),
 }
 
 // LiveState is the state a live line describes, from which times it sets.
@@ -85,13 +87,13 @@ func (o *object) kindOf() (kind, error) {
 		name = []byte(s)
 	}
 	k := kindNone
-	for i := kindUser; i <= kindCounts; i++ {
+	for i := kindUser; i <= kindLike; i++ {
 		if string(name) == kindNames[i] {
 			k = i
 		}
 	}
 	if k == kindNone {
-		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live or counts", name)
+		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live, counts or like", name)
 	}
 	if o.unknown != "" {
 		return k, fmt.Errorf("unknown field %q", o.unknown)
@@ -231,6 +233,16 @@ func (o *object) counts() (CountsLine, error) {
 		}
 	}
 	return c, nil
+}
+
+func (o *object) like() (feedcore.PostLike, error) {
+	var l feedcore.PostLike
+	var err error
+	if l.User, err = o.id(fUser); err != nil {
+		return l, err
+	}
+	l.Post, err = o.id(fPost)
+	return l, err
 }
 
 // time returns optional field f as an RFC 3339 time in UTC, truncated to

@@ -41,6 +41,7 @@ const (
 	fComments
 	fReposts
 	fFavorites
+	fUser
 	numFields
 )
 
@@ -65,6 +66,7 @@ var fieldNames = [numFields]string{
 	fComments:         "comments",
 	fReposts:          "reposts",
 	fFavorites:        "favorites",
+	fUser:             "user",
 }
 
 func (f field) String() string { return fieldNames[f] }

@@ -6,22 +6,29 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/redis/rueidis"
 )
 
-// ScanPrefix calls fn with each batch of keys starting with prefix, from the
-// one node of a single Redis or every master of a cluster (replicas hold
-// copies only). SCAN returns a key present for the whole walk at least once,
-// possibly more; a node it cannot scan is an error, never skipped silently.
-// The prefix is a SCAN MATCH pattern's start: glob characters in it act as
-// globs.
-func ScanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]string) error) error {
+// ScanCount is the COUNT hint of each SCAN call: about how many keys a node
+// looks at per call (Redis may return fewer or, with a small hash table
+// or the embedded store, more).
+const ScanCount = 1000
+
+// ScanKeys calls fn with each batch of keys matching the glob pattern match,
+// from the one node of a single Redis or from every master of a Redis
+// Cluster (replicas hold copies only), one node after the other. A node it
+// cannot scan is an error, never skipped silently. SCAN guarantees that a
+// key present for the whole scan is returned, at least once (fn may see a
+// key twice when the node rehashes); a key created or deleted meanwhile may
+// or may not be. fn's slice is its own.
+func ScanKeys(ctx context.Context, c rueidis.Client, match string, fn func(keys []string) error) error {
 	nodes := c.Nodes()
 	if c.Mode() == rueidis.ClientModeCluster {
 		masters, err := clusterMasters(ctx, nodes)
 		if err != nil {
-			return fmt.Errorf("scan keys %s*: %w", prefix, err)
+			return fmt.Errorf("scan keys %s: %w", match, err)
 		}
 		var missing []string
 		scan := make(map[string]rueidis.Client, len(masters))
@@ -33,17 +40,42 @@ func ScanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]
 			}
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("scan keys %s*: the client has no connection to masters %v", prefix, missing)
+			return fmt.Errorf("scan keys %s: the client has no connection to masters %v", match, missing)
 		}
 		nodes = scan
 	}
 	var errs []error
 	for addr, node := range nodes {
-		if err := scanNode(ctx, node, prefix, fn); err != nil {
-			errs = append(errs, fmt.Errorf("keys %s* on %s: %w", prefix, addr, err))
+		if err := scanNode(ctx, node, match, fn); err != nil {
+			errs = append(errs, fmt.Errorf("scan keys %s on %s: %w", match, addr, err))
+			if ctx.Err() != nil {
+				break
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ScanPrefix is ScanKeys for the keys that start with prefix, taken
+// literally.
+func ScanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func(keys []string) error) error {
+	return ScanKeys(ctx, c, GlobEscape(prefix)+"*", fn)
+}
+
+// GlobEscape escapes s for a SCAN MATCH pattern, so that a key prefix with
+// glob characters in it (* ? [ ] \) matches itself only.
+func GlobEscape(s string) string {
+	if !strings.ContainsAny(s, `*?[]\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // clusterMasters asks the first node that answers CLUSTER SLOTS for the
@@ -86,10 +118,10 @@ func clusterMasters(ctx context.Context, nodes map[string]rueidis.Client) ([]str
 	return nil, errors.Join(errs...)
 }
 
-func scanNode(ctx context.Context, node rueidis.Client, prefix string, fn func([]string) error) error {
+func scanNode(ctx context.Context, node rueidis.Client, match string, fn func([]string) error) error {
 	var cursor uint64
 	for {
-		e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
+		e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(match).Count(ScanCount).Build()).AsScanEntry()
 		if err != nil {
 			return err
 		}

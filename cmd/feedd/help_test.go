@@ -21,7 +21,7 @@ func TestHelpAndVersion(t *testing.T) {
 		if err := run(context.Background(), []string{arg}, &out); err != nil {
 			t.Fatalf("%s: %v", arg, err)
 		}
-		for _, cmd := range []string{"serve", "worker", "import", "token", "version"} {
+		for _, cmd := range []string{"serve", "worker", "import", "export", "token", "version"} {
 			if !strings.Contains(out.String(), "feedd "+cmd) && !strings.Contains(out.String(), "feedd ["+cmd+"]") {
 				t.Errorf("%s does not list %s:\n%s", arg, cmd, out.String())
 			}

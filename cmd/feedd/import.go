@@ -65,8 +65,8 @@ func loadFile(ctx context.Context, svc *feedcore.Service, path string, stdout io
 	if o.Progress != nil {
 		fmt.Fprint(stdout, "\r\033[K") // clear the progress line
 	}
-	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d counters (%d skipped) from %d lines in %v.\n",
-		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Counts, stats.Skipped, stats.Lines,
+	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters (%d skipped) from %d lines in %v.\n",
+		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Counts, stats.Skipped, stats.Lines,
 		time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		return fmt.Errorf("import %s: %w", path, err)
@@ -82,7 +82,9 @@ func drainHere(ctx context.Context, svc *feedcore.Service, stdout io.Writer) err
 	start := time.Now()
 	err := svc.Drain(ctx)
 	stop()
-	if werr := <-done; err == nil {
+	// Workers stopped by stop() rather than by ctx report nothing wrong,
+	// even when the backlog was empty before they had started.
+	if werr := <-done; err == nil && !(errors.Is(werr, context.Canceled) && ctx.Err() == nil) {
 		err = werr
 	}
 	if err != nil {

@@ -4,6 +4,7 @@
 //	feedd [serve] [flags]        serve GraphQL (the default subcommand)
 //	feedd worker [flags]         run only the fan-out workers
 //	feedd import [flags] FILE    load a JSON Lines file into the store
+//	feedd export [flags] FILE    write every record of the store as JSON Lines
 //	feedd rebuild [flags]        recompute every derived structure from the records
 //	feedd token --user ID        mint a bearer token for --jwt-secret
 //	feedd version                print the module version and commit
@@ -34,6 +35,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout io.Wri
 	"serve":   runServe,
 	"worker":  runWorker,
 	"import":  runImport,
+	"export":  runExport,
 	"rebuild": runRebuild,
 	"token":   runToken,
 }
@@ -101,6 +103,7 @@ const usage = `usage:
   feedd [serve] [flags]        serve GraphQL at /query and GraphiQL at / (default)
   feedd worker [flags]         run only the fan-out workers (needs --redis)
   feedd import [flags] FILE    load a JSON Lines file (needs --redis; - reads stdin)
+  feedd export [flags] FILE    write every record as import lines (needs --redis; - writes stdout)
   feedd rebuild [flags]        recompute inboxes, outboxes, big-V and active sets from the records (needs --redis)
   feedd token --user ID        print a bearer token signed with --jwt-secret
   feedd version                print the module version and commit

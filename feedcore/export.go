@@ -1,0 +1,331 @@
+package feedcore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/feedd/feedd/redisstore"
+	"github.com/redis/rueidis"
+)
+
+// ExportBatch is how many keys Export reads in one pipelined round trip
+// when ExportSink.Batch is 0.
+const ExportBatch = 256
+
+// exportChunk is how many members of one set Export reads per call, so a
+// post with a million likers is read in pieces.
+const exportChunk = 1000
+
+// ExportSink receives the records Export reads. Every callback is
+// required. A callback's error stops the export and is returned.
+type ExportSink struct {
+	User   func(User) error
+	Follow func(Edge) error
+	Post   func(*Post) error
+	Live   func(*LiveSession) error
+	// Like: user likes post.
+	Like func(post, user ID) error
+	// Counts: a post's counters as stored.
+	Counts func(post ID, c PostCounts) error
+	// Batch is how many keys are read per round trip; ExportBatch when 0.
+	Batch int
+
+	recent time.Time // posts since then are written again before their likes
+}
+
+// Export reads every record of the store, kind after kind, in an order an
+// import can apply: users, follow edges, posts, live sessions, likes,
+// counters. Derived structures (inboxes, outboxes, active and big-V sets,
+// replay timelines, snapshots, streams) are not records: an import
+// rebuilds them. A deleted post is invisible everywhere, so neither it nor
+// its likes and counters are exported.
+//
+// A post published while Export runs may be missed by the posts pass and
+// met by the likes or counters pass: every post published since a little
+// before the posts pass began (exportRecent) is written again before its
+// likes and counters, so every like and counts line follows its post
+// (import takes the repeat as the same post). Users are created by imports
+// only, so a follow, post or session never names a user created since the
+// users pass, unless an import runs during the export.
+//
+// It walks the keys with SCAN (every master of a cluster) and reads them
+// in pipelined batches, so memory stays bounded whatever the store's size.
+// It is not a point-in-time snapshot: a record written while it runs may
+// or may not be in it, and a key SCAN meets twice is exported twice (an
+// import applies it twice, harmlessly). Each record is read whole, in one
+// command, so each is consistent.
+func (s *Service) Export(ctx context.Context, sink ExportSink) error {
+	if sink.Batch <= 0 {
+		sink.Batch = ExportBatch
+	}
+	phases := []struct {
+		kind string
+		read func(context.Context, []ID, ExportSink) error
+	}{
+		{"u:", s.exportUsers},
+		{"fg:", s.exportFollows},
+		{"p:", s.exportPosts},
+		{"ls:", s.exportLives},
+		{"pl:", s.exportLikes},
+		{"pc:", s.exportCounts},
+	}
+	for _, ph := range phases {
+		if ph.kind == "p:" {
+			sink.recent = s.o.Now().Add(-exportRecent)
+		}
+		head := s.k.p + ph.kind + "{"
+		match := redisstore.GlobEscape(head) + "*}"
+		err := redisstore.ScanKeys(ctx, s.c, match, func(keys []string) error {
+			ids := make([]ID, 0, min(len(keys), sink.Batch))
+			for len(keys) > 0 {
+				ids = ids[:0]
+				n := min(len(keys), sink.Batch)
+				for _, k := range keys[:n] {
+					if id, err := ParseID(strings.TrimSuffix(strings.TrimPrefix(k, head), "}")); err == nil {
+						ids = append(ids, id)
+					}
+				}
+				keys = keys[n:]
+				if len(ids) == 0 {
+					continue
+				}
+				if err := ph.read(ctx, ids, sink); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) exportUsers(ctx context.Context, ids []ID, sink ExportSink) error {
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Hgetall().Key(s.k.user(id)).Build()
+	}
+	for i, r := range s.doMulti(ctx, cmds...) {
+		m, err := r.AsStrMap()
+		if err != nil {
+			return err
+		}
+		if m["h"] == "" {
+			continue // deleted meanwhile, or not a profile
+		}
+		if err := sink.User(User{ID: ids[i], Handle: m["h"], DisplayName: m["n"], AvatarURL: m["a"]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) exportFollows(ctx context.Context, ids []ID, sink ExportSink) error {
+	return s.exportMembers(ctx, ids, s.k.following, func(follower, followee ID) error {
+		return sink.Follow(Edge{Follower: follower, Followee: followee})
+	})
+}
+
+// exportMembers reads the sorted set key(id) of each id by index, in
+// member (id) order, exportChunk members a call: the first chunk of every
+// set in one round trip, the rest of a longer set after.
+func (s *Service) exportMembers(ctx context.Context, ids []ID, key func(ID) string, fn func(owner, member ID) error) error {
+	rangeCmd := func(id ID, from int64) rueidis.Completed {
+		return s.c.B().Zrange().Key(key(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
+	}
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = rangeCmd(id, 0)
+	}
+	for i, r := range s.doMulti(ctx, cmds...) {
+		for from := int64(0); ; {
+			ms, err := r.AsStrSlice()
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				if v, err := memberID(m); err == nil {
+					if err := fn(ids[i], v); err != nil {
+						return err
+					}
+				}
+			}
+			if len(ms) < exportChunk {
+				break
+			}
+			from += exportChunk
+			r = s.do(ctx, rangeCmd(ids[i], from))
+		}
+	}
+	return nil
+}
+
+func (s *Service) exportPosts(ctx context.Context, ids []ID, sink ExportSink) error {
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
+	}
+	ps, err := parsePosts(ids, s.doMulti(ctx, cmds...))
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if p == nil || p.Deleted || p.Author == 0 {
+			continue
+		}
+		if err := sink.Post(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) exportLives(ctx context.Context, ids []ID, sink ExportSink) error {
+	ls, err := s.LiveSessions(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, l := range ls {
+		if l == nil || l.Anchor == 0 || (l.ScheduledStartAt == nil && l.StartedAt == nil) {
+			continue // gone meanwhile, or not a session
+		}
+		if err := sink.Live(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportRecent is how far back from the start of the posts pass a post's
+// time must reach for Export to write it again before its likes and
+// counters: the post may have been published after the pass went by
+// (replicas' clocks may disagree by this much).
+const exportRecent = 5 * time.Minute
+
+// livePosts reads the posts ids, nil where missing or deleted, and writes
+// again those published since the posts pass began (recent), so that no
+// like or counts line comes without its post.
+func (s *Service) livePosts(ctx context.Context, ids []ID, sink ExportSink) ([]*Post, error) {
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, id := range ids {
+		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
+	}
+	ps, err := parsePosts(ids, s.doMulti(ctx, cmds...))
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		if p == nil || p.Deleted || p.Author == 0 {
+			ps[i] = nil
+			continue
+		}
+		if !p.CreatedAt.Before(sink.recent) {
+			if err := sink.Post(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ps, nil
+}
+
+func (s *Service) exportLikes(ctx context.Context, ids []ID, sink ExportSink) error {
+	ps, err := s.livePosts(ctx, ids, sink)
+	if err != nil {
+		return err
+	}
+	sscan := func(id ID, cursor uint64) rueidis.Completed {
+		return s.c.B().Sscan().Key(s.k.likers(id)).Cursor(cursor).Count(exportChunk).Build()
+	}
+	var cmds []rueidis.Completed
+	var posts []ID
+	for i, id := range ids {
+		if ps[i] != nil {
+			cmds = append(cmds, sscan(id, 0))
+			posts = append(posts, id)
+		}
+	}
+	for i, r := range s.doMulti(ctx, cmds...) {
+		for {
+			e, err := r.AsScanEntry()
+			if err != nil {
+				return err
+			}
+			for _, m := range e.Elements {
+				if v, err := memberID(m); err == nil {
+					if err := sink.Like(posts[i], v); err != nil {
+						return err
+					}
+				}
+			}
+			if e.Cursor == 0 {
+				break
+			}
+			r = s.do(ctx, sscan(posts[i], e.Cursor))
+		}
+	}
+	return nil
+}
+
+func (s *Service) exportCounts(ctx context.Context, ids []ID, sink ExportSink) error {
+	ps, err := s.livePosts(ctx, ids, sink)
+	if err != nil {
+		return err
+	}
+	var cmds []rueidis.Completed
+	var posts []ID
+	for i, id := range ids {
+		if ps[i] != nil {
+			cmds = append(cmds, s.postCountsCmd(id))
+			posts = append(posts, id)
+		}
+	}
+	cs, err := parseCounts(s.doMulti(ctx, cmds...))
+	if err != nil {
+		return err
+	}
+	for i, c := range cs {
+		if err := sink.Counts(posts[i], c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PostLike is one user's like of one post.
+type PostLike struct{ User, Post ID }
+
+// LikeMany records likes (import), each as Like does, pipelined in one
+// round trip. It returns how many were applied before the first one
+// refused (a missing or deleted post, a full counter), with the refusal;
+// likes after that one may have been applied too, which is harmless: a
+// like is idempotent.
+func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err error) {
+	defer wrap(&err, "record likes")
+	cmds := make([]rueidis.Completed, len(likes))
+	for i, l := range likes {
+		if l.User == 0 || l.Post == 0 {
+			return 0, errorf(CodeBadInput, "like user and post must be positive numbers")
+		}
+		cmds[i] = likeScript.cmd(s.c.B(), []string{s.k.post(l.Post), s.k.likers(l.Post), s.k.postCounts(l.Post)},
+			[]string{member(l.User), "1", itoa64(MaxCount)})
+	}
+	for i, r := range s.doMulti(ctx, cmds...) {
+		vs, err := r.ToArray()
+		if err != nil {
+			return i, err
+		}
+		switch len(vs) {
+		case 7:
+		case 0:
+			return i, errorf(CodeNotFound, "no post with id %d", likes[i].Post)
+		case 1:
+			return i, errorf(CodeBadInput, "post %d has the most likes its counter can hold (%d)", likes[i].Post, MaxCount)
+		default:
+			return i, errorf(CodeInternal, "like script replied %d values", len(vs))
+		}
+	}
+	return len(likes), nil
+}

@@ -1,0 +1,366 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/feedtest"
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// rtOptions are the options of every service in the round trip: a low
+// big-V threshold, so author 1 is big-V, and a fixed cursor key.
+func rtOptions(prefix string) feedcore.Options {
+	return feedcore.Options{Prefix: prefix, BigVThreshold: 3,
+		CursorKey: []byte("export-test-cursor-key-0123456789ab")}
+}
+
+// rtService opens a service on st under prefix with its workers; stop
+// stops them.
+func rtService(t *testing.T, st *storetest.Store, prefix string) (*feedcore.Service, func()) {
+	t.Helper()
+	svc, err := feedcore.New(context.Background(), st.Client, rtOptions(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, feedtest.Workers(t, svc)
+}
+
+const rtUsers = 12
+
+// rtFixture: users 1..12; author 1 has 7 followers (big-V at threshold 3);
+// posts with equal createdAt; live sessions in every state; likes and
+// counts.
+func rtFixture() string {
+	var b strings.Builder
+	for u := 1; u <= rtUsers; u++ {
+		fmt.Fprintf(&b, `{"type":"user","id":"%d","handle":"u%d","displayName":"User <%d> & co","avatarUrl":"https://img.example/%d.png"}`+"\n", u, u, u, u)
+	}
+	edges := [][2]int{{2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}, {8, 1},
+		{3, 2}, {4, 2}, {5, 2}, {1, 2}, {4, 3}, {5, 3}, {9, 3}, {10, 11}, {11, 10}, {12, 2}}
+	for _, e := range edges {
+		fmt.Fprintf(&b, `{"type":"follow","follower":"%d","followee":"%d"}`+"\n", e[0], e[1])
+	}
+	id := 1000
+	for i := range 30 {
+		author := 1 + i%3
+		at := time.Date(2024, 5, 1, 12, 0, i/4, 0, time.UTC) // four posts a second: ties
+		id++
+		fmt.Fprintf(&b, `{"type":"post","id":"%d","author":"%d","text":"post %d of %d","createdAt":"%s"}`+"\n",
+			id, author, i, author, at.Format(time.RFC3339Nano))
+	}
+	fmt.Fprintf(&b, `{"type":"post","id":"2001","author":"10","text":"ten","createdAt":"2024-05-01T12:00:00Z"}`+"\n")
+	fmt.Fprintf(&b, `{"type":"post","id":"2002","author":"11","text":"eleven \"quoted\"","createdAt":"2024-05-01T12:00:00Z"}`+"\n")
+	lives := []string{
+		`{"type":"live","id":"501","anchor":"1","title":"preview","scheduledStartAt":"2099-01-01T10:00:00Z"}`,
+		`{"type":"live","id":"502","anchor":"1","title":"live now","scheduledStartAt":"2024-05-01T09:00:00Z","startedAt":"2024-05-01T09:01:00.25Z"}`,
+		`{"type":"live","id":"503","anchor":"2","title":"replay","startedAt":"2024-04-01T09:00:00Z","endedAt":"2024-04-01T10:00:00Z"}`,
+		`{"type":"live","id":"504","anchor":"2","title":"cancelled","scheduledStartAt":"2024-04-02T09:00:00Z","endedAt":"2024-04-01T10:00:00Z"}`,
+		`{"type":"live","id":"505","anchor":"3","title":"replay tie","startedAt":"2024-04-01T08:00:00Z","endedAt":"2024-04-01T10:00:00Z"}`,
+		`{"type":"live","id":"506","anchor":"10","title":"live too","startedAt":"2024-05-01T09:00:00Z"}`,
+	}
+	for _, l := range lives {
+		b.WriteString(l + "\n")
+	}
+	for _, l := range [][2]int{{2, 1001}, {3, 1001}, {4, 1002}, {1, 1003}, {5, 1030}, {11, 2001}} {
+		fmt.Fprintf(&b, `{"type":"like","user":"%d","post":"%d"}`+"\n", l[0], l[1])
+	}
+	b.WriteString(`{"type":"counts","post":"1001","likes":40,"comments":3,"reposts":2,"favorites":1}` + "\n")
+	b.WriteString(`{"type":"counts","post":"1004","likes":0,"comments":9,"reposts":0,"favorites":0}` + "\n")
+	return b.String()
+}
+
+// rtMutate changes the store through feedcore as the app would.
+func rtMutate(t *testing.T, svc *feedcore.Service) {
+	t.Helper()
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p1, err := svc.Publish(ctx, 1, "big-V says hi")
+	must(err)
+	p2, err := svc.Publish(ctx, 2, "bob again")
+	must(err)
+	_, err = svc.Publish(ctx, 3, "cid speaks")
+	must(err)
+	must(svc.Delete(ctx, 1, 1004)) // with counters
+	must(svc.Delete(ctx, 2, 1002)) // liked by 4
+	for _, l := range [][2]feedcore.ID{{6, p1.ID}, {7, p1.ID}, {8, p2.ID}, {3, 1001}, {9, 1003}} {
+		_, _, err := svc.Like(ctx, l[0], l[1])
+		must(err)
+	}
+	_, _, err = svc.Unlike(ctx, 2, 1001)
+	must(err)
+	_, _, err = svc.Unlike(ctx, 1, 1003)
+	must(err)
+	must(svc.Follow(ctx, 9, 1))
+	must(svc.Follow(ctx, 12, 3))
+	must(svc.Unfollow(ctx, 4, 2))
+	must(svc.Unfollow(ctx, 3, 1))
+	pv, err := svc.ScheduleLive(ctx, 3, "scheduled here", time.Now().Add(48*time.Hour))
+	must(err)
+	_ = pv
+	st, err := svc.ScheduleLive(ctx, 2, "started here", time.Now().Add(time.Hour))
+	must(err)
+	_, err = svc.StartLive(ctx, 2, st.ID)
+	must(err)
+	cn, err := svc.ScheduleLive(ctx, 11, "called off", time.Now().Add(2*time.Hour))
+	must(err)
+	_, err = svc.EndLive(ctx, 11, cn.ID)
+	must(err)
+	_, err = svc.EndLive(ctx, 1, 502) // live now: a replay
+	must(err)
+}
+
+// rtView is everything every reader sees.
+type rtView struct {
+	Feeds  map[feedcore.ID][]string // post id, author, time, text
+	Lives  map[feedcore.ID][]string // session id, state, anchor, title, times
+	Posts  map[feedcore.ID][]string // per viewer: post, counts, viewerHasLiked
+	Counts []feedcore.GraphCounts
+}
+
+func rtObserve(t *testing.T, svc *feedcore.Service) rtView {
+	t.Helper()
+	ctx := context.Background()
+	v := rtView{Feeds: map[feedcore.ID][]string{}, Lives: map[feedcore.ID][]string{}, Posts: map[feedcore.ID][]string{}}
+	seen := map[feedcore.ID]bool{}
+	var posts []feedcore.ID
+	for u := feedcore.ID(1); u <= rtUsers; u++ {
+		after := ""
+		for pages := 0; ; pages++ {
+			if pages > 100 {
+				t.Fatal("feed does not end")
+			}
+			pg, err := svc.FollowingFeed(ctx, feedcore.FeedRequest{Viewer: u, First: 4, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range pg.Edges {
+				p := e.Post
+				v.Feeds[u] = append(v.Feeds[u], fmt.Sprintf("%d by %d at %d: %q", p.ID, p.Author, p.CreatedAt.UnixMilli(), p.Text))
+				if !seen[p.ID] {
+					seen[p.ID] = true
+					posts = append(posts, p.ID)
+				}
+			}
+			if !pg.HasNext {
+				break
+			}
+			after = pg.EndCursor
+		}
+		after = ""
+		for pages := 0; ; pages++ {
+			if pages > 100 {
+				t.Fatal("live feed does not end")
+			}
+			pg, err := svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: u, First: 2, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range pg.Edges {
+				l := e.Session
+				ms := func(t *time.Time) int64 {
+					if t == nil {
+						return 0
+					}
+					return t.UnixMilli()
+				}
+				v.Lives[u] = append(v.Lives[u], fmt.Sprintf("%d %s by %d %q %d %d %d", l.ID, e.State, l.Anchor, l.Title,
+					ms(l.ScheduledStartAt), ms(l.StartedAt), ms(l.EndedAt)))
+			}
+			if !pg.HasNext {
+				break
+			}
+			after = pg.EndCursor
+		}
+	}
+	// Deleted posts are in no feed, before or after: a reader never sees
+	// their counters (which stay in Redis until the post is purged).
+	if seen[1002] || seen[1004] {
+		t.Fatal("a deleted post is in a feed")
+	}
+	slices.Sort(posts)
+	cs, err := svc.PostCounts(ctx, posts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u := feedcore.ID(1); u <= rtUsers; u++ {
+		liked, err := svc.Liked(ctx, u, posts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range posts {
+			v.Posts[u] = append(v.Posts[u], fmt.Sprintf("%d: %+v liked=%v", p, cs[i], liked[i]))
+		}
+	}
+	ids := make([]feedcore.ID, rtUsers)
+	for i := range ids {
+		ids[i] = feedcore.ID(i + 1)
+	}
+	if v.Counts, err = svc.Counts(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func rtExport(t *testing.T, svc *feedcore.Service) (string, ExportStats) {
+	t.Helper()
+	var buf bytes.Buffer
+	st, err := Export(context.Background(), svc, &buf, ExportOptions{Batch: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Lines != strings.Count(buf.String(), "\n") {
+		t.Fatalf("export counted %d lines, wrote %d", st.Lines, strings.Count(buf.String(), "\n"))
+	}
+	return buf.String(), st
+}
+
+func sortedLines(s string) []string {
+	ls := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	slices.Sort(ls)
+	return ls
+}
+
+func rtImport(t *testing.T, svc *feedcore.Service, file string) Stats {
+	t.Helper()
+	st, err := LoadWith(context.Background(), svc, strings.NewReader(file), Options{
+		Live: PutLive(svc), Counts: PutCounts(svc), BatchSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feedtest.Drain(t, svc)
+	return st
+}
+
+func diffViews(t *testing.T, what string, want, got rtView) {
+	t.Helper()
+	if reflect.DeepEqual(want, got) {
+		return
+	}
+	for u := feedcore.ID(1); u <= rtUsers; u++ {
+		for name, m := range map[string][2]map[feedcore.ID][]string{"feed": {want.Feeds, got.Feeds}, "live": {want.Lives, got.Lives}, "posts": {want.Posts, got.Posts}} {
+			if !slices.Equal(m[0][u], m[1][u]) {
+				t.Errorf("%s: user %d's %s:\n got %q\nwant %q", what, u, name, m[1][u], m[0][u])
+			}
+		}
+	}
+	if !reflect.DeepEqual(want.Counts, got.Counts) {
+		t.Errorf("%s: follow counts %v, want %v", what, got.Counts, want.Counts)
+	}
+}
+
+// TestExportRoundTrip: a store built by an import and by mutations is
+// exported, emptied and imported again, and every reader sees exactly
+// what they saw before: following feeds, live feeds, counts, likes and
+// follow counts. Exporting the restored store, or an import of the export
+// into another prefix, gives the same lines; importing the export twice
+// changes nothing.
+func TestExportRoundTrip(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	svc, stop := rtService(t, st, st.Prefix)
+	rtImport(t, svc, rtFixture())
+	rtMutate(t, svc)
+	feedtest.Drain(t, svc)
+	before := rtObserve(t, svc)
+	if len(before.Feeds[2]) == 0 || len(before.Lives[5]) == 0 {
+		t.Fatalf("the fixture shows too little: %+v", before)
+	}
+	file, stats := rtExport(t, svc)
+	if strings.Contains(file, `"1002"`) || strings.Contains(file, `"1004"`) {
+		t.Errorf("the export holds a deleted post:\n%s", file)
+	}
+	if stats.Lives != 9 || stats.Likes == 0 || stats.Counts == 0 {
+		t.Errorf("export stats %+v", stats)
+	}
+	// Likes before counts, counts last.
+	lastLike, firstCounts := strings.LastIndex(file, `"type":"like"`), strings.Index(file, `"type":"counts"`)
+	if lastLike < 0 || firstCounts < lastLike {
+		t.Errorf("counts lines do not follow every like line")
+	}
+
+	// Empty the store: every key of the test's prefix.
+	stop()
+	if err := storetest.DeletePrefix(ctx, st.Client, st.Prefix); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := storetest.Keys(ctx, st.Client, st.Prefix); err != nil || len(keys) != 0 {
+		t.Fatalf("store not empty: %d keys, %v", len(keys), err)
+	}
+	svc, _ = rtService(t, st, st.Prefix)
+	rtImport(t, svc, file)
+	diffViews(t, "after the round trip", before, rtObserve(t, svc))
+	again, _ := rtExport(t, svc)
+	if !slices.Equal(sortedLines(again), sortedLines(file)) {
+		t.Errorf("the restored store exports\n%s\nwant\n%s", again, file)
+	}
+
+	// Idempotent: importing the same file again changes nothing.
+	rtImport(t, svc, file)
+	diffViews(t, "after a second import", before, rtObserve(t, svc))
+	if twice, _ := rtExport(t, svc); !slices.Equal(sortedLines(twice), sortedLines(file)) {
+		t.Errorf("after a second import the store exports\n%s\nwant\n%s", twice, file)
+	}
+
+	// Into a second prefix: the same lines.
+	other := st.Prefix + "b:"
+	t.Cleanup(func() { _ = storetest.DeletePrefix(context.Background(), st.Client, other) })
+	svc2, _ := rtService(t, st, other)
+	rtImport(t, svc2, file)
+	if b, _ := rtExport(t, svc2); !slices.Equal(sortedLines(b), sortedLines(file)) {
+		t.Errorf("an import into another prefix exports\n%s\nwant\n%s", b, file)
+	}
+}
+
+// TestExportDuringWrites: a post published and liked after the export's
+// posts pass went by is written before its like and counts lines, so the
+// export imports.
+func TestExportDuringWrites(t *testing.T) {
+	st := storetest.New(t)
+	svc, _ := rtService(t, st, st.Prefix)
+	rtImport(t, svc, rtFixture())
+	ctx := context.Background()
+	var late feedcore.ID
+	var buf bytes.Buffer
+	_, err := Export(ctx, svc, &buf, ExportOptions{ProgressEvery: 1, Progress: func(s ExportStats) {
+		if s.Lives == 1 && late == 0 { // the posts pass is over
+			p, err := svc.Publish(ctx, 2, "published during the export")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := svc.Like(ctx, 5, p.ID); err != nil {
+				t.Fatal(err)
+			}
+			late = p.ID
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := buf.String()
+	post := strings.Index(file, fmt.Sprintf(`{"type":"post","id":"%d"`, late))
+	like := strings.Index(file, fmt.Sprintf(`{"type":"like","user":"5","post":"%d"}`, late))
+	if post < 0 || like < post {
+		t.Fatalf("the late post (at %d) does not come before its like (at %d):\n%s", post, like, file)
+	}
+	other := st.Prefix + "c:"
+	t.Cleanup(func() { _ = storetest.DeletePrefix(context.Background(), st.Client, other) })
+	svc2, _ := rtService(t, st, other)
+	rtImport(t, svc2, file)
+	cs, err := svc2.PostCounts(ctx, []feedcore.ID{late})
+	if err != nil || cs[0].Likes != 1 {
+		t.Fatalf("the late post's counts after import: %+v, %v", cs, err)
+	}
+}
