@@ -254,7 +254,12 @@ func TestHydratedPageRoundTrips(t *testing.T) {
 		for _, n := range []int{1, 20, 100} {
 			t.Run(fmt.Sprintf("viewer=%d/first=%d", viewer, n), func(t *testing.T) {
 				want := f.want(viewer)[:n]
-				e := replicaWith(t, f.st, APIConfig{RateLimit: DefaultRateLimit})
+				// The default allowance, refilled slowly: the second page's
+				// spend must show however long the machine takes between
+				// the two requests (at the default rate, 35 ms refill a page).
+				limit := DefaultRateLimit
+				limit.Rate = 1
+				e := replicaWith(t, f.st, APIConfig{RateLimit: limit})
 				vars := map[string]any{"first": n}
 
 				before := e.tripsSoFar("HydratedPage")
