@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/redisstore"
 )
 
 // MemoryReport is Redis memory as the network uses it. KeyBytes is the sum
@@ -29,34 +31,36 @@ type MemoryReport struct {
 // maxMeasured bounds the MEMORY USAGE calls: past it, every Stride-th key.
 const maxMeasured = 200_000
 
-// measureMemory scans the keys under prefix (one Redis, not a cluster) and
-// sums their MEMORY USAGE. Errors (a server without MEMORY USAGE) are
+// measureMemory scans the keys under prefix (on a cluster, every master's)
+// and sums their MEMORY USAGE. Errors (a server without MEMORY USAGE) are
 // reported in the result, not returned: the figures are extras.
 func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *MemoryReport {
 	m := &MemoryReport{Stride: 1}
 	fail := func(err error) *MemoryReport { m.Error = err.Error(); return m }
-	info, err := c.Do(ctx, c.B().Info().Section("memory").Build()).ToString()
-	if err != nil {
-		return fail(err)
-	}
-	for _, l := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "used_memory:"); ok {
-			m.UsedMemory, _ = strconv.ParseInt(v, 10, 64)
-		}
-	}
-	if n, err := c.Do(ctx, c.B().Dbsize().Build()).AsInt64(); err == nil && n > maxMeasured {
-		m.Stride = n/maxMeasured + 1
-	}
-	var seen int64
-	var cursor uint64
-	for {
-		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
+	var dbsize int64
+	for _, n := range c.Nodes() { // the masters: rueidis reads no replica here
+		info, err := n.Do(ctx, n.B().Info().Section("memory").Build()).ToString()
 		if err != nil {
 			return fail(err)
 		}
+		for _, l := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "used_memory:"); ok {
+				used, _ := strconv.ParseInt(v, 10, 64)
+				m.UsedMemory += used
+			}
+		}
+		if k, err := n.Do(ctx, n.B().Dbsize().Build()).AsInt64(); err == nil {
+			dbsize += k
+		}
+	}
+	if dbsize > maxMeasured {
+		m.Stride = dbsize/maxMeasured + 1
+	}
+	var seen int64
+	err := redisstore.ScanPrefix(ctx, c, prefix, func(batch []string) error {
 		var keys []string
 		var cmds rueidis.Commands
-		for _, k := range e.Elements {
+		for _, k := range batch {
 			rest := strings.TrimPrefix(k, prefix)
 			m.Keys++
 			switch {
@@ -80,7 +84,7 @@ func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *Memory
 		for _, k := range keys {
 			n, err := rs[i].AsInt64()
 			if err != nil && !rueidis.IsRedisNil(err) {
-				return fail(err)
+				return err
 			}
 			i++
 			m.KeyBytes += n * m.Stride
@@ -91,10 +95,10 @@ func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *Memory
 				m.InboxEntries += z * m.Stride
 			}
 		}
-		cursor = e.Cursor
-		if cursor == 0 {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
 	}
 	if m.Users > 0 {
 		m.BytesPerUser = float64(m.KeyBytes) / float64(m.Users)
@@ -105,33 +109,30 @@ func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *Memory
 	return m
 }
 
-// deletePrefix unlinks every key under prefix on a single Redis, scanning
-// until a full pass finds none (keys made while it scans are caught by the
-// next pass). Keys may be binary: they never go through a shell.
+// deletePrefix unlinks every key under prefix (on a cluster, every
+// master's), scanning until a full pass finds none (keys made while it
+// scans are caught by the next pass). Keys may be binary: they never go
+// through a shell.
 func deletePrefix(ctx context.Context, c rueidis.Client, prefix string) (int64, error) {
 	var total int64
 	for {
 		var pass int64
-		var cursor uint64
-		for {
-			e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				return total, err
-			}
-			cmds := make(rueidis.Commands, 0, len(e.Elements))
-			for _, k := range e.Elements {
+		err := redisstore.ScanPrefix(ctx, c, prefix, func(keys []string) error {
+			cmds := make(rueidis.Commands, 0, len(keys))
+			for _, k := range keys {
 				cmds = append(cmds, c.B().Unlink().Key(k).Build())
 			}
 			for _, r := range c.DoMulti(ctx, cmds...) {
 				n, err := r.AsInt64()
 				if err != nil {
-					return total, err
+					return err
 				}
 				pass += n
 			}
-			if cursor = e.Cursor; cursor == 0 {
-				break
-			}
+			return nil
+		})
+		if err != nil {
+			return total, err
 		}
 		total += pass
 		if pass == 0 {
