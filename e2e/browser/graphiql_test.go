@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +22,10 @@ import (
 // BrowserEnv turns the headless-Chromium tests on; ChromiumEnv names the
 // browser binary (default /usr/bin/chromium, Debian's package).
 const (
-	BrowserEnv  = "FEED_BROWSER_TEST"
+	BrowserEnv = "FEED_BROWSER_TEST"
+	// ShotsEnv names a folder where the test leaves screenshots of the
+	// page as a person sees it (result and docs pane), to look at.
+	ShotsEnv    = "FEED_BROWSER_SHOTS"
 	ChromiumEnv = "FEED_CHROMIUM"
 )
 
@@ -413,6 +417,7 @@ func TestGraphiQLOffline(t *testing.T) {
 	if edges[0].Node.Text == "" || !strings.Contains(resultText, edges[0].Node.Text) {
 		t.Errorf("first post's text %q not in the result pane", edges[0].Node.Text)
 	}
+	screenshot(ctx, t, c, s, "graphiql-result.png")
 	t.Logf("page shows %d posts for @%s; first by @%s: %q", len(edges), got.Data.Viewer.Handle, edges[0].Node.Author.Handle, edges[0].Node.Text)
 
 	// The schema loaded: the docs pane lists the root types (it says "Error
@@ -428,6 +433,7 @@ func TestGraphiQLOffline(t *testing.T) {
 	if !strings.Contains(docs, "Query") || strings.Contains(docs, "Error fetching schema") {
 		t.Fatalf("docs pane: %q, want the schema's root types", docs)
 	}
+	screenshot(ctx, t, c, s, "graphiql-docs.png")
 
 	// Edits are kept in the URL.
 	if err := c.eval(ctx, s, `(() => { const cm = document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror;
@@ -487,4 +493,22 @@ func checkOffline(ctx context.Context, t *testing.T, c *chrome, s, origin string
 		t.Logf("the page started %s", x)
 	}
 	t.Logf("%d requests to %s", own, origin)
+}
+
+// screenshot saves the page as a PNG in $FEED_BROWSER_SHOTS, if set.
+func screenshot(ctx context.Context, t *testing.T, c *chrome, session, name string) {
+	dir := os.Getenv(ShotsEnv)
+	if dir == "" {
+		return
+	}
+	var shot struct {
+		Data []byte `json:"data"` // base64 in JSON: decoded by encoding/json
+	}
+	if err := c.call(ctx, session, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), shot.Data, 0o644); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+	}
 }
