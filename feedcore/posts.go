@@ -227,23 +227,28 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 	return nil
 }
 
-// tombstone marks p deleted and takes it out of its author's timelines.
-// Idempotent; the deleting request and the dispatcher both run it.
+// tombstone marks p deleted and takes it out of its author's timelines,
+// in one pipeline: readers skip a tombstoned post wherever it is still
+// indexed, so the order of these writes does not matter. Idempotent; the
+// deleting request and the dispatcher both run it.
 func (s *Service) tombstone(ctx context.Context, p *Post) error {
-	if err := s.do(ctx, s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().FieldValue("d", "1").Build()).Error(); err != nil {
-		return err
-	}
-	return s.unindexPosts(ctx, []*Post{p})
+	cmds := append(s.unindexCmds([]*Post{p}),
+		s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().FieldValue("d", "1").Build())
+	return firstErr(s.doMulti(ctx, cmds...))
 }
 
 // unindexPosts removes posts from their authors' outboxes and own inboxes.
 func (s *Service) unindexPosts(ctx context.Context, ps []*Post) error {
-	cmds := make([]rueidis.Completed, 0, 2*len(ps))
+	return firstErr(s.doMulti(ctx, s.unindexCmds(ps)...))
+}
+
+func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
+	cmds := make([]rueidis.Completed, 0, 2*len(ps)+1)
 	for _, p := range ps {
 		cmds = append(cmds, s.c.B().Zrem().Key(s.k.outbox(p.Author)).Member(member(p.ID)).Build(),
 			s.inboxRemoveCmd(s.postsTL(), p.Author, p.ID))
 	}
-	return firstErr(s.doMulti(ctx, cmds...))
+	return cmds
 }
 
 // Posts returns posts by id in order, nil where none exists; tombstones are
