@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,7 +94,7 @@ func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 		if err != nil {
 			return err
 		}
-		if applied != nil && slicesEqual(truth, applied) {
+		if applied != nil && slices.Equal(truth, applied) {
 			return nil
 		}
 		var on, off []Edge
@@ -131,18 +132,6 @@ func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, error) {
 		out[i] = err == nil
 	}
 	return out, nil
-}
-
-func slicesEqual(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // settleLive brings an anchor's queue, the live index and the replay
