@@ -28,6 +28,13 @@ func (s *Service) commit(ctx context.Context, sc *script, keys, args []string, c
 	if n <= 0 {
 		return s.do(ctx, cmd)
 	}
+	// A dedicated connection does not carry the operation's pending rate
+	// charge (riding): spend it first, so a refused mutation writes nothing.
+	if ch := chargeOf(ctx); ch != nil {
+		if v, err := ch.Settle(ctx); err == nil && v.Err != nil {
+			return rueidis.NewErrorResult(v.Err)
+		}
+	}
 	timeout := s.o.WaitTimeout
 	var res rueidis.RedisResult
 	err := s.c.Dedicated(func(d rueidis.DedicatedClient) error {

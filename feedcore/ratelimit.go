@@ -135,6 +135,9 @@ type Charge struct {
 	s    *Service
 	cmd  rueidis.Completed
 	cost int
+	// beforeWrites: the cost rides only a pipeline of reads; before the
+	// first write it is spent alone, so a refused mutation writes nothing.
+	beforeWrites bool
 
 	mu      sync.Mutex
 	claimed bool
@@ -151,6 +154,19 @@ func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
 	}
 	cmd, cost := s.spendCmd(sub, cost, l)
 	return &Charge{s: s, cmd: cmd, cost: cost, done: make(chan struct{})}
+}
+
+// NewWriteCharge is NewCharge for a mutation: the cost rides the first
+// Redis call only if that call only reads (a publish's check that its
+// author exists, a delete's read of the post); a first call that writes
+// waits for the cost to be spent alone. Either way a refused mutation has
+// written nothing.
+func (s *Service) NewWriteCharge(sub Subject, cost int, l RateLimit) *Charge {
+	ch := s.NewCharge(sub, cost, l)
+	if ch != nil {
+		ch.beforeWrites = true
+	}
+	return ch
 }
 
 type chargeKey struct{}
@@ -249,20 +265,37 @@ func (r riding) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidi
 		return r.Client.DoMulti(ctx, cmds...)
 	}
 	if ch.claim() {
+		if ch.beforeWrites && !readOnly(cmds) {
+			ch.resolve(ctx, r.Client.Do(ctx, ch.cmd))
+			if ch.verdict.Err != nil {
+				return failAll(len(cmds), ch.verdict.Err)
+			}
+			return r.Client.DoMulti(ctx, cmds...)
+		}
 		rs := r.Client.DoMulti(ctx, append([]rueidis.Completed{ch.cmd}, cmds...)...)
 		ch.resolve(ctx, rs[0])
 		if ch.verdict.Err == nil {
 			return rs[1:]
 		}
-		// Refused: what rode along ran, but on the paths that carry a
-		// charge (queries) that is reads and at most the reader's throttled
-		// activity touch, which is idempotent; its results are dropped.
+		// Refused: what rode along ran, but that is reads (a mutation's
+		// charge rides nothing else) or, for a query, at most the reader's
+		// throttled activity touch, which is idempotent; its results are
+		// dropped.
 		return failAll(len(cmds), ch.verdict.Err)
 	}
 	if err := ch.wait(ctx); err != nil {
 		return failAll(len(cmds), err)
 	}
 	return r.Client.DoMulti(ctx, cmds...)
+}
+
+func readOnly(cmds []rueidis.Completed) bool {
+	for _, c := range cmds {
+		if !c.IsReadOnly() {
+			return false
+		}
+	}
+	return true
 }
 
 func failAll(n int, err error) []rueidis.RedisResult {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/feedd/feedd/roundtrip"
 )
 
 func TestRateLimit(t *testing.T) {
@@ -89,5 +91,39 @@ func TestChargeRides(t *testing.T) {
 	// Costs above the budget spend the whole budget (else they could never go).
 	if v, err := s.Spend(ctx, Subject{Viewer: 2}, 1000, l); err != nil || v.Err != nil || v.Cost != 10 {
 		t.Fatalf("oversized cost: %+v, %v", v, err)
+	}
+}
+
+// TestWriteChargeRidesReads: a mutation's charge rides its first Redis call
+// when that call only reads (a publish's author check: the publish stays
+// at 3 round trips), and is spent alone before a first call that writes (a
+// like's script: 2 round trips).
+func TestWriteChargeRidesReads(t *testing.T) {
+	s := testService(t, Options{})
+	mustUsers(t, s, 1, 2)
+	l := RateLimit{Rate: 1, Burst: 1000}
+	// Scripts load on first use (a round trip per script): not counted.
+	if _, err := s.Publish(context.Background(), 1, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	trips := func(f func(ctx context.Context) error) int {
+		t.Helper()
+		ctx, n := roundtrip.NewContext(context.Background())
+		ch := s.NewWriteCharge(Subject{Viewer: 2}, 10, l)
+		ctx = WithCharge(ctx, ch)
+		if err := f(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := ch.Settle(ctx); err != nil || v.Err != nil {
+			t.Fatalf("charge: %+v, %v", v, err)
+		}
+		return n.Trips()
+	}
+	var p *Post
+	if n := trips(func(ctx context.Context) (err error) { p, err = s.Publish(ctx, 2, "hi"); return err }); n != 3 {
+		t.Errorf("publish with a rate charge: %d round trips, want 3 (author check with the charge, log, post)", n)
+	}
+	if n := trips(func(ctx context.Context) error { _, _, err := s.Like(ctx, 1, p.ID); return err }); n != 2 {
+		t.Errorf("like with a rate charge: %d round trips, want 2 (the charge alone, then the like)", n)
 	}
 }

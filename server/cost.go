@@ -26,10 +26,11 @@ const DefaultMaxMutations = 5
 // viewer's, else the client address's (anonymous callers and invalid
 // credentials alike).
 //
-// A mutation's cost is spent before it runs, in a round trip of its own,
-// so a refused mutation changes nothing. A query's cost rides in the
-// pipeline of its first Redis call (feedcore.Charge), so the check costs
-// no round trip; a refused query answers RATE_LIMITED and no data.
+// The cost rides in the pipeline of the operation's first Redis call
+// (feedcore.Charge), so the check costs no round trip of its own; a
+// refused operation answers RATE_LIMITED and no data. A mutation's charge
+// rides only a pipeline of reads and is spent alone before a first write
+// (NewWriteCharge), so a refused mutation changes nothing.
 //
 // Every answered operation carries extensions.cost: {requested, limit} and,
 // when rate limiting is on, remaining (the points left in the allowance).
@@ -58,8 +59,7 @@ const costKey = "feedd.cost"
 // opCost is what costLimit learned about one operation.
 type opCost struct {
 	requested int
-	charge    *feedcore.Charge  // a query's pending charge
-	verdict   *feedcore.Verdict // a mutation's, spent up front
+	charge    *feedcore.Charge // the operation's pending charge
 }
 
 func (c costLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
@@ -84,21 +84,11 @@ func (c costLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 		return nil
 	}
 	sub := subjectOf(ctx)
-	if op.Operation.Operation == ast.Query {
+	if op.Operation.Operation == ast.Mutation {
+		oc.charge = c.svc.NewWriteCharge(sub, n, c.limit)
+	} else {
 		oc.charge = c.svc.NewCharge(sub, n, c.limit)
-		return nil
 	}
-	sctx, cancel := stepContext(ctx)
-	defer cancel()
-	v, err := c.svc.Spend(sctx, sub, n, c.limit)
-	if err != nil {
-		logStoreError(ctx, c.log, "rate limit: store did not answer; letting the operation through", err)
-		return nil
-	}
-	if v.Err != nil {
-		return refusal(ctx, v)
-	}
-	oc.verdict = &v
 	return nil
 }
 
@@ -116,7 +106,7 @@ func (c costLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 		if resp == nil {
 			return nil
 		}
-		v := oc.verdict
+		var v *feedcore.Verdict
 		if oc.charge != nil {
 			sctx, cancel := stepContext(ctx)
 			got, err := oc.charge.Settle(sctx)

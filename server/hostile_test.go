@@ -14,6 +14,7 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/nodeid"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -301,5 +302,38 @@ func TestClientOperationsFitAPQLimit(t *testing.T) {
 		if len(q) > DefaultAPQMaxBytes/4 {
 			t.Errorf("a client operation of %d bytes is within 4x of the registration limit %d:\n%s", len(q), DefaultAPQMaxBytes, q)
 		}
+	}
+}
+
+// A refused mutation writes nothing, whether its first Redis call reads
+// (publishPost checks its author; the charge rides that read) or writes
+// (likePost's script; the charge is spent alone first).
+func TestHostileRefusedMutationsWriteNothing(t *testing.T) {
+	h := newHostile(t, APIConfig{RateLimit: feedcore.RateLimit{Rate: 0.001, Burst: 200}}, true)
+	h.users("ann", "bob")
+	ctx := context.Background()
+	post, err := h.svc.Publish(ctx, 1, "to like")
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := `mutation { publishPost(input: {text: "hi"}) { post { id } } }`
+	if r := h.do(2, publish, nil); r.code() != "" {
+		t.Fatalf("a publish within the allowance: %+v", r.Errors)
+	}
+	// Spend the rest, 2 points at a time.
+	for i := 0; h.do(2, `{ viewer { handle } }`, nil).code() == ""; i++ {
+		if i > 200 {
+			t.Fatal("the allowance never ran out")
+		}
+	}
+	keys := h.keys("")
+	like := `mutation($id: ID!) { likePost(id: $id) { post { id } } }`
+	mustCode(t, "publish over the allowance", h.do(2, publish, nil), "RATE_LIMITED")
+	mustCode(t, "like over the allowance", h.do(2, like, map[string]any{"id": nodeid.Encode(nodeid.Post, post.ID)}), "RATE_LIMITED")
+	if now := h.keys(""); len(now) != len(keys) {
+		t.Errorf("refused mutations: keys %q, before %q", now, keys)
+	}
+	if liked, err := h.svc.Liked(ctx, 2, []feedcore.ID{post.ID}); err != nil || liked[0] {
+		t.Errorf("a refused like was recorded: %v, %v", liked, err)
 	}
 }
