@@ -68,14 +68,11 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e eve
 	if err != nil {
 		return err
 	}
+	lo, err := s.dispatchCheckpoint(ctx, ck)
+	if err != nil {
+		return err
+	}
 	for {
-		lo, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString()
-		if rueidis.IsRedisNil(err) {
-			lo, err = "-", nil
-		}
-		if err != nil {
-			return fmt.Errorf("read dispatch checkpoint: %w", err)
-		}
 		// The taskSize-th member after lo closes this task; none means the
 		// rest fits in it.
 		next, err := s.c.Do(ctx, s.c.B().Zrange().Key(set).Min(lo).Max("+").Bylex().
@@ -93,10 +90,30 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e eve
 		if err != nil {
 			return fmt.Errorf("queue task: %w", err)
 		}
-		if res == "done" || res == "ok" && nextLo == "" {
+		switch {
+		case res == "done" || res == "ok" && nextLo == "":
 			return nil
+		case res == "moved": // another dispatcher got further: go on from there
+			if lo, err = s.dispatchCheckpoint(ctx, ck); err != nil {
+				return err
+			}
+		default:
+			lo = nextLo
 		}
 	}
+}
+
+// dispatchCheckpoint is where an event's dispatch stands: "-" before its
+// first task, else the lower bound of the next.
+func (s *Service) dispatchCheckpoint(ctx context.Context, ck string) (string, error) {
+	lo, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return "-", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read dispatch checkpoint: %w", err)
+	}
+	return lo, nil
 }
 
 // pushTargets returns the set an author's posts are pushed to: all
