@@ -10,6 +10,55 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// activityShards is how many zsets the activity index is split into. Every
+// read writes its reader's last-read time to one of them, and the sweeper
+// walks them all: split, no one key (and no one cluster node) takes every
+// read's write. Changing it forgets who was active: readers look quiet until
+// their next read, which is served by merge and upgrades them again.
+const activityShards = 16
+
+// activityShard is the activity shard of reader.
+func activityShard(reader ID) int { return spread(reader, activityShards) }
+
+// seenCmd reads reader's last read time (nil when never seen).
+func (s *Service) seenCmd(reader ID) rueidis.Completed {
+	return s.c.B().Zscore().Key(s.k.seen(activityShard(reader))).Member(member(reader)).Build()
+}
+
+// seenManyCmds reads the last read times of readers, given as members:
+// one ZMSCORE per activity shard they fall in, of the members in groups.
+// Read the replies with seenScores.
+func (s *Service) seenManyCmds(readers []string) (cmds []rueidis.Completed, groups [][]string) {
+	var byShard [activityShards][]string
+	for _, m := range readers {
+		id, _ := memberID(m)
+		sh := activityShard(id)
+		byShard[sh] = append(byShard[sh], m)
+	}
+	for sh, ms := range byShard {
+		if len(ms) > 0 {
+			cmds = append(cmds, s.c.B().Zmscore().Key(s.k.seen(sh)).Member(ms...).Build())
+			groups = append(groups, ms)
+		}
+	}
+	return cmds, groups
+}
+
+// seenScores reads the replies rs of seenManyCmds: each reader's last read
+// ms, absent for readers never seen.
+func seenScores(rs []rueidis.RedisResult, groups [][]string) map[string]int64 {
+	out := make(map[string]int64)
+	for i, ms := range groups {
+		scores, _ := rs[i].ToArray()
+		for j, sc := range scores {
+			if f, err := sc.AsFloat64(); err == nil && j < len(ms) {
+				out[ms[j]] = int64(f)
+			}
+		}
+	}
+	return out
+}
+
 // isActive reports whether a reader last seen at seenMS is active now.
 func (s *Service) isActive(seenMS int64) bool {
 	return seenMS >= s.nowMS()-s.o.ActiveWindow.Milliseconds()
@@ -22,7 +71,7 @@ func (s *Service) touchCmd(viewer ID) *rueidis.Completed {
 	if !s.touches.due(viewer, now) {
 		return nil
 	}
-	cmd := s.c.B().Zadd().Key(s.k.seen()).ScoreMember().ScoreMember(float64(now), member(viewer)).Build()
+	cmd := s.c.B().Zadd().Key(s.k.seen(activityShard(viewer))).ScoreMember().ScoreMember(float64(now), member(viewer)).Build()
 	return &cmd
 }
 
@@ -70,7 +119,7 @@ func (s *Service) upgrade(ctx context.Context, reader ID) error {
 	_, err := s.withLock(ctx, reader, func() error {
 		rs := s.doMulti(ctx,
 			s.c.B().Hget().Key(s.k.reader(reader)).Field("c").Build(),
-			s.c.B().Zscore().Key(s.k.seen()).Member(member(reader)).Build())
+			s.seenCmd(reader))
 		if c, _ := rs[0].ToString(); c == "1" {
 			return nil
 		}
@@ -100,31 +149,14 @@ func (s *Service) upgrade(ctx context.Context, reader ID) error {
 	return err
 }
 
-// bigVFollowees lists the big-V authors reader follows.
+// bigVFollowees lists the big-V authors reader follows: its own set, kept
+// by follows, unfollows and promotions, never the network's.
 func (s *Service) bigVFollowees(ctx context.Context, reader ID) ([]ID, error) {
-	rs := s.doMulti(ctx,
-		s.c.B().Zrange().Key(s.k.following(reader)).Min("0").Max("-1").Build(),
-		s.c.B().Smembers().Key(s.k.bigV()).Build())
-	if err := firstErr(rs); err != nil {
+	ms, err := s.do(ctx, s.c.B().Smembers().Key(s.k.bigFollowees(reader)).Build()).AsStrSlice()
+	if err != nil {
 		return nil, err
 	}
-	fg, _ := rs[0].AsStrSlice()
-	bv, _ := rs[1].AsStrSlice()
-	big := make(map[string]bool, len(bv))
-	for _, m := range bv {
-		big[m] = true
-	}
-	var out []ID
-	for _, m := range fg {
-		if big[m] {
-			id, err := memberID(m)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, id)
-		}
-	}
-	return out, nil
+	return idsOf(ms)
 }
 
 // Sweep demotes up to limit readers not seen within the active window: their
@@ -134,10 +166,14 @@ func (s *Service) bigVFollowees(ctx context.Context, reader ID) ([]ID, error) {
 func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 	defer wrap(&err, "demote quiet readers")
 	cutoff := s.nowMS() - s.o.ActiveWindow.Milliseconds()
-	quiet, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.seen()).Min("-inf").Max("("+scoreArg(cutoff)).Byscore().
-		Limit(0, int64(limit)).Build()).AsStrSlice()
-	if err != nil {
-		return 0, err
+	var quiet []string
+	for sh := 0; sh < activityShards && len(quiet) < limit; sh++ {
+		ms, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.seen(sh)).Min("-inf").Max("("+scoreArg(cutoff)).Byscore().
+			Limit(0, int64(limit-len(quiet))).Build()).AsStrSlice()
+		if err != nil {
+			return 0, err
+		}
+		quiet = append(quiet, ms...)
 	}
 	n := 0
 	for _, m := range quiet {
@@ -157,7 +193,7 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 }
 
 func (s *Service) demote(ctx context.Context, reader ID, cutoff int64) error {
-	seen, err := s.c.Do(ctx, s.c.B().Zscore().Key(s.k.seen()).Member(member(reader)).Build()).AsFloat64()
+	seen, err := s.c.Do(ctx, s.seenCmd(reader)).AsFloat64()
 	if err == nil && int64(seen) >= cutoff {
 		return nil // read again since we listed it
 	}
@@ -173,6 +209,6 @@ func (s *Service) demote(ctx context.Context, reader ID, cutoff int64) error {
 	for _, f := range bigs {
 		cmds = append(cmds, s.c.B().Zrem().Key(s.k.active(f)).Member(member(reader)).Build())
 	}
-	cmds = append(cmds, s.c.B().Zrem().Key(s.k.seen()).Member(member(reader)).Build())
+	cmds = append(cmds, s.c.B().Zrem().Key(s.k.seen(activityShard(reader))).Member(member(reader)).Build())
 	return firstErr(s.doMulti(ctx, cmds...))
 }

@@ -41,7 +41,7 @@ const (
 // author's publishes and deletes queue in order on one stream, next to
 // their idempotency records.
 func (s *Service) shardOf(user ID) int {
-	return int((user * 0x9E3779B97F4A7C15 >> 32) % uint64(s.o.StreamShards))
+	return spread(user, s.o.StreamShards)
 }
 
 func (e event) fields() []string {
@@ -68,22 +68,34 @@ func (s *Service) emit(ctx context.Context, e event) error {
 }
 
 // logScript appends an entry to the stream KEYS[1], atomically with what
-// makes it safe to retry. With ARGV[1] "alloc" it first takes a new
-// (millisecond, count) from the shard's clock KEYS[2], never below ARGV[2]
-// ms and never handed out twice, and adds them as fields s and q (Lua's
-// doubles cannot hold a 64-bit id; Go composes it). With KEYS[3], an
-// idempotency record, it replies that record instead when it exists, and
-// otherwise stores "s q ARGV[3]" there for ARGV[4] seconds. Replies
-// {0, record} for a replay, {1, s, q, entry id} for a new entry. ARGV[5..]
-// are the entry's other fields.
-var logScript = newScript(false, `
-if KEYS[3] then
-  local got = redis.call('GET', KEYS[3])
-  if got then return {0, got} end
+// makes it safe to retry and with the rate charge that admits it. With
+// ARGV[1] "alloc" it first takes a new (millisecond, count) from the
+// shard's clock KEYS[2], never below ARGV[2] ms and never handed out
+// twice, and adds them as fields s and q (Lua's doubles cannot hold a
+// 64-bit id; Go composes it). With ARGV[5] "i", KEYS[3] is an idempotency
+// record: the script replies that record instead when it exists, and
+// otherwise stores "s q ARGV[3]" there for ARGV[4] seconds. With ARGV[7]
+// not empty, it first spends a rate charge (luaSpend over the last key,
+// ARGV[6..9]: now, interval, tolerance, cost) and, when refused, writes
+// nothing. Replies {1, s, q, entry id, remaining} for a new entry,
+// {0, record, remaining} for a replay, {-1, retry after ms, remaining}
+// for a refused charge (remaining 0 without a charge). ARGV[10..] are the
+// entry's other fields.
+var logScript = newScript(false, luaSpend+`
+local left = 0
+if ARGV[7] ~= '' then
+  local ok, wait
+  ok, wait, left = spend(KEYS[#KEYS], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+  if ok == 0 then return {-1, wait, left} end
+end
+local idem = ARGV[5] == 'i' and KEYS[3]
+if idem then
+  local got = redis.call('GET', idem)
+  if got then return {0, got, left} end
 end
 local ms, n = ARGV[2], '0'
 local fields = {}
-for i = 5, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
 if ARGV[1] == 'alloc' then
   local c = redis.call('HMGET', KEYS[2], 'm', 'n')
   local t, last, count = tonumber(ARGV[2]), tonumber(c[1]) or 0, tonumber(c[2]) or -1
@@ -96,11 +108,25 @@ if ARGV[1] == 'alloc' then
   fields[#fields + 1] = 'q'; fields[#fields + 1] = n
 end
 local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
-if KEYS[3] then
-  redis.call('SET', KEYS[3], ms .. ' ' .. n .. ' ' .. ARGV[3], 'EX', ARGV[4])
+if idem then
+  redis.call('SET', idem, ms .. ' ' .. n .. ' ' .. ARGV[3], 'EX', ARGV[4])
 end
-return {1, ms, n, id}
+return {1, ms, n, id, left}
 `)
+
+// logArgs is logScript's ARGV up to the entry's fields: mode, ms, record
+// text and TTL, whether KEYS[3] is an idempotency record, and the rate
+// charge's luaSpend arguments (nil: none).
+func logArgs(mode string, ms int64, record string, ttl int, idem bool, charge []string) []string {
+	i := ""
+	if idem {
+		i = "i"
+	}
+	if charge == nil {
+		charge = []string{"", "", "", ""}
+	}
+	return append([]string{mode, scoreArg(ms), record, strconv.Itoa(ttl), i}, charge...)
+}
 
 // composeID is the id handed out as (ms, count) by shard's clock.
 func composeID(ms int64, count uint64, shard int) ID {

@@ -14,6 +14,9 @@ import (
 // on the same machine (the brief's budget is half of that).
 //
 //	FEED_TEST_REDIS=redis://127.0.0.1:6379 go test ./feedcore -run '^$' -bench Fanout -benchtime 3x
+//
+// The scale tests (scale_test.go, FEED_SCALE=1) measure a million or more
+// followers, push and big-V, with redis-benchmark run in the same minute.
 func BenchmarkFanout(b *testing.B) {
 	storetest.RequireReal(b)
 	const followers = 50000

@@ -9,27 +9,12 @@ import (
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
-// followers makes n users following author, in bulk.
+// makeFollowers makes n users, author+1 on, following author, in bulk.
 func makeFollowers(tb testing.TB, s *Service, author ID, n int) []ID {
 	tb.Helper()
-	ctx := context.Background()
-	users := make([]User, n)
-	edges := make([]Edge, n)
-	ids := make([]ID, n)
-	for i := range n {
-		ids[i] = author + 1 + ID(i)
-		users[i] = User{ID: ids[i], Handle: "f" + FormatID(ids[i])}
-		edges[i] = Edge{Follower: ids[i], Followee: author}
-	}
-	for start := 0; start < n; start += 500 {
-		end := min(start+500, n)
-		if _, err := s.PutUsers(ctx, users[start:end]); err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := s.FollowMany(ctx, edges[start:end]); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	ids := idRange(author+1, n)
+	putUsers(tb, s, ids)
+	followEdges(tb, s, followerEdges(ids, author))
 	return ids
 }
 
@@ -50,8 +35,9 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 
 	var chunks atomic.Int64
 	stopA := make(chan struct{})
+	quarter := int64(n / chunkSize / 4) // crash a quarter of the way through
 	a.afterChunk = func() {
-		if chunks.Add(1) == 10 {
+		if chunks.Add(1) == quarter {
 			close(stopA)
 		}
 	}
@@ -63,7 +49,7 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	select {
 	case <-stopA:
 	case <-time.After(60 * time.Second):
-		t.Fatal("worker a never wrote 10 chunks")
+		t.Fatalf("worker a never wrote %d chunks", quarter)
 	}
 	stop() // the crash: a stops between chunks, its entries left pending
 	backlog, err := a.Backlog(ctx)
@@ -122,6 +108,20 @@ func TestFanoutChunkBudget(t *testing.T) {
 	trims := len(cmds) - chunkSize - 2
 	if want := chunkSize / trimEvery; trims < want/2 || trims > 2*want {
 		t.Fatalf("publish chunk of %d targets: %d trims, want about %d", chunkSize, trims, want)
+	}
+}
+
+// TestInboxKeys: the fan-out's batch of inbox names is each timeline's own.
+func TestInboxKeys(t *testing.T) {
+	s := newService(t, storetest.New(t), Options{})
+	readers := []ID{1, 9, 10, 4242, 117657342161455529, 1<<64 - 1}
+	for _, tl := range s.timelines() {
+		got := inboxKeys(tl, readers)
+		for i, r := range readers {
+			if got[i] != tl.inbox(r) {
+				t.Fatalf("inbox key of %d: %q, want %q", r, got[i], tl.inbox(r))
+			}
+		}
 	}
 }
 

@@ -18,15 +18,16 @@ const (
 
 // view is what a read knows of its viewer, loaded in its first round trip.
 type view struct {
-	tl        timeline
-	viewer    ID
-	follows   map[ID]bool
-	followees []ID
-	bigV      []ID  // big-V followees, pulled unless the inbox is complete
-	complete  bool  // the inbox holds every post pushed or backfilled
-	horizon   *Item // inbox holds everything at or above it; nil: everything
-	spec      specRead
-	extra     []rueidis.Completed // writes to send with the next round trip
+	tl         timeline
+	viewer     ID
+	unfollowed map[ID]bool // recent unfollows, whose posts may linger in the inbox
+	followees  []ID        // read only when a page goes below the inbox horizon
+	fgLoaded   bool
+	bigV       []ID  // big-V followees, pulled unless the inbox is complete
+	complete   bool  // the inbox holds every post pushed or backfilled
+	horizon    *Item // inbox holds everything at or above it; nil: everything
+	spec       specRead
+	extra      []rueidis.Completed // writes to send with the next round trip
 }
 
 // specRead is the inbox seek sent with the view load, used by round one.
@@ -107,14 +108,21 @@ func orDefault(n int) int {
 	return n
 }
 
-// loadView reads the viewer's graph and reader state, records the read, and
-// speculatively seeks the inbox for round one, all in one round trip.
+// loadView reads the viewer's reader state, big-V followees and recent
+// unfollows, records the read, and speculatively seeks the inbox for round
+// one, all in one round trip. Nothing it reads grows with the network or
+// with followees who do not post: the following set itself is read only by
+// a page that goes below the inbox horizon.
 func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOrder, pos *Item, limit int) (*view, error) {
+	since := s.nowMS() - unfollowMemory.Milliseconds()
 	cmds := []rueidis.Completed{
-		s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build(),
-		s.c.B().Smembers().Key(s.k.bigV()).Build(),
+		s.c.B().Smembers().Key(s.k.bigFollowees(viewer)).Build(),
+		s.c.B().Zrange().Key(s.k.unfollowed(viewer)).Min(scoreArg(since)).Max("+inf").Byscore().Build(),
 		s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build(),
 		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
+	}
+	if tl.eagerFollowees {
+		cmds = append(cmds, s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build())
 	}
 	if t := s.touchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -123,23 +131,27 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 	if err := firstErr(rs); err != nil {
 		return nil, err
 	}
-	v := &view{tl: tl, viewer: viewer, follows: map[ID]bool{}, spec: specRead{from: pos, limit: limit, res: rs[3], ok: true}}
-	fg, _ := rs[0].AsStrSlice()
-	bv, _ := rs[1].AsStrSlice()
-	big := make(map[string]bool, len(bv))
-	for _, m := range bv {
-		big[m] = true
+	v := &view{tl: tl, viewer: viewer, unfollowed: map[ID]bool{}, spec: specRead{from: pos, limit: limit, res: rs[3], ok: true}}
+	if tl.eagerFollowees {
+		fg, _ := rs[4].AsStrSlice()
+		ids, err := idsOf(fg)
+		if err != nil {
+			return nil, err
+		}
+		v.followees, v.fgLoaded = ids, true
 	}
-	for _, m := range fg {
+	bv, _ := rs[0].AsStrSlice()
+	var err error
+	if v.bigV, err = idsOf(bv); err != nil {
+		return nil, err
+	}
+	uf, _ := rs[1].AsStrSlice()
+	for _, m := range uf {
 		id, err := memberID(m)
 		if err != nil {
 			return nil, err
 		}
-		v.follows[id] = true
-		v.followees = append(v.followees, id)
-		if big[m] {
-			v.bigV = append(v.bigV, id)
-		}
+		v.unfollowed[id] = true
 	}
 	c, _ := rs[2].ToString()
 	v.complete = c == "1"
@@ -153,6 +165,20 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 		v.extra = append(v.extra, s.emitCmd(event{Type: evActivate, User: viewer}))
 	}
 	return v, nil
+}
+
+// loadFollowees reads the viewer's following set, once per page, for the
+// pull below the inbox horizon.
+func (s *Service) loadFollowees(ctx context.Context, v *view) error {
+	if v.fgLoaded {
+		return nil
+	}
+	ids, err := s.followingIDs(ctx, v.viewer)
+	if err != nil {
+		return err
+	}
+	v.followees, v.fgLoaded = ids, true
+	return nil
 }
 
 // collect walks the timeline from pos in order o until it has need visible
@@ -192,8 +218,10 @@ func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *
 }
 
 // visiblePosts loads the posts at items and keeps those the viewer may see:
-// not deleted, by the viewer or someone the viewer still follows (fan-out
+// not deleted, and not by an account the viewer unfollowed lately (fan-out
 // and unfollow cleanup are asynchronous, so an inbox may briefly disagree).
+// Every source a page reads holds only the viewer's and its followees'
+// items otherwise: its inbox, and the outboxes of its followees.
 func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*Post, error) {
 	ids := make([]ID, len(items))
 	for i, it := range items {
@@ -208,7 +236,7 @@ func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*P
 	}
 	out := make([]*Post, len(items))
 	for i, p := range ps {
-		if p != nil && !p.Deleted && p.CreatedAt.UnixMilli() == items[i].TS && (p.Author == v.viewer || v.follows[p.Author]) {
+		if p != nil && !p.Deleted && p.CreatedAt.UnixMilli() == items[i].TS && (p.Author == v.viewer || !v.unfollowed[p.Author]) {
 			out[i] = p
 		}
 	}
@@ -264,26 +292,38 @@ func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *Item,
 	if hz == nil {
 		return s.scanPhase(ctx, v, o, cur, limit, s.pushedSources(v, nil))
 	}
-	above, below := s.pushedSources(v, hz), s.pulledSources(v, hz)
+	// The phase below the horizon is built only when scanned: it needs the
+	// following set, which a page above the horizon never reads.
+	above := func() ([]source, error) { return s.pushedSources(v, hz), nil }
+	below := func() ([]source, error) { return s.pulledSources(ctx, v, hz) }
 	first, second, secondFrom := above, below, hz
 	if o == older && cur != nil && !cur.Before(*hz) {
-		return s.scanPhase(ctx, v, o, cur, limit, below)
+		return s.scanLazy(ctx, v, o, cur, limit, below)
 	}
 	if o == newer {
 		if cur != nil && !hz.Before(*cur) { // cur at or above the horizon
-			return s.scanPhase(ctx, v, o, cur, limit, above)
+			return s.scanLazy(ctx, v, o, cur, limit, above)
 		}
 		// The inbox may hold entries below the horizon; seeking the second
 		// phase from just below it keeps them from masking its frontier.
 		justBelow := Item{TS: hz.TS, ID: hz.ID - 1}
 		first, second, secondFrom = below, above, &justBelow
 	}
-	items, next, err := s.scanPhase(ctx, v, o, cur, limit, first)
+	items, next, err := s.scanLazy(ctx, v, o, cur, limit, first)
 	if err != nil || next != nil || len(items) >= limit {
 		return items, next, err
 	}
-	more, next, err := s.scanPhase(ctx, v, o, secondFrom, limit-len(items), second)
+	more, next, err := s.scanLazy(ctx, v, o, secondFrom, limit-len(items), second)
 	return append(items, more...), next, err
+}
+
+// scanLazy is scanPhase over the sources srcs builds.
+func (s *Service) scanLazy(ctx context.Context, v *view, o scanOrder, cur *Item, limit int, srcs func() ([]source, error)) ([]Item, *Item, error) {
+	ss, err := srcs()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.scanPhase(ctx, v, o, cur, limit, ss)
 }
 
 // pushedSources are the inbox and, for an incomplete inbox, the outboxes of
@@ -300,12 +340,15 @@ func (s *Service) pushedSources(v *view, hz *Item) []source {
 
 // pulledSources are every followee's outbox and the viewer's own, kept
 // below hz.
-func (s *Service) pulledSources(v *view, hz *Item) []source {
+func (s *Service) pulledSources(ctx context.Context, v *view, hz *Item) ([]source, error) {
+	if err := s.loadFollowees(ctx, v); err != nil {
+		return nil, err
+	}
 	srcs := []source{{key: v.tl.outbox(v.viewer), max: hz}}
 	for _, f := range v.followees {
 		srcs = append(srcs, source{key: v.tl.outbox(f), max: hz})
 	}
-	return srcs
+	return srcs, nil
 }
 
 // scanPhase seeks every source from cur in one round trip and merges.

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -77,13 +78,13 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error) {
 	cmds := make([]rueidis.Completed, len(edges))
 	for i, e := range edges {
-		cmds[i] = followAdd.cmd(s.c.B(), []string{s.k.following(e.Follower)},
+		cmds[i] = followAdd.cmd(s.c.B(), []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower)},
 			[]string{member(e.Followee), itoa(s.o.FollowLimit)})
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
 		e := edges[0]
-		keys, args := []string{s.k.following(e.Follower)}, []string{member(e.Followee), itoa(s.o.FollowLimit)}
+		keys, args := []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower)}, []string{member(e.Followee), itoa(s.o.FollowLimit)}
 		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, cmds[0])}
 	} else {
 		rs = s.doMulti(ctx, cmds...)
@@ -123,8 +124,8 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
 		cmds = append(cmds,
 			s.c.B().Zadd().Key(s.k.followers(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build(),
 			s.c.B().Zcard().Key(s.k.followers(e.Followee)).Build(),
-			s.c.B().Sismember().Key(s.k.bigV()).Member(member(e.Followee)).Build(),
-			s.c.B().Zscore().Key(s.k.seen()).Member(member(e.Follower)).Build(),
+			s.c.B().Get().Key(s.k.pushMode(e.Followee)).Build(),
+			s.seenCmd(e.Follower),
 			s.c.B().Hget().Key(s.k.reader(e.Follower)).Field("c").Build())
 	}
 	rs := s.doMulti(ctx, cmds...)
@@ -140,9 +141,15 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
 	for i, e := range edges {
 		r := rs[5*i : 5*i+5]
 		followers, _ := r[1].AsInt64()
-		bigV, _ := r[2].AsBool()
+		// Read after adding the follower, in its slot: a promotion that
+		// set the mode later lists this follower.
+		mode, _ := r[2].ToString()
+		bigV := mode != pushAll
 		seen, seenErr := r[3].AsFloat64()
 		complete, _ := r[4].ToString()
+		if bigV {
+			writes = append(writes, s.bigFolloweeAddCmd(e.Follower, e.Followee))
+		}
 		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
 			writes = append(writes, s.c.B().Zadd().Key(s.k.active(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build())
 		}
@@ -175,8 +182,19 @@ func (s *Service) existing(ctx context.Context, ids []ID) (int, error) {
 	return len(ids), nil
 }
 
+// Recent unfollows a reader's pages hide: for unfollowMemory, the newest
+// maxUnfollowNotes of them. The unfollow itself takes the author's posts out
+// of the inbox within seconds; the note covers a fan-out that read the
+// follower list just before and writes just after. Past a day such a
+// straggler would show, which no fan-out takes that long to do.
+const (
+	unfollowMemory   = 24 * time.Hour
+	maxUnfollowNotes = 1000
+)
+
 // Unfollow stops viewer following target and removes target's posts from
-// viewer's inbox. Reads also filter by the following set, so a fan-out
+// viewer's inbox. Reads also hide the posts of accounts the viewer
+// unfollowed within unfollowMemory (see unfollowCommit), so a fan-out
 // racing with this never shows an unfollowed author. Journaled like
 // FollowMany.
 func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
@@ -193,7 +211,10 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := s.commit(ctx, nil, nil, nil, s.c.B().Zrem().Key(s.k.following(viewer)).Member(member(target)).Build()).Error(); err != nil {
+	keys := []string{s.k.following(viewer), s.k.bigFollowees(viewer), s.k.unfollowed(viewer)}
+	now := s.nowMS()
+	args := []string{member(target), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
+	if err := s.commit(ctx, unfollowCommit, keys, args, unfollowCommit.cmd(s.c.B(), keys, args)).Error(); err != nil {
 		return fmt.Errorf("unfollow: %w", err)
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
@@ -210,11 +231,12 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 	if len(edges) == 0 {
 		return nil
 	}
-	cmds := make([]rueidis.Completed, 0, 2*len(edges))
+	cmds := make([]rueidis.Completed, 0, 3*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
 			s.c.B().Zrem().Key(s.k.followers(e.Followee)).Member(member(e.Follower)).Build(),
-			s.c.B().Zrem().Key(s.k.active(e.Followee)).Member(member(e.Follower)).Build())
+			s.c.B().Zrem().Key(s.k.active(e.Followee)).Member(member(e.Follower)).Build(),
+			s.c.B().Srem().Key(s.k.bigFollowees(e.Follower)).Member(member(e.Followee)).Build())
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("remove followers: %w", err)

@@ -92,3 +92,73 @@ func readAll(tb testing.TB, s *Service, viewer ID, n int) []ID {
 		after = pg.EndCursor
 	}
 }
+
+// idRange is the n ids from, from+1, ...
+func idRange(from ID, n int) []ID {
+	out := make([]ID, n)
+	for i := range out {
+		out[i] = from + ID(i)
+	}
+	return out
+}
+
+// addUsers stores users ids (handles "u<id>"), 1,000 a batch.
+func addUsers(ctx context.Context, s *Service, ids []ID) error {
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		us := make([]User, n)
+		for i, id := range ids[:n] {
+			us[i] = User{ID: id, Handle: "u" + FormatID(id)}
+		}
+		if _, err := s.PutUsers(ctx, us); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// addFollows follows edges through FollowMany, 1,000 a batch.
+func addFollows(ctx context.Context, s *Service, edges []Edge) error {
+	for len(edges) > 0 {
+		n := min(len(edges), 1000)
+		if _, err := s.FollowMany(ctx, edges[:n]); err != nil {
+			return err
+		}
+		edges = edges[n:]
+	}
+	return nil
+}
+
+func putUsers(tb testing.TB, s *Service, ids []ID) {
+	tb.Helper()
+	if err := addUsers(context.Background(), s, ids); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func followEdges(tb testing.TB, s *Service, edges []Edge) {
+	tb.Helper()
+	if err := addFollows(context.Background(), s, edges); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// follow makes reader follow targets.
+func follow(tb testing.TB, s *Service, reader ID, targets []ID) {
+	tb.Helper()
+	edges := make([]Edge, len(targets))
+	for i, f := range targets {
+		edges[i] = Edge{Follower: reader, Followee: f}
+	}
+	followEdges(tb, s, edges)
+}
+
+// followerEdges are the edges of ids following author.
+func followerEdges(ids []ID, author ID) []Edge {
+	edges := make([]Edge, len(ids))
+	for i, f := range ids {
+		edges[i] = Edge{Follower: f, Followee: author}
+	}
+	return edges
+}

@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"time"
 
 	"github.com/feedd/feedd/roundtrip"
 	"github.com/redis/rueidis"
@@ -20,11 +21,19 @@ import (
 // the entries use a static TTL: rueidis skips its per-read PTTL check and
 // a miss costs exactly the plain read.
 
+// Cached reads name the fields they read (HMGET) rather than reading
+// whole hashes (HGETALL): the reply is a list in a known order, read
+// without building a map per post or profile.
+
+// cachedPostFields are the fields of a post hash (see postCreate and the
+// tombstone) that CachedPosts reads, in this order.
+var cachedPostFields = []string{"a", "t", "x", "d"}
+
 // cachedPostCmds are the cacheable reads of posts ids.
 func (s *Service) cachedPostCmds(ids []ID) []rueidis.CacheableTTL {
 	cmds := make([]rueidis.CacheableTTL, len(ids))
 	for i, id := range ids {
-		cmds[i] = rueidis.CT(s.c.B().Hgetall().Key(s.k.post(id)).Cache().ToStaticTTL(), postTTL)
+		cmds[i] = rueidis.CT(s.c.B().Hmget().Key(s.k.post(id)).Field(cachedPostFields...).Cache().ToStaticTTL(), postTTL)
 	}
 	return cmds
 }
@@ -36,7 +45,41 @@ func (s *Service) CachedPosts(ctx context.Context, ids []ID) (_ []*Post, err err
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return parsePosts(ids, s.c.DoMultiCache(ctx, s.cachedPostCmds(ids)...))
+	out := make([]*Post, len(ids))
+	var f [4]string
+	for i, r := range s.c.DoMultiCache(ctx, s.cachedPostCmds(ids)...) {
+		found, err := hashFields(r, f[:])
+		if err != nil {
+			return nil, err
+		}
+		if found { // as parsePost reads a whole hash
+			author, _ := ParseID(f[0])
+			ts, _ := parseInt(f[1])
+			out[i] = &Post{ID: ids[i], Author: author, Text: f[2], CreatedAt: time.UnixMilli(ts).UTC(), Deleted: f[3] == "1"}
+		}
+	}
+	return out, nil
+}
+
+// hashFields reads the reply of an HMGET of len(out) fields into out (""
+// where a field is unset) and reports whether any was set: whether the
+// hash exists.
+func hashFields(r rueidis.RedisResult, out []string) (found bool, err error) {
+	vs, err := r.ToArray()
+	if err != nil {
+		return false, err
+	}
+	if len(vs) != len(out) {
+		return false, errorf(CodeInternal, "read %d fields of a hash, asked for %d", len(vs), len(out))
+	}
+	for i, v := range vs {
+		out[i] = ""
+		if !v.IsNil() {
+			out[i], _ = v.ToString()
+			found = true
+		}
+	}
+	return found, nil
 }
 
 // cachedPostsWith is CachedPosts sending writes (which may be empty) to
@@ -94,8 +137,11 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 	for _, id := range req.Counts {
 		cmds = append(cmds, s.postCountsCmd(id))
 	}
-	for _, id := range liked {
-		cmds = append(cmds, s.likedCmd(req.Viewer, id))
+	if len(liked) > 0 {
+		vm := member(req.Viewer)
+		for _, id := range liked {
+			cmds = append(cmds, s.likedCmd(vm, id))
+		}
 	}
 	for _, id := range req.GraphCounts {
 		cmds = append(cmds, s.c.B().Zcard().Key(s.k.followers(id)).Build(), s.c.B().Zcard().Key(s.k.following(id)).Build())
@@ -107,7 +153,9 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		if len(cmds) == 0 {
 			return nil
 		}
-		rs := s.doMulti(ctx, cmds...)
+		// No script rides here, so the commands need not be pinned for a
+		// resend (doMulti): rueidis recycles them.
+		rs := s.c.DoMulti(ctx, cmds...)
 		var err error
 		if h.Counts, err = parseCounts(rs[:len(req.Counts)]); err != nil {
 			return err

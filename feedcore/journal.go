@@ -16,8 +16,8 @@ import (
 // all-or-nothing without a transaction. Each such mutation has one record
 // of truth, changed atomically in one slot (the follower's following set,
 // the live session's hash), and derived state elsewhere (the followee's
-// followers and active sets and the follower's inbox; an anchor's queue,
-// the live index and the replay timelines).
+// followers and active sets and the follower's inbox; an anchor's queue
+// and the replay timelines).
 //
 // A mutation first appends what it is about to change to its shard's
 // journal stream, then changes the record of truth, then settles: brings
@@ -134,7 +134,7 @@ func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, error) {
 	return out, nil
 }
 
-// settleLive brings an anchor's queue, the live index and the replay
+// settleLive brings an anchor's queue and the replay
 // timelines in line with the session's hash, its record of truth.
 func (s *Service) settleLive(ctx context.Context, anchor, id ID) error {
 	var applied *LiveSession

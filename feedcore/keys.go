@@ -9,35 +9,51 @@ type keys struct{ p string }
 
 func (k keys) tag(id ID) string { return "{" + strconv.FormatUint(id, 10) + "}" }
 
-func (k keys) user(id ID) string         { return k.p + "u:" + k.tag(id) }  // hash: profile
-func (k keys) handle(h string) string    { return k.p + "h:" + h }          // string: handle -> id
-func (k keys) following(id ID) string    { return k.p + "fg:" + k.tag(id) } // zset(0, member): followees
-func (k keys) followers(id ID) string    { return k.p + "fr:" + k.tag(id) } // zset(0, member): followers
-func (k keys) active(id ID) string       { return k.p + "ac:" + k.tag(id) } // zset(0, member): active followers of a big-V
-func (k keys) inbox(id ID) string        { return k.p + "i:" + k.tag(id) }  // zset(ts, member): pushed timeline
-func (k keys) outbox(id ID) string       { return k.p + "o:" + k.tag(id) }  // zset(ts, member): own posts, all of them
-func (k keys) reader(id ID) string       { return k.p + "rs:" + k.tag(id) } // hash: complete flag, inbox horizon
-func (k keys) pushMode(id ID) string     { return k.p + "pm:" + k.tag(id) } // string: "active" once a big-V pushes selectively
-func (k keys) lock(id ID) string         { return k.p + "lk:" + k.tag(id) } // string: serialises upgrade and demotion
-func (k keys) post(id ID) string         { return k.p + "p:" + k.tag(id) }  // hash: post
-func (k keys) bigV() string              { return k.p + "bigv" }            // set(member): authors readers pull
-func (k keys) seen() string              { return k.p + "seen" }            // zset(last read ms, member)
-func (k keys) replayInbox(id ID) string  { return k.p + "ri:" + k.tag(id) } // zset(ended ms, member): pushed replays
-func (k keys) replayOutbox(id ID) string { return k.p + "ro:" + k.tag(id) } // zset(ended ms, member): an anchor's replays
-func (k keys) replayReader(id ID) string { return k.p + "rr:" + k.tag(id) } // hash: replay inbox horizon
-func (k keys) live(id ID) string         { return k.p + "ls:" + k.tag(id) } // hash: live session
-func (k keys) liveQueue(id ID) string    { return k.p + "lq:" + k.tag(id) } // zset(+started or -scheduled, member): an anchor's LIVE and PREVIEW sessions
-func (k keys) liveAnchors() string       { return k.p + "lanchors" }        // set(member): anchors with a non-empty queue
+// tagged is k.p + kind + k.tag(id), built in one allocation: a page names
+// a hundred or so of these keys.
+func (k keys) tagged(kind string, id ID) string {
+	var buf [96]byte
+	b := append(buf[:0], k.p...)
+	b = append(b, kind...)
+	b = append(b, '{')
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, '}')
+	return string(b)
+}
+
+func (k keys) user(id ID) string         { return k.tagged("u:", id) }  // hash: profile
+func (k keys) handle(h string) string    { return k.p + "h:" + h }      // string: handle -> id
+func (k keys) following(id ID) string    { return k.tagged("fg:", id) } // zset(0, member): followees
+func (k keys) followers(id ID) string    { return k.tagged("fr:", id) } // zset(0, member): followers
+func (k keys) active(id ID) string       { return k.tagged("ac:", id) } // zset(0, member): active followers of a big-V
+func (k keys) inbox(id ID) string        { return k.tagged("i:", id) }  // zset(ts, member): pushed timeline
+func (k keys) outbox(id ID) string       { return k.tagged("o:", id) }  // zset(ts, member): own posts, all of them
+func (k keys) reader(id ID) string       { return k.tagged("rs:", id) } // hash: complete flag, inbox horizon
+func (k keys) pushMode(id ID) string     { return k.tagged("pm:", id) } // string: "pull" once big-V (readers pull), "active" once it pushes selectively
+func (k keys) lock(id ID) string         { return k.tagged("lk:", id) } // string: serialises upgrade and demotion
+func (k keys) post(id ID) string         { return k.tagged("p:", id) }  // hash: post
+func (k keys) bigFollowees(id ID) string { return k.tagged("bf:", id) } // set(member): big-V accounts a reader follows
+func (k keys) unfollowed(id ID) string   { return k.tagged("uf:", id) } // zset(ms, member): accounts a reader unfollowed lately
+func (k keys) replayInbox(id ID) string  { return k.tagged("ri:", id) } // zset(ended ms, member): pushed replays
+func (k keys) replayOutbox(id ID) string { return k.tagged("ro:", id) } // zset(ended ms, member): an anchor's replays
+func (k keys) replayReader(id ID) string { return k.tagged("rr:", id) } // hash: replay inbox horizon
+func (k keys) live(id ID) string         { return k.tagged("ls:", id) } // hash: live session
+func (k keys) liveQueue(id ID) string    { return k.liveQueueIn(liveShardOf(id), id) }
 func (k keys) snapshot(viewer ID, snap string) string {
 	return k.p + "lsn:" + k.tag(viewer) + ":" + snap // zset: a live feed snapshot
 }
 func (k keys) liveDevices(viewer ID) string {
 	return k.p + "lsd:" + k.tag(viewer) // zset(taken ms, ref+device): each device's live feed snapshot
 }
-func (k keys) rateLimit(id ID) string { return k.p + "rl:" + k.tag(id) } // string: GCRA arrival time
 func (k keys) rateLimitAddr(addr string) string {
 	return k.p + "rla:" + addr // string: GCRA arrival time of a client address
 }
+
+// seen is one shard of the activity index: readers' last reads. A reader
+// belongs to the shard activityShard gives; each shard has its own hash
+// tag, so the shards spread over a cluster's slots.
+func (k keys) seen(shard int) string { return k.p + "seen:{a" + itoa(shard) + "}" } // zset(last read ms, member)
+
 func (k keys) cursorKey() string { return k.p + "ckey" }    // shared cursor sealing key
 func (k keys) rebuild() string   { return k.p + "rebuild" } // hash: phase, last: where an unfinished rebuild stopped
 
@@ -56,4 +72,32 @@ func (k keys) checkpoint(n int, name string) string {
 }
 func (k keys) idempotency(n int, user ID, key string) string {
 	return k.shard(n) + "idem:" + FormatID(user) + ":" + key // string: the post a publish with this key made
+}
+
+// rateLimitIn is a viewer's GCRA arrival time (string), on the viewer's
+// stream shard n: a publish's log script spends the charge and appends
+// the event in one step, so the rate check costs no round trip of its own
+// and a refused publish writes nothing (posts.go logPublish).
+func (k keys) rateLimitIn(n int, viewer ID) string { return k.shard(n) + "rl:" + FormatID(viewer) }
+
+// liveShards is how many slots the anchors' live queues are spread over.
+// A first live page reads the queues of the anchors its viewer follows
+// with one script per live shard holding any of them, in one round trip:
+// no single key is on that path, and its cost follows the followees, not
+// the network. Fixed, because an anchor's queue key depends on it; a
+// change needs `feedd rebuild` (which refiles every queued session).
+const liveShards = 16
+
+// liveShardOf is the live shard of an anchor's queue.
+func liveShardOf(anchor ID) int { return spread(anchor, liveShards) }
+
+// spread maps id to one of n shards (Fibonacci hashing: ids that are
+// near one another land on different shards).
+func spread(id ID, n int) int { return int((id * 0x9E3779B97F4A7C15 >> 32) % uint64(n)) }
+
+// liveQueueIn is the queue of anchor on live shard n: zset(+started or
+// -scheduled, member) of its LIVE and PREVIEW sessions. The tag is the
+// shard's, not the anchor's, so one script reads many anchors' queues.
+func (k keys) liveQueueIn(n int, anchor ID) string {
+	return k.p + "lq:{l" + itoa(n) + "}:" + FormatID(anchor)
 }

@@ -12,8 +12,8 @@ import (
 // the post, its likers and its counters together on a Redis Cluster.
 // Counters live apart from the post hash: a like must not invalidate the
 // client-side cached copies of a hot post on every replica.
-func (k keys) likers(post ID) string     { return k.p + "pl:" + k.tag(post) } // set(member): who liked a post
-func (k keys) postCounts(post ID) string { return k.p + "pc:" + k.tag(post) } // hash l, c, r, f: a post's counters
+func (k keys) likers(post ID) string     { return k.tagged("pl:", post) } // set(member): who liked a post
+func (k keys) postCounts(post ID) string { return k.tagged("pc:", post) } // hash l, c, r, f: a post's counters
 
 // PostCounts are a post's engagement counters.
 type PostCounts struct{ Likes, Comments, Reposts, Favorites int }
@@ -133,8 +133,9 @@ func (s *Service) PostCounts(ctx context.Context, ids []ID) (_ []PostCounts, err
 func (s *Service) Liked(ctx context.Context, viewer ID, posts []ID) (_ []bool, err error) {
 	defer wrap(&err, "read likes of user %d", viewer)
 	cmds := make([]rueidis.Completed, len(posts))
+	vm := member(viewer)
 	for i, id := range posts {
-		cmds[i] = s.likedCmd(viewer, id)
+		cmds[i] = s.likedCmd(vm, id)
 	}
 	return parseFlags(s.doMulti(ctx, cmds...))
 }
@@ -143,8 +144,9 @@ func (s *Service) postCountsCmd(post ID) rueidis.Completed {
 	return s.c.B().Hmget().Key(s.k.postCounts(post)).Field(counterFields...).Build()
 }
 
-func (s *Service) likedCmd(viewer, post ID) rueidis.Completed {
-	return s.c.B().Sismember().Key(s.k.likers(post)).Member(member(viewer)).Build()
+// likedCmd asks whether the viewer whose member (see member) is vm likes post.
+func (s *Service) likedCmd(vm string, post ID) rueidis.Completed {
+	return s.c.B().Sismember().Key(s.k.likers(post)).Member(vm).Build()
 }
 
 func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // MaxTitleLen is the longest live title, in characters.
@@ -49,9 +51,9 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at 
 	// the same step.
 	shard := s.shardOf(anchor)
 	keys := []string{s.k.journal(shard), s.k.clock(shard)}
-	args := []string{"alloc", scoreArg(s.nowMS()), "", "0", "k", jLive, "a", FormatID(anchor)}
+	args := append(logArgs("alloc", s.nowMS(), "", 0, false, nil), "k", jLive, "a", FormatID(anchor))
 	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
-	if err != nil || len(arr) != 4 {
+	if err != nil || len(arr) < 4 {
 		return nil, fmt.Errorf("schedule live: journal: %w", err)
 	}
 	ms, _ := arr[1].AsInt64()
@@ -117,9 +119,7 @@ func queueScore(l *LiveSession) int64 {
 }
 
 func (s *Service) enqueue(ctx context.Context, anchor ID, it Item) error {
-	return firstErr(s.doMulti(ctx,
-		s.c.B().Zadd().Key(s.k.liveQueue(anchor)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build(),
-		s.c.B().Sadd().Key(s.k.liveAnchors()).Member(member(anchor)).Build()))
+	return s.do(ctx, s.c.B().Zadd().Key(s.k.liveQueue(anchor)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error()
 }
 
 // fileReplay adds an ended session to its anchor's replay outbox and queues
@@ -187,28 +187,11 @@ func (s *Service) transition(ctx context.Context, anchor, id ID, field string, n
 	return res != "ok:", nil
 }
 
-// dequeue removes a session from its anchor's queue, and the anchor from
-// the index of anchors with sessions when its queue empties. A schedule
-// racing with this adds to the queue before the index; the recheck after
-// removing from the index puts the anchor back if that happened.
+// dequeue removes a session from its anchor's queue. The queues need no
+// index of the anchors that have sessions (readers find them by live
+// shard, liveQueued), so there is nothing else to settle.
 func (s *Service) dequeue(ctx context.Context, anchor, id ID) error {
-	rs := s.doMulti(ctx,
-		s.c.B().Zrem().Key(s.k.liveQueue(anchor)).Member(member(id)).Build(),
-		s.c.B().Zcard().Key(s.k.liveQueue(anchor)).Build())
-	if err := firstErr(rs); err != nil {
-		return err
-	}
-	if n, _ := rs[1].AsInt64(); n > 0 {
-		return nil
-	}
-	if err := s.do(ctx, s.c.B().Srem().Key(s.k.liveAnchors()).Member(member(anchor)).Build()).Error(); err != nil {
-		return err
-	}
-	n, err := s.do(ctx, s.c.B().Zcard().Key(s.k.liveQueue(anchor)).Build()).AsInt64()
-	if err != nil || n == 0 {
-		return err
-	}
-	return s.do(ctx, s.c.B().Sadd().Key(s.k.liveAnchors()).Member(member(anchor)).Build()).Error()
+	return s.do(ctx, s.c.B().Zrem().Key(s.k.liveQueue(anchor)).Member(member(id)).Build()).Error()
 }
 
 // LiveSessions returns sessions by id in order, nil where none exists. One
@@ -286,41 +269,224 @@ type liveEntry struct {
 // LiveFeed returns a page of viewer's live feed: the LIVE and PREVIEW
 // sessions of followed anchors from a snapshot taken at the first page,
 // then their replays that ended by the snapshot, newest first.
+//
+// Round trips: a first page costs 3 (the viewer's graph and replay view,
+// with the device's recent snapshot when reuse is on; the followed
+// anchors' queues, one script per live shard, while the first replays are
+// read; the sessions, read as the snapshot is stored), and a page after a
+// cursor 3 at most (the snapshot and the replay view; the sessions and the
+// replays). The replay view is read before it is known to be needed, so a
+// page never waits for it in turn. More only in rare cases: a queue entry
+// left behind by a racing start or end (one more, to take it out of the
+// stored snapshot), a replay scan that crosses its inbox's horizon or reads
+// on past filtered entries (as followingFeed does).
 func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, err error) {
 	defer wrap(&err, "live feed of user %d", req.Viewer)
 	if req.First < 0 || req.First > maxPageSize {
 		return nil, errorf(CodeBadInput, "first must be between 1 and 100")
 	}
 	n := orDefault(req.First)
-	var (
-		ref   snapshotRef
-		found []liveEntry
-		pos   *Item // replay position, once the snapshot is used up
-	)
 	if req.After == "" {
-		device, derr := validDevice(req.Device)
-		if derr != nil {
-			return nil, derr
-		}
-		if ref, found, err = s.firstLivePage(ctx, req.Viewer, device, n+1); err != nil {
-			return nil, err
-		}
-	} else if ref, found, pos, err = s.fromSnapshot(ctx, req, n+1); err != nil {
-		return nil, err
-	}
-	if pos == nil {
-		pos = &Item{TS: ref.taken, ID: math.MaxUint64}
-	}
-	more := len(found) > n
-	var scanned *Item
-	if !more {
-		replays, sc, m, err := s.replays(ctx, req.Viewer, ref, pos, n+1-len(found))
+		device, err := validDevice(req.Device)
 		if err != nil {
 			return nil, err
 		}
-		found, scanned, more = append(found, replays...), sc, m || len(found)+len(replays) > n
+		return s.firstLivePage(ctx, req.Viewer, device, n)
 	}
-	return s.livePage(req.Viewer, ref, n, found, scanned, more), nil
+	return s.nextLivePage(ctx, req, n)
+}
+
+// replayRead is what a read of the replay timeline found: up to its need
+// of entries, how far it scanned, and whether more may follow.
+type replayRead struct {
+	found   []liveEntry
+	scanned *Item
+	more    bool
+}
+
+// loadReplayView reads what a replay read needs of viewer (loadView) for a
+// scan from pos. It goes without the request's rate charge: it is sent at
+// the same time as the read that carries it, and must not wait for its
+// verdict (a refused request fails on that read; this one only reads, bar
+// the throttled activity touch any refused read may carry).
+func (s *Service) loadReplayView(ctx context.Context, viewer ID, pos *Item, need int) (*view, error) {
+	return s.loadView(withoutCharge(ctx), s.replaysTL(), viewer, older, pos, need)
+}
+
+// collectReplays reads up to need replays visible to v's viewer from pos,
+// leaving out those in the stored snapshot (empty: none stored yet).
+func (s *Service) collectReplays(ctx context.Context, v *view, pos *Item, need int, snapshot string) (replayRead, error) {
+	found, scanned, more, err := collect(ctx, s, v, older, pos, need, s.visibleReplays(snapshot))
+	if err != nil {
+		return replayRead{}, err
+	}
+	out := make([]liveEntry, len(found))
+	for i, e := range found {
+		out[i] = liveEntry{it: e.it, state: StateReplay, l: e.val}
+	}
+	return replayRead{found: out, scanned: scanned, more: more}, nil
+}
+
+// finishLivePage makes a page of n edges of the snapshot's entries snap
+// (from the cursor on, up to n+1 of them), followed, when they fall short,
+// by the replays rp (read for a need of n+1 from where they begin).
+func (s *Service) finishLivePage(viewer ID, ref snapshotRef, n int, snap []liveEntry, rp replayRead) *LivePage {
+	found := slices.Clip(snap) // a snapshot build's entries may be shared: append copies
+	more := len(found) > n
+	var scanned *Item
+	if !more {
+		r := rp.found[:min(len(rp.found), n+1-len(found))]
+		found = append(found, r...)
+		scanned, more = rp.scanned, rp.more || len(found) > n
+	}
+	return s.livePage(viewer, ref, n, found, scanned, more)
+}
+
+// firstLivePage serves a first page from the device's snapshot: reused
+// when taken less than Options.SnapshotReuse ago, otherwise a new one that
+// replaces it. Concurrent first pages of one device in this process
+// (aliases of one operation, double taps) share one build.
+func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n int) (*LivePage, error) {
+	now := s.nowMS()
+	top := &Item{TS: now, ID: math.MaxUint64}
+	var (
+		v      *view
+		reused *snapshotRead
+		err    error
+	)
+	if s.o.SnapshotReuse > 0 {
+		err = roundtrip.Parallel(ctx,
+			func(ctx context.Context) (err error) {
+				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.o.SnapshotReuse.Milliseconds(), n+1)
+				return err
+			},
+			func(ctx context.Context) (err error) { v, err = s.loadReplayView(ctx, viewer, top, n+1); return err })
+	} else {
+		v, err = s.loadView(ctx, s.replaysTL(), viewer, older, top, n+1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if reused != nil {
+		return s.pageFromSnapshot(ctx, viewer, v, reused.ref, reused.items, n)
+	}
+	// The snapshot is built while the first replays are read: until it is
+	// stored nobody can tell which replays it holds, so those are left out
+	// once both are known, below.
+	var (
+		ref  snapshotRef
+		snap []liveEntry
+		rp   replayRead
+	)
+	err = roundtrip.Parallel(ctx,
+		func(ctx context.Context) error {
+			got, err, _ := s.snapshots.Do(FormatID(viewer)+"/"+device, func() (any, error) {
+				ref, entries, err := s.takeSnapshot(ctx, viewer, device, now, v.followees)
+				return builtSnapshot{ref, entries}, err
+			})
+			if err != nil {
+				return err
+			}
+			b := got.(builtSnapshot)
+			ref, snap = b.ref, b.entries
+			return nil
+		},
+		func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, ""); return err })
+	if err != nil {
+		return nil, err
+	}
+	// A session that ended in the very millisecond the snapshot was taken
+	// may be in both: it is shown once, from the snapshot. A build shared
+	// with a concurrent first page may be a little older than this request:
+	// its replays begin at its time.
+	in := make(map[ID]bool, len(snap))
+	for _, e := range snap {
+		in[e.it.ID] = true
+	}
+	rp.found = slices.DeleteFunc(rp.found, func(e liveEntry) bool { return in[e.it.ID] || e.it.TS > ref.taken })
+	return s.finishLivePage(viewer, ref, n, snap, rp), nil
+}
+
+// nextLivePage reads the page after a cursor: from the snapshot while it
+// lasts (state 0), then the replays.
+func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*LivePage, error) {
+	c, err := s.openCursor(ctx, req.After, req.Viewer)
+	if err != nil {
+		return nil, err
+	}
+	ref, ok := decodeSnapshotRef(c.Session)
+	if !ok {
+		return nil, errorf(CodeInvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
+	}
+	key := s.k.snapshot(req.Viewer, ref.encode())
+	pos := &Item{TS: c.TS, ID: c.LastID}
+	var v *view
+	if c.State == StateTimeline {
+		var exists int64
+		err := roundtrip.Parallel(ctx,
+			func(ctx context.Context) (err error) {
+				exists, err = s.do(ctx, s.c.B().Exists().Key(key).Build()).AsInt64()
+				return err
+			},
+			func(ctx context.Context) (err error) {
+				v, err = s.loadReplayView(ctx, req.Viewer, pos, n+1)
+				return err
+			})
+		if err != nil {
+			return nil, err
+		}
+		if exists == 0 {
+			return nil, errSnapshotExpired
+		}
+		rp, err := s.collectReplays(ctx, v, pos, n+1, key)
+		if err != nil {
+			return nil, err
+		}
+		return s.finishLivePage(req.Viewer, ref, n, nil, rp), nil
+	}
+	var items []Item
+	err = roundtrip.Parallel(ctx,
+		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, pos, n+1); return err },
+		func(ctx context.Context) (err error) {
+			v, err = s.loadReplayView(ctx, req.Viewer, &Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	return s.pageFromSnapshot(ctx, req.Viewer, v, ref, items, n)
+}
+
+// pageFromSnapshot serves a page from items, the snapshot's next entries
+// (up to n+1), and, when they fall short, the replays from the top (those
+// are read at the same time as the sessions).
+func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref snapshotRef, items []Item, n int) (*LivePage, error) {
+	key := s.k.snapshot(viewer, ref.encode())
+	top := &Item{TS: ref.taken, ID: math.MaxUint64}
+	var (
+		snap []liveEntry
+		rp   replayRead
+		read bool
+	)
+	sessions := func(ctx context.Context) (err error) { snap, err = s.snapshotEntries(ctx, items); return err }
+	var err error
+	if len(items) > n {
+		err = sessions(ctx)
+	} else {
+		read = true
+		err = roundtrip.Parallel(ctx, sessions,
+			func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, key); return err })
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !read && len(snap) <= n {
+		// A session hash gone from under the snapshot left it short.
+		if rp, err = s.collectReplays(ctx, v, top, n+1, key); err != nil {
+			return nil, err
+		}
+	}
+	return s.finishLivePage(viewer, ref, n, snap, rp), nil
 }
 
 // DefaultDevice is the device of a live feed request that names none.
@@ -381,124 +547,147 @@ type builtSnapshot struct {
 	entries []liveEntry
 }
 
-// firstLivePage returns the snapshot of viewer's device for a first page,
-// with its first need entries. The device's snapshot is reused when taken
-// less than Options.SnapshotReuse ago; otherwise a new one replaces it.
-// Concurrent first pages of one device in this process (aliases of one
-// operation, double taps) share one build.
-func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, need int) (snapshotRef, []liveEntry, error) {
-	if s.o.SnapshotReuse > 0 {
-		ref, ok, err := s.deviceSnapshot(ctx, viewer, device)
+// snapshotRead is a stored snapshot and its first entries.
+type snapshotRead struct {
+	ref   snapshotRef
+	items []Item
+}
+
+// recentDevice finds device ARGV[1]'s snapshot in viewer's index of
+// devices KEYS[1] and, when it was taken after ARGV[2] (ms) and still
+// exists, replies {ref, its first ARGV[4] entries, flat member, score}; else
+// {}. ARGV[3] is the prefix of the viewer's snapshot keys (same hash tag),
+// so the lookup and the read are one step.
+var recentDevice = newScript(true, `
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(m, 17) == ARGV[1] then
+    local ref = string.sub(m, 1, 16)
+    local key = ARGV[3] .. ref
+    if tonumber(redis.call('ZSCORE', KEYS[1], m)) > tonumber(ARGV[2]) and redis.call('EXISTS', key) == 1 then
+      return {ref, redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, tonumber(ARGV[4]), 'WITHSCORES')}
+    end
+    return {}
+  end
+end
+return {}
+`)
+
+// recentSnapshot returns device's snapshot with its first need entries
+// when it was taken after since (ms), else nil.
+func (s *Service) recentSnapshot(ctx context.Context, viewer ID, device string, since int64, need int) (*snapshotRead, error) {
+	arr, err := s.do(ctx, recentDevice.cmd(s.c.B(), []string{s.k.liveDevices(viewer)},
+		[]string{device, scoreArg(since), s.k.snapshot(viewer, ""), itoa(need)})).ToArray()
+	if err != nil || len(arr) < 2 {
+		return nil, err
+	}
+	raw, _ := arr[0].ToString()
+	ref, ok := decodeSnapshotRef(raw)
+	if !ok {
+		return nil, fmt.Errorf("device snapshot: unreadable ref %q", raw)
+	}
+	items, err := entriesOf(arr[1])
+	if err != nil {
+		return nil, fmt.Errorf("device snapshot: %w", err)
+	}
+	return &snapshotRead{ref: ref, items: dropSentinel(items)}, nil
+}
+
+// dropSentinel removes an empty snapshot's sentinel (id 0) from its entries.
+func dropSentinel(items []Item) []Item {
+	return slices.DeleteFunc(items, func(it Item) bool { return it.ID == 0 })
+}
+
+// liveQueues replies the entries of the queues KEYS (of anchors on one live
+// shard), flat member, score, each queue newest first.
+var liveQueues = newScript(true, `
+local out = {}
+for _, k in ipairs(KEYS) do
+  local q = redis.call('ZRANGE', k, '+inf', '-inf', 'BYSCORE', 'REV', 'WITHSCORES')
+  for i = 1, #q do out[#out + 1] = q[i] end
+end
+return out
+`)
+
+// liveQueued lists the queued (LIVE and PREVIEW) sessions of anchors: one
+// script per live shard holding any of their queues, in one round trip.
+// The queues are not checked against the sessions here.
+func (s *Service) liveQueued(ctx context.Context, anchors []ID) ([]Item, error) {
+	var byShard [liveShards][]string
+	for _, a := range anchors {
+		n := liveShardOf(a)
+		byShard[n] = append(byShard[n], s.k.liveQueueIn(n, a))
+	}
+	var cmds []rueidis.Completed
+	for _, keys := range byShard {
+		if len(keys) > 0 {
+			cmds = append(cmds, liveQueues.cmd(s.c.B(), keys, nil))
+		}
+	}
+	var items []Item
+	for _, r := range s.doMulti(ctx, cmds...) {
+		q, err := parseEntries(r)
 		if err != nil {
-			return ref, nil, err
+			return nil, fmt.Errorf("read live queues: %w", err)
 		}
-		if ok && s.nowMS()-ref.taken < s.o.SnapshotReuse.Milliseconds() {
-			found, err := s.readSnapshot(ctx, viewer, ref, nil, need)
-			if err == nil {
-				return ref, found, nil
-			}
-			if CodeOf(err) != CodeCursorExpired {
-				return ref, nil, err
-			}
-		}
+		items = append(items, q...)
 	}
-	key := FormatID(viewer) + "/" + device
-	v, err, _ := s.snapshots.Do(key, func() (any, error) {
-		ref, entries, err := s.takeSnapshot(ctx, viewer, device)
-		return builtSnapshot{ref, entries}, err
-	})
-	if err != nil {
-		return snapshotRef{}, nil, err
-	}
-	b := v.(builtSnapshot)
-	return b.ref, b.entries[:min(need, len(b.entries))], nil
+	return items, nil
 }
 
-// deviceSnapshot finds the snapshot device of viewer holds, if any.
-func (s *Service) deviceSnapshot(ctx context.Context, viewer ID, device string) (snapshotRef, bool, error) {
-	ms, err := s.do(ctx, s.c.B().Zrange().Key(s.k.liveDevices(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
-	if err != nil {
-		return snapshotRef{}, false, err
-	}
-	for _, m := range ms {
-		if len(m) > 16 && m[16:] == device {
-			ref, ok := decodeSnapshotRef(m[:16])
-			return ref, ok, nil
-		}
-	}
-	return snapshotRef{}, false, nil
-}
-
-// takeSnapshot stores the LIVE and PREVIEW sessions of the anchors viewer
-// follows under a fresh id as device's snapshot, replacing the one it had,
-// and returns it with all its entries. Its cost follows the followed
-// anchors that have sessions: one membership check over the followees,
-// then their queues and sessions, pipelined.
-func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string) (snapshotRef, []liveEntry, error) {
-	ref := snapshotRef{taken: s.nowMS()}
+// takeSnapshot stores the LIVE and PREVIEW sessions of followees under a
+// fresh id as device's snapshot of viewer, replacing the one it had, and
+// returns it with all its entries, in feed order. Two round trips: the
+// queues; then the sessions, read while the snapshot is stored. A queue
+// entry must agree with its session; one left behind by a racing start or
+// end is not served, and is taken out of the stored snapshot in one more.
+func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, now int64, followees []ID) (snapshotRef, []liveEntry, error) {
+	ref := snapshotRef{taken: now}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	ref.id = string(rnd[:])
-	entries, err := s.liveNow(ctx, viewer)
+	items, err := s.liveQueued(ctx, followees)
 	if err != nil {
 		return ref, nil, err
 	}
 	key := s.k.snapshot(viewer, ref.encode())
+	cmds := make([]rueidis.Completed, 0, len(items)+3)
+	for _, it := range items {
+		cmds = append(cmds, s.c.B().Hgetall().Key(s.k.live(it.ID)).Build())
+	}
 	// A sentinel (id 0, lowest score) keeps an empty snapshot's key alive, so
 	// its expiry is always noticed.
 	add := s.c.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), member(0))
-	for _, e := range entries {
-		add = add.ScoreMember(float64(e.it.TS), member(e.it.ID))
+	for _, it := range items {
+		add = add.ScoreMember(float64(it.TS), member(it.ID))
 	}
 	ttl := s.o.SnapshotTTL.Milliseconds()
-	if err := firstErr(s.doMulti(ctx, add.Build(),
-		s.c.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
+	cmds = append(cmds, add.Build(), s.c.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
 		snapSwap.cmd(s.c.B(), []string{s.k.liveDevices(viewer), key}, []string{
-			s.k.snapshot(viewer, ""), device, ref.encode(), scoreArg(ref.taken), strconv.FormatInt(ttl, 10), itoa(s.o.MaxDevices)}))); err != nil {
-		return ref, nil, err
-	}
-	return ref, entries, nil
-}
-
-// liveNow lists the LIVE and PREVIEW sessions of the anchors viewer follows
-// in feed order, checked against the sessions themselves.
-func (s *Service) liveNow(ctx context.Context, viewer ID) ([]liveEntry, error) {
-	fg, err := s.followingIDs(ctx, viewer)
-	if err != nil || len(fg) == 0 {
-		return nil, err
-	}
-	flags, err := s.do(ctx, s.c.B().Smismember().Key(s.k.liveAnchors()).Member(members(fg)...).Build()).ToArray()
-	if err != nil {
-		return nil, err
-	}
-	var queues []rueidis.Completed
-	for i, f := range flags {
-		if on, _ := f.AsBool(); on {
-			queues = append(queues, s.newestCmd(s.k.liveQueue(fg[i]), math.MaxInt32))
-		}
-	}
-	var items []Item
-	for _, r := range s.doMulti(ctx, queues...) {
-		q, err := parseEntries(r)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, q...)
-	}
-	ids := make([]ID, len(items))
-	for i, it := range items {
-		ids[i] = it.ID
-	}
-	ls, err := s.LiveSessions(ctx, ids)
-	if err != nil {
-		return nil, err
+			s.k.snapshot(viewer, ""), device, ref.encode(), scoreArg(ref.taken), strconv.FormatInt(ttl, 10), itoa(s.o.MaxDevices)}))
+	rs := s.doMulti(ctx, cmds...)
+	if err := firstErr(rs); err != nil {
+		return ref, nil, fmt.Errorf("store live snapshot: %w", err)
 	}
 	var out []liveEntry
-	for i, l := range ls {
-		// A queue entry must agree with its session; one left behind by a
-		// racing start or end is skipped.
-		if l != nil && l.EndedAt == nil && queueScore(l) == items[i].TS {
-			out = append(out, liveEntry{it: items[i], state: l.State(), l: l})
+	var stale []string
+	for i, it := range items {
+		m, err := rs[i].AsStrMap()
+		if err != nil {
+			return ref, nil, err
+		}
+		var l *LiveSession
+		if len(m) > 0 {
+			l = parseLive(it.ID, m)
+		}
+		if l == nil || l.EndedAt != nil || queueScore(l) != it.TS {
+			stale = append(stale, member(it.ID))
+			continue
+		}
+		out = append(out, liveEntry{it: it, state: l.State(), l: l})
+	}
+	if len(stale) > 0 {
+		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(stale...).Build()).Error(); err != nil {
+			return ref, nil, fmt.Errorf("store live snapshot: drop stale entries: %w", err)
 		}
 	}
 	slices.SortFunc(out, func(a, b liveEntry) int {
@@ -507,41 +696,15 @@ func (s *Service) liveNow(ctx context.Context, viewer ID) ([]liveEntry, error) {
 		}
 		return 1
 	})
-	return out, nil
-}
-
-// fromSnapshot reads the page after a cursor: from the snapshot while it
-// lasts (state 0); pos is where the replays continue (nil: from the top).
-func (s *Service) fromSnapshot(ctx context.Context, req LiveRequest, need int) (snapshotRef, []liveEntry, *Item, error) {
-	c, err := s.openCursor(ctx, req.After, req.Viewer)
-	if err != nil {
-		return snapshotRef{}, nil, nil, err
-	}
-	ref, ok := decodeSnapshotRef(c.Session)
-	if !ok {
-		return ref, nil, nil, errorf(CodeInvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
-	}
-	if c.State == StateTimeline {
-		n, err := s.do(ctx, s.c.B().Exists().Key(s.k.snapshot(req.Viewer, ref.encode())).Build()).AsInt64()
-		if err != nil {
-			return ref, nil, nil, err
-		}
-		if n == 0 {
-			return ref, nil, nil, errSnapshotExpired
-		}
-		return ref, nil, &Item{TS: c.TS, ID: c.LastID}, nil
-	}
-	found, err := s.readSnapshot(ctx, req.Viewer, ref, &Item{TS: c.TS, ID: c.LastID}, need)
-	return ref, found, nil, err
+	return ref, out, nil
 }
 
 var errSnapshotExpired = errorf(CodeCursorExpired, "the live feed snapshot behind this cursor has expired or was replaced by a newer first page on this device; request the first page again")
 
-// readSnapshot reads up to need entries of snapshot ref after pos (nil:
-// from the top), or CURSOR_EXPIRED when the snapshot is gone (expired, or
-// replaced by a newer one of its device).
-func (s *Service) readSnapshot(ctx context.Context, viewer ID, ref snapshotRef, pos *Item, need int) ([]liveEntry, error) {
-	key := s.k.snapshot(viewer, ref.encode())
+// snapshotItems reads up to need entries of the snapshot key after pos, or
+// CURSOR_EXPIRED when the snapshot is gone (expired, or replaced by a newer
+// one of its device).
+func (s *Service) snapshotItems(ctx context.Context, key string, pos *Item, need int) ([]Item, error) {
 	rs := s.doMulti(ctx, s.c.B().Exists().Key(key).Build(), s.seekCmd(older, source{key: key}, pos, need))
 	if err := firstErr(rs); err != nil {
 		return nil, err
@@ -553,7 +716,13 @@ func (s *Service) readSnapshot(ctx context.Context, viewer ID, ref snapshotRef, 
 	if err != nil {
 		return nil, err
 	}
-	items = slices.DeleteFunc(items, func(it Item) bool { return it.ID == 0 })
+	return dropSentinel(items), nil
+}
+
+// snapshotEntries reads the sessions of a snapshot's items. The edge shows
+// the state the session had in the snapshot (its score's sign), the node
+// its current state.
+func (s *Service) snapshotEntries(ctx context.Context, items []Item) ([]liveEntry, error) {
 	ids := make([]ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -568,34 +737,17 @@ func (s *Service) readSnapshot(ctx context.Context, viewer ID, ref snapshotRef, 
 		if items[i].TS > 0 {
 			state = StateLive
 		}
-		if l != nil { // the node shows its current state; the edge, the snapshot's
+		if l != nil {
 			out = append(out, liveEntry{it: items[i], state: state, l: l})
 		}
 	}
 	return out, nil
 }
 
-// replays pages viewer's replay timeline from pos (at most the snapshot
-// time, so a session live in the snapshot cannot show again as a replay).
-func (s *Service) replays(ctx context.Context, viewer ID, ref snapshotRef, pos *Item, need int) ([]liveEntry, *Item, bool, error) {
-	v, err := s.loadView(ctx, s.replaysTL(), viewer, older, pos, need)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	found, scanned, more, err := collect(ctx, s, v, older, pos, need, s.visibleReplays(s.k.snapshot(viewer, ref.encode())))
-	if err != nil {
-		return nil, nil, false, err
-	}
-	out := make([]liveEntry, len(found))
-	for i, e := range found {
-		out[i] = liveEntry{it: e.it, state: StateReplay, l: e.val}
-	}
-	return out, scanned, more, nil
-}
-
 // visibleReplays keeps ended sessions of anchors the viewer follows that
-// are not in the snapshot: one that ended in the very millisecond the
-// snapshot was taken may be in both, and is shown once, from the snapshot.
+// are not in the stored snapshot (empty: not checked here): one that ended
+// in the very millisecond the snapshot was taken may be in both, and is
+// shown once, from the snapshot.
 func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 	return func(ctx context.Context, v *view, items []Item) ([]*LiveSession, error) {
 		ids := make([]ID, len(items))
@@ -604,7 +756,8 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 			ids[i] = it.ID
 			cmds = append(cmds, s.c.B().Hgetall().Key(s.k.live(it.ID)).Build())
 		}
-		if len(ids) > 0 {
+		check := snapshot != "" && len(ids) > 0
+		if check {
 			cmds = append(cmds, s.c.B().Zmscore().Key(snapshot).Member(members(ids)...).Build())
 		}
 		rs := s.doMulti(ctx, cmds...)
@@ -617,17 +770,20 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 		if len(ids) == 0 {
 			return out, nil
 		}
-		inSnapshot, _ := rs[len(ids)].ToArray()
+		var inSnapshot []rueidis.RedisMessage
+		if check {
+			inSnapshot, _ = rs[len(ids)].ToArray()
+		}
 		for i, id := range ids {
 			m, err := rs[i].AsStrMap()
 			if err != nil {
 				return nil, err
 			}
-			if len(m) == 0 || !inSnapshot[i].IsNil() {
+			if len(m) == 0 || (check && !inSnapshot[i].IsNil()) {
 				continue
 			}
 			l := parseLive(id, m)
-			if l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS && v.follows[l.Anchor] {
+			if l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS && l.Anchor != v.viewer && !v.unfollowed[l.Anchor] {
 				out[i] = l
 			}
 		}

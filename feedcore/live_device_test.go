@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // snapshotKeys counts the live feed snapshots stored under s's prefix.
@@ -135,5 +136,101 @@ func TestLiveSnapshotReuse(t *testing.T) {
 	}
 	if n := snapshotKeys(t, s); n != 1 {
 		t.Fatalf("%d snapshots, want 1", n)
+	}
+}
+
+// TestLiveFeedRoundTrips: with a rate charge riding, a first live page
+// costs at most 3 Redis round trips, built or reused, whether the snapshot
+// fills it or replays follow; so does a page after a cursor, in the
+// snapshot and in the replays. The viewer follows anchors on several live
+// shards. Every lane.
+func TestLiveFeedRoundTrips(t *testing.T) {
+	for _, reuse := range []time.Duration{0, 3 * time.Second} {
+		t.Run("reuse="+reuse.String(), func(t *testing.T) {
+			clk := &clock{}
+			clk.ms.Store(time.Now().UnixMilli())
+			s := testService(t, Options{SnapshotReuse: reuse, Now: clk.now})
+			ctx := context.Background()
+			const viewer = ID(1)
+			anchors := []ID{2, 3, 4, 5, 6, 7, 8, 9}
+			mustUsers(t, s, append([]ID{viewer}, anchors...)...)
+			shards := map[int]bool{}
+			for _, a := range anchors {
+				if err := s.Follow(ctx, viewer, a); err != nil {
+					t.Fatal(err)
+				}
+				shards[liveShardOf(a)] = true
+			}
+			if len(shards) < 3 {
+				t.Fatalf("anchors on %d live shards; the test wants several", len(shards))
+			}
+			// Each anchor: one replay, one LIVE and one PREVIEW session.
+			for i, a := range anchors {
+				for j := range 3 {
+					clk.advance(time.Millisecond)
+					l, err := s.ScheduleLive(ctx, a, "show", clk.now().Add(time.Duration(i*3+j+1)*time.Minute))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if j < 2 {
+						if _, err := s.StartLive(ctx, a, l.ID); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if j == 0 {
+						if _, err := s.EndLive(ctx, a, l.ID); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			drain(t, s)
+			clk.advance(time.Second)
+			// Scripts load on first use (a round trip per script): not counted.
+			if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: viewer, First: 100, Device: "warm"}); err != nil {
+				t.Fatal(err)
+			}
+			l := RateLimit{Rate: 1000, Burst: 100000}
+			page := func(what string, req LiveRequest) *LivePage {
+				t.Helper()
+				rctx, n := roundtrip.NewContext(ctx)
+				ch := s.NewCharge(Subject{Viewer: viewer}, 1, l)
+				rctx = WithCharge(rctx, ch)
+				pg, err := s.LiveFeed(rctx, req)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if v, err := ch.Settle(rctx); err != nil || v.Err != nil {
+					t.Fatalf("%s: charge %+v, %v", what, v, err)
+				}
+				if n.Trips() > 3 {
+					t.Errorf("%s: %d round trips, want at most 3", what, n.Trips())
+				}
+				t.Logf("%s: %d edges, %d round trips", what, len(pg.Edges), n.Trips())
+				return pg
+			}
+			req := LiveRequest{Viewer: viewer, First: 5}
+			first := page("first page, from the snapshot", req)
+			if len(first.Edges) != 5 || !first.HasNext || first.Edges[0].State != StateLive {
+				t.Fatalf("first page: %d edges, next %v", len(first.Edges), first.HasNext)
+			}
+			again := page("first page again (reused within the window, else rebuilt)", req)
+			if reuse > 0 && again.EndCursor != first.EndCursor {
+				t.Error("a first page within the reuse window did not reuse the snapshot")
+			}
+			next := page("page after a cursor, snapshot and replays", LiveRequest{Viewer: viewer, First: 15, After: again.EndCursor})
+			if len(next.Edges) != 15 || next.Edges[len(next.Edges)-1].State != StateReplay || next.Edges[0].State == StateReplay {
+				t.Fatalf("second page: %d edges", len(next.Edges))
+			}
+			last := page("page after a cursor in the replays", LiveRequest{Viewer: viewer, First: 10, After: next.EndCursor})
+			if len(last.Edges) != 4 || last.HasNext {
+				t.Fatalf("last page: %d edges, next %v; want the 4 replays left", len(last.Edges), last.HasNext)
+			}
+			clk.advance(reuse + time.Second)
+			whole := page("first page with replays", LiveRequest{Viewer: viewer, First: 30, Device: "tablet"})
+			if len(whole.Edges) != 24 || whole.HasNext {
+				t.Fatalf("whole feed: %d edges, next %v; want 24", len(whole.Edges), whole.HasNext)
+			}
+		})
 	}
 }

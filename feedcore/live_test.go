@@ -233,7 +233,7 @@ func runLiveModel(t *testing.T, seed uint64) {
 					in, _ := s.newest(ctx, s.k.replayInbox(v), 100)
 					rr, _ := s.c.Do(ctx, s.c.B().Hgetall().Key(s.k.replayReader(v)).Build()).AsStrMap()
 					rs, _ := s.c.Do(ctx, s.c.B().Hgetall().Key(s.k.reader(v)).Build()).AsStrMap()
-					bv, _ := s.c.Do(ctx, s.c.B().Smembers().Key(s.k.bigV()).Build()).AsStrSlice()
+					bv, _ := s.c.Do(ctx, s.c.B().Smembers().Key(s.k.bigFollowees(v)).Build()).AsStrSlice()
 					t.Logf("taken %d replay inbox %v horizon %q reader %q bigv %q follows %v", clk.ms.Load(), in, rr, rs, bv, m.follows[v])
 					t.Fatalf("viewer %d, page size %d:\n got %v\nwant %v", v, n, got, want)
 				}

@@ -39,6 +39,12 @@ const maxIdempotencyKey = 128
 // dispatcher materializes the post (hash, outbox, own inbox) before fanning
 // it out, as this request does right away. If the append fails, nothing was
 // written anywhere.
+//
+// Round trips: the log script, which also spends the author's pending rate
+// charge (the allowance lives on the same shard), then the
+// materialization: 2. The check that the author exists is served from
+// this process's memory of existing users (usersExist); the first publish
+// of an author this process has never seen adds one round trip.
 func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) (_ *Post, err error) {
 	defer wrap(&err, "publish")
 	text, err = s.validText(text)
@@ -63,6 +69,9 @@ func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) 
 
 // logPublish appends a new post's publish event and returns the post: the
 // new one, or the one an earlier attempt with the same idempotency key made.
+// The author's pending rate charge, if ctx carries one not yet spent, is
+// spent by the same script: refused, nothing is written and the error is
+// RATE_LIMITED.
 func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (*Post, error) {
 	shard := s.shardOf(author)
 	keys := []string{s.k.events(shard), s.k.clock(shard)}
@@ -70,14 +79,36 @@ func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (
 		sum := sha256.Sum256([]byte(key))
 		keys = append(keys, s.k.idempotency(shard, author, hex.EncodeToString(sum[:16])))
 	}
-	args := []string{"alloc", scoreArg(s.nowMS()), text, strconv.Itoa(int(idempotencyTTL.Seconds())),
-		"t", evPublish, "u", FormatID(author), "x", text}
+	ch := chargeOf(ctx)
+	rateKey, charge, rides := ch.spendIn(author)
+	if rides {
+		// The script spends it; the client must not send it again.
+		keys, ctx = append(keys, rateKey), withoutCharge(ctx)
+	}
+	args := append(logArgs("alloc", s.nowMS(), text, int(idempotencyTTL.Seconds()), key != "", charge),
+		"t", evPublish, "u", FormatID(author), "x", text)
 	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
+	if err == nil && len(arr) < 3 {
+		err = fmt.Errorf("reply of %d values", len(arr))
+	}
+	if rides {
+		var v Verdict
+		if err == nil {
+			status, _ := arr[0].AsInt64()
+			wait, _ := arr[1].AsInt64()
+			left, _ := arr[len(arr)-1].AsInt64()
+			v = verdictFrom(status != -1, wait, left, ch.cost)
+		}
+		ch.settleWith(v, err)
+		if v.Err != nil {
+			return nil, v.Err
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("queue publish: %w", err)
 	}
 	var ms, count string
-	if fresh, _ := arr[0].AsInt64(); fresh == 1 && len(arr) == 4 {
+	if fresh, _ := arr[0].AsInt64(); fresh == 1 && len(arr) >= 4 {
 		ms, _ = arr[1].ToString()
 		count, _ = arr[2].ToString()
 	} else if rec, err := arr[1].ToString(); err == nil {
@@ -136,7 +167,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 		shard := s.shardOf(p.Author)
 		e := event{Type: evPublish, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, Text: p.Text}
 		cmds[i] = logScript.cmd(s.c.B(), []string{s.k.events(shard), s.k.clock(shard)},
-			append([]string{"given", "0", "", "0"}, e.fields()...))
+			append(logArgs("given", 0, "", 0, false, nil), e.fields()...))
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		return 0, fmt.Errorf("queue posts: %w", err)

@@ -10,27 +10,38 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// gcra is the generic cell rate algorithm over one key, spending a cost of
-// several points at once: KEYS[1] holds the theoretical arrival time (ms)
-// at which the allowance is whole again. ARGV: now, emission interval (ms
-// per point), tolerance (ms: the budget of points times the interval),
-// cost (points). Replies {1, 0, remaining} when the cost is spent, {0,
-// retry after ms, remaining} when not (nothing is spent then). remaining
-// is the points left afterwards, rounded down. Atomic, so replicas sharing
-// a Redis share one allowance. Hand-written on purpose: the Go rate-limit
-// libraries keep their state in process memory, and a limit shared by every
-// replica needs it in Redis, in one script that rides the request's first
-// pipeline (no extra round trip).
-var gcra = newScript(false, `
-local now, interval, tolerance, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-local next = tat + interval * cost
-if next - now > tolerance then
-  return {0, math.ceil(next - now - tolerance), math.floor((tolerance - (tat - now)) / interval)}
+// luaSpend is the generic cell rate algorithm over one key, spending a
+// cost of several points at once: key holds the theoretical arrival time
+// (ms) at which the allowance is whole again. Arguments: now, emission
+// interval (ms per point), tolerance (ms: the budget of points times the
+// interval), cost (points). It returns 1, 0, remaining when the cost is
+// spent, 0, retry after ms, remaining when not (nothing is spent then).
+// remaining is the points left afterwards, rounded down. Atomic, so
+// replicas sharing a Redis share one allowance. Hand-written on purpose:
+// the Go rate-limit libraries keep their state in process memory, and a
+// limit shared by every replica needs it in Redis, in a script that rides
+// the request's first pipeline (no extra round trip). A publish's log
+// script runs it too (events.go), so the charge and the append are one
+// step.
+const luaSpend = `
+local function spend(key, now, interval, tolerance, cost)
+  now, interval, tolerance, cost = tonumber(now), tonumber(interval), tonumber(tolerance), tonumber(cost)
+  local tat = tonumber(redis.call('GET', key) or now)
+  if tat < now then tat = now end
+  local next = tat + interval * cost
+  if next - now > tolerance then
+    return 0, math.ceil(next - now - tolerance), math.floor((tolerance - (tat - now)) / interval)
+  end
+  redis.call('SET', key, next, 'PX', math.ceil(next - now) + 1)
+  return 1, 0, math.floor((tolerance - (next - now)) / interval)
 end
-redis.call('SET', KEYS[1], next, 'PX', math.ceil(next - now) + 1)
-return {1, 0, math.floor((tolerance - (next - now)) / interval)}
+`
+
+// gcra spends ARGV[4] points of the allowance KEYS[1] (luaSpend; ARGV:
+// now, interval, tolerance, cost). Replies {ok, retry after ms, remaining}.
+var gcra = newScript(false, luaSpend+`
+local ok, wait, left = spend(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return {ok, wait, left}
 `)
 
 // RateLimit is an allowance of points: Burst points at most, refilled at
@@ -51,10 +62,12 @@ type Subject struct {
 	Kind string
 }
 
+// rateKey is sub's allowance. A viewer's is on the viewer's stream shard,
+// where a publish's log script can spend it (keys.rateLimitIn).
 func (s *Service) rateKey(sub Subject) string {
 	k := s.k.rateLimitAddr(sub.Addr)
 	if sub.Viewer != 0 {
-		k = s.k.rateLimit(sub.Viewer)
+		k = s.k.rateLimitIn(s.shardOf(sub.Viewer), sub.Viewer)
 	}
 	if sub.Kind != "" {
 		k += ":" + sub.Kind
@@ -90,16 +103,17 @@ func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit)
 	if l.Rate <= 0 {
 		return Verdict{Cost: cost}, nil
 	}
-	cmd, cost := s.spendCmd(sub, cost, l)
-	return verdictOf(s.do(ctx, cmd), cost)
+	key, args, cost := s.spendArgs(sub, cost, l)
+	return verdictOf(s.do(ctx, gcra.cmd(s.c.B(), []string{key}, args)), cost)
 }
 
-func (s *Service) spendCmd(sub Subject, cost int, l RateLimit) (rueidis.Completed, int) {
+// spendArgs is the allowance key and luaSpend's arguments for spending
+// cost points of sub's allowance now, and the cost capped at the budget.
+func (s *Service) spendArgs(sub Subject, cost int, l RateLimit) (string, []string, int) {
 	cost = min(max(cost, 1), max(l.Burst, 1))
 	interval := 1000 / l.Rate
 	tolerance := interval * float64(max(l.Burst, 1))
-	return gcra.cmd(s.c.B(), []string{s.rateKey(sub)},
-		[]string{scoreArg(s.nowMS()), ftoa(interval), ftoa(tolerance), strconv.Itoa(cost)}).Pin(), cost
+	return s.rateKey(sub), []string{scoreArg(s.nowMS()), ftoa(interval), ftoa(tolerance), strconv.Itoa(cost)}, cost
 }
 
 func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
@@ -113,13 +127,18 @@ func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
 	ok, _ := arr[0].AsInt64()
 	wait, _ := arr[1].AsInt64() // Lua numbers come back as integers
 	left, _ := arr[2].AsInt64()
+	return verdictFrom(ok == 1, wait, left, cost), nil
+}
+
+// verdictFrom is the Verdict of luaSpend's reply.
+func verdictFrom(ok bool, wait, left int64, cost int) Verdict {
 	v := Verdict{Cost: cost, Remaining: int(max(left, 0))}
-	if ok != 1 {
+	if !ok {
 		retry := time.Duration(max(wait, 1)) * time.Millisecond
 		v.Err = &Error{Code: CodeRateLimited, RetryAfter: retry,
 			Message: fmt.Sprintf("this operation costs %d points and the allowance has %d; retry after %s", cost, v.Remaining, retry)}
 	}
-	return v, nil
+	return v
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
@@ -135,6 +154,11 @@ type Charge struct {
 	s    *Service
 	cmd  rueidis.Completed
 	cost int
+	// sub, key and args are what cmd spends, for a script that spends the
+	// charge itself (spendIn).
+	sub  Subject
+	key  string
+	args []string
 	// beforeWrites: the cost rides only a pipeline of reads; before the
 	// first write it is spent alone, so a refused mutation writes nothing.
 	beforeWrites bool
@@ -152,8 +176,9 @@ func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
 	if l.Rate <= 0 {
 		return nil
 	}
-	cmd, cost := s.spendCmd(sub, cost, l)
-	return &Charge{s: s, cmd: cmd, cost: cost, done: make(chan struct{})}
+	key, args, cost := s.spendArgs(sub, cost, l)
+	cmd := gcra.cmd(s.c.B(), []string{key}, args).Pin()
+	return &Charge{s: s, cmd: cmd, cost: cost, sub: sub, key: key, args: args, done: make(chan struct{})}
 }
 
 // NewWriteCharge is NewCharge for a mutation: the cost rides the first
@@ -215,6 +240,25 @@ func (ch *Charge) resolve(ctx context.Context, r rueidis.RedisResult) {
 		}
 	}
 	ch.verdict, ch.err = verdictOf(r, ch.cost)
+	close(ch.done)
+}
+
+// spendIn claims the charge for a script that spends it itself (with
+// luaSpend over key and args) when that script runs on the slot of
+// viewer's stream shard and the charge is viewer's. The caller must then
+// send the script with withoutCharge and call settleWith with its outcome.
+func (ch *Charge) spendIn(viewer ID) (key string, args []string, ok bool) {
+	if ch == nil || ch.sub.Viewer != viewer || !ch.claim() {
+		return "", nil, false
+	}
+	return ch.key, ch.args, true
+}
+
+// settleWith resolves a charge claimed by spendIn: the verdict of the
+// script that spent it, or the store's error when it did not answer.
+func (ch *Charge) settleWith(v Verdict, err error) {
+	v.Cost = ch.cost
+	ch.verdict, ch.err = v, err
 	close(ch.done)
 }
 

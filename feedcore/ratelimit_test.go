@@ -3,11 +3,13 @@ package feedcore
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
 
@@ -94,36 +96,76 @@ func TestChargeRides(t *testing.T) {
 	}
 }
 
-// TestWriteChargeRidesReads: a mutation's charge rides its first Redis call
-// when that call only reads (a publish's author check: the publish stays
-// at 3 round trips), and is spent alone before a first call that writes (a
-// like's script: 2 round trips).
+// TestWriteChargeRidesReads: a publish spends its charge in its log script
+// (the author's allowance is on the author's stream shard), so with the
+// rate limit on it costs 2 round trips, the log and the materialization;
+// a like's charge is spent alone before its script (2 round trips). A
+// refused publish answers RATE_LIMITED and writes nothing. Every lane.
 func TestWriteChargeRidesReads(t *testing.T) {
-	s := testService(t, Options{})
+	s := testService(t, Options{StreamShards: 3})
 	mustUsers(t, s, 1, 2)
 	l := RateLimit{Rate: 1, Burst: 1000}
 	// Scripts load on first use (a round trip per script): not counted.
 	if _, err := s.Publish(context.Background(), 1, "warm"); err != nil {
 		t.Fatal(err)
 	}
-	trips := func(f func(ctx context.Context) error) int {
+	trips := func(sub Subject, cost int, f func(ctx context.Context) error) (int, Verdict) {
 		t.Helper()
 		ctx, n := roundtrip.NewContext(context.Background())
-		ch := s.NewWriteCharge(Subject{Viewer: 2}, 10, l)
+		ch := s.NewWriteCharge(sub, cost, l)
 		ctx = WithCharge(ctx, ch)
-		if err := f(ctx); err != nil {
-			t.Fatal(err)
+		err := f(ctx)
+		v, serr := ch.Settle(ctx)
+		if serr != nil || (err != nil) != (v.Err != nil) {
+			t.Fatalf("charge: %+v, %v; operation: %v", v, serr, err)
 		}
-		if v, err := ch.Settle(ctx); err != nil || v.Err != nil {
-			t.Fatalf("charge: %+v, %v", v, err)
-		}
-		return n.Trips()
+		return n.Trips(), v
 	}
 	var p *Post
-	if n := trips(func(ctx context.Context) (err error) { p, err = s.Publish(ctx, 2, "hi"); return err }); n != 3 {
-		t.Errorf("publish with a rate charge: %d round trips, want 3 (author check with the charge, log, post)", n)
+	publish := func(ctx context.Context) (err error) { p, err = s.Publish(ctx, 2, "hi"); return err }
+	if n, v := trips(Subject{Viewer: 2}, 10, publish); n > 2 || v.Err != nil || v.Remaining != 990 {
+		t.Errorf("publish with a rate charge: %d round trips, verdict %+v; want at most 2 (log with the charge, post) and 990 points left", n, v)
 	}
-	if n := trips(func(ctx context.Context) error { _, _, err := s.Like(ctx, 1, p.ID); return err }); n != 2 {
+	for _, key := range []string{"", "k"} {
+		if n, _ := trips(Subject{Viewer: 2}, 10, func(ctx context.Context) error { _, err := s.PublishOnce(ctx, 2, "again", key); return err }); n > 2 {
+			t.Errorf("publish (idempotency key %q) with a rate charge: %d round trips, want at most 2", key, n)
+		}
+	}
+	if n, _ := trips(Subject{Viewer: 1}, 10, func(ctx context.Context) error { _, _, err := s.Like(ctx, 1, p.ID); return err }); n != 2 {
 		t.Errorf("like with a rate charge: %d round trips, want 2 (the charge alone, then the like)", n)
+	}
+	// Over the allowance: refused in the log script, nothing written.
+	drain(t, s)
+	before, err := storetest.Keys(context.Background(), s.c, s.o.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := s.k.events(s.shardOf(2))
+	length := func() int64 {
+		n, err := s.c.Do(context.Background(), s.c.B().Xlen().Key(events).Build()).AsInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	logged := length()
+	n, v := trips(Subject{Viewer: 2}, 1000, func(ctx context.Context) error {
+		_, err := s.PublishOnce(ctx, 2, "refused", "k2")
+		if CodeOf(err) != CodeRateLimited {
+			t.Errorf("publish over the allowance: %v, want RATE_LIMITED", err)
+		}
+		return err
+	})
+	if CodeOf(v.Err) != CodeRateLimited || n != 1 {
+		t.Errorf("refused publish: verdict %+v after %d round trips, want RATE_LIMITED after 1", v, n)
+	}
+	after, err := storetest.Keys(context.Background(), s.c, s.o.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(before)
+	slices.Sort(after)
+	if !slices.Equal(before, after) || length() != logged {
+		t.Errorf("a refused publish wrote: keys %q, before %q; %d events, before %d", after, before, length(), logged)
 	}
 }

@@ -17,7 +17,7 @@ import (
 //
 //   - follows: followers sets from the following sets;
 //   - posts: outboxes from the posts that are not deleted;
-//   - live: anchor queues, the live index and replay outboxes from the sessions;
+//   - live: anchor queues and replay outboxes from the sessions;
 //   - authors: stale followers, outbox, queue and replay entries out; big-V
 //     status (sticky: a big-V stays one) and push mode for authors over the
 //     threshold, their active sets built as promotion does and pruned of
@@ -366,7 +366,8 @@ func (s *Service) pruneOutbox(ctx context.Context, u ID, st *RebuildStats) error
 }
 
 // pruneLive removes from u's queue and replay outbox the sessions whose
-// hash no longer puts them there, and settles u in the live index.
+// hash no longer puts them there. (The queues need no index: readers find
+// them by live shard.)
 func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
 	sets, err := s.allOf(ctx, func(id ID) string { return s.k.liveQueue(id) }, []ID{u})
 	if err != nil {
@@ -400,19 +401,6 @@ func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
 			return err
 		}
 	}
-	rs := s.doMulti(ctx, s.c.B().Zcard().Key(s.k.liveQueue(u)).Build(),
-		s.c.B().Sismember().Key(s.k.liveAnchors()).Member(member(u)).Build())
-	if err := firstErr(rs); err != nil {
-		return err
-	}
-	n, _ := rs[0].AsInt64()
-	in, _ := rs[1].AsBool()
-	switch {
-	case n > 0 && !in:
-		return s.do(ctx, s.c.B().Sadd().Key(s.k.liveAnchors()).Member(member(u)).Build()).Error()
-	case n == 0 && in:
-		return s.dequeue(ctx, u, 0) // drops u from the index, rechecking as a live mutation does
-	}
 	return nil
 }
 
@@ -424,15 +412,13 @@ func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
 func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error {
 	rs := s.doMulti(ctx,
 		s.c.B().Zcard().Key(s.k.followers(u)).Build(),
-		s.c.B().Sismember().Key(s.k.bigV()).Member(member(u)).Build(),
 		s.c.B().Get().Key(s.k.pushMode(u)).Build())
 	n, err := rs[0].AsInt64()
 	if err != nil {
 		return err
 	}
-	big, _ := rs[1].AsBool()
-	mode, _ := rs[2].ToString()
-	if !big && mode != pushAct && n <= s.bigV.Load() {
+	mode, _ := rs[1].ToString()
+	if mode == pushAll && n <= s.bigV.Load() {
 		return nil
 	}
 	if err := s.promote(ctx, u); err != nil {
@@ -451,7 +437,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 		if _, err := s.withLock(ctx, reader, func() error {
 			rs := s.doMulti(ctx,
 				s.c.B().Zscore().Key(s.k.followers(u)).Member(m).Build(),
-				s.c.B().Zscore().Key(s.k.seen()).Member(m).Build(),
+				s.seenCmd(reader),
 				s.c.B().Hget().Key(s.k.reader(reader)).Field("c").Build())
 			_, notFollower := rs[0].AsFloat64()
 			seen, seenErr := rs[1].AsFloat64()
@@ -472,17 +458,21 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 // fan-out and backfill would have left there, after taking out entries of
 // authors a reader does not follow and tombstones.
 func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildStats) error {
-	bv, err := s.do(ctx, s.c.B().Smembers().Key(s.k.bigV()).Build()).AsStrSlice()
+	fgs, err := s.allOf(ctx, s.k.following, readers)
 	if err != nil {
 		return err
 	}
-	big := make(map[ID]bool, len(bv))
-	for _, m := range bv {
-		id, _ := memberID(m)
-		big[id] = true
+	follows := make([][]ID, len(readers))
+	for i := range readers {
+		if follows[i], err = idsOf(fgs[i]); err != nil {
+			return err
+		}
 	}
-	fgs, err := s.allOf(ctx, s.k.following, readers)
+	big, err := s.bigVAmong(ctx, follows)
 	if err != nil {
+		return err
+	}
+	if err := s.pruneBigFollowees(ctx, readers, follows, big, st); err != nil {
 		return err
 	}
 	// Which big-V followees push to each reader: those whose active set
@@ -490,11 +480,7 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildS
 	type pair struct{ r, f ID }
 	var asks []pair
 	var cmds []rueidis.Completed
-	follows := make([][]ID, len(readers))
 	for i, r := range readers {
-		if follows[i], err = idsOf(fgs[i]); err != nil {
-			return err
-		}
 		for _, f := range follows[i] {
 			if big[f] {
 				asks = append(asks, pair{r, f})
@@ -534,6 +520,68 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildS
 	st.Readers += int64(len(readers))
 	st.InboxEntries += int64(n1 + n2)
 	return nil
+}
+
+// bigVAmong tells which of the followees listed are big-V (promoted or
+// being promoted), by their push mode.
+func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, error) {
+	var ids []ID
+	seen := map[ID]bool{}
+	for _, fs := range follows {
+		for _, f := range fs {
+			if !seen[f] {
+				seen[f] = true
+				ids = append(ids, f)
+			}
+		}
+	}
+	cmds := make([]rueidis.Completed, len(ids))
+	for i, f := range ids {
+		cmds[i] = s.c.B().Get().Key(s.k.pushMode(f)).Build()
+	}
+	big := make(map[ID]bool, len(ids))
+	for i, r := range s.doMulti(ctx, cmds...) {
+		mode, err := r.ToString()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return nil, err
+		}
+		big[ids[i]] = mode != pushAll
+	}
+	return big, nil
+}
+
+// pruneBigFollowees removes from each reader's set of big-V followees the
+// accounts it does not follow or that are not big-V. Adding the missing
+// ones is the authors phase's: promoting a big-V notes it in every
+// follower's set.
+func (s *Service) pruneBigFollowees(ctx context.Context, readers []ID, follows [][]ID, big map[ID]bool, st *RebuildStats) error {
+	cmds := make([]rueidis.Completed, len(readers))
+	for i, r := range readers {
+		cmds[i] = s.c.B().Smembers().Key(s.k.bigFollowees(r)).Build()
+	}
+	rs := s.doMulti(ctx, cmds...)
+	var writes []rueidis.Completed
+	for i, r := range readers {
+		have, err := rs[i].AsStrSlice()
+		if err != nil {
+			return err
+		}
+		keep := map[string]bool{}
+		for _, f := range follows[i] {
+			keep[member(f)] = big[f]
+		}
+		var stale []string
+		for _, m := range have {
+			if !keep[m] {
+				stale = append(stale, m)
+			}
+		}
+		if len(stale) > 0 {
+			st.Removed += int64(len(stale))
+			writes = append(writes, s.c.B().Srem().Key(s.k.bigFollowees(r)).Member(stale...).Build())
+		}
+	}
+	return firstErr(s.doMulti(ctx, writes...))
 }
 
 // pruneInbox removes from r's inboxes the posts and replays of authors r

@@ -158,7 +158,7 @@ func (f *rebuildFixture) check(t *testing.T, when string) {
 }
 
 // derivedPatterns are the key prefixes of every derived structure.
-var derivedPatterns = []string{"fr:{", "ac:{", "pm:{", "i:{", "o:{", "ri:{", "ro:{", "rr:{", "lq:{", "lsn:{", "lsd:{", "bigv", "lanchors"}
+var derivedPatterns = []string{"fr:{", "ac:{", "pm:{", "i:{", "o:{", "ri:{", "ro:{", "rr:{", "lq:{", "lsn:{", "lsd:{", "bf:{"}
 
 // dropDerived deletes every derived key, and the horizon fields of the
 // readers' hashes (their complete flag is a record).
@@ -228,6 +228,7 @@ func TestRebuildRepairsInboxes(t *testing.T) {
 	f := newRebuildFixture(t, 7)
 	s, ctx := f.s, context.Background()
 	corrupted := 0
+	stale := map[ID]ID{}
 	for v := ID(1); v <= ID(f.users); v++ {
 		in, err := s.newest(ctx, s.k.inbox(v), 100)
 		if err != nil {
@@ -245,7 +246,12 @@ func TestRebuildRepairsInboxes(t *testing.T) {
 				if err := s.do(ctx, s.c.B().Zadd().Key(s.k.inbox(v)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()+10_000_000), member(p.ID)).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
-				corrupted++
+				// and that author among v's big-V followees
+				if err := s.do(ctx, s.c.B().Sadd().Key(s.k.bigFollowees(v)).Member(member(p.Author)).Build()).Error(); err != nil {
+					t.Fatal(err)
+				}
+				stale[v] = p.Author
+				corrupted += 2
 				break
 			}
 		}
@@ -259,6 +265,11 @@ func TestRebuildRepairsInboxes(t *testing.T) {
 	}
 	if st.Removed < int64(corrupted) {
 		t.Fatalf("removed %d entries, corrupted %d", st.Removed, corrupted)
+	}
+	for v, a := range stale {
+		if in, _ := s.do(ctx, s.c.B().Sismember().Key(s.k.bigFollowees(v)).Member(member(a)).Build()).AsBool(); in {
+			t.Errorf("user %d still lists %d, whom it does not follow, among its big-V followees", v, a)
+		}
 	}
 	f.check(t, "after repairing corrupt inboxes")
 }

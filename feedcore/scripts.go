@@ -224,14 +224,39 @@ keepHorizon(KEYS[1], KEYS[2], tonumber(ARGV[1]))
 return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 `)
 
-// followAdd adds ARGV[1] to the following set KEYS[1] unless it holds
-// ARGV[2] already: 1 added, 0 already there, -1 at the limit. Atomic, so
-// concurrent follows cannot pass the limit.
+// followAdd adds ARGV[1] to the following set KEYS[1] unless it holds it
+// already or ARGV[2] others: 1 added, 0 already there, -1 at the limit.
+// Atomic, so concurrent follows cannot pass the limit. A new follow also
+// drops the followee from the reader's recent unfollows KEYS[2].
 var followAdd = newScript(false, `
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
+`)
+
+// bigFolloweeAdd adds ARGV[1] to the big-V followees KEYS[2] if the
+// following set KEYS[1] holds it: checked in the reader's slot, so a
+// promotion racing an unfollow cannot leave a big-V the reader left.
+var bigFolloweeAdd = newScript(false, `
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return redis.call('SADD', KEYS[2], ARGV[1]) end
+return 0
+`)
+
+// unfollowCommit removes ARGV[1] from the following set KEYS[1] and the
+// big-V followees KEYS[2], and notes it in the reader's recent unfollows
+// KEYS[3] at ARGV[2] ms, forgetting notes before ARGV[3] ms and keeping the
+// newest ARGV[4]: reads hide its posts still in the inbox by that note, so
+// they need not read the whole following set. One slot, the reader's: the
+// unfollow's record of truth and its notes change together.
+var unfollowCommit = newScript(false, `
+local gone = redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[3])
+redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -tonumber(ARGV[4]) - 1)
+return gone
 `)
 
 // parseSeek reads a seek script's reply: its entries and, when asked for,

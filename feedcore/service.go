@@ -33,6 +33,9 @@ type Service struct {
 	// first pages of one viewer's device.
 	snapshots singleflight.Group
 
+	// known remembers users seen to exist (usersExist).
+	known knownSet
+
 	stats stats
 	// bigV is the big-V threshold in force; operators may change it live.
 	bigV atomic.Int64

@@ -5,6 +5,11 @@ package feedcore
 // per reader with its horizon hash, the same fan-out and the same read.
 type timeline struct {
 	inbox, outbox, horizon func(ID) string
+	// eagerFollowees: a read loads the following set in its first round
+	// trip. The live feed does: its first page files the followed anchors'
+	// sessions in a snapshot. The posts feed reads it only below the
+	// inbox horizon.
+	eagerFollowees bool
 }
 
 func (s *Service) postsTL() timeline {
@@ -12,7 +17,7 @@ func (s *Service) postsTL() timeline {
 }
 
 func (s *Service) replaysTL() timeline {
-	return timeline{inbox: s.k.replayInbox, outbox: s.k.replayOutbox, horizon: s.k.replayReader}
+	return timeline{inbox: s.k.replayInbox, outbox: s.k.replayOutbox, horizon: s.k.replayReader, eagerFollowees: true}
 }
 
 // timelines are every kind, for follows, unfollows and upgrades.

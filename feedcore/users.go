@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -77,6 +78,9 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 	if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
 		return 0, err
 	}
+	for _, u := range us[:stopAt] {
+		s.known.add(u.ID)
+	}
 	return stopAt, stop
 }
 
@@ -106,20 +110,67 @@ func (s *Service) Users(ctx context.Context, ids []ID) (_ []*User, err error) {
 	for i, id := range ids {
 		// Static TTL: profile keys never expire in Redis, so rueidis's
 		// per-read PTTL check would only add commands to every miss.
-		cmds[i] = rueidis.CT(s.c.B().Hgetall().Key(s.k.user(id)).Cache().ToStaticTTL(), profileTTL)
+		cmds[i] = rueidis.CT(s.c.B().Hmget().Key(s.k.user(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
 	}
 	out := make([]*User, len(ids))
+	var f [3]string
 	for i, r := range s.c.DoMultiCache(ctx, cmds...) {
-		m, err := r.AsStrMap()
+		found, err := hashFields(r, f[:])
 		if err != nil {
 			return nil, err
 		}
-		if len(m) > 0 {
-			out[i] = &User{ID: ids[i], Handle: m["h"], DisplayName: m["n"], AvatarURL: m["a"]}
+		if found {
+			out[i] = &User{ID: ids[i], Handle: f[0], DisplayName: f[1], AvatarURL: f[2]}
+			s.known.add(ids[i])
 		}
 	}
 	return out, nil
 }
+
+// UserExists reports whether a profile with id exists, without a round
+// trip when this process has seen it exist (see usersExist).
+func (s *Service) UserExists(ctx context.Context, id ID) (_ bool, err error) {
+	defer wrap(&err, "read user %d", id)
+	err = s.usersExist(ctx, id)
+	if CodeOf(err) == CodeNotFound {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// maxKnownUsers bounds knownSet: about 40 bytes each.
+const maxKnownUsers = 1 << 16
+
+// knownSet is the ids of users this process has seen exist, at most
+// maxKnownUsers of them: when full it starts over (a forgotten user costs
+// one read). Safe for concurrent use.
+type knownSet struct {
+	mu  sync.RWMutex
+	ids map[ID]struct{}
+}
+
+func (k *knownSet) has(id ID) bool {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	_, ok := k.ids[id]
+	return ok
+}
+
+func (k *knownSet) add(id ID) {
+	if k.has(id) {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.ids == nil || len(k.ids) >= maxKnownUsers {
+		k.ids = make(map[ID]struct{})
+	}
+	k.ids[id] = struct{}{}
+}
+
+// profileFields are the fields of a profile hash (see PutUsers) that Users
+// reads, in this order.
+var profileFields = []string{"h", "n", "a"}
 
 // User returns one profile, or NOT_FOUND.
 func (s *Service) User(ctx context.Context, id ID) (_ *User, err error) {
@@ -195,14 +246,29 @@ func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) (_ [
 	return out, nil
 }
 
-// usersExist checks every id names a profile; NOT_FOUND names the first that does not.
+// usersExist checks every id names a profile; NOT_FOUND names the first
+// that does not. Users this process has seen exist cost no round trip: no
+// user is ever deleted, so once seen, a user exists for good. The others
+// are checked in one pipeline and remembered.
 func (s *Service) usersExist(ctx context.Context, ids ...ID) error {
-	n, err := s.existing(ctx, ids)
+	var unknown []ID
+	for _, id := range ids {
+		if !s.known.has(id) {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	n, err := s.existing(ctx, unknown)
 	if err != nil {
 		return err
 	}
-	if n < len(ids) {
-		return errorf(CodeNotFound, "no user with id %d", ids[n])
+	for _, id := range unknown[:n] {
+		s.known.add(id)
+	}
+	if n < len(unknown) {
+		return errorf(CodeNotFound, "no user with id %d", unknown[n])
 	}
 	return nil
 }

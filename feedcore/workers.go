@@ -102,11 +102,20 @@ type stream struct {
 	key   string
 	group string
 	name  string // "events" or "tasks", for logs and metrics
+	// beside, when set, tells the entries a consumer may handle beside the
+	// ones after it instead of in order.
+	beside func(rueidis.XRangeEntry) bool
 }
 
 func (s *Service) eventStream(shard int) stream {
-	return stream{shard: shard, key: s.k.events(shard), group: groupDispatch, name: "events"}
+	return stream{shard: shard, key: s.k.events(shard), group: groupDispatch, name: "events", beside: isUpgrade}
 }
+
+// isUpgrade: a reader's upgrade is independent of the events after it (it
+// joins active sets before it backfills, whatever is published meanwhile),
+// so it runs beside them and a burst of returning readers does not hold
+// publishes back.
+func isUpgrade(e rueidis.XRangeEntry) bool { return e.FieldValues["t"] == evActivate }
 
 func (s *Service) taskStream(shard int) stream {
 	return stream{shard: shard, key: s.k.tasks(shard), group: groupExecute, name: "tasks"}
@@ -164,9 +173,16 @@ type handler func(ctx context.Context, st stream, consumer string, e rueidis.XRa
 // errMalformed marks an entry no worker can ever handle.
 var errMalformed = errors.New("malformed entry")
 
-// consume reads new entries of st and handles them one by one, so the
-// stream's length is the work not yet done.
+// maxBeside bounds the entries one consumer handles beside the others.
+const maxBeside = 16
+
+// consume reads new entries of st and handles them one by one (those
+// st.beside picks beside the others), so the stream's length is the work
+// not yet done.
 func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consumer string, h handler) {
+	besides := make(chan struct{}, maxBeside)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for ctx.Err() == nil {
 		// One entry at a time: entries fetched ahead would sit pending and
 		// idle, and the reclaimer would hand them to a second worker.
@@ -183,6 +199,20 @@ func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consu
 			continue
 		}
 		for _, e := range res[st.key] {
+			if st.beside != nil && st.beside(e) {
+				// Acked when done, so the stream still counts it until then.
+				select {
+				case besides <- struct{}{}:
+				case <-ctx.Done():
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer func() { <-besides; wg.Done() }()
+					s.handle(ctx, o, st, consumer, e, h)
+				}()
+				continue
+			}
 			s.handle(ctx, o, st, consumer, e, h)
 		}
 	}

@@ -12,6 +12,7 @@ package loaders
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/vikstrous/dataloadgen"
@@ -27,18 +28,20 @@ const Wait = 200 * time.Microsecond
 type ID = feedcore.ID
 
 // Loaders are one request's dataloaders. Viewer-specific loaders answer
-// for the viewer the Loaders were made for.
+// for the viewer the Loaders were made for. Each loader is made on first
+// use: most operations need two or three of the seven.
 type Loaders struct {
 	svc    *feedcore.Service
 	viewer ID
+	wait   time.Duration
 
-	posts       *dataloadgen.Loader[ID, *feedcore.Post]
-	users       *dataloadgen.Loader[ID, *feedcore.User]
-	live        *dataloadgen.Loader[ID, *feedcore.LiveSession]
-	postCounts  *dataloadgen.Loader[ID, feedcore.PostCounts]
-	graphCounts *dataloadgen.Loader[ID, feedcore.GraphCounts]
-	liked       *dataloadgen.Loader[ID, bool]
-	following   *dataloadgen.Loader[ID, bool]
+	posts       lazy[*feedcore.Post]
+	users       lazy[*feedcore.User]
+	live        lazy[*feedcore.LiveSession]
+	postCounts  lazy[feedcore.PostCounts]
+	graphCounts lazy[feedcore.GraphCounts]
+	liked       lazy[bool]
+	following   lazy[bool]
 }
 
 // Option tunes Loaders.
@@ -51,40 +54,125 @@ func WithWait(d time.Duration) Option { return func(o *options) { o.wait = d } }
 
 // New returns fresh loaders over svc for viewer (0: anonymous).
 func New(svc *feedcore.Service, viewer ID, opts ...Option) *Loaders {
+	l := &Loaders{svc: svc, viewer: viewer, wait: Wait}
+	if len(opts) > 0 {
+		l.wait = optionsOf(opts).wait
+	}
+	return l
+}
+
+func optionsOf(opts []Option) options {
 	o := options{wait: Wait}
 	for _, f := range opts {
 		f(&o)
 	}
-	l := &Loaders{svc: svc, viewer: viewer}
-	opt := dataloadgen.WithWait(o.wait)
-	l.posts = dataloadgen.NewMappedLoader(byID(svc.CachedPosts), opt)
-	l.users = dataloadgen.NewMappedLoader(byID(svc.Users), opt)
-	l.live = dataloadgen.NewMappedLoader(byID(svc.LiveSessions), opt)
-	l.postCounts = dataloadgen.NewMappedLoader(byID(svc.PostCounts), opt)
-	l.graphCounts = dataloadgen.NewMappedLoader(byID(svc.Counts), opt)
-	l.liked = dataloadgen.NewMappedLoader(byID(func(ctx context.Context, ids []ID) ([]bool, error) {
-		return svc.Liked(ctx, viewer, ids)
-	}), opt)
-	l.following = dataloadgen.NewMappedLoader(byID(func(ctx context.Context, ids []ID) ([]bool, error) {
-		return svc.IsFollowing(ctx, viewer, ids)
-	}), opt)
-	return l
+	return o
 }
 
-// byID turns a feedcore batch read (values in the order of ids) into a
-// mapped fetch.
-func byID[V any](read func(context.Context, []ID) ([]V, error)) func(context.Context, []ID) (map[ID]V, error) {
-	return func(ctx context.Context, ids []ID) (map[ID]V, error) {
-		vs, err := read(ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		m := make(map[ID]V, len(ids))
-		for i, id := range ids {
-			m[id] = vs[i]
-		}
-		return m, nil
+// lazy is a loader made on first use by get, and the values primed into
+// it. Primed values are kept in a plain map consulted before the loader
+// (a primed key never reaches it): priming a page's worth of values then
+// costs a map entry each, not a cached thunk each in a loader that may
+// never fetch anything.
+type lazy[V any] struct {
+	once sync.Once
+	ld   *dataloadgen.Loader[ID, V]
+
+	mu     sync.Mutex
+	primed map[ID]V
+}
+
+// get returns z's loader, making it the first time over read, a batch
+// read of l's service (values in the order of ids).
+func (z *lazy[V]) get(l *Loaders, read func(l *Loaders, ctx context.Context, ids []ID) ([]V, error)) *dataloadgen.Loader[ID, V] {
+	z.once.Do(func() {
+		z.ld = dataloadgen.NewMappedLoader(func(ctx context.Context, ids []ID) (map[ID]V, error) {
+			vs, err := read(l, ctx, ids)
+			if err != nil {
+				return nil, err
+			}
+			m := make(map[ID]V, len(ids))
+			for i, id := range ids {
+				m[id] = vs[i]
+			}
+			return m, nil
+		}, dataloadgen.WithWait(l.wait))
+	})
+	return z.ld
+}
+
+// lookup returns the value primed for id, if any.
+func (z *lazy[V]) lookup(id ID) (V, bool) {
+	z.mu.Lock()
+	v, ok := z.primed[id]
+	z.mu.Unlock()
+	return v, ok
+}
+
+// prime stores vs for ids (of equal length), replacing what was loaded
+// or primed before.
+func (z *lazy[V]) prime(ids []ID, vs []V) {
+	if len(ids) == 0 {
+		return
 	}
+	z.mu.Lock()
+	if z.primed == nil {
+		z.primed = make(map[ID]V, len(ids))
+	}
+	for i, id := range ids {
+		z.primed[id] = vs[i]
+	}
+	z.mu.Unlock()
+}
+
+// forget drops what was primed for id.
+func (z *lazy[V]) forget(id ID) {
+	z.mu.Lock()
+	delete(z.primed, id)
+	z.mu.Unlock()
+}
+
+// The loaders, each over its batch read.
+func (l *Loaders) postsLoader() *dataloadgen.Loader[ID, *feedcore.Post] {
+	return l.posts.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]*feedcore.Post, error) {
+		return l.svc.CachedPosts(ctx, ids)
+	})
+}
+
+func (l *Loaders) usersLoader() *dataloadgen.Loader[ID, *feedcore.User] {
+	return l.users.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]*feedcore.User, error) {
+		return l.svc.Users(ctx, ids)
+	})
+}
+
+func (l *Loaders) liveLoader() *dataloadgen.Loader[ID, *feedcore.LiveSession] {
+	return l.live.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]*feedcore.LiveSession, error) {
+		return l.svc.LiveSessions(ctx, ids)
+	})
+}
+
+func (l *Loaders) postCountsLoader() *dataloadgen.Loader[ID, feedcore.PostCounts] {
+	return l.postCounts.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]feedcore.PostCounts, error) {
+		return l.svc.PostCounts(ctx, ids)
+	})
+}
+
+func (l *Loaders) graphCountsLoader() *dataloadgen.Loader[ID, feedcore.GraphCounts] {
+	return l.graphCounts.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]feedcore.GraphCounts, error) {
+		return l.svc.Counts(ctx, ids)
+	})
+}
+
+func (l *Loaders) likedLoader() *dataloadgen.Loader[ID, bool] {
+	return l.liked.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]bool, error) {
+		return l.svc.Liked(ctx, l.viewer, ids)
+	})
+}
+
+func (l *Loaders) followingLoader() *dataloadgen.Loader[ID, bool] {
+	return l.following.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]bool, error) {
+		return l.svc.IsFollowing(ctx, l.viewer, ids)
+	})
 }
 
 type ctxKey struct{}
@@ -103,10 +191,14 @@ func FromContext(ctx context.Context) *Loaders {
 // Viewer is the viewer the loaders answer for.
 func (l *Loaders) Viewer() ID { return l.viewer }
 
-// load is Load with dataloadgen's not-found mapped to the zero value (no
-// fetch here leaves a key out, but a panic recovered by the loader might).
-func load[V any](ctx context.Context, ld *dataloadgen.Loader[ID, V], id ID) (V, error) {
-	v, err := ld.Load(ctx, id)
+// load returns the value primed for id, else loads it: Load with
+// dataloadgen's not-found mapped to the zero value (no fetch here leaves a
+// key out, but a panic recovered by the loader might).
+func load[V any](ctx context.Context, l *Loaders, z *lazy[V], of func(*Loaders) *dataloadgen.Loader[ID, V], id ID) (V, error) {
+	if v, ok := z.lookup(id); ok {
+		return v, nil
+	}
+	v, err := of(l).Load(ctx, id)
 	if errors.Is(err, dataloadgen.ErrNotFound) {
 		var zero V
 		return zero, nil
@@ -116,27 +208,27 @@ func load[V any](ctx context.Context, ld *dataloadgen.Loader[ID, V], id ID) (V, 
 
 // Post returns a post (a tombstone has Deleted set), nil when none exists.
 func (l *Loaders) Post(ctx context.Context, id ID) (*feedcore.Post, error) {
-	return load(ctx, l.posts, id)
+	return load(ctx, l, &l.posts, (*Loaders).postsLoader, id)
 }
 
 // User returns a profile, nil when none exists.
 func (l *Loaders) User(ctx context.Context, id ID) (*feedcore.User, error) {
-	return load(ctx, l.users, id)
+	return load(ctx, l, &l.users, (*Loaders).usersLoader, id)
 }
 
 // LiveSession returns a live session, nil when none exists.
 func (l *Loaders) LiveSession(ctx context.Context, id ID) (*feedcore.LiveSession, error) {
-	return load(ctx, l.live, id)
+	return load(ctx, l, &l.live, (*Loaders).liveLoader, id)
 }
 
 // PostCounts returns a post's counters.
 func (l *Loaders) PostCounts(ctx context.Context, post ID) (feedcore.PostCounts, error) {
-	return load(ctx, l.postCounts, post)
+	return load(ctx, l, &l.postCounts, (*Loaders).postCountsLoader, post)
 }
 
 // GraphCounts returns a user's follower and following counts.
 func (l *Loaders) GraphCounts(ctx context.Context, user ID) (feedcore.GraphCounts, error) {
-	return load(ctx, l.graphCounts, user)
+	return load(ctx, l, &l.graphCounts, (*Loaders).graphCountsLoader, user)
 }
 
 // Liked reports whether the viewer likes post; false when anonymous.
@@ -144,7 +236,7 @@ func (l *Loaders) Liked(ctx context.Context, post ID) (bool, error) {
 	if l.viewer == 0 {
 		return false, nil
 	}
-	return load(ctx, l.liked, post)
+	return load(ctx, l, &l.liked, (*Loaders).likedLoader, post)
 }
 
 // Following reports whether the viewer follows user; false when anonymous
@@ -153,55 +245,70 @@ func (l *Loaders) Following(ctx context.Context, user ID) (bool, error) {
 	if l.viewer == 0 || l.viewer == user {
 		return false, nil
 	}
-	return load(ctx, l.following, user)
-}
-
-// prime stores v for id, replacing what was loaded before.
-func prime[V any](ld *dataloadgen.Loader[ID, V], id ID, v V) {
-	ld.Clear(id)
-	ld.Prime(id, v)
+	return load(ctx, l, &l.following, (*Loaders).followingLoader, user)
 }
 
 // PrimePosts records posts already read.
 func (l *Loaders) PrimePosts(ps ...*feedcore.Post) {
-	for _, p := range ps {
-		if p != nil {
-			prime(l.posts, p.ID, p)
-		}
-	}
+	primeEach(&l.posts, ps, func(p *feedcore.Post) ID { return p.ID })
 }
 
 // PrimeUsers records profiles already read.
 func (l *Loaders) PrimeUsers(us ...*feedcore.User) {
-	for _, u := range us {
-		if u != nil {
-			prime(l.users, u.ID, u)
-		}
-	}
+	primeEach(&l.users, us, func(u *feedcore.User) ID { return u.ID })
 }
 
 // PrimeLiveSessions records sessions already read.
 func (l *Loaders) PrimeLiveSessions(ls ...*feedcore.LiveSession) {
-	for _, s := range ls {
-		if s != nil {
-			prime(l.live, s.ID, s)
+	primeEach(&l.live, ls, func(s *feedcore.LiveSession) ID { return s.ID })
+}
+
+// primeEach primes z with the non-nil values of vs, each under its id.
+func primeEach[V any](z *lazy[*V], vs []*V, id func(*V) ID) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for _, v := range vs {
+		if v == nil {
+			continue
 		}
+		if z.primed == nil {
+			z.primed = make(map[ID]*V, len(vs))
+		}
+		z.primed[id(v)] = v
 	}
 }
 
 // PrimeLike records a post's counters and whether the viewer likes it, as
 // a like or unlike just left them.
 func (l *Loaders) PrimeLike(post ID, c feedcore.PostCounts, liked bool) {
-	prime(l.postCounts, post, c)
-	prime(l.liked, post, liked)
+	l.postCounts.prime([]ID{post}, []feedcore.PostCounts{c})
+	l.liked.prime([]ID{post}, []bool{liked})
+}
+
+// PrimeFollowing records whether the viewer follows users, as the caller
+// already knows it.
+func (l *Loaders) PrimeFollowing(following bool, users ...ID) {
+	if len(users) == 0 {
+		return
+	}
+	l.following.mu.Lock()
+	defer l.following.mu.Unlock()
+	if l.following.primed == nil {
+		l.following.primed = make(map[ID]bool, len(users))
+	}
+	for _, id := range users {
+		l.following.primed[id] = following
+	}
 }
 
 // ForgetUsers drops what was loaded of users' counts and of whether the
 // viewer follows them, after a follow or unfollow changed them.
 func (l *Loaders) ForgetUsers(ids ...ID) {
 	for _, id := range ids {
-		l.graphCounts.Clear(id)
-		l.following.Clear(id)
+		l.graphCounts.forget(id)
+		l.following.forget(id)
+		l.graphCountsLoader().Clear(id)
+		l.followingLoader().Clear(id)
 	}
 }
 
@@ -214,20 +321,10 @@ func (l *Loaders) Hydrate(ctx context.Context, req feedcore.HydrateRequest) erro
 	if err != nil {
 		return err
 	}
-	for i, id := range req.Counts {
-		prime(l.postCounts, id, h.Counts[i])
-	}
-	for i, id := range req.Liked {
-		prime(l.liked, id, h.Liked[i])
-	}
-	for i, id := range req.Users {
-		prime(l.users, id, h.Users[i])
-	}
-	for i, id := range req.GraphCounts {
-		prime(l.graphCounts, id, h.GraphCounts[i])
-	}
-	for i, id := range req.Following {
-		prime(l.following, id, h.Following[i])
-	}
+	l.postCounts.prime(req.Counts, h.Counts)
+	l.liked.prime(req.Liked, h.Liked)
+	l.users.prime(req.Users, h.Users)
+	l.graphCounts.prime(req.GraphCounts, h.GraphCounts)
+	l.following.prime(req.Following, h.Following)
 	return nil
 }

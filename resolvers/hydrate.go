@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -117,8 +118,10 @@ func usersRequest(req *feedcore.HydrateRequest, ids []feedcore.ID, w userWants) 
 }
 
 // hydratePosts primes the loaders with posts and with everything the page
-// asks of them, read in one round trip.
-func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, posts []*feedcore.Post, w postWants) error {
+// asks of them, read in one round trip. posts are a page of viewer's
+// followingFeed: the viewer's profile is read in the same round trip, and
+// every author is the viewer or someone the viewer follows.
+func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, posts []*feedcore.Post, w postWants, viewer feedcore.ID) error {
 	ld.PrimePosts(posts...)
 	if len(posts) == 0 {
 		return nil
@@ -137,6 +140,15 @@ func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, posts 
 	if w.author {
 		usersRequest(&req, distinctAuthors(posts, func(p *feedcore.Post) feedcore.ID { return p.Author }), w.authorWants)
 	}
+	if !slices.Contains(req.Users, viewer) {
+		req.Users = append(slices.Clip(req.Users), viewer)
+	}
+	// The page read kept only posts by the viewer or by accounts the
+	// viewer follows (feedcore.FollowingFeed filters out the rest), so
+	// whether the viewer follows the authors is known without a read of
+	// its own (usersRequest already left the viewer out).
+	ld.PrimeFollowing(true, req.Following...)
+	req.Following = nil
 	return ld.Hydrate(ctx, req)
 }
 

@@ -8,18 +8,32 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/roundtrip"
 )
 
+// LiveFeed reads a page and hydrates its sessions' anchors. As with
+// FollowingFeed, the viewer's profile is checked while the page is read
+// (the two overlap), so the check adds no round trip of its own when the
+// profile is not cached.
 func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string) (*graph.LiveSessionConnection, error) {
-	viewer, err := r.viewerID(ctx)
+	viewer, err := claimedViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := pageSize("first", first); err != nil {
+		if _, verr := r.viewer(ctx); verr != nil {
+			return nil, verr // a ghost is told so first
+		}
 		return nil, err
 	}
-	p, err := r.Svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: viewer, First: deref(first), After: deref(after),
-		Device: deviceID(ctx)})
+	var p *feedcore.LivePage
+	err = roundtrip.Parallel(ctx,
+		func(ctx context.Context) error { _, err := r.viewer(ctx); return err },
+		func(ctx context.Context) (err error) {
+			p, err = r.Svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: viewer, First: deref(first), After: deref(after),
+				Device: deviceID(ctx)})
+			return err
+		})
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
-	"github.com/feedd/feedd/roundtrip"
 )
 
 func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
@@ -67,39 +66,52 @@ func (r *queryResolver) User(ctx context.Context, handle string) (*feedcore.User
 // FollowingFeed reads a page and hydrates it: the loaders are primed with
 // the page's posts and with everything the query asks of them, read in one
 // round trip, so the field resolvers below find it all loaded. The
-// viewer's profile is checked while the page is read; the two overlap, so
-// a page costs two round trips cold (index, then posts) plus one for
-// hydration, and one fewer when posts and profiles are cached.
+// viewer's profile is checked in that same hydration read (it is usually
+// cached, and costs no round trip of its own), so a page costs two round
+// trips cold (index, then posts) plus one for hydration, and one fewer
+// when posts and profiles are cached. A ghost (an id with no profile) is
+// told so before any other error.
 func (r *queryResolver) FollowingFeed(ctx context.Context, first *int, after *string, last *int, before *string) (*graph.PostConnection, error) {
 	viewer, err := claimedViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// feedcore reads 0 as "absent", so an explicit 0 must be refused here.
-	if err := cmp.Or(pageSize("first", first), pageSize("last", last)); err != nil {
+	// A ghost is told so first: failures check the profile before they
+	// are reported.
+	failed := func(err error) (*graph.PostConnection, error) {
 		if _, verr := r.viewer(ctx); verr != nil {
-			return nil, verr // a ghost is told so first
+			return nil, verr
 		}
 		return nil, err
 	}
-	var page *feedcore.FeedPage
-	err = roundtrip.Parallel(ctx,
-		func(ctx context.Context) error { _, err := r.viewer(ctx); return err },
-		func(ctx context.Context) (err error) {
-			page, err = r.Svc.FollowingFeed(ctx, feedcore.FeedRequest{
-				Viewer: viewer, First: deref(first), After: deref(after), Last: deref(last), Before: deref(before),
-			})
-			return err
-		})
+	// feedcore reads 0 as "absent", so an explicit 0 must be refused here.
+	if err := cmp.Or(pageSize("first", first), pageSize("last", last)); err != nil {
+		return failed(err)
+	}
+	page, err := r.Svc.FollowingFeed(ctx, feedcore.FeedRequest{
+		Viewer: viewer, First: deref(first), After: deref(after), Last: deref(last), Before: deref(before),
+	})
 	if err != nil {
-		return nil, err
+		return failed(err)
+	}
+	if len(page.Edges) == 0 {
+		if _, err := r.viewer(ctx); err != nil {
+			return nil, err
+		}
+		return postConnection(page), nil
 	}
 	posts := make([]*feedcore.Post, len(page.Edges))
 	for i, e := range page.Edges {
 		posts[i] = e.Post
 	}
-	if err := r.hydratePosts(ctx, r.loaders(ctx), posts, postPageWants(ctx)); err != nil {
-		return nil, err
+	ld := r.loaders(ctx)
+	if err := r.hydratePosts(ctx, ld, posts, postPageWants(ctx), viewer); err != nil {
+		return failed(err)
+	}
+	if u, err := ld.User(ctx, viewer); err != nil {
+		return failed(err)
+	} else if u == nil {
+		return nil, ghost(viewer)
 	}
 	return postConnection(page), nil
 }

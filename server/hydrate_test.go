@@ -466,3 +466,74 @@ func TestLiveFeedAnchors(t *testing.T) {
 		}
 	}
 }
+
+// A publishPost costs at most 2 Redis round trips with the default rate
+// limit on: the log script, which spends the charge, and the post. The
+// viewer check is answered from the process's memory of users seen to
+// exist. Every lane.
+func TestPublishRoundTrips(t *testing.T) {
+	st := storetest.New(t)
+	e := newEnvWith(t, replicaClient(t, st), st.Prefix, APIConfig{RateLimit: DefaultRateLimit})
+	e.users("ann")
+	const publish = `mutation Post($key: String) { publishPost(input: {text: "hi", idempotencyKey: $key}) { post { id databaseId text } } }`
+	trips := func() (sum, runs float64) {
+		f := gather(t, e.metrics.Registry())
+		sum, _ = f.value("feedd_graphql_redis_round_trips_sum", "type", "mutation", "operation", "Post")
+		runs, _ = f.value("feedd_graphql_redis_round_trips_count", "type", "mutation", "operation", "Post")
+		return sum, runs
+	}
+	// Scripts load on first use (a round trip per script): not counted.
+	e.do(1, publish, nil).as(t, &struct{}{})
+	for _, key := range []any{nil, "k1", "k1"} {
+		sum0, runs0 := trips()
+		e.do(1, publish, map[string]any{"key": key}).as(t, &struct{}{})
+		sum, runs := trips()
+		if runs != runs0+1 {
+			t.Fatalf("publishPost ran %v times, want 1", runs-runs0)
+		}
+		t.Logf("publishPost (idempotency key %v): %v round trips", key, sum-sum0)
+		if sum-sum0 > 2 {
+			t.Errorf("publishPost (idempotency key %v): %v round trips, want at most 2", key, sum-sum0)
+		}
+	}
+}
+
+// TestFeedAuthorsFollowed: on a followingFeed page, viewerIsFollowing is
+// true for the authors the viewer follows and false on the viewer's own
+// posts (the page read, which keeps only those, says so without a read of
+// its own).
+func TestFeedAuthorsFollowed(t *testing.T) {
+	e := newEnv(t)
+	defer feedtest.Workers(t, e.svc)()
+	e.users("ann", "bob")
+	e.do(1, `mutation { followUser(userId: "2") { user { id } } }`, nil).as(t, &struct{}{})
+	for v, text := range map[feedcore.ID]string{1: "ann's", 2: "bob's"} {
+		e.do(v, `mutation($t: String!) { publishPost(input: {text: $t}) { post { id } } }`, map[string]any{"t": text}).as(t, &struct{}{})
+	}
+	feedtest.Drain(t, e.svc)
+	var got struct {
+		FollowingFeed struct {
+			Edges []struct {
+				Node struct {
+					Text   string
+					Author struct {
+						Handle    string
+						Following bool `json:"viewerIsFollowing"`
+					}
+				}
+			}
+		} `json:"followingFeed"`
+	}
+	e.do(1, `{ followingFeed { edges { node { text author { handle viewerIsFollowing } } } } }`, nil).as(t, &got)
+	seen := map[string]bool{}
+	for _, ed := range got.FollowingFeed.Edges {
+		n := ed.Node
+		seen[n.Text] = true
+		if want := n.Author.Handle == "bob"; n.Author.Following != want {
+			t.Errorf("%s's post: viewerIsFollowing = %v, want %v", n.Author.Handle, n.Author.Following, want)
+		}
+	}
+	if !seen["ann's"] || !seen["bob's"] {
+		t.Errorf("feed = %+v, want ann's and bob's posts", got.FollowingFeed.Edges)
+	}
+}

@@ -41,6 +41,7 @@ func main() {
 type flags struct {
 	redisURL, keyPrefix string
 	bigVThreshold       int
+	streamShards        int
 	inboxCap            int
 	skipBuild           bool
 	importFile          string
@@ -60,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.keyPrefix, "key-prefix", "", "key prefix of the network: feedd's --key-prefix; use your own, so the keys can be deleted by a prefix scan afterwards")
 	fs.IntVar(&f.bigVThreshold, "bigv-threshold", 10000, "feedd's --bigv-threshold, used while importing")
 	fs.IntVar(&f.inboxCap, "inbox-cap", 800, "feedd's --inbox-cap, used while importing")
+	fs.IntVar(&f.streamShards, "stream-shards", 0, "feedd's --stream-shards, used while importing; 0: one")
 	fs.BoolVar(&f.skipBuild, "skip-build", false, "reuse the network already under --key-prefix (built with the same --users)")
 	fs.StringVar(&f.importFile, "import-file", "", "keep the generated import file here (JSON Lines); empty: a temporary file, removed after the import")
 	fs.IntVar(&f.spec.Users, "users", 10000, "users in the network, ids 1..N; with --skip-build, the network's")
@@ -143,7 +145,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer st.Close()
 		svc, err = feedcore.New(ctx, st.Client, feedcore.Options{Prefix: f.keyPrefix,
-			BigVThreshold: f.bigVThreshold, InboxCap: f.inboxCap})
+			BigVThreshold: f.bigVThreshold, InboxCap: f.inboxCap, StreamShards: f.streamShards})
 		if err != nil {
 			return fmt.Errorf("open the feed service: %w", err)
 		}

@@ -1,0 +1,24 @@
+package feedcore
+
+import (
+	"testing"
+
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// BenchmarkChunkCmds is the worker's CPU cost of building one chunk's
+// commands, without Redis.
+func BenchmarkChunkCmds(b *testing.B) {
+	s := newService(b, storetest.New(b), Options{})
+	targets := make([]string, chunkSize)
+	for i := range targets {
+		targets[i] = member(ID(1_000_000 + i))
+	}
+	t := task{Type: evPublish, Author: 1, Item: Item{TS: 1_700_000_000_123, ID: 117657342161455529}}
+	b.ReportAllocs()
+	for b.Loop() {
+		cmds := s.chunkCmds(t, targets, "ck", "x")
+		_ = cmds
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunkSize), "ns/target")
+}

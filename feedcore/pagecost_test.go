@@ -1,0 +1,313 @@
+package feedcore
+
+import (
+	"context"
+	"net"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/redisstore"
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// countingConn counts the bytes Redis sends back.
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// countedService is a second Service on st's server and prefix whose
+// connections count the reply bytes they read.
+func countedService(t *testing.T, st *storetest.Store, o Options) (*Service, *atomic.Int64) {
+	t.Helper()
+	n := &atomic.Int64{}
+	ro := redisstore.Options{URL: os.Getenv(storetest.Env), Timeout: 30 * time.Second, ClientName: "feedd-test-counted",
+		Dial: func(ctx context.Context, addr string, d *net.Dialer) (net.Conn, error) {
+			c, err := d.DialContext(ctx, "tcp", addr)
+			if err != nil {
+				return nil, err
+			}
+			return countingConn{Conn: c, n: n}, nil
+		}}
+	if st.Embedded != nil {
+		ro.URL, ro.DisableCache, ro.SingleNode = "redis://"+st.Embedded.Addr(), true, true
+	}
+	counted, err := redisstore.Open(context.Background(), ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(counted.Close)
+	return newService(t, &storetest.Store{Store: counted, Prefix: st.Prefix, Real: st.Real}, o), n
+}
+
+// TestPageCostDoesNotGrowWithTheNetwork: the Redis reply bytes of a warm
+// followingFeed page of an active reader stay within 2x whether 20 or
+// 20,000 accounts elsewhere are big-V, and whether the reader follows 10
+// authors or those plus 2,000 accounts that never post. Reading a global
+// big-V set or the whole following list on every page fails it.
+func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
+	st := storetest.New(t)
+	// Eight stream shards: the 20,000 promotions run on eight dispatchers.
+	o := Options{FollowLimit: 2100, StreamShards: 8}
+	s := newService(t, st, o)
+	startWorkers(t, s, WorkerOptions{})
+	cs, bytes := countedService(t, st, o)
+	ctx := context.Background()
+
+	const reader = ID(1)
+	authors := idRange(11, 10)
+	mustUsers(t, s, reader)
+	putUsers(t, s, authors)
+	follow(t, s, reader, authors)
+	for round := range 3 {
+		for _, a := range authors {
+			if _, err := s.Publish(ctx, a, "post "+itoa(round)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.Touch(ctx, reader); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+
+	page := func(what string) {
+		t.Helper()
+		pg, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: reader, First: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pg.Edges) != 20 {
+			t.Fatalf("%s: page of %d posts, want 20", what, len(pg.Edges))
+		}
+	}
+	warmPage := func(what string) int64 {
+		t.Helper()
+		drain(t, s)
+		page(what) // warms the client-side cache
+		before := bytes.Load()
+		page(what)
+		n := bytes.Load() - before
+		t.Logf("%s: a warm page read %d reply bytes", what, n)
+		return n
+	}
+
+	// 20 big-V accounts the reader does not follow.
+	bigVs := func(from ID, n int) {
+		t.Helper()
+		ids := idRange(from, n)
+		putUsers(t, s, ids)
+		// At threshold 0 one follower makes an account big-V; 20 fans
+		// share the edges, within the follow limit.
+		prev := s.Options().BigVThreshold
+		s.SetBigVThreshold(0)
+		defer s.SetBigVThreshold(prev)
+		fans := idRange(900_001, 20)
+		putUsers(t, s, fans)
+		edges := make([]Edge, len(ids))
+		for i, b := range ids {
+			edges[i] = Edge{Follower: fans[i%len(fans)], Followee: b}
+		}
+		followEdges(t, s, edges)
+		// Promotions queue on the workers: allow them minutes under -race.
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		if err := s.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bigVs(100_000, 20)
+	base := warmPage("20 big-V elsewhere")
+	if !isBigV(t, s, 100_000) {
+		t.Fatal("the network's big-V accounts were not promoted")
+	}
+
+	// The embedded store runs each promotion's scripts in Go, too slowly
+	// under -race for 20,000; a tenth still shows a global set's cost.
+	many := 20_000
+	if !st.Real {
+		many = 2_000
+	}
+	bigVs(100_020, many-20)
+	withBigV := warmPage(itoa(many) + " big-V elsewhere")
+	if !isBigV(t, s, 100_000+ID(many)-1) {
+		t.Fatal("the network's big-V accounts were not promoted")
+	}
+
+	silent := idRange(200_000, 2000)
+	putUsers(t, s, silent)
+	follow(t, s, reader, silent)
+	withSilent := warmPage("10 authors and 2,000 silent followees")
+
+	for _, c := range []struct {
+		what string
+		n    int64
+	}{{itoa(many) + " big-V accounts elsewhere", withBigV}, {"2,000 silent followees", withSilent}} {
+		if c.n > 2*base {
+			t.Errorf("with %s a warm page costs %d reply bytes, more than twice the %d of the small network", c.what, c.n, base)
+		}
+	}
+}
+
+func isBigV(t *testing.T, s *Service, id ID) bool {
+	t.Helper()
+	mode, _ := s.do(context.Background(), s.c.B().Get().Key(s.k.pushMode(id)).Build()).ToString()
+	return mode == pushAct
+}
+
+// TestLateFanoutToAnUnfollowerIsHidden: a fan-out that read the follower
+// list just before an unfollow writes its post after the unfollow's
+// cleanup. The page, which no longer reads the following set, hides it by
+// the reader's recent-unfollow note; a new follow shows the author again.
+// The big-V followees set follows the unfollow too.
+func TestLateFanoutToAnUnfollowerIsHidden(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	follow(t, s, 1, []ID{2, 3})
+	p2, err := s.Publish(ctx, 2, "by two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Publish(ctx, 3, "by three"); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if err := s.promote(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if bv, _ := s.bigVFollowees(ctx, 1); len(bv) != 1 || bv[0] != 3 {
+		t.Fatalf("big-V followees after promoting 3: %v, want [3]", bv)
+	}
+	if err := s.Unfollow(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Unfollow(ctx, 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	if bv, _ := s.bigVFollowees(ctx, 1); len(bv) != 0 {
+		t.Fatalf("big-V followees after unfollowing 3: %v, want none", bv)
+	}
+	// The straggler: 2's post written to 1's inbox after the cleanup.
+	late := s.appendPush(nil, s.postsTL(), 1, Item{TS: p2.CreatedAt.UnixMilli(), ID: p2.ID}, false)
+	if err := firstErr(s.doMulti(ctx, late...)); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, s, 1, 10); len(got) != 0 {
+		t.Fatalf("feed after unfollowing both shows %v", got)
+	}
+	follow(t, s, 1, []ID{2})
+	drain(t, s)
+	if got := readAll(t, s, 1, 10); len(got) != 1 || got[0] != p2.ID {
+		t.Fatalf("feed after following 2 again: %v, want [%d]", got, p2.ID)
+	}
+}
+
+// TestUnfollowNotesAreBounded: a reader's recent-unfollow notes, which
+// every page reads, hold at most maxUnfollowNotes, the newest, and none
+// older than unfollowMemory; a straggler's post of an author whose note
+// has lapsed is no longer hidden (the limit the README states).
+func TestUnfollowNotesAreBounded(t *testing.T) {
+	clk := &clock{}
+	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	s := testService(t, Options{Now: clk.now})
+	ctx := context.Background()
+	const reader = ID(1)
+	// The first for the lapse; the other maxUnfollowNotes+1 overflow the notes.
+	authors := idRange(2, maxUnfollowNotes+2)
+	putUsers(t, s, append([]ID{reader}, authors...))
+	follow(t, s, reader, authors)
+	p, err := s.Publish(ctx, authors[0], "by the first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	notes := func() []string {
+		t.Helper()
+		ms, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.unfollowed(reader)).Min("0").Max("-1").Build()).AsStrSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	straggle := func() {
+		t.Helper()
+		late := s.appendPush(nil, s.postsTL(), reader, Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, false)
+		if err := firstErr(s.doMulti(ctx, late...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Unfollow(ctx, reader, authors[0]); err != nil {
+		t.Fatal(err)
+	}
+	straggle()
+	clk.advance(unfollowMemory - time.Second)
+	if got := readAll(t, s, reader, 10); len(got) != 0 {
+		t.Fatalf("within %v of the unfollow the feed shows %v", unfollowMemory, got)
+	}
+	clk.advance(2 * time.Second)
+	if got := readAll(t, s, reader, 10); len(got) != 1 || got[0] != p.ID {
+		t.Fatalf("past %v the note should lapse: feed %v, want [%d]", unfollowMemory, got, p.ID)
+	}
+	for _, a := range authors[1:] {
+		clk.advance(time.Millisecond)
+		if err := s.Unfollow(ctx, reader, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms := notes()
+	if len(ms) != maxUnfollowNotes {
+		t.Fatalf("%d unfollow notes, want the newest %d", len(ms), maxUnfollowNotes)
+	}
+	if ms[0] != member(authors[2]) || ms[len(ms)-1] != member(authors[len(authors)-1]) {
+		t.Fatalf("notes run from %x to %x, want the %d newest unfollows", ms[0], ms[len(ms)-1], maxUnfollowNotes)
+	}
+}
+
+// TestActivityIsThrottled: a reader's pages record its read in its
+// activity shard at most once per touchEvery in one process.
+func TestActivityIsThrottled(t *testing.T) {
+	clk := &clock{}
+	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	s := testService(t, Options{Now: clk.now})
+	ctx := context.Background()
+	const reader = ID(7)
+	mustUsers(t, s, reader)
+	seenAt := func() int64 {
+		t.Helper()
+		ms, err := s.c.Do(ctx, s.seenCmd(reader)).AsFloat64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(ms)
+	}
+	page := func() {
+		t.Helper()
+		if _, err := s.FollowingFeed(ctx, FeedRequest{Viewer: reader, First: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page()
+	first := clk.ms.Load()
+	if got := seenAt(); got != first {
+		t.Fatalf("first read recorded at %d, want %d", got, first)
+	}
+	clk.advance(touchEvery - time.Second)
+	page()
+	if got := seenAt(); got != first {
+		t.Fatalf("a read within %v wrote the activity again (%d, want %d)", touchEvery, got, first)
+	}
+	clk.advance(2 * time.Second)
+	page()
+	if got := seenAt(); got != clk.ms.Load() {
+		t.Fatalf("a read past %v recorded %d, want %d", touchEvery, got, clk.ms.Load())
+	}
+}
