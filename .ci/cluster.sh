@@ -21,6 +21,11 @@
 # Nodes run with the Redis settings the README recommends
 # (zset-max-listpack-entries 1024), on every node, so that tests measuring
 # memory see it whichever node holds their keys.
+#
+# Each node's cluster bus listens on its port + 100 (30101-30106), not on
+# Redis's default port + 10000: 40001-40006 lie in Linux's ephemeral range
+# (32768-60999), where any outgoing connection of the machine may hold the
+# port, and a node whose bus port is taken exits at start.
 set -euo pipefail
 
 dir=${FEED_CLUSTER_DIR:-/tmp/feedd-cluster}
@@ -28,6 +33,7 @@ host=127.0.0.1
 base=${FEED_CLUSTER_PORT:-30001}
 ports=()
 for i in 0 1 2 3 4 5; do ports+=($((base + i))); done
+bus_offset=100
 deadline_s=${FEED_CLUSTER_WAIT:-60}
 
 # url is the FEED_TEST_REDIS value: every node, so a client starts even when
@@ -76,6 +82,9 @@ wait_for() {
       for p in "${ports[@]}"; do
         echo "--- node $p:" >&2
         cli "$p" cluster info 2>&1 | grep -E 'cluster_state|known_nodes' >&2 || true
+        if ! cli "$p" ping >/dev/null 2>&1 && [ -f "$dir/$p/redis.log" ]; then
+          tail -n 5 "$dir/$p/redis.log" >&2
+        fi
       done
       return 1
     fi
@@ -87,7 +96,7 @@ wait_for() {
 # (nodes.conf, log, pid) lives in $dir/PORT.
 start_node() {
   redis-server --bind "$host" --port "$1" --dir "$dir/$1" \
-    --cluster-enabled yes --cluster-config-file "$dir/$1/nodes.conf" \
+    --cluster-enabled yes --cluster-port $(($1 + bus_offset)) --cluster-config-file "$dir/$1/nodes.conf" \
     --cluster-node-timeout 2000 --save "" --appendonly no \
     --zset-max-listpack-entries 1024 \
     --logfile "$dir/$1/redis.log" --pidfile "$dir/$1/redis.pid" \
@@ -137,6 +146,20 @@ start() {
     rm -rf "${dir:?}/$p"
     mkdir -p "$dir/$p"
     start_node "$p"
+  done
+  # A node that exited at start (a port taken in that instant) gets two more
+  # tries, 10 s apart.
+  local try
+  for try in 1 2; do
+    deadline_s=10 wait_for up "every node answering PING" 2>/dev/null && break
+    for p in "${ports[@]}"; do
+      if ! cli "$p" ping >/dev/null 2>&1; then
+        echo "cluster.sh: node $p did not start (try $try); its log ends:" >&2
+        tail -n 2 "$dir/$p/redis.log" >&2 || true
+        rm -f "$dir/$p/redis.pid" "$dir/$p/nodes.conf"
+        start_node "$p"
+      fi
+    done
   done
   wait_for up "every node answering PING"
   local addrs=()
