@@ -128,8 +128,7 @@ func TestInboxKeys(t *testing.T) {
 // TestBigVPushesOnlyToActive: a big-V's post reaches active followers'
 // inboxes and no inactive one's, yet every follower's feed shows it.
 func TestBigVPushesOnlyToActive(t *testing.T) {
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{BigVThreshold: 5, ActiveWindow: time.Hour, Now: clk.now})
 	ctx := context.Background()
 	mustUsers(t, s, 1)

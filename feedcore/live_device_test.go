@@ -98,8 +98,7 @@ func TestLiveSnapshotPerDevice(t *testing.T) {
 // With SnapshotReuse, a first page soon after the last one reads the same
 // snapshot; after the window a new one replaces it.
 func TestLiveSnapshotReuse(t *testing.T) {
-	clk := &clock{}
-	clk.ms.Store(time.Now().UnixMilli())
+	clk := clockAt(time.Now())
 	s := testService(t, Options{SnapshotReuse: 5 * time.Second, Now: clk.now})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2)
@@ -147,8 +146,7 @@ func TestLiveSnapshotReuse(t *testing.T) {
 func TestLiveFeedRoundTrips(t *testing.T) {
 	for _, reuse := range []time.Duration{0, 3 * time.Second} {
 		t.Run("reuse="+reuse.String(), func(t *testing.T) {
-			clk := &clock{}
-			clk.ms.Store(time.Now().UnixMilli())
+			clk := clockAt(time.Now())
 			s := testService(t, Options{SnapshotReuse: reuse, Now: clk.now})
 			ctx := context.Background()
 			const viewer = ID(1)

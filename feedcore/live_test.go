@@ -139,8 +139,7 @@ func TestLiveFeedMatchesModel(t *testing.T) {
 
 func runLiveModel(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{InboxCap: 3 + rng.IntN(4), BigVThreshold: 2, Now: clk.now})
 	ctx := context.Background()
 	const anchors, viewers = 5, 3

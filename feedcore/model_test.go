@@ -44,6 +44,16 @@ type clock struct{ ms atomic.Int64 }
 func (c *clock) now() time.Time          { return time.UnixMilli(c.ms.Load()) }
 func (c *clock) advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
+// clockAt is a clock that starts at t and moves only when advanced.
+func clockAt(t time.Time) *clock {
+	c := &clock{}
+	c.ms.Store(t.UnixMilli())
+	return c
+}
+
+// testEpoch is where tests on a fixed clock start.
+var testEpoch = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+
 // TestFeedMatchesModel runs random publishes, deletes, follows, unfollows,
 // activity changes and big-V threshold crossings, and after each drain
 // checks every viewer's feed, paged at several sizes both ways, against the
@@ -63,8 +73,7 @@ func TestFeedMatchesModel(t *testing.T) {
 
 func runModel(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{InboxCap: 4 + rng.IntN(8), BigVThreshold: 3 + rng.IntN(4), ActiveWindow: time.Hour, Now: clk.now})
 	ctx := context.Background()
 	const users = 9
@@ -211,8 +220,7 @@ func readAllBackward(tb testing.TB, s *Service, viewer ID, n int) []ID {
 // posts), delete, follow and unfollow: every page continues strictly older
 // than the last, so no item is ever repeated across pages.
 func TestPagingDuringWrites(t *testing.T) {
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{InboxCap: 20, BigVThreshold: 3, Now: clk.now})
 	ctx := context.Background()
 	const users = 8

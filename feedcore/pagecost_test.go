@@ -216,8 +216,7 @@ func TestLateFanoutToAnUnfollowerIsHidden(t *testing.T) {
 // older than unfollowMemory; a straggler's post of an author whose note
 // has lapsed is no longer hidden (the limit the README states).
 func TestUnfollowNotesAreBounded(t *testing.T) {
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
 	const reader = ID(1)
@@ -275,8 +274,7 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 // TestActivityIsThrottled: a reader's pages record its read in its
 // activity shard at most once per touchEvery in one process.
 func TestActivityIsThrottled(t *testing.T) {
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
 	const reader = ID(7)

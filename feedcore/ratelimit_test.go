@@ -14,8 +14,7 @@ import (
 )
 
 func TestRateLimit(t *testing.T) {
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
 	l := RateLimit{Rate: 10, Burst: 5}
@@ -58,8 +57,7 @@ func TestRateLimit(t *testing.T) {
 // A charge spends its cost with the first Redis call carrying it, in the
 // same round trip; once refused, later calls fail without reaching Redis.
 func TestChargeRides(t *testing.T) {
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
 	l := RateLimit{Rate: 1, Burst: 10}

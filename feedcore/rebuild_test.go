@@ -25,8 +25,7 @@ type rebuildFixture struct {
 
 func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	clk := &clock{}
-	clk.ms.Store(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clk := clockAt(testEpoch)
 	s := testService(t, Options{InboxCap: 5, BigVThreshold: 3, ActiveWindow: time.Hour, Now: clk.now})
 	ctx := context.Background()
 	const users = 10
