@@ -163,17 +163,17 @@ func (s *Service) exportMembers(ctx context.Context, ids []ID, key func(ID) stri
 	return nil
 }
 
+// exportable reports whether p is a post to export: it exists, is not
+// deleted, and has an author (not a stray hash).
+func exportable(p *Post) bool { return p != nil && !p.Deleted && p.Author != 0 }
+
 func (s *Service) exportPosts(ctx context.Context, ids []ID, sink ExportSink) error {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
-	}
-	ps, err := parsePosts(ids, s.doMulti(ctx, cmds...))
+	ps, err := s.Posts(ctx, ids)
 	if err != nil {
 		return err
 	}
 	for _, p := range ps {
-		if p == nil || p.Deleted || p.Author == 0 {
+		if !exportable(p) {
 			continue
 		}
 		if err := sink.Post(p); err != nil {
@@ -209,16 +209,12 @@ const exportRecent = 5 * time.Minute
 // again those published since the posts pass began (recent), so that no
 // like or counts line comes without its post.
 func (s *Service) livePosts(ctx context.Context, ids []ID, sink ExportSink) ([]*Post, error) {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
-	}
-	ps, err := parsePosts(ids, s.doMulti(ctx, cmds...))
+	ps, err := s.Posts(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	for i, p := range ps {
-		if p == nil || p.Deleted || p.Author == 0 {
+		if !exportable(p) {
 			ps[i] = nil
 			continue
 		}
