@@ -26,10 +26,7 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 		fs.Usage()
 		return errors.New("export takes one file")
 	}
-	if store.embedded() {
-		return errors.New("export needs --redis: the embedded store of this process is empty")
-	}
-	st, svc, err := openService(ctx, store, store.options(), "export")
+	st, svc, err := openShared(ctx, store, "export", "the embedded store of this process is empty")
 	if err != nil {
 		return err
 	}

@@ -27,10 +27,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		fs.Usage()
 		return errors.New("import takes one file")
 	}
-	if store.embedded() {
-		return errors.New("import needs --redis: the embedded store lives only as long as this process; use `feedd serve --import FILE` instead")
-	}
-	st, svc, err := openService(ctx, store, store.options(), "import")
+	st, svc, err := openShared(ctx, store, "import", "the embedded store lives only as long as this process; use `feedd serve --import FILE` instead")
 	if err != nil {
 		return err
 	}

@@ -27,10 +27,7 @@ func runRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 		fs.Usage()
 		return errors.New("rebuild takes no arguments")
 	}
-	if store.embedded() {
-		return errors.New("rebuild needs --redis: the embedded store holds nothing to rebuild")
-	}
-	st, svc, err := openService(ctx, store, store.options(), "rebuild")
+	st, svc, err := openShared(ctx, store, "rebuild", "the embedded store holds nothing to rebuild")
 	if err != nil {
 		return err
 	}

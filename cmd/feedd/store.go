@@ -27,6 +27,16 @@ func openService(ctx context.Context, s *storeFlags, opts feedcore.Options, role
 	return st, svc, nil
 }
 
+// openShared is openService for the subcommands that only make sense on a
+// Redis other processes share (worker, import, export, rebuild); instead
+// says what to do when no --redis was given.
+func openShared(ctx context.Context, s *storeFlags, role, instead string) (*redisstore.Store, *feedcore.Service, error) {
+	if s.embedded() {
+		return nil, nil, fmt.Errorf("%s needs --redis: %s", role, instead)
+	}
+	return openService(ctx, s, s.options(), role)
+}
+
 // clientName tells replicas apart in CLIENT LIST and worker consumer names.
 func clientName(role string) string {
 	host, err := os.Hostname()

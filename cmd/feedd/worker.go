@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,11 +32,7 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("worker takes no arguments, got %q", fs.Args())
 	}
-	if store.embedded() {
-		return errors.New("worker needs --redis: an embedded store is private to one process, where `feedd serve` runs workers already")
-	}
-	opts := store.options()
-	st, svc, err := openService(ctx, store, opts, "worker")
+	st, svc, err := openShared(ctx, store, "worker", "an embedded store is private to one process, where `feedd serve` runs workers already")
 	if err != nil {
 		return err
 	}
