@@ -121,11 +121,8 @@ func usersRequest(req *feedcore.HydrateRequest, ids []feedcore.ID, w userWants) 
 // asks of them, read in one round trip. posts are a page of viewer's
 // followingFeed: the viewer's profile is read in the same round trip, and
 // every author is the viewer or someone the viewer follows.
-func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, posts []*feedcore.Post, w postWants, viewer feedcore.ID) error {
+func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, posts []*feedcore.Post, w postWants) error {
 	ld.PrimePosts(posts...)
-	if len(posts) == 0 {
-		return nil
-	}
 	ids := make([]feedcore.ID, len(posts))
 	for i, p := range posts {
 		ids[i] = p.ID
@@ -140,8 +137,8 @@ func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, posts 
 	if w.author {
 		usersRequest(&req, distinctAuthors(posts, func(p *feedcore.Post) feedcore.ID { return p.Author }), w.authorWants)
 	}
-	if !slices.Contains(req.Users, viewer) {
-		req.Users = append(slices.Clip(req.Users), viewer)
+	if !slices.Contains(req.Users, req.Viewer) {
+		req.Users = append(slices.Clip(req.Users), req.Viewer)
 	}
 	// The page read kept only posts by the viewer or by accounts the
 	// viewer follows (feedcore.FollowingFeed filters out the rest), so

@@ -21,10 +21,7 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 		return nil, err
 	}
 	if err := pageSize("first", first); err != nil {
-		if _, verr := r.viewer(ctx); verr != nil {
-			return nil, verr // a ghost is told so first
-		}
-		return nil, err
+		return nil, r.ghostFirst(ctx, err)
 	}
 	var p *feedcore.LivePage
 	err = roundtrip.Parallel(ctx,

@@ -76,40 +76,27 @@ func (r *queryResolver) FollowingFeed(ctx context.Context, first *int, after *st
 	if err != nil {
 		return nil, err
 	}
-	// A ghost is told so first: failures check the profile before they
-	// are reported.
-	failed := func(err error) (*graph.PostConnection, error) {
-		if _, verr := r.viewer(ctx); verr != nil {
-			return nil, verr
-		}
-		return nil, err
-	}
 	// feedcore reads 0 as "absent", so an explicit 0 must be refused here.
 	if err := cmp.Or(pageSize("first", first), pageSize("last", last)); err != nil {
-		return failed(err)
+		return nil, r.ghostFirst(ctx, err)
 	}
 	page, err := r.Svc.FollowingFeed(ctx, feedcore.FeedRequest{
 		Viewer: viewer, First: deref(first), After: deref(after), Last: deref(last), Before: deref(before),
 	})
 	if err != nil {
-		return failed(err)
-	}
-	if len(page.Edges) == 0 {
-		if _, err := r.viewer(ctx); err != nil {
-			return nil, err
-		}
-		return postConnection(page), nil
+		return nil, r.ghostFirst(ctx, err)
 	}
 	posts := make([]*feedcore.Post, len(page.Edges))
 	for i, e := range page.Edges {
 		posts[i] = e.Post
 	}
+	// An empty page is hydrated too: that reads the viewer's profile.
 	ld := r.loaders(ctx)
-	if err := r.hydratePosts(ctx, ld, posts, postPageWants(ctx), viewer); err != nil {
-		return failed(err)
+	if err := r.hydratePosts(ctx, ld, posts, postPageWants(ctx)); err != nil {
+		return nil, r.ghostFirst(ctx, err)
 	}
 	if u, err := ld.User(ctx, viewer); err != nil {
-		return failed(err)
+		return nil, r.ghostFirst(ctx, err)
 	} else if u == nil {
 		return nil, ghost(viewer)
 	}

@@ -33,6 +33,15 @@ func ghost(id feedcore.ID) error {
 	return fail(feedcore.CodeUnauthenticated, "not signed in: no user has id %d", id)
 }
 
+// ghostFirst is err, unless the viewer is a ghost (an id with no
+// profile), who is told so first.
+func (r *Resolver) ghostFirst(ctx context.Context, err error) error {
+	if _, verr := r.viewer(ctx); verr != nil {
+		return verr
+	}
+	return err
+}
+
 // claimedViewer is the id the caller authenticated as, not yet checked
 // against the store, or UNAUTHENTICATED.
 func claimedViewer(ctx context.Context) (feedcore.ID, error) {
@@ -60,7 +69,7 @@ func (r *Resolver) viewerID(ctx context.Context) (feedcore.ID, error) {
 		return 0, err
 	}
 	if !ok {
-		return 0, fail(feedcore.CodeUnauthenticated, "not signed in: no user has id %d", id)
+		return 0, ghost(id)
 	}
 	return id, nil
 }
