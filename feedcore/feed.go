@@ -131,7 +131,7 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 	if err := firstErr(rs); err != nil {
 		return nil, err
 	}
-	v := &view{tl: tl, viewer: viewer, unfollowed: map[ID]bool{}, spec: specRead{from: pos, limit: limit, res: rs[3], ok: true}}
+	v := &view{tl: tl, viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[3], ok: true}}
 	if tl.eagerFollowees {
 		fg, _ := rs[4].AsStrSlice()
 		ids, err := idsOf(fg)
@@ -146,12 +146,15 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 		return nil, err
 	}
 	uf, _ := rs[1].AsStrSlice()
-	for _, m := range uf {
-		id, err := memberID(m)
-		if err != nil {
-			return nil, err
+	ufIDs, err := idsOf(uf)
+	if err != nil {
+		return nil, err
+	}
+	if len(ufIDs) > 0 { // usually none: no map for most pages
+		v.unfollowed = make(map[ID]bool, len(ufIDs))
+		for _, id := range ufIDs {
+			v.unfollowed[id] = true
 		}
-		v.unfollowed[id] = true
 	}
 	c, _ := rs[2].ToString()
 	v.complete = c == "1"
@@ -417,8 +420,9 @@ func (s *Service) seekCmd(o scanOrder, src source, from *Item, limit int) rueidi
 
 // page turns what collect found into a FeedPage of n edges.
 func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[Post], scanned *Item, more bool) *FeedPage {
+	sealer := s.cursors() // one key for the whole page
 	seal := func(it Item) string {
-		return s.cursors().Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
+		return sealer.Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
 	shown := found[:min(n, len(found))]
 	pg := &FeedPage{Edges: make([]FeedEdge, len(shown))}

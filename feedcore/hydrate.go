@@ -2,7 +2,6 @@ package feedcore
 
 import (
 	"context"
-	"time"
 
 	"github.com/feedd/feedd/roundtrip"
 	"github.com/redis/rueidis"
@@ -52,10 +51,8 @@ func (s *Service) CachedPosts(ctx context.Context, ids []ID) (_ []*Post, err err
 		if err != nil {
 			return nil, err
 		}
-		if found { // as parsePost reads a whole hash
-			author, _ := ParseID(f[0])
-			ts, _ := parseInt(f[1])
-			out[i] = &Post{ID: ids[i], Author: author, Text: f[2], CreatedAt: time.UnixMilli(ts).UTC(), Deleted: f[3] == "1"}
+		if found {
+			out[i] = newPost(ids[i], f[0], f[1], f[2], f[3])
 		}
 	}
 	return out, nil

@@ -309,8 +309,8 @@ type replayRead struct {
 // the same time as the read that carries it, and must not wait for its
 // verdict (a refused request fails on that read; this one only reads, bar
 // the throttled activity touch any refused read may carry).
-func (s *Service) loadReplayView(ctx context.Context, viewer ID, pos *Item, need int) (*view, error) {
-	return s.loadView(withoutCharge(ctx), s.replaysTL(), viewer, older, pos, need)
+func (s *Service) loadReplayView(ctx context.Context, tl timeline, viewer ID, pos *Item, need int) (*view, error) {
+	return s.loadView(withoutCharge(ctx), tl, viewer, older, pos, need)
 }
 
 // collectReplays reads up to need replays visible to v's viewer from pos,
@@ -349,6 +349,7 @@ func (s *Service) finishLivePage(viewer ID, ref snapshotRef, n int, snap []liveE
 func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n int) (*LivePage, error) {
 	now := s.nowMS()
 	top := &Item{TS: now, ID: math.MaxUint64}
+	tl := s.replaysTL().withFollowees() // a new snapshot files the followed anchors' sessions
 	var (
 		v      *view
 		reused *snapshotRead
@@ -360,9 +361,9 @@ func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n
 				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.o.SnapshotReuse.Milliseconds(), n+1)
 				return err
 			},
-			func(ctx context.Context) (err error) { v, err = s.loadReplayView(ctx, viewer, top, n+1); return err })
+			func(ctx context.Context) (err error) { v, err = s.loadReplayView(ctx, tl, viewer, top, n+1); return err })
 	} else {
-		v, err = s.loadView(ctx, s.replaysTL(), viewer, older, top, n+1)
+		v, err = s.loadView(ctx, tl, viewer, older, top, n+1)
 	}
 	if err != nil {
 		return nil, err
@@ -429,7 +430,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 				return err
 			},
 			func(ctx context.Context) (err error) {
-				v, err = s.loadReplayView(ctx, req.Viewer, pos, n+1)
+				v, err = s.loadReplayView(ctx, s.replaysTL(), req.Viewer, pos, n+1)
 				return err
 			})
 		if err != nil {
@@ -448,7 +449,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 	err = roundtrip.Parallel(ctx,
 		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, pos, n+1); return err },
 		func(ctx context.Context) (err error) {
-			v, err = s.loadReplayView(ctx, req.Viewer, &Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
+			v, err = s.loadReplayView(ctx, s.replaysTL(), req.Viewer, &Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
 			return err
 		})
 	if err != nil {
@@ -792,12 +793,13 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 }
 
 func (s *Service) livePage(viewer ID, ref snapshotRef, n int, found []liveEntry, scanned *Item, more bool) *LivePage {
+	sealer, session := s.cursors(), ref.encode() // once a page
 	seal := func(e liveEntry) string {
 		state := StateTimeline
 		if e.state != StateReplay {
 			state = StateSnapshot
 		}
-		return s.cursors().Seal(Cursor{Session: ref.encode(), State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
+		return sealer.Seal(Cursor{Session: session, State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
 	}
 	shown := found[:min(n, len(found))]
 	pg := &LivePage{Edges: make([]LiveEdge, len(shown)), HasNext: more}

@@ -316,7 +316,13 @@ func parsePost(id ID, r rueidis.RedisResult) (*Post, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
-	author, _ := ParseID(m["a"])
-	ts, _ := parseInt(m["t"])
-	return &Post{ID: id, Author: author, Text: m["x"], CreatedAt: time.UnixMilli(ts).UTC(), Deleted: m["d"] == "1"}, nil
+	return newPost(id, m["a"], m["t"], m["x"], m["d"]), nil
+}
+
+// newPost is the post a post hash's fields (author, time, text, deleted)
+// describe, whether read whole (parsePost) or by field (CachedPosts).
+func newPost(id ID, author, ts, text, deleted string) *Post {
+	a, _ := ParseID(author)
+	ms, _ := parseInt(ts)
+	return &Post{ID: id, Author: a, Text: text, CreatedAt: time.UnixMilli(ms).UTC(), Deleted: deleted == "1"}
 }

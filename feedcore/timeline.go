@@ -6,10 +6,15 @@ package feedcore
 type timeline struct {
 	inbox, outbox, horizon func(ID) string
 	// eagerFollowees: a read loads the following set in its first round
-	// trip. The live feed does: its first page files the followed anchors'
-	// sessions in a snapshot. The posts feed reads it only below the
-	// inbox horizon.
+	// trip (withFollowees). Only a first live page does: it may file the
+	// followed anchors' sessions in a new snapshot. Other reads load it
+	// only below the inbox horizon.
 	eagerFollowees bool
+}
+
+func (tl timeline) withFollowees() timeline {
+	tl.eagerFollowees = true
+	return tl
 }
 
 func (s *Service) postsTL() timeline {
@@ -17,7 +22,7 @@ func (s *Service) postsTL() timeline {
 }
 
 func (s *Service) replaysTL() timeline {
-	return timeline{inbox: s.k.replayInbox, outbox: s.k.replayOutbox, horizon: s.k.replayReader, eagerFollowees: true}
+	return timeline{inbox: s.k.replayInbox, outbox: s.k.replayOutbox, horizon: s.k.replayReader}
 }
 
 // timelines are every kind, for follows, unfollows and upgrades.
