@@ -267,7 +267,7 @@ func (s *Service) execute(ctx context.Context, t task) error {
 		if len(targets) == 0 {
 			return s.finish(ctx, t, ck)
 		}
-		if err := firstErr(s.writeChunk(ctx, t, s.chunkCmds(t, targets, ck, confirmed))); err != nil {
+		if err := firstErr(s.doMulti(ctx, s.chunkCmds(t, targets, ck, confirmed)...)); err != nil {
 			return fmt.Errorf("write chunk: %w", err)
 		}
 		confirmed = targets[len(targets)-1]
@@ -280,17 +280,6 @@ func (s *Service) execute(ctx context.Context, t task) error {
 		}
 		lo = "(" + confirmed
 	}
-}
-
-// writeChunk sends a chunk's commands in one pipeline. A publish or replay
-// chunk holds no script, so it goes straight to the client, which recycles
-// the commands once answered (doMulti keeps every command to resend it
-// after NOSCRIPT: an allocation a target on the fan-out's hot path).
-func (s *Service) writeChunk(ctx context.Context, t task, cmds []rueidis.Completed) []rueidis.RedisResult {
-	if t.Type == evDelete {
-		return s.doMulti(ctx, cmds...)
-	}
-	return s.c.DoMulti(ctx, cmds...)
 }
 
 func (s *Service) finish(ctx context.Context, t task, ck string) error {

@@ -41,7 +41,9 @@ func (sc *script) cmd(b rueidis.Builder, keys, args []string) rueidis.Completed 
 // twice.
 func (s *Service) doMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	for i := range cmds {
-		cmds[i] = cmds[i].Pin() // kept, not recycled, so they can be resent
+		if isScript(cmds[i]) {
+			cmds[i] = cmds[i].Pin() // kept, not recycled, so it can be resent
+		}
 	}
 	rs := s.c.DoMulti(ctx, cmds...)
 	var again []int
@@ -67,6 +69,12 @@ func (s *Service) doMulti(ctx context.Context, cmds ...rueidis.Completed) []ruei
 		rs[again[j]] = r
 	}
 	return rs
+}
+
+// isScript reports whether cmd calls a script by its hash (script.cmd).
+func isScript(cmd rueidis.Completed) bool {
+	name := cmd.Commands()[0]
+	return name == "EVALSHA" || name == "EVALSHA_RO"
 }
 
 func (s *Service) do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
