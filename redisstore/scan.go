@@ -24,25 +24,9 @@ const ScanCount = 1000
 // key twice when the node rehashes); a key created or deleted meanwhile may
 // or may not be. fn's slice is its own.
 func ScanKeys(ctx context.Context, c rueidis.Client, match string, fn func(keys []string) error) error {
-	nodes := c.Nodes()
-	if c.Mode() == rueidis.ClientModeCluster {
-		masters, err := clusterMasters(ctx, nodes)
-		if err != nil {
-			return fmt.Errorf("scan keys %s: %w", match, err)
-		}
-		var missing []string
-		scan := make(map[string]rueidis.Client, len(masters))
-		for _, addr := range masters {
-			if n, ok := nodes[addr]; ok {
-				scan[addr] = n
-			} else {
-				missing = append(missing, addr)
-			}
-		}
-		if len(missing) > 0 {
-			return fmt.Errorf("scan keys %s: the client has no connection to masters %v", match, missing)
-		}
-		nodes = scan
+	nodes, err := Masters(ctx, c)
+	if err != nil {
+		return fmt.Errorf("scan keys %s: %w", match, err)
 	}
 	var errs []error
 	for addr, node := range nodes {
@@ -54,6 +38,65 @@ func ScanKeys(ctx context.Context, c rueidis.Client, match string, fn func(keys 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Masters are the nodes that hold the data, by address: the one node of a
+// single Redis, or every master of a Redis Cluster (the client's Nodes
+// include the replicas, which hold copies only).
+func Masters(ctx context.Context, c rueidis.Client) (map[string]rueidis.Client, error) {
+	nodes := c.Nodes()
+	if c.Mode() != rueidis.ClientModeCluster {
+		return nodes, nil
+	}
+	masters, err := clusterMasters(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	out := make(map[string]rueidis.Client, len(masters))
+	for _, addr := range masters {
+		if n, ok := nodes[addr]; ok {
+			out[addr] = n
+		} else {
+			missing = append(missing, addr)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the client has no connection to masters %v", missing)
+	}
+	return out, nil
+}
+
+// DeletePrefix unlinks every key that starts with prefix (on a cluster,
+// every master's), scanning until a full pass finds none (keys made while
+// it scans are caught by the next pass), and returns how many it removed.
+// Keys may be binary: they never go through a shell.
+func DeletePrefix(ctx context.Context, c rueidis.Client, prefix string) (int64, error) {
+	var total int64
+	for {
+		var pass int64
+		err := ScanPrefix(ctx, c, prefix, func(keys []string) error {
+			cmds := make(rueidis.Commands, 0, len(keys))
+			for _, k := range keys {
+				cmds = append(cmds, c.B().Unlink().Key(k).Build())
+			}
+			for _, r := range c.DoMulti(ctx, cmds...) {
+				n, err := r.AsInt64()
+				if err != nil {
+					return err
+				}
+				pass += n
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += pass
+		if pass == 0 {
+			return total, nil
+		}
+	}
 }
 
 // ScanPrefix is ScanKeys for the keys that start with prefix, taken

@@ -15,6 +15,7 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/importer/importgen"
+	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/server"
 )
@@ -101,8 +102,8 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("memory %+v", m)
 			}
 			if st.Real {
-				if n, err := deletePrefix(ctx, st.Client, st.Prefix); err != nil || n == 0 {
-					t.Errorf("deletePrefix: %d keys, %v", n, err)
+				if n, err := redisstore.DeletePrefix(ctx, st.Client, st.Prefix); err != nil || n == 0 {
+					t.Errorf("redisstore.DeletePrefix: %d keys, %v", n, err)
 				}
 			}
 			var js bytes.Buffer

@@ -132,7 +132,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer st.Close()
-		n, err := deletePrefix(ctx, st.Client, f.keyPrefix)
+		n, err := redisstore.DeletePrefix(ctx, st.Client, f.keyPrefix)
 		fmt.Fprintf(stdout, "deleted %d keys under %q\n", n, f.keyPrefix)
 		return err
 	}

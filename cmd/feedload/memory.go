@@ -37,8 +37,12 @@ const maxMeasured = 200_000
 func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *MemoryReport {
 	m := &MemoryReport{Stride: 1}
 	fail := func(err error) *MemoryReport { m.Error = err.Error(); return m }
+	masters, err := redisstore.Masters(ctx, c)
+	if err != nil {
+		return fail(err)
+	}
 	var dbsize int64
-	for _, n := range c.Nodes() { // the masters: rueidis reads no replica here
+	for _, n := range masters {
 		info, err := n.Do(ctx, n.B().Info().Section("memory").Build()).ToString()
 		if err != nil {
 			return fail(err)
@@ -57,7 +61,7 @@ func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *Memory
 		m.Stride = dbsize/maxMeasured + 1
 	}
 	var seen int64
-	err := redisstore.ScanPrefix(ctx, c, prefix, func(batch []string) error {
+	err = redisstore.ScanPrefix(ctx, c, prefix, func(batch []string) error {
 		var keys []string
 		var cmds rueidis.Commands
 		for _, k := range batch {
@@ -107,36 +111,4 @@ func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *Memory
 		m.BytesPerInboxEntry = float64(m.InboxBytes) / float64(m.InboxEntries)
 	}
 	return m
-}
-
-// deletePrefix unlinks every key under prefix (on a cluster, every
-// master's), scanning until a full pass finds none (keys made while it
-// scans are caught by the next pass). Keys may be binary: they never go
-// through a shell.
-func deletePrefix(ctx context.Context, c rueidis.Client, prefix string) (int64, error) {
-	var total int64
-	for {
-		var pass int64
-		err := redisstore.ScanPrefix(ctx, c, prefix, func(keys []string) error {
-			cmds := make(rueidis.Commands, 0, len(keys))
-			for _, k := range keys {
-				cmds = append(cmds, c.B().Unlink().Key(k).Build())
-			}
-			for _, r := range c.DoMulti(ctx, cmds...) {
-				n, err := r.AsInt64()
-				if err != nil {
-					return err
-				}
-				pass += n
-			}
-			return nil
-		})
-		if err != nil {
-			return total, err
-		}
-		total += pass
-		if pass == 0 {
-			return total, nil
-		}
-	}
 }

@@ -67,22 +67,11 @@ func (s *Store) Cluster() bool {
 	return s.Client.Mode() == rueidis.ClientModeCluster
 }
 
-// DeletePrefix removes every key that starts with prefix: on a single Redis,
-// from its one node; on a Redis Cluster, from every master (replicas hold
-// copies only). A node it cannot scan is an error, never skipped silently.
+// DeletePrefix removes every key that starts with prefix (see
+// redisstore.DeletePrefix).
 func DeletePrefix(ctx context.Context, c rueidis.Client, prefix string) error {
-	return redisstore.ScanPrefix(ctx, c, prefix, func(keys []string) error {
-		cmds := make(rueidis.Commands, 0, len(keys))
-		for _, k := range keys {
-			cmds = append(cmds, c.B().Unlink().Key(k).Build())
-		}
-		for _, r := range c.DoMulti(ctx, cmds...) {
-			if err := r.Error(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	_, err := redisstore.DeletePrefix(ctx, c, prefix)
+	return err
 }
 
 // Keys lists the keys that start with prefix, on every master.
