@@ -198,18 +198,29 @@ func (s *Service) dequeue(ctx context.Context, anchor, id ID) error {
 // pipelined round trip.
 func (s *Service) LiveSessions(ctx context.Context, ids []ID) (_ []*LiveSession, err error) {
 	defer wrap(&err, "read live sessions")
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hgetall().Key(s.k.live(id)).Build()
+	return parseLives(ids, s.doMulti(ctx, s.liveCmds(nil, ids)...))
+}
+
+// liveCmds appends the reads of sessions ids to cmds (parseLives reads
+// their replies).
+func (s *Service) liveCmds(cmds []rueidis.Completed, ids []ID) []rueidis.Completed {
+	for _, id := range ids {
+		cmds = append(cmds, s.c.B().Hgetall().Key(s.k.live(id)).Build())
 	}
+	return cmds
+}
+
+// parseLives reads the replies of liveCmds: one session per id, nil where
+// none exists.
+func parseLives(ids []ID, rs []rueidis.RedisResult) ([]*LiveSession, error) {
 	out := make([]*LiveSession, len(ids))
-	for i, r := range s.doMulti(ctx, cmds...) {
-		m, err := r.AsStrMap()
+	for i, id := range ids {
+		m, err := rs[i].AsStrMap()
 		if err != nil {
 			return nil, err
 		}
 		if len(m) > 0 {
-			out[i] = parseLive(ids[i], m)
+			out[i] = parseLive(id, m)
 		}
 	}
 	return out, nil
@@ -651,10 +662,11 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 		return ref, nil, err
 	}
 	key := s.k.snapshot(viewer, ref.encode())
-	cmds := make([]rueidis.Completed, 0, len(items)+3)
-	for _, it := range items {
-		cmds = append(cmds, s.c.B().Hgetall().Key(s.k.live(it.ID)).Build())
+	ids := make([]ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
 	}
+	cmds := s.liveCmds(make([]rueidis.Completed, 0, len(items)+3), ids)
 	// A sentinel (id 0, lowest score) keeps an empty snapshot's key alive, so
 	// its expiry is always noticed.
 	add := s.c.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), member(0))
@@ -669,17 +681,14 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 	if err := firstErr(rs); err != nil {
 		return ref, nil, fmt.Errorf("store live snapshot: %w", err)
 	}
+	ls, err := parseLives(ids, rs)
+	if err != nil {
+		return ref, nil, err
+	}
 	var out []liveEntry
 	var stale []string
 	for i, it := range items {
-		m, err := rs[i].AsStrMap()
-		if err != nil {
-			return ref, nil, err
-		}
-		var l *LiveSession
-		if len(m) > 0 {
-			l = parseLive(it.ID, m)
-		}
+		l := ls[i]
 		if l == nil || l.EndedAt != nil || queueScore(l) != it.TS {
 			stale = append(stale, member(it.ID))
 			continue
@@ -752,11 +761,10 @@ func (s *Service) snapshotEntries(ctx context.Context, items []Item) ([]liveEntr
 func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 	return func(ctx context.Context, v *view, items []Item) ([]*LiveSession, error) {
 		ids := make([]ID, len(items))
-		cmds := append([]rueidis.Completed(nil), v.extra...)
 		for i, it := range items {
 			ids[i] = it.ID
-			cmds = append(cmds, s.c.B().Hgetall().Key(s.k.live(it.ID)).Build())
 		}
+		cmds := s.liveCmds(append([]rueidis.Completed(nil), v.extra...), ids)
 		check := snapshot != "" && len(ids) > 0
 		if check {
 			cmds = append(cmds, s.c.B().Zmscore().Key(snapshot).Member(members(ids)...).Build())
@@ -767,28 +775,23 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 		}
 		rs = rs[len(v.extra):]
 		v.extra = nil
-		out := make([]*LiveSession, len(ids))
-		if len(ids) == 0 {
-			return out, nil
-		}
 		var inSnapshot []rueidis.RedisMessage
 		if check {
 			inSnapshot, _ = rs[len(ids)].ToArray()
 		}
-		for i, id := range ids {
-			m, err := rs[i].AsStrMap()
-			if err != nil {
-				return nil, err
-			}
-			if len(m) == 0 || (check && !inSnapshot[i].IsNil()) {
-				continue
-			}
-			l := parseLive(id, m)
-			if l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS && l.Anchor != v.viewer && !v.unfollowed[l.Anchor] {
-				out[i] = l
+		ls, err := parseLives(ids, rs)
+		if err != nil {
+			return nil, err
+		}
+		for i, l := range ls {
+			visible := l != nil && !(check && !inSnapshot[i].IsNil()) &&
+				l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS &&
+				l.Anchor != v.viewer && !v.unfollowed[l.Anchor]
+			if !visible {
+				ls[i] = nil
 			}
 		}
-		return out, nil
+		return ls, nil
 	}
 }
 
