@@ -305,22 +305,12 @@ func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err er
 		if l.User == 0 || l.Post == 0 {
 			return 0, errorf(CodeBadInput, "like user and post must be positive numbers")
 		}
-		cmds[i] = likeScript.cmd(s.c.B(), []string{s.k.post(l.Post), s.k.likers(l.Post), s.k.postCounts(l.Post)},
-			[]string{member(l.User), "1", itoa64(MaxCount)})
+		keys, args := s.likeKeysArgs(l.User, l.Post, "1")
+		cmds[i] = likeScript.cmd(s.c.B(), keys, args)
 	}
 	for i, r := range s.doMulti(ctx, cmds...) {
-		vs, err := r.ToArray()
-		if err != nil {
+		if _, err := likeReply(r, likes[i].Post); err != nil {
 			return i, err
-		}
-		switch len(vs) {
-		case 7:
-		case 0:
-			return i, errorf(CodeNotFound, "no post with id %d", likes[i].Post)
-		case 1:
-			return i, errorf(CodeBadInput, "post %d has the most likes its counter can hold (%d)", likes[i].Post, MaxCount)
-		default:
-			return i, errorf(CodeInternal, "like script replied %d values", len(vs))
 		}
 	}
 	return len(likes), nil

@@ -3,7 +3,6 @@ package feedcore
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -74,27 +73,39 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 	if viewer == 0 {
 		return nil, PostCounts{}, errorf(CodeUnauthenticated, "sign in to like posts")
 	}
-	keys := []string{s.k.post(post), s.k.likers(post), s.k.postCounts(post)}
-	args := []string{member(viewer), delta, strconv.Itoa(MaxCount)}
-	r := s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.c.B(), keys, args))
-	vs, err := r.ToArray()
+	keys, args := s.likeKeysArgs(viewer, post, delta)
+	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.c.B(), keys, args)), post)
 	if err != nil {
 		return nil, PostCounts{}, err
 	}
-	if len(vs) == 0 {
-		return nil, PostCounts{}, errorf(CodeNotFound, "no post with id %d", post)
-	}
-	if len(vs) == 1 {
-		return nil, PostCounts{}, errorf(CodeBadInput, "this post has the most likes its counter can hold (%d); the like was not recorded", MaxCount)
-	}
-	if len(vs) != 7 {
-		return nil, PostCounts{}, errorf(CodeInternal, "like script replied %d values", len(vs))
-	}
 	str := func(i int) string { s, _ := vs[i].ToString(); return s }
-	author, _ := ParseID(str(0))
-	ts, _ := parseInt(str(1))
-	p := &Post{ID: post, Author: author, Text: str(2), CreatedAt: time.UnixMilli(ts).UTC()}
-	return p, countsOf(str(3), str(4), str(5), str(6)), nil
+	return newPost(post, str(0), str(1), str(2), ""), countsOf(str(3), str(4), str(5), str(6)), nil
+}
+
+// likeKeysArgs are the like script's keys and arguments for viewer's like
+// (delta "1") or unlike ("-1") of post.
+func (s *Service) likeKeysArgs(viewer, post ID, delta string) (keys, args []string) {
+	return []string{s.k.post(post), s.k.likers(post), s.k.postCounts(post)},
+		[]string{member(viewer), delta, strconv.Itoa(MaxCount)}
+}
+
+// likeReply is the like script's reply for post: the post's author, time,
+// text and four counters, or why the script refused.
+func likeReply(r rueidis.RedisResult, post ID) ([]rueidis.RedisMessage, error) {
+	vs, err := r.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	switch len(vs) {
+	case 7:
+		return vs, nil
+	case 0:
+		return nil, errorf(CodeNotFound, "no post with id %d", post)
+	case 1:
+		return nil, errorf(CodeBadInput, "post %d has the most likes its counter can hold (%d); the like was not recorded", post, MaxCount)
+	default:
+		return nil, errorf(CodeInternal, "like script replied %d values", len(vs))
+	}
 }
 
 // SetCounts sets a post's counters (import). The likes counter is set
