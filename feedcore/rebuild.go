@@ -213,17 +213,14 @@ func (s *Service) postFields(ctx context.Context, ids []ID) (authors []ID, ts []
 		cmds[i] = s.c.B().Hmget().Key(s.k.post(id)).Field("a", "t", "d").Build()
 	}
 	authors, ts, deleted = make([]ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
+	var f [3]string
 	for i, r := range s.doMulti(ctx, cmds...) {
-		vs, err := r.ToArray()
-		if err != nil || len(vs) != 3 {
-			return nil, nil, nil, fmt.Errorf("read post %d: %v", ids[i], err)
+		if _, err := hashFields(r, f[:]); err != nil {
+			return nil, nil, nil, fmt.Errorf("read post %d: %w", ids[i], err)
 		}
-		a, _ := vs[0].ToString()
-		t, _ := vs[1].ToString()
-		d, _ := vs[2].ToString()
-		authors[i], _ = ParseID(a)
-		ts[i], _ = parseInt(t)
-		deleted[i] = d == "1"
+		authors[i], _ = ParseID(f[0])
+		ts[i], _ = parseInt(f[1])
+		deleted[i] = f[2] == "1"
 	}
 	return authors, ts, deleted, nil
 }
