@@ -76,17 +76,19 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 // first edge over the limit it takes the later edges of the batch back out
 // and returns FOLLOW_LIMIT.
 func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error) {
-	cmds := make([]rueidis.Completed, len(edges))
-	for i, e := range edges {
-		cmds[i] = followAdd.cmd(s.c.B(), []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower)},
-			[]string{member(e.Followee), itoa(s.o.FollowLimit)})
+	keysArgs := func(e Edge) (keys, args []string) {
+		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower)}, []string{member(e.Followee), itoa(s.o.FollowLimit)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
-		e := edges[0]
-		keys, args := []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower)}, []string{member(e.Followee), itoa(s.o.FollowLimit)}
-		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, cmds[0])}
+		keys, args := keysArgs(edges[0])
+		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, followAdd.cmd(s.c.B(), keys, args))}
 	} else {
+		cmds := make([]rueidis.Completed, len(edges))
+		for i, e := range edges {
+			keys, args := keysArgs(e)
+			cmds[i] = followAdd.cmd(s.c.B(), keys, args)
+		}
 		rs = s.doMulti(ctx, cmds...)
 	}
 	for i, r := range rs {
