@@ -54,11 +54,7 @@ func WithWait(d time.Duration) Option { return func(o *options) { o.wait = d } }
 
 // New returns fresh loaders over svc for viewer (0: anonymous).
 func New(svc *feedcore.Service, viewer ID, opts ...Option) *Loaders {
-	l := &Loaders{svc: svc, viewer: viewer, wait: Wait}
-	if len(opts) > 0 {
-		l.wait = optionsOf(opts).wait
-	}
-	return l
+	return &Loaders{svc: svc, viewer: viewer, wait: optionsOf(opts).wait}
 }
 
 func optionsOf(opts []Option) options {
@@ -116,13 +112,19 @@ func (z *lazy[V]) prime(ids []ID, vs []V) {
 		return
 	}
 	z.mu.Lock()
-	if z.primed == nil {
-		z.primed = make(map[ID]V, len(ids))
-	}
 	for i, id := range ids {
-		z.primed[id] = vs[i]
+		z.put(id, vs[i], len(ids))
 	}
 	z.mu.Unlock()
+}
+
+// put stores v for id, making the map (for about n values) on first use;
+// z.mu must be held.
+func (z *lazy[V]) put(id ID, v V, n int) {
+	if z.primed == nil {
+		z.primed = make(map[ID]V, n)
+	}
+	z.primed[id] = v
 }
 
 // forget drops what was primed for id.
@@ -268,13 +270,9 @@ func primeEach[V any](z *lazy[*V], vs []*V, id func(*V) ID) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	for _, v := range vs {
-		if v == nil {
-			continue
+		if v != nil {
+			z.put(id(v), v, len(vs))
 		}
-		if z.primed == nil {
-			z.primed = make(map[ID]*V, len(vs))
-		}
-		z.primed[id(v)] = v
 	}
 }
 
@@ -288,16 +286,10 @@ func (l *Loaders) PrimeLike(post ID, c feedcore.PostCounts, liked bool) {
 // PrimeFollowing records whether the viewer follows users, as the caller
 // already knows it.
 func (l *Loaders) PrimeFollowing(following bool, users ...ID) {
-	if len(users) == 0 {
-		return
-	}
 	l.following.mu.Lock()
 	defer l.following.mu.Unlock()
-	if l.following.primed == nil {
-		l.following.primed = make(map[ID]bool, len(users))
-	}
 	for _, id := range users {
-		l.following.primed[id] = following
+		l.following.put(id, following, len(users))
 	}
 }
 
