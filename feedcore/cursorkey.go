@@ -29,7 +29,7 @@ const (
 // cursors is the sealer in force. It starts a background re-read of the
 // shared key when the last is older than cursorKeyEvery.
 func (s *Service) cursors() *Sealer {
-	if s.fixedKey {
+	if s.fixedKey() {
 		return s.sealer.Load()
 	}
 	now := time.Now().UnixMilli()
@@ -48,7 +48,7 @@ func (s *Service) cursors() *Sealer {
 // once per cursorKeyRetry) and tries once more with a key that changed.
 func (s *Service) openCursor(ctx context.Context, raw string, viewer ID) (Cursor, error) {
 	c, err := s.cursors().Open(raw, viewer)
-	if err == nil || s.fixedKey {
+	if err == nil || s.fixedKey() {
 		return c, err
 	}
 	now := time.Now().UnixMilli()
@@ -67,7 +67,7 @@ func (s *Service) openCursor(ctx context.Context, raw string, viewer ID) (Cursor
 // back if Redis lost it, adopts another if it changed. A configured
 // CursorKey is never replaced.
 func (s *Service) RefreshCursorKey(ctx context.Context) error {
-	if s.fixedKey {
+	if s.fixedKey() {
 		return nil
 	}
 	s.keyReadAt.Store(time.Now().UnixMilli())
@@ -96,14 +96,19 @@ func (s *Service) sharedCursorKey(ctx context.Context, mine []byte) ([]byte, err
 			return nil, err
 		}
 	}
-	// SET NX, then GET: the first replica's key wins and everyone reads it.
-	set := s.c.B().Set().Key(s.k.cursorKey()).Value(string(mine)).Nx().Build()
-	if err := s.c.Do(ctx, set).Error(); err != nil && !rueidis.IsRedisNil(err) {
+	// SET NX, then GET, in one pipeline on the key's node: the first
+	// replica's key wins and everyone reads it.
+	rs := s.c.DoMulti(ctx, s.c.B().Set().Key(s.k.cursorKey()).Value(string(mine)).Nx().Build(),
+		s.c.B().Get().Key(s.k.cursorKey()).Build())
+	if err := rs[0].Error(); err != nil && !rueidis.IsRedisNil(err) {
 		return nil, err
 	}
-	got, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.cursorKey()).Build()).ToString()
+	got, err := rs[1].ToString()
 	if err != nil {
 		return nil, err
 	}
 	return []byte(got), nil
 }
+
+// fixedKey reports a configured cursor key, which never changes.
+func (s *Service) fixedKey() bool { return len(s.o.CursorKey) > 0 }

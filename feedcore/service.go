@@ -22,7 +22,6 @@ type Service struct {
 	// sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (cursorkey.go).
 	sealer                atomic.Pointer[Sealer]
-	fixedKey              bool
 	keyReadAt, keyRetryAt atomic.Int64 // unix ms
 
 	// touches and activations throttle a reader's activity writes and
@@ -63,8 +62,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
 	s.c = riding{Client: client, s: s}
 	key := opts.CursorKey
-	s.fixedKey = len(key) > 0
-	if !s.fixedKey {
+	if !s.fixedKey() {
 		var err error
 		if key, err = s.sharedCursorKey(ctx, nil); err != nil {
 			return nil, fmt.Errorf("read the shared cursor key: %w", err)
