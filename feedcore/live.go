@@ -478,23 +478,22 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref 
 	var (
 		snap []liveEntry
 		rp   replayRead
-		read bool
 	)
 	sessions := func(ctx context.Context) (err error) { snap, err = s.snapshotEntries(ctx, items); return err }
+	replays := func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, key); return err }
+	full := len(items) > n // the snapshot alone may fill the page
 	var err error
-	if len(items) > n {
+	if full {
 		err = sessions(ctx)
 	} else {
-		read = true
-		err = roundtrip.Parallel(ctx, sessions,
-			func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, key); return err })
+		err = roundtrip.Parallel(ctx, sessions, replays)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !read && len(snap) <= n {
+	if full && len(snap) <= n {
 		// A session hash gone from under the snapshot left it short.
-		if rp, err = s.collectReplays(ctx, v, top, n+1, key); err != nil {
+		if err := replays(ctx); err != nil {
 			return nil, err
 		}
 	}
