@@ -47,7 +47,7 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 	if err != nil {
 		return st, fmt.Errorf("read checkpoint: %w", err)
 	}
-	phase := slices.Index(rebuildPhases, cur["phase"])
+	phase := slices.IndexFunc(rebuildPhases, func(p rebuildPhase) bool { return p.name == cur["phase"] })
 	var last ID
 	if phase < 0 {
 		phase = 0
@@ -55,11 +55,16 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 		st.Resumed = true
 		last, _ = ParseID(cur["last"])
 	}
+	scanned := map[string][]ID{} // the ids of each kind, listed once a run
 	for ; phase < len(rebuildPhases); phase++ {
-		name := rebuildPhases[phase]
-		ids, err := s.scanIDs(ctx, rebuildKinds[name])
-		if err != nil {
-			return st, err
+		p := rebuildPhases[phase]
+		name := p.name
+		ids, ok := scanned[p.kind]
+		if !ok {
+			if ids, err = s.scanIDs(ctx, p.kind); err != nil {
+				return st, err
+			}
+			scanned[p.kind] = ids
 		}
 		i, _ := slices.BinarySearch(ids, last+1)
 		if last == 0 {
@@ -70,7 +75,7 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 				return st, err
 			}
 			chunk := ids[i:min(i+o.Batch, len(ids))]
-			if err := s.rebuildChunk(ctx, name, chunk, &st); err != nil {
+			if err := p.run(s, ctx, chunk, &st); err != nil {
 				return st, fmt.Errorf("%s phase: %w", name, err)
 			}
 			if err := s.do(ctx, s.c.B().Hset().Key(ck).FieldValue().FieldValue("phase", name).
@@ -83,7 +88,7 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 		}
 		last = 0
 		if phase+1 < len(rebuildPhases) {
-			if err := s.do(ctx, s.c.B().Hset().Key(ck).FieldValue().FieldValue("phase", rebuildPhases[phase+1]).
+			if err := s.do(ctx, s.c.B().Hset().Key(ck).FieldValue().FieldValue("phase", rebuildPhases[phase+1].name).
 				FieldValue("last", "0").Build()).Error(); err != nil {
 				return st, fmt.Errorf("write checkpoint: %w", err)
 			}
@@ -123,10 +128,20 @@ type RebuildStats struct {
 	Removed      int64 // stale entries removed
 }
 
-var rebuildPhases = []string{"follows", "posts", "live", "authors", "inboxes"}
+// rebuildPhase is one pass of Rebuild: run over every record of kind
+// ("u:", "p:", "ls:"), a chunk at a time.
+type rebuildPhase struct {
+	name, kind string
+	run        func(s *Service, ctx context.Context, ids []ID, st *RebuildStats) error
+}
 
-// rebuildKinds names the record each phase walks.
-var rebuildKinds = map[string]string{"follows": "u:", "posts": "p:", "live": "ls:", "authors": "u:", "inboxes": "u:"}
+var rebuildPhases = []rebuildPhase{
+	{"follows", "u:", (*Service).rebuildFollowers},
+	{"posts", "p:", (*Service).rebuildOutboxes},
+	{"live", "ls:", (*Service).rebuildLive},
+	{"authors", "u:", (*Service).rebuildAuthors},
+	{"inboxes", "u:", (*Service).rebuildInboxes},
+}
 
 // scanIDs lists the ids of every record of a kind ("u:", "p:", "ls:"),
 // sorted, from every master.
@@ -151,22 +166,6 @@ func (s *Service) scanIDs(ctx context.Context, kind string) ([]ID, error) {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
-}
-
-func (s *Service) rebuildChunk(ctx context.Context, phase string, ids []ID, st *RebuildStats) error {
-	switch phase {
-	case "follows":
-		return s.rebuildFollowers(ctx, ids, st)
-	case "posts":
-		return s.rebuildOutboxes(ctx, ids, st)
-	case "live":
-		return s.rebuildLive(ctx, ids, st)
-	case "authors":
-		return s.rebuildAuthors(ctx, ids, st)
-	case "inboxes":
-		return s.rebuildInboxes(ctx, ids, st)
-	}
-	return fmt.Errorf("unknown phase %q", phase)
 }
 
 // allOf reads whole sorted sets (members only) in one round trip.
