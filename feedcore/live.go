@@ -372,7 +372,10 @@ func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n
 				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.o.SnapshotReuse.Milliseconds(), n+1)
 				return err
 			},
-			func(ctx context.Context) (err error) { v, err = s.loadReplayView(ctx, tl, viewer, top, n+1); return err })
+			func(ctx context.Context) (err error) {
+				v, err = s.loadReplayView(ctx, tl, viewer, top, n+1)
+				return err
+			})
 	} else {
 		v, err = s.loadView(ctx, tl, viewer, older, top, n+1)
 	}
