@@ -495,7 +495,8 @@ func checkOffline(ctx context.Context, t *testing.T, c *chrome, s, origin string
 	t.Logf("%d requests to %s", own, origin)
 }
 
-// screenshot saves the page as a PNG in $FEED_BROWSER_SHOTS, if set.
+// screenshot saves the page as a PNG in $FEED_BROWSER_SHOTS, if set
+// (made if missing).
 func screenshot(ctx context.Context, t *testing.T, c *chrome, session, name string) {
 	dir := os.Getenv(ShotsEnv)
 	if dir == "" {
@@ -505,6 +506,10 @@ func screenshot(ctx context.Context, t *testing.T, c *chrome, session, name stri
 		Data []byte `json:"data"` // base64 in JSON: decoded by encoding/json
 	}
 	if err := c.call(ctx, session, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return
 	}
