@@ -5,6 +5,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // Content rules for what users write and everyone reads (post texts, live
@@ -51,21 +53,21 @@ func visible(r rune) bool {
 // rule failed (and where, for a control character).
 func CheckText(what, text string, max int) (string, error) {
 	if !utf8.ValidString(text) {
-		return "", errorf(CodeBadInput, "%s must be valid UTF-8", what)
+		return "", apierr.Errorf(apierr.BadInput, "%s must be valid UTF-8", what)
 	}
 	n := 0
 	for _, r := range text {
 		n++
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return "", errorf(CodeBadInput, "%s must not contain control characters other than newline and tab (found %U at character %d)", what, r, n)
+			return "", apierr.Errorf(apierr.BadInput, "%s must not contain control characters other than newline and tab (found %U at character %d)", what, r, n)
 		}
 	}
 	text = strings.TrimSpace(text)
 	if n := utf8.RuneCountInString(text); n > max {
-		return "", errorf(CodeBadInput, "%s has %d characters; at most %d are allowed", what, n, max)
+		return "", apierr.Errorf(apierr.BadInput, "%s has %d characters; at most %d are allowed", what, n, max)
 	}
 	if strings.IndexFunc(text, visible) < 0 {
-		return "", errorf(CodeBadInput, "%s must contain at least one visible character", what)
+		return "", apierr.Errorf(apierr.BadInput, "%s must contain at least one visible character", what)
 	}
 	return text, nil
 }
@@ -85,9 +87,9 @@ func (s *Service) checkScheduledStart(at time.Time) error {
 	now := s.o.Now()
 	switch {
 	case at.Before(now.Add(-ScheduleGrace)):
-		return errorf(CodeBadInput, "scheduledStartAt is in the past; it may be at most %v before now", ScheduleGrace)
+		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is in the past; it may be at most %v before now", ScheduleGrace)
 	case at.After(now.Add(ScheduleHorizon)):
-		return errorf(CodeBadInput, "scheduledStartAt is more than a year ahead (%v at most)", ScheduleHorizon)
+		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is more than a year ahead (%v at most)", ScheduleHorizon)
 	}
 	return nil
 }

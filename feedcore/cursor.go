@@ -8,6 +8,8 @@ import (
 	"errors"
 	"hash"
 	"sync"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // Cursor states: which source a page continues from.
@@ -90,7 +92,7 @@ func (sc *sealScratch) macOf(b []byte) []byte {
 // Open decodes a client's cursor and checks it was sealed here for viewer.
 // Any failure is INVALID_CURSOR: the client should restart from the top.
 func (s *Sealer) Open(raw string, viewer ID) (Cursor, error) {
-	bad := errorf(CodeInvalidCursor, "the cursor is not valid for this viewer; request the first page without a cursor")
+	bad := apierr.Errorf(apierr.InvalidCursor, "the cursor is not valid for this viewer; request the first page without a cursor")
 	sc := s.scratch.Get().(*sealScratch)
 	defer s.scratch.Put(sc)
 	b, err := base64.RawURLEncoding.DecodeString(raw)

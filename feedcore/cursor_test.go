@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 var testCursorKey = []byte("cursor-test-key-0123456789")
@@ -34,7 +36,7 @@ func TestCursorCanonicalOnly(t *testing.T) {
 		if v == raw {
 			continue
 		}
-		if _, err := s.Open(v, 7); CodeOf(err) != CodeInvalidCursor {
+		if _, err := s.Open(v, 7); CodeOf(err) != apierr.InvalidCursor {
 			t.Errorf("Open(%q) (a respelling of %q) err = %v, want INVALID_CURSOR", v, raw, err)
 		}
 	}
@@ -55,7 +57,7 @@ func FuzzOpenCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		c, err := s.Open(raw, 7)
 		if err != nil {
-			if CodeOf(err) != CodeInvalidCursor {
+			if CodeOf(err) != apierr.InvalidCursor {
 				t.Fatalf("Open(%q) err = %v, want INVALID_CURSOR", raw, err)
 			}
 			return

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -78,7 +79,7 @@ func TestPublishIdempotent(t *testing.T) {
 		t.Fatalf("author's outbox %v, want 2 posts", got)
 	}
 	_, err = s.PublishOnce(ctx, 1, "x", strings.Repeat("k", maxIdempotencyKey+1))
-	wantCode(t, "key too long", err, CodeBadInput)
+	wantCode(t, "key too long", err, apierr.BadInput)
 }
 
 // TestPublishFinishedByWorkers: a publish whose request died right after
@@ -321,7 +322,7 @@ func TestWaitReplicas(t *testing.T) {
 		return
 	}
 	first, err := s.PublishOnce(ctx, 1, "unreplicated", "k")
-	if CodeOf(err) != CodeUnavailable || !errors.Is(err, errNotReplicated) {
+	if CodeOf(err) != apierr.Unavailable || !errors.Is(err, errNotReplicated) {
 		t.Fatalf("publish with no replica to wait for: %v, %v; want UNAVAILABLE", first, err)
 	}
 	plain := newService(t, st, Options{})

@@ -8,54 +8,24 @@ import (
 	"net"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
 )
 
-// Code classifies an error for callers. The GraphQL layer reports it as
-// extensions.code; the values are the brief's fixed list.
-type Code string
-
-const (
-	CodeUnauthenticated Code = "UNAUTHENTICATED"
-	CodeForbidden       Code = "FORBIDDEN"
-	CodeNotFound        Code = "NOT_FOUND"
-	CodeBadInput        Code = "BAD_USER_INPUT"
-	CodeInvalidCursor   Code = "INVALID_CURSOR"
-	CodeCursorExpired   Code = "CURSOR_EXPIRED"
-	CodeFollowLimit     Code = "FOLLOW_LIMIT"
-	CodeRateLimited     Code = "RATE_LIMITED"
-	CodeUnavailable     Code = "UNAVAILABLE"
-	CodeInternal        Code = "INTERNAL"
-)
-
-// Error is a failure the caller can act on: its Message is safe to show.
-type Error struct {
-	Code    Code
-	Message string
-	// RetryAfter, for RATE_LIMITED, is how long to wait before retrying.
-	RetryAfter time.Duration
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func errorf(code Code, format string, args ...any) error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// CodeOf returns the code of err: the Code of an *Error, UNAVAILABLE for a
+// CodeOf returns the code of err: the Code of an *apierr.Error, UNAVAILABLE for a
 // Redis that cannot answer now (see isUnavailable), INTERNAL for anything
 // else. It is the one place a store error becomes a client-facing code.
-func CodeOf(err error) Code {
-	var e *Error
+func CodeOf(err error) apierr.Code {
+	var e *apierr.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
 	if isUnavailable(err) {
-		return CodeUnavailable
+		return apierr.Unavailable
 	}
-	return CodeInternal
+	return apierr.Internal
 }
 
 // retryReplies are the first words of the error replies with which Redis or
@@ -113,13 +83,13 @@ func isUnavailable(err error) bool {
 }
 
 // wrap names the operation that failed on a store error, so an INTERNAL or
-// UNAVAILABLE in the log says what feedd was doing. An *Error is left as
+// UNAVAILABLE in the log says what feedd was doing. An *apierr.Error is left as
 // it is: its message is the client's.
 func wrap(err *error, format string, args ...any) {
 	if *err == nil {
 		return
 	}
-	var e *Error
+	var e *apierr.Error
 	if errors.As(*err, &e) {
 		return
 	}

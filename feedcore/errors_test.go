@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -29,8 +30,8 @@ func TestErrorsKeepTheirCause(t *testing.T) {
 		t.Fatalf("%v does not unwrap", err)
 	}
 	_, err = s.Publish(ctx, 99, "hello")
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeNotFound || err.Error() != e.Message {
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.Code != apierr.NotFound || err.Error() != e.Message {
 		t.Fatalf("domain error reworded: %v", err)
 	}
 }

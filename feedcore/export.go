@@ -5,8 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedd/feedd/redisstore"
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/redisstore"
 )
 
 // ExportBatch is how many keys Export reads in one pipelined round trip
@@ -303,7 +305,7 @@ func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err er
 	cmds := make([]rueidis.Completed, len(likes))
 	for i, l := range likes {
 		if l.User == 0 || l.Post == 0 {
-			return 0, errorf(CodeBadInput, "like user and post must be positive numbers")
+			return 0, apierr.Errorf(apierr.BadInput, "like user and post must be positive numbers")
 		}
 		keys, args := s.likeKeysArgs(l.User, l.Post, "1")
 		cmds[i] = likeScript.cmd(s.c.B(), keys, args)

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 const (
@@ -64,7 +66,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 			return nil, err
 		}
 		if c.State != StateTimeline || c.Session != "" {
-			return nil, errorf(CodeInvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
+			return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 		}
 		it := c.Item()
 		pos = &it
@@ -81,7 +83,9 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 }
 
 func pageArgs(r FeedRequest) (scanOrder, int, string, error) {
-	bad := func(msg string) (scanOrder, int, string, error) { return older, 0, "", errorf(CodeBadInput, "%s", msg) }
+	bad := func(msg string) (scanOrder, int, string, error) {
+		return older, 0, "", apierr.Errorf(apierr.BadInput, "%s", msg)
+	}
 	switch {
 	case r.First < 0 || r.First > maxPageSize:
 		return bad("first must be between 1 and 100")

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // Edge is one follow: Follower follows Followee.
@@ -36,7 +38,7 @@ func (s *Service) FollowMany(ctx context.Context, edges []Edge) (_ int, err erro
 		return 0, err
 	}
 	applied, limitErr := s.addFollowing(ctx, edges)
-	if applied == nil && limitErr != nil && CodeOf(limitErr) != CodeFollowLimit {
+	if applied == nil && limitErr != nil && CodeOf(limitErr) != apierr.FollowLimit {
 		return 0, limitErr // the journal settles whatever went through
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
@@ -55,7 +57,7 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 	var stop error
 	for i, e := range edges {
 		if e.Follower == e.Followee {
-			edges, stop = edges[:i], errorf(CodeBadInput, "you cannot follow yourself")
+			edges, stop = edges[:i], apierr.Errorf(apierr.BadInput, "you cannot follow yourself")
 			break
 		}
 	}
@@ -66,7 +68,7 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 	if n, err := s.existing(ctx, users); err != nil {
 		return nil, err
 	} else if n < len(users) {
-		edges, stop = edges[:n/2], errorf(CodeNotFound, "no user with id %d", users[n])
+		edges, stop = edges[:n/2], apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
 	}
 	return edges, stop
 }
@@ -99,7 +101,7 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error
 		if added < 0 {
 			// Undo the later edges of this batch so it stops cleanly here.
 			s.undoFollows(ctx, edges[i+1:], rs[i+1:])
-			return edges[:i], errorf(CodeFollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.o.FollowLimit)
+			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.o.FollowLimit)
 		}
 	}
 	return edges, nil
@@ -202,7 +204,7 @@ const (
 func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
 	defer wrap(&err, "user %d unfollows %d", viewer, target)
 	if viewer == target {
-		return errorf(CodeBadInput, "you cannot unfollow yourself")
+		return apierr.Errorf(apierr.BadInput, "you cannot unfollow yourself")
 	}
 	if err := s.usersExist(ctx, target); err != nil {
 		return err

@@ -3,8 +3,10 @@ package feedcore
 import (
 	"context"
 
-	"github.com/feedd/feedd/roundtrip"
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // Hydration: what a page shows besides its items (authors, counters, the
@@ -67,7 +69,7 @@ func hashFields(r rueidis.RedisResult, out []string) (found bool, err error) {
 		return false, err
 	}
 	if len(vs) != len(out) {
-		return false, errorf(CodeInternal, "read %d fields of a hash, asked for %d", len(vs), len(out))
+		return false, apierr.Errorf(apierr.Internal, "read %d fields of a hash, asked for %d", len(vs), len(out))
 	}
 	for i, v := range vs {
 		out[i] = ""

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // Engagement keys share the post's hash tag, so the like script may touch
@@ -71,7 +73,7 @@ func (s *Service) Unlike(ctx context.Context, viewer, post ID) (*Post, PostCount
 
 func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Post, PostCounts, error) {
 	if viewer == 0 {
-		return nil, PostCounts{}, errorf(CodeUnauthenticated, "sign in to like posts")
+		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to like posts")
 	}
 	keys, args := s.likeKeysArgs(viewer, post, delta)
 	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.c.B(), keys, args)), post)
@@ -100,11 +102,11 @@ func likeReply(r rueidis.RedisResult, post ID) ([]rueidis.RedisMessage, error) {
 	case 7:
 		return vs, nil
 	case 0:
-		return nil, errorf(CodeNotFound, "no post with id %d", post)
+		return nil, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
 	case 1:
-		return nil, errorf(CodeBadInput, "post %d has the most likes its counter can hold (%d); the like was not recorded", post, MaxCount)
+		return nil, apierr.Errorf(apierr.BadInput, "post %d has the most likes its counter can hold (%d); the like was not recorded", post, MaxCount)
 	default:
-		return nil, errorf(CodeInternal, "like script replied %d values", len(vs))
+		return nil, apierr.Errorf(apierr.Internal, "like script replied %d values", len(vs))
 	}
 }
 
@@ -115,7 +117,7 @@ func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err err
 	defer wrap(&err, "set counters of post %d", post)
 	for _, n := range []int{c.Likes, c.Comments, c.Reposts, c.Favorites} {
 		if n < 0 || n > MaxCount {
-			return errorf(CodeBadInput, "counts must be between 0 and %d", MaxCount)
+			return apierr.Errorf(apierr.BadInput, "counts must be between 0 and %d", MaxCount)
 		}
 	}
 	n, err := s.do(ctx, setCountsScript.cmd(s.c.B(), []string{s.k.post(post), s.k.postCounts(post)},
@@ -124,7 +126,7 @@ func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err err
 		return err
 	}
 	if n == 0 {
-		return errorf(CodeNotFound, "no post with id %d", post)
+		return apierr.Errorf(apierr.NotFound, "no post with id %d", post)
 	}
 	return nil
 }
@@ -168,7 +170,7 @@ func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
 			return nil, err
 		}
 		if len(vs) != len(counterFields) {
-			return nil, errorf(CodeInternal, "counters read %d values", len(vs))
+			return nil, apierr.Errorf(apierr.Internal, "counters read %d values", len(vs))
 		}
 		var f [4]string
 		for j, v := range vs {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -21,9 +22,9 @@ func mustPost(tb testing.TB, s *Service, id, author ID) {
 	}
 }
 
-func wantCode(tb testing.TB, what string, err error, code Code) {
+func wantCode(tb testing.TB, what string, err error, code apierr.Code) {
 	tb.Helper()
-	var e *Error
+	var e *apierr.Error
 	if !errors.As(err, &e) || e.Code != code {
 		tb.Errorf("%s: err = %v, want %s", what, err, code)
 	}
@@ -97,19 +98,19 @@ func TestLikes(t *testing.T) {
 	if _, c, _ = s.Unlike(ctx, 2, 11); c.Likes != 0 {
 		t.Errorf("unlike below zero: %d likes", c.Likes)
 	}
-	wantCode(t, "SetCounts of a missing post", s.SetCounts(ctx, 99, PostCounts{Likes: 1}), CodeNotFound)
-	wantCode(t, "SetCounts below zero", s.SetCounts(ctx, 11, PostCounts{Likes: -1}), CodeBadInput)
+	wantCode(t, "SetCounts of a missing post", s.SetCounts(ctx, 99, PostCounts{Likes: 1}), apierr.NotFound)
+	wantCode(t, "SetCounts below zero", s.SetCounts(ctx, 11, PostCounts{Likes: -1}), apierr.BadInput)
 
 	// Missing and deleted posts are NOT_FOUND, and their counters do not move.
 	_, _, err = s.Like(ctx, 2, 99)
-	wantCode(t, "like a missing post", err, CodeNotFound)
+	wantCode(t, "like a missing post", err, apierr.NotFound)
 	if err := s.Delete(ctx, 1, 10); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = s.Like(ctx, 1, 10)
-	wantCode(t, "like a deleted post", err, CodeNotFound)
+	wantCode(t, "like a deleted post", err, apierr.NotFound)
 	_, _, err = s.Unlike(ctx, 3, 10)
-	wantCode(t, "unlike a deleted post", err, CodeNotFound)
+	wantCode(t, "unlike a deleted post", err, apierr.NotFound)
 	check("deleted", 10, 1, map[ID]bool{1: false, 3: true})
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/roundtrip"
 )
 
@@ -74,10 +75,10 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at 
 func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 	defer wrap(&err, "store live session %d", l.ID)
 	if l.ID == 0 || l.Anchor == 0 {
-		return errorf(CodeBadInput, "live session id and anchor must be positive numbers")
+		return apierr.Errorf(apierr.BadInput, "live session id and anchor must be positive numbers")
 	}
 	if l.ScheduledStartAt == nil && l.StartedAt == nil {
-		return errorf(CodeBadInput, "a live session needs scheduledStartAt or startedAt")
+		return apierr.Errorf(apierr.BadInput, "a live session needs scheduledStartAt or startedAt")
 	}
 	if err := s.usersExist(ctx, l.Anchor); err != nil {
 		return err
@@ -155,7 +156,7 @@ func (s *Service) changeLive(ctx context.Context, anchor, id ID, field string) (
 		return nil, err
 	}
 	if _, err := s.transition(ctx, anchor, id, field, s.nowMS()); err != nil {
-		var refused *Error
+		var refused *apierr.Error
 		if errors.As(err, &refused) {
 			s.end(ctx, shard, jid) // refused: nothing changed
 		}
@@ -176,13 +177,13 @@ func (s *Service) transition(ctx context.Context, anchor, id ID, field string, n
 	}
 	switch res {
 	case "missing":
-		return false, errorf(CodeNotFound, "no live session with id %d", id)
+		return false, apierr.Errorf(apierr.NotFound, "no live session with id %d", id)
 	case "forbidden":
-		return false, errorf(CodeForbidden, "only the session's anchor may change it")
+		return false, apierr.Errorf(apierr.Forbidden, "only the session's anchor may change it")
 	case "ended":
-		return false, errorf(CodeBadInput, "the session has ended")
+		return false, apierr.Errorf(apierr.BadInput, "the session has ended")
 	case "live":
-		return false, errorf(CodeBadInput, "the session is live already")
+		return false, apierr.Errorf(apierr.BadInput, "the session is live already")
 	}
 	return res != "ok:", nil
 }
@@ -232,7 +233,7 @@ func (s *Service) liveSession(ctx context.Context, id ID) (*LiveSession, error) 
 		return nil, err
 	}
 	if ls[0] == nil {
-		return nil, errorf(CodeNotFound, "no live session with id %d", id)
+		return nil, apierr.Errorf(apierr.NotFound, "no live session with id %d", id)
 	}
 	return ls[0], nil
 }
@@ -294,7 +295,7 @@ type liveEntry struct {
 func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, err error) {
 	defer wrap(&err, "live feed of user %d", req.Viewer)
 	if req.First < 0 || req.First > maxPageSize {
-		return nil, errorf(CodeBadInput, "first must be between 1 and 100")
+		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and 100")
 	}
 	n := orDefault(req.First)
 	if req.After == "" {
@@ -431,7 +432,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 	}
 	ref, ok := decodeSnapshotRef(c.Session)
 	if !ok {
-		return nil, errorf(CodeInvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
+		return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 	}
 	key := s.k.snapshot(req.Viewer, ref.encode())
 	pos := &Item{TS: c.TS, ID: c.LastID}
@@ -520,7 +521,7 @@ func validDevice(d string) (string, error) {
 		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0
 	}
 	if !ok {
-		return "", errorf(CodeBadInput, "a device id is 1 to %d letters, digits, '.', '_', ':' or '-'", maxDeviceLen)
+		return "", apierr.Errorf(apierr.BadInput, "a device id is 1 to %d letters, digits, '.', '_', ':' or '-'", maxDeviceLen)
 	}
 	return d, nil
 }
@@ -711,7 +712,7 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 	return ref, out, nil
 }
 
-var errSnapshotExpired = errorf(CodeCursorExpired, "the live feed snapshot behind this cursor has expired or was replaced by a newer first page on this device; request the first page again")
+var errSnapshotExpired = apierr.Errorf(apierr.CursorExpired, "the live feed snapshot behind this cursor has expired or was replaced by a newer first page on this device; request the first page again")
 
 // snapshotItems reads up to need entries of the snapshot key after pos, or
 // CURSOR_EXPIRED when the snapshot is gone (expired, or replaced by a newer

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -65,7 +66,7 @@ func TestLiveSnapshotPerDevice(t *testing.T) {
 	}
 	// The first page's snapshot was replaced: its cursor is expired, never
 	// served from another snapshot.
-	if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: first.EndCursor}); CodeOf(err) != CodeCursorExpired {
+	if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: first.EndCursor}); CodeOf(err) != apierr.CursorExpired {
 		t.Fatalf("cursor of a replaced snapshot: %v, want CURSOR_EXPIRED", err)
 	}
 	// The current snapshot's cursors page on.
@@ -89,7 +90,7 @@ func TestLiveSnapshotPerDevice(t *testing.T) {
 		t.Fatalf("%d snapshots for six devices, want the cap of 3", n)
 	}
 	for _, d := range []string{"x y", strings.Repeat("d", 65), "é"} {
-		if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, Device: d}); CodeOf(err) != CodeBadInput {
+		if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, Device: d}); CodeOf(err) != apierr.BadInput {
 			t.Errorf("device %q: %v, want BAD_USER_INPUT", d, err)
 		}
 	}

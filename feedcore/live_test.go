@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -259,7 +260,7 @@ func TestLiveCursors(t *testing.T) {
 	if err != nil || len(pg.Edges) != 1 || !pg.HasNext {
 		t.Fatalf("first page %+v, %v", pg, err)
 	}
-	code := func(err error) Code { return CodeOf(err) }
+	code := func(err error) apierr.Code { return CodeOf(err) }
 	raw := []byte(pg.EndCursor)
 	raw[len(raw)/2] ^= 1
 	for name, req := range map[string]LiveRequest{
@@ -267,11 +268,11 @@ func TestLiveCursors(t *testing.T) {
 		"foreign":  {Viewer: 3, First: 1, After: pg.EndCursor},
 		"garbled":  {Viewer: 1, First: 1, After: "not a cursor"},
 	} {
-		if _, err := s.LiveFeed(ctx, req); code(err) != CodeInvalidCursor {
+		if _, err := s.LiveFeed(ctx, req); code(err) != apierr.InvalidCursor {
 			t.Errorf("%s cursor: %v, want INVALID_CURSOR", name, err)
 		}
 	}
-	if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 101}); code(err) != CodeBadInput {
+	if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 101}); code(err) != apierr.BadInput {
 		t.Errorf("first 101: %v, want BAD_USER_INPUT", err)
 	}
 	// Let the snapshot expire, in real time on every store: the embedded
@@ -284,8 +285,8 @@ func TestLiveCursors(t *testing.T) {
 		n, _ = s.c.Do(ctx, s.c.B().Exists().Key(s.k.snapshot(1, mustRef(t, s, pg.EndCursor))).Build()).AsInt64()
 	}
 	_, err = s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: pg.EndCursor})
-	var fe *Error
-	if !errors.As(err, &fe) || fe.Code != CodeCursorExpired {
+	var fe *apierr.Error
+	if !errors.As(err, &fe) || fe.Code != apierr.CursorExpired {
 		t.Fatalf("expired snapshot: %v, want CURSOR_EXPIRED", err)
 	}
 }
@@ -309,15 +310,15 @@ func TestLiveTransitions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		op   func() error
-		want Code
+		want apierr.Code
 	}{
-		{"start by another", func() error { _, err := s.StartLive(ctx, 2, l.ID); return err }, CodeForbidden},
-		{"start missing", func() error { _, err := s.StartLive(ctx, 1, 999); return err }, CodeNotFound},
+		{"start by another", func() error { _, err := s.StartLive(ctx, 2, l.ID); return err }, apierr.Forbidden},
+		{"start missing", func() error { _, err := s.StartLive(ctx, 1, 999); return err }, apierr.NotFound},
 		{"start", func() error { _, err := s.StartLive(ctx, 1, l.ID); return err }, ""},
-		{"start again", func() error { _, err := s.StartLive(ctx, 1, l.ID); return err }, CodeBadInput},
+		{"start again", func() error { _, err := s.StartLive(ctx, 1, l.ID); return err }, apierr.BadInput},
 		{"end", func() error { _, err := s.EndLive(ctx, 1, l.ID); return err }, ""},
-		{"end again", func() error { _, err := s.EndLive(ctx, 1, l.ID); return err }, CodeBadInput},
-		{"empty title", func() error { _, err := s.ScheduleLive(ctx, 1, " ", time.Now()); return err }, CodeBadInput},
+		{"end again", func() error { _, err := s.EndLive(ctx, 1, l.ID); return err }, apierr.BadInput},
+		{"empty title", func() error { _, err := s.ScheduleLive(ctx, 1, " ", time.Now()); return err }, apierr.BadInput},
 	} {
 		err := tc.op()
 		if (tc.want == "" && err != nil) || (tc.want != "" && CodeOf(err) != tc.want) {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // Sorted-set members are ids as 8 big-endian bytes: lexicographic order is
@@ -34,7 +36,7 @@ func members(ids []ID) []string {
 func ParseID(s string) (ID, error) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil || id == 0 {
-		return 0, errorf(CodeBadInput, "%q is not a valid id: want a positive decimal number", s)
+		return 0, apierr.Errorf(apierr.BadInput, "%q is not a valid id: want a positive decimal number", s)
 	}
 	return id, nil
 }

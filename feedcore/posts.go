@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // postTTL bounds how long a post may live in the client-side cache (see
@@ -52,7 +54,7 @@ func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) 
 		return nil, err
 	}
 	if len(key) > maxIdempotencyKey {
-		return nil, errorf(CodeBadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(key), maxIdempotencyKey)
+		return nil, apierr.Errorf(apierr.BadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(key), maxIdempotencyKey)
 	}
 	if err := s.usersExist(ctx, author); err != nil {
 		return nil, err
@@ -149,7 +151,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 	var stop error
 	for i, p := range ps {
 		if p.ID == 0 || p.Author == 0 {
-			ps, stop = ps[:i], errorf(CodeBadInput, "post id and author must be positive numbers")
+			ps, stop = ps[:i], apierr.Errorf(apierr.BadInput, "post id and author must be positive numbers")
 			break
 		}
 	}
@@ -160,7 +162,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 	if n, err := s.existing(ctx, authors); err != nil {
 		return 0, err
 	} else if n < len(ps) {
-		ps, stop = ps[:n], errorf(CodeNotFound, "no user with id %d", authors[n])
+		ps, stop = ps[:n], apierr.Errorf(apierr.NotFound, "no user with id %d", authors[n])
 	}
 	cmds := make([]rueidis.Completed, len(ps))
 	for i, p := range ps {
@@ -240,13 +242,13 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 	}
 	p := ps[0]
 	if p == nil {
-		return errorf(CodeNotFound, "no post with id %d", postID)
+		return apierr.Errorf(apierr.NotFound, "no post with id %d", postID)
 	}
 	if p.Author != viewer {
 		if p.Deleted {
-			return errorf(CodeNotFound, "no post with id %d", postID)
+			return apierr.Errorf(apierr.NotFound, "no post with id %d", postID)
 		}
-		return errorf(CodeForbidden, "only the author may delete a post")
+		return apierr.Errorf(apierr.Forbidden, "only the author may delete a post")
 	}
 	e := event{Type: evDelete, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}
 	if err := s.commit(ctx, nil, nil, nil, s.emitCmd(e)).Error(); err != nil {

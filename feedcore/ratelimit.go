@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // luaSpend is the generic cell rate algorithm over one key, spending a
@@ -82,7 +84,7 @@ type Verdict struct {
 	Cost int
 	// Remaining is the points left in the allowance afterwards.
 	Remaining int
-	// Err is RATE_LIMITED (a *Error with RetryAfter) when the cost was
+	// Err is RATE_LIMITED (a *apierr.Error with RetryAfter) when the cost was
 	// not spent, else nil.
 	Err error
 }
@@ -135,7 +137,7 @@ func verdictFrom(ok bool, wait, left int64, cost int) Verdict {
 	v := Verdict{Cost: cost, Remaining: int(max(left, 0))}
 	if !ok {
 		retry := time.Duration(max(wait, 1)) * time.Millisecond
-		v.Err = &Error{Code: CodeRateLimited, RetryAfter: retry,
+		v.Err = &apierr.Error{Code: apierr.RateLimited, RetryAfter: retry,
 			Message: fmt.Sprintf("this operation costs %d points and the allowance has %d; retry after %s", cost, v.Remaining, retry)}
 	}
 	return v

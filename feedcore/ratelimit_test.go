@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -25,8 +26,8 @@ func TestRateLimit(t *testing.T) {
 		}
 	}
 	err := s.Allow(ctx, 1, l)
-	var fe *Error
-	if !errors.As(err, &fe) || fe.Code != CodeRateLimited || fe.RetryAfter <= 0 || fe.RetryAfter > 100*time.Millisecond {
+	var fe *apierr.Error
+	if !errors.As(err, &fe) || fe.Code != apierr.RateLimited || fe.RetryAfter <= 0 || fe.RetryAfter > 100*time.Millisecond {
 		t.Fatalf("6th request: %v, want RATE_LIMITED with a retry within 100ms", err)
 	}
 	if err := s.Allow(ctx, 2, l); err != nil {
@@ -73,13 +74,13 @@ func TestChargeRides(t *testing.T) {
 	}
 	ch = s.NewCharge(Subject{Viewer: 1}, 7, l)
 	cctx = WithCharge(ctx, ch)
-	if _, err := s.Counts(cctx, []ID{1}); CodeOf(err) != CodeRateLimited {
+	if _, err := s.Counts(cctx, []ID{1}); CodeOf(err) != apierr.RateLimited {
 		t.Fatalf("read with a refused charge: %v, want RATE_LIMITED", err)
 	}
-	if _, err := s.Counts(cctx, []ID{1}); CodeOf(err) != CodeRateLimited {
+	if _, err := s.Counts(cctx, []ID{1}); CodeOf(err) != apierr.RateLimited {
 		t.Fatalf("second read with a refused charge: %v, want RATE_LIMITED", err)
 	}
-	if v, err := ch.Settle(cctx); err != nil || CodeOf(v.Err) != CodeRateLimited || v.Remaining != 3 {
+	if v, err := ch.Settle(cctx); err != nil || CodeOf(v.Err) != apierr.RateLimited || v.Remaining != 3 {
 		t.Fatalf("refused charge: %+v, %v", v, err)
 	}
 	// An address has an allowance of its own; a charge no call carried is
@@ -149,12 +150,12 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	logged := length()
 	n, v := trips(Subject{Viewer: 2}, 1000, func(ctx context.Context) error {
 		_, err := s.PublishOnce(ctx, 2, "refused", "k2")
-		if CodeOf(err) != CodeRateLimited {
+		if CodeOf(err) != apierr.RateLimited {
 			t.Errorf("publish over the allowance: %v, want RATE_LIMITED", err)
 		}
 		return err
 	})
-	if CodeOf(v.Err) != CodeRateLimited || n != 1 {
+	if CodeOf(v.Err) != apierr.RateLimited || n != 1 {
 		t.Errorf("refused publish: verdict %+v after %d round trips, want RATE_LIMITED after 1", v, n)
 	}
 	after, err := storetest.Keys(context.Background(), s.c, s.o.Prefix)

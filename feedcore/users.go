@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // profileTTL bounds how long a profile may live in the client-side cache;
@@ -29,7 +31,7 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 	var stop error
 	for i, u := range us {
 		if u.ID == 0 {
-			us, stop = us[:i], errorf(CodeBadInput, "user id must be a positive number")
+			us, stop = us[:i], apierr.Errorf(apierr.BadInput, "user id must be a positive number")
 		} else if err := validHandle(u.Handle); err != nil {
 			us, stop = us[:i], err
 		}
@@ -56,7 +58,7 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 		case err != nil:
 			return 0, err
 		case prev != FormatID(us[i].ID) && stopAt == n:
-			stopAt, stop = i, errorf(CodeBadInput, "handle %q is taken by another user", us[i].Handle)
+			stopAt, stop = i, apierr.Errorf(apierr.BadInput, "handle %q is taken by another user", us[i].Handle)
 		}
 	}
 	var writes []rueidis.Completed
@@ -97,7 +99,7 @@ func (s *Service) releaseHandleCmd(handle string, id ID) rueidis.Completed {
 
 func validHandle(h string) error {
 	if h == "" || len(h) > 64 || strings.ContainsAny(h, " \t\r\n{}@") {
-		return errorf(CodeBadInput, "handle %q is not valid: 1 to 64 characters, no spaces, braces or @", h)
+		return apierr.Errorf(apierr.BadInput, "handle %q is not valid: 1 to 64 characters, no spaces, braces or @", h)
 	}
 	return nil
 }
@@ -132,7 +134,7 @@ func (s *Service) Users(ctx context.Context, ids []ID) (_ []*User, err error) {
 func (s *Service) UserExists(ctx context.Context, id ID) (_ bool, err error) {
 	defer wrap(&err, "read user %d", id)
 	err = s.usersExist(ctx, id)
-	if CodeOf(err) == CodeNotFound {
+	if CodeOf(err) == apierr.NotFound {
 		return false, nil
 	}
 	return err == nil, err
@@ -180,7 +182,7 @@ func (s *Service) User(ctx context.Context, id ID) (_ *User, err error) {
 		return nil, err
 	}
 	if us[0] == nil {
-		return nil, errorf(CodeNotFound, "no user with id %d", id)
+		return nil, apierr.Errorf(apierr.NotFound, "no user with id %d", id)
 	}
 	return us[0], nil
 }
@@ -268,7 +270,7 @@ func (s *Service) usersExist(ctx context.Context, ids ...ID) error {
 		s.known.add(id)
 	}
 	if n < len(unknown) {
-		return errorf(CodeNotFound, "no user with id %d", unknown[n])
+		return apierr.Errorf(apierr.NotFound, "no user with id %d", unknown[n])
 	}
 	return nil
 }

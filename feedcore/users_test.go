@@ -3,6 +3,8 @@ package feedcore
 import (
 	"context"
 	"testing"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 func TestHandles(t *testing.T) {
@@ -34,7 +36,7 @@ func TestHandles(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := s.PutUsers(ctx, []User{{ID: 3, Handle: "early"}, {ID: 4, Handle: "taken"}, {ID: 5, Handle: "late"}})
-	if n != 1 || CodeOf(err) != CodeBadInput {
+	if n != 1 || CodeOf(err) != apierr.BadInput {
 		t.Fatalf("batch with a clash: stored %d, err %v; want 1 and BAD_USER_INPUT", n, err)
 	}
 	if handleOwner("early") != 3 || handleOwner("taken") != 9 || handleOwner("late") != 0 {

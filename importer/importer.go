@@ -36,6 +36,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 )
 
@@ -66,7 +67,7 @@ type Stats struct {
 
 // LineError is a line that could not be applied: malformed, or refused by
 // feedd (an unknown user, a self-follow, a taken handle...). Err is the
-// cause; a refusal by feedcore is a *feedcore.Error.
+// cause; a refusal by feedcore is a *apierr.Error.
 type LineError struct {
 	Line int    // 1-based line number
 	Type string // the line's type, when it got that far
@@ -322,7 +323,7 @@ func (p *parser) append(k kind, b *batch) error {
 		// one is taken, so a clash inside a batch would leave later handles
 		// claimed. Clashes with earlier batches it still finds itself.
 		if prev, ok := p.handles[u.Handle]; ok && prev != u.ID {
-			return &feedcore.Error{Code: feedcore.CodeBadInput, Message: fmt.Sprintf("handle %q is taken by another user", u.Handle)}
+			return &apierr.Error{Code: apierr.BadInput, Message: fmt.Sprintf("handle %q is taken by another user", u.Handle)}
 		}
 		p.handles[u.Handle] = u.ID
 		b.users = append(b.users, u)
@@ -373,9 +374,9 @@ func (p *parser) append(k kind, b *batch) error {
 func samePost(old, p *feedcore.Post) error {
 	switch {
 	case old.Deleted:
-		return &feedcore.Error{Code: feedcore.CodeBadInput, Message: fmt.Sprintf("post %d was deleted; its id cannot be used again", p.ID)}
+		return &apierr.Error{Code: apierr.BadInput, Message: fmt.Sprintf("post %d was deleted; its id cannot be used again", p.ID)}
 	case old.Author != p.Author || !old.CreatedAt.Equal(p.CreatedAt) || old.Text != p.Text:
-		return &feedcore.Error{Code: feedcore.CodeBadInput, Message: fmt.Sprintf("post %d already exists with another author, time or text", p.ID)}
+		return &apierr.Error{Code: apierr.BadInput, Message: fmt.Sprintf("post %d already exists with another author, time or text", p.ID)}
 	}
 	return nil
 }
@@ -432,7 +433,7 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 		err = fmt.Errorf("feedcore applied %d of %d lines without saying why", n, len(b.lines))
 	}
 	if err != nil {
-		var fe *feedcore.Error
+		var fe *apierr.Error
 		if errors.As(err, &fe) && n < len(b.lines) {
 			return &LineError{Line: b.lines[n], Type: b.kind.String(), Err: err}
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -251,7 +252,7 @@ func TestBadLines(t *testing.T) {
 		bad    string
 		kind   string // the bad line's type, to pick the line after it
 		want   string // the whole error message
-		code   feedcore.Code
+		code   apierr.Code
 	}{
 		{name: "bad JSON", bad: `{"type":"user","id":"5","handle":"dan"`, kind: "user",
 			want: `line 4: invalid JSON at column 39: want ',' or '}' after a value`},
@@ -294,25 +295,25 @@ func TestBadLines(t *testing.T) {
 		{name: "handle an object", bad: `{"type":"user","id":"5","handle":{"a":1}}`, kind: "user",
 			want: `line 4: handle: want a string or number, not an object`},
 		{name: "handle with a space", bad: `{"type":"user","id":"5","handle":"d n"}`, kind: "user",
-			want: `line 4: user: handle "d n" is not valid: 1 to 64 characters, no spaces, braces or @`, code: feedcore.CodeBadInput},
+			want: `line 4: user: handle "d n" is not valid: 1 to 64 characters, no spaces, braces or @`, code: apierr.BadInput},
 		{name: "duplicate handle for another id", bad: `{"type":"user","id":"5","handle":"ann"}`, kind: "user",
-			want: `line 4: user: handle "ann" is taken by another user`, code: feedcore.CodeBadInput},
+			want: `line 4: user: handle "ann" is taken by another user`, code: apierr.BadInput},
 		{name: "duplicate handle in one batch",
 			before: []string{base[0], base[1], base[2], `{"type":"user","id":"6","handle":"eve"}`},
 			bad:    `{"type":"user","id":"5","handle":"eve"}`, kind: "user",
-			want: `line 5: user: handle "eve" is taken by another user`, code: feedcore.CodeBadInput},
+			want: `line 5: user: handle "eve" is taken by another user`, code: apierr.BadInput},
 		{name: "follow of unknown user", bad: `{"type":"follow","follower":"1","followee":"999"}`, kind: "follow",
-			want: `line 4: follow: no user with id 999`, code: feedcore.CodeNotFound},
+			want: `line 4: follow: no user with id 999`, code: apierr.NotFound},
 		{name: "follow by unknown user", bad: `{"type":"follow","follower":"999","followee":"1"}`, kind: "follow",
-			want: `line 4: follow: no user with id 999`, code: feedcore.CodeNotFound},
+			want: `line 4: follow: no user with id 999`, code: apierr.NotFound},
 		{name: "follow in one batch with unknown user",
 			before: []string{base[0], base[1], `{"type":"user","id":"6","handle":"eve"}`, `{"type":"user","id":"7","handle":"fay"}`, base[2], `{"type":"follow","follower":"6","followee":"7"}`},
 			bad:    `{"type":"follow","follower":"6","followee":"998"}`, kind: "follow",
-			want: `line 7: follow: no user with id 998`, code: feedcore.CodeNotFound},
+			want: `line 7: follow: no user with id 998`, code: apierr.NotFound},
 		{name: "self-follow", bad: `{"type":"follow","follower":"2","followee":"2"}`, kind: "follow",
-			want: `line 4: follow: you cannot follow yourself`, code: feedcore.CodeBadInput},
+			want: `line 4: follow: you cannot follow yourself`, code: apierr.BadInput},
 		{name: "post by unknown author", bad: `{"type":"post","id":"52","author":"77","text":"hi","createdAt":"2023-07-11T15:32:02Z"}`, kind: "post",
-			want: `line 4: post: no user with id 77`, code: feedcore.CodeNotFound},
+			want: `line 4: post: no user with id 77`, code: apierr.NotFound},
 		{name: "bad createdAt", bad: `{"type":"post","id":"52","author":"1","text":"hi","createdAt":"2023-07-11 15:32:02"}`, kind: "post",
 			want: `line 4: post: createdAt "2023-07-11 15:32:02" is not an RFC 3339 time like 2023-07-11T15:32:02Z`},
 		{name: "missing createdAt", bad: `{"type":"post","id":"52","author":"1","text":"hi"}`, kind: "post",
@@ -322,11 +323,11 @@ func TestBadLines(t *testing.T) {
 		{name: "post id reused",
 			before: []string{base[0], base[1], base[2], `{"type":"post","id":"52","author":"1","text":"hi","createdAt":"2023-07-11T15:32:02Z"}`, base[2]},
 			bad:    `{"type":"post","id":"52","author":"2","text":"hi","createdAt":"2023-07-11T15:32:02Z"}`, kind: "post",
-			want: `line 6: post: post 52 already exists with another author, time or text`, code: feedcore.CodeBadInput},
+			want: `line 6: post: post 52 already exists with another author, time or text`, code: apierr.BadInput},
 		{name: "post id reused in one batch",
 			before: []string{base[0], base[1], base[2], `{"type":"post","id":"52","author":"1","text":"hi","createdAt":"2023-07-11T15:32:02Z"}`},
 			bad:    `{"type":"post","id":"52","author":"1","text":"hi","createdAt":"2023-07-11T15:32:03Z"}`, kind: "post",
-			want: `line 5: post: post 52 already exists with another author, time or text`, code: feedcore.CodeBadInput},
+			want: `line 5: post: post 52 already exists with another author, time or text`, code: apierr.BadInput},
 		{name: "counts with negative likes", bad: `{"type":"counts","post":"50","likes":-1}`, kind: "counts",
 			want: `line 4: counts: likes -1 is negative; counts must be 0 or more`},
 		{name: "counts not integer", bad: `{"type":"counts","post":"50","likes":1.5}`, kind: "counts",
@@ -352,11 +353,11 @@ func TestBadLines(t *testing.T) {
 		{name: "text with a lone surrogate", bad: `{"type":"post","id":"52","author":"1","text":"a\ud800b","createdAt":"2023-07-11T15:32:02Z"}`, kind: "post",
 			want: `line 4: post: text: a \u escape of a lone UTF-16 surrogate`},
 		{name: "text with NUL", bad: `{"type":"post","id":"52","author":"1","text":"a\u0000b","createdAt":"2023-07-11T15:32:02Z"}`, kind: "post",
-			want: `line 4: post: text must not contain control characters other than newline and tab (found U+0000 at character 2)`, code: feedcore.CodeBadInput},
+			want: `line 4: post: text must not contain control characters other than newline and tab (found U+0000 at character 2)`, code: apierr.BadInput},
 		{name: "text zero-width only", bad: `{"type":"post","id":"52","author":"1","text":"\u200b\ufeff \u2060","createdAt":"2023-07-11T15:32:02Z"}`, kind: "post",
-			want: `line 4: post: text must contain at least one visible character`, code: feedcore.CodeBadInput},
+			want: `line 4: post: text must contain at least one visible character`, code: apierr.BadInput},
 		{name: "title with escape control", bad: `{"type":"live","id":"8","anchor":"1","title":"a\u001bb","startedAt":"2023-07-11T15:32:02Z"}`, kind: "live",
-			want: `line 4: live: title must not contain control characters other than newline and tab (found U+001B at character 2)`, code: feedcore.CodeBadInput},
+			want: `line 4: live: title must not contain control characters other than newline and tab (found U+001B at character 2)`, code: apierr.BadInput},
 		{name: "line over 1 MiB", bad: long, kind: "user",
 			want: `line 4: line is longer than 1048576 bytes (1 MiB)`},
 	}
@@ -399,7 +400,7 @@ func TestBadLines(t *testing.T) {
 					t.Errorf("user %s = %+v, %v; want none", h, u, err)
 				}
 			}
-			if u, err := svc.User(ctx, 5); feedcore.CodeOf(err) != feedcore.CodeNotFound {
+			if u, err := svc.User(ctx, 5); feedcore.CodeOf(err) != apierr.NotFound {
 				t.Errorf("user 5 = %+v, %v; want none", u, err)
 			}
 			if got := counts(t, svc, 1, 2); got[0] != (feedcore.GraphCounts{Followers: 0, Following: 1}) || got[1] != (feedcore.GraphCounts{Followers: 1, Following: 0}) {

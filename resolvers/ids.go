@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/nodeid"
 )
@@ -11,7 +12,7 @@ import (
 func decodeID(arg, raw string, want nodeid.Type) (feedcore.ID, error) {
 	id, err := nodeid.DecodeAs(raw, want)
 	if err != nil {
-		return 0, fail(feedcore.CodeBadInput, "%s: %q is not a %s id", arg, raw, want)
+		return 0, fail(apierr.BadInput, "%s: %q is not a %s id", arg, raw, want)
 	}
 	return id, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
@@ -110,7 +111,7 @@ func (r *liveSessionResolver) Anchor(ctx context.Context, l *feedcore.LiveSessio
 		return nil, err
 	}
 	if u == nil {
-		return nil, fail(feedcore.CodeNotFound, "the anchor of live session %d (user %d) has no profile", l.ID, l.Anchor)
+		return nil, fail(apierr.NotFound, "the anchor of live session %d (user %d) has no profile", l.ID, l.Anchor)
 	}
 	return u, nil
 }

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
@@ -69,7 +70,7 @@ func (r *mutationResolver) follow(ctx context.Context, userID string, op func(co
 	ld.ForgetUsers(viewer, target)
 	u, err := ld.User(ctx, target)
 	if err == nil && u == nil {
-		err = fail(feedcore.CodeNotFound, "no user with id %d", target)
+		err = fail(apierr.NotFound, "no user with id %d", target)
 	}
 	if err != nil {
 		return nil, err

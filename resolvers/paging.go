@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 )
@@ -10,7 +11,7 @@ const MaxPageSize = 100
 
 func pageSize(arg string, n *int) error {
 	if n != nil && (*n < 1 || *n > MaxPageSize) {
-		return fail(feedcore.CodeBadInput, "%s must be between 1 and %d, got %d", arg, MaxPageSize, *n)
+		return fail(apierr.BadInput, "%s must be between 1 and %d, got %d", arg, MaxPageSize, *n)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
@@ -24,7 +25,7 @@ func (r *postResolver) Author(ctx context.Context, p *feedcore.Post) (*feedcore.
 		return nil, err
 	}
 	if u == nil {
-		return nil, fail(feedcore.CodeNotFound, "the author of post %d (user %d) has no profile", p.ID, p.Author)
+		return nil, fail(apierr.NotFound, "the author of post %d (user %d) has no profile", p.ID, p.Author)
 	}
 	return u, nil
 }

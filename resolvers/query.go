@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/nodeid"
@@ -19,7 +20,7 @@ func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
 func (r *queryResolver) Node(ctx context.Context, id string) (nodeid.Node, error) {
 	t, dbID, err := nodeid.Decode(id)
 	if err != nil {
-		return nil, fail(feedcore.CodeBadInput, "id: %q is not a global id", id)
+		return nil, fail(apierr.BadInput, "id: %q is not a global id", id)
 	}
 	ld := r.loaders(ctx)
 	switch t {
@@ -51,7 +52,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (nodeid.Node, error
 		}
 		return u, nil
 	}
-	return nil, fail(feedcore.CodeBadInput, "id: %q is not a global id", id)
+	return nil, fail(apierr.BadInput, "id: %q is not a global id", id)
 }
 
 func (r *queryResolver) User(ctx context.Context, handle string) (*feedcore.User, error) {

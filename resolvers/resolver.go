@@ -1,6 +1,6 @@
 // Package resolvers implements the GraphQL schema over feedcore. Resolvers
 // stay thin: decode arguments, call the domain, shape the result. Errors
-// are *feedcore.Error values; the server's error presenter turns them into
+// are *apierr.Error values; the server's error presenter turns them into
 // GraphQL errors with extensions.code.
 package resolvers
 

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
 )
@@ -30,7 +31,7 @@ func (r *Resolver) viewer(ctx context.Context) (*feedcore.User, error) {
 
 // ghost is the error for a viewer id whose user does not exist.
 func ghost(id feedcore.ID) error {
-	return fail(feedcore.CodeUnauthenticated, "not signed in: no user has id %d", id)
+	return fail(apierr.Unauthenticated, "not signed in: no user has id %d", id)
 }
 
 // ghostFirst is err, unless the viewer is a ghost (an id with no
@@ -48,9 +49,9 @@ func claimedViewer(ctx context.Context) (feedcore.ID, error) {
 	id := auth.FromContext(ctx)
 	if id.ViewerID == 0 {
 		if id.Problem != "" {
-			return 0, fail(feedcore.CodeUnauthenticated, "not signed in: %s", id.Problem)
+			return 0, fail(apierr.Unauthenticated, "not signed in: %s", id.Problem)
 		}
-		return 0, fail(feedcore.CodeUnauthenticated, "sign in first: send Authorization: Bearer <token> (or X-Viewer-Id when the server runs with --dev-auth)")
+		return 0, fail(apierr.Unauthenticated, "sign in first: send Authorization: Bearer <token> (or X-Viewer-Id when the server runs with --dev-auth)")
 	}
 	return id.ViewerID, nil
 }

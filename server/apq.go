@@ -15,6 +15,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
 )
@@ -169,7 +170,7 @@ func (apqSizeLimit) Validate(schema graphql.ExecutableSchema) error { return nil
 
 func (l apqSizeLimit) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
 	if _, ok := raw.Extensions["persistedQuery"]; ok && len(raw.Query) > l.max {
-		return codedError(feedcore.CodeBadInput, "a persisted query registration may hold at most %d bytes of query text, and this one has %d; send it without persistedQuery", l.max, len(raw.Query))
+		return codedError(apierr.BadInput, "a persisted query registration may hold at most %d bytes of query text, and this one has %d; send it without persistedQuery", l.max, len(raw.Query))
 	}
 	return nil
 }
@@ -238,10 +239,10 @@ func (p persistedOnly) MutateOperationParameters(ctx context.Context, raw *graph
 	}
 	h := QueryHash(raw.Query)
 	if _, ok := p.byHash[h]; !ok {
-		return codedError(feedcore.CodeForbidden, "this server runs only persisted operations, and this one is not among them")
+		return codedError(apierr.Forbidden, "this server runs only persisted operations, and this one is not among them")
 	}
 	if hash != "" && hash != h {
-		return codedError(feedcore.CodeBadInput, "persistedQuery.sha256Hash does not match the query")
+		return codedError(apierr.BadInput, "persistedQuery.sha256Hash does not match the query")
 	}
 	return nil
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
-	"github.com/feedd/feedd/feedcore"
 )
 
 // corsAllowHeaders are the request headers a browser app may send.
@@ -63,7 +63,7 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 		w.Header().Add("Vary", "Origin")
 		if origin != "" {
 			if !allowed(r, origin) {
-				refuse(w, http.StatusForbidden, feedcore.CodeForbidden,
+				refuse(w, http.StatusForbidden, apierr.Forbidden,
 					fmt.Sprintf("origin %q may not call this API (see --cors-origins)", origin))
 				return
 			}
@@ -83,7 +83,7 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 		if r.Method == http.MethodPost {
 			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mt != "application/json" {
-				refuse(w, http.StatusUnsupportedMediaType, feedcore.CodeBadInput,
+				refuse(w, http.StatusUnsupportedMediaType, apierr.BadInput,
 					"a POST body must be Content-Type: application/json")
 				return
 			}
@@ -91,22 +91,22 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 			var tooBig *http.MaxBytesError
 			switch {
 			case errors.As(err, &tooBig) || int64(len(body)) > api.MaxBodyBytes:
-				refuse(w, http.StatusRequestEntityTooLarge, feedcore.CodeBadInput,
+				refuse(w, http.StatusRequestEntityTooLarge, apierr.BadInput,
 					fmt.Sprintf("request body exceeds %d bytes", api.MaxBodyBytes))
 				return
 			case err != nil:
-				refuse(w, http.StatusBadRequest, feedcore.CodeBadInput, "could not read the request body")
+				refuse(w, http.StatusBadRequest, apierr.BadInput, "could not read the request body")
 				return
 			}
 			if err := checkRequest(body); err != nil {
-				refuse(w, http.StatusBadRequest, feedcore.CodeBadInput, err.Error())
+				refuse(w, http.StatusBadRequest, apierr.BadInput, err.Error())
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		if r.Method == http.MethodGet {
 			if err := checkQueryString(r.URL.RawQuery); err != nil {
-				refuse(w, http.StatusBadRequest, feedcore.CodeBadInput, err.Error())
+				refuse(w, http.StatusBadRequest, apierr.BadInput, err.Error())
 				return
 			}
 		}
@@ -132,7 +132,7 @@ func normalizeOrigin(o string) string {
 }
 
 // refuse writes a GraphQL error response.
-func refuse(w http.ResponseWriter, status int, code feedcore.Code, msg string) {
+func refuse(w http.ResponseWriter, status int, code apierr.Code, msg string) {
 	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{codedError(code, "%s", msg)}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
 )
@@ -70,14 +71,14 @@ func (c costLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 	oc := &opCost{requested: n}
 	op.Stats.SetExtension(costKey, oc)
 	if c.maxComplexity > 0 && n > c.maxComplexity {
-		e := codedError(feedcore.CodeBadInput, "operation costs %d points, more than the complexity limit of %d; ask for smaller pages or fewer fields", n, c.maxComplexity)
+		e := codedError(apierr.BadInput, "operation costs %d points, more than the complexity limit of %d; ask for smaller pages or fewer fields", n, c.maxComplexity)
 		e.Extensions["cost"] = n
 		e.Extensions["maxComplexity"] = c.maxComplexity
 		return e
 	}
 	if op.Operation.Operation == ast.Mutation && c.maxMutations > 0 {
 		if m := rootFields(op.Doc, op.Operation.SelectionSet, 0); m > c.maxMutations {
-			return codedError(feedcore.CodeBadInput, "operation carries %d mutation fields (aliases count); at most %d are allowed, send the rest in further requests", m, c.maxMutations)
+			return codedError(apierr.BadInput, "operation carries %d mutation fields (aliases count); at most %d are allowed, send the rest in further requests", m, c.maxMutations)
 		}
 	}
 	if c.svc == nil || c.limit.Rate <= 0 {
@@ -138,9 +139,9 @@ func (c costLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 // refusal is RATE_LIMITED with extensions.retryAfterMs, the cost and the
 // points left; the HTTP response becomes 429 with Retry-After (httpState).
 func refusal(ctx context.Context, v feedcore.Verdict) *gqlerror.Error {
-	var fe *feedcore.Error
+	var fe *apierr.Error
 	if !errors.As(v.Err, &fe) {
-		return codedError(feedcore.CodeInternal, "rate limit")
+		return codedError(apierr.Internal, "rate limit")
 	}
 	if s := stateOf(ctx); s != nil {
 		s.setRetryAfter(fe.RetryAfter)
@@ -149,7 +150,7 @@ func refusal(ctx context.Context, v feedcore.Verdict) *gqlerror.Error {
 		Err:     fe,
 		Message: fe.Message,
 		Extensions: map[string]any{
-			"code":         string(feedcore.CodeRateLimited),
+			"code":         string(apierr.RateLimited),
 			"retryAfterMs": fe.RetryAfter.Milliseconds(),
 			"cost":         map[string]any{"requested": v.Cost, "remaining": v.Remaining},
 		},

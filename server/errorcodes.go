@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/apierr"
 )
 
 // ensureErrorCodes fills in extensions.code on error responses that gqlgen's
@@ -92,9 +92,9 @@ func addCodes(body []byte, status int) []byte {
 	if json.Unmarshal(resp["errors"], &errs) != nil {
 		return body
 	}
-	code := feedcore.CodeBadInput
+	code := apierr.BadInput
 	if status >= 500 {
-		code = feedcore.CodeInternal
+		code = apierr.Internal
 	}
 	for i, e := range errs {
 		if e == nil {

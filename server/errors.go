@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 )
 
@@ -22,7 +23,7 @@ const unavailableMessage = "the store is unavailable, retry later"
 // presentError gives every GraphQL error an extensions.code from the
 // brief's list and makes sure nothing internal reaches the client:
 //
-//   - a *feedcore.Error is shown as is (its message is written for clients);
+//   - a *apierr.Error is shown as is (its message is written for clients);
 //   - gqlgen's parse and validation failures become BAD_USER_INPUT with
 //     gqlgen's message, which points at the mistake in the document;
 //   - an unreachable store is UNAVAILABLE with a fixed message;
@@ -30,7 +31,7 @@ const unavailableMessage = "the store is unavailable, retry later"
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		out := clone(graphql.DefaultErrorPresenter(ctx, err))
-		var fe *feedcore.Error
+		var fe *apierr.Error
 		if errors.As(err, &fe) {
 			return withCode(out, fe.Code, fe.Message)
 		}
@@ -40,22 +41,22 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			code, _ := out.Extensions["code"].(string)
 			switch {
 			case code == errcode.ValidationFailed || code == errcode.ParseFailed:
-				return withCode(out, feedcore.CodeBadInput, out.Message)
+				return withCode(out, apierr.BadInput, out.Message)
 			case isKnownCode(code):
 				return out
 			case len(out.Path) == 0:
 				// Request-level: an undecodable body, an unknown operation
 				// name, a complexity limit. The client sent something wrong.
-				return withCode(out, feedcore.CodeBadInput, out.Message)
+				return withCode(out, apierr.BadInput, out.Message)
 			}
 		}
 		id := RequestID(ctx)
-		if feedcore.CodeOf(err) == feedcore.CodeUnavailable {
+		if feedcore.CodeOf(err) == apierr.Unavailable {
 			log.WarnContext(ctx, "graphql: store unavailable", "request", id, "path", out.Path.String(), "err", err)
-			return withCode(out, feedcore.CodeUnavailable, unavailableMessage)
+			return withCode(out, apierr.Unavailable, unavailableMessage)
 		}
 		log.ErrorContext(ctx, "graphql: internal error", "request", id, "path", out.Path.String(), "err", err)
-		return withCode(out, feedcore.CodeInternal, fmt.Sprintf("internal error (request %s)", id))
+		return withCode(out, apierr.Internal, fmt.Sprintf("internal error (request %s)", id))
 	}
 }
 
@@ -73,14 +74,14 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 	}
 }
 
-var knownCodes = map[feedcore.Code]bool{
-	feedcore.CodeUnauthenticated: true, feedcore.CodeForbidden: true, feedcore.CodeNotFound: true,
-	feedcore.CodeBadInput: true, feedcore.CodeInvalidCursor: true, feedcore.CodeCursorExpired: true,
-	feedcore.CodeFollowLimit: true, feedcore.CodeRateLimited: true, feedcore.CodeUnavailable: true,
-	feedcore.CodeInternal: true,
+var knownCodes = map[apierr.Code]bool{
+	apierr.Unauthenticated: true, apierr.Forbidden: true, apierr.NotFound: true,
+	apierr.BadInput: true, apierr.InvalidCursor: true, apierr.CursorExpired: true,
+	apierr.FollowLimit: true, apierr.RateLimited: true, apierr.Unavailable: true,
+	apierr.Internal: true,
 }
 
-func isKnownCode(code string) bool { return knownCodes[feedcore.Code(code)] }
+func isKnownCode(code string) bool { return knownCodes[apierr.Code(code)] }
 
 // clone copies e so that setting a code never edits an error gqlgen shares
 // (validation errors live in the query cache).
@@ -90,7 +91,7 @@ func clone(e *gqlerror.Error) *gqlerror.Error {
 	return &c
 }
 
-func withCode(e *gqlerror.Error, code feedcore.Code, msg string) *gqlerror.Error {
+func withCode(e *gqlerror.Error, code apierr.Code, msg string) *gqlerror.Error {
 	if e.Extensions == nil {
 		e.Extensions = map[string]any{}
 	}
@@ -106,7 +107,7 @@ func withCode(e *gqlerror.Error, code feedcore.Code, msg string) *gqlerror.Error
 // limiter, APQ): a Warn when the store is unavailable (feedcore.CodeOf, the
 // one classifier), an Error when it answered something unexpected.
 func logStoreError(ctx context.Context, log *slog.Logger, msg string, err error) {
-	if feedcore.CodeOf(err) == feedcore.CodeUnavailable {
+	if feedcore.CodeOf(err) == apierr.Unavailable {
 		log.WarnContext(ctx, msg, "request", RequestID(ctx), "err", err)
 		return
 	}

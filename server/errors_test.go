@@ -13,7 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/apierr"
 )
 
 func TestPresentError(t *testing.T) {
@@ -32,7 +32,7 @@ func TestPresentError(t *testing.T) {
 		err       error
 		code, msg string
 	}{
-		{"domain error", fmt.Errorf("wrapped: %w", &feedcore.Error{Code: feedcore.CodeForbidden, Message: "not yours"}), "FORBIDDEN", "not yours"},
+		{"domain error", fmt.Errorf("wrapped: %w", &apierr.Error{Code: apierr.Forbidden, Message: "not yours"}), "FORBIDDEN", "not yours"},
 		{"unexpected error", errors.New("redis: WRONGTYPE secret key name"), "INTERNAL", "internal error (request req42)"},
 		{"panic", recoverPanic(log)(ctx, "boom"), "INTERNAL", "internal error (request req42)"},
 		{"validation", validation, "BAD_USER_INPUT", `Cannot query field "x"`},

@@ -15,8 +15,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
-	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/loaders"
 	"github.com/feedd/feedd/resolvers"
@@ -140,5 +140,5 @@ func timedOut(ctx context.Context) *graphql.Response {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		msg = "the request was cancelled"
 	}
-	return &graphql.Response{Errors: gqlerror.List{codedError(feedcore.CodeUnavailable, "%s", msg)}}
+	return &graphql.Response{Errors: gqlerror.List{codedError(apierr.Unavailable, "%s", msg)}}
 }

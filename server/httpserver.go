@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/apierr"
 )
 
 // HTTPLimits bound what one connection may cost the server: how long a
@@ -134,7 +134,7 @@ func allowedHosts(hosts []string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		refuse(w, http.StatusMisdirectedRequest, feedcore.CodeForbidden,
+		refuse(w, http.StatusMisdirectedRequest, apierr.Forbidden,
 			"this server does not answer to the host name in the request (see --allowed-hosts)")
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 )
@@ -203,7 +204,7 @@ func pageSize(first, last *int) int {
 }
 
 // codedError is a request-level refusal with an extensions.code.
-func codedError(code feedcore.Code, format string, args ...any) *gqlerror.Error {
+func codedError(code apierr.Code, format string, args ...any) *gqlerror.Error {
 	return &gqlerror.Error{
 		Message:    fmt.Sprintf(format, args...),
 		Extensions: map[string]any{"code": string(code)},
@@ -238,11 +239,11 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, op *graphql.Oper
 			continue
 		}
 		if n := selectionDepth(op.Doc, f.SelectionSet, 1, maxIntrospectionDepth); n > maxIntrospectionDepth {
-			return codedError(feedcore.CodeBadInput, "introspection is nested deeper than the limit of %d", maxIntrospectionDepth)
+			return codedError(apierr.BadInput, "introspection is nested deeper than the limit of %d", maxIntrospectionDepth)
 		}
 	}
 	if n := selectionDepth(op.Doc, rest, 0, d.max); n > d.max {
-		return codedError(feedcore.CodeBadInput, "operation is nested deeper than the limit of %d", d.max)
+		return codedError(apierr.BadInput, "operation is nested deeper than the limit of %d", d.max)
 	}
 	return nil
 }
@@ -298,7 +299,7 @@ func (noIntrospection) MutateOperationContext(ctx context.Context, op *graphql.O
 		return nil
 	}
 	if introspects(op.Doc, op.Operation.SelectionSet, 0) {
-		return codedError(feedcore.CodeForbidden, "introspection is disabled on this server")
+		return codedError(apierr.Forbidden, "introspection is disabled on this server")
 	}
 	return nil
 }
