@@ -8,7 +8,7 @@ import (
 
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/redisstore"
 )
 
@@ -61,9 +61,9 @@ func TestErrorCodes(t *testing.T) {
 		t.Fatalf("setup: feed %+v, live feed %+v", feedPage, livePage)
 	}
 	feedCursor, liveCursor := feedPage.Edges[0].Cursor, livePage.Edges[0].Cursor
-	missingPost := nodeid.Encode(nodeid.Post, 123456789)
-	missingUser := nodeid.Encode(nodeid.User, 999)
-	missingSession := nodeid.Encode(nodeid.LiveSession, 123456789)
+	missingPost := gqltype.Encode(gqltype.Post, 123456789)
+	missingUser := gqltype.Encode(gqltype.User, 999)
+	missingSession := gqltype.Encode(gqltype.LiveSession, 123456789)
 	anon := e.anon()
 	withAuth := func(a client.Auth) func(context.Context) error {
 		return func(ctx context.Context) error { _, err := client.Viewer(ctx, e.client(a)); return err }
@@ -150,7 +150,7 @@ func TestErrorCodes(t *testing.T) {
 			return err
 		}},
 		{"followUser, non-canonical global id", "BAD_USER_INPUT", func(ctx context.Context) error {
-			_, err := client.FollowUser(ctx, ann, respell(nodeid.Encode(nodeid.User, 3)))
+			_, err := client.FollowUser(ctx, ann, respell(gqltype.Encode(gqltype.User, 3)))
 			return err
 		}},
 		{"deletePost, a user's id", "BAD_USER_INPUT", func(ctx context.Context) error { _, err := client.DeletePost(ctx, bob, missingUser); return err }},

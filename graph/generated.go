@@ -15,8 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/gqlscalar"
-	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/gqltype"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -182,7 +181,7 @@ type PostResolver interface {
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*feedcore.User, error)
-	Node(ctx context.Context, id string) (nodeid.Node, error)
+	Node(ctx context.Context, id string) (gqltype.Node, error)
 	User(ctx context.Context, handle string) (*feedcore.User, error)
 	FollowingFeed(ctx context.Context, first *int, after *string, last *int, before *string) (*PostConnection, error)
 	LiveFeed(ctx context.Context, first *int, after *string) (*LiveSessionConnection, error)
@@ -2993,8 +2992,8 @@ func (ec *executionContext) _Query_node(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v nodeid.Node) graphql.Marshaler {
-			return ec.marshalONode2githubᚗcomᚋfeeddᚋfeeddᚋnodeidᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v gqltype.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚐNode(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4553,7 +4552,7 @@ func (ec *executionContext) unmarshalInputScheduleLiveInput(ctx context.Context,
 
 // region    ************************** interface.gotpl ***************************
 
-func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj nodeid.Node) graphql.Marshaler {
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj gqltype.Node) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
@@ -6451,13 +6450,13 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 }
 
 func (ec *executionContext) unmarshalNDateTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
-	res, err := gqlscalar.UnmarshalDateTime(v)
+	res, err := gqltype.UnmarshalDateTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
 	_ = sel
-	res := gqlscalar.MarshalDateTime(v)
+	res := gqltype.MarshalDateTime(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -6880,7 +6879,7 @@ func (ec *executionContext) unmarshalODateTime2ᚖtimeᚐTime(ctx context.Contex
 	if v == nil {
 		return nil, nil
 	}
-	res, err := gqlscalar.UnmarshalDateTime(v)
+	res, err := gqltype.UnmarshalDateTime(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -6890,7 +6889,7 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	}
 	_ = sel
 	_ = ctx
-	res := gqlscalar.MarshalDateTime(*v)
+	res := gqltype.MarshalDateTime(*v)
 	return res
 }
 
@@ -6912,7 +6911,7 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) marshalONode2githubᚗcomᚋfeeddᚋfeeddᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v nodeid.Node) graphql.Marshaler {
+func (ec *executionContext) marshalONode2githubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚐNode(ctx context.Context, sel ast.SelectionSet, v gqltype.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -3,14 +3,14 @@ package resolvers
 import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/gqltype"
 )
 
 // decodeID reads a global id of type want, or a plain decimal database id.
 // A malformed id is the client's mistake (BAD_USER_INPUT); whether the
 // object exists is the domain's to say (NOT_FOUND).
-func decodeID(arg, raw string, want nodeid.Type) (feedcore.ID, error) {
-	id, err := nodeid.DecodeAs(raw, want)
+func decodeID(arg, raw string, want gqltype.Type) (feedcore.ID, error) {
+	id, err := gqltype.DecodeAs(raw, want)
 	if err != nil {
 		return 0, fail(apierr.BadInput, "%s: %q is not a %s id", arg, raw, want)
 	}

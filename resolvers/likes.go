@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
-	"github.com/feedd/feedd/nodeid"
 )
 
 func (r *mutationResolver) LikePost(ctx context.Context, id string) (*graph.LikePayload, error) {
@@ -23,7 +23,7 @@ func (r *mutationResolver) like(ctx context.Context, id string, like bool) (*gra
 	if err != nil {
 		return nil, err
 	}
-	postID, err := decodeID("id", id, nodeid.Post)
+	postID, err := decodeID("id", id, gqltype.Post)
 	if err != nil {
 		return nil, err
 	}

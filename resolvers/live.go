@@ -7,8 +7,8 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
-	"github.com/feedd/feedd/nodeid"
 	"github.com/feedd/feedd/roundtrip"
 )
 
@@ -81,7 +81,7 @@ func (r *mutationResolver) liveOp(ctx context.Context, id string, op func(contex
 	if err != nil {
 		return nil, err
 	}
-	sid, err := decodeID("id", id, nodeid.LiveSession)
+	sid, err := decodeID("id", id, gqltype.LiveSession)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (r *mutationResolver) liveOp(ctx context.Context, id string, op func(contex
 }
 
 func (r *liveSessionResolver) ID(_ context.Context, l *feedcore.LiveSession) (string, error) {
-	return nodeid.Encode(nodeid.LiveSession, l.ID), nil
+	return gqltype.Encode(gqltype.LiveSession, l.ID), nil
 }
 
 func (r *liveSessionResolver) DatabaseID(_ context.Context, l *feedcore.LiveSession) (string, error) {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
-	"github.com/feedd/feedd/nodeid"
 )
 
 func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishPostInput) (*graph.PublishPostPayload, error) {
@@ -34,14 +34,14 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (*graph.De
 	if err != nil {
 		return nil, err
 	}
-	postID, err := decodeID("id", id, nodeid.Post)
+	postID, err := decodeID("id", id, gqltype.Post)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.write(ctx, func(ctx context.Context) error { return r.Svc.Delete(ctx, viewer, postID) }); err != nil {
 		return nil, err
 	}
-	return &graph.DeletePostPayload{DeletedPostID: nodeid.Encode(nodeid.Post, postID)}, nil
+	return &graph.DeletePostPayload{DeletedPostID: gqltype.Encode(gqltype.Post, postID)}, nil
 }
 
 func (r *mutationResolver) FollowUser(ctx context.Context, userID string) (*graph.FollowPayload, error) {
@@ -59,7 +59,7 @@ func (r *mutationResolver) follow(ctx context.Context, userID string, op func(co
 	if err != nil {
 		return nil, err
 	}
-	target, err := decodeID("userId", userID, nodeid.User)
+	target, err := decodeID("userId", userID, gqltype.User)
 	if err != nil {
 		return nil, err
 	}

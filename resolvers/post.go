@@ -5,12 +5,12 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
-	"github.com/feedd/feedd/nodeid"
 )
 
 func (r *postResolver) ID(_ context.Context, p *feedcore.Post) (string, error) {
-	return nodeid.Encode(nodeid.Post, p.ID), nil
+	return gqltype.Encode(gqltype.Post, p.ID), nil
 }
 
 func (r *postResolver) DatabaseID(_ context.Context, p *feedcore.Post) (string, error) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
-	"github.com/feedd/feedd/nodeid"
 )
 
 func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
@@ -17,14 +17,14 @@ func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
 // Node answers null for anything that does not exist or was deleted, as the
 // Node convention expects; only a malformed id is an error. Reads go
 // through the request's loaders, so many node(id:) fields are one batch.
-func (r *queryResolver) Node(ctx context.Context, id string) (nodeid.Node, error) {
-	t, dbID, err := nodeid.Decode(id)
+func (r *queryResolver) Node(ctx context.Context, id string) (gqltype.Node, error) {
+	t, dbID, err := gqltype.Decode(id)
 	if err != nil {
 		return nil, fail(apierr.BadInput, "id: %q is not a global id", id)
 	}
 	ld := r.loaders(ctx)
 	switch t {
-	case nodeid.Post:
+	case gqltype.Post:
 		p, err := ld.Post(ctx, dbID)
 		if err != nil {
 			return nil, err
@@ -33,7 +33,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (nodeid.Node, error
 			return nil, nil
 		}
 		return p, nil
-	case nodeid.LiveSession:
+	case gqltype.LiveSession:
 		l, err := ld.LiveSession(ctx, dbID)
 		if err != nil {
 			return nil, err
@@ -42,7 +42,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (nodeid.Node, error
 			return nil, nil
 		}
 		return l, nil
-	case nodeid.User:
+	case gqltype.User:
 		u, err := ld.User(ctx, dbID)
 		if err != nil {
 			return nil, err

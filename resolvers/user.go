@@ -4,11 +4,11 @@ import (
 	"context"
 
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/gqltype"
 )
 
 func (r *userResolver) ID(_ context.Context, u *feedcore.User) (string, error) {
-	return nodeid.Encode(nodeid.User, u.ID), nil
+	return gqltype.Encode(gqltype.User, u.ID), nil
 }
 
 func (r *userResolver) DatabaseID(_ context.Context, u *feedcore.User) (string, error) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/auth"
-	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/redisstore"
 )
 
@@ -62,7 +62,7 @@ func TestPublishFollowAndRead(t *testing.T) {
 	if !dateTimeRE.MatchString(p.CreatedAt) {
 		t.Errorf("createdAt %q is not RFC 3339 UTC with milliseconds", p.CreatedAt)
 	}
-	if typ, id, err := nodeid.Decode(p.ID); err != nil || typ != nodeid.Post || p.DatabaseID != strconv.FormatUint(id, 10) {
+	if typ, id, err := gqltype.Decode(p.ID); err != nil || typ != gqltype.Post || p.DatabaseID != strconv.FormatUint(id, 10) {
 		t.Errorf("post id %q does not decode to Post:%s (%v)", p.ID, p.DatabaseID, err)
 	}
 
@@ -71,7 +71,7 @@ func TestPublishFollowAndRead(t *testing.T) {
 		FollowUser struct{ User userData } `json:"followUser"`
 	}
 	e.do(1, `mutation($u: ID!) { followUser(userId: $u) { user { `+userFields+` } } }`,
-		map[string]any{"u": nodeid.Encode(nodeid.User, 2)}).as(t, &fol)
+		map[string]any{"u": gqltype.Encode(gqltype.User, 2)}).as(t, &fol)
 	if u := fol.FollowUser.User; u.Handle != "bob" || u.FollowerCount != 1 || !u.ViewerIsFollowing {
 		t.Fatalf("followUser(bob) = %+v", u)
 	}
@@ -82,7 +82,7 @@ func TestPublishFollowAndRead(t *testing.T) {
 	if v := me.Viewer; v.Handle != "ann" || v.FollowingCount != 2 || v.FollowerCount != 0 || v.ViewerIsFollowing || v.AvatarURL != nil {
 		t.Fatalf("viewer = %+v", v)
 	}
-	if v := me.Viewer; v.ID != nodeid.Encode(nodeid.User, 1) || v.DisplayName != "The ann" {
+	if v := me.Viewer; v.ID != gqltype.Encode(gqltype.User, 1) || v.DisplayName != "The ann" {
 		t.Fatalf("viewer ids = %+v", v)
 	}
 
@@ -108,7 +108,7 @@ func TestPublishFollowAndRead(t *testing.T) {
 		user: node(id: $u) { __typename ... on User { handle } }
 		ghost: node(id: $g) { id }
 		ghostPost: node(id: $gp) { id }
-	}`, map[string]any{"p": p.ID, "u": nodeid.Encode(nodeid.User, 3), "g": nodeid.Encode(nodeid.User, 99), "gp": nodeid.Encode(nodeid.Post, 99)}).as(t, &nodes)
+	}`, map[string]any{"p": p.ID, "u": gqltype.Encode(gqltype.User, 3), "g": gqltype.Encode(gqltype.User, 99), "gp": gqltype.Encode(gqltype.Post, 99)}).as(t, &nodes)
 	if nodes.Post == nil || nodes.Post.Typename != "Post" || nodes.Post.Text != "hello from bob" {
 		t.Errorf("node(post) = %+v", nodes.Post)
 	}
@@ -164,14 +164,14 @@ func TestErrorCodes(t *testing.T) {
 		{"viewer, expired token", 0, `{ viewer { id } }`, nil, []string{"Authorization", "Bearer " + expired}, "UNAUTHENTICATED"},
 		{"viewer, bad dev header", 0, `{ viewer { id } }`, nil, []string{auth.DevHeader, "ann"}, "UNAUTHENTICATED"},
 		{"node, malformed id", 1, `{ node(id: "not-an-id") { id } }`, nil, nil, "BAD_USER_INPUT"},
-		{"node, unknown type", 1, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": nodeid.Encode("Live", 1)}, nil, "BAD_USER_INPUT"},
+		{"node, unknown type", 1, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": gqltype.Encode("Live", 1)}, nil, "BAD_USER_INPUT"},
 		{"feed, first 0", 1, `{ followingFeed(first: 0) { edges { cursor } } }`, nil, nil, "BAD_USER_INPUT"},
 		{"feed, first 101", 1, `{ followingFeed(first: 101) { edges { cursor } } }`, nil, nil, "BAD_USER_INPUT"},
 		{"feed, last -1", 1, `{ followingFeed(last: -1, before: "x") { edges { cursor } } }`, nil, nil, "BAD_USER_INPUT"},
 		{"delete, someone else's", 1, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": bobsPost}, nil, "FORBIDDEN"},
-		{"delete, missing post", 2, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": nodeid.Encode(nodeid.Post, 12345)}, nil, "NOT_FOUND"},
-		{"delete, a user id", 2, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": nodeid.Encode(nodeid.User, 2)}, nil, "BAD_USER_INPUT"},
-		{"follow, missing user", 1, `mutation($u: ID!) { followUser(userId: $u) { user { id } } }`, map[string]any{"u": nodeid.Encode(nodeid.User, 999)}, nil, "NOT_FOUND"},
+		{"delete, missing post", 2, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": gqltype.Encode(gqltype.Post, 12345)}, nil, "NOT_FOUND"},
+		{"delete, a user id", 2, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": gqltype.Encode(gqltype.User, 2)}, nil, "BAD_USER_INPUT"},
+		{"follow, missing user", 1, `mutation($u: ID!) { followUser(userId: $u) { user { id } } }`, map[string]any{"u": gqltype.Encode(gqltype.User, 999)}, nil, "NOT_FOUND"},
 		{"follow, malformed id", 1, `mutation { followUser(userId: "@bob") { user { id } } }`, nil, nil, "BAD_USER_INPUT"},
 		{"follow, self", 1, `mutation { followUser(userId: "1") { user { id } } }`, nil, nil, "BAD_USER_INPUT"},
 		{"publish, empty text", 1, `mutation { publishPost(input: {text: ""}) { post { id } } }`, nil, nil, "BAD_USER_INPUT"},

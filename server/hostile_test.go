@@ -14,7 +14,7 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -329,7 +329,7 @@ func TestHostileRefusedMutationsWriteNothing(t *testing.T) {
 	keys := h.keys("")
 	like := `mutation($id: ID!) { likePost(id: $id) { post { id } } }`
 	mustCode(t, "publish over the allowance", h.do(2, publish, nil), "RATE_LIMITED")
-	mustCode(t, "like over the allowance", h.do(2, like, map[string]any{"id": nodeid.Encode(nodeid.Post, post.ID)}), "RATE_LIMITED")
+	mustCode(t, "like over the allowance", h.do(2, like, map[string]any{"id": gqltype.Encode(gqltype.Post, post.ID)}), "RATE_LIMITED")
 	if now := h.keys(""); len(now) != len(keys) {
 		t.Errorf("refused mutations: keys %q, before %q", now, keys)
 	}

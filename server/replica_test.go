@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -173,7 +173,7 @@ func TestCacheInvalidationAcrossProcesses(t *testing.T) {
 		post: node(id: $post) { ... on Post { text author { displayName } } }
 		user: node(id: $user) { ... on User { displayName } }
 	}`
-	vars := map[string]any{"post": post, "user": nodeid.Encode(nodeid.User, 1)}
+	vars := map[string]any{"post": post, "user": gqltype.Encode(gqltype.User, 1)}
 	readOther := func() (readResult, int) {
 		t.Helper()
 		before := other.trips("Read")

@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/client"
-	"github.com/feedd/feedd/nodeid"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/resolvers"
 )
 
@@ -296,7 +297,7 @@ func (w *worker) write(ctx context.Context, c graphql.Client, v int) {
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
-func userNodeID(id int) string { return nodeid.Encode(nodeid.User, uint64(id)) }
+func userNodeID(id int) string { return gqltype.Encode(gqltype.User, uint64(id)) }
 
 // runLoad runs the workload and the fan-out lag probe for cfg.Duration and
 // fills rep.

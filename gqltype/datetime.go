@@ -1,15 +1,13 @@
-// Package gqlscalar holds the marshallers of feedd's custom GraphQL scalars.
-// gqlgen.yml binds each scalar to the Marshal/Unmarshal pair named after it.
-package gqlscalar
+package gqltype
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedd/feedd/apierr"
 )
 
 // DateTimeLayout is RFC 3339 in UTC with exactly three fractional digits,
@@ -43,8 +41,8 @@ func UnmarshalDateTime(v any) (time.Time, error) {
 	return t.UTC().Truncate(time.Millisecond), nil
 }
 
-// badInput is a client mistake; the code is set here because this package
-// sits below the error presenter and must not import the domain.
+// badInput is a client mistake, reported as BAD_USER_INPUT by the error
+// presenter like any other *apierr.Error.
 func badInput(format string, args ...any) error {
-	return &gqlerror.Error{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"code": "BAD_USER_INPUT"}}
+	return apierr.Errorf(apierr.BadInput, format, args...)
 }

@@ -1,4 +1,4 @@
-package nodeid
+package gqltype
 
 import (
 	"errors"

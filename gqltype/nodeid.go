@@ -1,9 +1,11 @@
-// Package nodeid encodes and decodes the opaque global ids of the GraphQL
-// Node interface: base64url, without padding, of "<Type>:<decimal id>".
+// Package gqltype holds the Go side of the schema's own types, the ones
+// gqlgen.yml binds: the Node interface with its opaque global ids, and the
+// DateTime scalar.
 //
-// Clients must treat these ids as opaque; the encoding exists so that
+// Global ids are base64url, without padding, of "<Type>:<decimal id>".
+// Clients must treat them as opaque; the encoding exists so that
 // Query.node can tell a post from a user without a lookup.
-package nodeid
+package gqltype
 
 import (
 	"encoding/base64"
