@@ -15,7 +15,7 @@ import (
 )
 
 // postTTL bounds how long a post may live in the client-side cache (see
-// hydrate.go: feeds read every post through it, and the hot, big-V ones
+// read_hydrate.go: feeds read every post through it, and the hot, big-V ones
 // stay); Redis invalidates it at once on delete.
 const postTTL = 10 * time.Minute
 

@@ -20,7 +20,7 @@ type Service struct {
 	k keys
 	o Options
 	// sealer seals cursors; without a configured key it follows the key
-	// shared in Redis (cursorkey.go).
+	// shared in Redis (read_cursorkey.go).
 	sealer                atomic.Pointer[Sealer]
 	keyReadAt, keyRetryAt atomic.Int64 // unix ms
 
