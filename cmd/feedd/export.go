@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,8 +11,8 @@ import (
 	"github.com/feedd/feedd/importer"
 )
 
-func runExport(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("export")
+func runExport(ctx context.Context, args []string, o cmdOptions) error {
+	fs := o.flagSet("export")
 	store := addStoreFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: feedd export --redis URL [--key-prefix P] FILE.jsonl   (FILE - writes stdout)")
@@ -33,7 +32,7 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 	defer st.Close()
 
 	path := fs.Arg(0)
-	out, report := stdout, stdout
+	out, report := o.stdout, o.stdout
 	var f *os.File
 	if path == "-" {
 		report = os.Stderr // stdout carries the records
@@ -49,11 +48,11 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 		out = f
 	}
 	start := time.Now()
-	var o importer.ExportOptions
+	var eo importer.ExportOptions
 	if isTerminal(report) {
 		var last time.Time
-		o.ProgressEvery = 1000
-		o.Progress = func(s importer.ExportStats) {
+		eo.ProgressEvery = 1000
+		eo.Progress = func(s importer.ExportStats) {
 			if now := time.Now(); now.Sub(last) >= time.Second {
 				last = now
 				fmt.Fprintf(report, "\r\033[K%d lines (%.0f/s): %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters",
@@ -61,8 +60,8 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 		}
 	}
-	stats, err := importer.Export(ctx, svc, out, o)
-	if o.Progress != nil {
+	stats, err := importer.Export(ctx, svc, out, eo)
+	if eo.Progress != nil {
 		fmt.Fprint(report, "\r\033[K")
 	}
 	if err == nil && f != nil {

@@ -10,10 +10,6 @@ import (
 	"github.com/feedd/feedd/internal/flagenv"
 )
 
-// newFlagSet makes a subcommand's flag set; tests replace it to list every
-// flag the binary defines.
-var newFlagSet = func(name string) *flag.FlagSet { return flag.NewFlagSet(name, flag.ContinueOnError) }
-
 // storeFlags are the flags every command that opens the store shares: where
 // Redis is and how the feed behaves. Replicas must agree on them.
 type storeFlags struct {

@@ -73,16 +73,16 @@ func TestBrowsable(t *testing.T) {
 func TestTokenCommand(t *testing.T) {
 	t.Setenv("FEED_JWT_SECRET", "") // hermetic: a secret in the environment would be used
 	var out bytes.Buffer
-	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", testSecret}, &out); err != nil {
+	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", testSecret}, cmdOptions{stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(strings.TrimSpace(out.String()), ".") != 2 {
 		t.Fatalf("token = %q", out.String())
 	}
-	if err := run(t.Context(), []string{"token", "--user", "7"}, &out); err == nil {
+	if err := run(t.Context(), []string{"token", "--user", "7"}, cmdOptions{stdout: &out}); err == nil {
 		t.Fatal("token without a secret succeeded")
 	}
-	if err := run(t.Context(), []string{"nope"}, &out); err == nil {
+	if err := run(t.Context(), []string{"nope"}, cmdOptions{stdout: &out}); err == nil {
 		t.Fatal("unknown command succeeded")
 	}
 }

@@ -18,13 +18,12 @@ import (
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
 	addrs := make(chan net.Addr, 1)
-	serveListening = func(a net.Addr) { addrs <- a }
-	t.Cleanup(func() { serveListening = nil })
+	o := cmdOptions{stdout: io.Discard, listening: func(_ string, a net.Addr) { addrs <- a }}
 	t.Setenv("FEED_REDIS_URL", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	returned := make(chan error, 1)
 	go func() {
-		returned <- runServe(ctx, append([]string{"--addr", "127.0.0.1:0", "--demo=false", "--log-level", "error"}, args...), io.Discard)
+		returned <- runServe(ctx, append([]string{"--addr", "127.0.0.1:0", "--demo=false", "--log-level", "error"}, args...), o)
 	}()
 	t.Cleanup(func() { cancel(); <-returned })
 	select {
@@ -146,7 +145,7 @@ func TestServeDefaults(t *testing.T) {
 		{"--http-read-timeout", "0s"},
 		{"--max-header-bytes", "0"},
 	} {
-		if err := runServe(context.Background(), append(args, "--demo=false"), io.Discard); err == nil || !strings.Contains(err.Error(), "--") {
+		if err := runServe(context.Background(), append(args, "--demo=false"), cmdOptions{stdout: io.Discard}); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%q: %v", args, err)
 		}
 	}

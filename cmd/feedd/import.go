@@ -12,8 +12,8 @@ import (
 	"github.com/feedd/feedd/importer"
 )
 
-func runImport(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("import")
+func runImport(ctx context.Context, args []string, o cmdOptions) error {
+	fs := o.flagSet("import")
 	store := addStoreFlags(fs)
 	drain := fs.Bool("drain", false, "also run fan-out workers here and return once the imported posts have reached every inbox")
 	fs.Usage = func() {
@@ -32,14 +32,14 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	if err := loadFile(ctx, svc, fs.Arg(0), stdout); err != nil {
+	if err := loadFile(ctx, svc, fs.Arg(0), o.stdout); err != nil {
 		return err
 	}
 	if !*drain {
-		fmt.Fprintln(stdout, "Fan-out continues in any running `feedd worker` or `feedd serve`.")
+		fmt.Fprintln(o.stdout, "Fan-out continues in any running `feedd worker` or `feedd serve`.")
 		return nil
 	}
-	return drainHere(ctx, svc, stdout)
+	return drainHere(ctx, svc, o.stdout)
 }
 
 // loadFile imports path ("-" for stdin) and prints what it applied.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,11 +17,8 @@ import (
 	"github.com/feedd/feedd/server"
 )
 
-// serveListening, when set (by tests), learns the address serve listens on.
-var serveListening func(net.Addr)
-
-func runServe(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("serve")
+func runServe(ctx context.Context, args []string, o cmdOptions) error {
+	fs := o.flagSet("serve")
 	store := addStoreFlags(fs)
 	jwt := addJWTFlags(fs)
 	api := addAPIFlags(fs)
@@ -131,7 +127,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		report = &r
 	}
 	if *importFile != "" {
-		if err := loadFile(ctx, svc, *importFile, stdout); err != nil {
+		if err := loadFile(ctx, svc, *importFile, o.stdout); err != nil {
 			return err
 		}
 	}
@@ -147,10 +143,8 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		cfg.PlaygroundViewer = report.Viewers[0].ID
 	}
 	srv := httpf.limits.Server(server.New(cfg), *requestTimeout, *writeTimeout)
-	printBanner(stdout, ln.Addr(), store, *devAuth, report)
-	if serveListening != nil {
-		serveListening(ln.Addr())
-	}
+	printBanner(o.stdout, ln.Addr(), store, *devAuth, report)
+	o.listened(listenerPublic, ln.Addr())
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,13 +12,10 @@ import (
 	"github.com/feedd/feedd/server"
 )
 
-// workerOpsListening, when set (by tests), learns the --ops-addr address.
-var workerOpsListening func(net.Addr)
-
 // runWorker runs the fan-out pipeline only. Any number of workers and
 // serving replicas may share one Redis; each takes its share of the streams.
-func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("worker")
+func runWorker(ctx context.Context, args []string, o cmdOptions) error {
+	fs := o.flagSet("worker")
 	store := addStoreFlags(fs)
 	ops := addOpsFlags(fs)
 	opsAddr := fs.String("ops-addr", "", "when set, serve /healthz, /readyz and /metrics at this address")
@@ -47,11 +43,9 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 		go func() { _ = opsSrv.Serve(ln) }()
 		defer opsSrv.Close()
 		slog.Info("worker operations endpoints", "addr", ln.Addr().String())
-		if workerOpsListening != nil {
-			workerOpsListening(ln.Addr())
-		}
+		o.listened(listenerOps, ln.Addr())
 	}
-	fmt.Fprintf(stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
+	fmt.Fprintf(o.stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
 	// On SIGTERM ctx ends: RunWorkers returns once each worker has finished
 	// or handed back its current task (unacknowledged entries are reclaimed
 	// by other workers), and only then does the store close.
