@@ -37,16 +37,15 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	if err := checkArgs(fs, 0); err != nil {
+		return err
 	}
-	switch {
-	case *requestTimeout <= 0:
-		return errors.New("--request-timeout must be positive")
-	case *writeTimeout <= 0:
-		return errors.New("--write-timeout must be positive")
-	case *shutdownTimeout <= 0:
-		return errors.New("--shutdown-timeout must be positive")
+	if err := firstBroken(
+		flagRule{*requestTimeout <= 0, "--request-timeout must be positive"},
+		flagRule{*writeTimeout <= 0, "--write-timeout must be positive"},
+		flagRule{*shutdownTimeout <= 0, "--shutdown-timeout must be positive"},
+	); err != nil {
+		return err
 	}
 	if err := httpf.check(*requestTimeout, *writeTimeout); err != nil {
 		return err
