@@ -2,37 +2,32 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/importer"
 )
 
 func runExport(ctx context.Context, args []string, o cmdOptions) error {
-	fs := o.flagSet("export")
-	store := addStoreFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: feedd export --redis URL [--key-prefix P] FILE.jsonl   (FILE - writes stdout)")
-		fs.PrintDefaults()
-	}
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("export takes one file")
-	}
-	st, svc, err := openShared(ctx, store, "export", "the embedded store of this process is empty")
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	return sharedCommand{
+		name:    "export",
+		usage:   "feedd export --redis URL [--key-prefix P] FILE.jsonl   (FILE - writes stdout)",
+		files:   1,
+		instead: "the embedded store of this process is empty",
+	}.run(ctx, args, o, func(svc *feedcore.Service, _ *storeFlags, args []string) error {
+		return export(ctx, svc, args[0], o.stdout)
+	})
+}
 
-	path := fs.Arg(0)
-	out, report := o.stdout, o.stdout
+// export writes every record to path ("-" for stdout), with a progress
+// line on a terminal, and reports what it wrote.
+func export(ctx context.Context, svc *feedcore.Service, path string, stdout io.Writer) error {
+	out, report := stdout, stdout
+	var err error
 	var f *os.File
 	if path == "-" {
 		report = os.Stderr // stdout carries the records
@@ -48,11 +43,11 @@ func runExport(ctx context.Context, args []string, o cmdOptions) error {
 		out = f
 	}
 	start := time.Now()
-	var eo importer.ExportOptions
+	var o importer.ExportOptions
 	if isTerminal(report) {
 		var last time.Time
-		eo.ProgressEvery = 1000
-		eo.Progress = func(s importer.ExportStats) {
+		o.ProgressEvery = 1000
+		o.Progress = func(s importer.ExportStats) {
 			if now := time.Now(); now.Sub(last) >= time.Second {
 				last = now
 				fmt.Fprintf(report, "\r\033[K%d lines (%.0f/s): %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters",
@@ -60,8 +55,8 @@ func runExport(ctx context.Context, args []string, o cmdOptions) error {
 			}
 		}
 	}
-	stats, err := importer.Export(ctx, svc, out, eo)
-	if eo.Progress != nil {
+	stats, err := importer.Export(ctx, svc, out, o)
+	if o.Progress != nil {
 		fmt.Fprint(report, "\r\033[K")
 	}
 	if err == nil && f != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,33 +14,26 @@ import (
 )
 
 func runImport(ctx context.Context, args []string, o cmdOptions) error {
-	fs := o.flagSet("import")
-	store := addStoreFlags(fs)
-	drain := fs.Bool("drain", false, "also run fan-out workers here and return once the imported posts have reached every inbox")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: feedd import --redis URL [flags] FILE.jsonl   (FILE - reads stdin)")
-		fs.PrintDefaults()
-	}
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("import takes one file")
-	}
-	st, svc, err := openShared(ctx, store, "import", "the embedded store lives only as long as this process; use `feedd serve --import FILE` instead")
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if err := loadFile(ctx, svc, fs.Arg(0), o.stdout); err != nil {
-		return err
-	}
-	if !*drain {
-		fmt.Fprintln(o.stdout, "Fan-out continues in any running `feedd worker` or `feedd serve`.")
-		return nil
-	}
-	return drainHere(ctx, svc, o.stdout)
+	var drain bool
+	return sharedCommand{
+		name:    "import",
+		usage:   "feedd import --redis URL [flags] FILE.jsonl   (FILE - reads stdin)",
+		files:   1,
+		instead: "the embedded store lives only as long as this process; use `feedd serve --import FILE` instead",
+		flags: func(fs *flag.FlagSet) func() error {
+			fs.BoolVar(&drain, "drain", false, "also run fan-out workers here and return once the imported posts have reached every inbox")
+			return nil
+		},
+	}.run(ctx, args, o, func(svc *feedcore.Service, _ *storeFlags, args []string) error {
+		if err := loadFile(ctx, svc, args[0], o.stdout); err != nil {
+			return err
+		}
+		if !drain {
+			fmt.Fprintln(o.stdout, "Fan-out continues in any running `feedd worker` or `feedd serve`.")
+			return nil
+		}
+		return drainHere(ctx, svc, o.stdout)
+	})
 }
 
 // loadFile imports path ("-" for stdin) and prints what it applied.

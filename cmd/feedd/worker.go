@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,26 +16,26 @@ import (
 // runWorker runs the fan-out pipeline only. Any number of workers and
 // serving replicas may share one Redis; each takes its share of the streams.
 func runWorker(ctx context.Context, args []string, o cmdOptions) error {
-	fs := o.flagSet("worker")
-	store := addStoreFlags(fs)
-	ops := addOpsFlags(fs)
-	opsAddr := fs.String("ops-addr", "", "when set, serve /healthz, /readyz and /metrics at this address")
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := ops.apply(); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("worker takes no arguments, got %q", fs.Args())
-	}
-	st, svc, err := openShared(ctx, store, "worker", "an embedded store is private to one process, where `feedd serve` runs workers already")
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if *opsAddr != "" {
-		ln, err := net.Listen("tcp", *opsAddr)
+	var ops *opsFlags
+	var opsAddr *string
+	return sharedCommand{
+		name:    "worker",
+		instead: "an embedded store is private to one process, where `feedd serve` runs workers already",
+		flags: func(fs *flag.FlagSet) func() error {
+			ops = addOpsFlags(fs)
+			opsAddr = fs.String("ops-addr", "", "when set, serve /healthz, /readyz and /metrics at this address")
+			return ops.apply
+		},
+	}.run(ctx, args, o, func(svc *feedcore.Service, store *storeFlags, _ []string) error {
+		return work(ctx, svc, store, ops, *opsAddr, o)
+	})
+}
+
+// work runs the fan-out workers until ctx ends, with the operations
+// endpoints at opsAddr when it is set.
+func work(ctx context.Context, svc *feedcore.Service, store *storeFlags, ops *opsFlags, opsAddr string, o cmdOptions) error {
+	if opsAddr != "" {
+		ln, err := net.Listen("tcp", opsAddr)
 		if err != nil {
 			return err
 		}
