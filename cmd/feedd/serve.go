@@ -95,6 +95,14 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		return err
 	}
 	defer st.Close()
+	// The operations listener is up from here to the end, demo load and
+	// drain included; its /metrics serves the public handler's registry.
+	metrics := server.NewMetrics()
+	stopOps, err := ops.listen(server.Config{Service: svc, Metrics: metrics}, o)
+	if err != nil {
+		return err
+	}
+	defer stopOps()
 
 	// Workers outlive the request context: they stop after the HTTP server
 	// has drained, so mutations accepted during shutdown still fan out.
@@ -135,7 +143,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier,
+	cfg := server.Config{Service: svc, Metrics: metrics, DevAuth: *devAuth, Verifier: verifier,
 		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg,
 		AllowedHosts: httpf.hosts(set, *devAuth)}
 	if report != nil && len(report.Viewers) > 0 {

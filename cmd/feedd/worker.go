@@ -5,9 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/server"
@@ -17,35 +14,26 @@ import (
 // serving replicas may share one Redis; each takes its share of the streams.
 func runWorker(ctx context.Context, args []string, o cmdOptions) error {
 	var ops *opsFlags
-	var opsAddr *string
 	return sharedCommand{
 		name:    "worker",
 		instead: "an embedded store is private to one process, where `feedd serve` runs workers already",
 		flags: func(fs *flag.FlagSet) func() error {
 			ops = addOpsFlags(fs)
-			opsAddr = fs.String("ops-addr", "", "when set, serve /healthz, /readyz and /metrics at this address")
 			return ops.apply
 		},
 	}.run(ctx, args, o, func(svc *feedcore.Service, store *storeFlags, _ []string) error {
-		return work(ctx, svc, store, ops, *opsAddr, o)
+		return work(ctx, svc, store, ops, o)
 	})
 }
 
 // work runs the fan-out workers until ctx ends, with the operations
-// endpoints at opsAddr when it is set.
-func work(ctx context.Context, svc *feedcore.Service, store *storeFlags, ops *opsFlags, opsAddr string, o cmdOptions) error {
-	if opsAddr != "" {
-		ln, err := net.Listen("tcp", opsAddr)
-		if err != nil {
-			return err
-		}
-		opsSrv := &http.Server{ReadHeaderTimeout: 10 * time.Second,
-			Handler: server.OpsHandler(server.Config{Service: svc, ReadyMaxBacklog: ops.readyMaxBacklog})}
-		go func() { _ = opsSrv.Serve(ln) }()
-		defer opsSrv.Close()
-		slog.Info("worker operations endpoints", "addr", ln.Addr().String())
-		o.listened(listenerOps, ln.Addr())
+// endpoints at --ops-addr when it is set.
+func work(ctx context.Context, svc *feedcore.Service, store *storeFlags, ops *opsFlags, o cmdOptions) error {
+	stopOps, err := ops.listen(server.Config{Service: svc}, o)
+	if err != nil {
+		return err
 	}
+	defer stopOps()
 	fmt.Fprintf(o.stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
 	// On SIGTERM ctx ends: RunWorkers returns once each worker has finished
 	// or handed back its current task (unacknowledged entries are reclaimed

@@ -71,6 +71,7 @@ func TestWorkerOpsAndShutdown(t *testing.T) {
 			}
 		}
 	}
+	checkPprof(t, base)
 	// The worker wrote its keys (the cursor key, the fan-out streams' groups)
 	// under the prefix: none escapes the cleanup.
 	if keys, err := storetest.Keys(ctx, st.Client, st.Prefix); err != nil || len(keys) == 0 {
