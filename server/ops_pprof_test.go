@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,16 +25,7 @@ func TestPprofOnlyOnOps(t *testing.T) {
 	t.Cleanup(ops.Close)
 	public := httptest.NewServer(New(cfg))
 	t.Cleanup(public.Close)
-	get := func(url string) (int, string) {
-		t.Helper()
-		res, err := http.Get(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
-	}
+	get := func(url string) (int, string) { t.Helper(); return getStatus(t, http.DefaultClient, url) }
 	if code, body := get(ops.URL + "/debug/pprof/cmdline"); code != http.StatusOK || body != strings.Join(os.Args, "\x00") {
 		t.Errorf("ops /debug/pprof/cmdline: %d %q", code, body)
 	}
