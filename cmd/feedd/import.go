@@ -20,9 +20,8 @@ func runImport(ctx context.Context, args []string, o cmdOptions) error {
 		usage:   "feedd import --redis URL [flags] FILE.jsonl   (FILE - reads stdin)",
 		files:   1,
 		instead: "the embedded store lives only as long as this process; use `feedd serve --import FILE` instead",
-		flags: func(fs *flag.FlagSet) func() error {
+		flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&drain, "drain", false, "also run fan-out workers here and return once the imported posts have reached every inbox")
-			return nil
 		},
 	}.run(ctx, args, o, func(svc *feedcore.Service, _ *storeFlags, args []string) error {
 		if err := loadFile(ctx, svc, args[0], o.stdout); err != nil {

@@ -18,9 +18,8 @@ func runRebuild(ctx context.Context, args []string, o cmdOptions) error {
 		name:    "rebuild",
 		usage:   "feedd rebuild --redis URL [--key-prefix P] [--restart]",
 		instead: "the embedded store holds nothing to rebuild",
-		flags: func(fs *flag.FlagSet) func() error {
+		flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&restart, "restart", false, "feedd rebuild only: start over instead of resuming an unfinished rebuild from its checkpoint")
-			return nil
 		},
 	}.run(ctx, args, o, func(svc *feedcore.Service, _ *storeFlags, _ []string) error {
 		return rebuild(ctx, svc, restart, o.stdout)

@@ -40,9 +40,10 @@ type sharedCommand struct {
 	files int
 	// instead says what to do when no --redis was given.
 	instead string
-	// flags, when set, defines the command's flags besides the store's;
-	// the check it returns, when not nil, runs once they are parsed.
-	flags func(fs *flag.FlagSet) (check func() error)
+	// flags, when set, defines the command's flags besides the store's.
+	flags func(fs *flag.FlagSet)
+	// check, when set, checks them once they are parsed.
+	check func() error
 }
 
 // run parses args, opens the shared store and the feed service over it,
@@ -50,9 +51,8 @@ type sharedCommand struct {
 func (c sharedCommand) run(ctx context.Context, args []string, o cmdOptions, work func(svc *feedcore.Service, store *storeFlags, args []string) error) error {
 	fs := o.flagSet(c.name)
 	store := addStoreFlags(fs)
-	var check func() error
 	if c.flags != nil {
-		check = c.flags(fs)
+		c.flags(fs)
 	}
 	if c.usage != "" {
 		fs.Usage = func() {
@@ -67,8 +67,8 @@ func (c sharedCommand) run(ctx context.Context, args []string, o cmdOptions, wor
 		fs.Usage()
 		return err
 	}
-	if check != nil {
-		if err := check(); err != nil {
+	if c.check != nil {
+		if err := c.check(); err != nil {
 			return err
 		}
 	}

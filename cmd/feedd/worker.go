@@ -17,10 +17,8 @@ func runWorker(ctx context.Context, args []string, o cmdOptions) error {
 	return sharedCommand{
 		name:    "worker",
 		instead: "an embedded store is private to one process, where `feedd serve` runs workers already",
-		flags: func(fs *flag.FlagSet) func() error {
-			ops = addOpsFlags(fs)
-			return ops.apply
-		},
+		flags:   func(fs *flag.FlagSet) { ops = addOpsFlags(fs) },
+		check:   func() error { return ops.apply() },
 	}.run(ctx, args, o, func(svc *feedcore.Service, store *storeFlags, _ []string) error {
 		return work(ctx, svc, store, ops, o)
 	})
