@@ -84,17 +84,6 @@ func drainHere(ctx context.Context, svc *feedcore.Service, stdout io.Writer) err
 	return nil
 }
 
-// isTerminal reports whether w is a terminal, where a progress line that
-// rewrites itself helps; into a file or a pipe it would be noise.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 // progressLine returns an importer progress hook that rewrites one line on
 // w at most once a second: lines applied, their rate, and the fan-out
 // backlog still queued.
