@@ -44,21 +44,18 @@ func export(ctx context.Context, svc *feedcore.Service, path string, stdout io.W
 	}
 	start := time.Now()
 	var o importer.ExportOptions
-	if isTerminal(report) {
-		var last time.Time
+	line := newProgress(report)
+	if line != nil {
 		o.ProgressEvery = 1000
 		o.Progress = func(s importer.ExportStats) {
-			if now := time.Now(); now.Sub(last) >= time.Second {
-				last = now
-				fmt.Fprintf(report, "\r\033[K%d lines (%.0f/s): %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters",
-					s.Lines, float64(s.Lines)/now.Sub(start).Seconds(), s.Users, s.Follows, s.Posts, s.Lives, s.Likes, s.Counts)
+			if line.due() {
+				line.show("%d lines (%.0f/s): %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters",
+					s.Lines, float64(s.Lines)/time.Since(start).Seconds(), s.Users, s.Follows, s.Posts, s.Lives, s.Likes, s.Counts)
 			}
 		}
 	}
 	stats, err := importer.Export(ctx, svc, out, o)
-	if o.Progress != nil {
-		fmt.Fprint(report, "\r\033[K")
-	}
+	line.done()
 	if err == nil && f != nil {
 		if err = f.Sync(); err == nil {
 			if err = f.Close(); err == nil {

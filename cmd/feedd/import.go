@@ -48,13 +48,12 @@ func loadFile(ctx context.Context, svc *feedcore.Service, path string, stdout io
 	}
 	start := time.Now()
 	o := importer.Defaults(svc)
-	if isTerminal(stdout) {
-		o.Progress = progressLine(ctx, svc, stdout, start)
+	line := newProgress(stdout)
+	if line != nil {
+		o.Progress = importProgress(ctx, svc, line, start)
 	}
 	stats, err := importer.LoadWith(ctx, svc, in, o)
-	if o.Progress != nil {
-		fmt.Fprint(stdout, "\r\033[K") // clear the progress line
-	}
+	line.done()
 	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters (%d skipped) from %d lines in %v.\n",
 		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Counts, stats.Skipped, stats.Lines,
 		time.Since(start).Round(time.Millisecond))
@@ -84,24 +83,20 @@ func drainHere(ctx context.Context, svc *feedcore.Service, stdout io.Writer) err
 	return nil
 }
 
-// progressLine returns an importer progress hook that rewrites one line on
-// w at most once a second: lines applied, their rate, and the fan-out
-// backlog still queued.
-func progressLine(ctx context.Context, svc *feedcore.Service, w io.Writer, start time.Time) func(importer.Stats) {
-	var last time.Time
+// importProgress returns an importer progress hook that shows on line the
+// lines applied, their rate, and the fan-out backlog still queued.
+func importProgress(ctx context.Context, svc *feedcore.Service, line *progress, start time.Time) func(importer.Stats) {
 	return func(st importer.Stats) {
-		now := time.Now()
-		if now.Sub(last) < time.Second {
+		if !line.due() {
 			return
 		}
-		last = now
 		backlog, err := svc.Backlog(ctx)
 		queued := fmt.Sprint(backlog)
 		if err != nil {
 			queued = "?"
 		}
-		rate := float64(st.Lines) / now.Sub(start).Seconds()
-		fmt.Fprintf(w, "\r\033[K%d lines (%.0f/s): %d users, %d follows, %d posts; fan-out backlog %s",
+		rate := float64(st.Lines) / time.Since(start).Seconds()
+		line.show("%d lines (%.0f/s): %d users, %d follows, %d posts; fan-out backlog %s",
 			st.Lines, rate, st.Users, st.Follows, st.Posts, queued)
 	}
 }

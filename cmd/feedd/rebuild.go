@@ -31,21 +31,18 @@ func runRebuild(ctx context.Context, args []string, o cmdOptions) error {
 func rebuild(ctx context.Context, svc *feedcore.Service, restart bool, stdout io.Writer) error {
 	start := time.Now()
 	o := feedcore.RebuildOptions{Restart: restart}
-	if isTerminal(stdout) {
-		var last time.Time
+	line := newProgress(stdout)
+	if line != nil {
 		o.Progress = func(p feedcore.RebuildProgress) {
-			if now := time.Now(); now.Sub(last) >= time.Second || p.Done == p.Total {
-				last = now
-				fmt.Fprintf(stdout, "\r\033[K%s: %d/%d; %d inboxes, %d entries, %d stale removed (%v)",
+			if line.due() || p.Done == p.Total {
+				line.show("%s: %d/%d; %d inboxes, %d entries, %d stale removed (%v)",
 					p.Phase, p.Done, p.Total, p.Stats.Readers, p.Stats.InboxEntries, p.Stats.Removed,
-					now.Sub(start).Round(time.Second))
+					time.Since(start).Round(time.Second))
 			}
 		}
 	}
 	rs, err := svc.Rebuild(ctx, o)
-	if o.Progress != nil {
-		fmt.Fprint(stdout, "\r\033[K")
-	}
+	line.done()
 	took := time.Since(start)
 	resumed := ""
 	if rs.Resumed {
