@@ -53,14 +53,6 @@ func TestKeyPrefixWithoutBraces(t *testing.T) {
 	}
 }
 
-func TestEnvName(t *testing.T) {
-	for flagName, env := range map[string]string{"redis": "FEED_REDIS_URL", "bigv-threshold": "FEED_BIGV_THRESHOLD", "jwt-public-key": "FEED_JWT_PUBLIC_KEY", "addr": "FEED_ADDR"} {
-		if got := envName(flagName); got != env {
-			t.Errorf("envName(%q) = %q, want %q", flagName, got, env)
-		}
-	}
-}
-
 func TestBrowsable(t *testing.T) {
 	for in, want := range map[string]string{":8080": "localhost:8080", "0.0.0.0:9000": "localhost:9000", "[::]:80": "localhost:80", "127.0.0.1:5": "localhost:5", "10.0.0.1:5": "10.0.0.1:5"} {
 		addr, _ := net.ResolveTCPAddr("tcp", in)
