@@ -70,9 +70,6 @@ func (s *storeFlags) options() feedcore.Options {
 	return o
 }
 
-// envName is the environment variable that sets flag name.
-func envName(name string) string { return flagenv.Name(name) }
-
 // parse reads environment defaults, then args, and returns the names of the
 // flags set by either (see flagenv.Parse).
 func parse(fs *flag.FlagSet, args []string) (map[string]bool, error) { return flagenv.Parse(fs, args) }
