@@ -313,6 +313,7 @@ func (p *parser) add(line []byte) *batch {
 
 // append adds the parsed line, of type k, to b, or says why it is bad.
 func (p *parser) append(k kind, b *batch) error {
+	var err error
 	switch k {
 	case kindUser:
 		u, err := p.obj.user()
@@ -328,11 +329,7 @@ func (p *parser) append(k kind, b *batch) error {
 		p.handles[u.Handle] = u.ID
 		b.users = append(b.users, u)
 	case kindFollow:
-		e, err := p.obj.follow()
-		if err != nil {
-			return err
-		}
-		b.edges = append(b.edges, e)
+		err = appendParsed(&b.edges, p.obj.follow)
 	case kindPost:
 		ps, err := p.obj.post(p.maxText)
 		if err != nil {
@@ -347,26 +344,27 @@ func (p *parser) append(k kind, b *batch) error {
 		}
 		b.posts = append(b.posts, ps)
 	case kindLive:
-		l, err := p.obj.live()
-		if err != nil {
-			return err
-		}
-		b.lives = append(b.lives, l)
+		err = appendParsed(&b.lives, p.obj.live)
 	case kindCounts:
-		c, err := p.obj.counts()
-		if err != nil {
-			return err
-		}
-		b.counts = append(b.counts, c)
+		err = appendParsed(&b.counts, p.obj.counts)
 	case kindLike:
-		l, err := p.obj.like()
-		if err != nil {
-			return err
-		}
-		b.likes = append(b.likes, l)
+		err = appendParsed(&b.likes, p.obj.like)
+	}
+	if err != nil {
+		return err
 	}
 	b.lines = append(b.lines, p.line)
 	return nil
+}
+
+// appendParsed appends to list the value parse reads from the line, or
+// returns why the line is bad.
+func appendParsed[T any](list *[]T, parse func() (T, error)) error {
+	v, err := parse()
+	if err == nil {
+		*list = append(*list, v)
+	}
+	return err
 }
 
 // samePost allows a post line to repeat one already stored, so a file can
@@ -406,28 +404,18 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 		n, err = a.putPosts(ctx, b)
 		a.st.Posts += n
 	case kindLive:
-		for ; n < len(b.lives); n++ {
-			if a.o.Live == nil {
-				a.st.Skipped++
-			} else if err = a.o.Live(ctx, b.lives[n]); err != nil {
-				return &LineError{Line: b.lines[n], Type: b.kind.String(), Err: err}
-			} else {
-				a.st.Lives++
-			}
+		if err := hookEach(ctx, b, b.lives, a.o.Live, &a.st.Lives, &a.st.Skipped); err != nil {
+			return err
 		}
+		n = len(b.lives)
 	case kindLike:
 		n, err = a.svc.LikeMany(ctx, b.likes)
 		a.st.Likes += n
 	case kindCounts:
-		for ; n < len(b.counts); n++ {
-			if a.o.Counts == nil {
-				a.st.Skipped++
-			} else if err = a.o.Counts(ctx, b.counts[n]); err != nil {
-				return &LineError{Line: b.lines[n], Type: b.kind.String(), Err: err}
-			} else {
-				a.st.Counts++
-			}
+		if err := hookEach(ctx, b, b.counts, a.o.Counts, &a.st.Counts, &a.st.Skipped); err != nil {
+			return err
 		}
+		n = len(b.counts)
 	}
 	if err == nil && n < len(b.lines) {
 		err = fmt.Errorf("feedcore applied %d of %d lines without saying why", n, len(b.lines))
@@ -443,6 +431,22 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 		return fmt.Errorf("importer: applying %s lines %d to %d: %w", b.kind, b.lines[0], b.lines[len(b.lines)-1], err)
 	}
 	a.last = b.lines[len(b.lines)-1]
+	return nil
+}
+
+// hookEach passes the batch's items, in line order, to hook (an
+// Options hook), counting each in applied; with no hook each is counted in
+// skipped. A refused item stops it with a *LineError naming its line.
+func hookEach[T any](ctx context.Context, b *batch, items []T, hook func(context.Context, T) error, applied, skipped *int) error {
+	for i, item := range items {
+		if hook == nil {
+			*skipped++
+		} else if err := hook(ctx, item); err != nil {
+			return &LineError{Line: b.lines[i], Type: b.kind.String(), Err: err}
+		} else {
+			*applied++
+		}
+	}
 	return nil
 }
 

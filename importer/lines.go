@@ -130,33 +130,17 @@ func (o *object) user() (feedcore.User, error) {
 }
 
 func (o *object) follow() (feedcore.Edge, error) {
-	var e feedcore.Edge
-	var err error
-	if e.Follower, err = o.id(fFollower); err != nil {
-		return e, err
-	}
-	e.Followee, err = o.id(fFollowee)
-	return e, err
+	follower, followee, err := o.idPair(fFollower, fFollowee)
+	return feedcore.Edge{Follower: follower, Followee: followee}, err
 }
 
 func (o *object) post(maxText int) (feedcore.Post, error) {
 	var p feedcore.Post
 	var err error
-	if p.ID, err = o.id(fID); err != nil {
+	if p.ID, p.Author, err = o.idPair(fID, fAuthor); err != nil {
 		return p, err
 	}
-	if p.Author, err = o.id(fAuthor); err != nil {
-		return p, err
-	}
-	text, ok, err := o.str(fText)
-	if err != nil {
-		return p, err
-	}
-	if !ok || strings.TrimSpace(text) == "" {
-		return p, errors.New(`missing field "text": a post needs text`)
-	}
-	// As Publish: the content rules, and surrounding space is dropped.
-	if p.Text, err = feedcore.CheckText("text", text, maxText); err != nil {
+	if p.Text, err = o.text(fText, maxText, "a post needs text"); err != nil {
 		return p, err
 	}
 	var at *time.Time
@@ -172,20 +156,10 @@ func (o *object) post(maxText int) (feedcore.Post, error) {
 func (o *object) live() (LiveLine, error) {
 	var l LiveLine
 	var err error
-	if l.ID, err = o.id(fID); err != nil {
+	if l.ID, l.Anchor, err = o.idPair(fID, fAnchor); err != nil {
 		return l, err
 	}
-	if l.Anchor, err = o.id(fAnchor); err != nil {
-		return l, err
-	}
-	title, _, err := o.str(fTitle)
-	if err != nil {
-		return l, err
-	}
-	if strings.TrimSpace(title) == "" {
-		return l, errors.New(`missing field "title": a live needs a title`)
-	}
-	if l.Title, err = feedcore.CheckText("title", title, feedcore.MaxTitleLen); err != nil {
+	if l.Title, err = o.text(fTitle, feedcore.MaxTitleLen, "a live needs a title"); err != nil {
 		return l, err
 	}
 	var times [3]*time.Time
@@ -236,13 +210,33 @@ func (o *object) counts() (CountsLine, error) {
 }
 
 func (o *object) like() (feedcore.PostLike, error) {
-	var l feedcore.PostLike
-	var err error
-	if l.User, err = o.id(fUser); err != nil {
-		return l, err
+	user, post, err := o.idPair(fUser, fPost)
+	return feedcore.PostLike{User: user, Post: post}, err
+}
+
+// text returns required text field f as Publish takes it: blank is
+// missing (need says what the line needs), then feedcore.CheckText's
+// content rules, surrounding space dropped.
+func (o *object) text(f field, maxLen int, need string) (string, error) {
+	s, _, err := o.str(f)
+	if err != nil {
+		return "", err
 	}
-	l.Post, err = o.id(fPost)
-	return l, err
+	if strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("missing field %q: %s", f, need)
+	}
+	return feedcore.CheckText(f.String(), s, maxLen)
+}
+
+// idPair returns the ids of required fields a and b: the two ends of a
+// follow or a like.
+func (o *object) idPair(a, b field) (feedcore.ID, feedcore.ID, error) {
+	x, err := o.id(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := o.id(b)
+	return x, y, err
 }
 
 // time returns optional field f as an RFC 3339 time in UTC, truncated to

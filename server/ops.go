@@ -181,8 +181,11 @@ func (s *sniffWriter) codes() []string {
 	return nil
 }
 
-// OpsHandler serves only /healthz, /readyz and /metrics, for processes
-// that run fan-out workers without serving GraphQL (`feedd worker`).
+// OpsHandler serves the operations endpoints, on a listener apart from
+// the public one (--ops-addr of `feedd serve` and `feedd worker`):
+// /healthz, /readyz, /metrics, and Go's profiles under /debug/pprof/.
+// Give it the Metrics of the process's public handler, if any, so both
+// /metrics serve the same registry.
 func OpsHandler(cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -194,5 +197,6 @@ func OpsHandler(cfg Config) http.Handler {
 	mux.Handle("GET /healthz", healthHandler())
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
+	handlePprof(mux)
 	return withRequestID(mux)
 }

@@ -2,38 +2,32 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/importer"
 )
 
-func runExport(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("export")
-	store := addStoreFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: feedd export --redis URL [--key-prefix P] FILE.jsonl   (FILE - writes stdout)")
-		fs.PrintDefaults()
-	}
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("export takes one file")
-	}
-	st, svc, err := openShared(ctx, store, "export", "the embedded store of this process is empty")
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+func runExport(ctx context.Context, args []string, o cmdOptions) error {
+	return sharedCommand{
+		name:    "export",
+		usage:   "feedd export --redis URL [--key-prefix P] FILE.jsonl   (FILE - writes stdout)",
+		files:   1,
+		instead: "the embedded store of this process is empty",
+	}.run(ctx, args, o, func(svc *feedcore.Service, _ *storeFlags, args []string) error {
+		return export(ctx, svc, args[0], o.stdout)
+	})
+}
 
-	path := fs.Arg(0)
+// export writes every record to path ("-" for stdout), with a progress
+// line on a terminal, and reports what it wrote.
+func export(ctx context.Context, svc *feedcore.Service, path string, stdout io.Writer) error {
 	out, report := stdout, stdout
+	var err error
 	var f *os.File
 	if path == "-" {
 		report = os.Stderr // stdout carries the records
@@ -50,21 +44,18 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	start := time.Now()
 	var o importer.ExportOptions
-	if isTerminal(report) {
-		var last time.Time
+	line := newProgress(report)
+	if line != nil {
 		o.ProgressEvery = 1000
 		o.Progress = func(s importer.ExportStats) {
-			if now := time.Now(); now.Sub(last) >= time.Second {
-				last = now
-				fmt.Fprintf(report, "\r\033[K%d lines (%.0f/s): %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters",
-					s.Lines, float64(s.Lines)/now.Sub(start).Seconds(), s.Users, s.Follows, s.Posts, s.Lives, s.Likes, s.Counts)
+			if line.due() {
+				line.show("%d lines (%.0f/s): %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters",
+					s.Lines, float64(s.Lines)/time.Since(start).Seconds(), s.Users, s.Follows, s.Posts, s.Lives, s.Likes, s.Counts)
 			}
 		}
 	}
 	stats, err := importer.Export(ctx, svc, out, o)
-	if o.Progress != nil {
-		fmt.Fprint(report, "\r\033[K")
-	}
+	line.done()
 	if err == nil && f != nil {
 		if err = f.Sync(); err == nil {
 			if err = f.Close(); err == nil {

@@ -26,7 +26,7 @@ func TestImportDrainNothingToFanOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"import", "--redis", os.Getenv(storetest.Env), "--key-prefix", st.Prefix, "--drain", file}, &out)
+	err := run(context.Background(), []string{"import", "--redis", os.Getenv(storetest.Env), "--key-prefix", st.Prefix, "--drain", file}, cmdOptions{stdout: &out})
 	if err != nil {
 		t.Fatalf("import --drain: %v\n%s", err, out.String())
 	}
@@ -56,12 +56,12 @@ func TestExportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := run(ctx, []string{"import", "--redis", url, "--key-prefix", st.Prefix, "--drain", src}, &bytes.Buffer{}); err != nil {
+	if err := run(ctx, []string{"import", "--redis", url, "--key-prefix", st.Prefix, "--drain", src}, cmdOptions{stdout: &bytes.Buffer{}}); err != nil {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(dir, "out.jsonl")
 	var out bytes.Buffer
-	if err := run(ctx, []string{"export", "--redis", url, "--key-prefix", st.Prefix, dst}, &out); err != nil {
+	if err := run(ctx, []string{"export", "--redis", url, "--key-prefix", st.Prefix, dst}, cmdOptions{stdout: &out}); err != nil {
 		t.Fatalf("export: %v", err)
 	}
 	if !strings.Contains(out.String(), "Exported 2 users, 1 follows, 1 posts, 1 live sessions, 1 likes, 1 counters: 7 lines") {
@@ -84,7 +84,7 @@ func TestExportCommand(t *testing.T) {
 		t.Errorf("export wrote\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(in, "\n"))
 	}
 	var stdout bytes.Buffer
-	if err := run(ctx, []string{"export", "--redis", url, "--key-prefix", st.Prefix, "-"}, &stdout); err != nil {
+	if err := run(ctx, []string{"export", "--redis", url, "--key-prefix", st.Prefix, "-"}, cmdOptions{stdout: &stdout}); err != nil {
 		t.Fatalf("export -: %v", err)
 	}
 	if stdout.String() != string(b) {

@@ -3,16 +3,13 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/internal/flagenv"
 )
-
-// newFlagSet makes a subcommand's flag set; tests replace it to list every
-// flag the binary defines.
-var newFlagSet = func(name string) *flag.FlagSet { return flag.NewFlagSet(name, flag.ContinueOnError) }
 
 // storeFlags are the flags every command that opens the store shares: where
 // Redis is and how the feed behaves. Replicas must agree on them.
@@ -73,9 +70,6 @@ func (s *storeFlags) options() feedcore.Options {
 	return o
 }
 
-// envName is the environment variable that sets flag name.
-func envName(name string) string { return flagenv.Name(name) }
-
 // parse reads environment defaults, then args, and returns the names of the
 // flags set by either (see flagenv.Parse).
 func parse(fs *flag.FlagSet, args []string) (map[string]bool, error) { return flagenv.Parse(fs, args) }
@@ -83,27 +77,46 @@ func parse(fs *flag.FlagSet, args []string) (map[string]bool, error) { return fl
 // validate checks numeric flags that must be positive, naming the
 // flag rather than letting a zero silently mean "default" deeper down.
 func (s *storeFlags) validate() error {
-	switch {
-	case s.bigV < 1:
-		return errors.New("--bigv-threshold must be at least 1")
-	case s.activeWindow <= 0:
-		return errors.New("--active-window must be positive")
-	case s.inboxCap < 1:
-		return errors.New("--inbox-cap must be at least 1")
-	case s.followLimit < 1:
-		return errors.New("--follow-limit must be at least 1")
-	case s.snapshotTTL <= 0:
-		return errors.New("--snapshot-ttl must be positive")
-	case s.waitReplicas < 0:
-		return errors.New("--wait-replicas must not be negative")
-	case s.waitTimeout <= 0:
-		return errors.New("--wait-timeout must be positive")
-	case s.streamShards < 0 || s.streamShards > 64:
-		return errors.New("--stream-shards must be between 1 and 64 (0: the default)")
-	case strings.ContainsAny(s.keyPrefix, "{}"):
+	return firstBroken(
+		flagRule{s.bigV < 1, "--bigv-threshold must be at least 1"},
+		flagRule{s.activeWindow <= 0, "--active-window must be positive"},
+		flagRule{s.inboxCap < 1, "--inbox-cap must be at least 1"},
+		flagRule{s.followLimit < 1, "--follow-limit must be at least 1"},
+		flagRule{s.snapshotTTL <= 0, "--snapshot-ttl must be positive"},
+		flagRule{s.waitReplicas < 0, "--wait-replicas must not be negative"},
+		flagRule{s.waitTimeout <= 0, "--wait-timeout must be positive"},
+		flagRule{s.streamShards < 0 || s.streamShards > 64, "--stream-shards must be between 1 and 64 (0: the default)"},
 		// A brace in the prefix changes the hash tag of every key: all in
 		// one cluster slot, or one user's keys split over several.
-		return errors.New("--key-prefix must not contain { or }: keys carry their own {hash tags}")
+		flagRule{strings.ContainsAny(s.keyPrefix, "{}"), "--key-prefix must not contain { or }: keys carry their own {hash tags}"},
+	)
+}
+
+// flagRule is one check of flag values: broken says they break it, msg
+// names the flag and what it must be.
+type flagRule struct {
+	broken bool
+	msg    string
+}
+
+// firstBroken returns the message of the first broken rule as an error,
+// nil when none is.
+func firstBroken(rules ...flagRule) error {
+	for _, r := range rules {
+		if r.broken {
+			return errors.New(r.msg)
+		}
+	}
+	return nil
+}
+
+// checkArgs refuses arguments beyond the files a command takes (0 or 1).
+func checkArgs(fs *flag.FlagSet, files int) error {
+	switch {
+	case files == 1 && fs.NArg() != 1:
+		return fmt.Errorf("%s takes one file", fs.Name())
+	case files == 0 && fs.NArg() > 0:
+		return fmt.Errorf("%s takes no arguments, got %q", fs.Name(), fs.Args())
 	}
 	return nil
 }

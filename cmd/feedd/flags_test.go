@@ -53,14 +53,6 @@ func TestKeyPrefixWithoutBraces(t *testing.T) {
 	}
 }
 
-func TestEnvName(t *testing.T) {
-	for flagName, env := range map[string]string{"redis": "FEED_REDIS_URL", "bigv-threshold": "FEED_BIGV_THRESHOLD", "jwt-public-key": "FEED_JWT_PUBLIC_KEY", "addr": "FEED_ADDR"} {
-		if got := envName(flagName); got != env {
-			t.Errorf("envName(%q) = %q, want %q", flagName, got, env)
-		}
-	}
-}
-
 func TestBrowsable(t *testing.T) {
 	for in, want := range map[string]string{":8080": "localhost:8080", "0.0.0.0:9000": "localhost:9000", "[::]:80": "localhost:80", "127.0.0.1:5": "localhost:5", "10.0.0.1:5": "10.0.0.1:5"} {
 		addr, _ := net.ResolveTCPAddr("tcp", in)
@@ -73,16 +65,16 @@ func TestBrowsable(t *testing.T) {
 func TestTokenCommand(t *testing.T) {
 	t.Setenv("FEED_JWT_SECRET", "") // hermetic: a secret in the environment would be used
 	var out bytes.Buffer
-	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", testSecret}, &out); err != nil {
+	if err := run(t.Context(), []string{"token", "--user", "7", "--jwt-secret", testSecret}, cmdOptions{stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(strings.TrimSpace(out.String()), ".") != 2 {
 		t.Fatalf("token = %q", out.String())
 	}
-	if err := run(t.Context(), []string{"token", "--user", "7"}, &out); err == nil {
+	if err := run(t.Context(), []string{"token", "--user", "7"}, cmdOptions{stdout: &out}); err == nil {
 		t.Fatal("token without a secret succeeded")
 	}
-	if err := run(t.Context(), []string{"nope"}, &out); err == nil {
+	if err := run(t.Context(), []string{"nope"}, cmdOptions{stdout: &out}); err == nil {
 		t.Fatal("unknown command succeeded")
 	}
 }

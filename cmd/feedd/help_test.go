@@ -18,7 +18,7 @@ import (
 func TestHelpAndVersion(t *testing.T) {
 	for _, arg := range []string{"--help", "-h", "help"} {
 		var out bytes.Buffer
-		if err := run(context.Background(), []string{arg}, &out); err != nil {
+		if err := run(context.Background(), []string{arg}, cmdOptions{stdout: &out}); err != nil {
 			t.Fatalf("%s: %v", arg, err)
 		}
 		for _, cmd := range []string{"serve", "worker", "import", "export", "token", "version"} {
@@ -28,7 +28,7 @@ func TestHelpAndVersion(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"version"}, &out); err != nil || !strings.HasPrefix(out.String(), "feedd ") {
+	if err := run(context.Background(), []string{"version"}, cmdOptions{stdout: &out}); err != nil || !strings.HasPrefix(out.String(), "feedd ") {
 		t.Fatalf("version: %q, %v", out.String(), err)
 	}
 }
@@ -37,16 +37,12 @@ func TestHelpAndVersion(t *testing.T) {
 // every subcommand defines, both ways.
 func TestREADMEListsEveryFlag(t *testing.T) {
 	var sets []*flag.FlagSet
-	orig := newFlagSet
-	newFlagSet = func(name string) *flag.FlagSet {
-		fs := orig(name)
+	o := cmdOptions{stdout: io.Discard, flagSetMade: func(fs *flag.FlagSet) {
 		fs.SetOutput(io.Discard)
 		sets = append(sets, fs)
-		return fs
-	}
-	t.Cleanup(func() { newFlagSet = orig })
+	}}
 	for name := range commands {
-		if err := run(context.Background(), []string{name, "-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		if err := run(context.Background(), []string{name, "-h"}, o); !errors.Is(err, flag.ErrHelp) {
 			t.Fatalf("%s -h: %v", name, err)
 		}
 	}

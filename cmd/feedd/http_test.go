@@ -17,25 +17,36 @@ import (
 // its address; serve stops at the end of the test.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
-	addrs := make(chan net.Addr, 1)
-	serveListening = func(a net.Addr) { addrs <- a }
-	t.Cleanup(func() { serveListening = nil })
+	return startServeListeners(t, args...)[listenerPublic]
+}
+
+// startServeListeners is startServe returning the address of every
+// listener serve opened, by name (listenerPublic, listenerOps).
+func startServeListeners(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	type listened struct{ name, addr string }
+	// Serve opens at most two listeners, the public one last.
+	addrs := make(chan listened, 2)
+	o := cmdOptions{stdout: io.Discard, listening: func(name string, a net.Addr) { addrs <- listened{name, a.String()} }}
 	t.Setenv("FEED_REDIS_URL", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	returned := make(chan error, 1)
 	go func() {
-		returned <- runServe(ctx, append([]string{"--addr", "127.0.0.1:0", "--demo=false", "--log-level", "error"}, args...), io.Discard)
+		returned <- runServe(ctx, append([]string{"--addr", "127.0.0.1:0", "--demo=false", "--log-level", "error"}, args...), o)
 	}()
 	t.Cleanup(func() { cancel(); <-returned })
-	select {
-	case a := <-addrs:
-		return a.String()
-	case err := <-returned:
-		t.Fatalf("serve returned before listening: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not start listening")
+	got := map[string]string{}
+	for got[listenerPublic] == "" {
+		select {
+		case l := <-addrs:
+			got[l.name] = l.addr
+		case err := <-returned:
+			t.Fatalf("serve returned before listening: %v", err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("serve did not start listening")
+		}
 	}
-	return ""
+	return got
 }
 
 // rawRequest writes req on a fresh connection and returns the status line
@@ -146,7 +157,7 @@ func TestServeDefaults(t *testing.T) {
 		{"--http-read-timeout", "0s"},
 		{"--max-header-bytes", "0"},
 	} {
-		if err := runServe(context.Background(), append(args, "--demo=false"), io.Discard); err == nil || !strings.Contains(err.Error(), "--") {
+		if err := runServe(context.Background(), append(args, "--demo=false"), cmdOptions{stdout: io.Discard}); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%q: %v", args, err)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,34 +13,26 @@ import (
 	"github.com/feedd/feedd/importer"
 )
 
-func runImport(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("import")
-	store := addStoreFlags(fs)
-	drain := fs.Bool("drain", false, "also run fan-out workers here and return once the imported posts have reached every inbox")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: feedd import --redis URL [flags] FILE.jsonl   (FILE - reads stdin)")
-		fs.PrintDefaults()
-	}
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("import takes one file")
-	}
-	st, svc, err := openShared(ctx, store, "import", "the embedded store lives only as long as this process; use `feedd serve --import FILE` instead")
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if err := loadFile(ctx, svc, fs.Arg(0), stdout); err != nil {
-		return err
-	}
-	if !*drain {
-		fmt.Fprintln(stdout, "Fan-out continues in any running `feedd worker` or `feedd serve`.")
-		return nil
-	}
-	return drainHere(ctx, svc, stdout)
+func runImport(ctx context.Context, args []string, o cmdOptions) error {
+	var drain bool
+	return sharedCommand{
+		name:    "import",
+		usage:   "feedd import --redis URL [flags] FILE.jsonl   (FILE - reads stdin)",
+		files:   1,
+		instead: "the embedded store lives only as long as this process; use `feedd serve --import FILE` instead",
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&drain, "drain", false, "also run fan-out workers here and return once the imported posts have reached every inbox")
+		},
+	}.run(ctx, args, o, func(svc *feedcore.Service, _ *storeFlags, args []string) error {
+		if err := loadFile(ctx, svc, args[0], o.stdout); err != nil {
+			return err
+		}
+		if !drain {
+			fmt.Fprintln(o.stdout, "Fan-out continues in any running `feedd worker` or `feedd serve`.")
+			return nil
+		}
+		return drainHere(ctx, svc, o.stdout)
+	})
 }
 
 // loadFile imports path ("-" for stdin) and prints what it applied.
@@ -55,13 +48,12 @@ func loadFile(ctx context.Context, svc *feedcore.Service, path string, stdout io
 	}
 	start := time.Now()
 	o := importer.Defaults(svc)
-	if isTerminal(stdout) {
-		o.Progress = progressLine(ctx, svc, stdout, start)
+	line := newProgress(stdout)
+	if line != nil {
+		o.Progress = importProgress(ctx, svc, line, start)
 	}
 	stats, err := importer.LoadWith(ctx, svc, in, o)
-	if o.Progress != nil {
-		fmt.Fprint(stdout, "\r\033[K") // clear the progress line
-	}
+	line.done()
 	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters (%d skipped) from %d lines in %v.\n",
 		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Counts, stats.Skipped, stats.Lines,
 		time.Since(start).Round(time.Millisecond))
@@ -91,35 +83,20 @@ func drainHere(ctx context.Context, svc *feedcore.Service, stdout io.Writer) err
 	return nil
 }
 
-// isTerminal reports whether w is a terminal, where a progress line that
-// rewrites itself helps; into a file or a pipe it would be noise.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// progressLine returns an importer progress hook that rewrites one line on
-// w at most once a second: lines applied, their rate, and the fan-out
-// backlog still queued.
-func progressLine(ctx context.Context, svc *feedcore.Service, w io.Writer, start time.Time) func(importer.Stats) {
-	var last time.Time
+// importProgress returns an importer progress hook that shows on line the
+// lines applied, their rate, and the fan-out backlog still queued.
+func importProgress(ctx context.Context, svc *feedcore.Service, line *progress, start time.Time) func(importer.Stats) {
 	return func(st importer.Stats) {
-		now := time.Now()
-		if now.Sub(last) < time.Second {
+		if !line.due() {
 			return
 		}
-		last = now
 		backlog, err := svc.Backlog(ctx)
 		queued := fmt.Sprint(backlog)
 		if err != nil {
 			queued = "?"
 		}
-		rate := float64(st.Lines) / now.Sub(start).Seconds()
-		fmt.Fprintf(w, "\r\033[K%d lines (%.0f/s): %d users, %d follows, %d posts; fan-out backlog %s",
+		rate := float64(st.Lines) / time.Since(start).Seconds()
+		line.show("%d lines (%.0f/s): %d users, %d follows, %d posts; fan-out backlog %s",
 			st.Lines, rate, st.Users, st.Follows, st.Posts, queued)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -31,7 +30,7 @@ import (
 )
 
 // commands maps subcommand names to their entry points.
-var commands = map[string]func(ctx context.Context, args []string, stdout io.Writer) error{
+var commands = map[string]func(ctx context.Context, args []string, o cmdOptions) error{
 	"serve":   runServe,
 	"worker":  runWorker,
 	"import":  runImport,
@@ -44,7 +43,7 @@ func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout)
+	err := run(ctx, os.Args[1:], cmdOptions{stdout: os.Stdout})
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
 		return // -h: the flag package printed the usage
@@ -57,24 +56,24 @@ func main() {
 
 // run picks the subcommand: the first argument when it names one, serve
 // otherwise (so `feedd --addr :9000` serves).
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, o cmdOptions) error {
 	name := "serve"
 	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
 		name, args = args[0], args[1:]
 	}
 	switch name {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(o.stdout, usage)
 		return nil
 	case "version":
-		fmt.Fprintln(stdout, version())
+		fmt.Fprintln(o.stdout, version())
 		return nil
 	}
 	cmd, ok := commands[name]
 	if !ok {
 		return fmt.Errorf("unknown command %q\n%s", name, usage)
 	}
-	return cmd(ctx, args, stdout)
+	return cmd(ctx, args, o)
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -12,43 +12,37 @@ import (
 
 // runRebuild recomputes every derived structure from the records, online
 // and resumable (see feedcore.Service.Rebuild).
-func runRebuild(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("rebuild")
-	store := addStoreFlags(fs)
-	restart := fs.Bool("restart", false, "feedd rebuild only: start over instead of resuming an unfinished rebuild from its checkpoint")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: feedd rebuild --redis URL [--key-prefix P] [--restart]")
-		fs.PrintDefaults()
-	}
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return errors.New("rebuild takes no arguments")
-	}
-	st, svc, err := openShared(ctx, store, "rebuild", "the embedded store holds nothing to rebuild")
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+func runRebuild(ctx context.Context, args []string, o cmdOptions) error {
+	var restart bool
+	return sharedCommand{
+		name:    "rebuild",
+		usage:   "feedd rebuild --redis URL [--key-prefix P] [--restart]",
+		instead: "the embedded store holds nothing to rebuild",
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&restart, "restart", false, "feedd rebuild only: start over instead of resuming an unfinished rebuild from its checkpoint")
+		},
+	}.run(ctx, args, o, func(svc *feedcore.Service, _ *storeFlags, _ []string) error {
+		return rebuild(ctx, svc, restart, o.stdout)
+	})
+}
+
+// rebuild runs the rebuild, with a progress line on a terminal, and
+// prints what it did.
+func rebuild(ctx context.Context, svc *feedcore.Service, restart bool, stdout io.Writer) error {
 	start := time.Now()
-	o := feedcore.RebuildOptions{Restart: *restart}
-	if isTerminal(stdout) {
-		var last time.Time
+	o := feedcore.RebuildOptions{Restart: restart}
+	line := newProgress(stdout)
+	if line != nil {
 		o.Progress = func(p feedcore.RebuildProgress) {
-			if now := time.Now(); now.Sub(last) >= time.Second || p.Done == p.Total {
-				last = now
-				fmt.Fprintf(stdout, "\r\033[K%s: %d/%d; %d inboxes, %d entries, %d stale removed (%v)",
+			if line.due() || p.Done == p.Total {
+				line.show("%s: %d/%d; %d inboxes, %d entries, %d stale removed (%v)",
 					p.Phase, p.Done, p.Total, p.Stats.Readers, p.Stats.InboxEntries, p.Stats.Removed,
-					now.Sub(start).Round(time.Second))
+					time.Since(start).Round(time.Second))
 			}
 		}
 	}
 	rs, err := svc.Rebuild(ctx, o)
-	if o.Progress != nil {
-		fmt.Fprint(stdout, "\r\033[K")
-	}
+	line.done()
 	took := time.Since(start)
 	resumed := ""
 	if rs.Resumed {

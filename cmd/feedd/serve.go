@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,11 +17,8 @@ import (
 	"github.com/feedd/feedd/server"
 )
 
-// serveListening, when set (by tests), learns the address serve listens on.
-var serveListening func(net.Addr)
-
-func runServe(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("serve")
+func runServe(ctx context.Context, args []string, o cmdOptions) error {
+	fs := o.flagSet("serve")
 	store := addStoreFlags(fs)
 	jwt := addJWTFlags(fs)
 	api := addAPIFlags(fs)
@@ -41,16 +37,15 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	if err := checkArgs(fs, 0); err != nil {
+		return err
 	}
-	switch {
-	case *requestTimeout <= 0:
-		return errors.New("--request-timeout must be positive")
-	case *writeTimeout <= 0:
-		return errors.New("--write-timeout must be positive")
-	case *shutdownTimeout <= 0:
-		return errors.New("--shutdown-timeout must be positive")
+	if err := firstBroken(
+		flagRule{*requestTimeout <= 0, "--request-timeout must be positive"},
+		flagRule{*writeTimeout <= 0, "--write-timeout must be positive"},
+		flagRule{*shutdownTimeout <= 0, "--shutdown-timeout must be positive"},
+	); err != nil {
+		return err
 	}
 	if err := httpf.check(*requestTimeout, *writeTimeout); err != nil {
 		return err
@@ -100,6 +95,14 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	// The operations listener is up from here to the end, demo load and
+	// drain included; its /metrics serves the public handler's registry.
+	metrics := server.NewMetrics()
+	stopOps, err := ops.listen(server.Config{Service: svc, Metrics: metrics}, o)
+	if err != nil {
+		return err
+	}
+	defer stopOps()
 
 	// Workers outlive the request context: they stop after the HTTP server
 	// has drained, so mutations accepted during shutdown still fan out.
@@ -131,7 +134,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		report = &r
 	}
 	if *importFile != "" {
-		if err := loadFile(ctx, svc, *importFile, stdout); err != nil {
+		if err := loadFile(ctx, svc, *importFile, o.stdout); err != nil {
 			return err
 		}
 	}
@@ -140,17 +143,15 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{Service: svc, DevAuth: *devAuth, Verifier: verifier,
+	cfg := server.Config{Service: svc, Metrics: metrics, DevAuth: *devAuth, Verifier: verifier,
 		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg,
 		AllowedHosts: httpf.hosts(set, *devAuth)}
 	if report != nil && len(report.Viewers) > 0 {
 		cfg.PlaygroundViewer = report.Viewers[0].ID
 	}
 	srv := httpf.limits.Server(server.New(cfg), *requestTimeout, *writeTimeout)
-	printBanner(stdout, ln.Addr(), store, *devAuth, report)
-	if serveListening != nil {
-		serveListening(ln.Addr())
-	}
+	printBanner(o.stdout, ln.Addr(), store, *devAuth, report)
+	o.listened(listenerPublic, ln.Addr())
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -21,8 +21,7 @@ import (
 // closes, the in-flight request still completes, and serve returns.
 func TestServeDrainsOnShutdown(t *testing.T) {
 	addrs := make(chan net.Addr, 1)
-	serveListening = func(a net.Addr) { addrs <- a }
-	t.Cleanup(func() { serveListening = nil })
+	o := cmdOptions{stdout: io.Discard, listening: func(_ string, a net.Addr) { addrs <- a }}
 	t.Setenv("FEED_REDIS_URL", "") // the embedded store, whatever the environment says
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -30,7 +29,7 @@ func TestServeDrainsOnShutdown(t *testing.T) {
 	returned := make(chan error, 1)
 	go func() {
 		returned <- runServe(ctx, []string{"--addr", "127.0.0.1:0", "--demo=false", "--dev-auth",
-			"--shutdown-timeout", "20s", "--log-level", "warn"}, io.Discard)
+			"--shutdown-timeout", "20s", "--log-level", "warn"}, o)
 	}()
 	var addr string
 	select {
@@ -125,7 +124,7 @@ func TestServeFlagsValidate(t *testing.T) {
 		{"--log-format", "xml"},
 		{"--log-level", "loud"},
 	} {
-		if err := runServe(context.Background(), append(args, "--demo=false"), io.Discard); err == nil {
+		if err := runServe(context.Background(), append(args, "--demo=false"), cmdOptions{stdout: io.Discard}); err == nil {
 			t.Errorf("%q accepted", args)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
@@ -27,14 +28,59 @@ func openService(ctx context.Context, s *storeFlags, opts feedcore.Options, role
 	return st, svc, nil
 }
 
-// openShared is openService for the subcommands that only make sense on a
-// Redis other processes share (worker, import, export, rebuild); instead
-// says what to do when no --redis was given.
-func openShared(ctx context.Context, s *storeFlags, role, instead string) (*redisstore.Store, *feedcore.Service, error) {
-	if s.embedded() {
-		return nil, nil, fmt.Errorf("%s needs --redis: %s", role, instead)
+// sharedCommand is the frame of a subcommand that only makes sense on a
+// Redis other processes share (worker, import, export, rebuild): its
+// flags, its arguments, and the store it opens and closes around its work.
+type sharedCommand struct {
+	name string
+	// usage is the line -h prints above the flags; empty: the flag
+	// package's own.
+	usage string
+	// files is how many file arguments the command takes: 0 or 1.
+	files int
+	// instead says what to do when no --redis was given.
+	instead string
+	// flags, when set, defines the command's flags besides the store's.
+	flags func(fs *flag.FlagSet)
+	// check, when set, checks them once they are parsed.
+	check func() error
+}
+
+// run parses args, opens the shared store and the feed service over it,
+// runs work with them and the command's arguments, and closes the store.
+func (c sharedCommand) run(ctx context.Context, args []string, o cmdOptions, work func(svc *feedcore.Service, store *storeFlags, args []string) error) error {
+	fs := o.flagSet(c.name)
+	store := addStoreFlags(fs)
+	if c.flags != nil {
+		c.flags(fs)
 	}
-	return openService(ctx, s, s.options(), role)
+	if c.usage != "" {
+		fs.Usage = func() {
+			fmt.Fprintln(fs.Output(), "usage: "+c.usage)
+			fs.PrintDefaults()
+		}
+	}
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkArgs(fs, c.files); err != nil {
+		fs.Usage()
+		return err
+	}
+	if c.check != nil {
+		if err := c.check(); err != nil {
+			return err
+		}
+	}
+	if store.embedded() {
+		return fmt.Errorf("%s needs --redis: %s", c.name, c.instead)
+	}
+	st, svc, err := openService(ctx, store, store.options(), c.name)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return work(svc, store, fs.Args())
 }
 
 // clientName tells replicas apart in CLIENT LIST and worker consumer names.

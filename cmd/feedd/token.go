@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/feedd/feedd/auth"
@@ -15,8 +14,8 @@ import (
 // github.com/golang-jwt/jwt/v5, like the server verifies it), for trying the API with
 // real auth and for scripts. It does not check the user exists: the server
 // does, on every request.
-func runToken(_ context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("token")
+func runToken(_ context.Context, args []string, o cmdOptions) error {
+	fs := o.flagSet("token")
 	user := fs.String("user", "", "database id of the user the token signs in as")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
 	secret := fs.String("jwt-secret", "", "HS256 secret the server verifies tokens with")
@@ -37,6 +36,6 @@ func runToken(_ context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--jwt-secret: %w", err)
 	}
-	fmt.Fprintln(stdout, tok)
+	fmt.Fprintln(o.stdout, tok)
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 func TestTokenIssuerAudience(t *testing.T) {
 	var out bytes.Buffer
 	if err := runToken(context.Background(), []string{"--user", "42", "--jwt-secret", testSecret,
-		"--jwt-issuer", "https://id.example", "--jwt-audience", "feedd"}, &out); err != nil {
+		"--jwt-issuer", "https://id.example", "--jwt-audience", "feedd"}, cmdOptions{stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
 	tok := strings.TrimSpace(out.String())
@@ -50,14 +50,14 @@ const testSecret = "feedd-test-secret-0123456789abcdef"
 func TestShortSecretRefused(t *testing.T) {
 	t.Setenv("FEED_JWT_SECRET", "")
 	var out bytes.Buffer
-	err := runToken(context.Background(), []string{"--user", "1", "--jwt-secret", "s3cret"}, &out)
+	err := runToken(context.Background(), []string{"--user", "1", "--jwt-secret", "s3cret"}, cmdOptions{stdout: &out})
 	if err == nil || !strings.Contains(err.Error(), "--jwt-secret") || !strings.Contains(err.Error(), "at least 32") {
 		t.Fatalf("token with a 6-byte secret: %v", err)
 	}
 	if out.Len() != 0 {
 		t.Fatalf("printed %q", out.String())
 	}
-	err = run(t.Context(), []string{"serve", "--jwt-secret", "s3cret", "--demo=false", "--addr", "127.0.0.1:0"}, &out)
+	err = run(t.Context(), []string{"serve", "--jwt-secret", "s3cret", "--demo=false", "--addr", "127.0.0.1:0"}, cmdOptions{stdout: &out})
 	if err == nil || !strings.Contains(err.Error(), "--jwt-secret") || !strings.Contains(err.Error(), "at least 32") {
 		t.Fatalf("serve with a 6-byte secret: %v", err)
 	}
@@ -68,7 +68,7 @@ func TestShortSecretRefused(t *testing.T) {
 func TestTokenWithKid(t *testing.T) {
 	t.Setenv("FEED_JWT_SECRET", "")
 	var out bytes.Buffer
-	if err := runToken(context.Background(), []string{"--user", "5", "--jwt-secret", testSecret, "--jwt-kid", "2026-11"}, &out); err != nil {
+	if err := runToken(context.Background(), []string{"--user", "5", "--jwt-secret", testSecret, "--jwt-kid", "2026-11"}, cmdOptions{stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "jwks.json")

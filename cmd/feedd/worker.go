@@ -2,56 +2,37 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/server"
 )
 
-// workerOpsListening, when set (by tests), learns the --ops-addr address.
-var workerOpsListening func(net.Addr)
-
 // runWorker runs the fan-out pipeline only. Any number of workers and
 // serving replicas may share one Redis; each takes its share of the streams.
-func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("worker")
-	store := addStoreFlags(fs)
-	ops := addOpsFlags(fs)
-	opsAddr := fs.String("ops-addr", "", "when set, serve /healthz, /readyz and /metrics at this address")
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := ops.apply(); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("worker takes no arguments, got %q", fs.Args())
-	}
-	st, svc, err := openShared(ctx, store, "worker", "an embedded store is private to one process, where `feedd serve` runs workers already")
+func runWorker(ctx context.Context, args []string, o cmdOptions) error {
+	var ops *opsFlags
+	return sharedCommand{
+		name:    "worker",
+		instead: "an embedded store is private to one process, where `feedd serve` runs workers already",
+		flags:   func(fs *flag.FlagSet) { ops = addOpsFlags(fs) },
+		check:   func() error { return ops.apply() },
+	}.run(ctx, args, o, func(svc *feedcore.Service, store *storeFlags, _ []string) error {
+		return work(ctx, svc, store, ops, o)
+	})
+}
+
+// work runs the fan-out workers until ctx ends, with the operations
+// endpoints at --ops-addr when it is set.
+func work(ctx context.Context, svc *feedcore.Service, store *storeFlags, ops *opsFlags, o cmdOptions) error {
+	stopOps, err := ops.listen(server.Config{Service: svc}, o)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	if *opsAddr != "" {
-		ln, err := net.Listen("tcp", *opsAddr)
-		if err != nil {
-			return err
-		}
-		opsSrv := &http.Server{ReadHeaderTimeout: 10 * time.Second,
-			Handler: server.OpsHandler(server.Config{Service: svc, ReadyMaxBacklog: ops.readyMaxBacklog})}
-		go func() { _ = opsSrv.Serve(ln) }()
-		defer opsSrv.Close()
-		slog.Info("worker operations endpoints", "addr", ln.Addr().String())
-		if workerOpsListening != nil {
-			workerOpsListening(ln.Addr())
-		}
-	}
-	fmt.Fprintf(stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
+	defer stopOps()
+	fmt.Fprintf(o.stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
 	// On SIGTERM ctx ends: RunWorkers returns once each worker has finished
 	// or handed back its current task (unacknowledged entries are reclaimed
 	// by other workers), and only then does the store close.

@@ -26,14 +26,13 @@ func TestWorkerOpsAndShutdown(t *testing.T) {
 	st := storetest.New(t)
 	redisURL := os.Getenv(storetest.Env)
 	addrs := make(chan net.Addr, 1)
-	workerOpsListening = func(a net.Addr) { addrs <- a }
-	t.Cleanup(func() { workerOpsListening = nil })
+	o := cmdOptions{stdout: io.Discard, listening: func(_ string, a net.Addr) { addrs <- a }}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	returned := make(chan error, 1)
 	go func() {
 		returned <- runWorker(ctx, []string{"--redis", redisURL, "--key-prefix", st.Prefix, "--ops-addr", "127.0.0.1:0",
-			"--ready-max-backlog", "1000000000", "--log-level", "warn"}, io.Discard)
+			"--ready-max-backlog", "1000000000", "--log-level", "warn"}, o)
 	}()
 	var base string
 	select {
@@ -72,6 +71,7 @@ func TestWorkerOpsAndShutdown(t *testing.T) {
 			}
 		}
 	}
+	checkPprof(t, base)
 	// The worker wrote its keys (the cursor key, the fan-out streams' groups)
 	// under the prefix: none escapes the cleanup.
 	if keys, err := storetest.Keys(ctx, st.Client, st.Prefix); err != nil || len(keys) == 0 {

@@ -79,15 +79,22 @@ func Encode(docs map[string]string) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// parseFile reads file and parses it with parse as a source named by its
+// path, which gqlparser's errors then name.
+func parseFile[T any](file string, parse func(*ast.Source) (T, error)) (T, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return parse(&ast.Source{Name: file, Input: string(b)})
+}
+
 // Documents returns each operation's document by operation name.
 func Documents(schemaFile, opsGlob string) (map[string]string, error) {
-	sdl, err := os.ReadFile(schemaFile)
+	schema, err := parseFile(schemaFile, func(s *ast.Source) (*ast.Schema, error) { return gqlparser.LoadSchema(s) })
 	if err != nil {
 		return nil, err
-	}
-	schema, gerr := gqlparser.LoadSchema(&ast.Source{Name: schemaFile, Input: string(sdl)})
-	if gerr != nil {
-		return nil, gerr
 	}
 	files, err := filepath.Glob(opsGlob)
 	if err != nil {
@@ -99,13 +106,9 @@ func Documents(schemaFile, opsGlob string) (map[string]string, error) {
 	}
 	all := &ast.QueryDocument{}
 	for _, f := range files {
-		text, err := os.ReadFile(f)
+		d, err := parseFile(f, parser.ParseQuery)
 		if err != nil {
 			return nil, err
-		}
-		d, perr := parser.ParseQuery(&ast.Source{Name: f, Input: string(text)})
-		if perr != nil {
-			return nil, perr
 		}
 		all.Operations = append(all.Operations, d.Operations...)
 		all.Fragments = append(all.Fragments, d.Fragments...)

@@ -118,16 +118,11 @@ func (d *differ) definition(ot, nt *ast.Definition) {
 	case ast.InputObject:
 		d.inputFields(ot, nt)
 	case ast.Union:
-		for _, m := range ot.Types {
-			if !slices.Contains(nt.Types, m) {
-				d.add(Breaking, ot.Name, "member %s removed from the union", m)
-			}
-		}
-		for _, m := range nt.Types {
-			if !slices.Contains(ot.Types, m) {
-				d.add(Dangerous, ot.Name, "member %s added to the union: clients may meet a type they do not handle", m)
-			}
-		}
+		eachChange(ot.Types, nt.Types, func(m string) {
+			d.add(Breaking, ot.Name, "member %s removed from the union", m)
+		}, func(m string) {
+			d.add(Dangerous, ot.Name, "member %s added to the union: clients may meet a type they do not handle", m)
+		})
 	case ast.Enum:
 		for _, v := range ot.EnumValues {
 			if nt.EnumValues.ForName(v.Name) == nil {
@@ -147,14 +142,24 @@ func (d *differ) definition(ot, nt *ast.Definition) {
 // interfaces: an object or interface that stops implementing an interface
 // breaks fragments spread on it.
 func (d *differ) interfaces(ot, nt *ast.Definition) {
-	for _, i := range ot.Interfaces {
-		if !slices.Contains(nt.Interfaces, i) {
-			d.add(Breaking, ot.Name, "no longer implements %s", i)
+	eachChange(ot.Interfaces, nt.Interfaces, func(i string) {
+		d.add(Breaking, ot.Name, "no longer implements %s", i)
+	}, func(i string) {
+		d.add(Safe, nt.Name, "now implements %s", i)
+	})
+}
+
+// eachChange calls removed with each name of before missing from after,
+// in before's order, then added with each name of after missing from before.
+func eachChange(before, after []string, removed, added func(string)) {
+	for _, n := range before {
+		if !slices.Contains(after, n) {
+			removed(n)
 		}
 	}
-	for _, i := range nt.Interfaces {
-		if !slices.Contains(ot.Interfaces, i) {
-			d.add(Safe, nt.Name, "now implements %s", i)
+	for _, n := range after {
+		if !slices.Contains(before, n) {
+			added(n)
 		}
 	}
 }
