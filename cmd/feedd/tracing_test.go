@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -38,23 +39,31 @@ const (
 // be) reaches an OTLP/HTTP collector, in the caller's trace, by the time
 // the command has returned.
 func TestTracingExportsOnExit(t *testing.T) {
+	serve := []string{"serve", "--addr", "127.0.0.1:0", "--demo=false", "--log-level", "error"}
 	t.Run("serve", func(t *testing.T) {
 		t.Setenv("FEED_REDIS_URL", "")
-		checkTracedExit(t, "feedd", "serve", "--addr", "127.0.0.1:0", "--demo=false", "--log-level", "error")
+		checkTracedExit(t, nil, "feedd", serve...)
+	})
+	t.Run("OTEL_SERVICE_NAME", func(t *testing.T) {
+		t.Setenv("FEED_REDIS_URL", "")
+		checkTracedExit(t, map[string]string{"OTEL_SERVICE_NAME": "feedd-canary"}, "feedd-canary", serve...)
 	})
 	t.Run("worker", func(t *testing.T) {
 		storetest.RequireReal(t)
 		st := storetest.New(t) // the worker's keys go under the test's prefix, deleted after it
-		checkTracedExit(t, "feedd-worker", "worker", "--redis", os.Getenv(storetest.Env), "--key-prefix", st.Prefix,
+		checkTracedExit(t, nil, "feedd-worker", "worker", "--redis", os.Getenv(storetest.Env), "--key-prefix", st.Prefix,
 			"--ops-addr", "127.0.0.1:0", "--log-level", "error")
 	})
 }
 
-// checkTracedExit runs the command args against a collector of its own and
-// checks the exported probe span carries service.
-func checkTracedExit(t *testing.T, service string, args ...string) {
+// checkTracedExit runs the command args with env, exporting to a collector
+// of its own, and checks the exported probe span carries service.
+func checkTracedExit(t *testing.T, env map[string]string, service string, args ...string) {
+	t.Helper()
 	col := startCollector(t)
-	otelEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.url})
+	all := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.url}
+	maps.Copy(all, env)
+	otelEnv(t, all)
 	listening := make(chan struct{}, 2)
 	o := cmdOptions{stdout: io.Discard, listening: func(string, net.Addr) { listening <- struct{}{} }}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -96,6 +105,7 @@ type collector struct {
 }
 
 func startCollector(t *testing.T) *collector {
+	t.Helper()
 	c := &collector{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
@@ -158,6 +168,7 @@ func (c *collector) check(t *testing.T, service string) {
 // puts the global tracer provider and propagator back to no-ops after the
 // test.
 func otelEnv(t *testing.T, env map[string]string) {
+	t.Helper()
 	for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",
 		"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG",
 		"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
