@@ -1,19 +1,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
+	"github.com/feedd/feedd/internal/tracing"
 	"github.com/feedd/feedd/server"
 )
 
 // opsFlags are the operations flags serve and worker share: logging, the
-// readiness bound and the operations listener.
+// readiness bound and the operations listener. Tracing, which the OTEL_*
+// environment configures rather than flags, starts with them (start).
 type opsFlags struct {
 	logFormat, logLevel string
 	readyMaxBacklog     int64
@@ -29,12 +34,60 @@ func addOpsFlags(fs *flag.FlagSet) *opsFlags {
 	return o
 }
 
-// apply checks the flags and installs the logger they ask for.
-func (o *opsFlags) apply() error {
+// start checks the flags, installs the logger they ask for, and starts
+// tracing as the OTEL_* environment asks (tracing.Setup), under service as
+// the default service.name. It comes before the store, the workers and the
+// server: the tracer provider and the W3C propagator are in place before
+// anything could start a span or read a traceparent header, and a refused
+// environment stops the command before it dials anything. stop flushes
+// the spans still buffered; the caller defers it first, so it runs last,
+// after the server drained and the store closed.
+func (o *opsFlags) start(ctx context.Context, service string) (stop func(), err error) {
 	if o.readyMaxBacklog < 1 {
-		return errors.New("--ready-max-backlog must be at least 1")
+		return nil, errors.New("--ready-max-backlog must be at least 1")
 	}
-	return setLogger(o.logFormat, o.logLevel)
+	log, err := newLogger(os.Stderr, o.logFormat, o.logLevel)
+	if err != nil {
+		return nil, err
+	}
+	slog.SetDefault(log)
+	shutdown, err := tracing.Setup(ctx, service)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		// The signal has ended ctx by now; the flush gets its own bound,
+		// so an unreachable collector cannot hold the exit.
+		sctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
+			slog.Warn("tracing: spans not flushed on exit", "err", err)
+		}
+	}, nil
+}
+
+// tracingFlushTimeout bounds the export of the last spans on exit.
+const tracingFlushTimeout = 5 * time.Second
+
+// newLogger makes a logger writing format at level to w. Records logged
+// with the context of a traced request carry its trace_id and span_id
+// (tracing.LogHandler).
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	o := &slog.HandlerOptions{Level: l}
+	var h slog.Handler
+	switch format {
+	case "text":
+		h = slog.NewTextHandler(w, o)
+	case "json":
+		h = slog.NewJSONHandler(w, o)
+	default:
+		return nil, fmt.Errorf("--log-format must be text or json, got %q", format)
+	}
+	return slog.New(tracing.LogHandler(h)), nil
 }
 
 // listen serves the operations endpoints (server.OpsHandler over cfg, with

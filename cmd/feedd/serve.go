@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -50,9 +49,11 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	if err := httpf.check(*requestTimeout, *writeTimeout); err != nil {
 		return err
 	}
-	if err := ops.apply(); err != nil {
+	stopTracing, err := ops.start(ctx, "feedd")
+	if err != nil {
 		return err
 	}
+	defer stopTracing()
 	// The embedded store is private to this process and empty at start:
 	// demo data and dev auth are what make it useful, and both would be
 	// wrong against a shared Redis, so they default on only there.
@@ -175,24 +176,6 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		return err
 	}
 	slog.Info("HTTP server drained")
-	return nil
-}
-
-// setLogger makes the default logger write format at level to stderr.
-func setLogger(format, level string) error {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
-	}
-	o := &slog.HandlerOptions{Level: l}
-	switch format {
-	case "text":
-		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, o)))
-	case "json":
-		slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, o)))
-	default:
-		return fmt.Errorf("--log-format must be text or json, got %q", format)
-	}
 	return nil
 }
 

@@ -14,11 +14,23 @@ import (
 // serving replicas may share one Redis; each takes its share of the streams.
 func runWorker(ctx context.Context, args []string, o cmdOptions) error {
 	var ops *opsFlags
+	stopTracing := func() {}
+	defer func() { stopTracing() }() // the one check sets; runs after the store closed
 	return sharedCommand{
 		name:    "worker",
 		instead: "an embedded store is private to one process, where `feedd serve` runs workers already",
 		flags:   func(fs *flag.FlagSet) { ops = addOpsFlags(fs) },
-		check:   func() error { return ops.apply() },
+		check: func() error {
+			// Its own service name: a worker is deployed and scaled apart
+			// from the servers, and its spans are fan-out work, not
+			// GraphQL operations (serve's in-process workers stay "feedd").
+			stop, err := ops.start(ctx, "feedd-worker")
+			if err != nil {
+				return err
+			}
+			stopTracing = stop
+			return nil
+		},
 	}.run(ctx, args, o, func(svc *feedcore.Service, store *storeFlags, _ []string) error {
 		return work(ctx, svc, store, ops, o)
 	})
