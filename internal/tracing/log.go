@@ -7,10 +7,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// LogHandler adds trace_id and span_id to every record logged with the
-// context of a sampled span (the *Context methods of slog.Logger), so a log
-// line of a traced request leads to its trace. Other records pass as they
-// are.
+// LogHandler adds trace_id and span_id to every record logged with a
+// context that carries a valid span context (the *Context methods of
+// slog.Logger), sampled or not, so a log line of a traced request leads to
+// its trace. Other records pass as they are.
 func LogHandler(h slog.Handler) slog.Handler {
 	if _, ok := h.(logHandler); ok {
 		return h

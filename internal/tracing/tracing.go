@@ -10,6 +10,7 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -76,6 +77,11 @@ func Setup(ctx context.Context, service string) (shutdown func(context.Context) 
 	if err != nil {
 		return noop, fmt.Errorf("tracing: describe the resource: %w", err)
 	}
+	// The SDK reports export failures through its error handler, by default
+	// the standard log package at no level; a warning says what they are.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		slog.Warn("tracing: export failed", "err", err)
+	}))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
