@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/redisstore"
 )
 
@@ -290,30 +289,4 @@ func (s *Service) exportCounts(ctx context.Context, ids []ID, sink ExportSink) e
 		}
 	}
 	return nil
-}
-
-// PostLike is one user's like of one post.
-type PostLike struct{ User, Post ID }
-
-// LikeMany records likes (import), each as Like does, pipelined in one
-// round trip. It returns how many were applied before the first one
-// refused (a missing or deleted post, a full counter), with the refusal;
-// likes after that one may have been applied too, which is harmless: a
-// like is idempotent.
-func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err error) {
-	defer wrap(&err, "record likes")
-	cmds := make([]rueidis.Completed, len(likes))
-	for i, l := range likes {
-		if l.User == 0 || l.Post == 0 {
-			return 0, apierr.Errorf(apierr.BadInput, "like user and post must be positive numbers")
-		}
-		keys, args := s.likeKeysArgs(l.User, l.Post, "1")
-		cmds[i] = likeScript.cmd(s.c.B(), keys, args)
-	}
-	for i, r := range s.doMulti(ctx, cmds...) {
-		if _, err := likeReply(r, likes[i].Post); err != nil {
-			return i, err
-		}
-	}
-	return len(likes), nil
 }
