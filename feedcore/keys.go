@@ -101,3 +101,10 @@ func spread(id ID, n int) int { return int((id * 0x9E3779B97F4A7C15 >> 32) % uin
 func (k keys) liveQueueIn(n int, anchor ID) string {
 	return k.p + "lq:{l" + itoa(n) + "}:" + FormatID(anchor)
 }
+
+// Engagement keys share the post's hash tag, so the like script may touch
+// the post, its likers and its counters together on a Redis Cluster.
+// Counters live apart from the post hash: a like must not invalidate the
+// client-side cached copies of a hot post on every replica.
+func (k keys) likers(post ID) string     { return k.tagged("pl:", post) } // set(member): who liked a post
+func (k keys) postCounts(post ID) string { return k.tagged("pc:", post) } // hash l, c, r, f: a post's counters

@@ -9,13 +9,6 @@ import (
 	"github.com/feedd/feedd/apierr"
 )
 
-// Engagement keys share the post's hash tag, so the like script may touch
-// the post, its likers and its counters together on a Redis Cluster.
-// Counters live apart from the post hash: a like must not invalidate the
-// client-side cached copies of a hot post on every replica.
-func (k keys) likers(post ID) string     { return k.tagged("pl:", post) } // set(member): who liked a post
-func (k keys) postCounts(post ID) string { return k.tagged("pc:", post) } // hash l, c, r, f: a post's counters
-
 // PostCounts are a post's engagement counters.
 type PostCounts struct{ Likes, Comments, Reposts, Favorites int }
 
