@@ -1,6 +1,9 @@
 package feedcore
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // keys names every Redis key. Per-user keys carry the user id as a hash tag,
 // so one user's inbox, outbox, graph and reader state share a Redis Cluster
@@ -45,8 +48,17 @@ func (k keys) snapshot(viewer ID, snap string) string {
 func (k keys) liveDevices(viewer ID) string {
 	return k.p + "lsd:" + k.tag(viewer) // zset(taken ms, ref+device): each device's live feed snapshot
 }
-func (k keys) rateLimitAddr(addr string) string {
-	return k.p + "rla:" + addr // string: GCRA arrival time of a client address
+func (k keys) rateLimitAddr(addr, kind string) string {
+	return withKind(k.p+"rla:"+addr, kind) // string: GCRA arrival time of a client address
+}
+
+// withKind names a separate allowance of the same subject beside key
+// (Subject.Kind); an empty kind is the operations' allowance, key itself.
+func withKind(key, kind string) string {
+	if kind == "" {
+		return key
+	}
+	return key + ":" + kind
 }
 
 // seen is one shard of the activity index: readers' last reads. A reader
@@ -67,8 +79,11 @@ func (k keys) tasks(n int) string       { return k.shard(n) + "tk" }  // stream:
 func (k keys) deadLetters(n int) string { return k.shard(n) + "dl" }  // stream: entries given up on
 func (k keys) journal(n int) string     { return k.shard(n) + "jn" }  // stream: multi-slot mutations in flight
 func (k keys) clock(n int) string       { return k.shard(n) + "clk" } // hash m, n: the shard's last id time and count
-func (k keys) checkpoint(n int, name string) string {
-	return k.shard(n) + "ck:" + name // string: how far an event or task got
+func (k keys) eventCheckpoint(n int, entry string) string {
+	return k.shard(n) + "ck:ev:" + entry // string: the lower bound of the event's next task
+}
+func (k keys) taskCheckpoint(n int, entry string) string {
+	return k.shard(n) + "ck:tk:" + entry // string: the last target the task wrote
 }
 func (k keys) idempotency(n int, user ID, key string) string {
 	return k.shard(n) + "idem:" + FormatID(user) + ":" + key // string: the post a publish with this key made
@@ -78,7 +93,9 @@ func (k keys) idempotency(n int, user ID, key string) string {
 // stream shard n: a publish's log script spends the charge and appends
 // the event in one step, so the rate check costs no round trip of its own
 // and a refused publish writes nothing (posts.go logPublish).
-func (k keys) rateLimitIn(n int, viewer ID) string { return k.shard(n) + "rl:" + FormatID(viewer) }
+func (k keys) rateLimitIn(n int, viewer ID, kind string) string {
+	return withKind(k.shard(n)+"rl:"+FormatID(viewer), kind)
+}
 
 // liveShards is how many slots the anchors' live queues are spread over.
 // A first live page reads the queues of the anchors its viewer follows
@@ -108,3 +125,12 @@ func (k keys) liveQueueIn(n int, anchor ID) string {
 // client-side cached copies of a hot post on every replica.
 func (k keys) likers(post ID) string     { return k.tagged("pl:", post) } // set(member): who liked a post
 func (k keys) postCounts(post ID) string { return k.tagged("pc:", post) } // hash l, c, r, f: a post's counters
+
+// tagHead is what every key keyOf names has before its id: k.p, the
+// kind and "{". keyOf is one of the per-id key methods above (k.tagged).
+// Scans for a kind of key (scanIDs) and the fan-out's batch of inbox keys
+// (inboxKeys) derive it from the method, so a key's name is spelled once.
+func tagHead(keyOf func(ID) string) string {
+	key := keyOf(0)
+	return key[:strings.LastIndexByte(key, '{')+1]
+}

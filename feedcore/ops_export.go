@@ -2,12 +2,9 @@ package feedcore
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
-
-	"github.com/feedd/feedd/redisstore"
 )
 
 // ExportBatch is how many keys Export reads in one pipelined round trip
@@ -61,39 +58,28 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) error {
 		sink.Batch = ExportBatch
 	}
 	phases := []struct {
-		kind string
-		read func(context.Context, []ID, ExportSink) error
+		keyOf func(ID) string // the records' keys
+		posts bool            // the posts pass: later passes write again what it may have missed
+		read  func(context.Context, []ID, ExportSink) error
 	}{
-		{"u:", s.exportUsers},
-		{"fg:", s.exportFollows},
-		{"p:", s.exportPosts},
-		{"ls:", s.exportLives},
-		{"pl:", s.exportLikes},
-		{"pc:", s.exportCounts},
+		{keyOf: s.k.user, read: s.exportUsers},
+		{keyOf: s.k.following, read: s.exportFollows},
+		{keyOf: s.k.post, posts: true, read: s.exportPosts},
+		{keyOf: s.k.live, read: s.exportLives},
+		{keyOf: s.k.likers, read: s.exportLikes},
+		{keyOf: s.k.postCounts, read: s.exportCounts},
 	}
 	for _, ph := range phases {
-		if ph.kind == "p:" {
+		if ph.posts {
 			sink.recent = s.o.Now().Add(-exportRecent)
 		}
-		head := s.k.p + ph.kind + "{"
-		match := redisstore.GlobEscape(head) + "*}"
-		err := redisstore.ScanKeys(ctx, s.c, match, func(keys []string) error {
-			ids := make([]ID, 0, min(len(keys), sink.Batch))
-			for len(keys) > 0 {
-				ids = ids[:0]
-				n := min(len(keys), sink.Batch)
-				for _, k := range keys[:n] {
-					if id, err := ParseID(strings.TrimSuffix(strings.TrimPrefix(k, head), "}")); err == nil {
-						ids = append(ids, id)
-					}
-				}
-				keys = keys[n:]
-				if len(ids) == 0 {
-					continue
-				}
-				if err := ph.read(ctx, ids, sink); err != nil {
+		err := s.scanIDs(ctx, ph.keyOf, func(ids []ID) error {
+			for len(ids) > 0 {
+				n := min(len(ids), sink.Batch)
+				if err := ph.read(ctx, ids[:n], sink); err != nil {
 					return err
 				}
+				ids = ids[n:]
 			}
 			return nil
 		})

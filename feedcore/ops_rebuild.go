@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
-	"github.com/feedd/feedd/redisstore"
 	"github.com/redis/rueidis"
 )
 
@@ -55,16 +52,18 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 		st.Resumed = true
 		last, _ = ParseID(cur["last"])
 	}
-	scanned := map[string][]ID{} // the ids of each kind, listed once a run
+	scanned := map[string][]ID{} // the ids of each kind of record, listed once a run
 	for ; phase < len(rebuildPhases); phase++ {
 		p := rebuildPhases[phase]
 		name := p.name
-		ids, ok := scanned[p.kind]
+		keyOf := func(id ID) string { return p.records(s.k, id) }
+		kind := tagHead(keyOf)
+		ids, ok := scanned[kind]
 		if !ok {
-			if ids, err = s.scanIDs(ctx, p.kind); err != nil {
+			if ids, err = s.recordIDs(ctx, keyOf); err != nil {
 				return st, err
 			}
-			scanned[p.kind] = ids
+			scanned[kind] = ids
 		}
 		i, _ := slices.BinarySearch(ids, last+1)
 		if last == 0 {
@@ -128,41 +127,30 @@ type RebuildStats struct {
 	Removed      int64 // stale entries removed
 }
 
-// rebuildPhase is one pass of Rebuild: run over every record of kind
-// ("u:", "p:", "ls:"), a chunk at a time.
+// rebuildPhase is one pass of Rebuild: run over every record of one kind
+// (users, posts or live sessions: the keys records names), a chunk at a
+// time.
 type rebuildPhase struct {
-	name, kind string
-	run        func(s *Service, ctx context.Context, ids []ID, st *RebuildStats) error
+	name    string
+	records func(keys, ID) string
+	run     func(s *Service, ctx context.Context, ids []ID, st *RebuildStats) error
 }
 
 var rebuildPhases = []rebuildPhase{
-	{"follows", "u:", (*Service).rebuildFollowers},
-	{"posts", "p:", (*Service).rebuildOutboxes},
-	{"live", "ls:", (*Service).rebuildLive},
-	{"authors", "u:", (*Service).rebuildAuthors},
-	{"inboxes", "u:", (*Service).rebuildInboxes},
+	{"follows", keys.user, (*Service).rebuildFollowers},
+	{"posts", keys.post, (*Service).rebuildOutboxes},
+	{"live", keys.live, (*Service).rebuildLive},
+	{"authors", keys.user, (*Service).rebuildAuthors},
+	{"inboxes", keys.user, (*Service).rebuildInboxes},
 }
 
-// scanIDs lists the ids of every record of a kind ("u:", "p:", "ls:"),
-// sorted, from every master.
-func (s *Service) scanIDs(ctx context.Context, kind string) ([]ID, error) {
-	pre := s.k.p + kind + "{"
+// recordIDs lists the ids of every key keyOf names, sorted, from every
+// master.
+func (s *Service) recordIDs(ctx context.Context, keyOf func(ID) string) ([]ID, error) {
 	var ids []ID
-	err := redisstore.ScanPrefix(ctx, s.c, pre, func(keys []string) error {
-		for _, k := range keys {
-			rest, ok := strings.CutPrefix(k, pre)
-			rest, ok2 := strings.CutSuffix(rest, "}")
-			if !ok || !ok2 {
-				continue
-			}
-			if id, err := strconv.ParseUint(rest, 10, 64); err == nil {
-				ids = append(ids, id)
-			}
-		}
-		return nil
-	})
+	err := s.scanIDs(ctx, keyOf, func(batch []ID) error { ids = append(ids, batch...); return nil })
 	if err != nil {
-		return nil, fmt.Errorf("list %s records: %w", kind, err)
+		return nil, fmt.Errorf("list the records %s*}: %w", tagHead(keyOf), err)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil

@@ -67,14 +67,10 @@ type Subject struct {
 // rateKey is sub's allowance. A viewer's is on the viewer's stream shard,
 // where a publish's log script can spend it (keys.rateLimitIn).
 func (s *Service) rateKey(sub Subject) string {
-	k := s.k.rateLimitAddr(sub.Addr)
 	if sub.Viewer != 0 {
-		k = s.k.rateLimitIn(s.shardOf(sub.Viewer), sub.Viewer)
+		return s.k.rateLimitIn(s.shardOf(sub.Viewer), sub.Viewer, sub.Kind)
 	}
-	if sub.Kind != "" {
-		k += ":" + sub.Kind
-	}
-	return k
+	return s.k.rateLimitAddr(sub.Addr, sub.Kind)
 }
 
 // Verdict is the outcome of spending a cost.
