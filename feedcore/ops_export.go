@@ -54,9 +54,7 @@ type ExportSink struct {
 // import applies it twice, harmlessly). Each record is read whole, in one
 // command, so each is consistent.
 func (s *Service) Export(ctx context.Context, sink ExportSink) error {
-	if sink.Batch <= 0 {
-		sink.Batch = ExportBatch
-	}
+	setDefault(&sink.Batch, ExportBatch)
 	phases := []struct {
 		keyOf func(ID) string // the records' keys
 		posts bool            // the posts pass: later passes write again what it may have missed

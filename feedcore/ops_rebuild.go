@@ -31,9 +31,7 @@ import (
 // next Rebuild continues after it unless o.Restart.
 func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
 	defer wrap(&err, "rebuild")
-	if o.Batch <= 0 {
-		o.Batch = 100
-	}
+	setDefault(&o.Batch, 100)
 	ck := s.k.rebuild()
 	if o.Restart {
 		if err := s.do(ctx, s.c.B().Del().Key(ck).Build()).Error(); err != nil {

@@ -1,6 +1,9 @@
 package feedcore
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // Options tunes a Service. Zero values take the brief's defaults.
 type Options struct {
@@ -52,36 +55,29 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.BigVThreshold <= 0 {
-		o.BigVThreshold = 10000
-	}
-	if o.ActiveWindow <= 0 {
-		o.ActiveWindow = 7 * 24 * time.Hour
-	}
-	if o.InboxCap <= 0 {
-		o.InboxCap = 800
-	}
-	if o.FollowLimit <= 0 {
-		o.FollowLimit = 2000
-	}
-	if o.SnapshotTTL <= 0 {
-		o.SnapshotTTL = 30 * time.Minute
-	}
-	if o.MaxDevices <= 0 {
-		o.MaxDevices = 5
-	}
-	if o.MaxTextLen <= 0 {
-		o.MaxTextLen = 2000
-	}
-	if o.StreamShards <= 0 {
-		o.StreamShards = 1
-	}
+	setDefault(&o.BigVThreshold, 10000)
+	setDefault(&o.ActiveWindow, 7*24*time.Hour)
+	setDefault(&o.InboxCap, 800)
+	setDefault(&o.FollowLimit, 2000)
+	setDefault(&o.SnapshotTTL, 30*time.Minute)
+	setDefault(&o.MaxDevices, 5)
+	setDefault(&o.MaxTextLen, 2000)
+	setDefault(&o.StreamShards, 1)
 	o.StreamShards = min(o.StreamShards, maxShards)
-	if o.WaitTimeout <= 0 {
-		o.WaitTimeout = defaultWaitTimeout
-	}
+	setDefault(&o.WaitTimeout, defaultWaitTimeout)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o
+}
+
+// setDefault fills in an option left unset: *v becomes def when it is
+// its type's zero value or, for a number or a duration, negative. Every
+// options struct of the package (Options, WorkerOptions, ExportSink's and
+// RebuildOptions' batch sizes) fills its defaults so.
+func setDefault[T cmp.Ordered](v *T, def T) {
+	var zero T
+	if *v <= zero {
+		*v = def
+	}
 }

@@ -50,29 +50,15 @@ type WorkerOptions struct {
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
-	if o.Name == "" {
-		o.Name = "feedd"
-	}
-	if o.Executors <= 0 {
-		// One event's tasks all queue on its shard: its executors are the
-		// fan-out's parallelism.
-		o.Executors = 4
-	}
-	if o.ReclaimIdle <= 0 {
-		o.ReclaimIdle = 30 * time.Second
-	}
-	if o.MaxDeliveries <= 0 {
-		o.MaxDeliveries = 10
-	}
-	if o.RepairAfter <= 0 {
-		o.RepairAfter = 30 * time.Second
-	}
-	if o.SweepEvery <= 0 {
-		o.SweepEvery = time.Minute
-	}
-	if o.Block <= 0 {
-		o.Block = 2 * time.Second
-	}
+	setDefault(&o.Name, "feedd")
+	// One event's tasks all queue on its shard: its executors are the
+	// fan-out's parallelism.
+	setDefault(&o.Executors, 4)
+	setDefault(&o.ReclaimIdle, 30*time.Second)
+	setDefault(&o.MaxDeliveries, 10)
+	setDefault(&o.RepairAfter, 30*time.Second)
+	setDefault(&o.SweepEvery, time.Minute)
+	setDefault(&o.Block, 2*time.Second)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -432,32 +418,26 @@ func (s *Service) Drain(ctx context.Context) error {
 
 // Backlog is how many events, tasks and journal entries are not yet done.
 func (s *Service) Backlog(ctx context.Context) (int64, error) {
-	cmds := make([]rueidis.Completed, 0, 3*s.o.StreamShards)
-	for sh := 0; sh < s.o.StreamShards; sh++ {
-		cmds = append(cmds, s.c.B().Xlen().Key(s.k.events(sh)).Build(), s.c.B().Xlen().Key(s.k.tasks(sh)).Build(),
-			s.c.B().Xlen().Key(s.k.journal(sh)).Build())
-	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
-		return 0, fmt.Errorf("read fan-out backlog: %w", err)
-	}
-	var n int64
-	for _, r := range rs {
-		v, _ := r.AsInt64()
-		n += v
-	}
-	return n, nil
+	return s.streamsLen(ctx, "read fan-out backlog", s.k.events, s.k.tasks, s.k.journal)
 }
 
 // DeadLetters is how many entries the dead-letter streams hold.
 func (s *Service) DeadLetters(ctx context.Context) (int64, error) {
-	cmds := make([]rueidis.Completed, s.o.StreamShards)
-	for sh := range cmds {
-		cmds[sh] = s.c.B().Xlen().Key(s.k.deadLetters(sh)).Build()
+	return s.streamsLen(ctx, "read dead letters", s.k.deadLetters)
+}
+
+// streamsLen adds up the lengths of the streams that kinds name, on every
+// shard, in one round trip; op names the read in its error.
+func (s *Service) streamsLen(ctx context.Context, op string, kinds ...func(shard int) string) (int64, error) {
+	cmds := make([]rueidis.Completed, 0, len(kinds)*s.o.StreamShards)
+	for sh := 0; sh < s.o.StreamShards; sh++ {
+		for _, key := range kinds {
+			cmds = append(cmds, s.c.B().Xlen().Key(key(sh)).Build())
+		}
 	}
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
-		return 0, fmt.Errorf("read dead letters: %w", err)
+		return 0, fmt.Errorf("%s: %w", op, err)
 	}
 	var n int64
 	for _, r := range rs {
