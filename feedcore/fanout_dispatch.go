@@ -134,7 +134,7 @@ func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 	n, _ := rs[1].AsInt64()
 	// A promotion that was cut short ("pull") is finished whatever the
 	// count now: big-V status is sticky, and readers already pull it.
-	if mode == pushPull || mode != pushAct && n > s.bigV.Load() {
+	if mode == pushPull || mode != pushAct && n > s.o.bigVThreshold() {
 		if err := s.promote(ctx, author); err != nil {
 			return "", err
 		}
@@ -245,7 +245,9 @@ return redis.call('XDEL', KEYS[2], ARGV[1])
 // from a crashed worker resumes after that; writes are idempotent, so a
 // chunk replayed changes nothing. The task is acknowledged, in one step
 // with dropping its checkpoint, once its last chunk is confirmed.
-func (s *Service) execute(ctx context.Context, t task) error {
+// afterChunk, when not nil, runs after each confirmed chunk
+// (WorkerOptions.AfterChunk).
+func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error {
 	ck := s.k.taskCheckpoint(t.Shard, t.ID)
 	lo := t.Lo
 	if last, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString(); err == nil {
@@ -271,8 +273,8 @@ func (s *Service) execute(ctx context.Context, t task) error {
 		}
 		confirmed = targets[len(targets)-1]
 		s.stats.inboxWrites.Add(int64(len(targets)))
-		if s.afterChunk != nil {
-			s.afterChunk()
+		if afterChunk != nil {
+			afterChunk()
 		}
 		if len(targets) < chunkSize {
 			return s.finish(ctx, t, ck)

@@ -157,7 +157,7 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
 		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
 			writes = append(writes, s.c.B().Zadd().Key(s.k.active(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build())
 		}
-		if !bigV && followers > s.bigV.Load() && !promoted[e.Followee] {
+		if !bigV && followers > s.o.bigVThreshold() && !promoted[e.Followee] {
 			promoted[e.Followee] = true
 			writes = append(writes, s.emitCmd(event{Type: evPromote, User: e.Followee}))
 		}

@@ -400,7 +400,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 		return err
 	}
 	mode, _ := rs[1].ToString()
-	if mode == pushAll && n <= s.bigV.Load() {
+	if mode == pushAll && n <= s.o.bigVThreshold() {
 		return nil
 	}
 	if err := s.promote(ctx, u); err != nil {

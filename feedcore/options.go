@@ -12,6 +12,12 @@ type Options struct {
 	// BigVThreshold: an author with more followers than this pushes new posts
 	// only to its active followers; the others pull on read. Default 10000.
 	BigVThreshold int
+	// BigVThresholdFunc, when set, is asked for the threshold each time an
+	// author is checked against it (a follow, a publish's fan-out, a
+	// rebuild) instead of BigVThreshold, so whoever owns it can move the
+	// threshold while the service runs (the model test does); authors cross
+	// it on their next follow or publish. Big-V status is sticky.
+	BigVThresholdFunc func() int
 	// ActiveWindow: a reader seen within this long is active. Default 7 days.
 	ActiveWindow time.Duration
 	// InboxCap is the most entries an inbox keeps. Default 800.
@@ -69,6 +75,14 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	return o
+}
+
+// bigVThreshold is the big-V threshold in force.
+func (o Options) bigVThreshold() int64 {
+	if o.BigVThresholdFunc != nil {
+		return int64(o.BigVThresholdFunc())
+	}
+	return int64(o.BigVThreshold)
 }
 
 // setDefault fills in an option left unset: *v becomes def when it is

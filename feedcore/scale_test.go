@@ -11,12 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/redisstore/storetest"
 )
 
 // Fan-out at scale: opt-in measurements on a real Redis. They build one
@@ -464,7 +466,9 @@ func TestScaleBigVFanout(t *testing.T) {
 	requireScale(t)
 	n := scaleFollowers(t, 1_000_000)
 	st := storetest.New(t)
-	s := newService(t, st, Options{BigVThreshold: 2*n + 1})
+	var bigV atomic.Int64 // above n while the followers are built
+	bigV.Store(int64(2*n + 1))
+	s := newService(t, st, Options{BigVThresholdFunc: func() int { return int(bigV.Load()) }})
 	ctx := context.Background()
 	const author = 1
 	mustUsers(t, s, author)
@@ -472,7 +476,7 @@ func TestScaleBigVFanout(t *testing.T) {
 	buildFollowers(t, s, author, n)
 	touchFollowers(t, s, author, n)
 
-	s.SetBigVThreshold(n - 1)
+	bigV.Store(int64(n - 1))
 	start := time.Now()
 	set, err := s.pushTargets(ctx, author)
 	if err != nil {

@@ -47,6 +47,10 @@ type WorkerOptions struct {
 	Block time.Duration
 	// Logger receives errors. Default slog.Default().
 	Logger *slog.Logger
+	// AfterChunk, when set, is called after each chunk of inbox writes
+	// that Redis confirmed, by the executor that wrote it: instrumentation,
+	// with which tests stop a worker in the middle of a task.
+	AfterChunk func()
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -151,10 +155,11 @@ func (s *Service) ensureGroups(ctx context.Context) error {
 	return nil
 }
 
-// handler handles one stream entry delivered to consumer. acked reports
-// that the handler acknowledged the entry itself (atomically with its last
-// write); otherwise handle acknowledges it after a nil error.
-type handler func(ctx context.Context, st stream, consumer string, e rueidis.XRangeEntry) (acked bool, err error)
+// handler handles one stream entry delivered to consumer, a worker run
+// with o. acked reports that the handler acknowledged the entry itself
+// (atomically with its last write); otherwise handle acknowledges it after
+// a nil error.
+type handler func(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry) (acked bool, err error)
 
 // errMalformed marks an entry no worker can ever handle.
 var errMalformed = errors.New("malformed entry")
@@ -213,7 +218,7 @@ func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consu
 func (s *Service) handle(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry, h handler) {
 	backoff := 50 * time.Millisecond
 	for {
-		acked, err := h(ctx, st, consumer, e)
+		acked, err := h(ctx, o, st, consumer, e)
 		switch {
 		case err == nil:
 			if !acked {
@@ -253,7 +258,7 @@ redis.call('XACK', KEYS[1], ARGV[2], ARGV[1])
 return redis.call('XDEL', KEYS[1], ARGV[1])
 `)
 
-func (s *Service) handleEvent(ctx context.Context, st stream, _ string, e rueidis.XRangeEntry) (bool, error) {
+func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _ string, e rueidis.XRangeEntry) (bool, error) {
 	ev, err := parseEvent(e.FieldValues, st.shard)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", errMalformed, err)
@@ -285,13 +290,13 @@ func (s *Service) handleEvent(ctx context.Context, st stream, _ string, e rueidi
 	return false, fmt.Errorf("%w: unknown event type %q", errMalformed, ev.Type)
 }
 
-func (s *Service) handleTask(ctx context.Context, st stream, consumer string, e rueidis.XRangeEntry) (bool, error) {
+func (s *Service) handleTask(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry) (bool, error) {
 	t, err := parseTask(e, st.shard)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	t.Consumer = consumer
-	if err := s.execute(ctx, t); err != nil {
+	if err := s.execute(ctx, t, o.AfterChunk); err != nil {
 		return false, err
 	}
 	s.stats.tasks.Add(1)
