@@ -33,7 +33,6 @@ func (k keys) inbox(id ID) string        { return k.tagged("i:", id) }  // zset(
 func (k keys) outbox(id ID) string       { return k.tagged("o:", id) }  // zset(ts, member): own posts, all of them
 func (k keys) reader(id ID) string       { return k.tagged("rs:", id) } // hash: complete flag, inbox horizon
 func (k keys) pushMode(id ID) string     { return k.tagged("pm:", id) } // string: "pull" once big-V (readers pull), "active" once it pushes selectively
-func (k keys) lock(id ID) string         { return k.tagged("lk:", id) } // string: serialises upgrade and demotion
 func (k keys) post(id ID) string         { return k.tagged("p:", id) }  // hash: post
 func (k keys) bigFollowees(id ID) string { return k.tagged("bf:", id) } // set(member): big-V accounts a reader follows
 func (k keys) unfollowed(id ID) string   { return k.tagged("uf:", id) } // zset(ms, member): accounts a reader unfollowed lately
@@ -60,6 +59,15 @@ func withKind(key, kind string) string {
 	}
 	return key + ":" + kind
 }
+
+// A reader's upgrade/demotion lock is taken with rueidislock, which spells
+// its key itself: KeyPrefix (lockPrefix), ":", the key's index (0: a lock
+// is one key, KeyMajority 1), ":" and the lock's name (lockName, the
+// reader's hash tag, so the key sits in the reader's slot). lock is that
+// key: string(random token), with a TTL the holder extends.
+func (k keys) lockPrefix() string    { return k.p + "lk" }
+func (k keys) lockName(id ID) string { return k.tag(id) }
+func (k keys) lock(id ID) string     { return k.lockPrefix() + ":0:" + k.lockName(id) }
 
 // seen is one shard of the activity index: readers' last reads. A reader
 // belongs to the shard activityShard gives; each shard has its own hash

@@ -416,7 +416,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 		if err != nil {
 			return err
 		}
-		if _, err := s.withLock(ctx, reader, func() error {
+		if _, err := s.withLock(ctx, reader, func(ctx context.Context) error {
 			rs := s.doMulti(ctx,
 				s.c.B().Zscore().Key(s.k.followers(u)).Member(m).Build(),
 				s.seenCmd(reader),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -37,6 +38,9 @@ type Service struct {
 	known knownSet
 
 	stats stats
+	// locks takes readers' upgrade and demotion locks (withLock).
+	locks rueidislock.Locker
+
 	// loadMu serialises loadScripts: the pipelines that meet NOSCRIPT at
 	// once (after a restart or a failover) load the scripts one after the
 	// other, not all at the same time.
@@ -62,9 +66,12 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	s := &Service{k: keys{p: opts.Prefix}, o: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
 	s.c = riding{Client: client, s: s}
+	var err error
+	if s.locks, err = newLocker(client, s.k); err != nil {
+		return nil, fmt.Errorf("make the reader locker: %w", err)
+	}
 	key := opts.CursorKey
 	if !s.fixedKey() {
-		var err error
 		if key, err = s.sharedCursorKey(ctx, nil); err != nil {
 			return nil, fmt.Errorf("read the shared cursor key: %w", err)
 		}

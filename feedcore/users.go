@@ -86,8 +86,8 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 	return stopAt, stop
 }
 
-// deleteIfEquals deletes the string KEYS[1] if it still holds ARGV[1]:
-// a handle released by its owner only, a lock released by its holder only.
+// deleteIfEquals deletes the string KEYS[1] if it still holds ARGV[1]: a
+// handle is released by its owner only.
 var deleteIfEquals = newScript(false, `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
