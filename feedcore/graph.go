@@ -42,7 +42,7 @@ func (s *Service) FollowMany(ctx context.Context, edges []Edge) (_ int, err erro
 		return 0, limitErr // the journal settles whatever went through
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
-		return 0, fmt.Errorf("follow (recorded, a worker finishes it): %w", err)
+		return 0, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.end(ctx, shard, jid)
 	if limitErr != nil {
@@ -219,10 +219,10 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
 	now := s.nowMS()
 	args := []string{member(target), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
 	if err := s.commit(ctx, unfollowCommit, keys, args, unfollowCommit.cmd(s.c.B(), keys, args)).Error(); err != nil {
-		return fmt.Errorf("unfollow: %w", err)
+		return fmt.Errorf("remove from following: %w", err)
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
-		return fmt.Errorf("unfollow (recorded, a worker finishes it): %w", err)
+		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.end(ctx, shard, jid)
 	return nil

@@ -54,13 +54,15 @@ return 1
 // Like records that viewer likes post, once however often it is called,
 // and returns the post with its counters. A missing or deleted post is
 // NOT_FOUND.
-func (s *Service) Like(ctx context.Context, viewer, post ID) (*Post, PostCounts, error) {
+func (s *Service) Like(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
+	defer wrap(&err, "user %d likes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "1")
 }
 
 // Unlike takes viewer's like of post back, if any, and returns the post
 // with its counters. A missing or deleted post is NOT_FOUND.
-func (s *Service) Unlike(ctx context.Context, viewer, post ID) (*Post, PostCounts, error) {
+func (s *Service) Unlike(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
+	defer wrap(&err, "user %d unlikes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "-1")
 }
 

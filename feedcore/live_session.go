@@ -48,8 +48,11 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at 
 	keys := []string{s.k.journal(shard), s.k.clock(shard)}
 	args := append(logArgs("alloc", s.nowMS(), "", 0, false, nil), "k", jLive, "a", FormatID(anchor))
 	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
-	if err != nil || len(arr) < 4 {
-		return nil, fmt.Errorf("schedule live: journal: %w", err)
+	if err == nil && len(arr) < 4 {
+		err = fmt.Errorf("reply of %d values", len(arr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	ms, _ := arr[1].AsInt64()
 	n, _ := arr[2].AsInt64()
@@ -57,7 +60,7 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at 
 	at = at.Truncate(time.Millisecond).UTC()
 	l := &LiveSession{ID: composeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at}
 	if err := s.storeLive(ctx, l); err != nil {
-		return nil, fmt.Errorf("schedule live (recorded, a worker finishes it): %w", err)
+		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.end(ctx, shard, jid)
 	return l, nil
@@ -99,7 +102,7 @@ func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
 		}
 	}
 	if err := s.commit(ctx, nil, nil, nil, hset.Build()).Error(); err != nil {
-		return fmt.Errorf("store live session %d: %w", l.ID, err)
+		return fmt.Errorf("write the session's hash: %w", err)
 	}
 	return s.settleLive(ctx, l.Anchor, l.ID)
 }
@@ -157,7 +160,7 @@ func (s *Service) changeLive(ctx context.Context, anchor, id ID, field string) (
 		return nil, err
 	}
 	if err := s.settleLive(ctx, anchor, id); err != nil {
-		return nil, fmt.Errorf("change live session %d (recorded, a worker finishes it): %w", id, err)
+		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.end(ctx, shard, jid)
 	return s.liveSession(ctx, id)

@@ -53,7 +53,8 @@ type ExportSink struct {
 // or may not be in it, and a key SCAN meets twice is exported twice (an
 // import applies it twice, harmlessly). Each record is read whole, in one
 // command, so each is consistent.
-func (s *Service) Export(ctx context.Context, sink ExportSink) error {
+func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
+	defer wrap(&err, "export")
 	setDefault(&sink.Batch, ExportBatch)
 	phases := []struct {
 		keyOf func(ID) string // the records' keys

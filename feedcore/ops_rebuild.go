@@ -280,7 +280,8 @@ func (s *Service) rebuildAuthors(ctx context.Context, users []ID, st *RebuildSta
 	return nil
 }
 
-// removeCmds builds one ZREM per key for the members where stale is true.
+// zremWhere builds the ZREM of the members ms of key where stale is true,
+// and says how many it removes (0: none, and no command).
 func (s *Service) zremWhere(key string, ms []string, stale []bool) (cmd rueidis.Completed, n int) {
 	var out []string
 	for i, m := range ms {

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Options tunes a Service. Zero values take the brief's defaults.
+// Options tunes a Service. A field left zero (or, for a number or a
+// duration, negative) takes the default its comment names.
 type Options struct {
 	// Prefix is prepended to every key, so tests and tenants can share a Redis.
 	Prefix string

@@ -218,7 +218,8 @@ func sampleInboxBytes(tb testing.TB, s *Service, author ID, n int) float64 {
 
 var rbRate = regexp.MustCompile(`([0-9.]+) requests per second`)
 
-// redisBenchmark runs the brief's reference, `redis-benchmark -q -n 1000000
+// redisBenchmark runs the reference of the fan-out budget (feedd must
+// reach half of its rate), `redis-benchmark -q -n 1000000
 // -P 64 -r 100000 zadd k:__rand_int__ __rand_int__ __rand_int__`, against
 // the test's Redis with the keys under the test's prefix (cleaned up with
 // the rest), and returns its ZADDs a second; 0 without redis-benchmark.

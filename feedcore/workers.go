@@ -116,7 +116,8 @@ func (s *Service) taskStream(shard int) stream {
 // inboxes; a reclaimer that takes over entries a crashed worker left
 // pending; the journal repairer and the sweeper. Any number of processes
 // may run it against one Redis.
-func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) error {
+func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
+	defer wrap(&err, "run fan-out workers")
 	o = o.withDefaults()
 	if err := s.ensureGroups(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -402,7 +403,8 @@ func (s *Service) sweepLoop(ctx context.Context, o WorkerOptions) {
 
 // Drain waits until every queued event and task has been handled (by this
 // process's workers or any other's), or ctx ends.
-func (s *Service) Drain(ctx context.Context) error {
+func (s *Service) Drain(ctx context.Context) (err error) {
+	defer wrap(&err, "drain the fan-out")
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -422,18 +424,20 @@ func (s *Service) Drain(ctx context.Context) error {
 }
 
 // Backlog is how many events, tasks and journal entries are not yet done.
-func (s *Service) Backlog(ctx context.Context) (int64, error) {
-	return s.streamsLen(ctx, "read fan-out backlog", s.k.events, s.k.tasks, s.k.journal)
+func (s *Service) Backlog(ctx context.Context) (_ int64, err error) {
+	defer wrap(&err, "read fan-out backlog")
+	return s.streamsLen(ctx, s.k.events, s.k.tasks, s.k.journal)
 }
 
 // DeadLetters is how many entries the dead-letter streams hold.
-func (s *Service) DeadLetters(ctx context.Context) (int64, error) {
-	return s.streamsLen(ctx, "read dead letters", s.k.deadLetters)
+func (s *Service) DeadLetters(ctx context.Context) (_ int64, err error) {
+	defer wrap(&err, "read dead letters")
+	return s.streamsLen(ctx, s.k.deadLetters)
 }
 
 // streamsLen adds up the lengths of the streams that kinds name, on every
-// shard, in one round trip; op names the read in its error.
-func (s *Service) streamsLen(ctx context.Context, op string, kinds ...func(shard int) string) (int64, error) {
+// shard, in one round trip.
+func (s *Service) streamsLen(ctx context.Context, kinds ...func(shard int) string) (int64, error) {
 	cmds := make([]rueidis.Completed, 0, len(kinds)*s.o.StreamShards)
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		for _, key := range kinds {
@@ -442,7 +446,7 @@ func (s *Service) streamsLen(ctx context.Context, op string, kinds ...func(shard
 	}
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
+		return 0, err
 	}
 	var n int64
 	for _, r := range rs {
@@ -475,7 +479,8 @@ type StreamPending struct {
 // Pending reads the fan-out streams' pending summaries, added up over the
 // shards, in one round trip. A stream whose group does not exist yet (no
 // worker ever ran) has none.
-func (s *Service) Pending(ctx context.Context) ([]StreamPending, error) {
+func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
+	defer wrap(&err, "read pending entries")
 	var streams []stream
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		streams = append(streams, s.eventStream(sh), s.taskStream(sh))
@@ -490,7 +495,7 @@ func (s *Service) Pending(ctx context.Context) ([]StreamPending, error) {
 		arr, err := r.ToArray()
 		if err != nil {
 			if isUnavailable(err) {
-				return nil, fmt.Errorf("read pending entries: %w", err)
+				return nil, err
 			}
 			continue // NOGROUP: nothing pending
 		}
