@@ -156,22 +156,15 @@ func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err err
 // has none), in one round trip. Counters are never cached.
 func (s *Service) PostCounts(ctx context.Context, ids []ID) (_ []PostCounts, err error) {
 	defer wrap(&err, "read counters")
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.postCountsCmd(id)
-	}
-	return parseCounts(s.doMulti(ctx, cmds...))
+	return parseCounts(s.doMulti(ctx, cmdsFor(ids, s.postCountsCmd)...))
 }
 
 // Liked reports, for each post, whether viewer likes it, in one round trip.
 func (s *Service) Liked(ctx context.Context, viewer ID, posts []ID) (_ []bool, err error) {
 	defer wrap(&err, "read likes of user %d", viewer)
-	cmds := make([]rueidis.Completed, len(posts))
 	vm := member(viewer)
-	for i, id := range posts {
-		cmds[i] = s.likedCmd(vm, id)
-	}
-	return parseFlags(s.doMulti(ctx, cmds...))
+	liked := func(id ID) rueidis.Completed { return s.likedCmd(vm, id) }
+	return parseFlags(s.doMulti(ctx, cmdsFor(posts, liked)...))
 }
 
 func (s *Service) postCountsCmd(post ID) rueidis.Completed {
@@ -183,25 +176,13 @@ func (s *Service) likedCmd(vm string, post ID) rueidis.Completed {
 	return s.c.B().Sismember().Key(s.k.likers(post)).Member(vm).Build()
 }
 
+// parseCounts reads the replies of postCountsCmd.
 func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
-	out := make([]PostCounts, len(rs))
-	for i, r := range rs {
-		vs, err := r.ToArray()
-		if err != nil {
-			return nil, err
-		}
-		if len(vs) != len(counterFields) {
-			return nil, apierr.Errorf(apierr.Internal, "counters read %d values", len(vs))
-		}
-		var f [4]string
-		for j, v := range vs {
-			if !v.IsNil() { // nil: never set, 0
-				f[j], _ = v.ToString()
-			}
-		}
-		out[i] = countsOf(f[0], f[1], f[2], f[3])
-	}
-	return out, nil
+	return parseEach(rs, func(r rueidis.RedisResult) (PostCounts, error) {
+		var f [4]string // "": never set, 0
+		_, err := hashFields(r, f[:])
+		return countsOf(f[0], f[1], f[2], f[3]), err
+	})
 }
 
 func countsOf(l, c, r, f string) PostCounts {
@@ -216,13 +197,5 @@ func countsOf(l, c, r, f string) PostCounts {
 }
 
 func parseFlags(rs []rueidis.RedisResult) ([]bool, error) {
-	out := make([]bool, len(rs))
-	for i, r := range rs {
-		b, err := r.AsBool()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
+	return parseEach(rs, rueidis.RedisResult.AsBool)
 }

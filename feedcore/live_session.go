@@ -226,13 +226,7 @@ func parseLives(ids []ID, rs []rueidis.RedisResult) ([]*LiveSession, error) {
 
 func (s *Service) liveSession(ctx context.Context, id ID) (*LiveSession, error) {
 	ls, err := s.LiveSessions(ctx, []ID{id})
-	if err != nil {
-		return nil, err
-	}
-	if ls[0] == nil {
-		return nil, apierr.Errorf(apierr.NotFound, "no live session with id %d", id)
-	}
-	return ls[0], nil
+	return single(ls, err, "live session", id)
 }
 
 func parseLive(id ID, m map[string]string) *LiveSession {

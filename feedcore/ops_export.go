@@ -90,11 +90,8 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 }
 
 func (s *Service) exportUsers(ctx context.Context, ids []ID, sink ExportSink) error {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hgetall().Key(s.k.user(id)).Build()
-	}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	hgetall := func(id ID) rueidis.Completed { return s.c.B().Hgetall().Key(s.k.user(id)).Build() }
+	for i, r := range s.doMulti(ctx, cmdsFor(ids, hgetall)...) {
 		m, err := r.AsStrMap()
 		if err != nil {
 			return err
@@ -122,11 +119,8 @@ func (s *Service) exportMembers(ctx context.Context, ids []ID, key func(ID) stri
 	rangeCmd := func(id ID, from int64) rueidis.Completed {
 		return s.c.B().Zrange().Key(key(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
 	}
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = rangeCmd(id, 0)
-	}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	firsts := cmdsFor(ids, func(id ID) rueidis.Completed { return rangeCmd(id, 0) })
+	for i, r := range s.doMulti(ctx, firsts...) {
 		for from := int64(0); ; {
 			ms, err := r.AsStrSlice()
 			if err != nil {

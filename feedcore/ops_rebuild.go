@@ -156,19 +156,8 @@ func (s *Service) recordIDs(ctx context.Context, keyOf func(ID) string) ([]ID, e
 
 // allOf reads whole sorted sets (members only) in one round trip.
 func (s *Service) allOf(ctx context.Context, keyOf func(ID) string, ids []ID) ([][]string, error) {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build()
-	}
-	out := make([][]string, len(ids))
-	for i, r := range s.doMulti(ctx, cmds...) {
-		ms, err := r.AsStrSlice()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = ms
-	}
-	return out, nil
+	all := func(id ID) rueidis.Completed { return s.c.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build() }
+	return parseEach(s.doMulti(ctx, cmdsFor(ids, all)...), rueidis.RedisResult.AsStrSlice)
 }
 
 func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildStats) error {
@@ -193,10 +182,9 @@ func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildS
 // postFields reads the author and tombstone of posts: author 0 where the
 // post hash does not exist.
 func (s *Service) postFields(ctx context.Context, ids []ID) (authors []ID, ts []int64, deleted []bool, err error) {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hmget().Key(s.k.post(id)).Field("a", "t", "d").Build()
-	}
+	cmds := cmdsFor(ids, func(id ID) rueidis.Completed {
+		return s.c.B().Hmget().Key(s.k.post(id)).Field("a", "t", "d").Build()
+	})
 	authors, ts, deleted = make([]ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
 	var f [3]string
 	for i, r := range s.doMulti(ctx, cmds...) {
@@ -300,18 +288,17 @@ func (s *Service) pruneFollowers(ctx context.Context, u ID, st *RebuildStats) er
 	if err != nil || len(fr[0]) == 0 {
 		return err
 	}
-	cmds := make([]rueidis.Completed, len(fr[0]))
-	for i, m := range fr[0] {
+	follows := func(m string) rueidis.Completed {
 		f, _ := memberID(m)
-		cmds[i] = s.c.B().Zscore().Key(s.k.following(f)).Member(member(u)).Build()
+		return s.c.B().Zscore().Key(s.k.following(f)).Member(member(u)).Build()
 	}
-	stale := make([]bool, len(cmds))
-	for i, r := range s.doMulti(ctx, cmds...) {
-		_, err := r.AsFloat64()
-		if err != nil && !rueidis.IsRedisNil(err) {
-			return err
-		}
-		stale[i] = err != nil
+	still, err := parseEach(s.doMulti(ctx, cmdsFor(fr[0], follows)...), isMember)
+	if err != nil {
+		return err
+	}
+	stale := make([]bool, len(still))
+	for i, ok := range still {
+		stale[i] = !ok
 	}
 	return s.removeStale(ctx, s.k.followers(u), fr[0], stale, st)
 }
@@ -471,13 +458,13 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildS
 			}
 		}
 	}
-	pushedBig := map[pair]bool{}
-	for i, r := range s.doMulti(ctx, cmds...) {
-		_, err := r.AsFloat64()
-		if err != nil && !rueidis.IsRedisNil(err) {
-			return err
-		}
-		pushedBig[asks[i]] = err == nil
+	pushed, err := parseEach(s.doMulti(ctx, cmds...), isMember)
+	if err != nil {
+		return err
+	}
+	pushedBig := make(map[pair]bool, len(asks))
+	for i, ok := range pushed {
+		pushedBig[asks[i]] = ok
 	}
 	var posts, replays []Edge
 	for i, r := range readers {
@@ -518,12 +505,9 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, e
 			}
 		}
 	}
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, f := range ids {
-		cmds[i] = s.c.B().Get().Key(s.k.pushMode(f)).Build()
-	}
+	mode := func(f ID) rueidis.Completed { return s.c.B().Get().Key(s.k.pushMode(f)).Build() }
 	big := make(map[ID]bool, len(ids))
-	for i, r := range s.doMulti(ctx, cmds...) {
+	for i, r := range s.doMulti(ctx, cmdsFor(ids, mode)...) {
 		mode, err := r.ToString()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return nil, err
@@ -538,11 +522,8 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, e
 // ones is the authors phase's: promoting a big-V notes it in every
 // follower's set.
 func (s *Service) pruneBigFollowees(ctx context.Context, readers []ID, follows [][]ID, big map[ID]bool, st *RebuildStats) error {
-	cmds := make([]rueidis.Completed, len(readers))
-	for i, r := range readers {
-		cmds[i] = s.c.B().Smembers().Key(s.k.bigFollowees(r)).Build()
-	}
-	rs := s.doMulti(ctx, cmds...)
+	bf := func(r ID) rueidis.Completed { return s.c.B().Smembers().Key(s.k.bigFollowees(r)).Build() }
+	rs := s.doMulti(ctx, cmdsFor(readers, bf)...)
 	var writes []rueidis.Completed
 	for i, r := range readers {
 		have, err := rs[i].AsStrSlice()

@@ -290,11 +290,8 @@ func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
 // use it; feeds use CachedPosts.
 func (s *Service) Posts(ctx context.Context, ids []ID) (_ []*Post, err error) {
 	defer wrap(&err, "read posts")
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
-	}
-	return parsePosts(ids, s.doMulti(ctx, cmds...))
+	hgetall := func(id ID) rueidis.Completed { return s.c.B().Hgetall().Key(s.k.post(id)).Build() }
+	return parsePosts(ids, s.doMulti(ctx, cmdsFor(ids, hgetall)...))
 }
 
 // parsePosts reads one post hash per id.

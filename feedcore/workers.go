@@ -485,12 +485,9 @@ func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		streams = append(streams, s.eventStream(sh), s.taskStream(sh))
 	}
-	cmds := make([]rueidis.Completed, len(streams))
-	for i, st := range streams {
-		cmds[i] = s.c.B().Xpending().Key(st.key).Group(st.group).Build()
-	}
+	summary := func(st stream) rueidis.Completed { return s.c.B().Xpending().Key(st.key).Group(st.group).Build() }
 	out := []StreamPending{{Stream: "events"}, {Stream: "tasks"}}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	for i, r := range s.doMulti(ctx, cmdsFor(streams, summary)...) {
 		sum := &out[i%2]
 		arr, err := r.ToArray()
 		if err != nil {
