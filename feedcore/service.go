@@ -1,6 +1,3 @@
-// Package feedcore is feedd's domain: timelines and their order, cursors,
-// the hybrid push/pull fan-out, the social graph and reader activity, all
-// over Redis. It knows nothing of GraphQL.
 package feedcore
 
 import (
