@@ -35,3 +35,46 @@ func TestErrorsKeepTheirCause(t *testing.T) {
 		t.Fatalf("domain error reworded: %v", err)
 	}
 }
+
+// TestEntryPointsNameTheirOperation: a store error out of an exported
+// entry point says which operation failed.
+func TestEntryPointsNameTheirOperation(t *testing.T) {
+	st := storetest.New(t)
+	s := newService(t, st, Options{})
+	ctx := context.Background()
+	// Keys of the wrong type: a post and a user that are strings, an
+	// allowance that is a hash.
+	limit := RateLimit{Rate: 10, Burst: 10}
+	viewer := Subject{Viewer: 5}
+	for _, cmd := range []func() error{
+		func() error { return s.c.Do(ctx, s.c.B().Set().Key(s.k.post(7)).Value("x").Build()).Error() },
+		func() error { return s.c.Do(ctx, s.c.B().Set().Key(s.k.user(8)).Value("x").Build()).Error() },
+		func() error {
+			return s.c.Do(ctx, s.c.B().Hset().Key(s.rateKey(viewer)).FieldValue().FieldValue("f", "v").Build()).Error()
+		},
+	} {
+		if err := cmd(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sink := ExportSink{
+		User: func(User) error { return nil }, Follow: func(Edge) error { return nil },
+		Post: func(*Post) error { return nil }, Live: func(*LiveSession) error { return nil },
+		Like: func(_, _ ID) error { return nil }, Counts: func(ID, PostCounts) error { return nil },
+	}
+	for _, tc := range []struct {
+		op   string
+		call func() error
+	}{
+		{"user 5 likes post 7: ", func() error { _, _, err := s.Like(ctx, 5, 7); return err }},
+		{"user 5 unlikes post 7: ", func() error { _, _, err := s.Unlike(ctx, 5, 7); return err }},
+		{"spend 3 of an allowance's points: ", func() error { _, err := s.Spend(ctx, viewer, 3, limit); return err }},
+		{"spend a point of user 5's allowance: ", func() error { return s.Allow(ctx, 5, limit) }},
+		{"export: ", func() error { return s.Export(ctx, sink) }},
+	} {
+		err := tc.call()
+		if err == nil || !strings.HasPrefix(err.Error(), tc.op) || !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Errorf("want %q and the store's WRONGTYPE, got %v", tc.op, err)
+		}
+	}
+}

@@ -279,7 +279,7 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 func TestLockReleasesOnlyItsOwn(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
-	ok, err := s.withLock(ctx, 7, func() error {
+	ok, err := s.withLock(ctx, 7, func(context.Context) error {
 		// Our lock expires and another worker takes it.
 		return s.c.Do(ctx, s.c.B().Set().Key(s.k.lock(7)).Value("other").Build()).Error()
 	})
@@ -289,7 +289,7 @@ func TestLockReleasesOnlyItsOwn(t *testing.T) {
 	if got, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.lock(7)).Build()).ToString(); err != nil || got != "other" {
 		t.Fatalf("the other worker's lock is %q (%v) after we released ours", got, err)
 	}
-	if ok, err := s.withLock(ctx, 7, func() error { return nil }); ok || err != nil {
+	if ok, err := s.withLock(ctx, 7, func(context.Context) error { return nil }); ok || err != nil {
 		t.Fatalf("took a lock another holds: %v, %v", ok, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/redis/rueidis"
 )
@@ -68,7 +67,7 @@ return 'ok'
 // resumes after the last task queued, queues none twice, and an event is
 // never done before all its tasks are queued.
 func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e event) error {
-	ck := s.k.checkpoint(shard, "ev:"+eventID)
+	ck := s.k.eventCheckpoint(shard, eventID)
 	set, err := s.pushTargets(ctx, e.User)
 	if err != nil {
 		return err
@@ -135,7 +134,7 @@ func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 	n, _ := rs[1].AsInt64()
 	// A promotion that was cut short ("pull") is finished whatever the
 	// count now: big-V status is sticky, and readers already pull it.
-	if mode == pushPull || mode != pushAct && n > s.bigV.Load() {
+	if mode == pushPull || mode != pushAct && n > s.o.bigVThreshold() {
 		if err := s.promote(ctx, author); err != nil {
 			return "", err
 		}
@@ -246,8 +245,10 @@ return redis.call('XDEL', KEYS[2], ARGV[1])
 // from a crashed worker resumes after that; writes are idempotent, so a
 // chunk replayed changes nothing. The task is acknowledged, in one step
 // with dropping its checkpoint, once its last chunk is confirmed.
-func (s *Service) execute(ctx context.Context, t task) error {
-	ck := s.k.checkpoint(t.Shard, "tk:"+t.ID)
+// afterChunk, when not nil, runs after each confirmed chunk
+// (WorkerOptions.AfterChunk).
+func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error {
+	ck := s.k.taskCheckpoint(t.Shard, t.ID)
 	lo := t.Lo
 	if last, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString(); err == nil {
 		lo = "(" + last
@@ -272,8 +273,8 @@ func (s *Service) execute(ctx context.Context, t task) error {
 		}
 		confirmed = targets[len(targets)-1]
 		s.stats.inboxWrites.Add(int64(len(targets)))
-		if s.afterChunk != nil {
-			s.afterChunk()
+		if afterChunk != nil {
+			afterChunk()
 		}
 		if len(targets) < chunkSize {
 			return s.finish(ctx, t, ck)
@@ -326,19 +327,17 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 
 // inboxKeys names the inboxes of readers, tl.inbox of each, in one
 // allocation rather than two a reader: every inbox key is its kind's
-// prefix followed by the reader's hash tag "{id}" (keys.go), which
+// head (tagHead) followed by the reader's id and "}" (keys.go), which
 // TestInboxKeys holds.
 func inboxKeys(tl timeline, readers []ID) []string {
 	if len(readers) == 0 {
 		return nil
 	}
-	first := tl.inbox(readers[0])
-	prefix := first[:strings.LastIndexByte(first, '{')]
-	buf := make([]byte, 0, len(readers)*(len(prefix)+22))
+	head := tagHead(tl.inbox)
+	buf := make([]byte, 0, len(readers)*(len(head)+21))
 	ends := make([]int, len(readers))
 	for i, r := range readers {
-		buf = append(buf, prefix...)
-		buf = append(buf, '{')
+		buf = append(buf, head...)
 		buf = strconv.AppendUint(buf, r, 10)
 		buf = append(buf, '}')
 		ends[i] = len(buf)

@@ -36,12 +36,12 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	var chunks atomic.Int64
 	stopA := make(chan struct{})
 	quarter := int64(n / chunkSize / 4) // crash a quarter of the way through
-	a.afterChunk = func() {
+	afterChunk := func() {
 		if chunks.Add(1) == quarter {
 			close(stopA)
 		}
 	}
-	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3})
+	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk})
 	post, err := a.Publish(ctx, 1, "to everyone")
 	if err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ func (s *Service) FollowMany(ctx context.Context, edges []Edge) (_ int, err erro
 		return 0, limitErr // the journal settles whatever went through
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
-		return 0, fmt.Errorf("follow (recorded, a worker finishes it): %w", err)
+		return 0, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.end(ctx, shard, jid)
 	if limitErr != nil {
@@ -86,12 +86,10 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error
 		keys, args := keysArgs(edges[0])
 		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, followAdd.cmd(s.c.B(), keys, args))}
 	} else {
-		cmds := make([]rueidis.Completed, len(edges))
-		for i, e := range edges {
+		rs = s.doMulti(ctx, cmdsFor(edges, func(e Edge) rueidis.Completed {
 			keys, args := keysArgs(e)
-			cmds[i] = followAdd.cmd(s.c.B(), keys, args)
-		}
-		rs = s.doMulti(ctx, cmds...)
+			return followAdd.cmd(s.c.B(), keys, args)
+		})...)
 	}
 	for i, r := range rs {
 		added, err := r.AsInt64()
@@ -120,9 +118,6 @@ func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.Re
 // addFollows writes the followers side, active sets, promotions and
 // backfills of edges already in their following sets.
 func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
-	if len(edges) == 0 {
-		return nil
-	}
 	cmds := make([]rueidis.Completed, 0, 5*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
@@ -157,7 +152,7 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
 		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
 			writes = append(writes, s.c.B().Zadd().Key(s.k.active(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build())
 		}
-		if !bigV && followers > s.bigV.Load() && !promoted[e.Followee] {
+		if !bigV && followers > s.o.bigVThreshold() && !promoted[e.Followee] {
 			promoted[e.Followee] = true
 			writes = append(writes, s.emitCmd(event{Type: evPromote, User: e.Followee}))
 		}
@@ -170,11 +165,8 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
 
 // existing returns how many of ids, from the first, name users.
 func (s *Service) existing(ctx context.Context, ids []ID) (int, error) {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Exists().Key(s.k.user(id)).Build()
-	}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	exists := func(id ID) rueidis.Completed { return s.c.B().Exists().Key(s.k.user(id)).Build() }
+	for i, r := range s.doMulti(ctx, cmdsFor(ids, exists)...) {
 		n, err := r.AsInt64()
 		if err != nil {
 			return 0, err
@@ -219,10 +211,10 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
 	now := s.nowMS()
 	args := []string{member(target), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
 	if err := s.commit(ctx, unfollowCommit, keys, args, unfollowCommit.cmd(s.c.B(), keys, args)).Error(); err != nil {
-		return fmt.Errorf("unfollow: %w", err)
+		return fmt.Errorf("remove from following: %w", err)
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
-		return fmt.Errorf("unfollow (recorded, a worker finishes it): %w", err)
+		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.end(ctx, shard, jid)
 	return nil
@@ -232,9 +224,6 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
 // followers and active sets, and the followees' posts out of the
 // followers' inboxes.
 func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
-	if len(edges) == 0 {
-		return nil
-	}
 	cmds := make([]rueidis.Completed, 0, 3*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
@@ -357,14 +346,5 @@ func (s *Service) followingIDs(ctx context.Context, viewer ID) ([]ID, error) {
 	return idsOf(ms)
 }
 
-func idsOf(ms []string) ([]ID, error) {
-	out := make([]ID, len(ms))
-	for i, m := range ms {
-		id, err := memberID(m)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = id
-	}
-	return out, nil
-}
+// idsOf reads sorted-set members as ids.
+func idsOf(ms []string) ([]ID, error) { return parseEach(ms, memberID) }

@@ -119,17 +119,12 @@ func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 // following reports, for each edge, whether its follower follows its
 // followee now.
 func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, error) {
-	cmds := make([]rueidis.Completed, len(edges))
-	for i, e := range edges {
-		cmds[i] = s.c.B().Zscore().Key(s.k.following(e.Follower)).Member(member(e.Followee)).Build()
+	follows := func(e Edge) rueidis.Completed {
+		return s.c.B().Zscore().Key(s.k.following(e.Follower)).Member(member(e.Followee)).Build()
 	}
-	out := make([]bool, len(edges))
-	for i, r := range s.doMulti(ctx, cmds...) {
-		_, err := r.AsFloat64()
-		if err != nil && !rueidis.IsRedisNil(err) {
-			return nil, fmt.Errorf("read following: %w", err)
-		}
-		out[i] = err == nil
+	out, err := parseEach(s.doMulti(ctx, cmdsFor(edges, follows)...), isMember)
+	if err != nil {
+		return nil, fmt.Errorf("read following: %w", err)
 	}
 	return out, nil
 }

@@ -1,6 +1,9 @@
 package feedcore
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // keys names every Redis key. Per-user keys carry the user id as a hash tag,
 // so one user's inbox, outbox, graph and reader state share a Redis Cluster
@@ -30,7 +33,6 @@ func (k keys) inbox(id ID) string        { return k.tagged("i:", id) }  // zset(
 func (k keys) outbox(id ID) string       { return k.tagged("o:", id) }  // zset(ts, member): own posts, all of them
 func (k keys) reader(id ID) string       { return k.tagged("rs:", id) } // hash: complete flag, inbox horizon
 func (k keys) pushMode(id ID) string     { return k.tagged("pm:", id) } // string: "pull" once big-V (readers pull), "active" once it pushes selectively
-func (k keys) lock(id ID) string         { return k.tagged("lk:", id) } // string: serialises upgrade and demotion
 func (k keys) post(id ID) string         { return k.tagged("p:", id) }  // hash: post
 func (k keys) bigFollowees(id ID) string { return k.tagged("bf:", id) } // set(member): big-V accounts a reader follows
 func (k keys) unfollowed(id ID) string   { return k.tagged("uf:", id) } // zset(ms, member): accounts a reader unfollowed lately
@@ -45,9 +47,27 @@ func (k keys) snapshot(viewer ID, snap string) string {
 func (k keys) liveDevices(viewer ID) string {
 	return k.p + "lsd:" + k.tag(viewer) // zset(taken ms, ref+device): each device's live feed snapshot
 }
-func (k keys) rateLimitAddr(addr string) string {
-	return k.p + "rla:" + addr // string: GCRA arrival time of a client address
+func (k keys) rateLimitAddr(addr, kind string) string {
+	return withKind(k.p+"rla:"+addr, kind) // string: GCRA arrival time of a client address
 }
+
+// withKind names a separate allowance of the same subject beside key
+// (Subject.Kind); an empty kind is the operations' allowance, key itself.
+func withKind(key, kind string) string {
+	if kind == "" {
+		return key
+	}
+	return key + ":" + kind
+}
+
+// A reader's upgrade/demotion lock is taken with rueidislock, which spells
+// its key itself: KeyPrefix (lockPrefix), ":", the key's index (0: a lock
+// is one key, KeyMajority 1), ":" and the lock's name (lockName, the
+// reader's hash tag, so the key sits in the reader's slot). lock is that
+// key: string(random token), with a TTL the holder extends.
+func (k keys) lockPrefix() string    { return k.p + "lk" }
+func (k keys) lockName(id ID) string { return k.tag(id) }
+func (k keys) lock(id ID) string     { return k.lockPrefix() + ":0:" + k.lockName(id) }
 
 // seen is one shard of the activity index: readers' last reads. A reader
 // belongs to the shard activityShard gives; each shard has its own hash
@@ -67,8 +87,11 @@ func (k keys) tasks(n int) string       { return k.shard(n) + "tk" }  // stream:
 func (k keys) deadLetters(n int) string { return k.shard(n) + "dl" }  // stream: entries given up on
 func (k keys) journal(n int) string     { return k.shard(n) + "jn" }  // stream: multi-slot mutations in flight
 func (k keys) clock(n int) string       { return k.shard(n) + "clk" } // hash m, n: the shard's last id time and count
-func (k keys) checkpoint(n int, name string) string {
-	return k.shard(n) + "ck:" + name // string: how far an event or task got
+func (k keys) eventCheckpoint(n int, entry string) string {
+	return k.shard(n) + "ck:ev:" + entry // string: the lower bound of the event's next task
+}
+func (k keys) taskCheckpoint(n int, entry string) string {
+	return k.shard(n) + "ck:tk:" + entry // string: the last target the task wrote
 }
 func (k keys) idempotency(n int, user ID, key string) string {
 	return k.shard(n) + "idem:" + FormatID(user) + ":" + key // string: the post a publish with this key made
@@ -78,7 +101,9 @@ func (k keys) idempotency(n int, user ID, key string) string {
 // stream shard n: a publish's log script spends the charge and appends
 // the event in one step, so the rate check costs no round trip of its own
 // and a refused publish writes nothing (posts.go logPublish).
-func (k keys) rateLimitIn(n int, viewer ID) string { return k.shard(n) + "rl:" + FormatID(viewer) }
+func (k keys) rateLimitIn(n int, viewer ID, kind string) string {
+	return withKind(k.shard(n)+"rl:"+FormatID(viewer), kind)
+}
 
 // liveShards is how many slots the anchors' live queues are spread over.
 // A first live page reads the queues of the anchors its viewer follows
@@ -100,4 +125,20 @@ func spread(id ID, n int) int { return int((id * 0x9E3779B97F4A7C15 >> 32) % uin
 // shard's, not the anchor's, so one script reads many anchors' queues.
 func (k keys) liveQueueIn(n int, anchor ID) string {
 	return k.p + "lq:{l" + itoa(n) + "}:" + FormatID(anchor)
+}
+
+// Engagement keys share the post's hash tag, so the like script may touch
+// the post, its likers and its counters together on a Redis Cluster.
+// Counters live apart from the post hash: a like must not invalidate the
+// client-side cached copies of a hot post on every replica.
+func (k keys) likers(post ID) string     { return k.tagged("pl:", post) } // set(member): who liked a post
+func (k keys) postCounts(post ID) string { return k.tagged("pc:", post) } // hash l, c, r, f: a post's counters
+
+// tagHead is what every key keyOf names has before its id: k.p, the
+// kind and "{". keyOf is one of the per-id key methods above (k.tagged).
+// Scans for a kind of key (scanIDs) and the fan-out's batch of inbox keys
+// (inboxKeys) derive it from the method, so a key's name is spelled once.
+func tagHead(keyOf func(ID) string) string {
+	key := keyOf(0)
+	return key[:strings.LastIndexByte(key, '{')+1]
 }

@@ -9,13 +9,6 @@ import (
 	"github.com/feedd/feedd/apierr"
 )
 
-// Engagement keys share the post's hash tag, so the like script may touch
-// the post, its likers and its counters together on a Redis Cluster.
-// Counters live apart from the post hash: a like must not invalidate the
-// client-side cached copies of a hot post on every replica.
-func (k keys) likers(post ID) string     { return k.tagged("pl:", post) } // set(member): who liked a post
-func (k keys) postCounts(post ID) string { return k.tagged("pc:", post) } // hash l, c, r, f: a post's counters
-
 // PostCounts are a post's engagement counters.
 type PostCounts struct{ Likes, Comments, Reposts, Favorites int }
 
@@ -61,13 +54,15 @@ return 1
 // Like records that viewer likes post, once however often it is called,
 // and returns the post with its counters. A missing or deleted post is
 // NOT_FOUND.
-func (s *Service) Like(ctx context.Context, viewer, post ID) (*Post, PostCounts, error) {
+func (s *Service) Like(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
+	defer wrap(&err, "user %d likes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "1")
 }
 
 // Unlike takes viewer's like of post back, if any, and returns the post
 // with its counters. A missing or deleted post is NOT_FOUND.
-func (s *Service) Unlike(ctx context.Context, viewer, post ID) (*Post, PostCounts, error) {
+func (s *Service) Unlike(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
+	defer wrap(&err, "user %d unlikes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "-1")
 }
 
@@ -110,6 +105,32 @@ func likeReply(r rueidis.RedisResult, post ID) ([]rueidis.RedisMessage, error) {
 	}
 }
 
+// PostLike is one user's like of one post.
+type PostLike struct{ User, Post ID }
+
+// LikeMany records likes (import), each as Like does, pipelined in one
+// round trip. It returns how many were applied before the first one
+// refused (a missing or deleted post, a full counter), with the refusal;
+// likes after that one may have been applied too, which is harmless: a
+// like is idempotent.
+func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err error) {
+	defer wrap(&err, "record likes")
+	cmds := make([]rueidis.Completed, len(likes))
+	for i, l := range likes {
+		if l.User == 0 || l.Post == 0 {
+			return 0, apierr.Errorf(apierr.BadInput, "like user and post must be positive numbers")
+		}
+		keys, args := s.likeKeysArgs(l.User, l.Post, "1")
+		cmds[i] = likeScript.cmd(s.c.B(), keys, args)
+	}
+	for i, r := range s.doMulti(ctx, cmds...) {
+		if _, err := likeReply(r, likes[i].Post); err != nil {
+			return i, err
+		}
+	}
+	return len(likes), nil
+}
+
 // SetCounts sets a post's counters (import). The likes counter is set
 // as given; likers recorded so far stay, and later likes and unlikes move
 // the counter from the value set. A missing post is NOT_FOUND.
@@ -135,22 +156,15 @@ func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err err
 // has none), in one round trip. Counters are never cached.
 func (s *Service) PostCounts(ctx context.Context, ids []ID) (_ []PostCounts, err error) {
 	defer wrap(&err, "read counters")
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.postCountsCmd(id)
-	}
-	return parseCounts(s.doMulti(ctx, cmds...))
+	return parseCounts(s.doMulti(ctx, cmdsFor(ids, s.postCountsCmd)...))
 }
 
 // Liked reports, for each post, whether viewer likes it, in one round trip.
 func (s *Service) Liked(ctx context.Context, viewer ID, posts []ID) (_ []bool, err error) {
 	defer wrap(&err, "read likes of user %d", viewer)
-	cmds := make([]rueidis.Completed, len(posts))
 	vm := member(viewer)
-	for i, id := range posts {
-		cmds[i] = s.likedCmd(vm, id)
-	}
-	return parseFlags(s.doMulti(ctx, cmds...))
+	liked := func(id ID) rueidis.Completed { return s.likedCmd(vm, id) }
+	return parseFlags(s.doMulti(ctx, cmdsFor(posts, liked)...))
 }
 
 func (s *Service) postCountsCmd(post ID) rueidis.Completed {
@@ -162,25 +176,13 @@ func (s *Service) likedCmd(vm string, post ID) rueidis.Completed {
 	return s.c.B().Sismember().Key(s.k.likers(post)).Member(vm).Build()
 }
 
+// parseCounts reads the replies of postCountsCmd.
 func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
-	out := make([]PostCounts, len(rs))
-	for i, r := range rs {
-		vs, err := r.ToArray()
-		if err != nil {
-			return nil, err
-		}
-		if len(vs) != len(counterFields) {
-			return nil, apierr.Errorf(apierr.Internal, "counters read %d values", len(vs))
-		}
-		var f [4]string
-		for j, v := range vs {
-			if !v.IsNil() { // nil: never set, 0
-				f[j], _ = v.ToString()
-			}
-		}
-		out[i] = countsOf(f[0], f[1], f[2], f[3])
-	}
-	return out, nil
+	return parseEach(rs, func(r rueidis.RedisResult) (PostCounts, error) {
+		var f [4]string // "": never set, 0
+		_, err := hashFields(r, f[:])
+		return countsOf(f[0], f[1], f[2], f[3]), err
+	})
 }
 
 func countsOf(l, c, r, f string) PostCounts {
@@ -195,13 +197,5 @@ func countsOf(l, c, r, f string) PostCounts {
 }
 
 func parseFlags(rs []rueidis.RedisResult) ([]bool, error) {
-	out := make([]bool, len(rs))
-	for i, r := range rs {
-		b, err := r.AsBool()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
+	return parseEach(rs, rueidis.RedisResult.AsBool)
 }

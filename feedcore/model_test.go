@@ -74,7 +74,11 @@ func TestFeedMatchesModel(t *testing.T) {
 func runModel(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	clk := clockAt(testEpoch)
-	s := testService(t, Options{InboxCap: 4 + rng.IntN(8), BigVThreshold: 3 + rng.IntN(4), ActiveWindow: time.Hour, Now: clk.now})
+	inboxCap := 4 + rng.IntN(8)
+	var bigV atomic.Int64 // the threshold, which the run moves
+	bigV.Store(int64(3 + rng.IntN(4)))
+	s := testService(t, Options{InboxCap: inboxCap, ActiveWindow: time.Hour, Now: clk.now,
+		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
 	ctx := context.Background()
 	const users = 9
 	m := &model{posts: map[ID]*Post{}, follows: map[ID]map[ID]bool{}}
@@ -135,7 +139,7 @@ func runModel(t *testing.T, seed uint64) {
 				t.Fatal(err)
 			}
 		case op < 94: // the threshold moves; authors cross it
-			s.SetBigVThreshold(1 + rng.IntN(5))
+			bigV.Store(int64(1 + rng.IntN(5)))
 		default:
 			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
 		}

@@ -2,13 +2,9 @@ package feedcore
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
-
-	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/redisstore"
 )
 
 // ExportBatch is how many keys Export reads in one pipelined round trip
@@ -57,44 +53,32 @@ type ExportSink struct {
 // or may not be in it, and a key SCAN meets twice is exported twice (an
 // import applies it twice, harmlessly). Each record is read whole, in one
 // command, so each is consistent.
-func (s *Service) Export(ctx context.Context, sink ExportSink) error {
-	if sink.Batch <= 0 {
-		sink.Batch = ExportBatch
-	}
+func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
+	defer wrap(&err, "export")
+	setDefault(&sink.Batch, ExportBatch)
 	phases := []struct {
-		kind string
-		read func(context.Context, []ID, ExportSink) error
+		keyOf func(ID) string // the records' keys
+		posts bool            // the posts pass: later passes write again what it may have missed
+		read  func(context.Context, []ID, ExportSink) error
 	}{
-		{"u:", s.exportUsers},
-		{"fg:", s.exportFollows},
-		{"p:", s.exportPosts},
-		{"ls:", s.exportLives},
-		{"pl:", s.exportLikes},
-		{"pc:", s.exportCounts},
+		{keyOf: s.k.user, read: s.exportUsers},
+		{keyOf: s.k.following, read: s.exportFollows},
+		{keyOf: s.k.post, posts: true, read: s.exportPosts},
+		{keyOf: s.k.live, read: s.exportLives},
+		{keyOf: s.k.likers, read: s.exportLikes},
+		{keyOf: s.k.postCounts, read: s.exportCounts},
 	}
 	for _, ph := range phases {
-		if ph.kind == "p:" {
+		if ph.posts {
 			sink.recent = s.o.Now().Add(-exportRecent)
 		}
-		head := s.k.p + ph.kind + "{"
-		match := redisstore.GlobEscape(head) + "*}"
-		err := redisstore.ScanKeys(ctx, s.c, match, func(keys []string) error {
-			ids := make([]ID, 0, min(len(keys), sink.Batch))
-			for len(keys) > 0 {
-				ids = ids[:0]
-				n := min(len(keys), sink.Batch)
-				for _, k := range keys[:n] {
-					if id, err := ParseID(strings.TrimSuffix(strings.TrimPrefix(k, head), "}")); err == nil {
-						ids = append(ids, id)
-					}
-				}
-				keys = keys[n:]
-				if len(ids) == 0 {
-					continue
-				}
-				if err := ph.read(ctx, ids, sink); err != nil {
+		err := s.scanIDs(ctx, ph.keyOf, func(ids []ID) error {
+			for len(ids) > 0 {
+				n := min(len(ids), sink.Batch)
+				if err := ph.read(ctx, ids[:n], sink); err != nil {
 					return err
 				}
+				ids = ids[n:]
 			}
 			return nil
 		})
@@ -106,11 +90,8 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) error {
 }
 
 func (s *Service) exportUsers(ctx context.Context, ids []ID, sink ExportSink) error {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hgetall().Key(s.k.user(id)).Build()
-	}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	hgetall := func(id ID) rueidis.Completed { return s.c.B().Hgetall().Key(s.k.user(id)).Build() }
+	for i, r := range s.doMulti(ctx, cmdsFor(ids, hgetall)...) {
 		m, err := r.AsStrMap()
 		if err != nil {
 			return err
@@ -138,11 +119,8 @@ func (s *Service) exportMembers(ctx context.Context, ids []ID, key func(ID) stri
 	rangeCmd := func(id ID, from int64) rueidis.Completed {
 		return s.c.B().Zrange().Key(key(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
 	}
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = rangeCmd(id, 0)
-	}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	firsts := cmdsFor(ids, func(id ID) rueidis.Completed { return rangeCmd(id, 0) })
+	for i, r := range s.doMulti(ctx, firsts...) {
 		for from := int64(0); ; {
 			ms, err := r.AsStrSlice()
 			if err != nil {
@@ -290,30 +268,4 @@ func (s *Service) exportCounts(ctx context.Context, ids []ID, sink ExportSink) e
 		}
 	}
 	return nil
-}
-
-// PostLike is one user's like of one post.
-type PostLike struct{ User, Post ID }
-
-// LikeMany records likes (import), each as Like does, pipelined in one
-// round trip. It returns how many were applied before the first one
-// refused (a missing or deleted post, a full counter), with the refusal;
-// likes after that one may have been applied too, which is harmless: a
-// like is idempotent.
-func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err error) {
-	defer wrap(&err, "record likes")
-	cmds := make([]rueidis.Completed, len(likes))
-	for i, l := range likes {
-		if l.User == 0 || l.Post == 0 {
-			return 0, apierr.Errorf(apierr.BadInput, "like user and post must be positive numbers")
-		}
-		keys, args := s.likeKeysArgs(l.User, l.Post, "1")
-		cmds[i] = likeScript.cmd(s.c.B(), keys, args)
-	}
-	for i, r := range s.doMulti(ctx, cmds...) {
-		if _, err := likeReply(r, likes[i].Post); err != nil {
-			return i, err
-		}
-	}
-	return len(likes), nil
 }

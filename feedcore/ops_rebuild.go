@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
-	"github.com/feedd/feedd/redisstore"
 	"github.com/redis/rueidis"
 )
 
@@ -34,9 +31,7 @@ import (
 // next Rebuild continues after it unless o.Restart.
 func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
 	defer wrap(&err, "rebuild")
-	if o.Batch <= 0 {
-		o.Batch = 100
-	}
+	setDefault(&o.Batch, 100)
 	ck := s.k.rebuild()
 	if o.Restart {
 		if err := s.do(ctx, s.c.B().Del().Key(ck).Build()).Error(); err != nil {
@@ -55,16 +50,18 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 		st.Resumed = true
 		last, _ = ParseID(cur["last"])
 	}
-	scanned := map[string][]ID{} // the ids of each kind, listed once a run
+	scanned := map[string][]ID{} // the ids of each kind of record, listed once a run
 	for ; phase < len(rebuildPhases); phase++ {
 		p := rebuildPhases[phase]
 		name := p.name
-		ids, ok := scanned[p.kind]
+		keyOf := func(id ID) string { return p.records(s.k, id) }
+		kind := tagHead(keyOf)
+		ids, ok := scanned[kind]
 		if !ok {
-			if ids, err = s.scanIDs(ctx, p.kind); err != nil {
+			if ids, err = s.recordIDs(ctx, keyOf); err != nil {
 				return st, err
 			}
-			scanned[p.kind] = ids
+			scanned[kind] = ids
 		}
 		i, _ := slices.BinarySearch(ids, last+1)
 		if last == 0 {
@@ -128,41 +125,30 @@ type RebuildStats struct {
 	Removed      int64 // stale entries removed
 }
 
-// rebuildPhase is one pass of Rebuild: run over every record of kind
-// ("u:", "p:", "ls:"), a chunk at a time.
+// rebuildPhase is one pass of Rebuild: run over every record of one kind
+// (users, posts or live sessions: the keys records names), a chunk at a
+// time.
 type rebuildPhase struct {
-	name, kind string
-	run        func(s *Service, ctx context.Context, ids []ID, st *RebuildStats) error
+	name    string
+	records func(keys, ID) string
+	run     func(s *Service, ctx context.Context, ids []ID, st *RebuildStats) error
 }
 
 var rebuildPhases = []rebuildPhase{
-	{"follows", "u:", (*Service).rebuildFollowers},
-	{"posts", "p:", (*Service).rebuildOutboxes},
-	{"live", "ls:", (*Service).rebuildLive},
-	{"authors", "u:", (*Service).rebuildAuthors},
-	{"inboxes", "u:", (*Service).rebuildInboxes},
+	{"follows", keys.user, (*Service).rebuildFollowers},
+	{"posts", keys.post, (*Service).rebuildOutboxes},
+	{"live", keys.live, (*Service).rebuildLive},
+	{"authors", keys.user, (*Service).rebuildAuthors},
+	{"inboxes", keys.user, (*Service).rebuildInboxes},
 }
 
-// scanIDs lists the ids of every record of a kind ("u:", "p:", "ls:"),
-// sorted, from every master.
-func (s *Service) scanIDs(ctx context.Context, kind string) ([]ID, error) {
-	pre := s.k.p + kind + "{"
+// recordIDs lists the ids of every key keyOf names, sorted, from every
+// master.
+func (s *Service) recordIDs(ctx context.Context, keyOf func(ID) string) ([]ID, error) {
 	var ids []ID
-	err := redisstore.ScanPrefix(ctx, s.c, pre, func(keys []string) error {
-		for _, k := range keys {
-			rest, ok := strings.CutPrefix(k, pre)
-			rest, ok2 := strings.CutSuffix(rest, "}")
-			if !ok || !ok2 {
-				continue
-			}
-			if id, err := strconv.ParseUint(rest, 10, 64); err == nil {
-				ids = append(ids, id)
-			}
-		}
-		return nil
-	})
+	err := s.scanIDs(ctx, keyOf, func(batch []ID) error { ids = append(ids, batch...); return nil })
 	if err != nil {
-		return nil, fmt.Errorf("list %s records: %w", kind, err)
+		return nil, fmt.Errorf("list the records %s*}: %w", tagHead(keyOf), err)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
@@ -170,19 +156,8 @@ func (s *Service) scanIDs(ctx context.Context, kind string) ([]ID, error) {
 
 // allOf reads whole sorted sets (members only) in one round trip.
 func (s *Service) allOf(ctx context.Context, keyOf func(ID) string, ids []ID) ([][]string, error) {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build()
-	}
-	out := make([][]string, len(ids))
-	for i, r := range s.doMulti(ctx, cmds...) {
-		ms, err := r.AsStrSlice()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = ms
-	}
-	return out, nil
+	all := func(id ID) rueidis.Completed { return s.c.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build() }
+	return parseEach(s.doMulti(ctx, cmdsFor(ids, all)...), rueidis.RedisResult.AsStrSlice)
 }
 
 func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildStats) error {
@@ -207,10 +182,9 @@ func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildS
 // postFields reads the author and tombstone of posts: author 0 where the
 // post hash does not exist.
 func (s *Service) postFields(ctx context.Context, ids []ID) (authors []ID, ts []int64, deleted []bool, err error) {
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hmget().Key(s.k.post(id)).Field("a", "t", "d").Build()
-	}
+	cmds := cmdsFor(ids, func(id ID) rueidis.Completed {
+		return s.c.B().Hmget().Key(s.k.post(id)).Field("a", "t", "d").Build()
+	})
 	authors, ts, deleted = make([]ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
 	var f [3]string
 	for i, r := range s.doMulti(ctx, cmds...) {
@@ -294,7 +268,8 @@ func (s *Service) rebuildAuthors(ctx context.Context, users []ID, st *RebuildSta
 	return nil
 }
 
-// removeCmds builds one ZREM per key for the members where stale is true.
+// zremWhere builds the ZREM of the members ms of key where stale is true,
+// and says how many it removes (0: none, and no command).
 func (s *Service) zremWhere(key string, ms []string, stale []bool) (cmd rueidis.Completed, n int) {
 	var out []string
 	for i, m := range ms {
@@ -313,18 +288,17 @@ func (s *Service) pruneFollowers(ctx context.Context, u ID, st *RebuildStats) er
 	if err != nil || len(fr[0]) == 0 {
 		return err
 	}
-	cmds := make([]rueidis.Completed, len(fr[0]))
-	for i, m := range fr[0] {
+	follows := func(m string) rueidis.Completed {
 		f, _ := memberID(m)
-		cmds[i] = s.c.B().Zscore().Key(s.k.following(f)).Member(member(u)).Build()
+		return s.c.B().Zscore().Key(s.k.following(f)).Member(member(u)).Build()
 	}
-	stale := make([]bool, len(cmds))
-	for i, r := range s.doMulti(ctx, cmds...) {
-		_, err := r.AsFloat64()
-		if err != nil && !rueidis.IsRedisNil(err) {
-			return err
-		}
-		stale[i] = err != nil
+	still, err := parseEach(s.doMulti(ctx, cmdsFor(fr[0], follows)...), isMember)
+	if err != nil {
+		return err
+	}
+	stale := make([]bool, len(still))
+	for i, ok := range still {
+		stale[i] = !ok
 	}
 	return s.removeStale(ctx, s.k.followers(u), fr[0], stale, st)
 }
@@ -414,7 +388,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 		return err
 	}
 	mode, _ := rs[1].ToString()
-	if mode == pushAll && n <= s.bigV.Load() {
+	if mode == pushAll && n <= s.o.bigVThreshold() {
 		return nil
 	}
 	if err := s.promote(ctx, u); err != nil {
@@ -430,7 +404,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 		if err != nil {
 			return err
 		}
-		if _, err := s.withLock(ctx, reader, func() error {
+		if _, err := s.withLock(ctx, reader, func(ctx context.Context) error {
 			rs := s.doMulti(ctx,
 				s.c.B().Zscore().Key(s.k.followers(u)).Member(m).Build(),
 				s.seenCmd(reader),
@@ -484,13 +458,13 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildS
 			}
 		}
 	}
-	pushedBig := map[pair]bool{}
-	for i, r := range s.doMulti(ctx, cmds...) {
-		_, err := r.AsFloat64()
-		if err != nil && !rueidis.IsRedisNil(err) {
-			return err
-		}
-		pushedBig[asks[i]] = err == nil
+	pushed, err := parseEach(s.doMulti(ctx, cmds...), isMember)
+	if err != nil {
+		return err
+	}
+	pushedBig := make(map[pair]bool, len(asks))
+	for i, ok := range pushed {
+		pushedBig[asks[i]] = ok
 	}
 	var posts, replays []Edge
 	for i, r := range readers {
@@ -531,12 +505,9 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, e
 			}
 		}
 	}
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, f := range ids {
-		cmds[i] = s.c.B().Get().Key(s.k.pushMode(f)).Build()
-	}
+	mode := func(f ID) rueidis.Completed { return s.c.B().Get().Key(s.k.pushMode(f)).Build() }
 	big := make(map[ID]bool, len(ids))
-	for i, r := range s.doMulti(ctx, cmds...) {
+	for i, r := range s.doMulti(ctx, cmdsFor(ids, mode)...) {
 		mode, err := r.ToString()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return nil, err
@@ -551,11 +522,8 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, e
 // ones is the authors phase's: promoting a big-V notes it in every
 // follower's set.
 func (s *Service) pruneBigFollowees(ctx context.Context, readers []ID, follows [][]ID, big map[ID]bool, st *RebuildStats) error {
-	cmds := make([]rueidis.Completed, len(readers))
-	for i, r := range readers {
-		cmds[i] = s.c.B().Smembers().Key(s.k.bigFollowees(r)).Build()
-	}
-	rs := s.doMulti(ctx, cmds...)
+	bf := func(r ID) rueidis.Completed { return s.c.B().Smembers().Key(s.k.bigFollowees(r)).Build() }
+	rs := s.doMulti(ctx, cmdsFor(readers, bf)...)
 	var writes []rueidis.Completed
 	for i, r := range readers {
 		have, err := rs[i].AsStrSlice()

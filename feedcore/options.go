@@ -1,14 +1,24 @@
 package feedcore
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
-// Options tunes a Service. Zero values take the brief's defaults.
+// Options tunes a Service. A field left zero (or, for a number or a
+// duration, negative) takes the default its comment names.
 type Options struct {
 	// Prefix is prepended to every key, so tests and tenants can share a Redis.
 	Prefix string
 	// BigVThreshold: an author with more followers than this pushes new posts
 	// only to its active followers; the others pull on read. Default 10000.
 	BigVThreshold int
+	// BigVThresholdFunc, when set, is asked for the threshold each time an
+	// author is checked against it (a follow, a publish's fan-out, a
+	// rebuild) instead of BigVThreshold, so whoever owns it can move the
+	// threshold while the service runs (the model test does); authors cross
+	// it on their next follow or publish. Big-V status is sticky.
+	BigVThresholdFunc func() int
 	// ActiveWindow: a reader seen within this long is active. Default 7 days.
 	ActiveWindow time.Duration
 	// InboxCap is the most entries an inbox keeps. Default 800.
@@ -52,36 +62,37 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.BigVThreshold <= 0 {
-		o.BigVThreshold = 10000
-	}
-	if o.ActiveWindow <= 0 {
-		o.ActiveWindow = 7 * 24 * time.Hour
-	}
-	if o.InboxCap <= 0 {
-		o.InboxCap = 800
-	}
-	if o.FollowLimit <= 0 {
-		o.FollowLimit = 2000
-	}
-	if o.SnapshotTTL <= 0 {
-		o.SnapshotTTL = 30 * time.Minute
-	}
-	if o.MaxDevices <= 0 {
-		o.MaxDevices = 5
-	}
-	if o.MaxTextLen <= 0 {
-		o.MaxTextLen = 2000
-	}
-	if o.StreamShards <= 0 {
-		o.StreamShards = 1
-	}
+	setDefault(&o.BigVThreshold, 10000)
+	setDefault(&o.ActiveWindow, 7*24*time.Hour)
+	setDefault(&o.InboxCap, 800)
+	setDefault(&o.FollowLimit, 2000)
+	setDefault(&o.SnapshotTTL, 30*time.Minute)
+	setDefault(&o.MaxDevices, 5)
+	setDefault(&o.MaxTextLen, 2000)
+	setDefault(&o.StreamShards, 1)
 	o.StreamShards = min(o.StreamShards, maxShards)
-	if o.WaitTimeout <= 0 {
-		o.WaitTimeout = defaultWaitTimeout
-	}
+	setDefault(&o.WaitTimeout, defaultWaitTimeout)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o
+}
+
+// bigVThreshold is the big-V threshold in force.
+func (o Options) bigVThreshold() int64 {
+	if o.BigVThresholdFunc != nil {
+		return int64(o.BigVThresholdFunc())
+	}
+	return int64(o.BigVThreshold)
+}
+
+// setDefault fills in an option left unset: *v becomes def when it is
+// its type's zero value or, for a number or a duration, negative. Every
+// options struct of the package (Options, WorkerOptions, ExportSink's and
+// RebuildOptions' batch sizes) fills its defaults so.
+func setDefault[T cmp.Ordered](v *T, def T) {
+	var zero T
+	if *v <= zero {
+		*v = def
+	}
 }

@@ -64,7 +64,7 @@ func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) 
 		return nil, err
 	}
 	if _, err := s.materializePosts(ctx, []*Post{p}); err != nil {
-		return nil, fmt.Errorf("publish post %d (queued, a worker finishes it): %w", p.ID, err)
+		return nil, fmt.Errorf("post %d queued, a worker finishes it: %w", p.ID, err)
 	}
 	return p, nil
 }
@@ -175,7 +175,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 		return 0, fmt.Errorf("queue posts: %w", err)
 	}
 	if _, err := s.materializePosts(ctx, ps); err != nil {
-		return 0, fmt.Errorf("store posts (queued, a worker finishes them): %w", err)
+		return 0, fmt.Errorf("posts queued, workers finish them: %w", err)
 	}
 	return len(ps), stop
 }
@@ -238,7 +238,7 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 	defer wrap(&err, "delete post %d", postID)
 	ps, err := s.Posts(ctx, []ID{postID})
 	if err != nil {
-		return fmt.Errorf("delete post %d: %w", postID, err)
+		return err
 	}
 	p := ps[0]
 	if p == nil {
@@ -252,10 +252,10 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 	}
 	e := event{Type: evDelete, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}
 	if err := s.commit(ctx, nil, nil, nil, s.emitCmd(e)).Error(); err != nil {
-		return fmt.Errorf("queue delete of post %d: %w", postID, err)
+		return fmt.Errorf("queue the delete: %w", err)
 	}
 	if err := s.tombstone(ctx, p); err != nil {
-		return fmt.Errorf("delete post %d (queued, a worker finishes it): %w", postID, err)
+		return fmt.Errorf("queued, a worker finishes it: %w", err)
 	}
 	return nil
 }
@@ -290,11 +290,8 @@ func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
 // use it; feeds use CachedPosts.
 func (s *Service) Posts(ctx context.Context, ids []ID) (_ []*Post, err error) {
 	defer wrap(&err, "read posts")
-	cmds := make([]rueidis.Completed, len(ids))
-	for i, id := range ids {
-		cmds[i] = s.c.B().Hgetall().Key(s.k.post(id)).Build()
-	}
-	return parsePosts(ids, s.doMulti(ctx, cmds...))
+	hgetall := func(id ID) rueidis.Completed { return s.c.B().Hgetall().Key(s.k.post(id)).Build() }
+	return parsePosts(ids, s.doMulti(ctx, cmdsFor(ids, hgetall)...))
 }
 
 // parsePosts reads one post hash per id.

@@ -67,14 +67,10 @@ type Subject struct {
 // rateKey is sub's allowance. A viewer's is on the viewer's stream shard,
 // where a publish's log script can spend it (keys.rateLimitIn).
 func (s *Service) rateKey(sub Subject) string {
-	k := s.k.rateLimitAddr(sub.Addr)
 	if sub.Viewer != 0 {
-		k = s.k.rateLimitIn(s.shardOf(sub.Viewer), sub.Viewer)
+		return s.k.rateLimitIn(s.shardOf(sub.Viewer), sub.Viewer, sub.Kind)
 	}
-	if sub.Kind != "" {
-		k += ":" + sub.Kind
-	}
-	return k
+	return s.k.rateLimitAddr(sub.Addr, sub.Kind)
 }
 
 // Verdict is the outcome of spending a cost.
@@ -91,8 +87,9 @@ type Verdict struct {
 
 // Allow spends one point of viewer's allowance, or returns RATE_LIMITED
 // with how long to wait.
-func (s *Service) Allow(ctx context.Context, viewer ID, l RateLimit) error {
-	v, err := s.Spend(ctx, Subject{Viewer: viewer}, 1, l)
+func (s *Service) Allow(ctx context.Context, viewer ID, l RateLimit) (err error) {
+	defer wrap(&err, "spend a point of user %d's allowance", viewer)
+	v, err := s.spend(ctx, Subject{Viewer: viewer}, 1, l)
 	if err != nil {
 		return err
 	}
@@ -101,7 +98,13 @@ func (s *Service) Allow(ctx context.Context, viewer ID, l RateLimit) error {
 
 // Spend spends cost points of sub's allowance in a round trip of its own.
 // The error is the store's; a refusal is in the Verdict.
-func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
+func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit) (_ Verdict, err error) {
+	defer wrap(&err, "spend %d of an allowance's points", cost)
+	return s.spend(ctx, sub, cost, l)
+}
+
+// spend is Spend, its error unwrapped.
+func (s *Service) spend(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
 	if l.Rate <= 0 {
 		return Verdict{Cost: cost}, nil
 	}
@@ -278,7 +281,8 @@ func (ch *Charge) wait(ctx context.Context) error {
 // Settle returns the verdict, spending the cost now if no Redis call has
 // carried it yet. The error is the store's (the caller may let the
 // operation through); a refusal is Verdict.Err.
-func (ch *Charge) Settle(ctx context.Context) (Verdict, error) {
+func (ch *Charge) Settle(ctx context.Context) (_ Verdict, err error) {
+	defer wrap(&err, "spend an operation's cost of %d points", ch.cost)
 	if ch.claim() {
 		ctx := withoutCharge(ctx)
 		ch.resolve(ctx, ch.s.c.Do(ctx, ch.cmd))

@@ -2,12 +2,12 @@ package feedcore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 )
 
 // activityShards is how many zsets the activity index is split into. Every
@@ -91,32 +91,54 @@ func (s *Service) Touch(ctx context.Context, viewer ID) (err error) {
 	return nil
 }
 
-// lockTTL bounds how long a crashed worker can hold a reader's lock.
-const lockTTL = 30 * time.Second
+// lockTTL bounds how long a crashed worker can hold a reader's lock; a
+// live holder extends it every half of it. lockWait bounds how long taking
+// a lock may wait for Redis's answer.
+const (
+	lockTTL  = 30 * time.Second
+	lockWait = 5 * time.Second
+)
 
-// withLock runs fn holding user id's lock; false when another holds it.
-// The lock is released only if it is still ours: one that outlived its TTL
-// and was taken by another worker is left to that worker.
-func (s *Service) withLock(ctx context.Context, id ID, fn func() error) (bool, error) {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
-	err := s.do(ctx, s.c.B().Set().Key(s.k.lock(id)).Value(token).Nx().Px(lockTTL).Build()).Error()
-	if rueidis.IsRedisNil(err) {
+// newLocker makes the locker of readers' upgrade and demotion locks:
+// rueidislock over the service's own client. It is never closed (Close
+// would close that client). The client delivers it no client-side
+// caching invalidations, so it runs without them (DisableCache), which
+// costs nothing here: a reader's lock is only ever tried (withLock), never
+// waited for, and a holder extends it on a timer. One key per lock
+// (KeyMajority 1): the keys of a majority would all sit in the reader's
+// slot, on one node, and add nothing but round trips.
+func newLocker(client rueidis.Client, k keys) (rueidislock.Locker, error) {
+	return rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption:  rueidis.ClientOption{DisableCache: true},
+		ClientBuilder: func(rueidis.ClientOption) (rueidis.Client, error) { return client, nil },
+		KeyPrefix:     k.lockPrefix(),
+		KeyMajority:   1,
+		KeyValidity:   lockTTL,
+		TryNextAfter:  lockWait,
+	})
+}
+
+// withLock runs fn holding user id's lock, with a context that ends if
+// the lock is lost; false when another holds it. The lock is released
+// only if it is still ours: one that outlived its TTL and was taken by
+// another worker is left to that worker.
+func (s *Service) withLock(ctx context.Context, id ID, fn func(ctx context.Context) error) (bool, error) {
+	lctx, release, err := s.locks.TryWithContext(ctx, s.k.lockName(id))
+	if errors.Is(err, rueidislock.ErrNotLocked) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("take lock of user %d: %w", id, err)
 	}
-	defer s.do(context.WithoutCancel(ctx), deleteIfEquals.cmd(s.c.B(), []string{s.k.lock(id)}, []string{token}))
-	return true, fn()
+	defer release()
+	return true, fn(lctx)
 }
 
 // upgrade turns a returning reader's inbox into a complete one: join the
 // active sets of its big-V followees, backfill their recent posts, then mark
 // the inbox complete so reads stop merging.
 func (s *Service) upgrade(ctx context.Context, reader ID) error {
-	_, err := s.withLock(ctx, reader, func() error {
+	_, err := s.withLock(ctx, reader, func(ctx context.Context) error {
 		rs := s.doMulti(ctx,
 			s.c.B().Hget().Key(s.k.reader(reader)).Field("c").Build(),
 			s.seenCmd(reader))
@@ -181,7 +203,7 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 		if err != nil {
 			return n, err
 		}
-		ok, err := s.withLock(ctx, reader, func() error { return s.demote(ctx, reader, cutoff) })
+		ok, err := s.withLock(ctx, reader, func(ctx context.Context) error { return s.demote(ctx, reader, cutoff) })
 		if err != nil {
 			return n, err
 		}

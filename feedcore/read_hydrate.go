@@ -32,11 +32,9 @@ var cachedPostFields = []string{"a", "t", "x", "d"}
 
 // cachedPostCmds are the cacheable reads of posts ids.
 func (s *Service) cachedPostCmds(ids []ID) []rueidis.CacheableTTL {
-	cmds := make([]rueidis.CacheableTTL, len(ids))
-	for i, id := range ids {
-		cmds[i] = rueidis.CT(s.c.B().Hmget().Key(s.k.post(id)).Field(cachedPostFields...).Cache().ToStaticTTL(), postTTL)
-	}
-	return cmds
+	return cmdsFor(ids, func(id ID) rueidis.CacheableTTL {
+		return rueidis.CT(s.c.B().Hmget().Key(s.k.post(id)).Field(cachedPostFields...).Cache().ToStaticTTL(), postTTL)
+	})
 }
 
 // CachedPosts is Posts read through the client-side cache: no round trip

@@ -56,7 +56,9 @@ func countedService(t *testing.T, st *storetest.Store, o Options) (*Service, *at
 func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 	st := storetest.New(t)
 	// Eight stream shards: the 20,000 promotions run on eight dispatchers.
-	o := Options{FollowLimit: 2100, StreamShards: 8}
+	var bigV atomic.Int64 // the big-V threshold: the default, but while bigVs runs
+	bigV.Store(10000)
+	o := Options{FollowLimit: 2100, StreamShards: 8, BigVThresholdFunc: func() int { return int(bigV.Load()) }}
 	s := newService(t, st, o)
 	startWorkers(t, s, WorkerOptions{})
 	cs, bytes := countedService(t, st, o)
@@ -107,9 +109,8 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 		putUsers(t, s, ids)
 		// At threshold 0 one follower makes an account big-V; 20 fans
 		// share the edges, within the follow limit.
-		prev := s.Options().BigVThreshold
-		s.SetBigVThreshold(0)
-		defer s.SetBigVThreshold(prev)
+		prev := bigV.Swap(0)
+		defer bigV.Store(prev)
 		fans := idRange(900_001, 20)
 		putUsers(t, s, fans)
 		edges := make([]Edge, len(ids))

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/redis/rueidis"
 )
@@ -81,12 +80,10 @@ func (s *Service) do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisRe
 	return s.doMulti(ctx, cmd)[0]
 }
 
-var loadMu sync.Mutex
-
 // loadScripts loads every script on every node.
 func (s *Service) loadScripts(ctx context.Context) error {
-	loadMu.Lock()
-	defer loadMu.Unlock()
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
 	for _, n := range s.c.Nodes() {
 		for _, sc := range allScripts {
 			if err := n.Do(ctx, n.B().ScriptLoad().Script(sc.src).Build()).Error(); err != nil {

@@ -1,15 +1,14 @@
-// Package feedcore is feedd's domain: timelines and their order, cursors,
-// the hybrid push/pull fan-out, the social graph and reader activity, all
-// over Redis. It knows nothing of GraphQL.
 package feedcore
 
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -36,10 +35,13 @@ type Service struct {
 	known knownSet
 
 	stats stats
-	// bigV is the big-V threshold in force; operators may change it live.
-	bigV atomic.Int64
-	// afterChunk, when set by a test, runs after each fan-out chunk.
-	afterChunk func()
+	// locks takes readers' upgrade and demotion locks (withLock).
+	locks rueidislock.Locker
+
+	// loadMu serialises loadScripts: the pipelines that meet NOSCRIPT at
+	// once (after a restart or a failover) load the scripts one after the
+	// other, not all at the same time.
+	loadMu sync.Mutex
 }
 
 // touchEvery bounds how stale this process lets a reader's last-seen get;
@@ -61,9 +63,12 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	s := &Service{k: keys{p: opts.Prefix}, o: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
 	s.c = riding{Client: client, s: s}
+	var err error
+	if s.locks, err = newLocker(client, s.k); err != nil {
+		return nil, fmt.Errorf("make the reader locker: %w", err)
+	}
 	key := opts.CursorKey
 	if !s.fixedKey() {
-		var err error
 		if key, err = s.sharedCursorKey(ctx, nil); err != nil {
 			return nil, fmt.Errorf("read the shared cursor key: %w", err)
 		}
@@ -74,23 +79,19 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 		return nil, err
 	}
 	s.sealer.Store(sealer)
-	s.bigV.Store(int64(s.o.BigVThreshold))
 	return s, nil
 }
 
-// Options returns the options in force, defaults filled in.
+// Options returns the options in force, defaults filled in;
+// BigVThreshold is the threshold in force now (see BigVThresholdFunc).
 func (s *Service) Options() Options {
 	o := s.o
-	o.BigVThreshold = int(s.bigV.Load())
+	o.BigVThreshold = int(o.bigVThreshold())
 	return o
 }
 
 // Client is the Redis client the service uses.
 func (s *Service) Client() rueidis.Client { return s.c }
-
-// SetBigVThreshold changes the big-V threshold at run time (for operators
-// and tests). Authors cross it on their next follow or publish.
-func (s *Service) SetBigVThreshold(n int) { s.bigV.Store(int64(n)) }
 
 func (s *Service) nowMS() int64 { return s.o.Now().UnixMilli() }
 

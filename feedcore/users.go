@@ -86,8 +86,8 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 	return stopAt, stop
 }
 
-// deleteIfEquals deletes the string KEYS[1] if it still holds ARGV[1]:
-// a handle released by its owner only, a lock released by its holder only.
+// deleteIfEquals deletes the string KEYS[1] if it still holds ARGV[1]: a
+// handle is released by its owner only.
 var deleteIfEquals = newScript(false, `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -108,12 +108,11 @@ func validHandle(h string) error {
 // pipelined round trip, served from the client-side cache when warm.
 func (s *Service) Users(ctx context.Context, ids []ID) (_ []*User, err error) {
 	defer wrap(&err, "read users")
-	cmds := make([]rueidis.CacheableTTL, len(ids))
-	for i, id := range ids {
-		// Static TTL: profile keys never expire in Redis, so rueidis's
-		// per-read PTTL check would only add commands to every miss.
-		cmds[i] = rueidis.CT(s.c.B().Hmget().Key(s.k.user(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
-	}
+	// Static TTL: profile keys never expire in Redis, so rueidis's
+	// per-read PTTL check would only add commands to every miss.
+	cmds := cmdsFor(ids, func(id ID) rueidis.CacheableTTL {
+		return rueidis.CT(s.c.B().Hmget().Key(s.k.user(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
+	})
 	out := make([]*User, len(ids))
 	var f [3]string
 	for i, r := range s.c.DoMultiCache(ctx, cmds...) {
@@ -178,13 +177,7 @@ var profileFields = []string{"h", "n", "a"}
 func (s *Service) User(ctx context.Context, id ID) (_ *User, err error) {
 	defer wrap(&err, "read user %d", id)
 	us, err := s.Users(ctx, []ID{id})
-	if err != nil {
-		return nil, err
-	}
-	if us[0] == nil {
-		return nil, apierr.Errorf(apierr.NotFound, "no user with id %d", id)
-	}
-	return us[0], nil
+	return single(us, err, "user", id)
 }
 
 // UserByHandle returns the profile with handle h, or nil when none has it.

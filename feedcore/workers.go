@@ -47,32 +47,22 @@ type WorkerOptions struct {
 	Block time.Duration
 	// Logger receives errors. Default slog.Default().
 	Logger *slog.Logger
+	// AfterChunk, when set, is called after each chunk of inbox writes
+	// that Redis confirmed, by the executor that wrote it: instrumentation,
+	// with which tests stop a worker in the middle of a task.
+	AfterChunk func()
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
-	if o.Name == "" {
-		o.Name = "feedd"
-	}
-	if o.Executors <= 0 {
-		// One event's tasks all queue on its shard: its executors are the
-		// fan-out's parallelism.
-		o.Executors = 4
-	}
-	if o.ReclaimIdle <= 0 {
-		o.ReclaimIdle = 30 * time.Second
-	}
-	if o.MaxDeliveries <= 0 {
-		o.MaxDeliveries = 10
-	}
-	if o.RepairAfter <= 0 {
-		o.RepairAfter = 30 * time.Second
-	}
-	if o.SweepEvery <= 0 {
-		o.SweepEvery = time.Minute
-	}
-	if o.Block <= 0 {
-		o.Block = 2 * time.Second
-	}
+	setDefault(&o.Name, "feedd")
+	// One event's tasks all queue on its shard: its executors are the
+	// fan-out's parallelism.
+	setDefault(&o.Executors, 4)
+	setDefault(&o.ReclaimIdle, 30*time.Second)
+	setDefault(&o.MaxDeliveries, 10)
+	setDefault(&o.RepairAfter, 30*time.Second)
+	setDefault(&o.SweepEvery, time.Minute)
+	setDefault(&o.Block, 2*time.Second)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -126,7 +116,8 @@ func (s *Service) taskStream(shard int) stream {
 // inboxes; a reclaimer that takes over entries a crashed worker left
 // pending; the journal repairer and the sweeper. Any number of processes
 // may run it against one Redis.
-func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) error {
+func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
+	defer wrap(&err, "run fan-out workers")
 	o = o.withDefaults()
 	if err := s.ensureGroups(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -165,10 +156,11 @@ func (s *Service) ensureGroups(ctx context.Context) error {
 	return nil
 }
 
-// handler handles one stream entry delivered to consumer. acked reports
-// that the handler acknowledged the entry itself (atomically with its last
-// write); otherwise handle acknowledges it after a nil error.
-type handler func(ctx context.Context, st stream, consumer string, e rueidis.XRangeEntry) (acked bool, err error)
+// handler handles one stream entry delivered to consumer, a worker run
+// with o. acked reports that the handler acknowledged the entry itself
+// (atomically with its last write); otherwise handle acknowledges it after
+// a nil error.
+type handler func(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry) (acked bool, err error)
 
 // errMalformed marks an entry no worker can ever handle.
 var errMalformed = errors.New("malformed entry")
@@ -227,7 +219,7 @@ func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consu
 func (s *Service) handle(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry, h handler) {
 	backoff := 50 * time.Millisecond
 	for {
-		acked, err := h(ctx, st, consumer, e)
+		acked, err := h(ctx, o, st, consumer, e)
 		switch {
 		case err == nil:
 			if !acked {
@@ -267,7 +259,7 @@ redis.call('XACK', KEYS[1], ARGV[2], ARGV[1])
 return redis.call('XDEL', KEYS[1], ARGV[1])
 `)
 
-func (s *Service) handleEvent(ctx context.Context, st stream, _ string, e rueidis.XRangeEntry) (bool, error) {
+func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _ string, e rueidis.XRangeEntry) (bool, error) {
 	ev, err := parseEvent(e.FieldValues, st.shard)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", errMalformed, err)
@@ -299,13 +291,13 @@ func (s *Service) handleEvent(ctx context.Context, st stream, _ string, e rueidi
 	return false, fmt.Errorf("%w: unknown event type %q", errMalformed, ev.Type)
 }
 
-func (s *Service) handleTask(ctx context.Context, st stream, consumer string, e rueidis.XRangeEntry) (bool, error) {
+func (s *Service) handleTask(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry) (bool, error) {
 	t, err := parseTask(e, st.shard)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	t.Consumer = consumer
-	if err := s.execute(ctx, t); err != nil {
+	if err := s.execute(ctx, t, o.AfterChunk); err != nil {
 		return false, err
 	}
 	s.stats.tasks.Add(1)
@@ -411,7 +403,8 @@ func (s *Service) sweepLoop(ctx context.Context, o WorkerOptions) {
 
 // Drain waits until every queued event and task has been handled (by this
 // process's workers or any other's), or ctx ends.
-func (s *Service) Drain(ctx context.Context) error {
+func (s *Service) Drain(ctx context.Context) (err error) {
+	defer wrap(&err, "drain the fan-out")
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -431,33 +424,29 @@ func (s *Service) Drain(ctx context.Context) error {
 }
 
 // Backlog is how many events, tasks and journal entries are not yet done.
-func (s *Service) Backlog(ctx context.Context) (int64, error) {
-	cmds := make([]rueidis.Completed, 0, 3*s.o.StreamShards)
-	for sh := 0; sh < s.o.StreamShards; sh++ {
-		cmds = append(cmds, s.c.B().Xlen().Key(s.k.events(sh)).Build(), s.c.B().Xlen().Key(s.k.tasks(sh)).Build(),
-			s.c.B().Xlen().Key(s.k.journal(sh)).Build())
-	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
-		return 0, fmt.Errorf("read fan-out backlog: %w", err)
-	}
-	var n int64
-	for _, r := range rs {
-		v, _ := r.AsInt64()
-		n += v
-	}
-	return n, nil
+func (s *Service) Backlog(ctx context.Context) (_ int64, err error) {
+	defer wrap(&err, "read fan-out backlog")
+	return s.streamsLen(ctx, s.k.events, s.k.tasks, s.k.journal)
 }
 
 // DeadLetters is how many entries the dead-letter streams hold.
-func (s *Service) DeadLetters(ctx context.Context) (int64, error) {
-	cmds := make([]rueidis.Completed, s.o.StreamShards)
-	for sh := range cmds {
-		cmds[sh] = s.c.B().Xlen().Key(s.k.deadLetters(sh)).Build()
+func (s *Service) DeadLetters(ctx context.Context) (_ int64, err error) {
+	defer wrap(&err, "read dead letters")
+	return s.streamsLen(ctx, s.k.deadLetters)
+}
+
+// streamsLen adds up the lengths of the streams that kinds name, on every
+// shard, in one round trip.
+func (s *Service) streamsLen(ctx context.Context, kinds ...func(shard int) string) (int64, error) {
+	cmds := make([]rueidis.Completed, 0, len(kinds)*s.o.StreamShards)
+	for sh := 0; sh < s.o.StreamShards; sh++ {
+		for _, key := range kinds {
+			cmds = append(cmds, s.c.B().Xlen().Key(key(sh)).Build())
+		}
 	}
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
-		return 0, fmt.Errorf("read dead letters: %w", err)
+		return 0, err
 	}
 	var n int64
 	for _, r := range rs {
@@ -490,22 +479,20 @@ type StreamPending struct {
 // Pending reads the fan-out streams' pending summaries, added up over the
 // shards, in one round trip. A stream whose group does not exist yet (no
 // worker ever ran) has none.
-func (s *Service) Pending(ctx context.Context) ([]StreamPending, error) {
+func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
+	defer wrap(&err, "read pending entries")
 	var streams []stream
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		streams = append(streams, s.eventStream(sh), s.taskStream(sh))
 	}
-	cmds := make([]rueidis.Completed, len(streams))
-	for i, st := range streams {
-		cmds[i] = s.c.B().Xpending().Key(st.key).Group(st.group).Build()
-	}
+	summary := func(st stream) rueidis.Completed { return s.c.B().Xpending().Key(st.key).Group(st.group).Build() }
 	out := []StreamPending{{Stream: "events"}, {Stream: "tasks"}}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	for i, r := range s.doMulti(ctx, cmdsFor(streams, summary)...) {
 		sum := &out[i%2]
 		arr, err := r.ToArray()
 		if err != nil {
 			if isUnavailable(err) {
-				return nil, fmt.Errorf("read pending entries: %w", err)
+				return nil, err
 			}
 			continue // NOGROUP: nothing pending
 		}

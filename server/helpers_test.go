@@ -42,7 +42,13 @@ func newEnvOn(t *testing.T, client rueidis.Client, prefix string) *env {
 // builds it.
 func newEnvWith(t *testing.T, client rueidis.Client, prefix string, api APIConfig) *env {
 	t.Helper()
-	svc, err := feedcore.New(context.Background(), client, feedcore.Options{Prefix: prefix})
+	return newEnvOpts(t, client, feedcore.Options{Prefix: prefix}, api)
+}
+
+// newEnvOpts is newEnvWith over a Service with opts.
+func newEnvOpts(t *testing.T, client rueidis.Client, opts feedcore.Options, api APIConfig) *env {
+	t.Helper()
+	svc, err := feedcore.New(context.Background(), client, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

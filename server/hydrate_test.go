@@ -118,11 +118,10 @@ const (
 func newFeedFixture(t testing.TB) *feedFixture {
 	t.Helper()
 	st := storetest.New(t)
-	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix})
+	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.SetBigVThreshold(3)
 	ctx := context.Background()
 	defer feedtest.Workers(t, svc)()
 	drain := func() { t.Helper(); feedtest.Drain(t, svc) }

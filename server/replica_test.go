@@ -149,8 +149,7 @@ func (p *otherProcess) trips(op string) int64 {
 func TestCacheInvalidationAcrossProcesses(t *testing.T) {
 	storetest.RequireReal(t)
 	st := storetest.New(t)
-	e := newEnvOn(t, st.Client, st.Prefix)
-	e.svc.SetBigVThreshold(2)
+	e := newEnvOpts(t, st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 2}, APIConfig{})
 	e.users("star", "reader", "f3", "f4")
 	e.workers()
 	for _, f := range []feedcore.ID{2, 3, 4} {

@@ -1,0 +1,74 @@
+// Package feedcore is feedd's domain: timelines and their order, cursors,
+// the hybrid push/pull fan-out, the social graph and reader activity, all
+// over Redis. It knows nothing of GraphQL.
+//
+// The concerns call one another (the journal settles follows, follows
+// backfill inboxes, activity upgrades readers, workers materialize posts),
+// so they share one package and one [Service]; files are named for what
+// they do, grouped by prefix.
+//
+// # Where things are
+//
+//   - Read path: read_feed.go (FollowingFeed: the reader's view, the scan
+//     across the inbox horizon, page and cursors), read_merge.go (k-way
+//     merge), read_timeline.go (posts and replays as one machinery),
+//     read_hydrate.go (Hydrate, cached posts), read_cursor.go (sealed
+//     cursors), read_cursorkey.go (the key shared in Redis),
+//     read_activity.go (Touch, upgrade, Sweep, the reader locks).
+//   - Live: live_session.go (ScheduleLive, StartLive, EndLive, PutLive,
+//     anchor queues), live_feed.go (LiveFeed paging), live_snapshot.go
+//     (take, reuse, one snapshot per device).
+//   - Fan-out: fanout_dispatch.go (events into tasks, promotion, task
+//     execution, inbox writes).
+//   - Journal and events: events.go (event streams, the log script, ids
+//     from a shard's clock), journal.go (begin, settle, repair),
+//     durability.go (commit, WAIT for replicas).
+//   - Graph: graph.go (Follow, Unfollow, backfill).
+//   - Posts: posts.go (Publish, Delete, Posts), content.go (text rules).
+//   - Likes: likes.go (Like, Unlike, LikeMany, counters).
+//   - Users: users.go (profiles, handles, counts).
+//   - Rate limit: ratelimit.go (GCRA in Redis; a Charge rides the first
+//     pipeline), throttle.go (per-process throttles of activity writes).
+//   - Ops: ops_export.go (Export), ops_rebuild.go (Rebuild), ops_scan.go
+//     (walking every record of a kind).
+//   - Workers: workers.go (RunWorkers: consumers, reclaim, dead letters,
+//     Backlog, Drain).
+//   - Storage helpers: keys.go (every key name), member.go (8-byte
+//     members), scripts.go (Lua scripts, doMulti), pipeline.go (batch
+//     commands and replies), errors.go (CodeOf, wrap), options.go,
+//     service.go, model.go.
+//
+// # Invariants
+//
+// Event as log. A publish or delete is committed by appending its event to
+// the author's stream shard (a publish's in one script with its id from the
+// shard's clock, its idempotency record and its rate charge). Nothing is
+// written before; everything after (post hash, outbox, own inbox, followers'
+// inboxes) is derived from the event by idempotent writes, by the request
+// and again by the dispatcher. A tombstone is final.
+//
+// Journal. A mutation that writes several cluster slots without an event
+// (follow, unfollow, the live mutations) has one record of truth changed
+// atomically in one slot (the following set, the session's hash). It
+// journals itself on its shard first, changes the record, settles the rest
+// to match it (idempotent, the record re-read until it stops changing) and
+// deletes its entry; a worker settles entries older than
+// WorkerOptions.RepairAfter.
+//
+// Inbox horizon. An inbox holds every entry pushed to it at or above its
+// horizon: the higher of its cap-th entry (once it holds cap entries) and a
+// floor scripts record (before a removal shrinks a full inbox, after a
+// partial backfill). The horizon only rises. Reads take the inbox above it
+// and pull every followee's outbox (and the reader's own) below it, so the
+// feed never ends at the cap.
+//
+// Big-V. An author over the threshold is big-V, for good. Its posts are
+// pushed only to its active followers (its active set); a reader whose
+// inbox is not complete pulls its big-V followees' outboxes (its set of
+// big-V followees) and merges. A reader is active when it read within
+// Options.ActiveWindow; a returning reader is served by merge and upgraded
+// in the background (join the active sets, backfill, mark complete); the
+// sweeper demotes quiet readers (incomplete first, then out of the active
+// sets). Promotion notes the author in every follower's set and builds the
+// active set before the fan-out switches to it, so no reader misses a post.
+package feedcore

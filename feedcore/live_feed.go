@@ -1,0 +1,310 @@
+package feedcore
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/roundtrip"
+)
+
+// liveEntry is a session found for a live page and the state it is shown in.
+type liveEntry struct {
+	it    Item
+	state LiveState
+	l     *LiveSession
+}
+
+// LiveFeed returns a page of viewer's live feed: the LIVE and PREVIEW
+// sessions of followed anchors from a snapshot taken at the first page,
+// then their replays that ended by the snapshot, newest first.
+//
+// Round trips: a first page costs 3 (the viewer's graph and replay view,
+// with the device's recent snapshot when reuse is on; the followed
+// anchors' queues, one script per live shard, while the first replays are
+// read; the sessions, read as the snapshot is stored), and a page after a
+// cursor 3 at most (the snapshot and the replay view; the sessions and the
+// replays). The replay view is read before it is known to be needed, so a
+// page never waits for it in turn. More only in rare cases: a queue entry
+// left behind by a racing start or end (one more, to take it out of the
+// stored snapshot), a replay scan that crosses its inbox's horizon or reads
+// on past filtered entries (as followingFeed does).
+func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, err error) {
+	defer wrap(&err, "live feed of user %d", req.Viewer)
+	if req.First < 0 || req.First > maxPageSize {
+		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and 100")
+	}
+	n := orDefault(req.First)
+	if req.After == "" {
+		device, err := validDevice(req.Device)
+		if err != nil {
+			return nil, err
+		}
+		return s.firstLivePage(ctx, req.Viewer, device, n)
+	}
+	return s.nextLivePage(ctx, req, n)
+}
+
+// replayRead is what a read of the replay timeline found: up to its need
+// of entries, how far it scanned, and whether more may follow.
+type replayRead struct {
+	found   []liveEntry
+	scanned *Item
+	more    bool
+}
+
+// loadReplayView reads what a replay read needs of viewer (loadView) for a
+// scan from pos. It goes without the request's rate charge: it is sent at
+// the same time as the read that carries it, and must not wait for its
+// verdict (a refused request fails on that read; this one only reads, bar
+// the throttled activity touch any refused read may carry).
+func (s *Service) loadReplayView(ctx context.Context, tl timeline, viewer ID, pos *Item, need int) (*view, error) {
+	return s.loadView(withoutCharge(ctx), tl, viewer, older, pos, need)
+}
+
+// collectReplays reads up to need replays visible to v's viewer from pos,
+// leaving out those in the stored snapshot (empty: none stored yet).
+func (s *Service) collectReplays(ctx context.Context, v *view, pos *Item, need int, snapshot string) (replayRead, error) {
+	found, scanned, more, err := collect(ctx, s, v, older, pos, need, s.visibleReplays(snapshot))
+	if err != nil {
+		return replayRead{}, err
+	}
+	out := make([]liveEntry, len(found))
+	for i, e := range found {
+		out[i] = liveEntry{it: e.it, state: StateReplay, l: e.val}
+	}
+	return replayRead{found: out, scanned: scanned, more: more}, nil
+}
+
+// finishLivePage makes a page of n edges of the snapshot's entries snap
+// (from the cursor on, up to n+1 of them), followed, when they fall short,
+// by the replays rp (read for a need of n+1 from where they begin).
+func (s *Service) finishLivePage(viewer ID, ref snapshotRef, n int, snap []liveEntry, rp replayRead) *LivePage {
+	found := slices.Clip(snap) // a snapshot build's entries may be shared: append copies
+	more := len(found) > n
+	var scanned *Item
+	if !more {
+		r := rp.found[:min(len(rp.found), n+1-len(found))]
+		found = append(found, r...)
+		scanned, more = rp.scanned, rp.more || len(found) > n
+	}
+	return s.livePage(viewer, ref, n, found, scanned, more)
+}
+
+// firstLivePage serves a first page from the device's snapshot: reused
+// when taken less than Options.SnapshotReuse ago, otherwise a new one that
+// replaces it. Concurrent first pages of one device in this process
+// (aliases of one operation, double taps) share one build.
+func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n int) (*LivePage, error) {
+	now := s.nowMS()
+	top := &Item{TS: now, ID: math.MaxUint64}
+	tl := s.replaysTL().withFollowees() // a new snapshot files the followed anchors' sessions
+	var (
+		v      *view
+		reused *snapshotRead
+		err    error
+	)
+	if s.o.SnapshotReuse > 0 {
+		err = roundtrip.Parallel(ctx,
+			func(ctx context.Context) (err error) {
+				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.o.SnapshotReuse.Milliseconds(), n+1)
+				return err
+			},
+			func(ctx context.Context) (err error) {
+				v, err = s.loadReplayView(ctx, tl, viewer, top, n+1)
+				return err
+			})
+	} else {
+		v, err = s.loadView(ctx, tl, viewer, older, top, n+1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if reused != nil {
+		return s.pageFromSnapshot(ctx, viewer, v, reused.ref, reused.items, n)
+	}
+	// The snapshot is built while the first replays are read: until it is
+	// stored nobody can tell which replays it holds, so those are left out
+	// once both are known, below.
+	var (
+		ref  snapshotRef
+		snap []liveEntry
+		rp   replayRead
+	)
+	err = roundtrip.Parallel(ctx,
+		func(ctx context.Context) error {
+			got, err, _ := s.snapshots.Do(FormatID(viewer)+"/"+device, func() (any, error) {
+				ref, entries, err := s.takeSnapshot(ctx, viewer, device, now, v.followees)
+				return builtSnapshot{ref, entries}, err
+			})
+			if err != nil {
+				return err
+			}
+			b := got.(builtSnapshot)
+			ref, snap = b.ref, b.entries
+			return nil
+		},
+		func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, ""); return err })
+	if err != nil {
+		return nil, err
+	}
+	// A session that ended in the very millisecond the snapshot was taken
+	// may be in both: it is shown once, from the snapshot. A build shared
+	// with a concurrent first page may be a little older than this request:
+	// its replays begin at its time.
+	in := make(map[ID]bool, len(snap))
+	for _, e := range snap {
+		in[e.it.ID] = true
+	}
+	rp.found = slices.DeleteFunc(rp.found, func(e liveEntry) bool { return in[e.it.ID] || e.it.TS > ref.taken })
+	return s.finishLivePage(viewer, ref, n, snap, rp), nil
+}
+
+// nextLivePage reads the page after a cursor: from the snapshot while it
+// lasts (state 0), then the replays.
+func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*LivePage, error) {
+	c, err := s.openCursor(ctx, req.After, req.Viewer)
+	if err != nil {
+		return nil, err
+	}
+	ref, ok := decodeSnapshotRef(c.Session)
+	if !ok {
+		return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
+	}
+	key := s.k.snapshot(req.Viewer, ref.encode())
+	pos := &Item{TS: c.TS, ID: c.LastID}
+	var v *view
+	if c.State == StateTimeline {
+		var exists int64
+		err := roundtrip.Parallel(ctx,
+			func(ctx context.Context) (err error) {
+				exists, err = s.do(ctx, s.c.B().Exists().Key(key).Build()).AsInt64()
+				return err
+			},
+			func(ctx context.Context) (err error) {
+				v, err = s.loadReplayView(ctx, s.replaysTL(), req.Viewer, pos, n+1)
+				return err
+			})
+		if err != nil {
+			return nil, err
+		}
+		if exists == 0 {
+			return nil, errSnapshotExpired
+		}
+		rp, err := s.collectReplays(ctx, v, pos, n+1, key)
+		if err != nil {
+			return nil, err
+		}
+		return s.finishLivePage(req.Viewer, ref, n, nil, rp), nil
+	}
+	var items []Item
+	err = roundtrip.Parallel(ctx,
+		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, pos, n+1); return err },
+		func(ctx context.Context) (err error) {
+			v, err = s.loadReplayView(ctx, s.replaysTL(), req.Viewer, &Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	return s.pageFromSnapshot(ctx, req.Viewer, v, ref, items, n)
+}
+
+// pageFromSnapshot serves a page from items, the snapshot's next entries
+// (up to n+1), and, when they fall short, the replays from the top (those
+// are read at the same time as the sessions).
+func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref snapshotRef, items []Item, n int) (*LivePage, error) {
+	key := s.k.snapshot(viewer, ref.encode())
+	top := &Item{TS: ref.taken, ID: math.MaxUint64}
+	var (
+		snap []liveEntry
+		rp   replayRead
+	)
+	sessions := func(ctx context.Context) (err error) { snap, err = s.snapshotEntries(ctx, items); return err }
+	replays := func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, key); return err }
+	full := len(items) > n // the snapshot alone may fill the page
+	var err error
+	if full {
+		err = sessions(ctx)
+	} else {
+		err = roundtrip.Parallel(ctx, sessions, replays)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if full && len(snap) <= n {
+		// A session hash gone from under the snapshot left it short.
+		if err := replays(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return s.finishLivePage(viewer, ref, n, snap, rp), nil
+}
+
+// visibleReplays keeps ended sessions of anchors the viewer follows that
+// are not in the stored snapshot (empty: not checked here): one that ended
+// in the very millisecond the snapshot was taken may be in both, and is
+// shown once, from the snapshot.
+func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
+	return func(ctx context.Context, v *view, items []Item) ([]*LiveSession, error) {
+		ids := make([]ID, len(items))
+		for i, it := range items {
+			ids[i] = it.ID
+		}
+		cmds := s.liveCmds(append([]rueidis.Completed(nil), v.extra...), ids)
+		check := snapshot != "" && len(ids) > 0
+		if check {
+			cmds = append(cmds, s.c.B().Zmscore().Key(snapshot).Member(members(ids)...).Build())
+		}
+		rs := s.doMulti(ctx, cmds...)
+		if err := firstErr(rs); err != nil {
+			return nil, err
+		}
+		rs = rs[len(v.extra):]
+		v.extra = nil
+		var inSnapshot []rueidis.RedisMessage
+		if check {
+			inSnapshot, _ = rs[len(ids)].ToArray()
+		}
+		ls, err := parseLives(ids, rs)
+		if err != nil {
+			return nil, err
+		}
+		for i, l := range ls {
+			visible := l != nil && !(check && !inSnapshot[i].IsNil()) &&
+				l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS &&
+				l.Anchor != v.viewer && !v.unfollowed[l.Anchor]
+			if !visible {
+				ls[i] = nil
+			}
+		}
+		return ls, nil
+	}
+}
+
+func (s *Service) livePage(viewer ID, ref snapshotRef, n int, found []liveEntry, scanned *Item, more bool) *LivePage {
+	sealer, session := s.cursors(), ref.encode() // once a page
+	seal := func(e liveEntry) string {
+		state := StateTimeline
+		if e.state != StateReplay {
+			state = StateSnapshot
+		}
+		return sealer.Seal(Cursor{Session: session, State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
+	}
+	shown := found[:min(n, len(found))]
+	pg := &LivePage{Edges: make([]LiveEdge, len(shown)), HasNext: more}
+	for i, e := range shown {
+		pg.Edges[i] = LiveEdge{Session: e.l, State: e.state, Cursor: seal(e)}
+	}
+	if len(shown) > 0 {
+		pg.StartCursor, pg.EndCursor = pg.Edges[0].Cursor, pg.Edges[len(shown)-1].Cursor
+	}
+	// Past everything scanned, when filtering left the page short.
+	if len(found) <= n && scanned != nil {
+		pg.EndCursor = seal(liveEntry{it: *scanned, state: StateReplay})
+	}
+	return pg
+}

@@ -1,0 +1,282 @@
+package feedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+)
+
+// MaxTitleLen is the longest live title, in characters.
+const MaxTitleLen = 200
+
+// liveTransition moves the session KEYS[1] of anchor ARGV[1] to started
+// (ARGV[2] "b") or ended ("e") at ARGV[3], atomically, so racing requests
+// cannot start an ended session or end one twice. It returns "ok:<b>"
+// (b: the start time, empty when never started) or a refusal.
+var liveTransition = newScript(false, `
+local l = redis.call('HMGET', KEYS[1], 'a', 'b', 'e')
+if not l[1] then return 'missing' end
+if l[1] ~= ARGV[1] then return 'forbidden' end
+if l[3] then return 'ended' end
+if ARGV[2] == 'b' and l[2] then return 'live' end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+return 'ok:' .. (l[2] or '')
+`)
+
+// ScheduleLive creates a PREVIEW session of anchor starting at at.
+func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at time.Time) (_ *LiveSession, err error) {
+	defer wrap(&err, "schedule a live session of user %d", anchor)
+	title, err = CheckText("title", title, MaxTitleLen)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkScheduledStart(at); err != nil {
+		return nil, err
+	}
+	if err := s.usersExist(ctx, anchor); err != nil {
+		return nil, err
+	}
+	// The journal entry takes the session's id from the shard's clock in
+	// the same step.
+	shard := s.shardOf(anchor)
+	keys := []string{s.k.journal(shard), s.k.clock(shard)}
+	args := append(logArgs("alloc", s.nowMS(), "", 0, false, nil), "k", jLive, "a", FormatID(anchor))
+	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
+	if err == nil && len(arr) < 4 {
+		err = fmt.Errorf("reply of %d values", len(arr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	ms, _ := arr[1].AsInt64()
+	n, _ := arr[2].AsInt64()
+	jid, _ := arr[3].ToString()
+	at = at.Truncate(time.Millisecond).UTC()
+	l := &LiveSession{ID: composeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at}
+	if err := s.storeLive(ctx, l); err != nil {
+		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
+	}
+	s.end(ctx, shard, jid)
+	return l, nil
+}
+
+// PutLive stores a session with whatever times it has (import, demo,
+// ScheduleLive) and files it where its state belongs: an anchor's queue
+// while PREVIEW or LIVE, the replay timelines once ended after starting.
+func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
+	defer wrap(&err, "store live session %d", l.ID)
+	if l.ID == 0 || l.Anchor == 0 {
+		return apierr.Errorf(apierr.BadInput, "live session id and anchor must be positive numbers")
+	}
+	if l.ScheduledStartAt == nil && l.StartedAt == nil {
+		return apierr.Errorf(apierr.BadInput, "a live session needs scheduledStartAt or startedAt")
+	}
+	if err := s.usersExist(ctx, l.Anchor); err != nil {
+		return err
+	}
+	shard := s.shardOf(l.Anchor)
+	jid, err := s.begin(ctx, shard, "k", jLive, "a", FormatID(l.Anchor), "p", FormatID(l.ID))
+	if err != nil {
+		return err
+	}
+	if err := s.storeLive(ctx, l); err != nil {
+		return err
+	}
+	s.end(ctx, shard, jid)
+	return nil
+}
+
+// storeLive writes a journaled session's hash, its record of truth, and
+// settles the rest from it.
+func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
+	hset := s.c.B().Hset().Key(s.k.live(l.ID)).FieldValue().FieldValue("a", FormatID(l.Anchor)).FieldValue("t", l.Title)
+	for f, t := range map[string]*time.Time{"s": l.ScheduledStartAt, "b": l.StartedAt, "e": l.EndedAt} {
+		if t != nil {
+			hset = hset.FieldValue(f, scoreArg(t.UnixMilli()))
+		}
+	}
+	if err := s.commit(ctx, nil, nil, nil, hset.Build()).Error(); err != nil {
+		return fmt.Errorf("write the session's hash: %w", err)
+	}
+	return s.settleLive(ctx, l.Anchor, l.ID)
+}
+
+// queueScore orders an anchor's queue: LIVE by start time (positive, newest
+// first), then PREVIEW by scheduled start (negated, so soonest first).
+func queueScore(l *LiveSession) int64 {
+	if l.StartedAt != nil {
+		return l.StartedAt.UnixMilli()
+	}
+	return -l.ScheduledStartAt.UnixMilli()
+}
+
+func (s *Service) enqueue(ctx context.Context, anchor ID, it Item) error {
+	return s.do(ctx, s.c.B().Zadd().Key(s.k.liveQueue(anchor)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error()
+}
+
+// fileReplay adds an ended session to its anchor's replay outbox and queues
+// its fan-out to followers' replay inboxes.
+func (s *Service) fileReplay(ctx context.Context, anchor ID, it Item) error {
+	if err := s.do(ctx, s.c.B().Zadd().Key(s.k.replayOutbox(anchor)).ScoreMember().
+		ScoreMember(float64(it.TS), member(it.ID)).Build()).Error(); err != nil {
+		return err
+	}
+	return s.emit(ctx, event{Type: evReplay, User: anchor, Item: it})
+}
+
+// StartLive moves anchor's session from PREVIEW to LIVE.
+func (s *Service) StartLive(ctx context.Context, anchor, id ID) (_ *LiveSession, err error) {
+	defer wrap(&err, "start live session %d", id)
+	return s.changeLive(ctx, anchor, id, "b")
+}
+
+// EndLive ends anchor's session: a LIVE one becomes a replay, a PREVIEW one
+// is cancelled and shown nowhere.
+func (s *Service) EndLive(ctx context.Context, anchor, id ID) (_ *LiveSession, err error) {
+	defer wrap(&err, "end live session %d", id)
+	return s.changeLive(ctx, anchor, id, "e")
+}
+
+// changeLive journals a state change, makes it on the session's hash (the
+// record of truth, where the transition script refuses what the state
+// machine forbids) and settles the rest.
+func (s *Service) changeLive(ctx context.Context, anchor, id ID, field string) (*LiveSession, error) {
+	shard := s.shardOf(anchor)
+	jid, err := s.begin(ctx, shard, "k", jLive, "a", FormatID(anchor), "p", FormatID(id))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.transition(ctx, anchor, id, field, s.nowMS()); err != nil {
+		var refused *apierr.Error
+		if errors.As(err, &refused) {
+			s.end(ctx, shard, jid) // refused: nothing changed
+		}
+		return nil, err
+	}
+	if err := s.settleLive(ctx, anchor, id); err != nil {
+		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
+	}
+	s.end(ctx, shard, jid)
+	return s.liveSession(ctx, id)
+}
+
+func (s *Service) transition(ctx context.Context, anchor, id ID, field string, now int64) (started bool, err error) {
+	keys, args := []string{s.k.live(id)}, []string{FormatID(anchor), field, scoreArg(now)}
+	res, err := s.commit(ctx, liveTransition, keys, args, liveTransition.cmd(s.c.B(), keys, args)).ToString()
+	if err != nil {
+		return false, err
+	}
+	switch res {
+	case "missing":
+		return false, apierr.Errorf(apierr.NotFound, "no live session with id %d", id)
+	case "forbidden":
+		return false, apierr.Errorf(apierr.Forbidden, "only the session's anchor may change it")
+	case "ended":
+		return false, apierr.Errorf(apierr.BadInput, "the session has ended")
+	case "live":
+		return false, apierr.Errorf(apierr.BadInput, "the session is live already")
+	}
+	return res != "ok:", nil
+}
+
+// dequeue removes a session from its anchor's queue. The queues need no
+// index of the anchors that have sessions (readers find them by live
+// shard, liveQueued), so there is nothing else to settle.
+func (s *Service) dequeue(ctx context.Context, anchor, id ID) error {
+	return s.do(ctx, s.c.B().Zrem().Key(s.k.liveQueue(anchor)).Member(member(id)).Build()).Error()
+}
+
+// LiveSessions returns sessions by id in order, nil where none exists. One
+// pipelined round trip.
+func (s *Service) LiveSessions(ctx context.Context, ids []ID) (_ []*LiveSession, err error) {
+	defer wrap(&err, "read live sessions")
+	return parseLives(ids, s.doMulti(ctx, s.liveCmds(nil, ids)...))
+}
+
+// liveCmds appends the reads of sessions ids to cmds (parseLives reads
+// their replies).
+func (s *Service) liveCmds(cmds []rueidis.Completed, ids []ID) []rueidis.Completed {
+	for _, id := range ids {
+		cmds = append(cmds, s.c.B().Hgetall().Key(s.k.live(id)).Build())
+	}
+	return cmds
+}
+
+// parseLives reads the replies of liveCmds: one session per id, nil where
+// none exists.
+func parseLives(ids []ID, rs []rueidis.RedisResult) ([]*LiveSession, error) {
+	out := make([]*LiveSession, len(ids))
+	for i, id := range ids {
+		m, err := rs[i].AsStrMap()
+		if err != nil {
+			return nil, err
+		}
+		if len(m) > 0 {
+			out[i] = parseLive(id, m)
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) liveSession(ctx context.Context, id ID) (*LiveSession, error) {
+	ls, err := s.LiveSessions(ctx, []ID{id})
+	return single(ls, err, "live session", id)
+}
+
+func parseLive(id ID, m map[string]string) *LiveSession {
+	anchor, _ := strconv.ParseUint(m["a"], 10, 64)
+	l := &LiveSession{ID: id, Anchor: anchor, Title: m["t"]}
+	at := func(f string) *time.Time {
+		ms, err := strconv.ParseInt(m[f], 10, 64)
+		if err != nil {
+			return nil
+		}
+		t := time.UnixMilli(ms).UTC()
+		return &t
+	}
+	l.ScheduledStartAt, l.StartedAt, l.EndedAt = at("s"), at("b"), at("e")
+	return l
+}
+
+// liveQueues replies the entries of the queues KEYS (of anchors on one live
+// shard), flat member, score, each queue newest first.
+var liveQueues = newScript(true, `
+local out = {}
+for _, k in ipairs(KEYS) do
+  local q = redis.call('ZRANGE', k, '+inf', '-inf', 'BYSCORE', 'REV', 'WITHSCORES')
+  for i = 1, #q do out[#out + 1] = q[i] end
+end
+return out
+`)
+
+// liveQueued lists the queued (LIVE and PREVIEW) sessions of anchors: one
+// script per live shard holding any of their queues, in one round trip.
+// The queues are not checked against the sessions here.
+func (s *Service) liveQueued(ctx context.Context, anchors []ID) ([]Item, error) {
+	var byShard [liveShards][]string
+	for _, a := range anchors {
+		n := liveShardOf(a)
+		byShard[n] = append(byShard[n], s.k.liveQueueIn(n, a))
+	}
+	var cmds []rueidis.Completed
+	for _, keys := range byShard {
+		if len(keys) > 0 {
+			cmds = append(cmds, liveQueues.cmd(s.c.B(), keys, nil))
+		}
+	}
+	var items []Item
+	for _, r := range s.doMulti(ctx, cmds...) {
+		q, err := parseEntries(r)
+		if err != nil {
+			return nil, fmt.Errorf("read live queues: %w", err)
+		}
+		items = append(items, q...)
+	}
+	return items, nil
+}

@@ -1,0 +1,26 @@
+package feedcore
+
+import (
+	"context"
+	"strings"
+
+	"github.com/feedd/feedd/redisstore"
+)
+
+// scanIDs calls fn with the ids of every key keyOf names (a per-id key
+// method of keys, such as s.k.user), a SCAN batch at a time, from every
+// master: Export and Rebuild walk the records so. The pattern comes from
+// the key method (tagHead), so a key's name is spelled once, in keys.go.
+// SCAN visits the whole keyspace (other prefixes' keys too); MATCH filters.
+func (s *Service) scanIDs(ctx context.Context, keyOf func(ID) string, fn func(ids []ID) error) error {
+	head := tagHead(keyOf)
+	return redisstore.ScanKeys(ctx, s.c, redisstore.GlobEscape(head)+"*}", func(keys []string) error {
+		ids := make([]ID, 0, len(keys))
+		for _, k := range keys {
+			if id, err := ParseID(strings.TrimSuffix(strings.TrimPrefix(k, head), "}")); err == nil {
+				ids = append(ids, id)
+			}
+		}
+		return fn(ids)
+	})
+}

@@ -1,0 +1,55 @@
+package feedcore
+
+import (
+	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+)
+
+// Most reads and writes of a batch (ids, edges, streams) are one command
+// per item, sent as one pipeline (doMulti), their replies read in the same
+// order.
+
+// cmdsFor is the command cmd builds for each of xs, in order.
+func cmdsFor[T, C any](xs []T, cmd func(T) C) []C {
+	cmds := make([]C, len(xs))
+	for i, x := range xs {
+		cmds[i] = cmd(x)
+	}
+	return cmds
+}
+
+// parseEach reads each of xs (replies, members) with parse, in order; the
+// first error stops it.
+func parseEach[S, T any](xs []S, parse func(S) (T, error)) ([]T, error) {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		v, err := parse(x)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// isMember reads a ZSCORE reply: whether the member is in the set.
+func isMember(r rueidis.RedisResult) (bool, error) {
+	_, err := r.AsFloat64()
+	if rueidis.IsRedisNil(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// single is the one value of a batch read of id (vs, err), or NOT_FOUND
+// naming what was looked for when it does not exist.
+func single[T any](vs []*T, err error, what string, id ID) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	if vs[0] == nil {
+		return nil, apierr.Errorf(apierr.NotFound, "no %s with id %d", what, id)
+	}
+	return vs[0], nil
+}
