@@ -3,13 +3,12 @@ package resolvers
 import (
 	"context"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/roundtrip"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // LiveFeed reads a page and hydrates its sessions' anchors. As with
@@ -29,7 +28,7 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 		func(ctx context.Context) error { _, err := r.viewer(ctx); return err },
 		func(ctx context.Context) (err error) {
 			p, err = r.Svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: viewer, First: deref(first), After: deref(after),
-				Device: deviceID(ctx)})
+				Device: reqinfo.Of(ctx).Device})
 			return err
 		})
 	if err != nil {
@@ -118,16 +117,4 @@ func (r *liveSessionResolver) Anchor(ctx context.Context, l *feedcore.LiveSessio
 
 func (r *liveSessionResolver) State(_ context.Context, l *feedcore.LiveSession) (graph.LiveState, error) {
 	return graph.LiveState(l.State()), nil
-}
-
-// DeviceHeader names the caller's device (an app install, a browser) for
-// the live feed: each device of a viewer keeps one snapshot. Optional; see
-// feedcore.LiveRequest.Device for what it may hold.
-const DeviceHeader = "X-Device-Id"
-
-func deviceID(ctx context.Context) string {
-	if !graphql.HasOperationContext(ctx) {
-		return ""
-	}
-	return graphql.GetOperationContext(ctx).Headers.Get(DeviceHeader)
 }

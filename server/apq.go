@@ -16,8 +16,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // codePersistedQueryNotFound is what Apollo-style clients look for to
@@ -130,7 +130,7 @@ func (r apqRegister) MutateOperationContext(ctx context.Context, op *graphql.Ope
 	if !ok {
 		return nil
 	}
-	viewer := auth.FromContext(ctx).ViewerID
+	viewer := reqinfo.Viewer(ctx)
 	if viewer == 0 {
 		return nil
 	}

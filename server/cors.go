@@ -15,13 +15,12 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
-	"github.com/feedd/feedd/resolvers"
 )
 
 // corsAllowHeaders are the request headers a browser app may send: every
 // header feedd reads. A header missing here fails the preflight of a web
 // app on another origin that sends it.
-var corsAllowHeaders = strings.Join([]string{"Content-Type", "Authorization", auth.DevHeader, RequestIDHeader, resolvers.DeviceHeader}, ", ")
+var corsAllowHeaders = strings.Join([]string{"Content-Type", "Authorization", auth.DevHeader, RequestIDHeader, DeviceHeader}, ", ")
 
 // corsExposeHeaders are the response headers a browser app may read.
 var corsExposeHeaders = strings.Join([]string{"Retry-After", RequestIDHeader}, ", ")

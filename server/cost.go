@@ -11,8 +11,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // DefaultMaxMutations is how many mutation fields (aliases included) one
@@ -160,10 +160,10 @@ func refusal(ctx context.Context, v feedcore.Verdict) *gqlerror.Error {
 // subjectOf is whose allowance an operation spends: the viewer's, or the
 // client address's when there is no (valid) identity.
 func subjectOf(ctx context.Context) feedcore.Subject {
-	if v := auth.FromContext(ctx).ViewerID; v != 0 {
+	if v := reqinfo.Viewer(ctx); v != 0 {
 		return feedcore.Subject{Viewer: v}
 	}
-	a := ClientAddr(ctx)
+	a := reqinfo.Of(ctx).ClientAddr
 	if a == "" {
 		a = "unknown"
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // unavailableMessage is all a client learns when Redis is down: the cause
@@ -50,7 +51,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				return withCode(out, apierr.BadInput, out.Message)
 			}
 		}
-		id := RequestID(ctx)
+		id := reqinfo.Of(ctx).RequestID
 		if feedcore.CodeOf(err) == apierr.Unavailable {
 			log.WarnContext(ctx, "graphql: store unavailable", "request", id, "path", out.Path.String(), "err", err)
 			return withCode(out, apierr.Unavailable, unavailableMessage)
@@ -69,7 +70,7 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 // report it as INTERNAL; the rest of the response is still served.
 func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 	return func(ctx context.Context, v any) error {
-		log.ErrorContext(ctx, "graphql: panic", "request", RequestID(ctx), "panic", v, "stack", string(debug.Stack()))
+		log.ErrorContext(ctx, "graphql: panic", "request", reqinfo.Of(ctx).RequestID, "panic", v, "stack", string(debug.Stack()))
 		return &panicError{value: v}
 	}
 }
@@ -108,8 +109,8 @@ func withCode(e *gqlerror.Error, code apierr.Code, msg string) *gqlerror.Error {
 // one classifier), an Error when it answered something unexpected.
 func logStoreError(ctx context.Context, log *slog.Logger, msg string, err error) {
 	if feedcore.CodeOf(err) == apierr.Unavailable {
-		log.WarnContext(ctx, msg, "request", RequestID(ctx), "err", err)
+		log.WarnContext(ctx, msg, "request", reqinfo.Of(ctx).RequestID, "err", err)
 		return
 	}
-	log.ErrorContext(ctx, msg, "request", RequestID(ctx), "err", err)
+	log.ErrorContext(ctx, msg, "request", reqinfo.Of(ctx).RequestID, "err", err)
 }

@@ -14,13 +14,14 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 func TestPresentError(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	present := presentError(log)
-	ctx := context.WithValue(context.Background(), requestIDKey{}, "req42")
+	ctx := reqinfo.With(context.Background(), reqinfo.Facts{RequestID: "req42"})
 
 	validation := gqlerror.Errorf("Cannot query field \"x\"")
 	errcode.Set(validation, errcode.ValidationFailed)

@@ -16,11 +16,11 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/loaders"
 	"github.com/feedd/feedd/resolvers"
 	"github.com/feedd/feedd/roundtrip"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // graphqlHandler serves /query: POST with a JSON body for everything, GET
@@ -98,7 +98,7 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 		if trips == nil { // outside observeQuery (tests)
 			ctx, trips = roundtrip.NewContext(ctx)
 		}
-		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, auth.FromContext(ctx).ViewerID))
+		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, reqinfo.Viewer(ctx)))
 		op := graphql.GetOperationContext(ctx)
 		typ, name := "", op.OperationName
 		if op.Operation != nil {
@@ -124,7 +124,7 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 				reg.observeOperation(typ, name, n)
 				noteOperation(ctx, typ, name, n)
 				cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "graphql operation",
-					slog.String("request_id", RequestID(ctx)), slog.String("type", typ),
+					slog.String("request_id", reqinfo.Of(ctx).RequestID), slog.String("type", typ),
 					slog.String("operation", name), slog.Int("redis_round_trips", n))
 			})
 			return resp

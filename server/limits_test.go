@@ -43,8 +43,8 @@ func newAPIEnvOn(t *testing.T, c rueidis.Client, prefix string, api APIConfig) *
 	cfg.Logger = discardLogger()
 	mux := http.NewServeMux()
 	mux.Handle("/query", ensureErrorCodes(queryHandler(cfg, api)))
-	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
-	srv := httptest.NewServer(withRequestID(withClientAddr(api.TrustedProxyHeader, api.TrustedProxies, authn(mux))))
+	cfg.APIConfig = api
+	srv := httptest.NewServer(withFacts(cfg, mux))
 	t.Cleanup(srv.Close)
 	return &env{t: t, svc: svc, srv: srv, metrics: reg}
 }

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/roundtrip"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // DefaultRequestTimeout bounds a GraphQL request when Config.RequestTimeout
@@ -74,7 +74,7 @@ func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler)
 			level = slog.LevelWarn
 		}
 		attrs := []slog.Attr{
-			slog.String("request_id", RequestID(ctx)),
+			slog.String("request_id", reqinfo.Of(ctx).RequestID),
 			slog.String("method", r.Method),
 			slog.Int("status", sw.status),
 			slog.String("type", typ),
@@ -82,7 +82,7 @@ func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler)
 			slog.Duration("duration", d),
 			slog.Int("redis_round_trips", trips),
 		}
-		if v := auth.FromContext(ctx).ViewerID; v != 0 {
+		if v := reqinfo.Viewer(ctx); v != 0 {
 			attrs = append(attrs, slog.String("viewer", strconv.FormatUint(v, 10)))
 		}
 		if len(codes) > 0 {
@@ -194,5 +194,5 @@ func OpsHandler(cfg Config) http.Handler {
 	mux.Handle("GET /healthz", healthHandler())
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
-	return withRequestID(mux)
+	return withFacts(cfg, mux)
 }

@@ -64,8 +64,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /healthz", healthHandler())
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
-	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
-	return withRequestID(allowedHosts(cfg.AllowedHosts, withClientAddr(cfg.TrustedProxyHeader, cfg.TrustedProxies, authn(mux))))
+	return withFacts(cfg, allowedHosts(cfg.AllowedHosts, mux))
 }
 
 // private marks every /query answer as not for shared caches nor for
