@@ -22,7 +22,7 @@ import (
 
 // codePersistedQueryNotFound is what Apollo-style clients look for to
 // resend a hash-only request with its query text.
-const codePersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
+const codePersistedQueryNotFound apierr.Code = "PERSISTED_QUERY_NOT_FOUND"
 
 // apqCache is the store of automatic persisted queries: Redis, so a query
 // registered through one replica is found by all of them. Keys are
@@ -232,7 +232,7 @@ func (p persistedOnly) MutateOperationParameters(ctx context.Context, raw *graph
 		q, ok := p.byHash[hash]
 		if !ok {
 			return &gqlerror.Error{Message: "PersistedQueryNotFound",
-				Extensions: map[string]any{"code": codePersistedQueryNotFound}}
+				Extensions: map[string]any{"code": string(codePersistedQueryNotFound)}}
 		}
 		raw.Query = q
 		return nil
@@ -245,20 +245,4 @@ func (p persistedOnly) MutateOperationParameters(ctx context.Context, raw *graph
 		return codedError(apierr.BadInput, "persistedQuery.sha256Hash does not match the query")
 	}
 	return nil
-}
-
-// keepPersistedCodes keeps PERSISTED_QUERY_NOT_FOUND, which clients act on,
-// through the error presenter (which maps unknown codes to BAD_USER_INPUT).
-func keepPersistedCodes(next graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
-	return func(ctx context.Context, err error) *gqlerror.Error {
-		out := next(ctx, err)
-		if ge, ok := err.(*gqlerror.Error); ok && ge.Extensions["code"] == codePersistedQueryNotFound {
-			if out.Extensions == nil {
-				out.Extensions = map[string]any{}
-			}
-			out.Extensions["code"] = codePersistedQueryNotFound
-			out.Message = ge.Message
-		}
-		return out
-	}
 }

@@ -116,7 +116,7 @@ func (c costLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 			case err != nil:
 				logStoreError(ctx, c.log, "rate limit: store did not answer; letting the operation through", err)
 			case got.Err != nil:
-				return &graphql.Response{Errors: gqlerror.List{refusal(ctx, got)}}
+				return replaceAnswer(ctx, refusal(ctx, got))
 			default:
 				v = &got
 			}
@@ -137,15 +137,14 @@ func (c costLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 }
 
 // refusal is RATE_LIMITED with extensions.retryAfterMs, the cost and the
-// points left; the HTTP response becomes 429 with Retry-After (httpState).
+// points left; the HTTP response becomes 429 with Retry-After (the
+// request's reqinfo.Outcome).
 func refusal(ctx context.Context, v feedcore.Verdict) *gqlerror.Error {
 	var fe *apierr.Error
 	if !errors.As(v.Err, &fe) {
 		return codedError(apierr.Internal, "rate limit")
 	}
-	if s := stateOf(ctx); s != nil {
-		s.setRetryAfter(fe.RetryAfter)
-	}
+	reqinfo.OutcomeOf(ctx).SetRetryAfter(fe.RetryAfter)
 	return &gqlerror.Error{
 		Err:     fe,
 		Message: fe.Message,

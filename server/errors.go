@@ -29,36 +29,46 @@ const unavailableMessage = "the store is unavailable, retry later"
 //     gqlgen's message, which points at the mistake in the document;
 //   - an unreachable store is UNAVAILABLE with a fixed message;
 //   - anything else is INTERNAL, logged with the request id the message quotes.
+//
+// It is where the code of nearly every error is decided, so it reports it
+// to the request's Outcome (for the metrics and the access log).
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
-		out := clone(graphql.DefaultErrorPresenter(ctx, err))
-		var fe *apierr.Error
-		if errors.As(err, &fe) {
-			return withCode(out, fe.Code, fe.Message)
-		}
-		var internalPanic *panicError
-		if !errors.As(err, &internalPanic) && out.Err == nil {
-			// Raised by gqlgen or a scalar, not by a resolver.
-			code, _ := out.Extensions["code"].(string)
-			switch {
-			case code == errcode.ValidationFailed || code == errcode.ParseFailed:
-				return withCode(out, apierr.BadInput, out.Message)
-			case isKnownCode(code):
-				return out
-			case len(out.Path) == 0:
-				// Request-level: an undecodable body, an unknown operation
-				// name, a complexity limit. The client sent something wrong.
-				return withCode(out, apierr.BadInput, out.Message)
-			}
-		}
-		id := reqinfo.Of(ctx).RequestID
-		if feedcore.CodeOf(err) == apierr.Unavailable {
-			log.WarnContext(ctx, "graphql: store unavailable", "request", id, "path", out.Path.String(), "err", err)
-			return withCode(out, apierr.Unavailable, unavailableMessage)
-		}
-		log.ErrorContext(ctx, "graphql: internal error", "request", id, "path", out.Path.String(), "err", err)
-		return withCode(out, apierr.Internal, fmt.Sprintf("internal error (request %s)", id))
+		out := present(ctx, log, err)
+		code, _ := out.Extensions["code"].(string)
+		reqinfo.OutcomeOf(ctx).AddCode(code)
+		return out
 	}
+}
+
+func present(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
+	out := clone(graphql.DefaultErrorPresenter(ctx, err))
+	var fe *apierr.Error
+	if errors.As(err, &fe) {
+		return withCode(out, fe.Code, fe.Message)
+	}
+	var internalPanic *panicError
+	if !errors.As(err, &internalPanic) && out.Err == nil {
+		// Raised by gqlgen, a scalar or an extension, not by a resolver.
+		code, _ := out.Extensions["code"].(string)
+		switch {
+		case code == errcode.ValidationFailed || code == errcode.ParseFailed:
+			return withCode(out, apierr.BadInput, out.Message)
+		case isKnownCode(code):
+			return out
+		case len(out.Path) == 0:
+			// Request-level: an undecodable body, an unknown operation
+			// name, a complexity limit. The client sent something wrong.
+			return withCode(out, apierr.BadInput, out.Message)
+		}
+	}
+	id := reqinfo.Of(ctx).RequestID
+	if feedcore.CodeOf(err) == apierr.Unavailable {
+		log.WarnContext(ctx, "graphql: store unavailable", "request", id, "path", out.Path.String(), "err", err)
+		return withCode(out, apierr.Unavailable, unavailableMessage)
+	}
+	log.ErrorContext(ctx, "graphql: internal error", "request", id, "path", out.Path.String(), "err", err)
+	return withCode(out, apierr.Internal, fmt.Sprintf("internal error (request %s)", id))
 }
 
 // panicError is a resolver panic turned into an error by recoverPanic.
@@ -75,11 +85,14 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 	}
 }
 
+// knownCodes are the codes an error raised outside the resolvers keeps:
+// the brief's list, and PERSISTED_QUERY_NOT_FOUND, which Apollo-style
+// clients look for to resend a hash-only request with its query text.
 var knownCodes = map[apierr.Code]bool{
 	apierr.Unauthenticated: true, apierr.Forbidden: true, apierr.NotFound: true,
 	apierr.BadInput: true, apierr.InvalidCursor: true, apierr.CursorExpired: true,
 	apierr.FollowLimit: true, apierr.RateLimited: true, apierr.Unavailable: true,
-	apierr.Internal: true,
+	apierr.Internal: true, codePersistedQueryNotFound: true,
 }
 
 func isKnownCode(code string) bool { return knownCodes[apierr.Code(code)] }

@@ -12,13 +12,14 @@ import (
 // feedcore.LiveRequest.Device for what it may hold.
 const DeviceHeader = "X-Device-Id"
 
-// withFacts puts each request's facts into its context, once, before
-// anything else runs: its id (echoed in RequestIDHeader), the client's
-// address, the caller's identity and device. Everything after it reads
-// them from the context (reqinfo), never from the headers. It never
+// withRequestInfo puts each request's facts into its context, once,
+// before anything else runs: its id (echoed in RequestIDHeader), the
+// client's address, the caller's identity and device. Everything after it
+// reads them from the context (reqinfo), never from the headers. It never
 // refuses a request: fields that need a viewer fail with UNAUTHENTICATED,
-// while public ones still answer.
-func withFacts(cfg Config, next http.Handler) http.Handler {
+// while public ones still answer. The context also gets the request's
+// Outcome, for the steps that decide an answer to report it.
+func withRequestInfo(cfg Config, next http.Handler) http.Handler {
 	addrOf := clientAddr(cfg.TrustedProxyHeader, cfg.TrustedProxies)
 	authn := auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -29,6 +30,7 @@ func withFacts(cfg Config, next http.Handler) http.Handler {
 			Device:     r.Header.Get(DeviceHeader),
 		}
 		w.Header().Set(RequestIDHeader, f.RequestID)
-		next.ServeHTTP(w, r.WithContext(reqinfo.With(r.Context(), f)))
+		ctx, _ := reqinfo.WithOutcome(reqinfo.With(r.Context(), f))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -79,7 +79,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	if apq != nil { // last: only documents that passed everything are kept
 		srv.Use(apqRegister{cache: apq, svc: cfg.Service, limit: api.APQRegisterLimit, known: known, log: cfg.Logger})
 	}
-	srv.SetErrorPresenter(keepPersistedCodes(presentError(cfg.Logger)))
+	srv.SetErrorPresenter(presentError(cfg.Logger))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
 	srv.AroundOperations(perOperation(cfg, known))
 	return srv
@@ -116,13 +116,13 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 			if resp == nil && !answered && ctx.Err() != nil {
 				// gqlgen answers nothing (the body "null") for an operation
 				// whose context ended before it ran: say why, with a code.
-				resp = timedOut(ctx)
+				resp = replaceAnswer(ctx, timedOut(ctx))
 			}
 			answered = true
 			once.Do(func() {
 				n := trips.Trips()
 				reg.observeOperation(typ, name, n)
-				noteOperation(ctx, typ, name, n)
+				reqinfo.OutcomeOf(ctx).RanOperation(reqinfo.Operation{Type: typ, Name: name, Trips: n})
 				cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "graphql operation",
 					slog.String("request_id", reqinfo.Of(ctx).RequestID), slog.String("type", typ),
 					slog.String("operation", name), slog.Int("redis_round_trips", n))
@@ -132,13 +132,22 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 	}
 }
 
-// timedOut is the answer to an operation whose request ran out of time
+// timedOut is the error of an operation whose request ran out of time
 // (--request-timeout) before it could run: UNAVAILABLE, which clients
 // already retry, rather than gqlgen's bare null.
-func timedOut(ctx context.Context) *graphql.Response {
+func timedOut(ctx context.Context) *gqlerror.Error {
 	msg := "the request took longer than the server allows; retry later"
 	if errors.Is(ctx.Err(), context.Canceled) {
 		msg = "the request was cancelled"
 	}
-	return &graphql.Response{Errors: gqlerror.List{codedError(apierr.Unavailable, "%s", msg)}}
+	return codedError(apierr.Unavailable, "%s", msg)
+}
+
+// replaceAnswer is an operation's answer replaced by the one error e,
+// made without the error presenter: it reports e's code as the request's
+// only one, the answer it replaces being dropped with its errors.
+func replaceAnswer(ctx context.Context, e *gqlerror.Error) *graphql.Response {
+	code, _ := e.Extensions["code"].(string)
+	reqinfo.OutcomeOf(ctx).ReplaceCodes(code)
+	return &graphql.Response{Errors: gqlerror.List{e}}
 }

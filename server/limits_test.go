@@ -44,7 +44,7 @@ func newAPIEnvOn(t *testing.T, c rueidis.Client, prefix string, api APIConfig) *
 	mux := http.NewServeMux()
 	mux.Handle("/query", ensureErrorCodes(queryHandler(cfg, api)))
 	cfg.APIConfig = api
-	srv := httptest.NewServer(withFacts(cfg, mux))
+	srv := httptest.NewServer(withRequestInfo(cfg, mux))
 	t.Cleanup(srv.Close)
 	return &env{t: t, svc: svc, srv: srv, metrics: reg}
 }

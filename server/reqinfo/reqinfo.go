@@ -1,10 +1,12 @@
-// Package reqinfo carries the facts about a request that every layer
-// reads: who the caller is, from which address, on which device, and the
-// request's id. They enter the context once, at the edge (the HTTP
+// Package reqinfo carries what every layer knows of a request through its
+// context. Facts: who the caller is, from which address, on which device,
+// and the request's id. They enter the context once, at the edge (the HTTP
 // middleware; a WebSocket's connection_init for subscriptions), and are
 // read from it everywhere else: no resolver or extension reads a header.
-// The package sits beneath the server and its extensions, so both import
-// it without a cycle.
+// Outcome: what became of the request (its error codes, a wait before a
+// retry, the operation it ran), told by whoever decided it. The package
+// sits beneath the server and its extensions, so both import it without a
+// cycle.
 package reqinfo
 
 import (
