@@ -48,6 +48,9 @@ func (k keys) liveDevices(viewer ID) string {
 func (k keys) rateLimitAddr(addr string) string {
 	return k.p + "rla:" + addr // string: GCRA arrival time of a client address
 }
+func (k keys) persistedQuery(hash string) string {
+	return k.p + "apq:" + hash // string: a persisted query's text, by its SHA-256 (persisted.go)
+}
 
 // seen is one shard of the activity index: readers' last reads. A reader
 // belongs to the shard activityShard gives; each shard has its own hash

@@ -12,7 +12,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/redis/rueidis"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
@@ -24,27 +23,25 @@ import (
 // resend a hash-only request with its query text.
 const codePersistedQueryNotFound apierr.Code = "PERSISTED_QUERY_NOT_FOUND"
 
-// apqCache is the store of automatic persisted queries: Redis, so a query
-// registered through one replica is found by all of them. Keys are
-// prefix+"apq:"+sha256; each registration refreshes the TTL. A text found
-// is also kept in a small local LRU: a hash names one text forever, so a
-// local copy can never be stale, and a warm hash-only request costs no
-// round trip. Misses are never cached locally: another replica may
-// register the query the next moment.
+// apqCache is the store of automatic persisted queries: the service's
+// (feedcore.Service.PersistedQuery), shared by every replica; each
+// registration refreshes the TTL. A text found is also kept in a small
+// local LRU: a hash names one text forever, so a local copy can never be
+// stale, and a warm hash-only request costs no round trip. Misses are
+// never cached locally: another replica may register the query the next
+// moment.
 type apqCache struct {
-	c      rueidis.Client
-	prefix string
-	ttl    time.Duration
-	log    *slog.Logger
-	local  *lru.LRU[string]
+	svc   *feedcore.Service
+	ttl   time.Duration
+	log   *slog.Logger
+	local *lru.LRU[string]
 }
 
 var _ graphql.Cache[string] = (*apqCache)(nil)
 
-// newAPQCache returns the APQ store of svc's Redis under svc's key prefix.
+// newAPQCache returns the APQ store of svc.
 func newAPQCache(svc *feedcore.Service, ttl time.Duration, log *slog.Logger) *apqCache {
-	return &apqCache{c: svc.Client(), prefix: svc.Options().Prefix + "apq:", ttl: ttl, log: log,
-		local: lru.New[string](1000)}
+	return &apqCache{svc: svc, ttl: ttl, log: log, local: lru.New[string](1000)}
 }
 
 func (a *apqCache) Get(ctx context.Context, hash string) (string, bool) {
@@ -56,16 +53,14 @@ func (a *apqCache) Get(ctx context.Context, hash string) (string, bool) {
 	}
 	sctx, cancel := stepContext(ctx)
 	defer cancel()
-	q, err := a.c.Do(sctx, a.c.B().Get().Key(a.prefix+hash).Build()).ToString()
+	q, err := a.svc.PersistedQuery(sctx, hash)
 	if err != nil {
-		if !rueidis.IsRedisNil(err) {
-			// The client is told PERSISTED_QUERY_NOT_FOUND and resends the
-			// text; if the store is down, the operation reports UNAVAILABLE.
-			logStoreError(ctx, a.log, "apq: lookup failed", err)
-		}
+		// The client is told PERSISTED_QUERY_NOT_FOUND and resends the
+		// text; if the store is down, the operation reports UNAVAILABLE.
+		logStoreError(ctx, a.log, "apq: lookup failed", err)
 		return "", false
 	}
-	if QueryHash(q) != hash { // not ours, or damaged: never run it
+	if q == "" || QueryHash(q) != hash { // none, not ours, or damaged: never run it
 		return "", false
 	}
 	a.local.Add(ctx, hash, q)
@@ -90,8 +85,7 @@ func (a *apqCache) Add(ctx context.Context, hash, query string) {
 func (a *apqCache) store(ctx context.Context, hash, query string) {
 	sctx, cancel := stepContext(ctx)
 	defer cancel()
-	err := a.c.Do(sctx, a.c.B().Set().Key(a.prefix+hash).Value(query).Ex(a.ttl).Build()).Error()
-	if err != nil {
+	if err := a.svc.PersistQuery(sctx, hash, query, a.ttl); err != nil {
 		logStoreError(ctx, a.log, "apq: register failed", err)
 		return
 	}
