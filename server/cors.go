@@ -15,6 +15,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/server/extension"
 	"github.com/feedd/feedd/server/reqinfo"
 )
 
@@ -136,7 +137,7 @@ func normalizeOrigin(o string) string {
 // refuse answers r with a GraphQL error response, and reports its code.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code apierr.Code, msg string) {
 	reqinfo.OutcomeOf(r.Context()).AddCode(string(code))
-	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{codedError(code, "%s", msg)}})
+	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{extension.CodedError(code, "%s", msg)}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

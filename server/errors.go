@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/extension"
 	"github.com/feedd/feedd/server/reqinfo"
 )
 
@@ -92,7 +93,7 @@ var knownCodes = map[apierr.Code]bool{
 	apierr.Unauthenticated: true, apierr.Forbidden: true, apierr.NotFound: true,
 	apierr.BadInput: true, apierr.InvalidCursor: true, apierr.CursorExpired: true,
 	apierr.FollowLimit: true, apierr.RateLimited: true, apierr.Unavailable: true,
-	apierr.Internal: true, codePersistedQueryNotFound: true,
+	apierr.Internal: true, extension.CodePersistedQueryNotFound: true,
 }
 
 func isKnownCode(code string) bool { return knownCodes[apierr.Code(code)] }
@@ -115,15 +116,4 @@ func withCode(e *gqlerror.Error, code apierr.Code, msg string) *gqlerror.Error {
 	// exactly what this function decided.
 	e.Err = nil
 	return e
-}
-
-// logStoreError logs a store failure that a step tolerates (the rate
-// limiter, APQ): a Warn when the store is unavailable (feedcore.CodeOf, the
-// one classifier), an Error when it answered something unexpected.
-func logStoreError(ctx context.Context, log *slog.Logger, msg string, err error) {
-	if feedcore.CodeOf(err) == apierr.Unavailable {
-		log.WarnContext(ctx, msg, "request", reqinfo.Of(ctx).RequestID, "err", err)
-		return
-	}
-	log.ErrorContext(ctx, msg, "request", reqinfo.Of(ctx).RequestID, "err", err)
 }

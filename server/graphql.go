@@ -9,7 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/extension"
+	gqlextension "github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -20,6 +20,7 @@ import (
 	"github.com/feedd/feedd/loaders"
 	"github.com/feedd/feedd/resolvers"
 	"github.com/feedd/feedd/roundtrip"
+	"github.com/feedd/feedd/server/extension"
 	"github.com/feedd/feedd/server/reqinfo"
 )
 
@@ -41,7 +42,7 @@ func queryHandler(cfg Config, api APIConfig) http.Handler {
 }
 
 func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
-	known := newKnownOps(cfg.DevAuth, api.PersistedOnly)
+	known := extension.NewKnownOps(cfg.DevAuth, api.PersistedOnly)
 	root := resolvers.New(cfg.Service)
 	root.WriteTimeout = cfg.WriteTimeout
 	gc := root.Config()
@@ -57,27 +58,27 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	if api.MaxTokens > 0 {
 		srv.SetParserTokenLimit(api.MaxTokens)
 	}
-	var apq *apqCache
+	var apq *extension.APQCache
 	switch {
 	case api.PersistedOnly != nil:
-		srv.Use(persistedOnly{byHash: api.PersistedOnly})
+		srv.Use(extension.PersistedOnly{ByHash: api.PersistedOnly})
 	case !api.DisableAPQ:
-		apq = newAPQCache(cfg.Service, api.APQTTL, cfg.Logger)
-		srv.Use(apqSizeLimit{max: api.APQMaxBytes})
-		srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
+		apq = extension.NewAPQCache(cfg.Service, api.APQTTL, cfg.Logger)
+		srv.Use(extension.APQSizeLimit{Max: api.APQMaxBytes})
+		srv.Use(gqlextension.AutomaticPersistedQuery{Cache: apq})
 	}
 	if api.MaxDepth > 0 {
-		srv.Use(depthLimit{max: api.MaxDepth})
+		srv.Use(extension.DepthLimit{Max: api.MaxDepth})
 	}
 	if api.DisableIntrospection {
-		srv.Use(noIntrospection{})
+		srv.Use(extension.NoIntrospection{})
 	} else {
-		srv.Use(extension.Introspection{})
+		srv.Use(gqlextension.Introspection{})
 	}
-	srv.Use(costLimit{es: es, maxComplexity: api.MaxComplexity, maxMutations: api.MaxMutations,
-		svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
+	srv.Use(extension.CostLimit{Schema: es, MaxComplexity: api.MaxComplexity, MaxMutations: api.MaxMutations,
+		Service: cfg.Service, Limit: api.RateLimit, Logger: cfg.Logger})
 	if apq != nil { // last: only documents that passed everything are kept
-		srv.Use(apqRegister{cache: apq, svc: cfg.Service, limit: api.APQRegisterLimit, known: known, log: cfg.Logger})
+		srv.Use(extension.APQRegister{Cache: apq, Service: cfg.Service, Limit: api.APQRegisterLimit, Known: known, Logger: cfg.Logger})
 	}
 	srv.SetErrorPresenter(presentError(cfg.Logger))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
@@ -88,7 +89,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 // perOperation gives each operation its dataloaders and a Redis round-trip
 // counter, and records the round trips it cost under its type and name
 // (known names only; others under otherOperation).
-func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
+func perOperation(cfg Config, known *extension.KnownOps) graphql.OperationMiddleware {
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = NewMetrics()
@@ -107,7 +108,7 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 				name = op.Operation.Name
 			}
 		}
-		name = known.label(name)
+		name = known.Label(name)
 		respond := next(ctx)
 		var once sync.Once
 		answered := false
@@ -116,7 +117,7 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 			if resp == nil && !answered && ctx.Err() != nil {
 				// gqlgen answers nothing (the body "null") for an operation
 				// whose context ended before it ran: say why, with a code.
-				resp = replaceAnswer(ctx, timedOut(ctx))
+				resp = extension.ReplaceAnswer(ctx, timedOut(ctx))
 			}
 			answered = true
 			once.Do(func() {
@@ -140,14 +141,5 @@ func timedOut(ctx context.Context) *gqlerror.Error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		msg = "the request was cancelled"
 	}
-	return codedError(apierr.Unavailable, "%s", msg)
-}
-
-// replaceAnswer is an operation's answer replaced by the one error e,
-// made without the error presenter: it reports e's code as the request's
-// only one, the answer it replaces being dropped with its errors.
-func replaceAnswer(ctx context.Context, e *gqlerror.Error) *graphql.Response {
-	code, _ := e.Extensions["code"].(string)
-	reqinfo.OutcomeOf(ctx).ReplaceCodes(code)
-	return &graphql.Response{Errors: gqlerror.List{e}}
+	return extension.CodedError(apierr.Unavailable, "%s", msg)
 }

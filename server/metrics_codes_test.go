@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/extension"
 )
 
 // Every refusal reports its code where it is decided, and /metrics and the
@@ -56,7 +57,7 @@ func TestRefusalCodesCounted(t *testing.T) {
 		{"mutation over GET", getMutation, http.StatusNotAcceptable, "", "", "BAD_USER_INPUT", 0},
 		{"too deep", post(`{"query":"{ followingFeed { edges { node { id } } } }"}`), http.StatusOK, "", "", "BAD_USER_INPUT", 0},
 		{"too costly", post(`{"query":"{ followingFeed(first: 100) { edges { cursor } } }"}`), http.StatusOK, "", "", "BAD_USER_INPUT", 0},
-		{"persisted query not found", post(`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + QueryHash("{ nothing }") + `"}}}`), http.StatusOK, "", "", "PERSISTED_QUERY_NOT_FOUND", 0},
+		{"persisted query not found", post(`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + extension.QueryHash("{ nothing }") + `"}}}`), http.StatusOK, "", "", "PERSISTED_QUERY_NOT_FOUND", 0},
 		{"rate limited", post(feed, auth.DevHeader, "1"), http.StatusTooManyRequests, "query", "Feed", "RATE_LIMITED", 1},
 	}
 	sent := 0

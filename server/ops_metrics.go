@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/roundtrip"
+	"github.com/feedd/feedd/server/extension"
 )
 
 // TripBuckets are the upper bounds of the round-trip histogram.
@@ -28,8 +29,9 @@ var LatencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 const maxOperations = 500
 
 // otherOperation is the operation label of operations beyond the first
-// maxOperations, and of error codes beyond maxCodes.
-const otherOperation = "(other)"
+// maxOperations, and of error codes beyond maxCodes: the label of unknown
+// operation names too.
+const otherOperation = extension.OtherOperation
 
 // maxCodes bounds the distinct error codes labelled; codes come from a
 // fixed list, so this only guards against a bug.

@@ -1,31 +1,12 @@
 package server
 
 import (
-	"context"
 	"math"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/feedd/feedd/server/reqinfo"
 )
-
-// stepShare is the part of a request's remaining time that one step in
-// front of the operation (rate limit, APQ lookup or registration) may take.
-// A step that may fail open must not eat the whole budget: with a silent
-// store the operation itself still gets the time to report UNAVAILABLE
-// (gqlgen answers a bare null once the request's deadline has passed).
-const stepShare = 4
-
-// stepContext bounds a pre-operation step to 1/stepShare of what is left of
-// ctx's deadline.
-func stepContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, time.Until(dl)/stepShare)
-}
 
 // stateWriter turns a rate-limited response into 429 with Retry-After
 // (whole seconds, rounded up) at the moment its header is written: the

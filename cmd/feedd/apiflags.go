@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/server"
+	"github.com/feedd/feedd/server/extension"
 )
 
 // apiFlags configure the production API surface of /query (server.APIConfig):
@@ -145,7 +146,7 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 		c.CORSOrigins = append(c.CORSOrigins, o)
 	}
 	if a.persistedOnly != "" {
-		m, err := server.LoadPersisted(a.persistedOnly)
+		m, err := extension.LoadPersisted(a.persistedOnly)
 		if err != nil {
 			return server.APIConfig{}, fmt.Errorf("--persisted-only: %w", err)
 		}

@@ -1,4 +1,4 @@
-package server
+package extension
 
 import (
 	"context"
@@ -15,13 +15,9 @@ import (
 	"github.com/feedd/feedd/server/reqinfo"
 )
 
-// DefaultMaxMutations is how many mutation fields (aliases included) one
-// operation may carry when APIConfig.MaxMutations is zero.
-const DefaultMaxMutations = 5
-
-// costLimit prices an operation once it has parsed and validated: every
-// field by the backend work it causes (complexityRoot), aliases one by
-// one. It refuses an operation above the complexity limit or carrying too
+// CostLimit prices an operation once it has parsed and validated: every
+// field by the backend work it causes (the server's complexityRoot),
+// aliases one by one. It refuses an operation above the complexity limit or carrying too
 // many mutation fields with BAD_USER_INPUT, and, when rate limiting is on,
 // spends the cost from the caller's allowance of points: a signed-in
 // viewer's, else the client address's (anonymous callers and invalid
@@ -37,63 +33,63 @@ const DefaultMaxMutations = 5
 // when rate limiting is on, remaining (the points left in the allowance).
 // If Redis cannot answer the rate check, the operation goes ahead: it
 // needs Redis anyway and will report UNAVAILABLE itself.
-type costLimit struct {
-	es            graphql.ExecutableSchema
-	maxComplexity int // <= 0: none
-	maxMutations  int // <= 0: none
-	svc           *feedcore.Service
-	limit         feedcore.RateLimit
-	log           *slog.Logger
+type CostLimit struct {
+	Schema        graphql.ExecutableSchema
+	MaxComplexity int // <= 0: none
+	MaxMutations  int // <= 0: none
+	Service       *feedcore.Service
+	Limit         feedcore.RateLimit
+	Logger        *slog.Logger
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
 	graphql.OperationInterceptor
-} = costLimit{}
+} = CostLimit{}
 
-func (costLimit) ExtensionName() string                          { return "CostLimit" }
-func (costLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (CostLimit) ExtensionName() string                          { return "CostLimit" }
+func (CostLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
 
 const costKey = "feedd.cost"
 
-// opCost is what costLimit learned about one operation.
+// opCost is what CostLimit learned about one operation.
 type opCost struct {
 	requested int
 	charge    *feedcore.Charge // the operation's pending charge
 }
 
-func (c costLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+func (c CostLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	if op.Operation == nil {
 		return nil
 	}
-	n := complexity.Calculate(ctx, c.es, op.Operation, op.Variables)
+	n := complexity.Calculate(ctx, c.Schema, op.Operation, op.Variables)
 	oc := &opCost{requested: n}
 	op.Stats.SetExtension(costKey, oc)
-	if c.maxComplexity > 0 && n > c.maxComplexity {
-		e := codedError(apierr.BadInput, "operation costs %d points, more than the complexity limit of %d; ask for smaller pages or fewer fields", n, c.maxComplexity)
+	if c.MaxComplexity > 0 && n > c.MaxComplexity {
+		e := CodedError(apierr.BadInput, "operation costs %d points, more than the complexity limit of %d; ask for smaller pages or fewer fields", n, c.MaxComplexity)
 		e.Extensions["cost"] = n
-		e.Extensions["maxComplexity"] = c.maxComplexity
+		e.Extensions["maxComplexity"] = c.MaxComplexity
 		return e
 	}
-	if op.Operation.Operation == ast.Mutation && c.maxMutations > 0 {
-		if m := rootFields(op.Doc, op.Operation.SelectionSet, 0); m > c.maxMutations {
-			return codedError(apierr.BadInput, "operation carries %d mutation fields (aliases count); at most %d are allowed, send the rest in further requests", m, c.maxMutations)
+	if op.Operation.Operation == ast.Mutation && c.MaxMutations > 0 {
+		if m := rootFields(op.Doc, op.Operation.SelectionSet, 0); m > c.MaxMutations {
+			return CodedError(apierr.BadInput, "operation carries %d mutation fields (aliases count); at most %d are allowed, send the rest in further requests", m, c.MaxMutations)
 		}
 	}
-	if c.svc == nil || c.limit.Rate <= 0 {
+	if c.Service == nil || c.Limit.Rate <= 0 {
 		return nil
 	}
 	sub := subjectOf(ctx)
 	if op.Operation.Operation == ast.Mutation {
-		oc.charge = c.svc.NewWriteCharge(sub, n, c.limit)
+		oc.charge = c.Service.NewWriteCharge(sub, n, c.Limit)
 	} else {
-		oc.charge = c.svc.NewCharge(sub, n, c.limit)
+		oc.charge = c.Service.NewCharge(sub, n, c.Limit)
 	}
 	return nil
 }
 
-func (c costLimit) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+func (c CostLimit) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(costKey).(*opCost)
 	if oc == nil {
 		return next(ctx)
@@ -114,16 +110,16 @@ func (c costLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 			cancel()
 			switch {
 			case err != nil:
-				logStoreError(ctx, c.log, "rate limit: store did not answer; letting the operation through", err)
+				logStoreError(ctx, c.Logger, "rate limit: store did not answer; letting the operation through", err)
 			case got.Err != nil:
-				return replaceAnswer(ctx, refusal(ctx, got))
+				return ReplaceAnswer(ctx, refusal(ctx, got))
 			default:
 				v = &got
 			}
 		}
 		cost := map[string]any{"requested": oc.requested}
-		if c.maxComplexity > 0 {
-			cost["limit"] = c.maxComplexity
+		if c.MaxComplexity > 0 {
+			cost["limit"] = c.MaxComplexity
 		}
 		if v != nil {
 			cost["remaining"] = v.Remaining
@@ -142,7 +138,7 @@ func (c costLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 func refusal(ctx context.Context, v feedcore.Verdict) *gqlerror.Error {
 	var fe *apierr.Error
 	if !errors.As(v.Err, &fe) {
-		return codedError(apierr.Internal, "rate limit")
+		return CodedError(apierr.Internal, "rate limit")
 	}
 	reqinfo.OutcomeOf(ctx).SetRetryAfter(fe.RetryAfter)
 	return &gqlerror.Error{

@@ -1,4 +1,4 @@
-package server
+package extension
 
 import (
 	"context"
@@ -19,32 +19,32 @@ import (
 	"github.com/feedd/feedd/server/reqinfo"
 )
 
-// codePersistedQueryNotFound is what Apollo-style clients look for to
+// CodePersistedQueryNotFound is what Apollo-style clients look for to
 // resend a hash-only request with its query text.
-const codePersistedQueryNotFound apierr.Code = "PERSISTED_QUERY_NOT_FOUND"
+const CodePersistedQueryNotFound apierr.Code = "PERSISTED_QUERY_NOT_FOUND"
 
-// apqCache is the store of automatic persisted queries: the service's
+// APQCache is the store of automatic persisted queries: the service's
 // (feedcore.Service.PersistedQuery), shared by every replica; each
 // registration refreshes the TTL. A text found is also kept in a small
 // local LRU: a hash names one text forever, so a local copy can never be
 // stale, and a warm hash-only request costs no round trip. Misses are
 // never cached locally: another replica may register the query the next
 // moment.
-type apqCache struct {
+type APQCache struct {
 	svc   *feedcore.Service
 	ttl   time.Duration
 	log   *slog.Logger
 	local *lru.LRU[string]
 }
 
-var _ graphql.Cache[string] = (*apqCache)(nil)
+var _ graphql.Cache[string] = (*APQCache)(nil)
 
-// newAPQCache returns the APQ store of svc.
-func newAPQCache(svc *feedcore.Service, ttl time.Duration, log *slog.Logger) *apqCache {
-	return &apqCache{svc: svc, ttl: ttl, log: log, local: lru.New[string](1000)}
+// NewAPQCache returns the APQ store of svc.
+func NewAPQCache(svc *feedcore.Service, ttl time.Duration, log *slog.Logger) *APQCache {
+	return &APQCache{svc: svc, ttl: ttl, log: log, local: lru.New[string](1000)}
 }
 
-func (a *apqCache) Get(ctx context.Context, hash string) (string, bool) {
+func (a *APQCache) Get(ctx context.Context, hash string) (string, bool) {
 	if !isSHA256(hash) {
 		return "", false
 	}
@@ -68,10 +68,10 @@ func (a *apqCache) Get(ctx context.Context, hash string) (string, bool) {
 }
 
 // Add is called by gqlgen's APQ extension before the query is even
-// parsed. Inside an operation it only notes the registration; apqRegister
+// parsed. Inside an operation it only notes the registration; APQRegister
 // stores it once the document has parsed, validated and passed the limits,
 // so Redis never keeps a document that could not run.
-func (a *apqCache) Add(ctx context.Context, hash, query string) {
+func (a *APQCache) Add(ctx context.Context, hash, query string) {
 	if !isSHA256(hash) {
 		return
 	}
@@ -82,7 +82,7 @@ func (a *apqCache) Add(ctx context.Context, hash, query string) {
 	a.store(ctx, hash, query)
 }
 
-func (a *apqCache) store(ctx context.Context, hash, query string) {
+func (a *APQCache) store(ctx context.Context, hash, query string) {
 	sctx, cancel := stepContext(ctx)
 	defer cancel()
 	if err := a.svc.PersistQuery(sctx, hash, query, a.ttl); err != nil {
@@ -96,30 +96,30 @@ const apqPendingKey = "feedd.apqPending"
 
 type apqPending struct{ hash, query string }
 
-// apqRegister stores the registration apqCache.Add noted; it is the last
+// APQRegister stores the registration APQCache.Add noted; it is the last
 // operation context mutator, so it runs only for operations that passed
 // everything else. Only signed-in viewers register, each within an
-// allowance of registrations (limit); an anonymous caller's operation runs
+// allowance of registrations (Limit); an anonymous caller's operation runs
 // but is not stored, so anonymous callers cannot grow Redis. A refused
 // registration is RATE_LIMITED and the operation does not run. Operation
 // names registered are learned as known (metric labels).
-type apqRegister struct {
-	cache *apqCache
-	svc   *feedcore.Service
-	limit feedcore.RateLimit
-	known *knownOps
-	log   *slog.Logger
+type APQRegister struct {
+	Cache   *APQCache
+	Service *feedcore.Service
+	Limit   feedcore.RateLimit
+	Known   *KnownOps
+	Logger  *slog.Logger
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = apqRegister{}
+} = APQRegister{}
 
-func (apqRegister) ExtensionName() string                          { return "APQRegister" }
-func (apqRegister) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (APQRegister) ExtensionName() string                          { return "APQRegister" }
+func (APQRegister) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-func (r apqRegister) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+func (r APQRegister) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	p, ok := op.Stats.GetExtension(apqPendingKey).(*apqPending)
 	if !ok {
 		return nil
@@ -128,12 +128,12 @@ func (r apqRegister) MutateOperationContext(ctx context.Context, op *graphql.Ope
 	if viewer == 0 {
 		return nil
 	}
-	if r.limit.Rate > 0 {
+	if r.Limit.Rate > 0 {
 		sctx, cancel := stepContext(ctx)
-		v, err := r.svc.Spend(sctx, feedcore.Subject{Viewer: viewer, Kind: "apq"}, 1, r.limit)
+		v, err := r.Service.Spend(sctx, feedcore.Subject{Viewer: viewer, Kind: "apq"}, 1, r.Limit)
 		cancel()
 		if err != nil {
-			logStoreError(ctx, r.log, "apq: registration limit: store did not answer; not registering", err)
+			logStoreError(ctx, r.Logger, "apq: registration limit: store did not answer; not registering", err)
 			return nil
 		}
 		if v.Err != nil {
@@ -142,29 +142,29 @@ func (r apqRegister) MutateOperationContext(ctx context.Context, op *graphql.Ope
 			return e
 		}
 	}
-	r.cache.store(ctx, p.hash, p.query)
+	r.Cache.store(ctx, p.hash, p.query)
 	if op.Operation != nil {
-		r.known.learn(op.Operation.Name)
+		r.Known.learn(op.Operation.Name)
 	}
 	return nil
 }
 
-// apqSizeLimit refuses a persisted query registration whose text is
-// longer than max bytes with BAD_USER_INPUT, before it is even parsed.
+// APQSizeLimit refuses a persisted query registration whose text is
+// longer than Max bytes with BAD_USER_INPUT, before it is even parsed.
 // A query that large may still be sent without persistedQuery.
-type apqSizeLimit struct{ max int }
+type APQSizeLimit struct{ Max int }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
-} = apqSizeLimit{}
+} = APQSizeLimit{}
 
-func (apqSizeLimit) ExtensionName() string                          { return "APQSizeLimit" }
-func (apqSizeLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (APQSizeLimit) ExtensionName() string                          { return "APQSizeLimit" }
+func (APQSizeLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-func (l apqSizeLimit) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
-	if _, ok := raw.Extensions["persistedQuery"]; ok && len(raw.Query) > l.max {
-		return codedError(apierr.BadInput, "a persisted query registration may hold at most %d bytes of query text, and this one has %d; send it without persistedQuery", l.max, len(raw.Query))
+func (l APQSizeLimit) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
+	if _, ok := raw.Extensions["persistedQuery"]; ok && len(raw.Query) > l.Max {
+		return CodedError(apierr.BadInput, "a persisted query registration may hold at most %d bytes of query text, and this one has %d; send it without persistedQuery", l.Max, len(raw.Query))
 	}
 	return nil
 }
@@ -203,40 +203,40 @@ func LoadPersisted(path string) (map[string]string, error) {
 	return m, nil
 }
 
-// persistedOnly is allow-list mode: an operation runs only if its text is
+// PersistedOnly is allow-list mode: an operation runs only if its text is
 // in the list. A client may send the hash alone (APQ style) or the full
 // text. An unknown hash alone is PERSISTED_QUERY_NOT_FOUND; a text not in
 // the list is FORBIDDEN.
-type persistedOnly struct{ byHash map[string]string }
+type PersistedOnly struct{ ByHash map[string]string }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
-} = persistedOnly{}
+} = PersistedOnly{}
 
-func (persistedOnly) ExtensionName() string                          { return "PersistedOnly" }
-func (persistedOnly) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (PersistedOnly) ExtensionName() string                          { return "PersistedOnly" }
+func (PersistedOnly) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-func (p persistedOnly) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
+func (p PersistedOnly) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
 	var hash string
 	if pq, ok := raw.Extensions["persistedQuery"].(map[string]any); ok {
 		hash, _ = pq["sha256Hash"].(string)
 	}
 	if raw.Query == "" {
-		q, ok := p.byHash[hash]
+		q, ok := p.ByHash[hash]
 		if !ok {
 			return &gqlerror.Error{Message: "PersistedQueryNotFound",
-				Extensions: map[string]any{"code": string(codePersistedQueryNotFound)}}
+				Extensions: map[string]any{"code": string(CodePersistedQueryNotFound)}}
 		}
 		raw.Query = q
 		return nil
 	}
 	h := QueryHash(raw.Query)
-	if _, ok := p.byHash[h]; !ok {
-		return codedError(apierr.Forbidden, "this server runs only persisted operations, and this one is not among them")
+	if _, ok := p.ByHash[h]; !ok {
+		return CodedError(apierr.Forbidden, "this server runs only persisted operations, and this one is not among them")
 	}
 	if hash != "" && hash != h {
-		return codedError(apierr.BadInput, "persistedQuery.sha256Hash does not match the query")
+		return CodedError(apierr.BadInput, "persistedQuery.sha256Hash does not match the query")
 	}
 	return nil
 }
