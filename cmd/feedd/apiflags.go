@@ -59,33 +59,38 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	return a
 }
 
+// refusal is a flag value config refuses, and what to say.
+type refusal struct {
+	bad bool
+	msg string
+}
+
+// refusals lists the checks of the flags' values, in the order they are
+// reported.
+func (a *apiFlags) refusals() []refusal {
+	return []refusal{
+		{a.maxDepth < 0, "--max-depth must be 0 or more"},
+		{a.maxComplexity < 0, "--max-complexity must be 0 or more"},
+		{a.maxTokens < 0, "--max-tokens must be 0 or more"},
+		{a.maxBody < 1, "--max-body must be at least 1"},
+		{a.rate < 0, "--rate-limit must be 0 or more"},
+		{a.rate > 0 && a.burst < 1, "--rate-burst must be at least 1"},
+		{a.maxMutations < 0, "--max-mutations must be 0 or more"},
+		{a.apqMaxBytes < 1, "--apq-max-bytes must be at least 1"},
+		{a.apqRegRate < 0, "--apq-register-rate must be 0 or more"},
+		{a.apqRegRate > 0 && a.apqRegBurst < 1, "--apq-register-burst must be at least 1"},
+		{a.apqTTL <= 0, "--apq-ttl must be positive"},
+	}
+}
+
 // config turns the flags into the server's APIConfig. set names the flags
 // given explicitly; dev says whether dev auth is on, which turns
 // introspection on unless --introspection says otherwise.
 func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, error) {
-	switch {
-	case a.maxDepth < 0:
-		return server.APIConfig{}, errors.New("--max-depth must be 0 or more")
-	case a.maxComplexity < 0:
-		return server.APIConfig{}, errors.New("--max-complexity must be 0 or more")
-	case a.maxTokens < 0:
-		return server.APIConfig{}, errors.New("--max-tokens must be 0 or more")
-	case a.maxBody < 1:
-		return server.APIConfig{}, errors.New("--max-body must be at least 1")
-	case a.rate < 0:
-		return server.APIConfig{}, errors.New("--rate-limit must be 0 or more")
-	case a.rate > 0 && a.burst < 1:
-		return server.APIConfig{}, errors.New("--rate-burst must be at least 1")
-	case a.maxMutations < 0:
-		return server.APIConfig{}, errors.New("--max-mutations must be 0 or more")
-	case a.apqMaxBytes < 1:
-		return server.APIConfig{}, errors.New("--apq-max-bytes must be at least 1")
-	case a.apqRegRate < 0:
-		return server.APIConfig{}, errors.New("--apq-register-rate must be 0 or more")
-	case a.apqRegRate > 0 && a.apqRegBurst < 1:
-		return server.APIConfig{}, errors.New("--apq-register-burst must be at least 1")
-	case a.apqTTL <= 0:
-		return server.APIConfig{}, errors.New("--apq-ttl must be positive")
+	for _, c := range a.refusals() {
+		if c.bad {
+			return server.APIConfig{}, errors.New(c.msg)
+		}
 	}
 	// In APIConfig 0 means the default and a negative value no limit.
 	off := func(n int) int {
