@@ -30,8 +30,9 @@ import (
 // the content-type rule and the body limit; inside, before any resolver
 // runs, an operation passes the persisted-query step, the token limit
 // (parsing), validation, then the depth and introspection limits and the
-// cost limit (complexity, mutation count, rate limit), in that order; an APQ registration is stored only after all of
-// them.
+// cost limit (complexity, mutation count, rate limit), in that order; an
+// APQ registration is stored only after all of them. A request refused on
+// the way still spends the base cost (extension.ChargeRefusals).
 func graphqlHandler(cfg Config) http.Handler {
 	return queryHandler(cfg, apiConfigOf(cfg))
 }
@@ -50,8 +51,10 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	es := graph.NewExecutableSchema(gc)
 	srv := handler.New(es)
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	allowance := extension.Allowance{Service: cfg.Service, Viewer: api.RateLimit, Anonymous: api.AnonRateLimit,
+		BaseCost: api.RequestBaseCost, Logger: cfg.Logger}
+	srv.AddTransport(extension.ChargeRefusals{Transport: transport.GET{}, Allowance: allowance})
+	srv.AddTransport(extension.ChargeRefusals{Transport: transport.POST{}, Allowance: allowance})
 	// Parsed and validated documents are reused: clients send the same few
 	// operations over and over.
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -76,7 +79,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 		srv.Use(gqlextension.Introspection{})
 	}
 	srv.Use(extension.CostLimit{Schema: es, MaxComplexity: api.MaxComplexity, MaxMutations: api.MaxMutations,
-		Service: cfg.Service, Limit: api.RateLimit, Logger: cfg.Logger})
+		Allowance: allowance})
 	if apq != nil { // last: only documents that passed everything are kept
 		srv.Use(extension.APQRegister{Cache: apq, Service: cfg.Service, Limit: api.APQRegisterLimit, Known: known, Logger: cfg.Logger})
 	}

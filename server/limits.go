@@ -31,10 +31,20 @@ type APIConfig struct {
 	// included; 0 means DefaultMaxMutations, negative means no limit.
 	MaxMutations int
 	// RateLimit is the allowance of points (operation costs, see
-	// complexityRoot) of each signed-in viewer and, for callers without a
-	// valid identity, of each client address (shared by every replica
-	// through Redis); zero Rate disables it.
+	// complexityRoot) of each signed-in viewer (shared by every replica
+	// through Redis); zero Rate disables rate limiting.
 	RateLimit feedcore.RateLimit
+	// AnonRateLimit is the allowance of each client address, spent by
+	// callers without a valid identity (anonymous, or with refused
+	// credentials); zero means RateLimit's, a negative Rate no limit.
+	// cmd/feedd defaults it to a tenth of RateLimit.
+	AnonRateLimit feedcore.RateLimit
+	// RequestBaseCost is the least a request spends from its allowance,
+	// whether it runs or is refused (a parse or validation error, a depth,
+	// introspection or persisted-query refusal); 0: an operation spends
+	// its cost, a refused request nothing. cmd/feedd defaults it to
+	// DefaultRequestBaseCost.
+	RequestBaseCost int
 	// TrustedProxyHeader, with TrustedProxies, names the header (like
 	// X-Forwarded-For) from which the client address is taken when the
 	// TCP peer is a trusted proxy; empty: the peer's address, always.
@@ -70,6 +80,16 @@ type APIConfig struct {
 // limit: a few large pages at once), refilled at 1,000 points a second (a
 // hydrated followingFeed page of 20 posts costs about 650).
 var DefaultRateLimit = feedcore.RateLimit{Rate: 1000, Burst: 10000}
+
+// DefaultAnonRateLimit is the allowance feedd serve gives each client
+// address for callers without a valid identity: a tenth of a viewer's, as
+// one address may send as many anonymous requests as it likes.
+var DefaultAnonRateLimit = feedcore.RateLimit{Rate: DefaultRateLimit.Rate / 10, Burst: DefaultRateLimit.Burst / 10}
+
+// DefaultRequestBaseCost is the base cost feedd serve charges every
+// request: about what parsing and validating a small document costs next
+// to a hydrated page (about 650 points).
+const DefaultRequestBaseCost = 10
 
 // DefaultAPQRegisterLimit: a viewer may register 20 persisted queries at
 // once, then one a minute.

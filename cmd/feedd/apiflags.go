@@ -24,6 +24,9 @@ type apiFlags struct {
 	maxBody       int64
 	rate          float64
 	burst         int
+	anonRate      float64
+	anonBurst     int
+	baseCost      int
 	maxMutations  int
 	proxyHeader   string
 	proxies       string
@@ -43,8 +46,11 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.IntVar(&a.maxComplexity, "max-complexity", server.DefaultMaxComplexity, "highest cost of a GraphQL operation (a connection costs its page size times its edge); 0: no limit")
 	fs.IntVar(&a.maxTokens, "max-tokens", server.DefaultMaxTokens, "most lexer tokens in a GraphQL document; 0: no limit")
 	fs.Int64Var(&a.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest GraphQL POST body, in bytes")
-	fs.Float64Var(&a.rate, "rate-limit", server.DefaultRateLimit.Rate, "cost points a second refilled into each viewer's (or, without a valid identity, each client address's) allowance, shared by all replicas; operations spend their cost (see --max-complexity); 0: no limit")
-	fs.IntVar(&a.burst, "rate-burst", server.DefaultRateLimit.Burst, "cost points an allowance holds at most (an operation costing more spends all of it)")
+	fs.Float64Var(&a.rate, "rate-limit", server.DefaultRateLimit.Rate, "cost points a second refilled into each signed-in viewer's allowance, shared by all replicas; operations spend their cost (see --max-complexity); 0: no limit")
+	fs.IntVar(&a.burst, "rate-burst", server.DefaultRateLimit.Burst, "cost points a viewer's allowance holds at most (an operation costing more spends all of it)")
+	fs.Float64Var(&a.anonRate, "anon-rate-limit", server.DefaultAnonRateLimit.Rate, "cost points a second refilled into each client address's allowance, which callers without a valid identity (anonymous, or with refused credentials) spend; 0: no limit (default a tenth of --rate-limit)")
+	fs.IntVar(&a.anonBurst, "anon-rate-burst", server.DefaultAnonRateLimit.Burst, "cost points a client address's allowance holds at most (default a tenth of --rate-burst)")
+	fs.IntVar(&a.baseCost, "request-base-cost", server.DefaultRequestBaseCost, "cost points every request spends at least, refused ones included (parse and validation errors, depth and introspection refusals)")
 	fs.IntVar(&a.maxMutations, "max-mutations", server.DefaultMaxMutations, "most mutation fields in one operation, aliases included; 0: no limit")
 	fs.StringVar(&a.proxyHeader, "trusted-proxy-header", "", "header (X-Forwarded-For) that reverse proxies in --trusted-proxies append the client address to; empty: the TCP peer is the client")
 	fs.StringVar(&a.proxies, "trusted-proxies", "", "comma-separated networks (10.0.0.0/8, 192.0.2.7/32) of the reverse proxies whose --trusted-proxy-header is believed")
@@ -75,6 +81,9 @@ func (a *apiFlags) refusals() []refusal {
 		{a.maxBody < 1, "--max-body must be at least 1"},
 		{a.rate < 0, "--rate-limit must be 0 or more"},
 		{a.rate > 0 && a.burst < 1, "--rate-burst must be at least 1"},
+		{a.anonRate < 0, "--anon-rate-limit must be 0 or more"},
+		{a.anonRate > 0 && a.anonBurst < 1, "--anon-rate-burst must be at least 1"},
+		{a.baseCost < 0, "--request-base-cost must be 0 or more"},
 		{a.maxMutations < 0, "--max-mutations must be 0 or more"},
 		{a.apqMaxBytes < 1, "--apq-max-bytes must be at least 1"},
 		{a.apqRegRate < 0, "--apq-register-rate must be 0 or more"},
@@ -85,8 +94,15 @@ func (a *apiFlags) refusals() []refusal {
 
 // config turns the flags into the server's APIConfig. set names the flags
 // given explicitly; dev says whether dev auth is on, which turns
-// introspection on unless --introspection says otherwise.
+// introspection on unless --introspection says otherwise. The anonymous
+// allowance not given is a tenth of the viewer's.
 func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, error) {
+	if !set["anon-rate-limit"] {
+		a.anonRate = a.rate / 10
+	}
+	if !set["anon-rate-burst"] {
+		a.anonBurst = max(a.burst/10, 1)
+	}
 	for _, c := range a.refusals() {
 		if c.bad {
 			return server.APIConfig{}, errors.New(c.msg)
@@ -105,6 +121,8 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 		MaxTokens:        off(a.maxTokens),
 		MaxBodyBytes:     a.maxBody,
 		RateLimit:        feedcore.RateLimit{Rate: a.rate, Burst: a.burst},
+		AnonRateLimit:    feedcore.RateLimit{Rate: a.anonRate, Burst: a.anonBurst},
+		RequestBaseCost:  a.baseCost,
 		DisableAPQ:       !a.apq,
 		APQTTL:           a.apqTTL,
 		MaxMutations:     off(a.maxMutations),
@@ -113,6 +131,9 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 	}
 	if a.apqRegRate == 0 {
 		c.APQRegisterLimit = feedcore.RateLimit{Rate: -1}
+	}
+	if a.anonRate == 0 { // in APIConfig, zero is the viewer's
+		c.AnonRateLimit = feedcore.RateLimit{Rate: -1}
 	}
 	for _, p := range strings.Split(a.proxies, ",") {
 		if p = strings.TrimSpace(p); p == "" {

@@ -2,8 +2,6 @@ package extension
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
@@ -12,16 +10,14 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // CostLimit prices an operation once it has parsed and validated: every
 // field by the backend work it causes (the server's complexityRoot),
-// aliases one by one. It refuses an operation above the complexity limit or carrying too
-// many mutation fields with BAD_USER_INPUT, and, when rate limiting is on,
-// spends the cost from the caller's allowance of points: a signed-in
-// viewer's, else the client address's (anonymous callers and invalid
-// credentials alike).
+// aliases one by one, and never less than the allowance's base cost. It
+// refuses an operation above the complexity limit or carrying too many
+// mutation fields with BAD_USER_INPUT, and, when rate limiting is on,
+// spends the cost from the caller's allowance of points (Allowance).
 //
 // The cost rides in the pipeline of the operation's first Redis call
 // (feedcore.Charge), so the check costs no round trip of its own; a
@@ -32,14 +28,13 @@ import (
 // Every answered operation carries extensions.cost: {requested, limit} and,
 // when rate limiting is on, remaining (the points left in the allowance).
 // If Redis cannot answer the rate check, the operation goes ahead: it
-// needs Redis anyway and will report UNAVAILABLE itself.
+// needs Redis anyway and will report UNAVAILABLE itself. A request refused
+// before it gets here spends the base cost through ChargeRefusals.
 type CostLimit struct {
 	Schema        graphql.ExecutableSchema
 	MaxComplexity int // <= 0: none
 	MaxMutations  int // <= 0: none
-	Service       *feedcore.Service
-	Limit         feedcore.RateLimit
-	Logger        *slog.Logger
+	Allowance     Allowance
 }
 
 var _ interface {
@@ -64,7 +59,7 @@ func (c CostLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 		return nil
 	}
 	n := complexity.Calculate(ctx, c.Schema, op.Operation, op.Variables)
-	oc := &opCost{requested: n}
+	oc := &opCost{requested: max(n, c.Allowance.BaseCost)}
 	op.Stats.SetExtension(costKey, oc)
 	if c.MaxComplexity > 0 && n > c.MaxComplexity {
 		e := CodedError(apierr.BadInput, "operation costs %d points, more than the complexity limit of %d; ask for smaller pages or fewer fields", n, c.MaxComplexity)
@@ -77,14 +72,13 @@ func (c CostLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 			return CodedError(apierr.BadInput, "operation carries %d mutation fields (aliases count); at most %d are allowed, send the rest in further requests", m, c.MaxMutations)
 		}
 	}
-	if c.Service == nil || c.Limit.Rate <= 0 {
-		return nil
-	}
-	sub := subjectOf(ctx)
-	if op.Operation.Operation == ast.Mutation {
-		oc.charge = c.Service.NewWriteCharge(sub, n, c.Limit)
-	} else {
-		oc.charge = c.Service.NewCharge(sub, n, c.Limit)
+	sub, limit, ok := c.Allowance.of(ctx)
+	switch {
+	case !ok:
+	case op.Operation.Operation == ast.Mutation:
+		oc.charge = c.Allowance.Service.NewWriteCharge(sub, oc.requested, limit)
+	default:
+		oc.charge = c.Allowance.Service.NewCharge(sub, oc.requested, limit)
 	}
 	return nil
 }
@@ -110,7 +104,7 @@ func (c CostLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 			cancel()
 			switch {
 			case err != nil:
-				logStoreError(ctx, c.Logger, "rate limit: store did not answer; letting the operation through", err)
+				logStoreError(ctx, c.Allowance.Logger, "rate limit: store did not answer; letting the operation through", err)
 			case got.Err != nil:
 				return ReplaceAnswer(ctx, refusal(ctx, got))
 			default:
@@ -130,39 +124,6 @@ func (c CostLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 		resp.Extensions["cost"] = cost
 		return resp
 	}
-}
-
-// refusal is RATE_LIMITED with extensions.retryAfterMs, the cost and the
-// points left; the HTTP response becomes 429 with Retry-After (the
-// request's reqinfo.Outcome).
-func refusal(ctx context.Context, v feedcore.Verdict) *gqlerror.Error {
-	var fe *apierr.Error
-	if !errors.As(v.Err, &fe) {
-		return CodedError(apierr.Internal, "rate limit")
-	}
-	reqinfo.OutcomeOf(ctx).SetRetryAfter(fe.RetryAfter)
-	return &gqlerror.Error{
-		Err:     fe,
-		Message: fe.Message,
-		Extensions: map[string]any{
-			"code":         string(apierr.RateLimited),
-			"retryAfterMs": fe.RetryAfter.Milliseconds(),
-			"cost":         map[string]any{"requested": v.Cost, "remaining": v.Remaining},
-		},
-	}
-}
-
-// subjectOf is whose allowance an operation spends: the viewer's, or the
-// client address's when there is no (valid) identity.
-func subjectOf(ctx context.Context) feedcore.Subject {
-	if v := reqinfo.Viewer(ctx); v != 0 {
-		return feedcore.Subject{Viewer: v}
-	}
-	a := reqinfo.Of(ctx).ClientAddr
-	if a == "" {
-		a = "unknown"
-	}
-	return feedcore.Subject{Addr: a}
 }
 
 // rootFields counts the fields of an operation's root selection set,
