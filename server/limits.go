@@ -106,9 +106,6 @@ const (
 	// DefaultMaxMutations is how many mutation fields (aliases included)
 	// one operation may carry.
 	DefaultMaxMutations = 5
-	// defaultPageSize is what a connection costs per child when the
-	// operation gives neither first nor last (the resolvers' default).
-	defaultPageSize = 20
 )
 
 // api returns the APIConfig itself; Config embeds APIConfig, and this
@@ -216,5 +213,5 @@ func pageSize(first, last *int) int {
 	case last != nil && *last > 0:
 		return *last
 	}
-	return defaultPageSize
+	return feedcore.DefaultPageSize // a connection that gives neither first nor last
 }
