@@ -34,11 +34,7 @@ import (
 // APQ registration is stored only after all of them. A request refused on
 // the way still spends the base cost (extension.ChargeRefusals).
 func graphqlHandler(cfg Config) http.Handler {
-	return queryHandler(cfg, apiConfigOf(cfg))
-}
-
-func queryHandler(cfg Config, api APIConfig) http.Handler {
-	api = api.withDefaults()
+	api := cfg.APIConfig.withDefaults()
 	return guard(api, newGraphQLServer(cfg, api))
 }
 

@@ -108,19 +108,6 @@ const (
 	DefaultMaxMutations = 5
 )
 
-// api returns the APIConfig itself; Config embeds APIConfig, and this
-// promoted method lets graphqlHandler find it (see apiConfigOf).
-func (a APIConfig) api() APIConfig { return a }
-
-// apiConfigOf returns cfg's APIConfig, or the zero one when Config does not
-// embed it (yet).
-func apiConfigOf(cfg any) APIConfig {
-	if c, ok := cfg.(interface{ api() APIConfig }); ok {
-		return c.api()
-	}
-	return APIConfig{}
-}
-
 func (a APIConfig) withDefaults() APIConfig {
 	if a.MaxDepth == 0 {
 		a.MaxDepth = DefaultMaxDepth

@@ -44,8 +44,8 @@ func newAPIEnvOn(t *testing.T, c rueidis.Client, prefix string, api APIConfig) *
 	cfg := Config{Service: svc, DevAuth: true, Verifier: &auth.Verifier{HS256Secret: testSecret}, Metrics: reg}
 	cfg.Logger = discardLogger()
 	mux := http.NewServeMux()
-	mux.Handle("/query", ensureErrorCodes(queryHandler(cfg, api)))
 	cfg.APIConfig = api
+	mux.Handle("/query", ensureErrorCodes(graphqlHandler(cfg)))
 	srv := httptest.NewServer(withRequestInfo(cfg, mux))
 	t.Cleanup(srv.Close)
 	return &env{t: t, svc: svc, srv: srv, metrics: reg}
