@@ -198,12 +198,12 @@ func (serviceCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
-	hits, misses := roundtrip.CacheStats()
-	ch <- prometheus.MustNewConstMetric(cacheHitsDesc, prometheus.CounterValue, float64(hits))
-	ch <- prometheus.MustNewConstMetric(cacheMissesDesc, prometheus.CounterValue, float64(misses))
 	if c.svc == nil {
 		return
 	}
+	hits, misses := roundtrip.CacheStats(c.svc.Client())
+	ch <- prometheus.MustNewConstMetric(cacheHitsDesc, prometheus.CounterValue, float64(hits))
+	ch <- prometheus.MustNewConstMetric(cacheMissesDesc, prometheus.CounterValue, float64(misses))
 
 	st := c.svc.Stats()
 	for _, s := range []struct {
