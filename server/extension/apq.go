@@ -104,6 +104,7 @@ type apqPending struct{ hash, query string }
 // registration is RATE_LIMITED and the operation does not run. Operation
 // names registered are learned as known (metric labels).
 type APQRegister struct {
+	anySchema
 	Cache   *APQCache
 	Service *feedcore.Service
 	Limit   feedcore.RateLimit
@@ -111,13 +112,7 @@ type APQRegister struct {
 	Logger  *slog.Logger
 }
 
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = APQRegister{}
-
-func (APQRegister) ExtensionName() string                          { return "APQRegister" }
-func (APQRegister) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (APQRegister) ExtensionName() string { return "APQRegister" }
 
 func (r APQRegister) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	p, ok := op.Stats.GetExtension(apqPendingKey).(*apqPending)
@@ -152,15 +147,12 @@ func (r APQRegister) MutateOperationContext(ctx context.Context, op *graphql.Ope
 // APQSizeLimit refuses a persisted query registration whose text is
 // longer than Max bytes with BAD_USER_INPUT, before it is even parsed.
 // A query that large may still be sent without persistedQuery.
-type APQSizeLimit struct{ Max int }
+type APQSizeLimit struct {
+	anySchema
+	Max int
+}
 
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationParameterMutator
-} = APQSizeLimit{}
-
-func (APQSizeLimit) ExtensionName() string                          { return "APQSizeLimit" }
-func (APQSizeLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (APQSizeLimit) ExtensionName() string { return "APQSizeLimit" }
 
 func (l APQSizeLimit) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
 	if _, ok := raw.Extensions["persistedQuery"]; ok && len(raw.Query) > l.Max {
@@ -207,15 +199,12 @@ func LoadPersisted(path string) (map[string]string, error) {
 // in the list. A client may send the hash alone (APQ style) or the full
 // text. An unknown hash alone is PERSISTED_QUERY_NOT_FOUND; a text not in
 // the list is FORBIDDEN.
-type PersistedOnly struct{ ByHash map[string]string }
+type PersistedOnly struct {
+	anySchema
+	ByHash map[string]string
+}
 
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationParameterMutator
-} = PersistedOnly{}
-
-func (PersistedOnly) ExtensionName() string                          { return "PersistedOnly" }
-func (PersistedOnly) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (PersistedOnly) ExtensionName() string { return "PersistedOnly" }
 
 func (p PersistedOnly) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
 	var hash string

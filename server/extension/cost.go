@@ -31,20 +31,14 @@ import (
 // needs Redis anyway and will report UNAVAILABLE itself. A request refused
 // before it gets here spends the base cost through ChargeRefusals.
 type CostLimit struct {
+	anySchema
 	Schema        graphql.ExecutableSchema
 	MaxComplexity int // <= 0: none
 	MaxMutations  int // <= 0: none
 	Allowance     Allowance
 }
 
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-	graphql.OperationInterceptor
-} = CostLimit{}
-
-func (CostLimit) ExtensionName() string                          { return "CostLimit" }
-func (CostLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (CostLimit) ExtensionName() string { return "CostLimit" }
 
 const costKey = "feedd.cost"
 

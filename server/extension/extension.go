@@ -21,6 +21,35 @@ import (
 	"github.com/feedd/feedd/server/reqinfo"
 )
 
+// The hooks of each extension: one missing would never run, silently.
+var (
+	_ paramMutator   = APQSizeLimit{}
+	_ paramMutator   = PersistedOnly{}
+	_ contextMutator = DepthLimit{}
+	_ contextMutator = NoIntrospection{}
+	_ contextMutator = CostLimit{}
+	_ contextMutator = APQRegister{}
+
+	_ graphql.OperationInterceptor = CostLimit{}
+)
+
+type (
+	paramMutator interface {
+		graphql.HandlerExtension
+		graphql.OperationParameterMutator
+	}
+	contextMutator interface {
+		graphql.HandlerExtension
+		graphql.OperationContextMutator
+	}
+)
+
+// anySchema gives the extensions that embed it gqlgen's Validate hook:
+// they work with any schema.
+type anySchema struct{}
+
+func (anySchema) Validate(graphql.ExecutableSchema) error { return nil }
+
 // CodedError is a request-level refusal with an extensions.code.
 func CodedError(code apierr.Code, format string, args ...any) *gqlerror.Error {
 	return &gqlerror.Error{

@@ -12,15 +12,12 @@ import (
 
 // DepthLimit refuses operations nested deeper than Max, fragments
 // included, before any resolver runs.
-type DepthLimit struct{ Max int }
+type DepthLimit struct {
+	anySchema
+	Max int
+}
 
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = DepthLimit{}
-
-func (DepthLimit) ExtensionName() string                          { return "DepthLimit" }
-func (DepthLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (DepthLimit) ExtensionName() string { return "DepthLimit" }
 
 func (d DepthLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	if op.Operation == nil {
@@ -83,15 +80,9 @@ func selectionDepth(doc *ast.QueryDocument, set ast.SelectionSet, depth, limit i
 // with FORBIDDEN and a message that says so (gqlgen would otherwise fail
 // the field at execution time, after running the rest of the operation).
 // __typename stays allowed: clients need it.
-type NoIntrospection struct{}
+type NoIntrospection struct{ anySchema }
 
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = NoIntrospection{}
-
-func (NoIntrospection) ExtensionName() string                          { return "NoIntrospection" }
-func (NoIntrospection) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (NoIntrospection) ExtensionName() string { return "NoIntrospection" }
 
 func (NoIntrospection) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	if op.Operation == nil || op.Operation.Operation != ast.Query {
