@@ -17,8 +17,8 @@ const DeviceHeader = "X-Device-Id"
 // client's address, the caller's identity and device. Everything after it
 // reads them from the context (reqinfo), never from the headers. It never
 // refuses a request: fields that need a viewer fail with UNAUTHENTICATED,
-// while public ones still answer. The context also gets the request's
-// Outcome, for the steps that decide an answer to report it.
+// while public ones still answer. With them comes the request's Outcome,
+// for the steps that decide the answer to report it.
 func withRequestInfo(cfg Config, next http.Handler) http.Handler {
 	addrOf := clientAddr(cfg.TrustedProxyHeader, cfg.TrustedProxies)
 	authn := auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier}
@@ -30,7 +30,6 @@ func withRequestInfo(cfg Config, next http.Handler) http.Handler {
 			Device:     r.Header.Get(DeviceHeader),
 		}
 		w.Header().Set(RequestIDHeader, f.RequestID)
-		ctx, _ := reqinfo.WithOutcome(reqinfo.With(r.Context(), f))
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(reqinfo.With(r.Context(), f)))
 	})
 }

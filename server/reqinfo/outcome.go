@@ -30,18 +30,13 @@ type Operation struct {
 	Trips int
 }
 
-type outcomeKey struct{}
-
-// WithOutcome returns ctx carrying a new, empty Outcome, and the Outcome.
-func WithOutcome(ctx context.Context) (context.Context, *Outcome) {
-	o := &Outcome{}
-	return context.WithValue(ctx, outcomeKey{}, o), o
-}
-
-// OutcomeOf returns ctx's Outcome, or nil when it has none.
+// OutcomeOf returns the Outcome of the request ctx belongs to (see With),
+// or nil outside a request.
 func OutcomeOf(ctx context.Context) *Outcome {
-	o, _ := ctx.Value(outcomeKey{}).(*Outcome)
-	return o
+	if in := infoOf(ctx); in != nil {
+		return in.outcome
+	}
+	return nil
 }
 
 // AddCode records that the answer carries an error with extensions.code

@@ -32,20 +32,39 @@ type Facts struct {
 	Device string
 }
 
-type factsKey struct{}
+// info is what a request's context carries: one value, set once.
+type info struct {
+	facts   Facts
+	outcome *Outcome
+}
 
-// With returns ctx carrying f. It is a plain function, not a middleware,
-// so that code which learns the facts elsewhere than from HTTP headers
-// (a WebSocket's connection_init payload) sets them the same way.
+type infoKey struct{}
+
+// With returns ctx carrying f, and the request's Outcome: ctx's own when
+// it has one (facts learned later, as from a WebSocket's connection_init,
+// replace the first ones for the same request), else a new one. It is a
+// plain function, not a middleware, so that code which learns the facts
+// elsewhere than from HTTP headers sets them the same way.
 func With(ctx context.Context, f Facts) context.Context {
-	return context.WithValue(ctx, factsKey{}, f)
+	in := &info{facts: f, outcome: OutcomeOf(ctx)}
+	if in.outcome == nil {
+		in.outcome = &Outcome{}
+	}
+	return context.WithValue(ctx, infoKey{}, in)
 }
 
 // Of returns the facts ctx carries; the zero Facts (an anonymous caller,
 // no address, no id) outside a request.
 func Of(ctx context.Context) Facts {
-	f, _ := ctx.Value(factsKey{}).(Facts)
-	return f
+	if in := infoOf(ctx); in != nil {
+		return in.facts
+	}
+	return Facts{}
+}
+
+func infoOf(ctx context.Context) *info {
+	in, _ := ctx.Value(infoKey{}).(*info)
+	return in
 }
 
 // Viewer is the signed-in viewer's database id, 0 for an anonymous
