@@ -6,19 +6,19 @@
 package auth
 
 import (
-	"bytes"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/feedd/feedd/internal/jsontext"
 )
 
 // Leeway absorbs clock skew between the token's issuer and this server: a
@@ -110,17 +110,8 @@ func (c *claims) UnmarshalJSON(b []byte) error {
 // names without regard to case, that registered names are in lower case and
 // that the time claims are JSON numbers.
 func uniqueKeys(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return errors.New("claims are not a JSON object")
-	}
 	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, _ := t.(string)
+	return claimsRefusals.Members(b, func(k string, dec *json.Decoder) error {
 		lower := strings.ToLower(k)
 		if seen[lower] {
 			return errDuplicateClaim
@@ -137,14 +128,16 @@ func uniqueKeys(b []byte) error {
 		if (k == "exp" || k == "nbf" || k == "iat") && (len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 			return errClaimType
 		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data after the claims")
-	}
-	return nil
+		return nil
+	})
+}
+
+// claimsRefusals word jsontext's refusals of claims that are not one
+// object.
+var claimsRefusals = jsontext.Refusals{
+	NotObject: errors.New("claims are not a JSON object"),
+	Malformed: errors.New("claims are not well-formed JSON"),
+	Trailing:  errors.New("trailing data after the claims"),
 }
 
 // Verify checks token's signature, algorithm and claims and returns its

@@ -50,6 +50,9 @@ func (k keys) liveDevices(viewer ID) string {
 func (k keys) rateLimitAddr(addr, kind string) string {
 	return withKind(k.p+"rla:"+addr, kind) // string: GCRA arrival time of a client address
 }
+func (k keys) persistedQuery(hash string) string {
+	return k.p + "apq:" + hash // string: a persisted query's text, by its SHA-256 (persisted.go)
+}
 
 // withKind names a separate allowance of the same subject beside key
 // (Subject.Kind); an empty kind is the operations' allowance, key itself.

@@ -34,8 +34,8 @@ type liveEntry struct {
 // on past filtered entries (as followingFeed does).
 func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, err error) {
 	defer wrap(&err, "live feed of user %d", req.Viewer)
-	if req.First < 0 || req.First > maxPageSize {
-		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and 100")
+	if req.First < 0 || req.First > MaxPageSize {
+		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
 	}
 	n := orDefault(req.First)
 	if req.After == "" {

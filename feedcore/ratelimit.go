@@ -302,6 +302,9 @@ type riding struct {
 	s *Service
 }
 
+// Unwrap is the client r rides on (roundtrip.CacheStats reads its counts).
+func (r riding) Unwrap() rueidis.Client { return r.Client }
+
 func (r riding) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	if chargeOf(ctx) == nil {
 		return r.Client.Do(ctx, cmd)

@@ -3,15 +3,22 @@ package feedcore
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
 )
 
+// Page sizes, for every paged read: a page holds DefaultPageSize items
+// when its request gives no size, and at most MaxPageSize. The API's
+// checks and cost table use them too.
 const (
-	defaultPageSize = 20
-	maxPageSize     = 100
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+const (
 	// maxRounds bounds how often one page reads on when filtering (tombstones,
 	// unfollowed authors) leaves it short; maxBatch bounds one round's reads.
 	maxRounds = 8
@@ -87,10 +94,10 @@ func pageArgs(r FeedRequest) (scanOrder, int, string, error) {
 		return older, 0, "", apierr.Errorf(apierr.BadInput, "%s", msg)
 	}
 	switch {
-	case r.First < 0 || r.First > maxPageSize:
-		return bad("first must be between 1 and 100")
-	case r.Last < 0 || r.Last > maxPageSize:
-		return bad("last must be between 1 and 100")
+	case r.First < 0 || r.First > MaxPageSize:
+		return bad(fmt.Sprintf("first must be between 1 and %d", MaxPageSize))
+	case r.Last < 0 || r.Last > MaxPageSize:
+		return bad(fmt.Sprintf("last must be between 1 and %d", MaxPageSize))
 	case r.First > 0 && r.Last > 0:
 		return bad("use first (older posts) or last (newer posts), not both")
 	case r.After != "" && r.Before != "":
@@ -107,7 +114,7 @@ func pageArgs(r FeedRequest) (scanOrder, int, string, error) {
 
 func orDefault(n int) int {
 	if n == 0 {
-		return defaultPageSize
+		return DefaultPageSize
 	}
 	return n
 }

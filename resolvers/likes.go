@@ -16,33 +16,26 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, id string) (*graph.Li
 	return r.like(ctx, id, false)
 }
 
+// liked is what a like or unlike left: the post and its counters.
+type liked struct {
+	post   *feedcore.Post
+	counts feedcore.PostCounts
+}
+
 // like likes or unlikes a post; the payload's counters and viewerHasLiked
 // are the ones the change left, primed from its reply.
 func (r *mutationResolver) like(ctx context.Context, id string, like bool) (*graph.LikePayload, error) {
-	viewer, err := r.viewerID(ctx)
-	if err != nil {
-		return nil, err
-	}
-	postID, err := decodeID("id", id, gqltype.Post)
-	if err != nil {
-		return nil, err
-	}
 	op := r.Svc.Unlike
 	if like {
 		op = r.Svc.Like
 	}
-	var (
-		p      *feedcore.Post
-		counts feedcore.PostCounts
-	)
-	err = r.write(ctx, func(ctx context.Context) (err error) {
-		p, counts, err = op(ctx, viewer, postID)
-		return err
+	res, err := mutate(ctx, r.Resolver, object{"id", id, gqltype.Post}, func(ctx context.Context, viewer, postID feedcore.ID) (liked, error) {
+		p, counts, err := op(ctx, viewer, postID)
+		return liked{p, counts}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	ld := r.loaders(ctx)
-	ld.PrimeLike(p.ID, counts, like)
-	return &graph.LikePayload{Post: p}, nil
+	r.loaders(ctx).PrimeLike(res.post.ID, res.counts, like)
+	return &graph.LikePayload{Post: res.post}, nil
 }

@@ -3,13 +3,12 @@ package resolvers
 import (
 	"context"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/roundtrip"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // LiveFeed reads a page and hydrates its sessions' anchors. As with
@@ -29,7 +28,7 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 		func(ctx context.Context) error { _, err := r.viewer(ctx); return err },
 		func(ctx context.Context) (err error) {
 			p, err = r.Svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: viewer, First: deref(first), After: deref(after),
-				Device: deviceID(ctx)})
+				Device: reqinfo.Of(ctx).Device})
 			return err
 		})
 	if err != nil {
@@ -53,81 +52,35 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 }
 
 func (r *mutationResolver) ScheduleLive(ctx context.Context, input graph.ScheduleLiveInput) (*graph.LivePayload, error) {
-	viewer, err := r.viewerID(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var l *feedcore.LiveSession
-	err = r.write(ctx, func(ctx context.Context) (err error) {
-		l, err = r.Svc.ScheduleLive(ctx, viewer, input.Title, input.ScheduledStartAt)
-		return err
+	return r.live(ctx, object{}, func(ctx context.Context, viewer, _ feedcore.ID) (*feedcore.LiveSession, error) {
+		return r.Svc.ScheduleLive(ctx, viewer, input.Title, input.ScheduledStartAt)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &graph.LivePayload{Session: l}, nil
 }
 
 func (r *mutationResolver) StartLive(ctx context.Context, id string) (*graph.LivePayload, error) {
-	return r.liveOp(ctx, id, r.Svc.StartLive)
+	return r.live(ctx, object{"id", id, gqltype.LiveSession}, r.Svc.StartLive)
 }
 
 func (r *mutationResolver) EndLive(ctx context.Context, id string) (*graph.LivePayload, error) {
-	return r.liveOp(ctx, id, r.Svc.EndLive)
+	return r.live(ctx, object{"id", id, gqltype.LiveSession}, r.Svc.EndLive)
 }
 
-func (r *mutationResolver) liveOp(ctx context.Context, id string, op func(context.Context, feedcore.ID, feedcore.ID) (*feedcore.LiveSession, error)) (*graph.LivePayload, error) {
-	viewer, err := r.viewerID(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sid, err := decodeID("id", id, gqltype.LiveSession)
-	if err != nil {
-		return nil, err
-	}
-	var l *feedcore.LiveSession
-	err = r.write(ctx, func(ctx context.Context) (err error) {
-		l, err = op(ctx, viewer, sid)
-		return err
-	})
+// live runs a live session mutation; the payload is the session it left.
+func (r *mutationResolver) live(ctx context.Context, on object, w writes[*feedcore.LiveSession]) (*graph.LivePayload, error) {
+	l, err := mutate(ctx, r.Resolver, on, w)
 	if err != nil {
 		return nil, err
 	}
 	return &graph.LivePayload{Session: l}, nil
-}
-
-func (r *liveSessionResolver) ID(_ context.Context, l *feedcore.LiveSession) (string, error) {
-	return gqltype.Encode(gqltype.LiveSession, l.ID), nil
-}
-
-func (r *liveSessionResolver) DatabaseID(_ context.Context, l *feedcore.LiveSession) (string, error) {
-	return feedcore.FormatID(l.ID), nil
 }
 
 // Anchor reads through the request's loaders; a liveFeed page has primed them.
 func (r *liveSessionResolver) Anchor(ctx context.Context, l *feedcore.LiveSession) (*feedcore.User, error) {
-	u, err := r.loaders(ctx).User(ctx, l.Anchor)
-	if err != nil {
-		return nil, err
-	}
-	if u == nil {
-		return nil, fail(apierr.NotFound, "the anchor of live session %d (user %d) has no profile", l.ID, l.Anchor)
-	}
-	return u, nil
+	return r.profile(ctx, l.Anchor, func() error {
+		return fail(apierr.NotFound, "the anchor of live session %d (user %d) has no profile", l.ID, l.Anchor)
+	})
 }
 
 func (r *liveSessionResolver) State(_ context.Context, l *feedcore.LiveSession) (graph.LiveState, error) {
 	return graph.LiveState(l.State()), nil
-}
-
-// DeviceHeader names the caller's device (an app install, a browser) for
-// the live feed: each device of a viewer keeps one snapshot. Optional; see
-// feedcore.LiveRequest.Device for what it may hold.
-const DeviceHeader = "X-Device-Id"
-
-func deviceID(ctx context.Context) string {
-	if !graphql.HasOperationContext(ctx) {
-		return ""
-	}
-	return graphql.GetOperationContext(ctx).Headers.Get(DeviceHeader)
 }

@@ -9,19 +9,58 @@ import (
 	"github.com/feedd/feedd/graph"
 )
 
-func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishPostInput) (*graph.PublishPostPayload, error) {
+// object names what a mutation acts on: its argument arg, holding raw, a
+// global id of type typ (or a plain database id). The zero object: the
+// mutation names none.
+type object struct {
+	arg, raw string
+	typ      gqltype.Type
+}
+
+// writes are a mutation's writes, for the signed-in viewer on the object
+// id (0 when the mutation names none).
+type writes[T any] func(ctx context.Context, viewer, id feedcore.ID) (T, error)
+
+// mutate is every mutation's course: the signed-in viewer (viewerID), the
+// object it names (decodeID), then its writes, and what they returned.
+//
+// The writes run under a context of their own: the request's values,
+// without its cancellation, and with WriteTimeout. A client that goes
+// away, or a request timeout, must not stop writes halfway: a post stored
+// but not queued for fan-out, a follow counted on one side only. Reads
+// that shape the payload afterwards use the request's context.
+func mutate[T any](ctx context.Context, r *Resolver, on object, w writes[T]) (T, error) {
+	var zero T
 	viewer, err := r.viewerID(ctx)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	key := ""
-	if input.IdempotencyKey != nil {
-		key = *input.IdempotencyKey
+	var id feedcore.ID
+	if on.arg != "" {
+		if id, err = decodeID(on.arg, on.raw, on.typ); err != nil {
+			return zero, err
+		}
 	}
-	var p *feedcore.Post
-	err = r.write(ctx, func(ctx context.Context) (err error) {
-		p, err = r.Svc.PublishOnce(ctx, viewer, input.Text, key)
-		return err
+	d := r.WriteTimeout
+	if d <= 0 {
+		d = DefaultWriteTimeout
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	defer cancel()
+	return w(wctx, viewer, id)
+}
+
+// returningID adapts writes that return only an error: they return the
+// object's id.
+func returningID(op func(ctx context.Context, viewer, id feedcore.ID) error) writes[feedcore.ID] {
+	return func(ctx context.Context, viewer, id feedcore.ID) (feedcore.ID, error) {
+		return id, op(ctx, viewer, id)
+	}
+}
+
+func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishPostInput) (*graph.PublishPostPayload, error) {
+	p, err := mutate(ctx, r.Resolver, object{}, func(ctx context.Context, viewer, _ feedcore.ID) (*feedcore.Post, error) {
+		return r.Svc.PublishOnce(ctx, viewer, input.Text, deref(input.IdempotencyKey))
 	})
 	if err != nil {
 		return nil, err
@@ -30,15 +69,8 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishP
 }
 
 func (r *mutationResolver) DeletePost(ctx context.Context, id string) (*graph.DeletePostPayload, error) {
-	viewer, err := r.viewerID(ctx)
+	postID, err := mutate(ctx, r.Resolver, object{"id", id, gqltype.Post}, returningID(r.Svc.Delete))
 	if err != nil {
-		return nil, err
-	}
-	postID, err := decodeID("id", id, gqltype.Post)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.write(ctx, func(ctx context.Context) error { return r.Svc.Delete(ctx, viewer, postID) }); err != nil {
 		return nil, err
 	}
 	return &graph.DeletePostPayload{DeletedPostID: gqltype.Encode(gqltype.Post, postID)}, nil
@@ -55,23 +87,12 @@ func (r *mutationResolver) UnfollowUser(ctx context.Context, userID string) (*gr
 // follow runs op (Follow or Unfollow) and returns the target, whose counts
 // resolve afterwards and so reflect the change.
 func (r *mutationResolver) follow(ctx context.Context, userID string, op func(context.Context, feedcore.ID, feedcore.ID) error) (*graph.FollowPayload, error) {
-	viewer, err := r.viewerID(ctx)
+	target, err := mutate(ctx, r.Resolver, object{"userId", userID, gqltype.User}, returningID(op))
 	if err != nil {
 		return nil, err
 	}
-	target, err := decodeID("userId", userID, gqltype.User)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.write(ctx, func(ctx context.Context) error { return op(ctx, viewer, target) }); err != nil {
-		return nil, err
-	}
-	ld := r.loaders(ctx)
-	ld.ForgetUsers(viewer, target)
-	u, err := ld.User(ctx, target)
-	if err == nil && u == nil {
-		err = fail(apierr.NotFound, "no user with id %d", target)
-	}
+	r.loaders(ctx).ForgetUsers(optionalViewer(ctx), target)
+	u, err := r.profile(ctx, target, func() error { return fail(apierr.NotFound, "no user with id %d", target) })
 	if err != nil {
 		return nil, err
 	}

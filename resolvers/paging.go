@@ -6,12 +6,11 @@ import (
 	"github.com/feedd/feedd/graph"
 )
 
-// MaxPageSize bounds first and last, as the schema documents.
-const MaxPageSize = 100
-
+// pageSize checks a page size the client gave: feedcore reads 0 as "not
+// given", so an explicit 0 must be refused here.
 func pageSize(arg string, n *int) error {
-	if n != nil && (*n < 1 || *n > MaxPageSize) {
-		return fail(apierr.BadInput, "%s must be between 1 and %d, got %d", arg, MaxPageSize, *n)
+	if n != nil && (*n < 1 || *n > feedcore.MaxPageSize) {
+		return fail(apierr.BadInput, "%s must be between 1 and %d, got %d", arg, feedcore.MaxPageSize, *n)
 	}
 	return nil
 }

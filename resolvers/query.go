@@ -26,33 +26,24 @@ func (r *queryResolver) Node(ctx context.Context, id string) (gqltype.Node, erro
 	switch t {
 	case gqltype.Post:
 		p, err := ld.Post(ctx, dbID)
-		if err != nil {
-			return nil, err
-		}
-		if p == nil || p.Deleted {
-			return nil, nil
-		}
-		return p, nil
+		return node(p, p != nil && !p.Deleted, err)
 	case gqltype.LiveSession:
 		l, err := ld.LiveSession(ctx, dbID)
-		if err != nil {
-			return nil, err
-		}
-		if l == nil {
-			return nil, nil
-		}
-		return l, nil
+		return node(l, l != nil, err)
 	case gqltype.User:
 		u, err := ld.User(ctx, dbID)
-		if err != nil {
-			return nil, err
-		}
-		if u == nil {
-			return nil, nil // not a typed nil inside the interface
-		}
-		return u, nil
+		return node(u, u != nil, err)
 	}
 	return nil, fail(apierr.BadInput, "id: %q is not a global id", id)
+}
+
+// node is what Node answers for v, read with err: v when it exists, else
+// null (a nil Node, not a typed nil inside the interface).
+func node[T gqltype.Node](v T, exists bool, err error) (gqltype.Node, error) {
+	if err != nil || !exists {
+		return nil, err
+	}
+	return v, nil
 }
 
 func (r *queryResolver) User(ctx context.Context, handle string) (*feedcore.User, error) {

@@ -5,10 +5,10 @@
 package resolvers
 
 import (
-	"context"
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
 )
 
@@ -17,10 +17,11 @@ import (
 const DefaultWriteTimeout = 10 * time.Second
 
 // Resolver is the root of the resolver tree; one serves every request.
+// Build it with New.
 type Resolver struct {
 	Svc *feedcore.Service
 	// WriteTimeout bounds a mutation's writes, which do not end with
-	// the request (see write); default DefaultWriteTimeout.
+	// the request (see mutate); default DefaultWriteTimeout.
 	WriteTimeout time.Duration
 
 	// The type resolvers, made once: gqlgen asks for one per field.
@@ -34,69 +35,37 @@ type Resolver struct {
 // New returns the resolver root over svc.
 func New(svc *feedcore.Service) *Resolver {
 	r := &Resolver{Svc: svc}
-	r.query, r.mutation, r.post = &queryResolver{r}, &mutationResolver{r}, &postResolver{r}
-	r.user, r.liveSession = &userResolver{r}, &liveSessionResolver{r}
+	r.query, r.mutation = &queryResolver{r}, &mutationResolver{r}
+	r.post = &postResolver{r, nodeIDs[feedcore.Post]{gqltype.Post, func(p *feedcore.Post) feedcore.ID { return p.ID }}}
+	r.user = &userResolver{r, nodeIDs[feedcore.User]{gqltype.User, func(u *feedcore.User) feedcore.ID { return u.ID }}}
+	r.liveSession = &liveSessionResolver{r, nodeIDs[feedcore.LiveSession]{gqltype.LiveSession,
+		func(l *feedcore.LiveSession) feedcore.ID { return l.ID }}}
 	return r
 }
 
 // Config returns the gqlgen configuration wiring r into the executable schema.
 func (r *Resolver) Config() graph.Config { return graph.Config{Resolvers: r} }
 
-func (r *Resolver) Query() graph.QueryResolver {
-	if r.query == nil { // a root built without New
-		return &queryResolver{r}
-	}
-	return r.query
-}
-
-func (r *Resolver) Mutation() graph.MutationResolver {
-	if r.mutation == nil {
-		return &mutationResolver{r}
-	}
-	return r.mutation
-}
-
-func (r *Resolver) Post() graph.PostResolver {
-	if r.post == nil {
-		return &postResolver{r}
-	}
-	return r.post
-}
-
-func (r *Resolver) User() graph.UserResolver {
-	if r.user == nil {
-		return &userResolver{r}
-	}
-	return r.user
-}
-
-func (r *Resolver) LiveSession() graph.LiveSessionResolver {
-	if r.liveSession == nil {
-		return &liveSessionResolver{r}
-	}
-	return r.liveSession
-}
+// The type resolvers gqlgen asks for, once per field: the ones New made.
+func (r *Resolver) Query() graph.QueryResolver             { return r.query }
+func (r *Resolver) Mutation() graph.MutationResolver       { return r.mutation }
+func (r *Resolver) Post() graph.PostResolver               { return r.post }
+func (r *Resolver) User() graph.UserResolver               { return r.user }
+func (r *Resolver) LiveSession() graph.LiveSessionResolver { return r.liveSession }
 
 type (
-	queryResolver       struct{ *Resolver }
-	mutationResolver    struct{ *Resolver }
-	postResolver        struct{ *Resolver }
-	userResolver        struct{ *Resolver }
-	liveSessionResolver struct{ *Resolver }
-)
-
-// write runs a mutation's writes (fn) under a context of their own: the
-// request's values, without its cancellation, and with WriteTimeout. A
-// client that goes away, or a request timeout, must not stop writes
-// halfway: a post stored but not queued for fan-out, a follow counted on
-// one side only. Reads that shape the payload afterwards use the
-// request's context.
-func (r *Resolver) write(ctx context.Context, fn func(context.Context) error) error {
-	d := r.WriteTimeout
-	if d <= 0 {
-		d = DefaultWriteTimeout
+	queryResolver    struct{ *Resolver }
+	mutationResolver struct{ *Resolver }
+	postResolver     struct {
+		*Resolver
+		nodeIDs[feedcore.Post]
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
-	defer cancel()
-	return fn(wctx)
-}
+	userResolver struct {
+		*Resolver
+		nodeIDs[feedcore.User]
+	}
+	liveSessionResolver struct {
+		*Resolver
+		nodeIDs[feedcore.LiveSession]
+	}
+)

@@ -4,16 +4,7 @@ import (
 	"context"
 
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/gqltype"
 )
-
-func (r *userResolver) ID(_ context.Context, u *feedcore.User) (string, error) {
-	return gqltype.Encode(gqltype.User, u.ID), nil
-}
-
-func (r *userResolver) DatabaseID(_ context.Context, u *feedcore.User) (string, error) {
-	return feedcore.FormatID(u.ID), nil
-}
 
 // AvatarURL is null, not "", when the user has none.
 func (r *userResolver) AvatarURL(_ context.Context, u *feedcore.User) (*string, error) {
@@ -28,6 +19,16 @@ func (r *userResolver) FollowerCount(ctx context.Context, u *feedcore.User) (int
 func (r *userResolver) FollowingCount(ctx context.Context, u *feedcore.User) (int, error) {
 	c, err := r.counts(ctx, u)
 	return c.Following, err
+}
+
+// profile reads user id's profile through the request's loaders; missing
+// is the error when the user has none.
+func (r *Resolver) profile(ctx context.Context, id feedcore.ID, missing func() error) (*feedcore.User, error) {
+	u, err := r.loaders(ctx).User(ctx, id)
+	if err == nil && u == nil {
+		err = missing()
+	}
+	return u, err
 }
 
 // counts reads a user's graph counts through the request's loaders.

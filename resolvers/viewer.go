@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // viewer returns the authenticated viewer's profile, or UNAUTHENTICATED.
@@ -46,7 +46,7 @@ func (r *Resolver) ghostFirst(ctx context.Context, err error) error {
 // claimedViewer is the id the caller authenticated as, not yet checked
 // against the store, or UNAUTHENTICATED.
 func claimedViewer(ctx context.Context) (feedcore.ID, error) {
-	id := auth.FromContext(ctx)
+	id := reqinfo.Of(ctx).Identity
 	if id.ViewerID == 0 {
 		if id.Problem != "" {
 			return 0, fail(apierr.Unauthenticated, "not signed in: %s", id.Problem)
@@ -78,5 +78,5 @@ func (r *Resolver) viewerID(ctx context.Context) (feedcore.ID, error) {
 // optionalViewer is the caller's id for fields that also answer
 // anonymous callers (viewerIsFollowing, viewerHasLiked); 0 when none.
 func optionalViewer(ctx context.Context) feedcore.ID {
-	return auth.FromContext(ctx).ViewerID
+	return reqinfo.Viewer(ctx)
 }

@@ -75,51 +75,94 @@ func Parallel(ctx context.Context, fns ...func(context.Context) error) error {
 
 // Wrap returns c charging each call's round trip to the Counter in the
 // call's context, if any: every method that talks to Redis, on c, on its
-// dedicated connections and on its per-node clients. (rueidis's own hook
-// package, rueidishook, is not on the module proxy this project builds
-// from; this covers the same methods.)
+// dedicated connections and on its per-node clients. It also counts c's
+// cacheable reads (CacheStats). (rueidis's own hook package, rueidishook,
+// is not on the module proxy this project builds from; this covers the
+// same methods.)
 func Wrap(c rueidis.Client) rueidis.Client {
 	if _, ok := c.(counting); ok {
 		return c
 	}
-	return counting{c}
+	return counting{charged: charged{c}, client: client{c}, stats: &cacheStats{}}
 }
 
-type counting struct{ rueidis.Client }
+// CacheStats returns how many cacheable reads made through c, a client
+// Wrap returned (or one wrapping it that says so with an Unwrap method),
+// were served from rueidis's client-side cache (hits) and how many went to
+// Redis (misses); zeros for a client Wrap did not return.
+func CacheStats(c rueidis.Client) (hits, misses int64) {
+	for {
+		switch x := c.(type) {
+		case counting:
+			return x.stats.hits.Load(), x.stats.misses.Load()
+		case interface{ Unwrap() rueidis.Client }:
+			c = x.Unwrap()
+		default:
+			return 0, 0
+		}
+	}
+}
 
-func charge(ctx context.Context) { FromContext(ctx).add(1) }
+// cacheStats counts one wrapped client's cacheable reads.
+type cacheStats struct{ hits, misses atomic.Int64 }
 
-var cacheHits, cacheMisses atomic.Int64
-
-// CacheStats returns how many cacheable reads made through wrapped clients
-// since the process started were served from rueidis's client-side cache
-// (hits) and how many went to Redis (misses).
-func CacheStats() (hits, misses int64) { return cacheHits.Load(), cacheMisses.Load() }
-
-func countCache(r rueidis.RedisResult) bool {
+// count counts r and reports whether it was a cache hit.
+func (s *cacheStats) count(r rueidis.RedisResult) bool {
 	if r.IsCacheHit() {
-		cacheHits.Add(1)
+		s.hits.Add(1)
 		return true
 	}
-	cacheMisses.Add(1)
+	s.misses.Add(1)
 	return false
 }
 
-func (c counting) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	charge(ctx)
-	return c.Client.Do(ctx, cmd)
+func charge(ctx context.Context) { FromContext(ctx).add(1) }
+
+// calls are the methods that reach Redis that a client and a dedicated
+// connection have alike.
+type calls interface {
+	Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult
+	DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult
+	Receive(ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error
 }
 
-func (c counting) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+// charged charges each of c's calls to the call's context. Embedded beside
+// the wrapped client or connection, which sits one level deeper (client,
+// dedicated), its methods win over theirs.
+type charged struct{ c calls }
+
+func (c charged) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	charge(ctx)
+	return c.c.Do(ctx, cmd)
+}
+
+func (c charged) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
 	if len(multi) > 0 {
 		charge(ctx)
 	}
-	return c.Client.DoMulti(ctx, multi...)
+	return c.c.DoMulti(ctx, multi...)
+}
+
+// Receive charges the subscribe command's round trip; the messages that
+// follow are pushed by Redis, not asked for.
+func (c charged) Receive(ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error {
+	charge(ctx)
+	return c.c.Receive(ctx, subscribe, fn)
+}
+
+type client struct{ rueidis.Client }
+
+// counting is a wrapped client: charged calls, counted cacheable reads,
+// the rest of the client as it is.
+type counting struct {
+	charged
+	client
+	stats *cacheStats
 }
 
 func (c counting) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
 	r := c.Client.DoCache(ctx, cmd, ttl)
-	if !countCache(r) {
+	if !c.stats.count(r) {
 		charge(ctx)
 	}
 	return r
@@ -129,7 +172,7 @@ func (c counting) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTT
 	rs := c.Client.DoMultiCache(ctx, multi...)
 	missed := false
 	for _, r := range rs {
-		if !countCache(r) {
+		if !c.stats.count(r) {
 			missed = true
 		}
 	}
@@ -151,49 +194,36 @@ func (c counting) DoMultiStream(ctx context.Context, multi ...rueidis.Completed)
 	return c.Client.DoMultiStream(ctx, multi...)
 }
 
-// Receive charges the subscribe command's round trip; the messages that
-// follow are pushed by Redis, not asked for.
-func (c counting) Receive(ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error {
-	charge(ctx)
-	return c.Client.Receive(ctx, subscribe, fn)
-}
-
 // Dedicated hands fn a dedicated connection that is counted too.
 func (c counting) Dedicated(fn func(rueidis.DedicatedClient) error) error {
-	return c.Client.Dedicated(func(d rueidis.DedicatedClient) error { return fn(countingDedicated{d}) })
+	return c.Client.Dedicated(func(d rueidis.DedicatedClient) error { return fn(countDedicated(d)) })
 }
 
 // Dedicate returns a dedicated connection that is counted too.
 func (c counting) Dedicate() (rueidis.DedicatedClient, func()) {
 	d, cancel := c.Client.Dedicate()
-	return countingDedicated{d}, cancel
+	return countDedicated(d), cancel
 }
 
-// Nodes returns the per-node clients, counted too.
+// Nodes returns the per-node clients, counted too, their cacheable reads
+// with c's.
 func (c counting) Nodes() map[string]rueidis.Client {
 	nodes := c.Client.Nodes()
 	out := make(map[string]rueidis.Client, len(nodes))
 	for addr, n := range nodes {
-		out[addr] = Wrap(n)
+		out[addr] = counting{charged: charged{n}, client: client{n}, stats: c.stats}
 	}
 	return out
 }
 
-type countingDedicated struct{ rueidis.DedicatedClient }
+type dedicated struct{ rueidis.DedicatedClient }
 
-func (d countingDedicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	charge(ctx)
-	return d.DedicatedClient.Do(ctx, cmd)
+// countingDedicated is a dedicated connection whose calls are charged.
+type countingDedicated struct {
+	charged
+	dedicated
 }
 
-func (d countingDedicated) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	if len(multi) > 0 {
-		charge(ctx)
-	}
-	return d.DedicatedClient.DoMulti(ctx, multi...)
-}
-
-func (d countingDedicated) Receive(ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error {
-	charge(ctx)
-	return d.DedicatedClient.Receive(ctx, subscribe, fn)
+func countDedicated(d rueidis.DedicatedClient) rueidis.DedicatedClient {
+	return countingDedicated{charged{d}, dedicated{d}}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/server/extension"
 )
 
 func persisted(hash string) map[string]any {
@@ -23,7 +24,7 @@ func TestAPQSharedByReplicas(t *testing.T) {
 	shallow := newAPIEnvOn(t, st.Client, st.Prefix, APIConfig{MaxDepth: 3})
 	a.users("ann")
 	const q = `query Me { viewer { handle } }`
-	h := QueryHash(q)
+	h := extension.QueryHash(q)
 	hashOnly := map[string]any{"extensions": persisted(h)}
 
 	_, r := a.raw(a.post(hashOnly, auth.DevHeader, "1"))
@@ -43,7 +44,7 @@ func TestAPQSharedByReplicas(t *testing.T) {
 		{a, `{ viewer {`},          // does not parse
 		{shallow, `{ followingFeed { edges { node { author { handle } } } } }`}, // over that replica's depth limit
 	} {
-		hq := QueryHash(c.query)
+		hq := extension.QueryHash(c.query)
 		if _, r = c.e.raw(c.e.post(map[string]any{"query": c.query, "extensions": persisted(hq)}, auth.DevHeader, "1")); r.code() == "" {
 			t.Fatalf("%s: no error", c.query)
 		}
@@ -71,7 +72,7 @@ func TestAPQSharedByReplicas(t *testing.T) {
 		t.Fatalf("hash only over GET: %+v", me)
 	}
 	// A value planted under a hash that is not its own never runs.
-	bad := QueryHash("something else")
+	bad := extension.QueryHash("something else")
 	c := st.Client
 	if err := c.Do(t.Context(), c.B().Set().Key(st.Prefix+"apq:"+bad).Value(`{ viewer { id } }`).Build()).Error(); err != nil {
 		t.Fatal(err)
@@ -89,10 +90,10 @@ func TestPersistedOnly(t *testing.T) {
 	const known = `query Me { viewer { handle } }`
 	dir := t.TempDir()
 	file := filepath.Join(dir, "persisted.json")
-	if err := os.WriteFile(file, []byte(`{"`+QueryHash(known)+`": "query Me { viewer { handle } }"}`), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(`{"`+extension.QueryHash(known)+`": "query Me { viewer { handle } }"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	list, err := LoadPersisted(file)
+	list, err := extension.LoadPersisted(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,13 +104,13 @@ func TestPersistedOnly(t *testing.T) {
 		body map[string]any
 		code string
 	}{
-		{"known hash only", map[string]any{"extensions": persisted(QueryHash(known))}, ""},
+		{"known hash only", map[string]any{"extensions": persisted(extension.QueryHash(known))}, ""},
 		{"known text", map[string]any{"query": known}, ""},
-		{"known text and hash", map[string]any{"query": known, "extensions": persisted(QueryHash(known))}, ""},
-		{"unknown hash", map[string]any{"extensions": persisted(QueryHash("{ viewer { id } }"))}, "PERSISTED_QUERY_NOT_FOUND"},
+		{"known text and hash", map[string]any{"query": known, "extensions": persisted(extension.QueryHash(known))}, ""},
+		{"unknown hash", map[string]any{"extensions": persisted(extension.QueryHash("{ viewer { id } }"))}, "PERSISTED_QUERY_NOT_FOUND"},
 		{"unknown text", map[string]any{"query": `{ viewer { id } }`}, "FORBIDDEN"},
-		{"unknown text with its hash (no registration)", map[string]any{"query": `{ viewer { id } }`, "extensions": persisted(QueryHash("{ viewer { id } }"))}, "FORBIDDEN"},
-		{"known text, wrong hash", map[string]any{"query": known, "extensions": persisted(QueryHash("x"))}, "BAD_USER_INPUT"},
+		{"unknown text with its hash (no registration)", map[string]any{"query": `{ viewer { id } }`, "extensions": persisted(extension.QueryHash("{ viewer { id } }"))}, "FORBIDDEN"},
+		{"known text, wrong hash", map[string]any{"query": known, "extensions": persisted(extension.QueryHash("x"))}, "BAD_USER_INPUT"},
 		{"mutation not in the list", map[string]any{"query": `mutation { followUser(userId: "1") { user { id } } }`}, "FORBIDDEN"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,15 +127,15 @@ func TestPersistedOnly(t *testing.T) {
 		})
 	}
 	// A file whose hash does not match its text is refused at load.
-	if err := os.WriteFile(file, []byte(`{"`+QueryHash("x")+`": "query Me { viewer { handle } }"}`), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(`{"`+extension.QueryHash("x")+`": "query Me { viewer { handle } }"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadPersisted(file); err == nil {
+	if _, err := extension.LoadPersisted(file); err == nil {
 		t.Error("LoadPersisted accepted a hash that does not match its text")
 	}
 	// With the committed list of the clients' operations, the typed Go
 	// client works unchanged.
-	m, err := LoadPersisted("../client/persisted.json")
+	m, err := extension.LoadPersisted("../client/persisted.json")
 	if err != nil || len(m) == 0 {
 		t.Fatalf("client/persisted.json: %d entries, %v", len(m), err)
 	}

@@ -1,31 +1,20 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"net/netip"
 	"strings"
 )
 
-type clientAddrKey struct{}
-
-// ClientAddr is the address of the client that sent the request ctx
-// belongs to, as withClientAddr found it: an IPv4 address, or the /64
-// network of an IPv6 one (one subscriber usually holds a whole /64). Empty
-// outside a request.
-func ClientAddr(ctx context.Context) string {
-	a, _ := ctx.Value(clientAddrKey{}).(string)
-	return a
-}
-
-// withClientAddr notes each request's client address for the limits that
-// apply per address. It is the TCP peer's, unless the peer is one of
-// trusted (a reverse proxy or load balancer in front of feedd) and header
-// is set (X-Forwarded-For, or any header of comma-separated addresses that
-// proxies append to): then it is the right-most address in that header
-// that is not itself a trusted proxy, so a client cannot choose its
-// address by sending the header itself.
-func withClientAddr(header string, trusted []netip.Prefix, next http.Handler) http.Handler {
+// clientAddr returns how to find each request's client address, for the
+// limits that apply per address (reqinfo.Facts.ClientAddr). It is the TCP
+// peer's, unless the peer is one of trusted (a reverse proxy or load
+// balancer in front of feedd) and header is set (X-Forwarded-For, or any
+// header of comma-separated addresses that proxies append to): then it is
+// the right-most address in that header that is not itself a trusted
+// proxy, so a client cannot choose its address by sending the header
+// itself.
+func clientAddr(header string, trusted []netip.Prefix) func(*http.Request) string {
 	isTrusted := func(a netip.Addr) bool {
 		for _, p := range trusted {
 			if p.Contains(a) {
@@ -34,7 +23,7 @@ func withClientAddr(header string, trusted []netip.Prefix, next http.Handler) ht
 		}
 		return false
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return func(r *http.Request) string {
 		addr := peerAddr(r.RemoteAddr)
 		if header != "" && addr.IsValid() && isTrusted(addr) {
 			hops := strings.Split(strings.Join(r.Header.Values(header), ","), ",")
@@ -49,9 +38,8 @@ func withClientAddr(header string, trusted []netip.Prefix, next http.Handler) ht
 				}
 			}
 		}
-		ctx := context.WithValue(r.Context(), clientAddrKey{}, addrKey(addr))
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
+		return addrKey(addr)
+	}
 }
 
 func peerAddr(remote string) netip.Addr {

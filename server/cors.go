@@ -15,10 +15,14 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/server/extension"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
-// corsAllowHeaders are the request headers a browser app may send.
-var corsAllowHeaders = strings.Join([]string{"Content-Type", "Authorization", auth.DevHeader, RequestIDHeader}, ", ")
+// corsAllowHeaders are the request headers a browser app may send: every
+// header feedd reads. A header missing here fails the preflight of a web
+// app on another origin that sends it.
+var corsAllowHeaders = strings.Join([]string{"Content-Type", "Authorization", auth.DevHeader, RequestIDHeader, DeviceHeader}, ", ")
 
 // corsExposeHeaders are the response headers a browser app may read.
 var corsExposeHeaders = strings.Join([]string{"Retry-After", RequestIDHeader}, ", ")
@@ -63,7 +67,7 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 		w.Header().Add("Vary", "Origin")
 		if origin != "" {
 			if !allowed(r, origin) {
-				refuse(w, http.StatusForbidden, apierr.Forbidden,
+				refuse(w, r, http.StatusForbidden, apierr.Forbidden,
 					fmt.Sprintf("origin %q may not call this API (see --cors-origins)", origin))
 				return
 			}
@@ -83,7 +87,7 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 		if r.Method == http.MethodPost {
 			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mt != "application/json" {
-				refuse(w, http.StatusUnsupportedMediaType, apierr.BadInput,
+				refuse(w, r, http.StatusUnsupportedMediaType, apierr.BadInput,
 					"a POST body must be Content-Type: application/json")
 				return
 			}
@@ -91,27 +95,26 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 			var tooBig *http.MaxBytesError
 			switch {
 			case errors.As(err, &tooBig) || int64(len(body)) > api.MaxBodyBytes:
-				refuse(w, http.StatusRequestEntityTooLarge, apierr.BadInput,
+				refuse(w, r, http.StatusRequestEntityTooLarge, apierr.BadInput,
 					fmt.Sprintf("request body exceeds %d bytes", api.MaxBodyBytes))
 				return
 			case err != nil:
-				refuse(w, http.StatusBadRequest, apierr.BadInput, "could not read the request body")
+				refuse(w, r, http.StatusBadRequest, apierr.BadInput, "could not read the request body")
 				return
 			}
 			if err := checkRequest(body); err != nil {
-				refuse(w, http.StatusBadRequest, apierr.BadInput, err.Error())
+				refuse(w, r, http.StatusBadRequest, apierr.BadInput, err.Error())
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		if r.Method == http.MethodGet {
 			if err := checkQueryString(r.URL.RawQuery); err != nil {
-				refuse(w, http.StatusBadRequest, apierr.BadInput, err.Error())
+				refuse(w, r, http.StatusBadRequest, apierr.BadInput, err.Error())
 				return
 			}
 		}
-		ctx, state := withState(r.Context())
-		next.ServeHTTP(&stateWriter{ResponseWriter: w, state: state}, r.WithContext(ctx))
+		next.ServeHTTP(&stateWriter{ResponseWriter: w, outcome: reqinfo.OutcomeOf(r.Context())}, r)
 	})
 }
 
@@ -131,9 +134,10 @@ func normalizeOrigin(o string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
 }
 
-// refuse writes a GraphQL error response.
-func refuse(w http.ResponseWriter, status int, code apierr.Code, msg string) {
-	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{codedError(code, "%s", msg)}})
+// refuse answers r with a GraphQL error response, and reports its code.
+func refuse(w http.ResponseWriter, r *http.Request, status int, code apierr.Code, msg string) {
+	reqinfo.OutcomeOf(r.Context()).AddCode(string(code))
+	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{extension.CodedError(code, "%s", msg)}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

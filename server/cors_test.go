@@ -103,3 +103,41 @@ func TestCORSAndCSRF(t *testing.T) {
 		t.Errorf(`"*": preflight status %d, headers %v`, res.StatusCode, res.Header)
 	}
 }
+
+// A web app on an allowed origin may send X-Device-Id: its preflight lists
+// the header, and each device of the viewer keeps a live feed snapshot of
+// its own.
+func TestCORSDeviceID(t *testing.T) {
+	const app = "https://app.example.com"
+	h := newHostile(t, APIConfig{CORSOrigins: []string{app}}, true)
+	h.liveFixture()
+
+	req, _ := http.NewRequest(http.MethodOptions, h.srv.URL+"/query", nil)
+	req.Header.Set("Origin", app)
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type, x-viewer-id, x-device-id")
+	res, _ := h.raw(req)
+	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != app {
+		t.Fatalf("preflight: status %d, headers %v", res.StatusCode, res.Header)
+	}
+	allowed := map[string]bool{}
+	for _, name := range strings.Split(res.Header.Get("Access-Control-Allow-Headers"), ",") {
+		allowed[http.CanonicalHeaderKey(strings.TrimSpace(name))] = true
+	}
+	for _, name := range strings.Split(req.Header.Get("Access-Control-Request-Headers"), ",") {
+		if !allowed[http.CanonicalHeaderKey(strings.TrimSpace(name))] {
+			t.Errorf("preflight does not allow %q: Access-Control-Allow-Headers = %q", name, res.Header.Get("Access-Control-Allow-Headers"))
+		}
+	}
+
+	page := map[string]any{"query": `{ liveFeed(first: 1) { edges { cursor } } }`}
+	for _, device := range []string{"phone", "browser"} {
+		res, r := h.raw(h.post(page, "Origin", app, auth.DevHeader, "1", "X-Device-Id", device))
+		if res.StatusCode != http.StatusOK || len(r.Errors) > 0 || res.Header.Get("Access-Control-Allow-Origin") != app {
+			t.Fatalf("device %s: status %d, errors %+v, headers %v", device, res.StatusCode, r.Errors, res.Header)
+		}
+	}
+	if n := len(h.keys("lsn:")); n != 2 {
+		t.Errorf("two devices from %s left %d live snapshots, want 2", app, n)
+	}
+}

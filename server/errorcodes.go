@@ -8,16 +8,18 @@ import (
 	"strings"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // ensureErrorCodes fills in extensions.code on error responses that gqlgen's
 // transports write without going through the error presenter (a GET with
 // undecodable variables, a mutation over GET, an unsupported method). Only
 // responses with status 400 or more are buffered and inspected; successful
-// responses stream through untouched.
+// responses stream through untouched. The codes it fills in are decided
+// here, so it reports them to the request's Outcome.
 func ensureErrorCodes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cw := &codeWriter{ResponseWriter: w}
+		cw := &codeWriter{ResponseWriter: w, outcome: reqinfo.OutcomeOf(r.Context())}
 		next.ServeHTTP(cw, r)
 		cw.finish()
 	})
@@ -25,8 +27,9 @@ func ensureErrorCodes(next http.Handler) http.Handler {
 
 type codeWriter struct {
 	http.ResponseWriter
-	status int
-	buf    *bytes.Buffer // non-nil once an error status is seen
+	outcome *reqinfo.Outcome
+	status  int
+	buf     *bytes.Buffer // non-nil once an error status is seen
 }
 
 func (c *codeWriter) WriteHeader(status int) {
@@ -62,7 +65,10 @@ func (c *codeWriter) finish() {
 	if c.buf == nil {
 		return
 	}
-	body := addCodes(c.buf.Bytes(), c.status)
+	body, added := addCodes(c.buf.Bytes(), c.status)
+	for _, code := range added {
+		c.outcome.AddCode(code)
+	}
 	h := c.ResponseWriter.Header()
 	// A request that never executed has no data entry (the GraphQL spec),
 	// and the GraphQL-over-HTTP spec answers it (a parse, validation or
@@ -81,17 +87,19 @@ func (c *codeWriter) finish() {
 }
 
 // addCodes sets a code on every error in a GraphQL response body that has
-// none: BAD_USER_INPUT for 4xx, INTERNAL for 5xx. A body that is not a
-// GraphQL response is returned unchanged.
-func addCodes(body []byte, status int) []byte {
+// none: BAD_USER_INPUT for 4xx, INTERNAL for 5xx. It returns the body and
+// the codes it set. A body that is not a GraphQL response is returned
+// unchanged.
+func addCodes(body []byte, status int) ([]byte, []string) {
 	var resp map[string]json.RawMessage
 	if json.Unmarshal(body, &resp) != nil {
-		return body
+		return body, nil
 	}
 	var errs []map[string]any
 	if json.Unmarshal(resp["errors"], &errs) != nil {
-		return body
+		return body, nil
 	}
+	var added []string
 	code := apierr.BadInput
 	if status >= 500 {
 		code = apierr.Internal
@@ -108,18 +116,19 @@ func addCodes(body []byte, status int) []byte {
 		}
 		if _, ok := ext["code"]; !ok {
 			ext["code"] = string(code)
+			added = append(added, string(code))
 		}
 	}
 	raw, err := json.Marshal(errs)
 	if err != nil {
-		return body
+		return body, nil
 	}
 	resp["errors"] = raw
 	out, err := json.Marshal(resp)
 	if err != nil {
-		return body
+		return body, nil
 	}
-	return out
+	return out, added
 }
 
 // dropNullData removes a null data entry from a GraphQL response body.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/extension"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // unavailableMessage is all a client learns when Redis is down: the cause
@@ -28,36 +30,46 @@ const unavailableMessage = "the store is unavailable, retry later"
 //     gqlgen's message, which points at the mistake in the document;
 //   - an unreachable store is UNAVAILABLE with a fixed message;
 //   - anything else is INTERNAL, logged with the request id the message quotes.
+//
+// It is where the code of nearly every error is decided, so it reports it
+// to the request's Outcome (for the metrics and the access log).
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
-		out := clone(graphql.DefaultErrorPresenter(ctx, err))
-		var fe *apierr.Error
-		if errors.As(err, &fe) {
-			return withCode(out, fe.Code, fe.Message)
-		}
-		var internalPanic *panicError
-		if !errors.As(err, &internalPanic) && out.Err == nil {
-			// Raised by gqlgen or a scalar, not by a resolver.
-			code, _ := out.Extensions["code"].(string)
-			switch {
-			case code == errcode.ValidationFailed || code == errcode.ParseFailed:
-				return withCode(out, apierr.BadInput, out.Message)
-			case isKnownCode(code):
-				return out
-			case len(out.Path) == 0:
-				// Request-level: an undecodable body, an unknown operation
-				// name, a complexity limit. The client sent something wrong.
-				return withCode(out, apierr.BadInput, out.Message)
-			}
-		}
-		id := RequestID(ctx)
-		if feedcore.CodeOf(err) == apierr.Unavailable {
-			log.WarnContext(ctx, "graphql: store unavailable", "request", id, "path", out.Path.String(), "err", err)
-			return withCode(out, apierr.Unavailable, unavailableMessage)
-		}
-		log.ErrorContext(ctx, "graphql: internal error", "request", id, "path", out.Path.String(), "err", err)
-		return withCode(out, apierr.Internal, fmt.Sprintf("internal error (request %s)", id))
+		out := present(ctx, log, err)
+		code, _ := out.Extensions["code"].(string)
+		reqinfo.OutcomeOf(ctx).AddCode(code)
+		return out
 	}
+}
+
+func present(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
+	out := clone(graphql.DefaultErrorPresenter(ctx, err))
+	var fe *apierr.Error
+	if errors.As(err, &fe) {
+		return withCode(out, fe.Code, fe.Message)
+	}
+	var internalPanic *panicError
+	if !errors.As(err, &internalPanic) && out.Err == nil {
+		// Raised by gqlgen, a scalar or an extension, not by a resolver.
+		code, _ := out.Extensions["code"].(string)
+		switch {
+		case code == errcode.ValidationFailed || code == errcode.ParseFailed:
+			return withCode(out, apierr.BadInput, out.Message)
+		case isKnownCode(code):
+			return out
+		case len(out.Path) == 0:
+			// Request-level: an undecodable body, an unknown operation
+			// name, a complexity limit. The client sent something wrong.
+			return withCode(out, apierr.BadInput, out.Message)
+		}
+	}
+	id := reqinfo.Of(ctx).RequestID
+	if feedcore.CodeOf(err) == apierr.Unavailable {
+		log.WarnContext(ctx, "graphql: store unavailable", "request", id, "path", out.Path.String(), "err", err)
+		return withCode(out, apierr.Unavailable, unavailableMessage)
+	}
+	log.ErrorContext(ctx, "graphql: internal error", "request", id, "path", out.Path.String(), "err", err)
+	return withCode(out, apierr.Internal, fmt.Sprintf("internal error (request %s)", id))
 }
 
 // panicError is a resolver panic turned into an error by recoverPanic.
@@ -69,16 +81,19 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 // report it as INTERNAL; the rest of the response is still served.
 func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 	return func(ctx context.Context, v any) error {
-		log.ErrorContext(ctx, "graphql: panic", "request", RequestID(ctx), "panic", v, "stack", string(debug.Stack()))
+		log.ErrorContext(ctx, "graphql: panic", "request", reqinfo.Of(ctx).RequestID, "panic", v, "stack", string(debug.Stack()))
 		return &panicError{value: v}
 	}
 }
 
+// knownCodes are the codes an error raised outside the resolvers keeps:
+// the brief's list, and PERSISTED_QUERY_NOT_FOUND, which Apollo-style
+// clients look for to resend a hash-only request with its query text.
 var knownCodes = map[apierr.Code]bool{
 	apierr.Unauthenticated: true, apierr.Forbidden: true, apierr.NotFound: true,
 	apierr.BadInput: true, apierr.InvalidCursor: true, apierr.CursorExpired: true,
 	apierr.FollowLimit: true, apierr.RateLimited: true, apierr.Unavailable: true,
-	apierr.Internal: true,
+	apierr.Internal: true, extension.CodePersistedQueryNotFound: true,
 }
 
 func isKnownCode(code string) bool { return knownCodes[apierr.Code(code)] }
@@ -101,15 +116,4 @@ func withCode(e *gqlerror.Error, code apierr.Code, msg string) *gqlerror.Error {
 	// exactly what this function decided.
 	e.Err = nil
 	return e
-}
-
-// logStoreError logs a store failure that a step tolerates (the rate
-// limiter, APQ): a Warn when the store is unavailable (feedcore.CodeOf, the
-// one classifier), an Error when it answered something unexpected.
-func logStoreError(ctx context.Context, log *slog.Logger, msg string, err error) {
-	if feedcore.CodeOf(err) == apierr.Unavailable {
-		log.WarnContext(ctx, msg, "request", RequestID(ctx), "err", err)
-		return
-	}
-	log.ErrorContext(ctx, msg, "request", RequestID(ctx), "err", err)
 }

@@ -14,13 +14,14 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 func TestPresentError(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	present := presentError(log)
-	ctx := context.WithValue(context.Background(), requestIDKey{}, "req42")
+	ctx := reqinfo.With(context.Background(), reqinfo.Facts{RequestID: "req42"})
 
 	validation := gqlerror.Errorf("Cannot query field \"x\"")
 	errcode.Set(validation, errcode.ValidationFailed)
@@ -57,14 +58,17 @@ func TestPresentError(t *testing.T) {
 }
 
 func TestAddCodes(t *testing.T) {
-	got := string(addCodes([]byte(`{"errors":[{"message":"a"},{"message":"b","extensions":{"code":"NOT_FOUND"}}],"data":null}`), 400))
-	if !strings.Contains(got, `"code":"BAD_USER_INPUT"`) || !strings.Contains(got, `"code":"NOT_FOUND"`) {
+	body, added := addCodes([]byte(`{"errors":[{"message":"a"},{"message":"b","extensions":{"code":"NOT_FOUND"}}],"data":null}`), 400)
+	if got := string(body); !strings.Contains(got, `"code":"BAD_USER_INPUT"`) || !strings.Contains(got, `"code":"NOT_FOUND"`) {
 		t.Fatalf("addCodes = %s", got)
 	}
-	if got := string(addCodes([]byte(`{"errors":[null]}`), 500)); !strings.Contains(got, `"code":"INTERNAL"`) {
+	if len(added) != 1 || added[0] != "BAD_USER_INPUT" {
+		t.Errorf("addCodes reported setting %q, want the one BAD_USER_INPUT", added)
+	}
+	if got, _ := addCodes([]byte(`{"errors":[null]}`), 500); !strings.Contains(string(got), `"code":"INTERNAL"`) {
 		t.Fatalf("addCodes 500 = %s", got)
 	}
-	if got := string(addCodes([]byte("not json"), 400)); got != "not json" {
-		t.Fatalf("addCodes changed a non-JSON body: %s", got)
+	if got, added := addCodes([]byte("not json"), 400); string(got) != "not json" || added != nil {
+		t.Fatalf("addCodes changed a non-JSON body: %s, %q", got, added)
 	}
 }

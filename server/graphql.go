@@ -9,18 +9,19 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/extension"
+	gqlextension "github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/loaders"
 	"github.com/feedd/feedd/resolvers"
 	"github.com/feedd/feedd/roundtrip"
+	"github.com/feedd/feedd/server/extension"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // graphqlHandler serves /query: POST with a JSON body for everything, GET
@@ -29,19 +30,16 @@ import (
 // the content-type rule and the body limit; inside, before any resolver
 // runs, an operation passes the persisted-query step, the token limit
 // (parsing), validation, then the depth and introspection limits and the
-// cost limit (complexity, mutation count, rate limit), in that order; an APQ registration is stored only after all of
-// them.
+// cost limit (complexity, mutation count, rate limit), in that order; an
+// APQ registration is stored only after all of them. A request refused on
+// the way still spends the base cost (extension.ChargeRefusals).
 func graphqlHandler(cfg Config) http.Handler {
-	return queryHandler(cfg, apiConfigOf(cfg))
-}
-
-func queryHandler(cfg Config, api APIConfig) http.Handler {
-	api = api.withDefaults()
+	api := cfg.APIConfig.withDefaults()
 	return guard(api, newGraphQLServer(cfg, api))
 }
 
 func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
-	known := newKnownOps(cfg.DevAuth, api.PersistedOnly)
+	known := extension.NewKnownOps(cfg.DevAuth, api.PersistedOnly)
 	root := resolvers.New(cfg.Service)
 	root.WriteTimeout = cfg.WriteTimeout
 	gc := root.Config()
@@ -49,37 +47,39 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	es := graph.NewExecutableSchema(gc)
 	srv := handler.New(es)
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	allowance := extension.Allowance{Service: cfg.Service, Viewer: api.RateLimit, Anonymous: api.AnonRateLimit,
+		BaseCost: api.RequestBaseCost, Logger: cfg.Logger}
+	srv.AddTransport(extension.ChargeRefusals{Transport: transport.GET{}, Allowance: allowance})
+	srv.AddTransport(extension.ChargeRefusals{Transport: transport.POST{}, Allowance: allowance})
 	// Parsed and validated documents are reused: clients send the same few
 	// operations over and over.
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if api.MaxTokens > 0 {
 		srv.SetParserTokenLimit(api.MaxTokens)
 	}
-	var apq *apqCache
+	var apq *extension.APQCache
 	switch {
 	case api.PersistedOnly != nil:
-		srv.Use(persistedOnly{byHash: api.PersistedOnly})
+		srv.Use(extension.PersistedOnly{ByHash: api.PersistedOnly})
 	case !api.DisableAPQ:
-		apq = newAPQCache(cfg.Service, api.APQTTL, cfg.Logger)
-		srv.Use(apqSizeLimit{max: api.APQMaxBytes})
-		srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
+		apq = extension.NewAPQCache(cfg.Service, api.APQTTL, cfg.Logger)
+		srv.Use(extension.APQSizeLimit{Max: api.APQMaxBytes})
+		srv.Use(gqlextension.AutomaticPersistedQuery{Cache: apq})
 	}
 	if api.MaxDepth > 0 {
-		srv.Use(depthLimit{max: api.MaxDepth})
+		srv.Use(extension.DepthLimit{Max: api.MaxDepth})
 	}
 	if api.DisableIntrospection {
-		srv.Use(noIntrospection{})
+		srv.Use(extension.NoIntrospection{})
 	} else {
-		srv.Use(extension.Introspection{})
+		srv.Use(gqlextension.Introspection{})
 	}
-	srv.Use(costLimit{es: es, maxComplexity: api.MaxComplexity, maxMutations: api.MaxMutations,
-		svc: cfg.Service, limit: api.RateLimit, log: cfg.Logger})
+	srv.Use(extension.CostLimit{Schema: es, MaxComplexity: api.MaxComplexity, MaxMutations: api.MaxMutations,
+		Allowance: allowance})
 	if apq != nil { // last: only documents that passed everything are kept
-		srv.Use(apqRegister{cache: apq, svc: cfg.Service, limit: api.APQRegisterLimit, known: known, log: cfg.Logger})
+		srv.Use(extension.APQRegister{Cache: apq, Service: cfg.Service, Limit: api.APQRegisterLimit, Known: known, Logger: cfg.Logger})
 	}
-	srv.SetErrorPresenter(keepPersistedCodes(presentError(cfg.Logger)))
+	srv.SetErrorPresenter(presentError(cfg.Logger))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
 	srv.AroundOperations(perOperation(cfg, known))
 	return srv
@@ -88,7 +88,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 // perOperation gives each operation its dataloaders and a Redis round-trip
 // counter, and records the round trips it cost under its type and name
 // (known names only; others under otherOperation).
-func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
+func perOperation(cfg Config, known *extension.KnownOps) graphql.OperationMiddleware {
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = NewMetrics()
@@ -98,7 +98,7 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 		if trips == nil { // outside observeQuery (tests)
 			ctx, trips = roundtrip.NewContext(ctx)
 		}
-		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, auth.FromContext(ctx).ViewerID))
+		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, reqinfo.Viewer(ctx)))
 		op := graphql.GetOperationContext(ctx)
 		typ, name := "", op.OperationName
 		if op.Operation != nil {
@@ -107,7 +107,7 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 				name = op.Operation.Name
 			}
 		}
-		name = known.label(name)
+		name = known.Label(name)
 		respond := next(ctx)
 		var once sync.Once
 		answered := false
@@ -116,15 +116,15 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 			if resp == nil && !answered && ctx.Err() != nil {
 				// gqlgen answers nothing (the body "null") for an operation
 				// whose context ended before it ran: say why, with a code.
-				resp = timedOut(ctx)
+				resp = extension.ReplaceAnswer(ctx, timedOut(ctx))
 			}
 			answered = true
 			once.Do(func() {
 				n := trips.Trips()
 				reg.observeOperation(typ, name, n)
-				noteOperation(ctx, typ, name, n)
+				reqinfo.OutcomeOf(ctx).RanOperation(reqinfo.Operation{Type: typ, Name: name, Trips: n})
 				cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "graphql operation",
-					slog.String("request_id", RequestID(ctx)), slog.String("type", typ),
+					slog.String("request_id", reqinfo.Of(ctx).RequestID), slog.String("type", typ),
 					slog.String("operation", name), slog.Int("redis_round_trips", n))
 			})
 			return resp
@@ -132,13 +132,13 @@ func perOperation(cfg Config, known *knownOps) graphql.OperationMiddleware {
 	}
 }
 
-// timedOut is the answer to an operation whose request ran out of time
+// timedOut is the error of an operation whose request ran out of time
 // (--request-timeout) before it could run: UNAVAILABLE, which clients
 // already retry, rather than gqlgen's bare null.
-func timedOut(ctx context.Context) *graphql.Response {
+func timedOut(ctx context.Context) *gqlerror.Error {
 	msg := "the request took longer than the server allows; retry later"
 	if errors.Is(ctx.Err(), context.Canceled) {
 		msg = "the request was cancelled"
 	}
-	return &graphql.Response{Errors: gqlerror.List{codedError(apierr.Unavailable, "%s", msg)}}
+	return extension.CodedError(apierr.Unavailable, "%s", msg)
 }

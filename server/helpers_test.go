@@ -9,10 +9,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/redis/rueidis"
+
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/redisstore/storetest"
-	"github.com/redis/rueidis"
 )
 
 var testSecret = []byte("server-test-secret-0123456789abcdef")

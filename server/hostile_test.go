@@ -16,6 +16,7 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/server/extension"
 )
 
 // hostile is a feedd built by New, as feedd serve builds it, over its own
@@ -187,12 +188,12 @@ func TestHostileAPQRegistration(t *testing.T) {
 	big := `{ viewer { handle } }` + strings.Repeat(" ", 20<<10)
 	for i := range 30 {
 		q := fmt.Sprintf("query Big%d { viewer { handle } }", i) + strings.Repeat(" ", 20<<10)
-		_, r := h.raw(h.post(map[string]any{"query": q, "extensions": persisted(QueryHash(q))}))
+		_, r := h.raw(h.post(map[string]any{"query": q, "extensions": persisted(extension.QueryHash(q))}))
 		mustCode(t, "anonymous large registration", r, "BAD_USER_INPUT")
 	}
 	for i := range 30 {
 		q := fmt.Sprintf(`query Small%d { user(handle: "ann") { handle } }`, i)
-		_, r := h.raw(h.post(map[string]any{"query": q, "extensions": persisted(QueryHash(q))}))
+		_, r := h.raw(h.post(map[string]any{"query": q, "extensions": persisted(extension.QueryHash(q))}))
 		if r.code() != "" {
 			t.Fatalf("anonymous small registration %d: %+v", i, r.Errors)
 		}
@@ -203,11 +204,11 @@ func TestHostileAPQRegistration(t *testing.T) {
 	if n := len(h.keys("apq:")); n != 0 {
 		t.Errorf("%d persisted queries stored for anonymous callers", n)
 	}
-	_, r := h.raw(h.post(map[string]any{"query": big, "extensions": persisted(QueryHash(big))}, auth.DevHeader, "1"))
+	_, r := h.raw(h.post(map[string]any{"query": big, "extensions": persisted(extension.QueryHash(big))}, auth.DevHeader, "1"))
 	mustCode(t, "signed-in large registration", r, "BAD_USER_INPUT")
 	for i := range 4 {
 		q := fmt.Sprintf(`query Mine%d { viewer { handle } }`, i)
-		res, r := h.raw(h.post(map[string]any{"query": q, "extensions": persisted(QueryHash(q))}, auth.DevHeader, "1"))
+		res, r := h.raw(h.post(map[string]any{"query": q, "extensions": persisted(extension.QueryHash(q))}, auth.DevHeader, "1"))
 		if i < 3 {
 			if r.code() != "" {
 				t.Fatalf("registration %d: %+v", i, r.Errors)

@@ -134,7 +134,7 @@ func allowedHosts(hosts []string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		refuse(w, http.StatusMisdirectedRequest, apierr.Forbidden,
+		refuse(w, r, http.StatusMisdirectedRequest, apierr.Forbidden,
 			"this server does not answer to the host name in the request (see --allowed-hosts)")
 	})
 }

@@ -1,16 +1,9 @@
 package server
 
 import (
-	"context"
-	"fmt"
 	"net/netip"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
 )
@@ -38,10 +31,20 @@ type APIConfig struct {
 	// included; 0 means DefaultMaxMutations, negative means no limit.
 	MaxMutations int
 	// RateLimit is the allowance of points (operation costs, see
-	// complexityRoot) of each signed-in viewer and, for callers without a
-	// valid identity, of each client address (shared by every replica
-	// through Redis); zero Rate disables it.
+	// complexityRoot) of each signed-in viewer (shared by every replica
+	// through Redis); zero Rate disables rate limiting.
 	RateLimit feedcore.RateLimit
+	// AnonRateLimit is the allowance of each client address, spent by
+	// callers without a valid identity (anonymous, or with refused
+	// credentials); zero means RateLimit's, a negative Rate no limit.
+	// cmd/feedd defaults it to a tenth of RateLimit.
+	AnonRateLimit feedcore.RateLimit
+	// RequestBaseCost is the least a request spends from its allowance,
+	// whether it runs or is refused (a parse or validation error, a depth,
+	// introspection or persisted-query refusal); 0: an operation spends
+	// its cost, a refused request nothing. cmd/feedd defaults it to
+	// DefaultRequestBaseCost.
+	RequestBaseCost int
 	// TrustedProxyHeader, with TrustedProxies, names the header (like
 	// X-Forwarded-For) from which the client address is taken when the
 	// TCP peer is a trusted proxy; empty: the peer's address, always.
@@ -78,6 +81,16 @@ type APIConfig struct {
 // hydrated followingFeed page of 20 posts costs about 650).
 var DefaultRateLimit = feedcore.RateLimit{Rate: 1000, Burst: 10000}
 
+// DefaultAnonRateLimit is the allowance feedd serve gives each client
+// address for callers without a valid identity: a tenth of a viewer's, as
+// one address may send as many anonymous requests as it likes.
+var DefaultAnonRateLimit = feedcore.RateLimit{Rate: DefaultRateLimit.Rate / 10, Burst: DefaultRateLimit.Burst / 10}
+
+// DefaultRequestBaseCost is the base cost feedd serve charges every
+// request: about what parsing and validating a small document costs next
+// to a hydrated page (about 650 points).
+const DefaultRequestBaseCost = 10
+
 // DefaultAPQRegisterLimit: a viewer may register 20 persisted queries at
 // once, then one a minute.
 var DefaultAPQRegisterLimit = feedcore.RateLimit{Rate: 1.0 / 60, Burst: 20}
@@ -90,23 +103,10 @@ const (
 	DefaultMaxBodyBytes  = 1 << 20
 	DefaultAPQTTL        = 24 * time.Hour
 	DefaultAPQMaxBytes   = 16 << 10
-	// defaultPageSize is what a connection costs per child when the
-	// operation gives neither first nor last (the resolvers' default).
-	defaultPageSize = 20
+	// DefaultMaxMutations is how many mutation fields (aliases included)
+	// one operation may carry.
+	DefaultMaxMutations = 5
 )
-
-// api returns the APIConfig itself; Config embeds APIConfig, and this
-// promoted method lets graphqlHandler find it (see apiConfigOf).
-func (a APIConfig) api() APIConfig { return a }
-
-// apiConfigOf returns cfg's APIConfig, or the zero one when Config does not
-// embed it (yet).
-func apiConfigOf(cfg any) APIConfig {
-	if c, ok := cfg.(interface{ api() APIConfig }); ok {
-		return c.api()
-	}
-	return APIConfig{}
-}
 
 func (a APIConfig) withDefaults() APIConfig {
 	if a.MaxDepth == 0 {
@@ -200,131 +200,5 @@ func pageSize(first, last *int) int {
 	case last != nil && *last > 0:
 		return *last
 	}
-	return defaultPageSize
-}
-
-// codedError is a request-level refusal with an extensions.code.
-func codedError(code apierr.Code, format string, args ...any) *gqlerror.Error {
-	return &gqlerror.Error{
-		Message:    fmt.Sprintf(format, args...),
-		Extensions: map[string]any{"code": string(code)},
-	}
-}
-
-// depthLimit refuses operations nested deeper than max, fragments
-// included, before any resolver runs.
-type depthLimit struct{ max int }
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = depthLimit{}
-
-func (depthLimit) ExtensionName() string                          { return "DepthLimit" }
-func (depthLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
-
-func (d depthLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	if op.Operation == nil {
-		return nil
-	}
-	// Introspection is measured by its own rule: a client fetching the
-	// schema (GraphiQL, codegen) nests __type's ofType chain about 15
-	// levels deep, and it reads the static schema, not the store. The
-	// noIntrospection extension decides whether it is allowed at all.
-	var rest ast.SelectionSet
-	for _, sel := range op.Operation.SelectionSet {
-		f, ok := sel.(*ast.Field)
-		if !ok || (f.Name != "__schema" && f.Name != "__type") {
-			rest = append(rest, sel)
-			continue
-		}
-		if n := selectionDepth(op.Doc, f.SelectionSet, 1, maxIntrospectionDepth); n > maxIntrospectionDepth {
-			return codedError(apierr.BadInput, "introspection is nested deeper than the limit of %d", maxIntrospectionDepth)
-		}
-	}
-	if n := selectionDepth(op.Doc, rest, 0, d.max); n > d.max {
-		return codedError(apierr.BadInput, "operation is nested deeper than the limit of %d", d.max)
-	}
-	return nil
-}
-
-// maxIntrospectionDepth bounds __schema and __type selections: deep enough
-// for the introspection queries of GraphiQL and graphql-codegen.
-const maxIntrospectionDepth = 24
-
-// selectionDepth is the deepest field nesting under set, where set's own
-// fields are at depth+1. It stops descending past limit, so a hostile
-// document costs at most limit levels of work.
-func selectionDepth(doc *ast.QueryDocument, set ast.SelectionSet, depth, limit int) int {
-	deepest := depth
-	if depth > limit {
-		return depth
-	}
-	for _, s := range set {
-		var d int
-		switch s := s.(type) {
-		case *ast.Field:
-			d = selectionDepth(doc, s.SelectionSet, depth+1, limit)
-		case *ast.InlineFragment:
-			d = selectionDepth(doc, s.SelectionSet, depth, limit)
-		case *ast.FragmentSpread:
-			if f := doc.Fragments.ForName(s.Name); f != nil {
-				d = selectionDepth(doc, f.SelectionSet, depth, limit)
-			}
-		}
-		deepest = max(deepest, d)
-		if deepest > limit {
-			break
-		}
-	}
-	return deepest
-}
-
-// noIntrospection refuses __schema and __type when introspection is off,
-// with FORBIDDEN and a message that says so (gqlgen would otherwise fail
-// the field at execution time, after running the rest of the operation).
-// __typename stays allowed: clients need it.
-type noIntrospection struct{}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationContextMutator
-} = noIntrospection{}
-
-func (noIntrospection) ExtensionName() string                          { return "NoIntrospection" }
-func (noIntrospection) Validate(schema graphql.ExecutableSchema) error { return nil }
-
-func (noIntrospection) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	if op.Operation == nil || op.Operation.Operation != ast.Query {
-		return nil
-	}
-	if introspects(op.Doc, op.Operation.SelectionSet, 0) {
-		return codedError(apierr.Forbidden, "introspection is disabled on this server")
-	}
-	return nil
-}
-
-// introspects reports whether a root selection set asks for __schema or
-// __type, directly or through fragments.
-func introspects(doc *ast.QueryDocument, set ast.SelectionSet, hops int) bool {
-	if hops > 100 { // fragments cannot cycle after validation; belt and braces
-		return false
-	}
-	for _, s := range set {
-		switch s := s.(type) {
-		case *ast.Field:
-			if s.Name == "__schema" || s.Name == "__type" {
-				return true
-			}
-		case *ast.InlineFragment:
-			if introspects(doc, s.SelectionSet, hops+1) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if f := doc.Fragments.ForName(s.Name); f != nil && introspects(doc, f.SelectionSet, hops+1) {
-				return true
-			}
-		}
-	}
-	return false
+	return feedcore.DefaultPageSize // a connection that gives neither first nor last
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/complexity"
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/redis/rueidis"
 	"github.com/vektah/gqlparser/v2"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/resolvers"
+	"github.com/feedd/feedd/server/extension"
 )
 
 // newAPIEnv is newEnv with the given APIConfig on /query.
@@ -42,9 +44,9 @@ func newAPIEnvOn(t *testing.T, c rueidis.Client, prefix string, api APIConfig) *
 	cfg := Config{Service: svc, DevAuth: true, Verifier: &auth.Verifier{HS256Secret: testSecret}, Metrics: reg}
 	cfg.Logger = discardLogger()
 	mux := http.NewServeMux()
-	mux.Handle("/query", ensureErrorCodes(queryHandler(cfg, api)))
-	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
-	srv := httptest.NewServer(withRequestID(withClientAddr(api.TrustedProxyHeader, api.TrustedProxies, authn(mux))))
+	cfg.APIConfig = api
+	mux.Handle("/query", ensureErrorCodes(graphqlHandler(cfg)))
+	srv := httptest.NewServer(withRequestInfo(cfg, mux))
 	t.Cleanup(srv.Close)
 	return &env{t: t, svc: svc, srv: srv, metrics: reg}
 }
@@ -155,8 +157,9 @@ func TestComplexityBudget(t *testing.T) {
 				t.Errorf("%s %v: complexity %d, more than half the default limit %d", name, vars, n, DefaultMaxComplexity)
 			}
 		}
-		if d := selectionDepth(doc, doc.Operations[0].SelectionSet, 0, 100); d > DefaultMaxDepth-4 {
-			t.Errorf("%s: depth %d is close to the default limit %d", name, d, DefaultMaxDepth)
+		op := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}
+		if err := (extension.DepthLimit{Max: DefaultMaxDepth - 4}).MutateOperationContext(context.Background(), op); err != nil {
+			t.Errorf("%s: depth close to the default limit %d: %v", name, DefaultMaxDepth, err)
 		}
 	}
 	// A connection costs its base plus its page size times an edge.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/roundtrip"
+	"github.com/feedd/feedd/server/extension"
 )
 
 // TripBuckets are the upper bounds of the round-trip histogram.
@@ -28,8 +29,9 @@ var LatencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 const maxOperations = 500
 
 // otherOperation is the operation label of operations beyond the first
-// maxOperations, and of error codes beyond maxCodes.
-const otherOperation = "(other)"
+// maxOperations, and of error codes beyond maxCodes: the label of unknown
+// operation names too.
+const otherOperation = extension.OtherOperation
 
 // maxCodes bounds the distinct error codes labelled; codes come from a
 // fixed list, so this only guards against a bug.
@@ -47,8 +49,8 @@ type Metrics struct {
 	errors   *prometheus.CounterVec
 
 	mu    sync.Mutex
-	ops   map[[2]string]bool
-	codes map[string]bool
+	ops   bounded[[2]string]
+	codes bounded[string]
 
 	watchOnce sync.Once
 }
@@ -72,8 +74,8 @@ func NewMetrics() *Metrics {
 			Name: "feedd_graphql_errors_total",
 			Help: "GraphQL errors returned, by operation type and name and extensions.code.",
 		}, []string{"type", "operation", "code"}),
-		ops:   map[[2]string]bool{},
-		codes: map[string]bool{},
+		ops:   bounded[[2]string]{seen: map[[2]string]bool{}, max: maxOperations},
+		codes: bounded[string]{seen: map[string]bool{}, max: maxCodes},
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -93,29 +95,35 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // otherOperation. Requests that failed before an operation was known have
 // an empty type and name.
 func (m *Metrics) operationLabel(typ, name string) string {
-	k := [2]string{typ, name}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.ops[k] {
-		if len(m.ops) >= maxOperations {
-			return otherOperation
-		}
-		m.ops[k] = true
-	}
-	return name
+	return m.ops.label([2]string{typ, name}, name)
 }
 
 // codeLabel is code while fewer than maxCodes distinct codes were seen.
 func (m *Metrics) codeLabel(code string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.codes[code] {
-		if len(m.codes) >= maxCodes {
+	return m.codes.label(code, code)
+}
+
+// bounded is a set of label keys that stops growing at max: clients
+// choose operation names, and the series must stay few.
+type bounded[K comparable] struct {
+	seen map[K]bool
+	max  int
+}
+
+// label is value when key is among the first max keys seen, else
+// otherOperation.
+func (b bounded[K]) label(key K, value string) string {
+	if !b.seen[key] {
+		if len(b.seen) >= b.max {
 			return otherOperation
 		}
-		m.codes[code] = true
+		b.seen[key] = true
 	}
-	return code
+	return value
 }
 
 // observeOperation records that an operation ran and cost trips round trips.
@@ -196,12 +204,12 @@ func (serviceCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
-	hits, misses := roundtrip.CacheStats()
-	ch <- prometheus.MustNewConstMetric(cacheHitsDesc, prometheus.CounterValue, float64(hits))
-	ch <- prometheus.MustNewConstMetric(cacheMissesDesc, prometheus.CounterValue, float64(misses))
 	if c.svc == nil {
 		return
 	}
+	hits, misses := roundtrip.CacheStats(c.svc.Client())
+	ch <- prometheus.MustNewConstMetric(cacheHitsDesc, prometheus.CounterValue, float64(hits))
+	ch <- prometheus.MustNewConstMetric(cacheMissesDesc, prometheus.CounterValue, float64(misses))
 
 	st := c.svc.Stats()
 	for _, s := range []struct {

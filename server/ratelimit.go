@@ -1,67 +1,20 @@
 package server
 
 import (
-	"context"
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
-	"time"
+
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
-// stepShare is the part of a request's remaining time that one step in
-// front of the operation (rate limit, APQ lookup or registration) may take.
-// A step that may fail open must not eat the whole budget: with a silent
-// store the operation itself still gets the time to report UNAVAILABLE
-// (gqlgen answers a bare null once the request's deadline has passed).
-const stepShare = 4
-
-// stepContext bounds a pre-operation step to 1/stepShare of what is left of
-// ctx's deadline.
-func stepContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, time.Until(dl)/stepShare)
-}
-
-// httpState carries what an operation decided back to the HTTP layer,
-// which gqlgen does not expose to extensions.
-type httpState struct {
-	mu         sync.Mutex
-	retryAfter time.Duration
-}
-
-type httpStateKey struct{}
-
-func withState(ctx context.Context) (context.Context, *httpState) {
-	s := &httpState{}
-	return context.WithValue(ctx, httpStateKey{}, s), s
-}
-
-func stateOf(ctx context.Context) *httpState {
-	s, _ := ctx.Value(httpStateKey{}).(*httpState)
-	return s
-}
-
-func (s *httpState) setRetryAfter(d time.Duration) {
-	s.mu.Lock()
-	s.retryAfter = d
-	s.mu.Unlock()
-}
-
-func (s *httpState) getRetryAfter() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.retryAfter
-}
-
 // stateWriter turns a rate-limited response into 429 with Retry-After
-// (whole seconds, rounded up) at the moment its header is written.
+// (whole seconds, rounded up) at the moment its header is written: the
+// request's Outcome says whether a step refused the caller for now, which
+// gqlgen does not tell its transports.
 type stateWriter struct {
 	http.ResponseWriter
-	state       *httpState
+	outcome     *reqinfo.Outcome
 	wroteHeader bool
 }
 
@@ -70,7 +23,7 @@ func (w *stateWriter) WriteHeader(status int) {
 		return
 	}
 	w.wroteHeader = true
-	if d := w.state.getRetryAfter(); d > 0 {
+	if d := w.outcome.RetryAfter(); d > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
 		status = http.StatusTooManyRequests
 	}

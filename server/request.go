@@ -33,6 +33,9 @@ var (
 	errParamMalformed = errors.New("the query string is malformed")
 )
 
+// bodyRefusals word jsontext's refusals of a body that is not one object.
+var bodyRefusals = jsontext.Refusals{NotObject: errBodyNotObject, Malformed: errBodyMalformed, Trailing: errBodyTrailing}
+
 // requestMembers are the members of a GraphQL-over-HTTP request object and
 // whether each holds a JSON object (else a string).
 var requestMembers = map[string]bool{"query": false, "operationName": false, "variables": true, "extensions": true}
@@ -45,18 +48,8 @@ func checkRequest(body []byte) error {
 	if err := checkText(body); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return errBodyNotObject
-	}
 	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return errBodyMalformed
-		}
-		k, _ := t.(string)
+	return bodyRefusals.Members(body, func(k string, dec *json.Decoder) error {
 		isObject, known := requestMembers[k]
 		switch {
 		case seen[k]:
@@ -65,35 +58,22 @@ func checkRequest(body []byte) error {
 			return errBodyMember
 		}
 		seen[k] = true
-		t, err = dec.Token()
+		t, err := dec.Token()
 		if err != nil {
 			return errBodyMalformed
 		}
 		switch {
 		case t == nil: // null: absent
+			return nil
 		case isObject && t == json.Delim('{'):
-			if err := walkObject(dec); err != nil {
-				return err
-			}
+			return walkNested(dec, '{')
 		case !isObject:
-			if _, ok := t.(string); !ok {
-				if d, ok := t.(json.Delim); ok {
-					// Consume the value so the error is about its type.
-					_ = skipNested(dec, d)
-				}
-				return errBodyType
+			if _, ok := t.(string); ok {
+				return nil
 			}
-		default:
-			return errBodyType
 		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return errBodyMalformed
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errBodyTrailing
-	}
-	return nil
+		return errBodyType
+	})
 }
 
 // checkJSON checks one JSON value given as text (a GET request's variables
@@ -106,19 +86,8 @@ func checkJSON(s string) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	t, err := dec.Token()
-	if err != nil {
-		return errBodyMalformed
-	}
-	if d, ok := t.(json.Delim); ok {
-		if d == '{' {
-			err = walkObject(dec)
-		} else {
-			err = walkArray(dec)
-		}
-		if err != nil {
-			return err
-		}
+	if err := walkValue(dec); err != nil {
+		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errBodyTrailing
@@ -154,61 +123,46 @@ func checkQueryString(raw string) error {
 	return nil
 }
 
-// walkObject reads the rest of an object whose '{' was just read, refusing
-// a member named twice in it or in any object nested in it.
-func walkObject(dec *json.Decoder) error {
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return errBodyMalformed
-		}
-		k, _ := t.(string)
-		if seen[k] {
-			return errBodyDuplicate
-		}
-		seen[k] = true
-		if err := walkValue(dec); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return errBodyMalformed
-	}
-	return nil
-}
-
-func walkArray(dec *json.Decoder) error {
-	for dec.More() {
-		if err := walkValue(dec); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return errBodyMalformed
-	}
-	return nil
-}
-
+// walkValue reads one value, refusing a member named twice in any object
+// in it.
 func walkValue(dec *json.Decoder) error {
 	t, err := dec.Token()
 	if err != nil {
 		return errBodyMalformed
 	}
-	switch t {
-	case json.Delim('{'):
-		return walkObject(dec)
-	case json.Delim('['):
-		return walkArray(dec)
+	if d, ok := t.(json.Delim); ok {
+		return walkNested(dec, d)
 	}
 	return nil
 }
 
-func skipNested(dec *json.Decoder, d json.Delim) error {
+// walkNested reads the rest of an object or array whose opening d was just
+// read, refusing a member named twice in any object in it.
+func walkNested(dec *json.Decoder, d json.Delim) error {
+	var seen map[string]bool // an object's member names
 	if d == '{' {
-		return walkObject(dec)
+		seen = map[string]bool{}
 	}
-	return walkArray(dec)
+	for dec.More() {
+		if seen != nil {
+			t, err := dec.Token()
+			if err != nil {
+				return errBodyMalformed
+			}
+			k, _ := t.(string)
+			if seen[k] {
+				return errBodyDuplicate
+			}
+			seen[k] = true
+		}
+		if err := walkValue(dec); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace or bracket
+		return errBodyMalformed
+	}
+	return nil
 }
 
 // checkText refuses invalid UTF-8 and \u escapes of lone surrogates, both

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -12,25 +11,16 @@ import (
 // X)" leads an operator straight to the log line.
 const RequestIDHeader = "X-Request-Id"
 
-type requestIDKey struct{}
-
-func withRequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(RequestIDHeader)
-		if !validRequestID(id) {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
-		}
-		w.Header().Set(RequestIDHeader, id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
-	})
-}
-
-// RequestID returns the id of the request ctx belongs to, or "".
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+// requestID is the id a proxy gave r, when it is a valid one, else a new
+// random one.
+func requestID(r *http.Request) string {
+	id := r.Header.Get(RequestIDHeader)
+	if validRequestID(id) {
+		return id
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // validRequestID accepts short ids of safe characters only, so a client

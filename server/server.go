@@ -60,12 +60,13 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playgroundHandler(cfg))
 	// The body limit is the guard's (graphqlHandler), which answers 413 with a code.
-	mux.Handle("/query", private(observeQuery(cfg, cfg.Metrics, log, ensureErrorCodes(graphqlHandler(cfg)))))
+	mux.Handle(queryPath, private(ensureErrorCodes(graphqlHandler(cfg))))
 	mux.Handle("GET /healthz", healthHandler())
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
-	authn := auth.Middleware(auth.Config{DevAuth: cfg.DevAuth, Verifier: cfg.Verifier})
-	return withRequestID(allowedHosts(cfg.AllowedHosts, withClientAddr(cfg.TrustedProxyHeader, cfg.TrustedProxies, authn(mux))))
+	// /query is observed from outside the host check, so that a request
+	// refused there is counted and logged like any other.
+	return withRequestInfo(cfg, observeQuery(cfg, cfg.Metrics, log, allowedHosts(cfg.AllowedHosts, mux)))
 }
 
 // private marks every /query answer as not for shared caches nor for

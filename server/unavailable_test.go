@@ -16,6 +16,7 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/server/extension"
 )
 
 // TestTryAgainRepliesAreUnavailable serves GraphQL over Redis servers that
@@ -61,7 +62,7 @@ func TestTryAgainRepliesAreUnavailable(t *testing.T) {
 				`mutation { followUser(userId: "2") { user { handle } } }`,
 			} {
 				body, _ := json.Marshal(map[string]any{"query": op,
-					"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": QueryHash(op)}}})
+					"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": extension.QueryHash(op)}}})
 				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/query", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set(auth.DevHeader, "1")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/server"
+	"github.com/feedd/feedd/server/extension"
 )
 
 // apiFlags configure the production API surface of /query (server.APIConfig):
@@ -23,6 +24,9 @@ type apiFlags struct {
 	maxBody       int64
 	rate          float64
 	burst         int
+	anonRate      float64
+	anonBurst     int
+	baseCost      int
 	maxMutations  int
 	proxyHeader   string
 	proxies       string
@@ -42,8 +46,11 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.IntVar(&a.maxComplexity, "max-complexity", server.DefaultMaxComplexity, "highest cost of a GraphQL operation (a connection costs its page size times its edge); 0: no limit")
 	fs.IntVar(&a.maxTokens, "max-tokens", server.DefaultMaxTokens, "most lexer tokens in a GraphQL document; 0: no limit")
 	fs.Int64Var(&a.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest GraphQL POST body, in bytes")
-	fs.Float64Var(&a.rate, "rate-limit", server.DefaultRateLimit.Rate, "cost points a second refilled into each viewer's (or, without a valid identity, each client address's) allowance, shared by all replicas; operations spend their cost (see --max-complexity); 0: no limit")
-	fs.IntVar(&a.burst, "rate-burst", server.DefaultRateLimit.Burst, "cost points an allowance holds at most (an operation costing more spends all of it)")
+	fs.Float64Var(&a.rate, "rate-limit", server.DefaultRateLimit.Rate, "cost points a second refilled into each signed-in viewer's allowance, shared by all replicas; operations spend their cost (see --max-complexity); 0: no limit")
+	fs.IntVar(&a.burst, "rate-burst", server.DefaultRateLimit.Burst, "cost points a viewer's allowance holds at most (an operation costing more spends all of it)")
+	fs.Float64Var(&a.anonRate, "anon-rate-limit", server.DefaultAnonRateLimit.Rate, "cost points a second refilled into each client address's allowance, which callers without a valid identity (anonymous, or with refused credentials) spend; 0: no limit (default a tenth of --rate-limit)")
+	fs.IntVar(&a.anonBurst, "anon-rate-burst", server.DefaultAnonRateLimit.Burst, "cost points a client address's allowance holds at most (default a tenth of --rate-burst)")
+	fs.IntVar(&a.baseCost, "request-base-cost", server.DefaultRequestBaseCost, "cost points every request spends at least, refused ones included (parse and validation errors, depth and introspection refusals)")
 	fs.IntVar(&a.maxMutations, "max-mutations", server.DefaultMaxMutations, "most mutation fields in one operation, aliases included; 0: no limit")
 	fs.StringVar(&a.proxyHeader, "trusted-proxy-header", "", "header (X-Forwarded-For) that reverse proxies in --trusted-proxies append the client address to; empty: the TCP peer is the client")
 	fs.StringVar(&a.proxies, "trusted-proxies", "", "comma-separated networks (10.0.0.0/8, 192.0.2.7/32) of the reverse proxies whose --trusted-proxy-header is believed")
@@ -58,33 +65,48 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	return a
 }
 
+// refusal is a flag value config refuses, and what to say.
+type refusal struct {
+	bad bool
+	msg string
+}
+
+// refusals lists the checks of the flags' values, in the order they are
+// reported.
+func (a *apiFlags) refusals() []refusal {
+	return []refusal{
+		{a.maxDepth < 0, "--max-depth must be 0 or more"},
+		{a.maxComplexity < 0, "--max-complexity must be 0 or more"},
+		{a.maxTokens < 0, "--max-tokens must be 0 or more"},
+		{a.maxBody < 1, "--max-body must be at least 1"},
+		{a.rate < 0, "--rate-limit must be 0 or more"},
+		{a.rate > 0 && a.burst < 1, "--rate-burst must be at least 1"},
+		{a.anonRate < 0, "--anon-rate-limit must be 0 or more"},
+		{a.anonRate > 0 && a.anonBurst < 1, "--anon-rate-burst must be at least 1"},
+		{a.baseCost < 0, "--request-base-cost must be 0 or more"},
+		{a.maxMutations < 0, "--max-mutations must be 0 or more"},
+		{a.apqMaxBytes < 1, "--apq-max-bytes must be at least 1"},
+		{a.apqRegRate < 0, "--apq-register-rate must be 0 or more"},
+		{a.apqRegRate > 0 && a.apqRegBurst < 1, "--apq-register-burst must be at least 1"},
+		{a.apqTTL <= 0, "--apq-ttl must be positive"},
+	}
+}
+
 // config turns the flags into the server's APIConfig. set names the flags
 // given explicitly; dev says whether dev auth is on, which turns
-// introspection on unless --introspection says otherwise.
+// introspection on unless --introspection says otherwise. The anonymous
+// allowance not given is a tenth of the viewer's.
 func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, error) {
-	switch {
-	case a.maxDepth < 0:
-		return server.APIConfig{}, errors.New("--max-depth must be 0 or more")
-	case a.maxComplexity < 0:
-		return server.APIConfig{}, errors.New("--max-complexity must be 0 or more")
-	case a.maxTokens < 0:
-		return server.APIConfig{}, errors.New("--max-tokens must be 0 or more")
-	case a.maxBody < 1:
-		return server.APIConfig{}, errors.New("--max-body must be at least 1")
-	case a.rate < 0:
-		return server.APIConfig{}, errors.New("--rate-limit must be 0 or more")
-	case a.rate > 0 && a.burst < 1:
-		return server.APIConfig{}, errors.New("--rate-burst must be at least 1")
-	case a.maxMutations < 0:
-		return server.APIConfig{}, errors.New("--max-mutations must be 0 or more")
-	case a.apqMaxBytes < 1:
-		return server.APIConfig{}, errors.New("--apq-max-bytes must be at least 1")
-	case a.apqRegRate < 0:
-		return server.APIConfig{}, errors.New("--apq-register-rate must be 0 or more")
-	case a.apqRegRate > 0 && a.apqRegBurst < 1:
-		return server.APIConfig{}, errors.New("--apq-register-burst must be at least 1")
-	case a.apqTTL <= 0:
-		return server.APIConfig{}, errors.New("--apq-ttl must be positive")
+	if !set["anon-rate-limit"] {
+		a.anonRate = a.rate / 10
+	}
+	if !set["anon-rate-burst"] {
+		a.anonBurst = max(a.burst/10, 1)
+	}
+	for _, c := range a.refusals() {
+		if c.bad {
+			return server.APIConfig{}, errors.New(c.msg)
+		}
 	}
 	// In APIConfig 0 means the default and a negative value no limit.
 	off := func(n int) int {
@@ -99,6 +121,8 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 		MaxTokens:        off(a.maxTokens),
 		MaxBodyBytes:     a.maxBody,
 		RateLimit:        feedcore.RateLimit{Rate: a.rate, Burst: a.burst},
+		AnonRateLimit:    feedcore.RateLimit{Rate: a.anonRate, Burst: a.anonBurst},
+		RequestBaseCost:  a.baseCost,
 		DisableAPQ:       !a.apq,
 		APQTTL:           a.apqTTL,
 		MaxMutations:     off(a.maxMutations),
@@ -107,6 +131,9 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 	}
 	if a.apqRegRate == 0 {
 		c.APQRegisterLimit = feedcore.RateLimit{Rate: -1}
+	}
+	if a.anonRate == 0 { // in APIConfig, zero is the viewer's
+		c.AnonRateLimit = feedcore.RateLimit{Rate: -1}
 	}
 	for _, p := range strings.Split(a.proxies, ",") {
 		if p = strings.TrimSpace(p); p == "" {
@@ -145,7 +172,7 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 		c.CORSOrigins = append(c.CORSOrigins, o)
 	}
 	if a.persistedOnly != "" {
-		m, err := server.LoadPersisted(a.persistedOnly)
+		m, err := extension.LoadPersisted(a.persistedOnly)
 		if err != nil {
 			return server.APIConfig{}, fmt.Errorf("--persisted-only: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/server"
 )
 
@@ -25,6 +26,29 @@ func TestAPIFlags(t *testing.T) {
 				t.Errorf("config = %+v", c)
 			}
 		}},
+		{name: "anonymous allowance and base cost, production", check: func(t *testing.T, c server.APIConfig) {
+			if c.AnonRateLimit != server.DefaultAnonRateLimit || c.AnonRateLimit.Rate != c.RateLimit.Rate/10 || c.RequestBaseCost != 10 {
+				t.Errorf("anonymous allowance %+v, base cost %d", c.AnonRateLimit, c.RequestBaseCost)
+			}
+		}},
+		{name: "anonymous allowance follows the viewer's", args: []string{"--rate-limit", "500", "--rate-burst", "3000"}, check: func(t *testing.T, c server.APIConfig) {
+			if c.AnonRateLimit != (feedcore.RateLimit{Rate: 50, Burst: 300}) {
+				t.Errorf("anonymous allowance %+v, want a tenth of 500/s, 3000", c.AnonRateLimit)
+			}
+		}},
+		{name: "anonymous allowance given", env: map[string]string{"FEED_ANON_RATE_BURST": "70"}, args: []string{"--anon-rate-limit", "7", "--request-base-cost", "0"},
+			check: func(t *testing.T, c server.APIConfig) {
+				if c.AnonRateLimit != (feedcore.RateLimit{Rate: 7, Burst: 70}) || c.RequestBaseCost != 0 {
+					t.Errorf("anonymous allowance %+v, base cost %d", c.AnonRateLimit, c.RequestBaseCost)
+				}
+			}},
+		{name: "no rate limit, no anonymous one", args: []string{"--rate-limit", "0"}, check: func(t *testing.T, c server.APIConfig) {
+			if c.RateLimit.Rate != 0 || c.AnonRateLimit.Rate >= 0 {
+				t.Errorf("rate limits %+v, %+v: both off wanted", c.RateLimit, c.AnonRateLimit)
+			}
+		}},
+		{name: "bad anonymous burst", args: []string{"--anon-rate-burst", "0"}, err: "--anon-rate-burst"},
+		{name: "bad base cost", args: []string{"--request-base-cost", "-1"}, err: "--request-base-cost"},
 		{name: "dev auth turns introspection on", dev: true, check: func(t *testing.T, c server.APIConfig) {
 			if c.DisableIntrospection {
 				t.Error("introspection off with dev auth")

@@ -17,7 +17,7 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/gqltype"
-	"github.com/feedd/feedd/resolvers"
+	"github.com/feedd/feedd/server"
 )
 
 // loadConfig is the workload.
@@ -103,7 +103,7 @@ type deviceTransport struct {
 
 func (t deviceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	req.Header.Set(resolvers.DeviceHeader, t.device)
+	req.Header.Set(server.DeviceHeader, t.device)
 	return t.base.RoundTrip(req)
 }
 

@@ -1,6 +1,9 @@
-// Package jsontext checks JSON text for what encoding/json would otherwise
-// decode silently into U+FFFD: \u escapes of lone UTF-16 surrogates.
-// (Invalid UTF-8 is the other such case; utf8.Valid finds it.)
+// Package jsontext reads JSON text more strictly than encoding/json: it
+// finds what encoding/json would decode silently into U+FFFD, \u escapes
+// of lone UTF-16 surrogates (invalid UTF-8 is the other such case;
+// utf8.Valid finds it), and walks one object's members with nothing after
+// it, for callers that refuse what encoding/json lets through (a member
+// named twice, a name in another case).
 package jsontext
 
 import "strconv"

@@ -1,6 +1,11 @@
 package jsontext
 
-import "testing"
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestLoneSurrogate(t *testing.T) {
 	for _, c := range []struct {
@@ -19,6 +24,41 @@ func TestLoneSurrogate(t *testing.T) {
 	} {
 		if got := LoneSurrogate([]byte(c.in)); got != c.want {
 			t.Errorf("LoneSurrogate(%s) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestMembers(t *testing.T) {
+	r := Refusals{NotObject: errors.New("not object"), Malformed: errors.New("malformed"), Trailing: errors.New("trailing")}
+	stop := errors.New("member refused")
+	for _, c := range []struct {
+		in    string
+		names string
+		err   error
+	}{
+		{`{"a": 1, "b": {"c": [2]}, "a": "x"}`, "a,b,a", nil},
+		{` {} `, "", nil},
+		{`[1]`, "", r.NotObject},
+		{``, "", r.NotObject},
+		{`{"a": 1,}`, "a", r.Malformed},
+		{`{"a": 1`, "a", r.Malformed},
+		{`{"a": 1} {}`, "a", r.Trailing},
+		{`{"a": 1, "stop": 2, "b": 3}`, "a,stop", stop},
+	} {
+		var names []string
+		err := r.Members([]byte(c.in), func(name string, dec *json.Decoder) error {
+			names = append(names, name)
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return err
+			}
+			if name == "stop" {
+				return stop
+			}
+			return nil
+		})
+		if got := strings.Join(names, ","); err != c.err || got != c.names {
+			t.Errorf("Members(%s): names %q, err %v; want %q, %v", c.in, got, err, c.names, c.err)
 		}
 	}
 }

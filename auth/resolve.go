@@ -9,7 +9,7 @@ import (
 // DevHeader carries the viewer's database id when dev auth is on.
 const DevHeader = "X-Viewer-Id"
 
-// Config says which credentials the middleware accepts.
+// Config says which credentials Resolve accepts.
 type Config struct {
 	// DevAuth accepts X-Viewer-Id without proof. Never enable it where
 	// strangers can reach the server.
@@ -18,21 +18,10 @@ type Config struct {
 	Verifier *Verifier
 }
 
-// Middleware resolves the caller's identity and stores it in the request
-// context. It never rejects a request: fields that need a viewer fail with
-// UNAUTHENTICATED, while public ones (node, user) still answer.
-func Middleware(cfg Config) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id := Resolve(cfg, r)
-			next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
-		})
-	}
-}
-
-// Resolve reads the identity from r's headers. A bearer token wins over the
-// dev header, so a client holding a real token is never silently someone
-// else.
+// Resolve reads the identity from r's headers. It never refuses a
+// request: an identity without a viewer says why (Identity.Problem). A
+// bearer token wins over the dev header, so a client holding a real token
+// is never silently someone else.
 func Resolve(cfg Config, r *http.Request) Identity {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, token, ok := strings.Cut(h, " ")

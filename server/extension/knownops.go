@@ -1,4 +1,4 @@
-package server
+package extension
 
 import (
 	"encoding/json"
@@ -10,26 +10,29 @@ import (
 	"github.com/feedd/feedd/client"
 )
 
+// OtherOperation is the label of every operation whose name is not known.
+const OtherOperation = "(other)"
+
 // maxLearnedOps bounds the operation names learned from persisted query
 // registrations, well under the metrics registry's label slots.
 const maxLearnedOps = 200
 
-// knownOps are the operation names metrics and logs label operations
+// KnownOps are the operation names metrics and logs label operations
 // with: those of the client's persisted operations (client/persisted.json)
 // and of an allow-list (--persisted-only), plus up to maxLearnedOps names
 // learned from persisted query registrations of signed-in viewers. Any
-// other name is labelled otherOperation, so a caller cannot fill the label
+// other name is labelled OtherOperation, so a caller cannot fill the label
 // slots with names of its own. With dev auth on (development only), every
 // name is known.
-type knownOps struct {
+type KnownOps struct {
 	all     bool
 	mu      sync.RWMutex
 	names   map[string]bool
 	learned int
 }
 
-func newKnownOps(all bool, allowList map[string]string) *knownOps {
-	k := &knownOps{all: all, names: map[string]bool{}}
+func NewKnownOps(all bool, allowList map[string]string) *KnownOps {
+	k := &KnownOps{all: all, names: map[string]bool{}}
 	var persisted map[string]string
 	if err := json.Unmarshal(client.PersistedJSON, &persisted); err == nil {
 		k.addTexts(persisted)
@@ -38,7 +41,7 @@ func newKnownOps(all bool, allowList map[string]string) *knownOps {
 	return k
 }
 
-func (k *knownOps) addTexts(byHash map[string]string) {
+func (k *KnownOps) addTexts(byHash map[string]string) {
 	for _, q := range byHash {
 		doc, err := parser.ParseQuery(&ast.Source{Input: q})
 		if err != nil {
@@ -52,8 +55,8 @@ func (k *knownOps) addTexts(byHash map[string]string) {
 	}
 }
 
-// label is name if it is known, else otherOperation; "" stays "".
-func (k *knownOps) label(name string) string {
+// Label is name if it is known, else OtherOperation; "" stays "".
+func (k *KnownOps) Label(name string) string {
 	if name == "" || k == nil || k.all {
 		return name
 	}
@@ -63,11 +66,11 @@ func (k *knownOps) label(name string) string {
 	if ok {
 		return name
 	}
-	return otherOperation
+	return OtherOperation
 }
 
 // learn makes name known, while fewer than maxLearnedOps were learned.
-func (k *knownOps) learn(name string) {
+func (k *KnownOps) learn(name string) {
 	if name == "" || k == nil || k.all {
 		return
 	}

@@ -1,0 +1,145 @@
+package extension
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/complexity"
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore"
+)
+
+// CostLimit prices an operation once it has parsed and validated: every
+// field by the backend work it causes (the server's complexityRoot),
+// aliases one by one, and never less than the allowance's base cost. It
+// refuses an operation above the complexity limit or carrying too many
+// mutation fields with BAD_USER_INPUT, and, when rate limiting is on,
+// spends the cost from the caller's allowance of points (Allowance).
+//
+// The cost rides in the pipeline of the operation's first Redis call
+// (feedcore.Charge), so the check costs no round trip of its own; a
+// refused operation answers RATE_LIMITED and no data. A mutation's charge
+// rides only a pipeline of reads and is spent alone before a first write
+// (NewWriteCharge), so a refused mutation changes nothing.
+//
+// Every answered operation carries extensions.cost: {requested, limit} and,
+// when rate limiting is on, remaining (the points left in the allowance).
+// If Redis cannot answer the rate check, the operation goes ahead: it
+// needs Redis anyway and will report UNAVAILABLE itself. A request refused
+// before it gets here spends the base cost through ChargeRefusals.
+type CostLimit struct {
+	anySchema
+	Schema        graphql.ExecutableSchema
+	MaxComplexity int // <= 0: none
+	MaxMutations  int // <= 0: none
+	Allowance     Allowance
+}
+
+func (CostLimit) ExtensionName() string { return "CostLimit" }
+
+const costKey = "feedd.cost"
+
+// opCost is what CostLimit learned about one operation.
+type opCost struct {
+	requested int
+	charge    *feedcore.Charge // the operation's pending charge
+}
+
+func (c CostLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil {
+		return nil
+	}
+	n := complexity.Calculate(ctx, c.Schema, op.Operation, op.Variables)
+	oc := &opCost{requested: max(n, c.Allowance.BaseCost)}
+	op.Stats.SetExtension(costKey, oc)
+	if c.MaxComplexity > 0 && n > c.MaxComplexity {
+		e := CodedError(apierr.BadInput, "operation costs %d points, more than the complexity limit of %d; ask for smaller pages or fewer fields", n, c.MaxComplexity)
+		e.Extensions["cost"] = n
+		e.Extensions["maxComplexity"] = c.MaxComplexity
+		return e
+	}
+	if op.Operation.Operation == ast.Mutation && c.MaxMutations > 0 {
+		if m := rootFields(op.Doc, op.Operation.SelectionSet, 0); m > c.MaxMutations {
+			return CodedError(apierr.BadInput, "operation carries %d mutation fields (aliases count); at most %d are allowed, send the rest in further requests", m, c.MaxMutations)
+		}
+	}
+	sub, limit, ok := c.Allowance.of(ctx)
+	switch {
+	case !ok:
+	case op.Operation.Operation == ast.Mutation:
+		oc.charge = c.Allowance.Service.NewWriteCharge(sub, oc.requested, limit)
+	default:
+		oc.charge = c.Allowance.Service.NewCharge(sub, oc.requested, limit)
+	}
+	return nil
+}
+
+func (c CostLimit) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(costKey).(*opCost)
+	if oc == nil {
+		return next(ctx)
+	}
+	if oc.charge != nil {
+		ctx = feedcore.WithCharge(ctx, oc.charge)
+	}
+	respond := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		resp := respond(ctx)
+		if resp == nil {
+			return nil
+		}
+		var v *feedcore.Verdict
+		if oc.charge != nil {
+			sctx, cancel := stepContext(ctx)
+			got, err := oc.charge.Settle(sctx)
+			cancel()
+			switch {
+			case err != nil:
+				logStoreError(ctx, c.Allowance.Logger, "rate limit: store did not answer; letting the operation through", err)
+			case got.Err != nil:
+				return ReplaceAnswer(ctx, refusal(ctx, got))
+			default:
+				v = &got
+			}
+		}
+		cost := map[string]any{"requested": oc.requested}
+		if c.MaxComplexity > 0 {
+			cost["limit"] = c.MaxComplexity
+		}
+		if v != nil {
+			cost["remaining"] = v.Remaining
+		}
+		if resp.Extensions == nil {
+			resp.Extensions = map[string]any{}
+		}
+		resp.Extensions["cost"] = cost
+		return resp
+	}
+}
+
+// rootFields counts the fields of an operation's root selection set,
+// fragments included, aliases each.
+func rootFields(doc *ast.QueryDocument, set ast.SelectionSet, hops int) int {
+	if hops > 100 { // fragments cannot cycle after validation; belt and braces
+		return 0
+	}
+	n := 0
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.Name != "__typename" {
+				n++
+			}
+		case *ast.InlineFragment:
+			n += rootFields(doc, s.SelectionSet, hops+1)
+		case *ast.FragmentSpread:
+			if f := doc.Fragments.ForName(s.Name); f != nil {
+				n += rootFields(doc, f.SelectionSet, hops+1)
+			}
+		}
+	}
+	return n
+}
