@@ -65,31 +65,24 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	return a
 }
 
-// refusal is a flag value config refuses, and what to say.
-type refusal struct {
-	bad bool
-	msg string
-}
-
-// refusals lists the checks of the flags' values, in the order they are
-// reported.
-func (a *apiFlags) refusals() []refusal {
-	return []refusal{
-		{a.maxDepth < 0, "--max-depth must be 0 or more"},
-		{a.maxComplexity < 0, "--max-complexity must be 0 or more"},
-		{a.maxTokens < 0, "--max-tokens must be 0 or more"},
-		{a.maxBody < 1, "--max-body must be at least 1"},
-		{a.rate < 0, "--rate-limit must be 0 or more"},
-		{a.rate > 0 && a.burst < 1, "--rate-burst must be at least 1"},
-		{a.anonRate < 0, "--anon-rate-limit must be 0 or more"},
-		{a.anonRate > 0 && a.anonBurst < 1, "--anon-rate-burst must be at least 1"},
-		{a.baseCost < 0, "--request-base-cost must be 0 or more"},
-		{a.maxMutations < 0, "--max-mutations must be 0 or more"},
-		{a.apqMaxBytes < 1, "--apq-max-bytes must be at least 1"},
-		{a.apqRegRate < 0, "--apq-register-rate must be 0 or more"},
-		{a.apqRegRate > 0 && a.apqRegBurst < 1, "--apq-register-burst must be at least 1"},
-		{a.apqTTL <= 0, "--apq-ttl must be positive"},
-	}
+// check refuses the first broken flag value, in the order listed.
+func (a *apiFlags) check() error {
+	return firstBroken(
+		flagRule{a.maxDepth < 0, "--max-depth must be 0 or more"},
+		flagRule{a.maxComplexity < 0, "--max-complexity must be 0 or more"},
+		flagRule{a.maxTokens < 0, "--max-tokens must be 0 or more"},
+		flagRule{a.maxBody < 1, "--max-body must be at least 1"},
+		flagRule{a.rate < 0, "--rate-limit must be 0 or more"},
+		flagRule{a.rate > 0 && a.burst < 1, "--rate-burst must be at least 1"},
+		flagRule{a.anonRate < 0, "--anon-rate-limit must be 0 or more"},
+		flagRule{a.anonRate > 0 && a.anonBurst < 1, "--anon-rate-burst must be at least 1"},
+		flagRule{a.baseCost < 0, "--request-base-cost must be 0 or more"},
+		flagRule{a.maxMutations < 0, "--max-mutations must be 0 or more"},
+		flagRule{a.apqMaxBytes < 1, "--apq-max-bytes must be at least 1"},
+		flagRule{a.apqRegRate < 0, "--apq-register-rate must be 0 or more"},
+		flagRule{a.apqRegRate > 0 && a.apqRegBurst < 1, "--apq-register-burst must be at least 1"},
+		flagRule{a.apqTTL <= 0, "--apq-ttl must be positive"},
+	)
 }
 
 // config turns the flags into the server's APIConfig. set names the flags
@@ -103,10 +96,8 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 	if !set["anon-rate-burst"] {
 		a.anonBurst = max(a.burst/10, 1)
 	}
-	for _, c := range a.refusals() {
-		if c.bad {
-			return server.APIConfig{}, errors.New(c.msg)
-		}
+	if err := a.check(); err != nil {
+		return server.APIConfig{}, err
 	}
 	// In APIConfig 0 means the default and a negative value no limit.
 	off := func(n int) int {
