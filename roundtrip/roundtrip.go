@@ -133,14 +133,25 @@ type charged struct{ c calls }
 
 func (c charged) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	charge(ctx)
-	return c.c.Do(ctx, cmd)
+	start := spanStart(ctx)
+	r := c.c.Do(ctx, cmd)
+	if !start.IsZero() {
+		endSpan(ctx, start, cmd.Commands(), 1, r)
+	}
+	return r
 }
 
 func (c charged) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
-	if len(multi) > 0 {
-		charge(ctx)
+	if len(multi) == 0 {
+		return c.c.DoMulti(ctx, multi...)
 	}
-	return c.c.DoMulti(ctx, multi...)
+	charge(ctx)
+	start := spanStart(ctx)
+	rs := c.c.DoMulti(ctx, multi...)
+	if !start.IsZero() {
+		endSpan(ctx, start, multi[0].Commands(), len(multi), rs...)
+	}
+	return rs
 }
 
 // Receive charges the subscribe command's round trip; the messages that
@@ -161,23 +172,33 @@ type counting struct {
 }
 
 func (c counting) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
+	start := spanStart(ctx)
 	r := c.Client.DoCache(ctx, cmd, ttl)
 	if !c.stats.count(r) {
 		charge(ctx)
+		if !start.IsZero() {
+			endSpan(ctx, start, cmd.Commands(), 1, r)
+		}
 	}
 	return r
 }
 
+// DoMultiCache is one round trip, and one span, when any of its reads
+// missed the cache.
 func (c counting) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
+	start := spanStart(ctx)
 	rs := c.Client.DoMultiCache(ctx, multi...)
-	missed := false
+	missed := 0
 	for _, r := range rs {
 		if !c.stats.count(r) {
-			missed = true
+			missed++
 		}
 	}
-	if missed {
+	if missed > 0 {
 		charge(ctx)
+		if !start.IsZero() {
+			endSpan(ctx, start, multi[0].Cmd.Commands(), missed, rs...)
+		}
 	}
 	return rs
 }

@@ -35,9 +35,13 @@ func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler)
 			return
 		}
 		start := time.Now()
-		// Round trips are counted from here, so every step of the request
-		// (persisted query lookup, rate limit) is charged to its operation.
-		ctx, _ := roundtrip.NewContext(r.Context())
+		// The operation's span starts here, so every step of the request
+		// (persisted query lookup, rate limit) and its Redis calls are its
+		// children; it is named once the operation is known.
+		ctx, span := startOperationSpan(r)
+		defer span.End()
+		// Round trips are counted from here too.
+		ctx, _ = roundtrip.NewContext(ctx)
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		sw := &statusWriter{ResponseWriter: w}
@@ -49,6 +53,7 @@ func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler)
 		out := reqinfo.OutcomeOf(ctx)
 		codes, op := out.Codes(), out.Operation()
 		reg.observeRequest(op.Type, op.Name, d, codes)
+		endOperationSpan(span, sw.status, op, codes)
 		level := slog.LevelInfo
 		if sw.status >= 500 {
 			level = slog.LevelWarn

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // CostLimit prices an operation once it has parsed and validated: every
@@ -54,6 +55,7 @@ func (c CostLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 	}
 	n := complexity.Calculate(ctx, c.Schema, op.Operation, op.Variables)
 	oc := &opCost{requested: max(n, c.Allowance.BaseCost)}
+	reqinfo.OutcomeOf(ctx).Priced(oc.requested)
 	op.Stats.SetExtension(costKey, oc)
 	if c.MaxComplexity > 0 && n > c.MaxComplexity {
 		e := CodedError(apierr.BadInput, "operation costs %d points, more than the complexity limit of %d; ask for smaller pages or fewer fields", n, c.MaxComplexity)

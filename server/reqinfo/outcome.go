@@ -28,6 +28,9 @@ type Operation struct {
 	Type, Name string
 	// Trips is the Redis round trips it cost.
 	Trips int
+	// Cost is the points it was priced at (the cost limit's), 0 when it
+	// was refused before it was priced.
+	Cost int
 }
 
 // OutcomeOf returns the Outcome of the request ctx belongs to (see With),
@@ -105,7 +108,17 @@ func (o *Outcome) RanOperation(op Operation) {
 	o.mu.Unlock()
 }
 
-// Operation is what RanOperation recorded.
+// Priced records the points the operation was priced at.
+func (o *Outcome) Priced(cost int) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	o.op.Cost = cost
+	o.mu.Unlock()
+}
+
+// Operation is what RanOperation and Priced recorded.
 func (o *Outcome) Operation() Operation {
 	if o == nil {
 		return Operation{}
