@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/cmd/feedload/loadreport"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/importer/importgen"
@@ -59,17 +61,18 @@ func TestEndToEnd(t *testing.T) {
 			// other packages' tests a run may be too slow for a write of
 			// every kind or a lag sample, so it is repeated, longer, before
 			// the test gives up. Every run must be free of errors.
-			var rep *Report
+			var rep *loadreport.Report
 			for d := 2 * time.Second; ; d *= 2 {
-				rep = &Report{Build: b}
+				rep = &loadreport.Report{Build: b}
 				err = runLoad(ctx, loadConfig{URL: srv.URL + "/query", Users: spec.Users, Concurrency: 4,
 					Duration: d, Pages: 3, PageSize: 5, WriteRatio: 0.25, LagSamples: 2,
-					Seed: uint64(d), Secret: tc.secret, Progress: &log, Backlog: svc.Backlog}, rep)
+					Seed: uint64(d), Secret: tc.secret, Progress: &log, Backlog: svc.Backlog,
+					MetricsURL: srv.URL + "/metrics", Redis: st.Client, Interval: 500 * time.Millisecond}, rep)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(rep.Errors) != 0 || d >= 16*time.Second || rep.FanoutLag.Samples > 0 &&
-					!slices.ContainsFunc(rep.Ops, func(o OpReport) bool { return o.Count == 0 }) {
+					!slices.ContainsFunc(rep.Ops, func(o loadreport.OpReport) bool { return o.Count == 0 }) {
 					break
 				}
 				t.Logf("%v: too slow for every operation and a lag sample; again for longer", d)
@@ -101,6 +104,8 @@ func TestEndToEnd(t *testing.T) {
 			if m := rep.Memory; m.Error == "" && (m.Users != 120 || m.BytesPerUser <= 0 || m.BytesPerInboxEntry <= 0) {
 				t.Errorf("memory %+v", m)
 			}
+			checkCost(t, rep, st.Real)
+			checkTimeline(t, rep)
 			if st.Real {
 				if n, err := redisstore.DeletePrefix(ctx, st.Client, st.Prefix); err != nil || n == 0 {
 					t.Errorf("redisstore.DeletePrefix: %d keys, %v", n, err)
@@ -110,11 +115,81 @@ func TestEndToEnd(t *testing.T) {
 			if err := rep.Print(&js, true); err != nil {
 				t.Fatal(err)
 			}
-			var back Report
+			var back loadreport.Report
 			if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Ops) != len(allOps) {
 				t.Errorf("JSON report %s: %v", js.String(), err)
 			}
 		})
+	}
+}
+
+// checkCost checks the CPU figures of a run against the test's server:
+// feedd's from its /metrics always (this process's CPU: the server and
+// the clients both), Redis's and its busiest commands on a real Redis; the
+// embedded store has no INFO cpu, which the report says.
+func checkCost(t *testing.T, rep *loadreport.Report, real bool) {
+	t.Helper()
+	c := rep.Cost
+	if c == nil || c.FeeddError != "" || c.FeeddCPUSeconds <= 0 || c.FeeddMsPerOp <= 0 {
+		t.Fatalf("feedd's CPU not measured: %+v", c)
+	}
+	if !real {
+		if !strings.Contains(c.RedisError, "INFO cpu") || !strings.Contains(c.CommandsError, "INFO commandstats") {
+			t.Errorf("Redis CPU on the embedded store: %q, %q; want errors naming INFO", c.RedisError, c.CommandsError)
+		}
+		return
+	}
+	if c.RedisError != "" || c.RedisMsPerOp <= 0 || c.RedisMasters < 1 {
+		t.Errorf("Redis CPU: %+v", c)
+	}
+	// Every page is a script or a pipeline of reads: the commands the
+	// workload ran are counted, busiest first, and per operation.
+	if c.CommandsError != "" || len(c.Commands) == 0 {
+		t.Fatalf("Redis commands: %q, %v", c.CommandsError, c.Commands)
+	}
+	var share float64
+	for i, m := range c.Commands {
+		if m.Calls <= 0 || m.CallsPerOp <= 0 || (i > 0 && m.Usec > c.Commands[i-1].Usec) {
+			t.Errorf("command %d: %+v (after %+v)", i, m, c.Commands[max(i-1, 0)])
+		}
+		share += m.Share
+	}
+	if share < 0.999 || share > 1.001 {
+		t.Errorf("commands' shares add up to %v", share)
+	}
+}
+
+// checkTimeline checks the run's time series: buckets of about the
+// interval that add up to the run's operations, each with latencies.
+func checkTimeline(t *testing.T, rep *loadreport.Report) {
+	t.Helper()
+	tl := rep.Timeline
+	if tl == nil || len(tl.Buckets) < 2 {
+		t.Fatalf("timeline %+v, want a bucket every 500ms", tl)
+	}
+	ops := 0
+	for i, b := range tl.Buckets {
+		ops += b.Ops
+		if b.Seconds <= 0 || b.Seconds > 0.5*1.5 || b.Ops == 0 || len(b.Latency) == 0 || b.FeeddMsPerOp == nil {
+			t.Errorf("bucket %d: %+v", i, b)
+		}
+		if i > 0 && b.End <= tl.Buckets[i-1].End {
+			t.Errorf("bucket %d ends at %v, after %v", i, b.End, tl.Buckets[i-1].End)
+		}
+	}
+	// A last sliver of the run is counted but not charted.
+	if total := rep.Reads + rep.Writes; ops > total || ops < total*9/10 {
+		t.Errorf("buckets hold %d operations, the run %d", ops, total)
+	}
+	if len(tl.Lag) != rep.FanoutLag.Samples {
+		t.Errorf("%d lag points, %d samples", len(tl.Lag), rep.FanoutLag.Samples)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page.String(), `<figure class="chart"`); n != 3+len(allOps) {
+		t.Errorf("HTML report has %d charts, want %d", n, 3+len(allOps))
 	}
 }
 
