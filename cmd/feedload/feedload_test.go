@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,28 +36,9 @@ func TestEndToEnd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storetest.New(t)
 			ctx := context.Background()
-			svc, err := feedcore.New(ctx, st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 40})
-			if err != nil {
-				t.Fatal(err)
-			}
-			spec := importgen.Spec{Users: 120, FollowsPerUser: 6, BigV: 2, BigVFollowers: 0.5,
-				Posts: 600, Days: 3, End: time.Now(), Lives: 60, Seed: 1}
 			var log bytes.Buffer
-			b, err := build(ctx, svc, spec, "", &log)
-			if err != nil {
-				t.Fatalf("build: %v\n%s", err, log.String())
-			}
-			if b.Users != 120 || b.Posts != 600 || b.Lives != 60 || b.Follows < 500 {
-				t.Errorf("built %+v", b)
-			}
-			feedtest.Workers(t, svc)
-			cfg := server.Config{Service: svc, DevAuth: tc.secret == nil,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			if tc.secret != nil {
-				cfg.Verifier = &auth.Verifier{HS256Secret: tc.secret}
-			}
-			srv := httptest.NewServer(server.New(cfg))
-			t.Cleanup(srv.Close)
+			ts := startServer(t, st, st.Prefix, tc.secret, &log)
+			svc, srv := ts.svc, ts.srv
 
 			// Two seconds is plenty on an idle machine; under -race beside
 			// other packages' tests a run may be too slow for a write of
@@ -63,8 +46,8 @@ func TestEndToEnd(t *testing.T) {
 			// the test gives up. Every run must be free of errors.
 			var rep *loadreport.Report
 			for d := 2 * time.Second; ; d *= 2 {
-				rep = &loadreport.Report{Build: b}
-				err = runLoad(ctx, loadConfig{URL: srv.URL + "/query", Users: spec.Users, Concurrency: 4,
+				rep = &loadreport.Report{Build: ts.build}
+				err := runLoad(ctx, loadConfig{URL: srv.URL + "/query", Users: testSpec.Users, Concurrency: 4,
 					Duration: d, Pages: 3, PageSize: 5, WriteRatio: 0.25, LagSamples: 2,
 					Seed: uint64(d), Secret: tc.secret, Progress: &log, Backlog: svc.Backlog,
 					MetricsURL: srv.URL + "/metrics", Redis: st.Client, Interval: 500 * time.Millisecond}, rep)
@@ -193,6 +176,117 @@ func checkTimeline(t *testing.T, rep *loadreport.Report) {
 	}
 }
 
+// testSpec is the tiny network the tests build.
+var testSpec = importgen.Spec{Users: 120, FollowsPerUser: 6, BigV: 2, BigVFollowers: 0.5,
+	Posts: 600, Days: 3, End: time.Now(), Lives: 60, Seed: 1}
+
+// testServer is feedd in this process, with its fan-out workers, over the
+// tiny network feedload built under its prefix.
+type testServer struct {
+	svc      *feedcore.Service
+	srv      *httptest.Server
+	build    *loadreport.BuildReport
+	requests atomic.Int64 // GraphQL requests served
+}
+
+func startServer(t *testing.T, st *storetest.Store, prefix string, secret []byte, log *bytes.Buffer) *testServer {
+	t.Helper()
+	ctx := context.Background()
+	svc, err := feedcore.New(ctx, st.Client, feedcore.Options{Prefix: prefix, BigVThreshold: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := build(ctx, svc, testSpec, "", log)
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, log.String())
+	}
+	if b.Users != 120 || b.Posts != 600 || b.Lives != 60 || b.Follows < 500 {
+		t.Errorf("built %+v", b)
+	}
+	feedtest.Workers(t, svc)
+	cfg := server.Config{Service: svc, DevAuth: secret == nil,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if secret != nil {
+		cfg.Verifier = &auth.Verifier{HS256Secret: secret}
+	}
+	ts := &testServer{svc: svc, build: b}
+	h := server.New(cfg)
+	ts.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/query" {
+			ts.requests.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.srv.Close)
+	return ts
+}
+
+// TestCompare drives two servers, each over its own network (two prefixes
+// in one store, built with the same seed), in four phases, and checks
+// that each got its half of the load, that the time series follow each
+// server's own phases, and that the figures and the page set them side by
+// side.
+func TestCompare(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	var log bytes.Buffer
+	servers := [2]*testServer{startServer(t, st, st.Prefix+"a:", nil, &log), startServer(t, st, st.Prefix+"b:", nil, &log)}
+	var cfgs [2]loadConfig
+	for i, s := range servers {
+		cfgs[i] = loadConfig{URL: s.srv.URL + "/query", Users: testSpec.Users, Concurrency: 2, Duration: 2 * time.Second,
+			Pages: 3, PageSize: 5, WriteRatio: 0.1, LagSamples: 2, Seed: 1, Progress: &log, Backlog: s.svc.Backlog,
+			MetricsURL: s.srv.URL + "/metrics", Redis: st.Client, Interval: 500 * time.Millisecond}
+	}
+	reps := [2]*loadreport.Report{{}, {}}
+	c, err := runCompare(ctx, cfgs, reps, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Figures = loadreport.Figures(c.A, c.B)
+	var out bytes.Buffer
+	if err := c.Print(&out, false); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", out.String())
+
+	if !slices.Equal(c.Phases, []string{"A", "B", "B", "A"}) || c.PhaseSeconds != 1 || c.A != reps[0] || c.B != reps[1] {
+		t.Errorf("phases %v of %vs", c.Phases, c.PhaseSeconds)
+	}
+	for i, r := range reps {
+		ops := r.Reads + r.Writes
+		// Each server's load went to it: its requests are its operations
+		// and the lag probe's, never the other's.
+		other := reps[1-i].Reads + reps[1-i].Writes
+		if n := int(servers[i].requests.Load()); n < ops || n >= ops+other {
+			t.Errorf("%s: %d requests served for %d operations (the other server's: %d)", r.Name, n, ops, other)
+		}
+		if r.Seconds < 2 || r.Seconds > 3 || ops == 0 || len(r.Errors) != 0 || r.Cost == nil || r.Cost.FeeddError != "" {
+			t.Errorf("%s: %.2fs, %d operations, errors %v, cost %+v", r.Name, r.Seconds, ops, r.Errors, r.Cost)
+		}
+		tl := r.Timeline
+		if len(tl.PhaseStarts) != 1 || tl.PhaseStarts[0] < 1 || tl.PhaseStarts[0] > 1.5 || len(tl.Buckets) < 3 {
+			t.Fatalf("%s: timeline phases %v, %d buckets", r.Name, tl.PhaseStarts, len(tl.Buckets))
+		}
+		for j := 1; j < len(tl.Buckets); j++ {
+			if tl.Buckets[j].End <= tl.Buckets[j-1].End {
+				t.Errorf("%s: bucket %d ends at %v, after %v", r.Name, j, tl.Buckets[j].End, tl.Buckets[j-1].End)
+			}
+		}
+	}
+	if f := c.Figures[0]; f.Name != "operations/s" || f.A == nil || f.B == nil || f.Ratio == nil || *f.Ratio != *f.B / *f.A {
+		t.Errorf("first figure %+v", f)
+	}
+	var page bytes.Buffer
+	if err := c.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-series="A operations/s"`, `data-series="B operations/s"`, `data-series="B p99"`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML comparison lacks %s", want)
+		}
+	}
+}
+
 func TestFlags(t *testing.T) {
 	t.Setenv("FEED_CONCURRENCY", "3")
 	var stderr bytes.Buffer
@@ -203,7 +297,23 @@ func TestFlags(t *testing.T) {
 	if f.load.Concurrency != 3 || f.load.Users != 50 || f.load.Duration != time.Second {
 		t.Errorf("parsed %+v", f.load)
 	}
-	if _, err := parseFlags([]string{"--users", "50"}, &stderr); err == nil {
-		t.Error("building without --redis: no error")
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--users", "50"}, "needs --redis"},
+		{[]string{"--skip-build", "--compare", "http://127.0.0.1:2/query", "--phases", "3"}, "--phases must be even"},
+		{[]string{"--redis", "redis://x", "--compare", "http://127.0.0.1:2/query"}, "needs --compare-key-prefix"},
+		{[]string{"--redis", "redis://x", "--key-prefix", "a:", "--compare", "http://127.0.0.1:2/query", "--compare-key-prefix", "a:"}, "must differ"},
+		{[]string{"--skip-build", "--interval", "0s"}, "--interval"},
+	} {
+		if _, err := parseFlags(tc.args, &stderr); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.wantErr)
+		}
+	}
+	f, err = parseFlags([]string{"--redis", "redis://x", "--key-prefix", "a:", "--compare", "http://127.0.0.1:2/query",
+		"--compare-key-prefix", "b:", "--compare-ops-url", "http://127.0.0.1:9091", "--html", "r.html"}, &stderr)
+	if err != nil || f.phases != 4 || f.compareKeyPrefix != "b:" || f.html != "r.html" || f.load.Interval != time.Second {
+		t.Errorf("compare flags: %+v, %v", f, err)
 	}
 }

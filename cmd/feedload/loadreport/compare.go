@@ -3,6 +3,7 @@ package loadreport
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -191,6 +192,8 @@ func Number(v *float64) string {
 	switch {
 	case v == nil:
 		return "-"
+	case *v == 0 || *v == math.Trunc(*v) && math.Abs(*v) >= 10 && math.Abs(*v) < 1e15: // a count
+		return fmt.Sprintf("%.0f", *v)
 	case *v >= 100 || *v <= -100:
 		return fmt.Sprintf("%.0f", *v)
 	case *v >= 10 || *v <= -10:
