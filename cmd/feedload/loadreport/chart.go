@@ -126,18 +126,16 @@ func pointTitle(s series, i int, unit string) string {
 	return fmt.Sprintf("%s at %ss: %s %s", s.Name, label(s.X[i]), Number(&s.Y[i]), unit)
 }
 
-// axis is a round step for about four intervals up to top, and the first
-// multiple of it at or above top (1 for an empty axis).
+// axis is the smallest round step (1, 2, 2.5 or 5 times a power of ten)
+// that reaches top in at most six intervals, and the first multiple of it
+// at or above top (1 for an empty axis).
 func axis(top float64) (step, end float64) {
 	if !(top > 0) {
 		return 0.25, 1
 	}
-	raw := top / 4
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step = 10 * mag
-	for _, m := range []float64{1, 2, 2.5, 5} {
-		if raw <= m*mag {
-			step = m * mag
+	mag := math.Pow(10, math.Floor(math.Log10(top/4)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if step = m * mag; math.Ceil(top/step-1e-9) <= 6 {
 			break
 		}
 	}

@@ -159,7 +159,8 @@ func TestPrintCost(t *testing.T) {
 
 func TestAxis(t *testing.T) {
 	for _, tc := range []struct{ top, step, end float64 }{
-		{0, 0.25, 1}, {math.NaN(), 0.25, 1}, {7, 2, 8}, {400, 100, 400}, {0.9, 0.25, 1}, {1099, 500, 1500}, {12.2, 5, 15}, {0.042, 0.02, 0.06},
+		{0, 0.25, 1}, {math.NaN(), 0.25, 1}, {7, 2, 8}, {400, 100, 400}, {0.9, 0.2, 1}, {1099, 200, 1200},
+		{12.2, 2.5, 12.5}, {0.042, 0.01, 0.05}, {10.02, 2, 12}, {10, 2, 10}, {1, 0.2, 1}, {39.9, 10, 40},
 	} {
 		step, end := axis(tc.top)
 		if math.Abs(step-tc.step) > 1e-12 || math.Abs(end-tc.end) > 1e-12 {
