@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/cmd/feedload/loadreport"
+	"github.com/feedd/feedd/internal/redisinfo"
 )
 
 // target is one feedd under load: its workers, which keep their state
@@ -71,8 +72,7 @@ func (t *target) phase(ctx context.Context, d time.Duration, lagSamples int, lab
 	if t.elapsed > 0 {
 		t.timeline.PhaseStarts = append(t.timeline.PhaseStarts, t.elapsed.Seconds())
 	}
-	cpu0 := t.probe.cpu(ctx)
-	cmd0, cmdErr0 := t.probe.commands(ctx)
+	before := t.read(ctx)
 	rctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -83,28 +83,45 @@ func (t *target) phase(ctx context.Context, d time.Duration, lagSamples int, lab
 	var lag lagRun
 	wg.Go(func() { lag = probeLag(rctx, t.cl.device("feedload-lag"+t.name), t.cfg, d, lagSamples) })
 	wg.Go(func() { t.showProgress(rctx, start, d, label) })
-	prev := t.buckets(rctx, start, cpu0)
+	last := t.buckets(ctx, rctx, start, before.cpu)
 	wg.Wait()
 	t.progress.done()
 	took := time.Since(start)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cpu1 := t.probe.cpu(ctx)
-	cmd1, cmdErr1 := t.probe.commands(ctx)
-	// The last interval, cut short by the phase's end: charted unless it
-	// is a sliver (its calls count in the totals all the same).
-	if b := t.rec.bucket(t.elapsed+took, took-prev.at, prev.cpu, cpu1); took-prev.at >= t.cfg.Interval/10 {
+	t.endPhase(took, last, before, t.read(ctx), lag)
+	return nil
+}
+
+// readings are the cost figures read at a phase's start or end.
+type readings struct {
+	cpu    cpuReading
+	cmds   redisinfo.Commands
+	cmdErr error
+}
+
+func (t *target) read(ctx context.Context) readings {
+	r := readings{cpu: t.probe.cpu(ctx)}
+	r.cmds, r.cmdErr = t.probe.commands(ctx)
+	return r
+}
+
+// endPhase adds a phase that took took to the server's figures: its last
+// interval (after last, cut short by the phase's end: charted unless it is
+// a sliver, its calls counted in the totals all the same), its cost, and
+// its lag samples.
+func (t *target) endPhase(took time.Duration, last mark, before, after readings, lag lagRun) {
+	if b := t.rec.cut().bucket(t.elapsed+took, took-last.at, last.cpu, after.cpu); took-last.at >= t.cfg.Interval/10 {
 		t.timeline.Buckets = append(t.timeline.Buckets, b)
 	}
-	t.spent.add(cpu0, cpu1, cmd0, cmd1, firstErr(cmdErr0, cmdErr1))
+	t.spent.add(before.cpu, after.cpu, before.cmds, after.cmds, firstErr(before.cmdErr, after.cmdErr))
 	t.lag.author, t.lag.followers = lag.author, lag.followers
 	t.lag.timeouts += lag.timeouts
 	for _, s := range lag.samples {
 		t.lag.samples = append(t.lag.samples, lagSample{at: t.elapsed + s.at, lag: s.lag})
 	}
 	t.elapsed += took
-	return nil
 }
 
 // mark is where an interval ended: time into the phase, and the CPU
@@ -114,25 +131,24 @@ type mark struct {
 	cpu cpuReading
 }
 
-// buckets closes an interval every cfg.Interval from start until ctx ends,
-// and returns the end of the last one closed.
-func (t *target) buckets(ctx context.Context, start time.Time, cpu0 cpuReading) mark {
+// buckets closes an interval every cfg.Interval from start until the
+// phase (phaseCtx) ends, and returns the end of the last one closed. The
+// readings use ctx: one taken as the phase ends is finished all the same.
+func (t *target) buckets(ctx, phaseCtx context.Context, start time.Time, cpu0 cpuReading) mark {
 	prev := mark{cpu: cpu0}
 	for i := 1; ; i++ {
 		timer := time.NewTimer(time.Until(start.Add(time.Duration(i) * t.cfg.Interval)))
 		select {
-		case <-ctx.Done():
+		case <-phaseCtx.Done():
 			timer.Stop()
 			return prev
 		case <-timer.C:
 		}
-		at := time.Since(start)
-		// The calls end here; the readings follow within milliseconds.
+		// The interval's calls end here; its readings follow within
+		// milliseconds.
+		at, iv := time.Since(start), t.rec.cut()
 		cpu := t.probe.cpu(ctx)
-		if ctx.Err() != nil { // a reading the phase's end cut short
-			return prev
-		}
-		t.timeline.Buckets = append(t.timeline.Buckets, t.rec.bucket(t.elapsed+at, at-prev.at, prev.cpu, cpu))
+		t.timeline.Buckets = append(t.timeline.Buckets, iv.bucket(t.elapsed+at, at-prev.at, prev.cpu, cpu))
 		prev = mark{at: at, cpu: cpu}
 	}
 }

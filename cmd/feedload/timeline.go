@@ -51,27 +51,32 @@ func (r *recorder) add(op string, d time.Duration, ok bool) {
 	}
 }
 
-// cut ends the interval: its operations, errors and each operation's
-// latency quantiles; the recorder starts the next one empty.
-func (r *recorder) cut() (ops, errs int, lat map[string]loadreport.Quantiles) {
-	r.mu.Lock()
-	ops, errs, kept := r.ops, r.errs, r.lat
-	r.ops, r.errs, r.lat = 0, 0, nil
-	r.mu.Unlock()
-	lat = map[string]loadreport.Quantiles{}
-	for op, s := range kept {
-		slices.Sort(s.kept)
-		lat[op] = loadreport.Quantiles{P50: ms(quantile(s.kept, 0.50)), P95: ms(quantile(s.kept, 0.95)),
-			P99: ms(quantile(s.kept, 0.99)), Samples: s.seen}
-	}
-	return ops, errs, lat
+// interval is what the recorder collected between two cuts.
+type interval struct {
+	ops, errs int
+	lat       map[string]loadreport.Quantiles
 }
 
-// bucket ends the interval that ended at end (seconds of load on the
-// server) after length, with the CPU readings at its start and its end.
-func (r *recorder) bucket(end, length time.Duration, before, after cpuReading) loadreport.Bucket {
-	ops, errs, lat := r.cut()
-	b := loadreport.Bucket{End: end.Seconds(), Seconds: length.Seconds(), Ops: ops, Errors: errs, Latency: lat}
-	b.FeeddMsPerOp, b.RedisMsPerOp = perOp(before, after, ops)
+// cut ends the interval: its operations, errors and each operation's
+// latency quantiles; the recorder starts the next one empty.
+func (r *recorder) cut() interval {
+	r.mu.Lock()
+	iv, kept := interval{ops: r.ops, errs: r.errs}, r.lat
+	r.ops, r.errs, r.lat = 0, 0, nil
+	r.mu.Unlock()
+	iv.lat = map[string]loadreport.Quantiles{}
+	for op, s := range kept {
+		slices.Sort(s.kept)
+		iv.lat[op] = loadreport.Quantiles{P50: ms(quantile(s.kept, 0.50)), P95: ms(quantile(s.kept, 0.95)),
+			P99: ms(quantile(s.kept, 0.99)), Samples: s.seen}
+	}
+	return iv
+}
+
+// bucket is the interval that ended at end (time of load on the server)
+// after length, with the CPU readings at its start and its end.
+func (iv interval) bucket(end, length time.Duration, before, after cpuReading) loadreport.Bucket {
+	b := loadreport.Bucket{End: end.Seconds(), Seconds: length.Seconds(), Ops: iv.ops, Errors: iv.errs, Latency: iv.lat}
+	b.FeeddMsPerOp, b.RedisMsPerOp = perOp(before, after, iv.ops)
 	return b
 }

@@ -35,7 +35,8 @@ func TestRecorder(t *testing.T) {
 	}
 	r.add("followingFeed", time.Hour, false) // an error: counted, no latency
 	r.add("likePost", 7*time.Millisecond, true)
-	ops, errs, lat := r.cut()
+	iv := r.cut()
+	ops, errs, lat := iv.ops, iv.errs, iv.lat
 	if ops != 102 || errs != 1 {
 		t.Errorf("cut: %d operations, %d errors; want 102, 1", ops, errs)
 	}
@@ -46,8 +47,8 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("likePost quantiles %+v", q)
 	}
 	// The next interval starts empty.
-	if ops, errs, lat := r.cut(); ops != 0 || errs != 0 || len(lat) != 0 {
-		t.Errorf("after a cut: %d, %d, %v", ops, errs, lat)
+	if iv := r.cut(); iv.ops != 0 || iv.errs != 0 || len(iv.lat) != 0 {
+		t.Errorf("after a cut: %+v", iv)
 	}
 
 	// Past sampleCap calls, a uniform sample is kept: memory stays
@@ -62,8 +63,7 @@ func TestRecorder(t *testing.T) {
 	if kept != sampleCap {
 		t.Errorf("kept %d latencies of %d, want %d", kept, n, sampleCap)
 	}
-	_, _, lat = r.cut()
-	q := lat["followingFeed"]
+	q := r.cut().lat["followingFeed"]
 	// 2048 samples of a uniform 1..n µs: the median within 5% of n/2
 	// fails about once in 10^5 runs.
 	if q.Samples != n || q.P50 < 0.45*n/1000 || q.P50 > 0.55*n/1000 || q.P99 < 0.97*n/1000 {
@@ -78,7 +78,7 @@ func TestRecorderBucket(t *testing.T) {
 	}
 	before := cpuReading{feedd: 10}
 	after := cpuReading{feedd: 10.05, redisErr: errNoRedis}
-	b := r.bucket(2500*time.Millisecond, 500*time.Millisecond, before, after)
+	b := r.cut().bucket(2500*time.Millisecond, 500*time.Millisecond, before, after)
 	if b.End != 2.5 || b.Seconds != 0.5 || b.Ops != 50 || b.PerSecond() != 100 || b.Latency["liveFeed"].P50 != 3 {
 		t.Errorf("bucket %+v", b)
 	}

@@ -42,32 +42,54 @@ func Ratio(a, b *float64) *float64 {
 // Figures lists every figure of a, and of b beside it when b is not nil,
 // in the order the reports print them.
 func Figures(a, b *Report) []Figure {
-	var out []Figure
-	add := func(name string, get func(*Report) *float64) {
-		f := Figure{Name: name, A: get(a)}
-		if b != nil {
-			f.B = get(b)
-			f.Ratio = Ratio(f.A, f.B)
-		}
-		if f.A != nil || f.B != nil {
-			out = append(out, f)
-		}
+	s := &figureSet{a: a, b: b}
+	s.totals()
+	s.operations()
+	s.lag()
+	s.commands()
+	s.memory()
+	return s.out
+}
+
+// figureSet collects the figures of a and b.
+type figureSet struct {
+	a, b *Report
+	out  []Figure
+}
+
+// add adds the figure get reads from each report, unless neither has it.
+func (s *figureSet) add(name string, get func(*Report) *float64) {
+	f := Figure{Name: name, A: get(s.a)}
+	if s.b != nil {
+		f.B = get(s.b)
+		f.Ratio = Ratio(f.A, f.B)
 	}
-	add("operations/s", func(r *Report) *float64 { return val(r.PerSecond) })
-	add("errors", func(r *Report) *float64 { return val(float64(sum(r.Errors))) })
-	add("feedd CPU ms/op", func(r *Report) *float64 {
+	if f.A != nil || f.B != nil {
+		s.out = append(s.out, f)
+	}
+}
+
+func (s *figureSet) totals() {
+	s.add("operations/s", func(r *Report) *float64 { return val(r.PerSecond) })
+	s.add("errors", func(r *Report) *float64 { return val(float64(sum(r.Errors))) })
+	s.add("feedd CPU ms/op", func(r *Report) *float64 {
 		return when(r.Cost != nil && r.Cost.FeeddError == "", func() float64 { return r.Cost.FeeddMsPerOp })
 	})
-	add("Redis CPU ms/op", func(r *Report) *float64 {
+	s.add("Redis CPU ms/op", func(r *Report) *float64 {
 		return when(r.Cost != nil && r.Cost.RedisError == "", func() float64 { return r.Cost.RedisMsPerOp })
 	})
-	add("Redis main-thread CPU ms/op", func(r *Report) *float64 {
+	s.add("Redis main-thread CPU ms/op", func(r *Report) *float64 {
 		if r.Cost == nil || r.Cost.RedisError != "" {
 			return nil
 		}
 		return r.Cost.RedisMainMsPerOp
 	})
-	for _, o := range a.Ops {
+}
+
+// operations are each operation's throughput and latencies; an operation
+// that never succeeded has no latency.
+func (s *figureSet) operations() {
+	for _, o := range s.a.Ops {
 		for _, q := range []struct {
 			name string
 			get  func(OpReport) float64
@@ -77,38 +99,46 @@ func Figures(a, b *Report) []Figure {
 			{"p95 ms", func(o OpReport) float64 { return o.P95 }},
 			{"p99 ms", func(o OpReport) float64 { return o.P99 }},
 		} {
-			add(o.Name+" "+q.name, func(r *Report) *float64 {
+			s.add(o.Name+" "+q.name, func(r *Report) *float64 {
 				ro, ok := r.op(o.Name)
-				// A latency of an operation that never succeeded is no figure.
 				return when(ok && (q.name == "per s" || ro.Count > ro.ErrorCount), func() float64 { return q.get(ro) })
 			})
 		}
 	}
+}
+
+func (s *figureSet) lag() {
 	lag := func(get func(LagReport) float64) func(*Report) *float64 {
 		return func(r *Report) *float64 {
 			return when(r.FanoutLag.Samples > 0, func() float64 { return get(r.FanoutLag) })
 		}
 	}
-	add("fan-out lag p50 ms", lag(func(l LagReport) float64 { return l.P50 }))
-	add("fan-out lag max ms", lag(func(l LagReport) float64 { return l.Max }))
-	for _, name := range topNames(a, b) {
-		add("Redis "+name+" calls/op", func(r *Report) *float64 {
+	s.add("fan-out lag p50 ms", lag(func(l LagReport) float64 { return l.P50 }))
+	s.add("fan-out lag max ms", lag(func(l LagReport) float64 { return l.Max }))
+}
+
+// commands are the busiest Redis commands of either report.
+func (s *figureSet) commands() {
+	for _, name := range topNames(s.a, s.b) {
+		s.add("Redis "+name+" calls/op", func(r *Report) *float64 {
 			c, ok := r.command(name)
 			return when(ok, func() float64 { return c.CallsPerOp })
 		})
-		add("Redis "+name+" µs/call", func(r *Report) *float64 {
+		s.add("Redis "+name+" µs/call", func(r *Report) *float64 {
 			c, ok := r.command(name)
 			return when(ok, func() float64 { return c.UsecPerCall })
 		})
 	}
+}
+
+func (s *figureSet) memory() {
 	mem := func(get func(*MemoryReport) float64) func(*Report) *float64 {
 		return func(r *Report) *float64 {
 			return when(r.Memory != nil && r.Memory.Error == "", func() float64 { return get(r.Memory) })
 		}
 	}
-	add("memory B/user", mem(func(m *MemoryReport) float64 { return m.BytesPerUser }))
-	add("memory B/inbox entry", mem(func(m *MemoryReport) float64 { return m.BytesPerInboxEntry }))
-	return out
+	s.add("memory B/user", mem(func(m *MemoryReport) float64 { return m.BytesPerUser }))
+	s.add("memory B/inbox entry", mem(func(m *MemoryReport) float64 { return m.BytesPerInboxEntry }))
 }
 
 func val(v float64) *float64 { return &v }
@@ -172,7 +202,11 @@ func (c *Comparison) Print(w io.Writer, asJSON bool) error {
 		return printJSON(w, c)
 	}
 	for _, r := range []*Report{c.A, c.B} {
-		fmt.Fprintf(w, "== %s: %s (key prefix %q)\n", r.Name, r.URL, r.KeyPrefix)
+		fmt.Fprintf(w, "== %s: %s", r.Name, r.URL)
+		if r.KeyPrefix != "" {
+			fmt.Fprintf(w, " (key prefix %q)", r.KeyPrefix)
+		}
+		fmt.Fprintln(w)
 		if err := r.Print(w, false); err != nil {
 			return err
 		}
