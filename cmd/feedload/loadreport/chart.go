@@ -128,18 +128,21 @@ func pointTitle(s series, i int, unit string) string {
 
 // axis is the smallest round step (1, 2, 2.5 or 5 times a power of ten)
 // that reaches top in at most six intervals, and the first multiple of it
-// at or above top (1 for an empty axis).
+// at or above top (1 for an empty axis). A top within 1% of a step past a
+// multiple (a run of 30.02 s) ends at that multiple: the point stands a
+// hair past the axis rather than a whole step short of its end.
 func axis(top float64) (step, end float64) {
 	if !(top > 0) {
 		return 0.25, 1
 	}
+	intervals := func(step float64) float64 { return max(1, math.Ceil(top/step-0.01)) }
 	mag := math.Pow(10, math.Floor(math.Log10(top/4)))
 	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if step = m * mag; math.Ceil(top/step-1e-9) <= 6 {
+		if step = m * mag; intervals(step) <= 6 {
 			break
 		}
 	}
-	return step, math.Ceil(top/step-1e-9) * step
+	return step, intervals(step) * step
 }
 
 // label writes a tick value without trailing zeros.

@@ -26,8 +26,8 @@ type Comparison struct {
 type Figure struct {
 	Name  string   `json:"name"`
 	A     *float64 `json:"a"`
-	B     *float64 `json:"b,omitempty"`
-	Ratio *float64 `json:"ratio,omitempty"` // B/A
+	B     *float64 `json:"b"`
+	Ratio *float64 `json:"ratio"` // B/A
 }
 
 // Ratio is b/a, or nil when either is missing or a is 0.
