@@ -90,7 +90,7 @@ func (t *target) phase(ctx context.Context, d time.Duration, lagSamples int, lab
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	t.endPhase(took, last, before, t.read(ctx), lag)
+	t.endPhase(d, took, last, before, t.read(ctx), lag)
 	return nil
 }
 
@@ -107,12 +107,14 @@ func (t *target) read(ctx context.Context) readings {
 	return r
 }
 
-// endPhase adds a phase that took took to the server's figures: its last
-// interval (after last, cut short by the phase's end: charted unless it is
-// a sliver, its calls counted in the totals all the same), its cost, and
-// its lag samples.
-func (t *target) endPhase(took time.Duration, last mark, before, after readings, lag lagRun) {
-	if b := t.rec.cut().bucket(t.elapsed+took, took-last.at, last.cpu, after.cpu); took-last.at >= t.cfg.Interval/10 {
+// endPhase adds a phase of d, which took took (its calls in flight at d
+// were cancelled), to the server's figures: its last interval, from last
+// to d (with the calls that finished after d), charted unless it is a
+// sliver (its calls count in the totals all the same); its cost; and its
+// lag samples.
+func (t *target) endPhase(d, took time.Duration, last mark, before, after readings, lag lagRun) {
+	end := min(took, d)
+	if b := t.rec.cut().bucket(t.elapsed+end, end-last.at, last.cpu, after.cpu); end-last.at >= t.cfg.Interval/10 {
 		t.timeline.Buckets = append(t.timeline.Buckets, b)
 	}
 	t.spent.add(before.cpu, after.cpu, before.cmds, after.cmds, firstErr(before.cmdErr, after.cmdErr))
