@@ -16,10 +16,12 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/redis/rueidis"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
+	"github.com/feedd/feedd/internal/redisinfo"
 	"github.com/feedd/feedd/resolvers"
 )
 
@@ -40,9 +42,15 @@ import (
 // elsewhere on the machine falls on both alike: ns/op is feedd's,
 // bare-ns/op the bare server's, and x-bare feedd's throughput as a
 // fraction of the bare server's (the budget is 0.8 or more); allocs/op
-// and B/op are feedd's, bare-allocs/op the bare server's; cpu-ns/op and
-// bare-cpu-ns/op the CPU time the test process spent per request (Redis's
-// own is not in it), which shows whether the machine was saturated.
+// and B/op are feedd's, bare-allocs/op the bare server's; cpu-ms/page and
+// bare-cpu-ms/page the CPU time the test process spent per request (the
+// handler's, and the little the in-process client costs both alike), and
+// redis-cpu-ms/page the CPU Redis spent per feedd request (INFO cpu over
+// its masters, on a real Redis only; anything else using that Redis
+// meanwhile is in it too). Together they say where a page's cost goes:
+// feedd's own code (cpu-ms/page less bare-cpu-ms/page, the executor's
+// floor) and Redis. The sequential feedd/first=N and bare/first=N report
+// the same per-page CPU one request at a time.
 // first=N/parallel-x8 is the same with eight times as many requests in
 // flight: with only GOMAXPROCS of them, every Redis round trip leaves a
 // core idle, so that figure says as much about Redis's latency on a busy
@@ -80,6 +88,7 @@ func BenchmarkHydratedPage(b *testing.B) {
 			trips, runs := reg.roundTrips(b, "HydratedPage")
 			b.ReportMetric(float64(trips-tripsBefore)/float64(runs-runsBefore), "round-trips/op")
 		}
+		redis := func() time.Duration { return redisCPU(f.st.Client) }
 		for _, h := range []struct {
 			name string
 			h    http.Handler
@@ -92,9 +101,9 @@ func BenchmarkHydratedPage(b *testing.B) {
 					}
 				}
 				if h.name == "feedd" {
-					trips(b, loop)
+					trips(b, func() { cpuPerPage(b, loop, redis) })
 				} else {
-					loop()
+					cpuPerPage(b, loop, nil) // the bare server reads no Redis
 				}
 			})
 		}
@@ -110,7 +119,7 @@ func BenchmarkHydratedPage(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				b.SetParallelism(par)
-				compareParallel(b, feedd, bare, serve, trips)
+				compareParallel(b, feedd, bare, serve, trips, redis)
 			})
 		}
 	}
@@ -120,15 +129,16 @@ func BenchmarkHydratedPage(b *testing.B) {
 // rounds (feedd, bare, bare, feedd, ...), b.N requests a round, so load
 // from elsewhere on the machine falls on both alike, and reports feedd's
 // figures and the bare server's (see BenchmarkHydratedPage).
-func compareParallel(b *testing.B, feedd, bare http.Handler, serve func(testing.TB, http.Handler), trips func(*testing.B, func())) {
+func compareParallel(b *testing.B, feedd, bare http.Handler, serve func(testing.TB, http.Handler), trips func(*testing.B, func()), redis func() time.Duration) {
 	const rounds = 8
 	var spent [2]struct {
-		d, cpu        time.Duration
+		d, cpu, redis time.Duration
 		allocs, bytes uint64
 	}
 	phase := func(i int, h http.Handler) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
+		redis0 := redis()
 		cpu0 := cpuTime()
 		start := time.Now()
 		b.RunParallel(func(pb *testing.PB) {
@@ -138,6 +148,9 @@ func compareParallel(b *testing.B, feedd, bare http.Handler, serve func(testing.
 		})
 		spent[i].d += time.Since(start)
 		spent[i].cpu += cpuTime() - cpu0
+		if redis0 > 0 {
+			spent[i].redis += redis() - redis0
+		}
 		runtime.ReadMemStats(&after)
 		spent[i].allocs += after.Mallocs - before.Mallocs
 		spent[i].bytes += after.TotalAlloc - before.TotalAlloc
@@ -161,9 +174,43 @@ func compareParallel(b *testing.B, feedd, bare http.Handler, serve func(testing.
 	b.ReportMetric(float64(spent[0].bytes)/ops, "B/op")
 	b.ReportMetric(float64(spent[1].allocs)/ops, "bare-allocs/op")
 	if spent[0].cpu > 0 {
-		b.ReportMetric(float64(spent[0].cpu)/ops, "cpu-ns/op")
-		b.ReportMetric(float64(spent[1].cpu)/ops, "bare-cpu-ns/op")
+		b.ReportMetric(msPer(spent[0].cpu, ops), "cpu-ms/page")
+		b.ReportMetric(msPer(spent[1].cpu, ops), "bare-cpu-ms/page")
 	}
+	if spent[0].redis > 0 {
+		b.ReportMetric(msPer(spent[0].redis, ops), "redis-cpu-ms/page")
+	}
+}
+
+// cpuPerPage runs loop (b.N requests) and reports the CPU time this process
+// spent per request and, when redis is not nil and reads a real Redis, the
+// CPU Redis spent per request.
+func cpuPerPage(b *testing.B, loop func(), redis func() time.Duration) {
+	var redis0 time.Duration
+	if redis != nil {
+		redis0 = redis()
+	}
+	cpu0 := cpuTime()
+	loop()
+	cpu := cpuTime() - cpu0
+	if cpu0 > 0 {
+		b.ReportMetric(msPer(cpu, float64(b.N)), "cpu-ms/page")
+	}
+	if redis0 > 0 {
+		b.ReportMetric(msPer(redis()-redis0, float64(b.N)), "redis-cpu-ms/page")
+	}
+}
+
+func msPer(d time.Duration, n float64) float64 { return float64(d) / float64(time.Millisecond) / n }
+
+// redisCPU is the CPU time Redis has used so far, over its masters (INFO
+// cpu), or 0 where it is not read: the embedded store does not report it.
+func redisCPU(c rueidis.Client) time.Duration {
+	cpu, _, err := redisinfo.ReadCPU(context.Background(), c)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(cpu.Total() * float64(time.Second))
 }
 
 // bareHandler is a bare gqlgen handler over feedd's schema whose

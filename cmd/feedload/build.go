@@ -7,26 +7,16 @@ import (
 	"os"
 	"time"
 
+	"github.com/feedd/feedd/cmd/feedload/loadreport"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/importer"
 	"github.com/feedd/feedd/importer/importgen"
 )
 
-// BuildReport is what building the network wrote and how long it took.
-type BuildReport struct {
-	Users          int     `json:"users"`
-	Follows        int     `json:"follows"`
-	Posts          int     `json:"posts"`
-	Lives          int     `json:"lives"`
-	GenerateSecond float64 `json:"generateSeconds"`
-	ImportSeconds  float64 `json:"importSeconds"`
-	FanoutSeconds  float64 `json:"fanoutSeconds"`
-}
-
 // build writes the network spec describes to an import file (path, or a
 // temporary file when path is empty), imports it into svc, and runs fan-out
 // workers here until every imported post has reached its inboxes.
-func build(ctx context.Context, svc *feedcore.Service, spec importgen.Spec, path string, log io.Writer) (*BuildReport, error) {
+func build(ctx context.Context, svc *feedcore.Service, spec importgen.Spec, path string, log io.Writer) (*loadreport.BuildReport, error) {
 	start := time.Now()
 	var f *os.File
 	var err error
@@ -48,7 +38,7 @@ func build(ctx context.Context, svc *feedcore.Service, spec importgen.Spec, path
 	if err != nil {
 		return nil, fmt.Errorf("generate the network: %w", err)
 	}
-	rep := &BuildReport{Users: c.Users, Follows: c.Follows, Posts: c.Posts, Lives: c.Lives,
+	rep := &loadreport.BuildReport{Users: c.Users, Follows: c.Follows, Posts: c.Posts, Lives: c.Lives,
 		GenerateSecond: time.Since(start).Seconds()}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err

@@ -6,17 +6,22 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/cmd/feedload/loadreport"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/importer/importgen"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/resolvers"
 	"github.com/feedd/feedd/server"
 )
 
@@ -32,44 +37,26 @@ func TestEndToEnd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storetest.New(t)
 			ctx := context.Background()
-			svc, err := feedcore.New(ctx, st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 40})
-			if err != nil {
-				t.Fatal(err)
-			}
-			spec := importgen.Spec{Users: 120, FollowsPerUser: 6, BigV: 2, BigVFollowers: 0.5,
-				Posts: 600, Days: 3, End: time.Now(), Lives: 60, Seed: 1}
 			var log bytes.Buffer
-			b, err := build(ctx, svc, spec, "", &log)
-			if err != nil {
-				t.Fatalf("build: %v\n%s", err, log.String())
-			}
-			if b.Users != 120 || b.Posts != 600 || b.Lives != 60 || b.Follows < 500 {
-				t.Errorf("built %+v", b)
-			}
-			feedtest.Workers(t, svc)
-			cfg := server.Config{Service: svc, DevAuth: tc.secret == nil,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			if tc.secret != nil {
-				cfg.Verifier = &auth.Verifier{HS256Secret: tc.secret}
-			}
-			srv := httptest.NewServer(server.New(cfg))
-			t.Cleanup(srv.Close)
+			ts := startServer(t, st, st.Prefix, tc.secret, &log)
+			svc, srv := ts.svc, ts.srv
 
 			// Two seconds is plenty on an idle machine; under -race beside
 			// other packages' tests a run may be too slow for a write of
 			// every kind or a lag sample, so it is repeated, longer, before
 			// the test gives up. Every run must be free of errors.
-			var rep *Report
+			var rep *loadreport.Report
 			for d := 2 * time.Second; ; d *= 2 {
-				rep = &Report{Build: b}
-				err = runLoad(ctx, loadConfig{URL: srv.URL + "/query", Users: spec.Users, Concurrency: 4,
+				rep = &loadreport.Report{Build: ts.build}
+				err := runLoad(ctx, loadConfig{URL: srv.URL + "/query", Users: testSpec.Users, Concurrency: 4,
 					Duration: d, Pages: 3, PageSize: 5, WriteRatio: 0.25, LagSamples: 2,
-					Seed: uint64(d), Secret: tc.secret, Progress: &log, Backlog: svc.Backlog}, rep)
+					Seed: uint64(d), Secret: tc.secret, Progress: &log, Backlog: svc.Backlog,
+					MetricsURL: srv.URL + "/metrics", Redis: st.Client, Interval: 500 * time.Millisecond}, rep)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(rep.Errors) != 0 || d >= 16*time.Second || rep.FanoutLag.Samples > 0 &&
-					!slices.ContainsFunc(rep.Ops, func(o OpReport) bool { return o.Count == 0 }) {
+					!slices.ContainsFunc(rep.Ops, func(o loadreport.OpReport) bool { return o.Count == 0 }) {
 					break
 				}
 				t.Logf("%v: too slow for every operation and a lag sample; again for longer", d)
@@ -101,6 +88,8 @@ func TestEndToEnd(t *testing.T) {
 			if m := rep.Memory; m.Error == "" && (m.Users != 120 || m.BytesPerUser <= 0 || m.BytesPerInboxEntry <= 0) {
 				t.Errorf("memory %+v", m)
 			}
+			checkCost(t, rep, st.Real)
+			checkTimeline(t, rep)
 			if st.Real {
 				if n, err := redisstore.DeletePrefix(ctx, st.Client, st.Prefix); err != nil || n == 0 {
 					t.Errorf("redisstore.DeletePrefix: %d keys, %v", n, err)
@@ -110,11 +99,213 @@ func TestEndToEnd(t *testing.T) {
 			if err := rep.Print(&js, true); err != nil {
 				t.Fatal(err)
 			}
-			var back Report
+			var back loadreport.Report
 			if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Ops) != len(allOps) {
 				t.Errorf("JSON report %s: %v", js.String(), err)
 			}
 		})
+	}
+}
+
+// checkCost checks the CPU figures of a run against the test's server:
+// feedd's from its /metrics always (this process's CPU: the server and
+// the clients both), Redis's and its busiest commands on a real Redis; the
+// embedded store has no INFO cpu, which the report says.
+func checkCost(t *testing.T, rep *loadreport.Report, real bool) {
+	t.Helper()
+	c := rep.Cost
+	if c == nil || c.FeeddError != "" || c.FeeddCPUSeconds <= 0 || c.FeeddMsPerOp <= 0 {
+		t.Fatalf("feedd's CPU not measured: %+v", c)
+	}
+	if !real {
+		if !strings.Contains(c.RedisError, "INFO cpu") || !strings.Contains(c.CommandsError, "INFO commandstats") {
+			t.Errorf("Redis CPU on the embedded store: %q, %q; want errors naming INFO", c.RedisError, c.CommandsError)
+		}
+		return
+	}
+	if c.RedisError != "" || c.RedisMsPerOp <= 0 || c.RedisMasters < 1 {
+		t.Errorf("Redis CPU: %+v", c)
+	}
+	// Every page is a script or a pipeline of reads: the commands the
+	// workload ran are counted, busiest first, and per operation.
+	if c.CommandsError != "" || len(c.Commands) == 0 {
+		t.Fatalf("Redis commands: %q, %v", c.CommandsError, c.Commands)
+	}
+	var share float64
+	for i, m := range c.Commands {
+		if m.Calls <= 0 || m.CallsPerOp <= 0 || (i > 0 && m.Usec > c.Commands[i-1].Usec) {
+			t.Errorf("command %d: %+v (after %+v)", i, m, c.Commands[max(i-1, 0)])
+		}
+		share += m.Share
+	}
+	if share < 0.999 || share > 1.001 {
+		t.Errorf("commands' shares add up to %v", share)
+	}
+}
+
+// checkTimeline checks the run's time series: buckets of about the
+// interval that add up to the run's operations, each with latencies.
+func checkTimeline(t *testing.T, rep *loadreport.Report) {
+	t.Helper()
+	tl := rep.Timeline
+	if tl == nil || len(tl.Buckets) < 2 {
+		t.Fatalf("timeline %+v, want a bucket every 500ms", tl)
+	}
+	ops := 0
+	for i, b := range tl.Buckets {
+		ops += b.Ops
+		if b.Seconds <= 0 || b.Seconds > 2*0.5 || b.Ops == 0 || len(b.Latency) == 0 || b.FeeddMsPerOp == nil {
+			t.Errorf("bucket %d: %+v", i, b)
+		}
+		if i > 0 && b.End <= tl.Buckets[i-1].End {
+			t.Errorf("bucket %d ends at %v, after %v", i, b.End, tl.Buckets[i-1].End)
+		}
+	}
+	// A last sliver of the run is counted but not charted.
+	if total := rep.Reads + rep.Writes; ops > total || ops < total*9/10 {
+		t.Errorf("buckets hold %d operations, the run %d", ops, total)
+	}
+	if len(tl.Lag) != rep.FanoutLag.Samples {
+		t.Errorf("%d lag points, %d samples", len(tl.Lag), rep.FanoutLag.Samples)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page.String(), `<figure class="chart"`); n != 3+len(allOps) {
+		t.Errorf("HTML report has %d charts, want %d", n, 3+len(allOps))
+	}
+}
+
+// testSpec is the tiny network the tests build.
+var testSpec = importgen.Spec{Users: 120, FollowsPerUser: 6, BigV: 2, BigVFollowers: 0.5,
+	Posts: 600, Days: 3, End: time.Now(), Lives: 60, Seed: 1}
+
+// testServer is feedd in this process, with its fan-out workers, over the
+// tiny network feedload built under its prefix.
+type testServer struct {
+	svc     *feedcore.Service
+	srv     *httptest.Server
+	build   *loadreport.BuildReport
+	mu      sync.Mutex
+	devices map[string]int // GraphQL requests served, by X-Device-Id
+}
+
+// served is how many GraphQL requests the server answered from devices
+// named with prefix, and from any other.
+func (ts *testServer) served(prefix string) (mine, others int) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for d, n := range ts.devices {
+		if strings.HasPrefix(d, prefix) {
+			mine += n
+		} else {
+			others += n
+		}
+	}
+	return mine, others
+}
+
+func startServer(t *testing.T, st *storetest.Store, prefix string, secret []byte, log *bytes.Buffer) *testServer {
+	t.Helper()
+	ctx := context.Background()
+	svc, err := feedcore.New(ctx, st.Client, feedcore.Options{Prefix: prefix, BigVThreshold: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := build(ctx, svc, testSpec, "", log)
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, log.String())
+	}
+	if b.Users != 120 || b.Posts != 600 || b.Lives != 60 || b.Follows < 500 {
+		t.Errorf("built %+v", b)
+	}
+	feedtest.Workers(t, svc)
+	cfg := server.Config{Service: svc, DevAuth: secret == nil,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if secret != nil {
+		cfg.Verifier = &auth.Verifier{HS256Secret: secret}
+	}
+	ts := &testServer{svc: svc, build: b, devices: map[string]int{}}
+	h := server.New(cfg)
+	ts.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := r.Header.Get(resolvers.DeviceHeader); r.URL.Path == "/query" && d != "" {
+			ts.mu.Lock()
+			ts.devices[d]++
+			ts.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.srv.Close)
+	return ts
+}
+
+// TestCompare drives two servers, each over its own network (two prefixes
+// in one store, built with the same seed), in four phases, and checks
+// that each got its half of the load, that the time series follow each
+// server's own phases, and that the figures and the page set them side by
+// side.
+func TestCompare(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	var log bytes.Buffer
+	servers := [2]*testServer{startServer(t, st, st.Prefix+"a:", nil, &log), startServer(t, st, st.Prefix+"b:", nil, &log)}
+	var cfgs [2]loadConfig
+	for i, s := range servers {
+		cfgs[i] = loadConfig{URL: s.srv.URL + "/query", Users: testSpec.Users, Concurrency: 2, Duration: 2 * time.Second,
+			Pages: 3, PageSize: 5, WriteRatio: 0.1, LagSamples: 2, Seed: 1, Progress: &log, Backlog: s.svc.Backlog,
+			MetricsURL: s.srv.URL + "/metrics", Redis: st.Client, Interval: 500 * time.Millisecond}
+	}
+	reps := [2]*loadreport.Report{{}, {}}
+	c, err := runCompare(ctx, cfgs, reps, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Figures = loadreport.Figures(c.A, c.B)
+	var out bytes.Buffer
+	if err := c.Print(&out, false); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", out.String())
+
+	if !slices.Equal(c.Phases, []string{"A", "B", "B", "A"}) || c.PhaseSeconds != 1 || c.A != reps[0] || c.B != reps[1] {
+		t.Errorf("phases %v of %vs", c.Phases, c.PhaseSeconds)
+	}
+	for i, r := range reps {
+		ops := r.Reads + r.Writes
+		// Each server's load went to it: every request it served came
+		// from its own clients (devices feedload-A0, feedload-lagA, ...),
+		// and they made at least its operations.
+		mine, others := servers[i].served("feedload-" + r.Name)
+		lag, _ := servers[i].served("feedload-lag" + r.Name)
+		if mine+lag < ops || others != lag {
+			t.Errorf("%s: served %d requests of its clients and %d of the lag probe for %d operations, %d of others",
+				r.Name, mine, lag, ops, others-lag)
+		}
+		if r.Seconds < 2 || r.Seconds > 3.5 || ops == 0 || len(r.Errors) != 0 || r.Cost == nil || r.Cost.FeeddError != "" {
+			t.Errorf("%s: %.2fs, %d operations, errors %v, cost %+v", r.Name, r.Seconds, ops, r.Errors, r.Cost)
+		}
+		tl := r.Timeline
+		if len(tl.PhaseStarts) != 1 || tl.PhaseStarts[0] < 1 || tl.PhaseStarts[0] > 2 || len(tl.Buckets) < 3 {
+			t.Fatalf("%s: timeline phases %v, %d buckets", r.Name, tl.PhaseStarts, len(tl.Buckets))
+		}
+		for j := 1; j < len(tl.Buckets); j++ {
+			if tl.Buckets[j].End <= tl.Buckets[j-1].End {
+				t.Errorf("%s: bucket %d ends at %v, after %v", r.Name, j, tl.Buckets[j].End, tl.Buckets[j-1].End)
+			}
+		}
+	}
+	if f := c.Figures[0]; f.Name != "operations/s" || f.A == nil || f.B == nil || f.Ratio == nil || *f.Ratio != *f.B / *f.A {
+		t.Errorf("first figure %+v", f)
+	}
+	var page bytes.Buffer
+	if err := c.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-series="A operations/s"`, `data-series="B operations/s"`, `data-series="B p99"`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML comparison lacks %s", want)
+		}
 	}
 }
 
@@ -128,7 +319,23 @@ func TestFlags(t *testing.T) {
 	if f.load.Concurrency != 3 || f.load.Users != 50 || f.load.Duration != time.Second {
 		t.Errorf("parsed %+v", f.load)
 	}
-	if _, err := parseFlags([]string{"--users", "50"}, &stderr); err == nil {
-		t.Error("building without --redis: no error")
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--users", "50"}, "needs --redis"},
+		{[]string{"--skip-build", "--compare", "http://127.0.0.1:2/query", "--phases", "3"}, "--phases must be even"},
+		{[]string{"--redis", "redis://x", "--compare", "http://127.0.0.1:2/query"}, "needs --compare-key-prefix"},
+		{[]string{"--redis", "redis://x", "--key-prefix", "a:", "--compare", "http://127.0.0.1:2/query", "--compare-key-prefix", "a:"}, "must differ"},
+		{[]string{"--skip-build", "--interval", "0s"}, "--interval"},
+	} {
+		if _, err := parseFlags(tc.args, &stderr); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.wantErr)
+		}
+	}
+	f, err = parseFlags([]string{"--redis", "redis://x", "--key-prefix", "a:", "--compare", "http://127.0.0.1:2/query",
+		"--compare-key-prefix", "b:", "--compare-ops-url", "http://127.0.0.1:9091", "--html", "r.html"}, &stderr)
+	if err != nil || f.phases != 4 || f.compareKeyPrefix != "b:" || f.html != "r.html" || f.load.Interval != time.Second {
+		t.Errorf("compare flags: %+v, %v", f, err)
 	}
 }

@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/client"
@@ -38,6 +37,12 @@ type loadConfig struct {
 	Secret   []byte       // mint bearer tokens; nil: X-Viewer-Id
 	HTTP     *http.Client // nil: one with a connection per client
 	Progress io.Writer    // status line; nil: none
+	// MetricsURL is feedd's /metrics, read for its CPU time; Redis, when
+	// set, is read (INFO) for Redis's CPU time and command statistics.
+	MetricsURL string
+	Redis      rueidis.Client
+	// Interval is the width of the time series' buckets; 0: a second.
+	Interval time.Duration
 }
 
 // The operations, as the report names them.
@@ -77,6 +82,7 @@ type worker struct {
 	clients *clients
 	ops     *atomic.Int64
 	errs    *atomic.Int64
+	rec     *recorder
 	seen    []string // post ids from the last feed page, for likes
 	follows [][2]string
 }
@@ -165,6 +171,7 @@ func (w *worker) call(ctx context.Context, op string, f func() error) bool {
 		w.stats[op] = s
 	}
 	w.ops.Add(1)
+	w.rec.add(op, d, err == nil)
 	if err != nil {
 		s.errors[errorCode(err)]++
 		w.errs.Add(1)
@@ -299,100 +306,6 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 func userNodeID(id int) string { return gqltype.Encode(gqltype.User, uint64(id)) }
 
-// runLoad runs the workload and the fan-out lag probe for cfg.Duration and
-// fills rep.
-func runLoad(ctx context.Context, cfg loadConfig, rep *Report) error {
-	hc := cfg.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-			MaxIdleConns: 2 * cfg.Concurrency, MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute}}
-	}
-	cl := &clients{cfg: &cfg, http: hc, shared: &tokens{tok: map[int]string{}}}
-	// Fail fast on a server that is not there or refuses us.
-	probe, err := cl.as(1)
-	if err != nil {
-		return err
-	}
-	if _, err := client.Viewer(ctx, probe); err != nil {
-		return fmt.Errorf("feedd at %s: %w (is it running, with --dev-auth or --jwt-secret?)", cfg.URL, err)
-	}
-
-	if cfg.Backlog != nil {
-		rep.BacklogStart, _ = cfg.Backlog(ctx)
-	}
-	rctx, cancel := context.WithTimeout(ctx, cfg.Duration)
-	defer cancel()
-	var ops, errs atomic.Int64
-	workers := make([]*worker, cfg.Concurrency)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range workers {
-		w := &worker{cfg: &cfg, r: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), stats: map[string]*opStats{},
-			clients: cl.device(fmt.Sprintf("feedload-%d", i)), ops: &ops, errs: &errs}
-		workers[i] = w
-		wg.Go(func() { w.run(rctx) })
-	}
-	var lag LagReport
-	wg.Go(func() { lag = probeLag(rctx, cl.device("feedload-lag"), cfg) })
-	p := newProgress(cfg.Progress)
-	wg.Go(func() {
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-rctx.Done():
-				return
-			case <-t.C:
-				p.update(func() string {
-					el := time.Since(start)
-					n := ops.Load()
-					return fmt.Sprintf("load: %v of %v, %d operations (%.0f/s), %d errors",
-						el.Round(time.Second), cfg.Duration, n, float64(n)/el.Seconds(), errs.Load())
-				})
-			}
-		}
-	})
-	wg.Wait()
-	p.done()
-	elapsed := time.Since(start)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-
-	rep.URL, rep.Users, rep.Concurrency, rep.Seconds = cfg.URL, cfg.Users, cfg.Concurrency, elapsed.Seconds()
-	rep.Errors = map[string]int{}
-	for _, name := range allOps {
-		o := OpReport{Name: name, Errors: map[string]int{}}
-		var lat []time.Duration
-		for _, w := range workers {
-			if s := w.stats[name]; s != nil {
-				lat = append(lat, s.lat...)
-				for c, n := range s.errors {
-					o.Errors[c] += n
-					o.ErrorCount += n
-					rep.Errors[c] += n
-				}
-			}
-		}
-		o.Count = len(lat) + o.ErrorCount
-		o.PerSecond = float64(o.Count) / elapsed.Seconds()
-		slices.Sort(lat)
-		o.P50, o.P95, o.P99 = ms(quantile(lat, 0.50)), ms(quantile(lat, 0.95)), ms(quantile(lat, 0.99))
-		if isWrite(name) {
-			rep.Writes += o.Count
-		} else {
-			rep.Reads += o.Count
-		}
-		rep.Ops = append(rep.Ops, o)
-	}
-	rep.PerSecond = float64(rep.Reads+rep.Writes) / elapsed.Seconds()
-	if cfg.Backlog != nil {
-		rep.BacklogEnd, _ = cfg.Backlog(ctx)
-	}
-	rep.FanoutLag = lag
-	return nil
-}
-
 // quantile of sorted durations (nearest rank); 0 for none.
 func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
@@ -403,85 +316,3 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// probeLag measures fan-out lag LagSamples times, spread over the run: it
-// picks the most followed of a few random accounts as the author, has a
-// random user follow it (so that user is a follower, wherever it falls in
-// the fan-out's id order), publishes as the author, and polls the
-// follower's first page until the post shows.
-func probeLag(ctx context.Context, cl *clients, cfg loadConfig) LagReport {
-	var rep LagReport
-	if cfg.LagSamples <= 0 {
-		return rep
-	}
-	r := rand.New(rand.NewPCG(cfg.Seed, 0x1a9))
-	as := func(id int) graphql.Client { c, _ := cl.as(id); return c }
-	author, followers := 0, -1
-	for range 20 {
-		id := r.IntN(cfg.Users) + 1
-		u, err := client.User(ctx, as(id), "u"+strconv.Itoa(id))
-		if err == nil && u.User != nil && u.User.FollowerCount > followers {
-			author, followers = id, u.User.FollowerCount
-		}
-	}
-	if author == 0 {
-		return rep
-	}
-	rep.Author, rep.Followers = "u"+strconv.Itoa(author), followers
-	gap := cfg.Duration / time.Duration(cfg.LagSamples+1)
-	timeout := cfg.LagTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	var lags []time.Duration
-	for i := 0; i < cfg.LagSamples; i++ {
-		select {
-		case <-ctx.Done():
-		case <-time.After(gap / 2):
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		f := r.IntN(cfg.Users) + 1
-		if f == author {
-			continue
-		}
-		fc := as(f)
-		if _, err := client.FollowUser(ctx, fc, userNodeID(author)); err != nil {
-			continue
-		}
-		post, err := client.PublishPost(ctx, as(author), client.PublishPostInput{Text: "feedload fan-out probe"})
-		if err != nil {
-			continue
-		}
-		published := time.Now()
-		id := post.PublishPost.Post.Id
-		one := 5
-		seen := false
-		for !seen && ctx.Err() == nil && time.Since(published) < timeout {
-			page, err := client.FollowingFeed(ctx, fc, &one, nil, nil, nil)
-			if err == nil {
-				for _, e := range page.FollowingFeed.Edges {
-					seen = seen || e.Node.Id == id
-				}
-			}
-			if !seen {
-				time.Sleep(2 * time.Millisecond)
-			}
-		}
-		switch {
-		case seen:
-			lags = append(lags, time.Since(published))
-		case ctx.Err() == nil: // a sample the run's end cut short is no verdict
-			rep.Timeouts++
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(gap / 2):
-		}
-	}
-	slices.Sort(lags)
-	rep.Samples = len(lags)
-	rep.P50, rep.Max = ms(quantile(lags, 0.5)), ms(quantile(lags, 1))
-	return rep
-}

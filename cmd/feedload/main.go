@@ -1,11 +1,14 @@
 // Command feedload builds a synthetic network in Redis and runs a mixed
 // workload against a running feedd through the typed Go client (package
 // client), then prints, per operation, throughput, latency percentiles and
-// errors by code, the fan-out lag, and Redis memory per user and per inbox
-// entry. See the README's "Load tool" section.
+// errors by code, the CPU an operation cost feedd and Redis, Redis's
+// busiest commands, the fan-out lag, and Redis memory per user and per
+// inbox entry; --compare drives two servers in alternation and sets their
+// figures side by side, --html writes a page of charts. See the README's
+// "Load tool" section.
 //
 //	feedload --redis redis://127.0.0.1:6379 --key-prefix loadtest: --users 10000 \
-//	    --url http://127.0.0.1:8080/query --concurrency 16 --duration 30s
+//	    --url http://127.0.0.1:8080/query --concurrency 16 --duration 30s --html report.html
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/feedd/feedd/cmd/feedload/loadreport"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/importer/importgen"
 	"github.com/feedd/feedd/internal/flagenv"
@@ -51,6 +55,11 @@ type flags struct {
 	json                bool
 	noMemory            bool
 	clean               bool
+	opsURL              string
+	html                string
+	// The second server of a comparison, and how many phases it has.
+	compareURL, compareKeyPrefix, compareOpsURL string
+	phases                                      int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -84,6 +93,13 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.json, "json", false, "print the final report as JSON")
 	fs.BoolVar(&f.clean, "clean", false, "delete every key under --key-prefix (SCAN and UNLINK, never FLUSHDB) and exit; stop feedd first")
 	fs.BoolVar(&f.noMemory, "no-memory", false, "skip the Redis memory figures (a SCAN and MEMORY USAGE over the prefix)")
+	fs.StringVar(&f.opsURL, "ops-url", "", "feedd's ops listener (feedd serve --ops-addr), e.g. http://127.0.0.1:9090, whose /metrics gives feedd's CPU (process_cpu_seconds_total); empty: /metrics beside --url")
+	fs.StringVar(&f.html, "html", "", "also write the report as one self-contained HTML page of charts to this file")
+	fs.DurationVar(&f.load.Interval, "interval", time.Second, "width of the time series' intervals (the HTML report's charts); CPU is read once an interval")
+	fs.StringVar(&f.compareURL, "compare", "", "a second feedd's GraphQL endpoint (B, --url being A): drive both in alternation with the same workload and print their figures side by side, with B/A")
+	fs.StringVar(&f.compareKeyPrefix, "compare-key-prefix", "", "B's key prefix (B's --key-prefix) on the same --redis: its own network, built as A's with the same seed; needed with --compare and --redis")
+	fs.StringVar(&f.compareOpsURL, "compare-ops-url", "", "B's ops listener, as --ops-url is A's")
+	fs.IntVar(&f.phases, "phases", 4, "with --compare, phases in all (even), in the order A B B A, repeated; each server gets --duration over its half of them")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: feedload [flags]   (flags also from FEED_* environment variables)")
 		fs.PrintDefaults()
@@ -111,6 +127,14 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--clean needs --redis and a --key-prefix")
 	case f.redisURL == "" && !f.skipBuild:
 		return nil, errors.New("building the network needs --redis (or --skip-build)")
+	case f.load.Interval <= 0:
+		return nil, errors.New("--interval must be positive")
+	case f.compareURL != "" && (f.phases < 2 || f.phases%2 != 0):
+		return nil, errors.New("--phases must be even and at least 2")
+	case f.compareURL != "" && f.redisURL != "" && f.compareKeyPrefix == "":
+		return nil, errors.New("--compare with --redis needs --compare-key-prefix: B's network, beside A's on the same Redis")
+	case f.compareKeyPrefix != "" && (f.compareKeyPrefix == f.keyPrefix || strings.ContainsAny(f.compareKeyPrefix, "{}")):
+		return nil, errors.New("--compare-key-prefix must differ from --key-prefix and not contain { or }")
 	}
 	f.load.Users = f.spec.Users
 	f.load.Seed = f.spec.Seed
@@ -126,44 +150,121 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if f.clean {
-		st, err := redisstore.Open(ctx, redisstore.Options{URL: f.redisURL, ClientName: "feedload"})
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		n, err := redisstore.DeletePrefix(ctx, st.Client, f.keyPrefix)
-		fmt.Fprintf(stdout, "deleted %d keys under %q\n", n, f.keyPrefix)
-		return err
-	}
-	rep := &Report{}
-	var svc *feedcore.Service
+	var st *redisstore.Store
 	if f.redisURL != "" {
-		st, err := redisstore.Open(ctx, redisstore.Options{URL: f.redisURL, ClientName: "feedload"})
-		if err != nil {
+		if st, err = redisstore.Open(ctx, redisstore.Options{URL: f.redisURL, ClientName: "feedload"}); err != nil {
 			return err
 		}
 		defer st.Close()
-		svc, err = feedcore.New(ctx, st.Client, feedcore.Options{Prefix: f.keyPrefix,
-			BigVThreshold: f.bigVThreshold, InboxCap: f.inboxCap, StreamShards: f.streamShards})
-		if err != nil {
-			return fmt.Errorf("open the feed service: %w", err)
-		}
 	}
-	if !f.skipBuild {
-		if rep.Build, err = build(ctx, svc, f.spec, f.importFile, stderr); err != nil {
+	if f.clean {
+		return clean(ctx, st, []string{f.keyPrefix, f.compareKeyPrefix}, stdout)
+	}
+	a, err := f.prepare(ctx, st, f.load.URL, f.keyPrefix, f.opsURL, stderr)
+	if err != nil {
+		return err
+	}
+	if f.compareURL == "" {
+		if err := runLoad(ctx, a.cfg, a.rep); err != nil {
+			return err
+		}
+		a.measureMemory(ctx, f)
+		return output(f, a.rep, stdout)
+	}
+	b, err := f.prepare(ctx, st, f.compareURL, f.compareKeyPrefix, f.compareOpsURL, stderr)
+	if err != nil {
+		return err
+	}
+	c, err := runCompare(ctx, [2]loadConfig{a.cfg, b.cfg}, [2]*loadreport.Report{a.rep, b.rep}, f.phases)
+	if err != nil {
+		return err
+	}
+	a.measureMemory(ctx, f)
+	b.measureMemory(ctx, f)
+	c.Figures = loadreport.Figures(c.A, c.B)
+	return output(f, c, stdout)
+}
+
+// clean deletes every key under each prefix given.
+func clean(ctx context.Context, st *redisstore.Store, prefixes []string, stdout io.Writer) error {
+	for _, p := range prefixes {
+		if p == "" {
+			continue
+		}
+		n, err := redisstore.DeletePrefix(ctx, st.Client, p)
+		fmt.Fprintf(stdout, "deleted %d keys under %q\n", n, p)
+		if err != nil {
 			return err
 		}
 	}
-	f.load.Progress = stderr
-	if svc != nil {
-		f.load.Backlog = svc.Backlog
+	return nil
+}
+
+// loadTarget is one server to drive: its workload, where its network is,
+// and its report so far.
+type loadTarget struct {
+	cfg    loadConfig
+	svc    *feedcore.Service // nil without --redis
+	prefix string
+	rep    *loadreport.Report
+}
+
+// prepare readies the server at url: its network under prefix (built
+// unless --skip-build), and where its CPU is read.
+func (f *flags) prepare(ctx context.Context, st *redisstore.Store, url, prefix, opsURL string, stderr io.Writer) (*loadTarget, error) {
+	t := &loadTarget{cfg: f.load, prefix: prefix, rep: &loadreport.Report{}}
+	t.cfg.URL, t.cfg.Progress = url, stderr
+	if f.redisURL != "" {
+		t.rep.KeyPrefix = prefix
 	}
-	if err := runLoad(ctx, f.load, rep); err != nil {
-		return err
+	var err error
+	if t.cfg.MetricsURL, err = metricsURL(url, opsURL); err != nil {
+		return nil, err
 	}
-	if svc != nil && !f.noMemory {
-		rep.Memory = measureMemory(ctx, svc.Client(), f.keyPrefix)
+	if st == nil {
+		return t, nil
 	}
-	return rep.Print(stdout, f.json)
+	t.cfg.Redis = st.Client
+	t.svc, err = feedcore.New(ctx, st.Client, feedcore.Options{Prefix: prefix,
+		BigVThreshold: f.bigVThreshold, InboxCap: f.inboxCap, StreamShards: f.streamShards})
+	if err != nil {
+		return nil, fmt.Errorf("open the feed service: %w", err)
+	}
+	t.cfg.Backlog = t.svc.Backlog
+	if !f.skipBuild {
+		if t.rep.Build, err = build(ctx, t.svc, f.spec, f.importFile, stderr); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func (t *loadTarget) measureMemory(ctx context.Context, f *flags) {
+	if t.svc != nil && !f.noMemory {
+		t.rep.Memory = measureMemory(ctx, t.svc.Client(), t.prefix)
+	}
+}
+
+// result is a report or a comparison.
+type result interface {
+	Print(w io.Writer, asJSON bool) error
+	WriteHTML(w io.Writer) error
+}
+
+// output prints r, and writes it as HTML with --html.
+func output(f *flags, r result, stdout io.Writer) error {
+	if f.html != "" {
+		out, err := os.Create(f.html)
+		if err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+		err = r.WriteHTML(out)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--html %s: %w", f.html, err)
+		}
+	}
+	return r.Print(stdout, f.json)
 }

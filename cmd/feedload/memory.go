@@ -7,26 +7,10 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/cmd/feedload/loadreport"
+	"github.com/feedd/feedd/internal/redisinfo"
 	"github.com/feedd/feedd/redisstore"
 )
-
-// MemoryReport is Redis memory as the network uses it. KeyBytes is the sum
-// of MEMORY USAGE over the prefix's keys (every Stride-th key, scaled up,
-// on a large database); per user is KeyBytes over the user profiles, per
-// inbox entry is the inboxes' bytes over their entries.
-type MemoryReport struct {
-	UsedMemory         int64   `json:"usedMemory"` // INFO memory used_memory, the whole server
-	Keys               int64   `json:"keys"`
-	Stride             int64   `json:"stride"`
-	KeyBytes           int64   `json:"keyBytes"`
-	Users              int64   `json:"users"`
-	BytesPerUser       float64 `json:"bytesPerUser"`
-	Inboxes            int64   `json:"inboxes"`
-	InboxEntries       int64   `json:"inboxEntries"`
-	InboxBytes         int64   `json:"inboxBytes"`
-	BytesPerInboxEntry float64 `json:"bytesPerInboxEntry"`
-	Error              string  `json:"error,omitempty"`
-}
 
 // maxMeasured bounds the MEMORY USAGE calls: past it, every Stride-th key.
 const maxMeasured = 200_000
@@ -34,9 +18,9 @@ const maxMeasured = 200_000
 // measureMemory scans the keys under prefix (on a cluster, every master's)
 // and sums their MEMORY USAGE. Errors (a server without MEMORY USAGE) are
 // reported in the result, not returned: the figures are extras.
-func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *MemoryReport {
-	m := &MemoryReport{Stride: 1}
-	fail := func(err error) *MemoryReport { m.Error = err.Error(); return m }
+func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *loadreport.MemoryReport {
+	m := &loadreport.MemoryReport{Stride: 1}
+	fail := func(err error) *loadreport.MemoryReport { m.Error = err.Error(); return m }
 	masters, err := redisstore.Masters(ctx, c)
 	if err != nil {
 		return fail(err)
@@ -47,12 +31,8 @@ func measureMemory(ctx context.Context, c rueidis.Client, prefix string) *Memory
 		if err != nil {
 			return fail(err)
 		}
-		for _, l := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "used_memory:"); ok {
-				used, _ := strconv.ParseInt(v, 10, 64)
-				m.UsedMemory += used
-			}
-		}
+		used, _ := strconv.ParseInt(redisinfo.Fields(info)["used_memory"], 10, 64)
+		m.UsedMemory += used
 		if k, err := n.Do(ctx, n.B().Dbsize().Build()).AsInt64(); err == nil {
 			dbsize += k
 		}

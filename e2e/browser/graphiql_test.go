@@ -300,55 +300,9 @@ func TestGraphiQLOffline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	log := &pageLog{}
-	c := startChrome(t, bin, log.event, slices.Concat(quietFlags, []string{
-		"--proxy-server=http://" + trap.addr,
-		"--window-size=1280,900",
-	})...)
-	// A frame or worker the page starts waits until its requests are
-	// watched too, then runs.
-	attach := func(session string, watch bool) {
-		go func() {
-			if watch {
-				_ = c.call(ctx, session, "Network.enable", nil, nil)
-			}
-			_ = c.call(ctx, session, "Runtime.runIfWaitingForDebugger", nil, nil)
-		}()
-	}
-
-	var target struct {
-		TargetID string `json:"targetId"`
-	}
-	if err := c.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &target); err != nil {
-		t.Fatal(err)
-	}
-	log.mu.Lock()
-	log.self, log.attach = target.TargetID, attach
-	log.mu.Unlock()
-	var attached struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached); err != nil {
-		t.Fatal(err)
-	}
-	s := attached.SessionID
-	for _, domain := range []string{"Page.enable", "Network.enable", "Runtime.enable", "Log.enable"} {
-		if err := c.call(ctx, s, domain, nil, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := c.call(ctx, s, "Target.setAutoAttach", map[string]any{
-		"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true,
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
-	defer checkOffline(ctx, t, c, s, origin, log, trap)
-	// CSP violations, as the page sees them.
-	if err := c.call(ctx, s, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": `
-		window.__cspViolations = [];
-		document.addEventListener('securitypolicyviolation',
-			e => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));`}, nil); err != nil {
-		t.Fatal(err)
-	}
+	c, s := openPage(ctx, t, bin, trap, log)
+	// page, 5 assets, and the GraphQL requests
+	defer checkOffline(ctx, t, c, s, origin, 6, log, trap)
 
 	// The first visit to / is redirected to the example query and header.
 	if err := c.call(ctx, s, "Page.navigate", map[string]any{"url": origin + "/"}, nil); err != nil {
@@ -444,12 +398,13 @@ func TestGraphiQLOffline(t *testing.T) {
 		func(q string) bool { return strings.Contains(q, "followingFeed(first: 3)") })
 }
 
-// checkOffline fails t if the page requested anything outside origin, if a
+// checkOffline fails t if the page requested anything outside origin (or
+// fewer than minOwn requests within it), if a
 // request reached the trap from anywhere but Chromium's own services, or if
 // a request failed, a script threw or the CSP refused something. It runs
 // at the end of the test even when the test stops early, so a page that
 // hangs on a CDN says which one.
-func checkOffline(ctx context.Context, t *testing.T, c *chrome, s, origin string, log *pageLog, trap *offsiteTrap) {
+func checkOffline(ctx context.Context, t *testing.T, c *chrome, s, origin string, minOwn int, log *pageLog, trap *offsiteTrap) {
 	var csp []string
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -467,7 +422,7 @@ func checkOffline(ctx context.Context, t *testing.T, c *chrome, s, origin string
 			t.Errorf("the page requested %s, outside %s", u, origin)
 		}
 	}
-	if own < 6 && !t.Failed() { // page, 5 assets, and the GraphQL requests
+	if own < minOwn && !t.Failed() {
 		t.Errorf("saw only %d requests to the test server: %q", own, requests)
 	}
 	for _, r := range trap.requests() {
@@ -505,7 +460,7 @@ func screenshot(ctx context.Context, t *testing.T, c *chrome, session, name stri
 	var shot struct {
 		Data []byte `json:"data"` // base64 in JSON: decoded by encoding/json
 	}
-	if err := c.call(ctx, session, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot); err != nil {
+	if err := c.call(ctx, session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &shot); err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return
 	}
