@@ -21,7 +21,6 @@ import (
 	"github.com/feedd/feedd/importer/importgen"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
-	"github.com/feedd/feedd/resolvers"
 	"github.com/feedd/feedd/server"
 )
 
@@ -229,7 +228,7 @@ func startServer(t *testing.T, st *storetest.Store, prefix string, secret []byte
 	ts := &testServer{svc: svc, build: b, devices: map[string]int{}}
 	h := server.New(cfg)
 	ts.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d := r.Header.Get(resolvers.DeviceHeader); r.URL.Path == "/query" && d != "" {
+		if d := r.Header.Get(server.DeviceHeader); r.URL.Path == "/query" && d != "" {
 			ts.mu.Lock()
 			ts.devices[d]++
 			ts.mu.Unlock()
