@@ -41,6 +41,20 @@ func (k keys) replayOutbox(id ID) string { return k.tagged("ro:", id) } // zset(
 func (k keys) replayReader(id ID) string { return k.tagged("rr:", id) } // hash: replay inbox horizon
 func (k keys) live(id ID) string         { return k.tagged("ls:", id) } // hash: live session
 func (k keys) liveQueue(id ID) string    { return k.liveQueueIn(liveShardOf(id), id) }
+
+// Relations between people (safety_*.go). Records are what a user set,
+// in the user's own slot; mirrors and derived sets are written by the
+// relation's settle, through the journal, into the slot of the user whose
+// reads or pushes they steer, so a page and a push read only their own
+// slot. Scores "until" are ms, relationForever for no end.
+func (k keys) blocks(id ID) string        { return k.tagged("bk:", id) }  // zset(created ms, member): users id blocks (record)
+func (k keys) mutes(id ID) string         { return k.tagged("mu:", id) }  // zset(created ms, member): users id mutes (record)
+func (k keys) muteEnds(id ID) string      { return k.tagged("mue:", id) } // zset(until ms, member): when each of id's mutes ends
+func (k keys) hides(id ID) string         { return k.tagged("hd:", id) }  // zset(created ms, member): users id hides its posts from (record)
+func (k keys) blockedBy(id ID) string     { return k.tagged("bb:", id) }  // zset(created ms, member): users who block id (mirror)
+func (k keys) hiddenAuthors(id ID) string { return k.tagged("hx:", id) }  // zset(until ms, member): authors hidden from id's feeds (derived)
+func (k keys) noPush(id ID) string        { return k.tagged("nx:", id) }  // zset(until ms, member): readers id's posts are not pushed to (derived)
+func (k keys) hideNotes(id ID) string     { return k.tagged("xn:", id) }  // zset(until ms, member): followed authors hidden at read until cleaned up
 func (k keys) snapshot(viewer ID, snap string) string {
 	return k.p + "lsn:" + k.tag(viewer) + ":" + snap // zset: a live feed snapshot
 }
