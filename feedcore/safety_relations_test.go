@@ -2,9 +2,12 @@ package feedcore
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedd/feedd/redisstore/storetest"
 
 	"github.com/feedd/feedd/apierr"
 )
@@ -124,4 +127,317 @@ func TestRelationSets(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("unhide", nil)
+}
+
+// A block removes the follows both ways, with the counts; while it
+// stands, neither side can follow or like the other (FORBIDDEN, nothing
+// applied); unliking stays allowed, others are not hindered, and
+// unblocking restores no follow.
+func TestBlockForbids(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3, 4)
+	followEdges(t, s, []Edge{{1, 2}, {2, 1}, {3, 2}})
+	p2, err := s.Publish(ctx, 2, "two's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := s.Publish(ctx, 1, "one's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Like(ctx, 2, p1.ID); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if err := s.Block(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := s.Counts(ctx, []ID{1, 2})
+	if err != nil || counts[0] != (GraphCounts{}) || counts[1] != (GraphCounts{Followers: 1}) {
+		t.Fatalf("counts after the block: %+v, %v; want 1 none, 2 one follower (3)", counts, err)
+	}
+	if got := readAll(t, s, 1, 5); slices.Contains(got, p2.ID) {
+		t.Errorf("blocked author's post in the blocker's feed: %v", got)
+	}
+	if got := readAll(t, s, 2, 5); slices.Contains(got, p1.ID) {
+		t.Errorf("blocker's post in the blocked user's feed: %v", got)
+	}
+	wantCode(t, "blocker follows", s.Follow(ctx, 1, 2), apierr.Forbidden)
+	wantCode(t, "blocked follows", s.Follow(ctx, 2, 1), apierr.Forbidden)
+	if n, err := s.FollowMany(ctx, []Edge{{3, 1}, {2, 1}, {4, 1}}); n != 1 || CodeOf(err) != apierr.Forbidden {
+		t.Errorf("a batch with a follow across the block: %d applied, %v; want 1, FORBIDDEN", n, err)
+	}
+	_, _, err = s.Like(ctx, 1, p2.ID)
+	wantCode(t, "blocker likes", err, apierr.Forbidden)
+	if err != nil && !strings.Contains(err.Error(), "block") {
+		t.Errorf("like across a block: %q does not say a block stands in the way", err)
+	}
+	_, _, err = s.Like(ctx, 2, p1.ID)
+	wantCode(t, "blocked likes", err, apierr.Forbidden)
+	counts, err = s.Counts(ctx, []ID{1, 2, 4})
+	if err != nil || counts[0] != (GraphCounts{Followers: 1}) || counts[1] != (GraphCounts{Followers: 1}) || counts[2].Following != 0 {
+		t.Fatalf("counts after the refusals: %+v, %v; want only 3's follow of 1 added", counts, err)
+	}
+	if liked, err := s.Liked(ctx, 1, []ID{p2.ID}); err != nil || liked[0] {
+		t.Fatalf("refused like recorded: %v, %v", liked, err)
+	}
+	if _, c, err := s.Unlike(ctx, 2, p1.ID); err != nil || c.Likes != 0 {
+		t.Fatalf("unlike across a block: %+v, %v; want allowed, 0 likes", c, err)
+	}
+	if _, c, err := s.Like(ctx, 3, p2.ID); err != nil || c.Likes != 1 {
+		t.Fatalf("a bystander's like: %+v, %v", c, err)
+	}
+	if err := s.Block(ctx, 3, 4); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Like(ctx, 3, p1.ID); err != nil {
+		t.Fatalf("like by a user with blocks elsewhere: %v", err)
+	}
+	if err := s.Unblock(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if fg, err := s.followingIDs(ctx, 1); err != nil || len(fg) != 0 {
+		t.Fatalf("after the unblock 1 follows %v (%v), want none", fg, err)
+	}
+	if err := s.Follow(ctx, 2, 1); err != nil {
+		t.Fatalf("follow after the unblock: %v", err)
+	}
+}
+
+// cleanupJobs reads the clean-up stream of viewer's shard as "v>a" pairs.
+func cleanupJobs(tb testing.TB, s *Service, viewer ID) []string {
+	tb.Helper()
+	es, err := s.c.Do(context.Background(), s.c.B().Xrange().Key(s.k.cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if e.FieldValues["t"] != "hide" {
+			tb.Fatalf("clean-up job %v: t is not hide", e.FieldValues)
+		}
+		out = append(out, e.FieldValues["v"]+">"+e.FieldValues["a"])
+	}
+	return out
+}
+
+// Hiding an author from a follower queues its inbox clean-up and notes it
+// for reads; showing it again drops the note and backfills.
+func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	followEdges(t, s, []Edge{{1, 2}})
+	p, err := s.Publish(ctx, 2, "two's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if err := s.Mute(ctx, 1, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Mute(ctx, 3, 2, 0); err != nil { // 3 does not follow 2: nothing to clean
+		t.Fatal(err)
+	}
+	if got := cleanupJobs(t, s, 1); !slices.Equal(got, []string{"1>2"}) {
+		t.Fatalf("clean-up jobs %v, want [1>2]", got)
+	}
+	if got := zscores(t, s, s.k.hideNotes(1)); got[2] != relationForever || len(got) != 1 {
+		t.Fatalf("notes %v, want 2 until cleaned up", got)
+	}
+	if err := s.Mute(ctx, 1, 2, time.Hour); err != nil { // still hidden, clean-up pending: queued again
+		t.Fatal(err)
+	}
+	// The clean-up (helper B's worker) removes the posts and shortens the note.
+	if err := s.do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.do(ctx, s.c.B().Zadd().Key(s.k.hideNotes(1)).ScoreMember().ScoreMember(float64(s.nowMS()), member(2)).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Mute(ctx, 1, 2, 2*time.Hour); err != nil { // cleaned: not queued again
+		t.Fatal(err)
+	}
+	if got := cleanupJobs(t, s, 1); len(got) != 2 {
+		t.Fatalf("clean-up jobs %v, want 2 (the mute, the repeat while pending)", got)
+	}
+	if err := s.Unmute(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := timelineIDs(t, s, s.k.inbox(1)); !slices.Contains(got, p.ID) {
+		t.Fatalf("inbox after the unmute %v, want %d backfilled", got, p.ID)
+	}
+	for _, key := range []string{s.k.hiddenAuthors(1), s.k.hideNotes(1)} {
+		if got := zscores(t, s, key); len(got) != 0 {
+			t.Fatalf("%s after the unmute: %v", key, got)
+		}
+	}
+	if got := zscores(t, s, s.k.noPush(2)); len(got) != 1 || got[3] != relationForever {
+		t.Fatalf("2's no-push set after 1's unmute: %v, want only 3", got)
+	}
+}
+
+// A mute with a duration lapses by itself on the service's clock: the
+// flags, the list and the limit count it as absent once it ended.
+func TestMuteExpires(t *testing.T) {
+	clk := clockAt(testEpoch)
+	s := testService(t, Options{Now: clk.now, MaxRelations: 1})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	if err := s.Mute(ctx, 1, 2, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.RelationFlags(ctx, 1, []ID{2, 3})
+	if err != nil || !f[0].Muted || !f[0].MuteEnds.Equal(clk.now().Add(time.Hour)) || f[1] != (RelationFlags{}) {
+		t.Fatalf("flags while muted: %+v, %v", f, err)
+	}
+	wantCode(t, "a second relation at the limit", s.Block(ctx, 1, 3), apierr.BadInput)
+	clk.advance(time.Hour)
+	f, err = s.RelationFlags(ctx, 1, []ID{2})
+	if err != nil || f[0].Muted || !f[0].MuteEnds.IsZero() {
+		t.Fatalf("flags once the mute ended: %+v, %v", f, err)
+	}
+	if page, err := s.RelationList(ctx, 1, RelationMute, 10, ""); err != nil || len(page.Users) != 0 {
+		t.Fatalf("mutes listed once ended: %+v, %v", page, err)
+	}
+	if err := s.Block(ctx, 1, 3); err != nil {
+		t.Fatalf("block once the mute ended freed the room: %v", err)
+	}
+	if err := s.Mute(ctx, 1, 2, 0); CodeOf(err) != apierr.BadInput {
+		t.Fatalf("a new mute at the limit: %v, want BAD_USER_INPUT", err)
+	}
+	f, err = s.RelationFlags(ctx, 1, []ID{3})
+	if err != nil || !f[0].Blocked || f[0].MuteEnds != (time.Time{}) {
+		t.Fatalf("flags of the block: %+v, %v", f, err)
+	}
+	if f, err := s.RelationFlags(ctx, 3, []ID{1}); err != nil || !f[0].BlocksViewer || f[0].Blocked {
+		t.Fatalf("flags of the blocked user: %+v, %v", f, err)
+	}
+}
+
+// Relation lists page newest first, their cursors bound to the viewer and
+// the list: not another viewer's, another list's or a feed's.
+func TestRelationList(t *testing.T) {
+	clk := clockAt(testEpoch)
+	s := testService(t, Options{Now: clk.now})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3, 4, 5, 6, 7)
+	for _, u := range []ID{2, 3, 4, 5} {
+		if err := s.Block(ctx, 1, u); err != nil {
+			t.Fatal(err)
+		}
+		clk.advance(time.Second)
+	}
+	for _, u := range []ID{7, 6} { // the same time: the higher id first
+		if err := s.Block(ctx, 1, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Mute(ctx, 1, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	var got []ID
+	after := ""
+	for pages := 0; ; pages++ {
+		page, err := s.RelationList(ctx, 1, RelationBlock, 4, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, page.Users...)
+		if len(page.Cursors) != len(page.Users) || page.EndCursor != page.Cursors[len(page.Cursors)-1] {
+			t.Fatalf("page %+v: a cursor per user, the last the end", page)
+		}
+		if !page.HasNextPage {
+			break
+		}
+		after = page.EndCursor
+	}
+	if want := []ID{7, 6, 5, 4, 3, 2}; !slices.Equal(got, want) {
+		t.Fatalf("blocks listed %v, want %v", got, want)
+	}
+	page, err := s.RelationList(ctx, 1, RelationBlock, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.RelationList(ctx, 2, RelationBlock, 1, page.EndCursor)
+	wantCode(t, "another viewer's cursor", err, apierr.InvalidCursor)
+	_, err = s.RelationList(ctx, 1, RelationMute, 1, page.EndCursor)
+	wantCode(t, "another list's cursor", err, apierr.InvalidCursor)
+	_, err = s.sealer.Load().Open(page.EndCursor, 1)
+	wantCode(t, "a list cursor opening a feed", err, apierr.InvalidCursor)
+	feed := s.sealer.Load().Seal(Cursor{State: StateTimeline, LastID: 5, TS: 1, Viewer: 1})
+	_, err = s.RelationList(ctx, 1, RelationBlock, 1, feed)
+	wantCode(t, "a feed cursor opening a list", err, apierr.InvalidCursor)
+	_, err = s.RelationList(ctx, 1, "friend", 1, "")
+	wantCode(t, "an unknown list", err, apierr.BadInput)
+	if page, err := s.RelationList(ctx, 1, RelationMute, 0, ""); err != nil || !slices.Equal(page.Users, []ID{2}) || page.HasNextPage {
+		t.Fatalf("mutes %+v, %v", page, err)
+	}
+}
+
+// A relation whose request died after its record changed is settled by
+// the journal repair: mirrors, derived sets and the follows.
+func TestRelationRepair(t *testing.T) {
+	s := newService(t, storetest.New(t), Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2)
+	followEdges(t, s, []Edge{{1, 2}, {2, 1}})
+	if _, err := s.begin(ctx, s.shardOf(1), "k", jRel, "p", encodeEdges([]Edge{{1, 2}})); err != nil {
+		t.Fatal(err)
+	}
+	keys, args := s.relationCommitArgs(RelationBlock, 1, 2, true, s.nowMS(), 0)
+	if err := s.do(ctx, relationCommit.cmd(s.c.B(), keys, args)).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if got := zscores(t, s, s.k.blockedBy(2)); len(got) != 0 {
+		t.Fatalf("mirror before the repair: %v", got)
+	}
+	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
+	drain(t, s)
+	if s.Stats().Repairs != 1 {
+		t.Fatalf("repairs = %d, want 1", s.Stats().Repairs)
+	}
+	if got := zscores(t, s, s.k.blockedBy(2)); len(got) != 1 {
+		t.Fatalf("mirror after the repair: %v", got)
+	}
+	if got := zscores(t, s, s.k.hiddenAuthors(2)); got[1] != relationForever {
+		t.Fatalf("hidden from 2 after the repair: %v", got)
+	}
+	counts, err := s.Counts(ctx, []ID{1, 2})
+	if err != nil || counts[0] != (GraphCounts{}) || counts[1] != (GraphCounts{}) {
+		t.Fatalf("counts after the repair: %+v, %v; want no follows left", counts, err)
+	}
+}
+
+// PutRelations records and settles relations (import); ended mutes are
+// skipped, creation times kept.
+func TestPutRelations(t *testing.T) {
+	clk := clockAt(testEpoch)
+	s := testService(t, Options{Now: clk.now})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	at := clk.now().Add(-time.Hour)
+	n, err := s.PutRelations(ctx, []Relation{
+		{Kind: RelationBlock, User: 1, Target: 2, CreatedAt: at},
+		{Kind: RelationMute, User: 1, Target: 3, CreatedAt: at, Until: clk.now().Add(time.Hour)},
+		{Kind: RelationMute, User: 2, Target: 3, CreatedAt: at, Until: clk.now().Add(-time.Minute)},
+		{Kind: RelationHide, User: 3, Target: 1, CreatedAt: at},
+		{Kind: RelationHide, User: 3, Target: 9},
+	})
+	if n != 4 || CodeOf(err) != apierr.NotFound {
+		t.Fatalf("PutRelations = %d, %v; want 4 and NOT_FOUND for user 9", n, err)
+	}
+	if got := zscores(t, s, s.k.blockedBy(2)); got[1] != at.UnixMilli() {
+		t.Fatalf("mirror %v, want 1 at its time", got)
+	}
+	if got := zscores(t, s, s.k.mutes(2)); len(got) != 0 {
+		t.Fatalf("ended mute imported: %v", got)
+	}
+	if got := zscores(t, s, s.k.hiddenAuthors(1)); got[3] != relationForever || got[2] != relationForever {
+		t.Fatalf("hidden from 1: %v; want 2 (block) and 3 (hides from 1)", got)
+	}
+	if got := zscores(t, s, s.k.muteEnds(1)); got[3] != clk.now().Add(time.Hour).UnixMilli() {
+		t.Fatalf("mute end %v", got)
+	}
 }
