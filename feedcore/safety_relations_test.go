@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/roundtrip"
 
 	"github.com/feedd/feedd/apierr"
 )
@@ -530,4 +531,40 @@ func TestMuteEndSettles(t *testing.T) {
 		return len(zscores(t, s, s.k.hiddenAuthors(1))) == 0 && len(zscores(t, s, s.k.noPush(2))) == 0 &&
 			len(zscores(t, s, s.k.muteTimers(s.shardOf(1)))) == 0 && slices.Contains(timelineIDs(t, s, s.k.inbox(1)), p.ID)
 	})
+}
+
+// Hydration reads the viewer's relation flags in its one round trip.
+func TestHydrateRelations(t *testing.T) {
+	clk := clockAt(testEpoch)
+	s := newService(t, storetest.New(t), Options{Now: clk.now})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3, 4, 5)
+	for _, err := range []error{s.Block(ctx, 1, 2), s.Block(ctx, 3, 1), s.Mute(ctx, 1, 4, time.Minute), s.HidePostsFrom(ctx, 1, 5)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rctx, trips := roundtrip.NewContext(ctx)
+	h, err := s.Hydrate(rctx, HydrateRequest{Viewer: 1, Following: []ID{2}, Relations: []ID{2, 3, 4, 5, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := trips.Trips(); n != 1 {
+		t.Errorf("hydrate cost %d round trips, want 1", n)
+	}
+	end := clk.now().Add(time.Minute)
+	want := []RelationFlags{{Blocked: true}, {BlocksViewer: true}, {Muted: true, MuteEnds: end}, {HidesFrom: true}, {}}
+	for i, f := range h.Relations {
+		if f.Blocked != want[i].Blocked || f.BlocksViewer != want[i].BlocksViewer || f.Muted != want[i].Muted ||
+			f.HidesFrom != want[i].HidesFrom || !f.MuteEnds.Equal(want[i].MuteEnds) {
+			t.Errorf("relation %d: %+v, want %+v", i, f, want[i])
+		}
+	}
+	if len(h.Relations) != len(want) || len(h.Following) != 1 {
+		t.Fatalf("hydration %+v", h)
+	}
+	h, err = s.Hydrate(ctx, HydrateRequest{Relations: []ID{2}})
+	if err != nil || len(h.Relations) != 1 || h.Relations[0] != (RelationFlags{}) {
+		t.Errorf("anonymous hydration %+v, %v", h, err)
+	}
 }
