@@ -638,3 +638,41 @@ func TestRelationsConverge(t *testing.T) {
 		t.Fatalf("Blocked(1, 2) = %v, records %+v", ok, st)
 	}
 }
+
+// TestLikeRoundTrips: the block check costs a like one round trip (the
+// post's author, read through the client-side cache, overlapped with
+// whether the viewer is in any block at all), and a viewer who is one
+// more (the pair); a like across a block writes nothing. Every lane.
+func TestLikeRoundTrips(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	p, err := s.Publish(ctx, 2, "two's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Like(ctx, 3, p.ID); err != nil { // scripts load on first use: not counted
+		t.Fatal(err)
+	}
+	trips := func(viewer ID) (int, error) {
+		rctx, n := roundtrip.NewContext(ctx)
+		_, _, err := s.Like(rctx, viewer, p.ID)
+		t.Logf("like by %d: %d round trips (%v)", viewer, n.Trips(), err)
+		return n.Trips(), err
+	}
+	if n, err := trips(1); err != nil || n > 2 {
+		t.Errorf("like by a viewer in no block: %d round trips (%v), want at most 2", n, err)
+	}
+	if err := s.Block(ctx, 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := trips(1); err != nil || n > 3 {
+		t.Errorf("like by a viewer with blocks: %d round trips (%v), want at most 3", n, err)
+	}
+	if err := s.Block(ctx, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := trips(3); CodeOf(err) != apierr.Forbidden || n > 2 {
+		t.Errorf("like across a block: %d round trips (%v), want FORBIDDEN after at most 2", n, err)
+	}
+}
