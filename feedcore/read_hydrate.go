@@ -105,12 +105,9 @@ type HydrateRequest struct {
 	Counts, Liked []ID
 	// Users are profiles read (through the client-side cache);
 	// GraphCounts users whose follower and following counts are read;
-	// Following users the viewer may follow.
-	Users, GraphCounts, Following []ID
-	// Relations are users whose relation to the viewer (blocks either
-	// way, mute, hide) is read: four commands of the viewer's slot in the
-	// same pipeline, whatever their number.
-	Relations []ID
+	// Following users the viewer may follow; Relations users whose
+	// relation to the viewer (blocks, mute, hide) is read.
+	Users, GraphCounts, Following, Relations []ID
 }
 
 // Hydration answers a HydrateRequest: each slice in the order of its
@@ -136,7 +133,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		h.Relations = make([]RelationFlags, len(relations))
 		liked, following, relations = nil, nil, nil
 	}
-	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1)
+	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1+relationFlagsReplies)
 	for _, id := range req.Counts {
 		cmds = append(cmds, s.postCountsCmd(id))
 	}
@@ -198,11 +195,9 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 			rs = rs[1:]
 		}
 		if len(relations) > 0 {
-			if h.Relations, err = s.parseRelationFlags(rs, len(relations)); err != nil {
-				return err
-			}
+			h.Relations, err = s.parseRelationFlags(rs, len(relations))
 		}
-		return nil
+		return err
 	}
 	if len(req.Users) == 0 {
 		err = uncached(ctx)

@@ -238,7 +238,7 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 		t.Fatal(err)
 	}
 	drain(t, s)
-	stop() // no worker takes the clean-up jobs this test reads
+	stop() // the clean-up jobs stay queued: this test reads them (the worker's are safety_test.go's)
 	if err := s.Mute(ctx, 1, 2, 0); err != nil {
 		t.Fatal(err)
 	}
