@@ -57,6 +57,9 @@ type Options struct {
 	// WaitTimeout bounds that wait; past it the mutation answers
 	// UNAVAILABLE (a retry is safe). Default 1s.
 	WaitTimeout time.Duration
+	// MaxRelations is the most blocks, mutes and hides one user may have
+	// together (--max-blocks). Default 10000.
+	MaxRelations int
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }
@@ -69,6 +72,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.SnapshotTTL, 30*time.Minute)
 	setDefault(&o.MaxDevices, 5)
 	setDefault(&o.MaxTextLen, 2000)
+	setDefault(&o.MaxRelations, 10000)
 	setDefault(&o.StreamShards, 1)
 	o.StreamShards = min(o.StreamShards, maxShards)
 	setDefault(&o.WaitTimeout, defaultWaitTimeout)
