@@ -296,3 +296,64 @@ func (s *Service) checkRelations(ctx context.Context, rs []Relation) ([]Relation
 	}
 	return rs, stop
 }
+
+// exportRelations is the export pass of the records of kind: each user's,
+// exportChunk a call, with their times and, for mutes, their ends (ended
+// mutes left out).
+func (s *Service) exportRelations(kind RelationKind) func(context.Context, []ID, ExportSink) error {
+	return func(ctx context.Context, ids []ID, sink ExportSink) error {
+		now := s.nowMS()
+		for _, id := range ids {
+			rec, ends, _, _ := s.relationRecords(kind, id)
+			for from := int64(0); ; from += exportChunk {
+				items, err := parseEntries(s.do(ctx, s.c.B().Zrange().Key(rec).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
+				if err != nil {
+					return err
+				}
+				untils, err := s.relationEnds(ctx, ends, items)
+				if err != nil {
+					return err
+				}
+				for i, it := range items {
+					r := Relation{Kind: kind, User: id, Target: it.ID, CreatedAt: time.UnixMilli(it.TS).UTC()}
+					if ends != "" && untils[i] <= now {
+						continue
+					}
+					if ends != "" && untils[i] < relationForever {
+						r.Until = time.UnixMilli(untils[i]).UTC()
+					}
+					if err := sink.Relation(r); err != nil {
+						return err
+					}
+				}
+				if len(items) < exportChunk {
+					break
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// relationEnds reads the ends (ms; 0 none) of the mutes items from ends;
+// nil when ends is "" (not mutes) or there are no items.
+func (s *Service) relationEnds(ctx context.Context, ends string, items []Item) ([]int64, error) {
+	if ends == "" || len(items) == 0 {
+		return nil, nil
+	}
+	ms := make([]string, len(items))
+	for i, it := range items {
+		ms[i] = member(it.ID)
+	}
+	scores, err := s.do(ctx, s.c.B().Zmscore().Key(ends).Member(ms...).Build()).ToArray()
+	if err != nil {
+		return nil, fmt.Errorf("read mute ends: %w", err)
+	}
+	out := make([]int64, len(items))
+	for i, sc := range scores {
+		if !sc.IsNil() {
+			out[i], _ = scoreOf(sc)
+		}
+	}
+	return out, nil
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/feedd/feedd/redisstore/storetest"
 
 	"github.com/feedd/feedd/apierr"
@@ -439,5 +441,65 @@ func TestPutRelations(t *testing.T) {
 	}
 	if got := zscores(t, s, s.k.muteEnds(1)); got[3] != clk.now().Add(time.Hour).UnixMilli() {
 		t.Fatalf("mute end %v", got)
+	}
+}
+
+// Rebuild re-derives the block mirrors, hidden authors and no-push sets
+// from the records, drops what no record backs, and never brings a
+// hidden author's posts back into an inbox.
+func TestRebuildRelations(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3, 4)
+	followEdges(t, s, []Edge{{1, 2}, {3, 2}, {4, 2}})
+	p, err := s.Publish(ctx, 2, "two's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	for _, err := range []error{s.Mute(ctx, 1, 2, 0), s.HidePostsFrom(ctx, 2, 4), s.Block(ctx, 1, 3)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Lose the derived sets, put the hidden posts back, add a stray.
+	var cmds []rueidis.Completed
+	for u := ID(1); u <= 4; u++ {
+		cmds = append(cmds, s.c.B().Del().Key(s.k.blockedBy(u), s.k.hiddenAuthors(u), s.k.noPush(u), s.k.hideNotes(u)).Build())
+	}
+	cmds = append(cmds,
+		s.c.B().Zadd().Key(s.k.inbox(1)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()), member(p.ID)).Build(),
+		s.c.B().Zadd().Key(s.k.hiddenAuthors(3)).ScoreMember().ScoreMember(float64(relationForever), member(2)).Build())
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Rebuild(ctx, RebuildOptions{Restart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Relations != 4 {
+		t.Errorf("rebuild settled %d pairs, want 4 (1-2, 2-4, 1-3, the stray 3-2)", st.Relations)
+	}
+	for _, c := range []struct {
+		key  string
+		want []ID
+	}{
+		{s.k.hiddenAuthors(1), []ID{2, 3}}, {s.k.hiddenAuthors(3), []ID{1}}, {s.k.hiddenAuthors(4), []ID{2}},
+		{s.k.noPush(2), []ID{1, 4}}, {s.k.blockedBy(3), []ID{1}}, {s.k.blockedBy(1), nil},
+	} {
+		got := zscores(t, s, c.key)
+		if len(got) != len(c.want) {
+			t.Errorf("%s = %v, want %v", c.key, got, c.want)
+		}
+		for _, id := range c.want {
+			if _, ok := got[id]; !ok {
+				t.Errorf("%s = %v, want %v", c.key, got, c.want)
+			}
+		}
+	}
+	for v, want := range map[ID]bool{1: false, 3: true, 4: false} {
+		if got := slices.Contains(timelineIDs(t, s, s.k.inbox(v)), p.ID); got != want {
+			t.Errorf("after the rebuild, 2's post in %d's inbox: %v, want %v", v, got, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/redis/rueidis"
 )
@@ -243,3 +244,67 @@ local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0
 `)
+
+// rebuildRelations settles every pair users' relation records, block
+// mirrors and derived sets name (Rebuild's relations phase): whatever is
+// left of a relation whose records are gone is removed, and what the
+// records say is written.
+func (s *Service) rebuildRelations(ctx context.Context, users []ID, st *RebuildStats) error {
+	kinds := []func(ID) string{s.k.blocks, s.k.mutes, s.k.hides, s.k.blockedBy, s.k.hiddenAuthors, s.k.noPush, s.k.hideNotes}
+	var pairs []Edge
+	for _, keyOf := range kinds {
+		sets, err := s.allOf(ctx, keyOf, users)
+		if err != nil {
+			return err
+		}
+		for i, u := range users {
+			others, err := idsOf(sets[i])
+			if err != nil {
+				return err
+			}
+			for _, o := range others {
+				pairs = append(pairs, Edge{Follower: u, Followee: o})
+			}
+		}
+	}
+	done := map[Edge]bool{}
+	for _, p := range pairs {
+		key := Edge{Follower: min(p.Follower, p.Followee), Followee: max(p.Follower, p.Followee)}
+		if done[key] || p.Follower == p.Followee {
+			continue
+		}
+		done[key] = true
+		if err := s.settleRelation(ctx, p.Follower, p.Followee); err != nil {
+			return fmt.Errorf("settle the relations of %d and %d: %w", p.Follower, p.Followee, err)
+		}
+		st.Relations++
+	}
+	return nil
+}
+
+// dropHidden takes out of each reader's followees (follows[i]) the
+// authors hidden from it now, so a rebuild neither keeps nor brings back
+// their posts in its inbox.
+func (s *Service) dropHidden(ctx context.Context, readers []ID, follows [][]ID) error {
+	now := scoreArg(s.nowMS())
+	hidden := func(r ID) rueidis.Completed {
+		return s.c.B().Zrange().Key(s.k.hiddenAuthors(r)).Min("(" + now).Max("+inf").Byscore().Build()
+	}
+	for i, r := range s.doMulti(ctx, cmdsFor(readers, hidden)...) {
+		ms, err := r.AsStrSlice()
+		if err != nil {
+			return fmt.Errorf("read hidden authors: %w", err)
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		out := make(map[ID]bool, len(ms))
+		for _, m := range ms {
+			if id, err := memberID(m); err == nil {
+				out[id] = true
+			}
+		}
+		follows[i] = slices.DeleteFunc(follows[i], func(f ID) bool { return out[f] })
+	}
+	return nil
+}
