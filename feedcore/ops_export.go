@@ -23,8 +23,8 @@ type ExportSink struct {
 	// Relation: a block, mute (with its end) or hide; ended mutes are not
 	// exported.
 	Relation func(Relation) error
-	Post   func(*Post) error
-	Live   func(*LiveSession) error
+	Post     func(*Post) error
+	Live     func(*LiveSession) error
 	// Like: user likes post.
 	Like func(post, user ID) error
 	// Counts: a post's counters as stored.

@@ -503,3 +503,31 @@ func TestRebuildRelations(t *testing.T) {
 		}
 	}
 }
+
+// When a mute ends, the workers settle it: the author leaves the derived
+// sets and what was published meanwhile is backfilled.
+func TestMuteEndSettles(t *testing.T) {
+	clk := clockAt(testEpoch)
+	s := newService(t, storetest.New(t), Options{Now: clk.now})
+	startWorkers(t, s, WorkerOptions{RepairAfter: 40 * time.Millisecond})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2)
+	followEdges(t, s, []Edge{{1, 2}})
+	if err := s.Mute(ctx, 1, 2, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Publish(ctx, 2, "during the mute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	// Kept out of 1's inbox, as the fan-out does for a muted author.
+	if err := s.do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(time.Hour)
+	waitFor(t, "the ended mute settled and backfilled", func() bool {
+		return len(zscores(t, s, s.k.hiddenAuthors(1))) == 0 && len(zscores(t, s, s.k.noPush(2))) == 0 &&
+			len(zscores(t, s, s.k.muteTimers(s.shardOf(1)))) == 0 && slices.Contains(timelineIDs(t, s, s.k.inbox(1)), p.ID)
+	})
+}

@@ -121,6 +121,10 @@ func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now 
 	var cmds []rueidis.Completed
 	for d := range 2 {
 		v, u := users[d], users[1-d]
+		if until := st.hiddenUntil(d); until != 0 && until < relationForever {
+			cmds = append(cmds, s.c.B().Zadd().Key(s.k.muteTimers(s.shardOf(v))).ScoreMember().
+				ScoreMember(float64(until), encodeEdges([]Edge{{Follower: v, Followee: u}})).Build())
+		}
 		if until := st.hiddenUntil(d); until != 0 {
 			cmds = append(cmds, s.c.B().Zadd().Key(s.k.noPush(u)).ScoreMember().ScoreMember(float64(until), member(v)).Build())
 		} else {
@@ -141,8 +145,9 @@ func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now 
 	if err := firstErr(rs); err != nil {
 		return nil, nil, fmt.Errorf("write the relation's sets: %w", err)
 	}
+	rs = rs[len(rs)-2:] // the viewers' scripts
 	for d := range 2 {
-		switch n, _ := rs[2+d].AsInt64(); n {
+		switch n, _ := rs[d].AsInt64(); n {
 		case 1:
 			cleanups = append(cleanups, Edge{Follower: users[d], Followee: users[1-d]})
 		case 2:
@@ -190,7 +195,7 @@ func (s *Service) finishRelation(ctx context.Context, cleanups, backfills []Edge
 	}
 	now := scoreArg(s.nowMS())
 	done := func(e Edge) rueidis.Completed {
-		return relationShown.cmd(s.c.B(), []string{s.k.hiddenAuthors(e.Follower)}, []string{member(e.Followee), now})
+		return zremIfDue.cmd(s.c.B(), []string{s.k.hiddenAuthors(e.Follower)}, []string{member(e.Followee), now})
 	}
 	return firstErr(s.doMulti(ctx, cmdsFor(backfills, done)...))
 }
@@ -236,10 +241,11 @@ redis.call('ZREM', KEYS[1], u)
 return 0
 `)
 
-// relationShown drops the author ARGV[1] from the hidden authors KEYS[1]
-// once a backfill paid what it was owed: only if still shown (not after
-// now ARGV[2]), so a hide made meanwhile stays.
-var relationShown = newScript(false, `
+// zremIfDue drops ARGV[1] from the sorted set KEYS[1] if its score is
+// not after now ARGV[2]: a hidden author once its backfill paid what it
+// was owed (a hide made meanwhile stays), a mute timer once settled (one
+// set again to a later end stays).
+var zremIfDue = newScript(false, `
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0
@@ -305,6 +311,45 @@ func (s *Service) dropHidden(ctx context.Context, readers []ID, follows [][]ID) 
 			}
 		}
 		follows[i] = slices.DeleteFunc(follows[i], func(f ID) bool { return out[f] })
+	}
+	return nil
+}
+
+// muteEndLoop settles the pairs whose mute ended, on the service's clock:
+// reads show the author again at once (they compare the end with now), and
+// this takes it out of the derived sets and backfills the viewer, as an
+// unmute does. A settle that ends a mute leaves a timer on the viewer's
+// shard (muteTimers), removed once it is settled after its end.
+func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
+	for sleepCtx(ctx, o.RepairAfter/4) {
+		for sh := 0; sh < s.o.StreamShards; sh++ {
+			if err := s.endMutes(ctx, sh); err != nil && ctx.Err() == nil {
+				o.Logger.Warn("relations: settle ended mutes", "shard", sh, "err", err)
+			}
+		}
+	}
+}
+
+// endMutes settles the ended mutes of shard's timers, up to a batch.
+func (s *Service) endMutes(ctx context.Context, shard int) error {
+	key, now := s.k.muteTimers(shard), scoreArg(s.nowMS())
+	due, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
+	if err != nil {
+		return fmt.Errorf("read mute timers: %w", err)
+	}
+	for _, m := range due {
+		pairs, err := decodeEdges(m)
+		if err != nil {
+			s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build())
+			continue
+		}
+		if err := s.settleRelations(ctx, pairs); err != nil {
+			return err
+		}
+		// Only if not set again meanwhile, to a later end.
+		if err := s.do(ctx, zremIfDue.cmd(s.c.B(), []string{key}, []string{m, now})).Error(); err != nil {
+			return fmt.Errorf("drop a mute timer: %w", err)
+		}
 	}
 	return nil
 }
