@@ -33,6 +33,14 @@ func authors(t *testing.T, c graphql.Client) map[string]int {
 	return n
 }
 
+// wantPosts asserts that c's whole following feed holds n posts by author.
+func wantPosts(t *testing.T, what string, c graphql.Client, author string, n int) {
+	t.Helper()
+	if got := authors(t, c); got[author] != n {
+		t.Errorf("%s: %d posts by %s, want %d (the feed's authors: %v)", what, got[author], author, n, got)
+	}
+}
+
 // anchors lists the anchors (by handle) of the sessions on c's live feed.
 func anchors(t *testing.T, c graphql.Client) map[string]bool {
 	t.Helper()
@@ -275,19 +283,13 @@ func TestBlock(t *testing.T) {
 	// Posts after the block do not cross it either.
 	publish(t, bob, "by bob, after")
 	e.drain()
-	if got := authors(t, ann); got["bob"] != 0 {
-		t.Errorf("ann's feed after bob's new post: %v", got)
-	}
+	wantPosts(t, "ann's feed after bob's new post", ann, "bob", 0)
 
 	// A reader merged on read (dan never read): bob blocks dan; eve, who
 	// follows bob the same way, is the control.
 	must(client.BlockUser(ctx, bob, "4"))(t)
-	if got := authors(t, dan); got["bob"] != 0 {
-		t.Errorf("dan's feed after bob blocked him: %v", got)
-	}
-	if got := authors(t, eve); got["bob"] != 4 {
-		t.Errorf("eve's feed: %v, want bob's 4 posts", got)
-	}
+	wantPosts(t, "dan's feed after bob blocked him", dan, "bob", 0)
+	wantPosts(t, "eve's feed", eve, "bob", 4)
 	if _, r := relation(t, dan, "bob"); !r.BlocksViewer {
 		t.Errorf("dan is not told of bob's block: %+v", r)
 	}
@@ -306,9 +308,7 @@ func TestBlock(t *testing.T) {
 	must(client.FollowUser(ctx, ann, "2"))(t)
 	must(client.Node(ctx, ann, bobPosts[1]))(t)
 	e.drain()
-	if got := authors(t, ann); got["bob"] != 4 {
-		t.Errorf("ann's feed after following bob again: %v, want his 4 posts", got)
-	}
+	wantPosts(t, "ann's feed after following bob again", ann, "bob", 4)
 }
 
 // relationID is the global id of the user with handle, as c finds it.
@@ -318,24 +318,34 @@ func relationID(t *testing.T, c graphql.Client, handle string) string {
 	return u.Id
 }
 
-// TestMute: a mute hides the muted user's posts and sessions from the
-// viewer's feeds at once, keeps the follow, tells the muted user nothing,
-// forbids nothing, and lapses by itself after its duration.
-func TestMute(t *testing.T) {
-	clk := &clock{}
-	e := newEnv(t, feedcore.Options{BigVThreshold: 2, Now: clk.now})
+// followedBob is the scene of TestMute and TestHide: bob (2) is big-V,
+// followed by ann (1), an active reader, and by cat (3) and dan (4), who
+// never read (merged on read); he has two posts (returned) and a session.
+func followedBob(t *testing.T, opts feedcore.Options) (*env, []string) {
+	t.Helper()
+	e := newEnv(t, opts)
 	e.users("ann", "bob", "cat", "dan")
 	e.workers()
-	ann, bob, cat, dan := e.as(1), e.as(2), e.as(3), e.as(4)
-	ctx := t.Context()
-	follows(t, map[graphql.Client][]string{ann: {"2"}, cat: {"2"}, dan: {"2"}})
+	ann, bob := e.as(1), e.as(2)
+	follows(t, map[graphql.Client][]string{ann: {"2"}, e.as(3): {"2"}, e.as(4): {"2"}})
 	e.activate(ann)
 	posts := []string{publish(t, bob, "one"), publish(t, bob, "two")}
 	schedule(t, bob, "bob live", time.Hour)
 	e.drain()
 	if got := authors(t, ann); got["bob"] != 2 || !anchors(t, ann)["bob"] {
-		t.Fatalf("ann before the mute: feed %v, live %v", got, anchors(t, ann))
+		t.Fatalf("ann's feeds: %v, live %v", got, anchors(t, ann))
 	}
+	return e, posts
+}
+
+// TestMute: a mute hides the muted user's posts and sessions from the
+// viewer's feeds at once, keeps the follow, tells the muted user nothing,
+// forbids nothing, and lapses by itself after its duration.
+func TestMute(t *testing.T) {
+	clk := &clock{}
+	e, posts := followedBob(t, feedcore.Options{BigVThreshold: 2, Now: clk.now})
+	ann, bob, cat, dan := e.as(1), e.as(2), e.as(3), e.as(4)
+	ctx := t.Context()
 
 	at := clk.now()
 	u := must(client.MuteUser(ctx, ann, "2", client.Ptr(60)))(t).MuteUser.User
@@ -345,9 +355,7 @@ func TestMute(t *testing.T) {
 	if end := *u.ViewerMuteExpiresAt; end.Before(at.Add(60*time.Second-time.Millisecond)) || end.After(clk.now().Add(60*time.Second)) {
 		t.Errorf("viewerMuteExpiresAt %v, want 60 s after %v", end, at)
 	}
-	if got := authors(t, ann); got["bob"] != 0 {
-		t.Errorf("ann's feed right after muting bob: %v", got)
-	}
+	wantPosts(t, "ann's feed right after muting bob", ann, "bob", 0)
 	if anchors(t, ann)["bob"] {
 		t.Errorf("ann's live feed after muting bob: %v", anchors(t, ann))
 	}
@@ -369,12 +377,8 @@ func TestMute(t *testing.T) {
 	if !u.ViewerHasMuted || u.ViewerMuteExpiresAt != nil {
 		t.Errorf("muteUser(bob) with no duration = %+v", u.RelationFields)
 	}
-	if got := authors(t, dan); got["bob"] != 0 {
-		t.Errorf("dan's feed after muting bob: %v", got)
-	}
-	if got := authors(t, cat); got["bob"] != 2 {
-		t.Errorf("cat's feed: %v, want bob's 2 posts", got)
-	}
+	wantPosts(t, "dan's feed after muting bob", dan, "bob", 0)
+	wantPosts(t, "cat's feed", cat, "bob", 2)
 
 	// The mute lapses by itself.
 	clk.advance(61 * time.Second)
@@ -391,13 +395,9 @@ func TestMute(t *testing.T) {
 	})
 	publish(t, bob, "three")
 	e.drain()
-	if got := authors(t, ann); got["bob"] != 3 {
-		t.Errorf("ann's feed after bob's post past the mute: %v", got)
-	}
+	wantPosts(t, "ann's feed after bob's post past the mute", ann, "bob", 3)
 	// dan's mute has no end; muting again sets one; unmuting ends it.
-	if got := authors(t, dan); got["bob"] != 0 {
-		t.Errorf("dan's feed past 61 s of a mute with no end: %v", got)
-	}
+	wantPosts(t, "dan's feed past 61 s of a mute with no end", dan, "bob", 0)
 	if u := must(client.MuteUser(ctx, dan, "2", client.Ptr(30)))(t).MuteUser.User; u.ViewerMuteExpiresAt == nil {
 		t.Errorf("muting again for 30 s left no end: %+v", u.RelationFields)
 	}
@@ -414,27 +414,15 @@ func TestMute(t *testing.T) {
 // follower's feeds at once; the follower still follows, is not told, and
 // nothing is forbidden; unhiding brings them back.
 func TestHide(t *testing.T) {
-	e := newEnv(t, feedcore.Options{BigVThreshold: 2})
-	e.users("ann", "bob", "cat", "dan")
-	e.workers()
+	e, posts := followedBob(t, feedcore.Options{BigVThreshold: 2})
 	ann, bob, cat, dan := e.as(1), e.as(2), e.as(3), e.as(4)
 	ctx := t.Context()
-	follows(t, map[graphql.Client][]string{ann: {"2"}, cat: {"2"}, dan: {"2"}})
-	e.activate(ann)
-	posts := []string{publish(t, bob, "one"), publish(t, bob, "two")}
-	schedule(t, bob, "bob live", time.Hour)
-	e.drain()
-	if got := authors(t, ann); got["bob"] != 2 || !anchors(t, ann)["bob"] {
-		t.Fatalf("ann before the hide: feed %v, live %v", got, anchors(t, ann))
-	}
 
 	u := must(client.HideMyPostsFrom(ctx, bob, "1"))(t).HideMyPostsFrom.User
 	if u.Handle != "ann" || !u.ViewerHidesMyPosts || u.BlocksViewer || u.ViewerHasBlocked {
 		t.Fatalf("hideMyPostsFrom(ann) = %+v", u.RelationFields)
 	}
-	if got := authors(t, ann); got["bob"] != 0 {
-		t.Errorf("ann's feed right after bob hid his posts: %v", got)
-	}
+	wantPosts(t, "ann's feed right after bob hid his posts", ann, "bob", 0)
 	if anchors(t, ann)["bob"] {
 		t.Errorf("ann's live feed after bob hid his posts: %v", anchors(t, ann))
 	}
@@ -453,20 +441,12 @@ func TestHide(t *testing.T) {
 
 	// A reader merged on read: bob hides from dan; cat is the control.
 	must(client.HideMyPostsFrom(ctx, bob, "4"))(t)
-	if got := authors(t, dan); got["bob"] != 0 {
-		t.Errorf("dan's feed after bob hid his posts: %v", got)
-	}
-	if got := authors(t, cat); got["bob"] != 2 {
-		t.Errorf("cat's feed: %v, want bob's 2 posts", got)
-	}
+	wantPosts(t, "dan's feed after bob hid his posts", dan, "bob", 0)
+	wantPosts(t, "cat's feed", cat, "bob", 2)
 	publish(t, bob, "three")
 	e.drain()
-	if got := authors(t, ann); got["bob"] != 0 {
-		t.Errorf("ann's feed after bob's new post: %v", got)
-	}
-	if got := authors(t, cat); got["bob"] != 3 {
-		t.Errorf("cat's feed after bob's new post: %v", got)
-	}
+	wantPosts(t, "ann's feed after bob's new post", ann, "bob", 0)
+	wantPosts(t, "cat's feed after bob's new post", cat, "bob", 3)
 
 	if u := must(client.UnhideMyPostsFrom(ctx, bob, "1"))(t).UnhideMyPostsFrom.User; u.ViewerHidesMyPosts {
 		t.Fatalf("unhideMyPostsFrom(ann) = %+v", u.RelationFields)
