@@ -204,6 +204,10 @@ func TestBlock(t *testing.T) {
 	if u.Handle != "bob" || !u.ViewerHasBlocked || u.BlocksViewer || u.ViewerIsFollowing || u.FollowerCount != 3 {
 		t.Fatalf("blockUser(bob) = %+v %+v", u.UserFields, u.RelationFields)
 	}
+	// Blocking again changes nothing.
+	if again := must(client.BlockUser(ctx, ann, "2"))(t).BlockUser.User; again.RelationFields != u.RelationFields || again.FollowerCount != u.FollowerCount {
+		t.Errorf("blocking again: %+v, first %+v", again, u)
+	}
 	// At once, without waiting for the clean-up: nothing of one reaches the other.
 	if got := authors(t, ann); got["bob"] != 0 || got["ann"] != 2 {
 		t.Errorf("ann's feed after blocking bob: %v", got)
@@ -269,7 +273,13 @@ func TestBlock(t *testing.T) {
 	if n, ok := must(client.Node(ctx, bob, relationID(t, bob, "ann")))(t).Node.(*client.NodeNodeUser); !ok || n.Handle != "ann" {
 		t.Errorf("bob opens ann's profile: %+v", n)
 	}
-	// A third party sees both, and counts.
+	// Counts stay global; anonymous callers see no relation.
+	if bu, _ := relation(t, cat, "bob"); bu.FollowerCount != u.FollowerCount {
+		t.Errorf("bob's followers: %d as cat sees him, %d as ann does", bu.FollowerCount, u.FollowerCount)
+	}
+	_, anon := relation(t, e.anon(), "bob")
+	noRelation(t, "bob as an anonymous caller sees him", anon)
+	// A third party sees both.
 	if got := authors(t, cat); got["ann"] != 2 || got["bob"] != 3 {
 		t.Errorf("cat's feed: %v", got)
 	}
@@ -484,6 +494,9 @@ func TestSafetyInput(t *testing.T) {
 		{"block unknown", "NOT_FOUND", func() error { _, err := client.BlockUser(ctx, ann, "99"); return err }},
 		{"mute unknown", "NOT_FOUND", func() error { _, err := client.MuteUser(ctx, ann, "99", client.Ptr(5)); return err }},
 		{"hide from unknown", "NOT_FOUND", func() error { _, err := client.HideMyPostsFrom(ctx, ann, "99"); return err }},
+		{"unblock unknown", "NOT_FOUND", func() error { _, err := client.UnblockUser(ctx, ann, "99"); return err }},
+		{"unmute unknown", "NOT_FOUND", func() error { _, err := client.UnmuteUser(ctx, ann, "99"); return err }},
+		{"unhide from unknown", "NOT_FOUND", func() error { _, err := client.UnhideMyPostsFrom(ctx, ann, "99"); return err }},
 		{"anonymous block", "UNAUTHENTICATED", func() error { _, err := client.BlockUser(ctx, e.anon(), "2"); return err }},
 		{"anonymous list", "UNAUTHENTICATED", func() error { _, err := client.BlockedUsers(ctx, e.anon(), nil, nil); return err }},
 		{"first: 0", "BAD_USER_INPUT", func() error { _, err := client.MutedUsers(ctx, ann, client.Ptr(0), nil); return err }},
