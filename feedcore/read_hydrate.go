@@ -105,9 +105,12 @@ type HydrateRequest struct {
 	Counts, Liked []ID
 	// Users are profiles read (through the client-side cache);
 	// GraphCounts users whose follower and following counts are read;
-	// Following users the viewer may follow; Relations users whose
-	// relation to the viewer (blocks, mute, hide) is read.
-	Users, GraphCounts, Following, Relations []ID
+	// Following users the viewer may follow.
+	Users, GraphCounts, Following []ID
+	// Relations are users whose relation to the viewer (blocks either
+	// way, mute, hide) is read: four commands of the viewer's slot in the
+	// same pipeline, whatever their number.
+	Relations []ID
 }
 
 // Hydration answers a HydrateRequest: each slice in the order of its
@@ -133,7 +136,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		h.Relations = make([]RelationFlags, len(relations))
 		liked, following, relations = nil, nil, nil
 	}
-	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1+relationFlagsReplies)
+	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1)
 	for _, id := range req.Counts {
 		cmds = append(cmds, s.postCountsCmd(id))
 	}
@@ -195,9 +198,11 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 			rs = rs[1:]
 		}
 		if len(relations) > 0 {
-			h.Relations, err = s.parseRelationFlags(rs, len(relations))
+			if h.Relations, err = s.parseRelationFlags(rs, len(relations)); err != nil {
+				return err
+			}
 		}
-		return err
+		return nil
 	}
 	if len(req.Users) == 0 {
 		err = uncached(ctx)
