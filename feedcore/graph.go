@@ -74,12 +74,13 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 }
 
 // addFollowing adds edges to their followers' following sets, atomically
-// against the follow limit, and returns the prefix that went in. At the
-// first edge over the limit it takes the later edges of the batch back out
-// and returns FOLLOW_LIMIT.
+// against the follow limit and blocks, and returns the prefix that went
+// in. At the first edge over the limit or across a block it takes the
+// later edges of the batch back out and returns FOLLOW_LIMIT or FORBIDDEN.
 func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error) {
 	keysArgs := func(e Edge) (keys, args []string) {
-		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower)}, []string{member(e.Followee), itoa(s.o.FollowLimit)}
+		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower), s.k.blocks(e.Follower), s.k.blockedBy(e.Follower)},
+			[]string{member(e.Followee), itoa(s.o.FollowLimit)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
@@ -99,6 +100,9 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error
 		if added < 0 {
 			// Undo the later edges of this batch so it stops cleanly here.
 			s.undoFollows(ctx, edges[i+1:], rs[i+1:])
+			if added == -2 {
+				return edges[:i], errBlocked()
+			}
 			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.o.FollowLimit)
 		}
 	}
@@ -358,6 +362,16 @@ func (s *Service) newest(ctx context.Context, key string, n int) ([]Item, error)
 
 func (s *Service) newestCmd(key string, n int) rueidis.Completed {
 	return s.c.B().Zrange().Key(key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
+}
+
+// followingIDs returns the ids viewer follows (hidden ones too; reads
+// use visibleFollowees).
+func (s *Service) followingIDs(ctx context.Context, viewer ID) ([]ID, error) {
+	ms, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+	if err != nil {
+		return nil, err
+	}
+	return idsOf(ms)
 }
 
 // idsOf reads sorted-set members as ids.

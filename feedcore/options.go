@@ -62,6 +62,9 @@ type Options struct {
 	// viewer's inboxes: a fan-out task that read its targets before the
 	// relation may still push one. Default 2 minutes.
 	CleanupGrace time.Duration
+	// MaxRelations is the most blocks, mutes and hides one user may have
+	// together (--max-blocks). Default 10000.
+	MaxRelations int
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }
@@ -74,6 +77,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.SnapshotTTL, 30*time.Minute)
 	setDefault(&o.MaxDevices, 5)
 	setDefault(&o.MaxTextLen, 2000)
+	setDefault(&o.MaxRelations, 10000)
 	setDefault(&o.StreamShards, 1)
 	o.StreamShards = min(o.StreamShards, maxShards)
 	setDefault(&o.WaitTimeout, defaultWaitTimeout)

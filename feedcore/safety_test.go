@@ -12,8 +12,6 @@ import (
 	"github.com/feedd/feedd/roundtrip"
 )
 
-// testForever is the "until" of a relation without an end (2^53-1).
-const testForever = int64(1<<53 - 1)
 
 // hideForTest writes what a relation's settle writes when author becomes
 // hidden from viewer until until (ms): the derived sets in each one's
@@ -29,7 +27,7 @@ func hideForTest(tb testing.TB, s *Service, viewer, author ID, until int64) {
 	}
 	follows, err := s.do(ctx, b.Zscore().Key(s.k.following(viewer)).Member(member(author)).Build()).ToString()
 	if err == nil && follows != "" {
-		cmds = append(cmds, b.Zadd().Key(s.k.hideNotes(viewer)).ScoreMember().ScoreMember(float64(testForever), member(author)).Build())
+		cmds = append(cmds, b.Zadd().Key(s.k.hideNotes(viewer)).ScoreMember().ScoreMember(float64(relationForever), member(author)).Build())
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		tb.Fatal(err)
@@ -104,7 +102,7 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	newer := publishN(t, s, 3, 3)
 	drain(t, s)
 	// No clean-up job yet: the read must hide the entries itself.
-	hideForTest(t, s, 1, 2, testForever)
+	hideForTest(t, s, 1, 2, relationForever)
 	want := newestFirst(older, newer)
 	for _, n := range []int{1, 2, 5} {
 		if got := readAll(t, s, 1, n); !slices.Equal(got, want) {
@@ -169,7 +167,7 @@ func TestHiddenBigVLeavesAMergedFeed(t *testing.T) {
 		t.Fatalf("before: %v, want %v", got, want)
 	}
 	hideForTest(t, s, 1, 2, clk.now().Add(time.Hour).UnixMilli()) // a mute of an hour
-	hideForTest(t, s, 1, 4, testForever)
+	hideForTest(t, s, 1, 4, relationForever)
 	var visible [][]ID
 	for i := 1; i < len(all); i += 3 {
 		visible = append(visible, all[i])
@@ -200,7 +198,7 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	mine := publishN(t, s, 3, 2)
 	drain(t, s)
 	p := publishN(t, s, 2, 1)[0]
-	hideForTest(t, s, 1, 2, testForever)
+	hideForTest(t, s, 1, 2, relationForever)
 	queueCleanup(t, s, 1, 2)
 	drain(t, s)
 	post, err := s.Posts(ctx, []ID{p})
@@ -257,7 +255,7 @@ func TestSafetyPageCost(t *testing.T) {
 	// one write of each derived set.
 	hx := s.c.B().Zadd().Key(s.k.hiddenAuthors(guarded)).ScoreMember()
 	for i, a := range idRange(100_000, 10_000) {
-		until := float64(testForever)
+		until := float64(relationForever)
 		if i%2 == 1 {
 			until = float64(s.nowMS() + time.Hour.Milliseconds()) // the mutes
 		}
@@ -317,7 +315,7 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 		}
 	}
 	drain(t, s)
-	hideForTest(t, s, 1, 2, testForever)
+	hideForTest(t, s, 1, 2, relationForever)
 	anchors := func(pg *LivePage) []ID {
 		var out []ID
 		for _, e := range pg.Edges {
@@ -336,7 +334,7 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	if got := anchors(pg); len(got) != 2 || slices.Contains(got, 2) {
 		t.Fatalf("first page anchors %v: want two sessions, none of 2", got)
 	}
-	hideForTest(t, s, 1, 3, testForever) // after the snapshot, its clean-up not queued yet
+	hideForTest(t, s, 1, 3, relationForever) // after the snapshot, its clean-up not queued yet
 	rest := func(after string) []ID {
 		var out []ID
 		for after != "" {

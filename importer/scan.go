@@ -42,6 +42,8 @@ const (
 	fReposts
 	fFavorites
 	fUser
+	fTarget
+	fUntil
 	numFields
 )
 
@@ -67,6 +69,8 @@ var fieldNames = [numFields]string{
 	fReposts:          "reposts",
 	fFavorites:        "favorites",
 	fUser:             "user",
+	fTarget:           "target",
+	fUntil:            "until",
 }
 
 func (f field) String() string { return fieldNames[f] }
