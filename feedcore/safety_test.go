@@ -12,7 +12,6 @@ import (
 	"github.com/feedd/feedd/roundtrip"
 )
 
-
 // hideForTest writes what a relation's settle writes when author becomes
 // hidden from viewer until until (ms): the derived sets in each one's
 // slot and, when viewer follows author, the viewer's note (the clean-up
@@ -359,5 +358,69 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	clk.advance(defaultCleanupGrace + time.Second)
 	if got := rest(pg.EndCursor); slices.Contains(got, 2) || slices.Contains(got, 3) {
 		t.Fatalf("once the note lapsed later pages show anchors %v", got)
+	}
+}
+
+// TestRelationsFilterBothFeedPaths, through the relation mutations: a
+// mute takes a pushed author out of an active reader's pages at once and,
+// after the clean-up, out of its inbox, and its next post is not pushed; a
+// hide takes a big-V author out of a reader served by merge; a block
+// takes each side out of the other's feed; unmuting brings the author back.
+func TestRelationsFilterBothFeedPaths(t *testing.T) {
+	s := testService(t, Options{BigVThreshold: 1})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3, 4, 5)
+	follow(t, s, 1, []ID{2, 3})
+	follow(t, s, 4, []ID{2, 3})
+	follow(t, s, 5, []ID{1})
+	if err := s.Touch(ctx, 4); err != nil { // 4 reads its inbox; 1 is served by merge
+		t.Fatal(err)
+	}
+	drain(t, s)
+	twos, threes := publishN(t, s, 2, 12), publishN(t, s, 3, 12)
+	drain(t, s)
+	if !isBigV(t, s, 2) || !isBigV(t, s, 3) {
+		t.Fatal("2 and 3 were not promoted")
+	}
+	for _, r := range []ID{1, 4} {
+		if got := readAll(t, s, r, 5); !slices.Equal(got, newestFirst(twos, threes)) {
+			t.Fatalf("reader %d before: %v", r, got)
+		}
+	}
+	if err := s.Mute(ctx, 4, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.HidePostsFrom(ctx, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, s, 4, 5); !slices.Equal(got, newestFirst(twos)) {
+		t.Fatalf("active reader 4 after muting 3: %v, want 2's only", got)
+	}
+	if got := readAll(t, s, 1, 5); !slices.Equal(got, newestFirst(threes)) {
+		t.Fatalf("merged reader 1 after 2 hid from it: %v, want 3's only", got)
+	}
+	drain(t, s)
+	if in := inboxIDs(t, s, s.postsTL(), 4); !slices.Equal(in, newestFirst(twos)) {
+		t.Fatalf("4's inbox after the clean-up: %v, want 2's only", in)
+	}
+	late := publishN(t, s, 3, 1)
+	drain(t, s)
+	if slices.Contains(inboxIDs(t, s, s.postsTL(), 4), late[0]) {
+		t.Fatal("the muted author's new post was pushed")
+	}
+	if err := s.Unmute(ctx, 4, 3); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if got := readAll(t, s, 4, 5); !slices.Equal(got, newestFirst(twos, threes, late)) {
+		t.Fatalf("4 after unmuting 3: %v", got)
+	}
+	mine := publishN(t, s, 1, 2)
+	drain(t, s)
+	if err := s.Block(ctx, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, s, 5, 5); len(got) != 0 {
+		t.Fatalf("5 after blocking 1 still sees %v (of %v)", got, mine)
 	}
 }
