@@ -380,5 +380,15 @@ func (s *Service) newestCmd(key string, n int) rueidis.Completed {
 	return s.c.B().Zrange().Key(key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
 }
 
+// followingIDs returns the ids viewer follows (hidden ones too; reads
+// use visibleFollowees).
+func (s *Service) followingIDs(ctx context.Context, viewer ID) ([]ID, error) {
+	ms, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+	if err != nil {
+		return nil, err
+	}
+	return idsOf(ms)
+}
+
 // idsOf reads sorted-set members as ids.
 func idsOf(ms []string) ([]ID, error) { return parseEach(ms, memberID) }

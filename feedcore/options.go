@@ -57,14 +57,14 @@ type Options struct {
 	// WaitTimeout bounds that wait; past it the mutation answers
 	// UNAVAILABLE (a retry is safe). Default 1s.
 	WaitTimeout time.Duration
-	// MaxRelations is the most blocks, mutes and hides one user may have
-	// together (--max-blocks). Default 10000.
-	MaxRelations int
 	// CleanupGrace is how long reads keep skipping an author hidden from
 	// a viewer after the safety clean-up took its items out of the
 	// viewer's inboxes: a fan-out task that read its targets before the
 	// relation may still push one. Default 2 minutes.
 	CleanupGrace time.Duration
+	// MaxRelations is the most blocks, mutes and hides one user may have
+	// together (--max-blocks). Default 10000.
+	MaxRelations int
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }

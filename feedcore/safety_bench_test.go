@@ -31,7 +31,7 @@ func BenchmarkCleanup800(b *testing.B) {
 		}
 	}
 	fill(s.k.outbox(author))
-	hideForTest(b, s, viewer, author, testForever)
+	hideForTest(b, s, viewer, author, relationForever)
 	for b.Loop() {
 		b.StopTimer()
 		fill(s.k.inbox(viewer))

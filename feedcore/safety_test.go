@@ -12,9 +12,6 @@ import (
 	"github.com/feedd/feedd/roundtrip"
 )
 
-// testForever is the "until" of a relation without an end (2^53-1).
-const testForever = int64(1<<53 - 1)
-
 // hideForTest writes what a relation's settle writes when author becomes
 // hidden from viewer until until (ms): the derived sets in each one's
 // slot and, when viewer follows author, the viewer's note (the clean-up
@@ -29,7 +26,7 @@ func hideForTest(tb testing.TB, s *Service, viewer, author ID, until int64) {
 	}
 	follows, err := s.do(ctx, b.Zscore().Key(s.k.following(viewer)).Member(member(author)).Build()).ToString()
 	if err == nil && follows != "" {
-		cmds = append(cmds, b.Zadd().Key(s.k.hideNotes(viewer)).ScoreMember().ScoreMember(float64(testForever), member(author)).Build())
+		cmds = append(cmds, b.Zadd().Key(s.k.hideNotes(viewer)).ScoreMember().ScoreMember(float64(relationForever), member(author)).Build())
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		tb.Fatal(err)
@@ -104,7 +101,7 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	newer := publishN(t, s, 3, 3)
 	drain(t, s)
 	// No clean-up job yet: the read must hide the entries itself.
-	hideForTest(t, s, 1, 2, testForever)
+	hideForTest(t, s, 1, 2, relationForever)
 	want := newestFirst(older, newer)
 	for _, n := range []int{1, 2, 5} {
 		if got := readAll(t, s, 1, n); !slices.Equal(got, want) {
@@ -169,7 +166,7 @@ func TestHiddenBigVLeavesAMergedFeed(t *testing.T) {
 		t.Fatalf("before: %v, want %v", got, want)
 	}
 	hideForTest(t, s, 1, 2, clk.now().Add(time.Hour).UnixMilli()) // a mute of an hour
-	hideForTest(t, s, 1, 4, testForever)
+	hideForTest(t, s, 1, 4, relationForever)
 	var visible [][]ID
 	for i := 1; i < len(all); i += 3 {
 		visible = append(visible, all[i])
@@ -200,7 +197,7 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	mine := publishN(t, s, 3, 2)
 	drain(t, s)
 	p := publishN(t, s, 2, 1)[0]
-	hideForTest(t, s, 1, 2, testForever)
+	hideForTest(t, s, 1, 2, relationForever)
 	queueCleanup(t, s, 1, 2)
 	drain(t, s)
 	post, err := s.Posts(ctx, []ID{p})
@@ -257,7 +254,7 @@ func TestSafetyPageCost(t *testing.T) {
 	// one write of each derived set.
 	hx := s.c.B().Zadd().Key(s.k.hiddenAuthors(guarded)).ScoreMember()
 	for i, a := range idRange(100_000, 10_000) {
-		until := float64(testForever)
+		until := float64(relationForever)
 		if i%2 == 1 {
 			until = float64(s.nowMS() + time.Hour.Milliseconds()) // the mutes
 		}
@@ -317,7 +314,7 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 		}
 	}
 	drain(t, s)
-	hideForTest(t, s, 1, 2, testForever)
+	hideForTest(t, s, 1, 2, relationForever)
 	anchors := func(pg *LivePage) []ID {
 		var out []ID
 		for _, e := range pg.Edges {
@@ -336,7 +333,7 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	if got := anchors(pg); len(got) != 2 || slices.Contains(got, 2) {
 		t.Fatalf("first page anchors %v: want two sessions, none of 2", got)
 	}
-	hideForTest(t, s, 1, 3, testForever) // after the snapshot, its clean-up not queued yet
+	hideForTest(t, s, 1, 3, relationForever) // after the snapshot, its clean-up not queued yet
 	rest := func(after string) []ID {
 		var out []ID
 		for after != "" {
@@ -361,5 +358,69 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	clk.advance(defaultCleanupGrace + time.Second)
 	if got := rest(pg.EndCursor); slices.Contains(got, 2) || slices.Contains(got, 3) {
 		t.Fatalf("once the note lapsed later pages show anchors %v", got)
+	}
+}
+
+// TestRelationsFilterBothFeedPaths, through the relation mutations: a
+// mute takes a pushed author out of an active reader's pages at once and,
+// after the clean-up, out of its inbox, and its next post is not pushed; a
+// hide takes a big-V author out of a reader served by merge; a block
+// takes each side out of the other's feed; unmuting brings the author back.
+func TestRelationsFilterBothFeedPaths(t *testing.T) {
+	s := testService(t, Options{BigVThreshold: 1})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3, 4, 5)
+	follow(t, s, 1, []ID{2, 3})
+	follow(t, s, 4, []ID{2, 3})
+	follow(t, s, 5, []ID{1})
+	if err := s.Touch(ctx, 4); err != nil { // 4 reads its inbox; 1 is served by merge
+		t.Fatal(err)
+	}
+	drain(t, s)
+	twos, threes := publishN(t, s, 2, 12), publishN(t, s, 3, 12)
+	drain(t, s)
+	if !isBigV(t, s, 2) || !isBigV(t, s, 3) {
+		t.Fatal("2 and 3 were not promoted")
+	}
+	for _, r := range []ID{1, 4} {
+		if got := readAll(t, s, r, 5); !slices.Equal(got, newestFirst(twos, threes)) {
+			t.Fatalf("reader %d before: %v", r, got)
+		}
+	}
+	if err := s.Mute(ctx, 4, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.HidePostsFrom(ctx, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, s, 4, 5); !slices.Equal(got, newestFirst(twos)) {
+		t.Fatalf("active reader 4 after muting 3: %v, want 2's only", got)
+	}
+	if got := readAll(t, s, 1, 5); !slices.Equal(got, newestFirst(threes)) {
+		t.Fatalf("merged reader 1 after 2 hid from it: %v, want 3's only", got)
+	}
+	drain(t, s)
+	if in := inboxIDs(t, s, s.postsTL(), 4); !slices.Equal(in, newestFirst(twos)) {
+		t.Fatalf("4's inbox after the clean-up: %v, want 2's only", in)
+	}
+	late := publishN(t, s, 3, 1)
+	drain(t, s)
+	if slices.Contains(inboxIDs(t, s, s.postsTL(), 4), late[0]) {
+		t.Fatal("the muted author's new post was pushed")
+	}
+	if err := s.Unmute(ctx, 4, 3); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if got := readAll(t, s, 4, 5); !slices.Equal(got, newestFirst(twos, threes, late)) {
+		t.Fatalf("4 after unmuting 3: %v", got)
+	}
+	mine := publishN(t, s, 1, 2)
+	drain(t, s)
+	if err := s.Block(ctx, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, s, 5, 5); len(got) != 0 {
+		t.Fatalf("5 after blocking 1 still sees %v (of %v)", got, mine)
 	}
 }
