@@ -36,6 +36,10 @@
 //     pipeline), throttle.go (per-process throttles of activity writes).
 //   - Ops: ops_export.go (Export), ops_rebuild.go (Rebuild), ops_scan.go
 //     (walking every record of a kind).
+//   - Safety: safety_filter.go (reads and fan-out leave out authors hidden
+//     from a viewer, in the round trips they already make),
+//     safety_cleanup.go (the clean-up worker: a hidden author's items out
+//     of a viewer's inboxes and live snapshots, CleanupBacklog).
 //   - Workers: workers.go (RunWorkers: consumers, reclaim, dead letters,
 //     Backlog, Drain).
 //   - Storage helpers: keys.go (every key name), member.go (8-byte
@@ -76,4 +80,14 @@
 // sweeper demotes quiet readers (incomplete first, then out of the active
 // sets). Promotion notes the author in every follower's set and builds the
 // active set before the fan-out switches to it, so no reader misses a post.
+//
+// Hidden authors. What a viewer must not see (blocks either way, its
+// mutes, hides against it) is derived into the viewer's own slot (hidden
+// authors, with when each ends; notes of followed ones until their
+// clean-up) and, transposed, into each author's (readers not pushed to).
+// A page filters its big-V and following sets and skips noted authors in
+// its first round trip, a push skips in the author's slot, a backfill in
+// the reader's; a clean-up job takes entries already pushed out. Every
+// check compares the end with the service clock, so an ended mute shows
+// the author again at once.
 package feedcore

@@ -57,6 +57,11 @@ type Options struct {
 	// WaitTimeout bounds that wait; past it the mutation answers
 	// UNAVAILABLE (a retry is safe). Default 1s.
 	WaitTimeout time.Duration
+	// CleanupGrace is how long reads keep skipping an author hidden from
+	// a viewer after the safety clean-up took its items out of the
+	// viewer's inboxes: a fan-out task that read its targets before the
+	// relation may still push one. Default 2 minutes.
+	CleanupGrace time.Duration
 	// MaxRelations is the most blocks, mutes and hides one user may have
 	// together (--max-blocks). Default 10000.
 	MaxRelations int
@@ -76,6 +81,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.StreamShards, 1)
 	o.StreamShards = min(o.StreamShards, maxShards)
 	setDefault(&o.WaitTimeout, defaultWaitTimeout)
+	setDefault(&o.CleanupGrace, defaultCleanupGrace)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

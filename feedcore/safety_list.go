@@ -21,6 +21,17 @@ type RelationFlags struct {
 	MuteEnds time.Time
 }
 
+// Forbidden is the refusal a block between the viewer and the user makes
+// (either way) of opening the user's posts and sessions, nil when none
+// stands: for reads that have the flags already (node(id:) through the
+// request's loaders).
+func (f RelationFlags) Forbidden() error {
+	if f.Blocked || f.BlocksViewer {
+		return errBlocked()
+	}
+	return nil
+}
+
 // RelationFlags reads how each of users relates to viewer, in one round
 // trip: four reads of the viewer's own slot, whatever the number of users.
 // All false for viewer 0.

@@ -207,12 +207,17 @@ local function horizon(inbox, reader, cap)
 end
 `
 
-// inboxAdd adds entries (ARGV[4..] as score, member pairs) to the inbox
-// KEYS[1], trims it to ARGV[1] entries and raises the horizon to ARGV[2],
-// ARGV[3] (score, member; empty for none), the floor of a partial backfill.
+// inboxAdd adds entries (ARGV[6..] as score, member pairs) of the author
+// ARGV[4] to the inbox KEYS[1], trims it to ARGV[1] entries and raises the
+// horizon to ARGV[2], ARGV[3] (score, member; empty for none), the floor
+// of a partial backfill; it adds nothing when the author is hidden from
+// the reader (in its hidden authors KEYS[3] with an end after ARGV[5] ms),
+// so no backfill, upgrade or rebuild brings a hidden author back.
 var inboxAdd = newScript(false, luaLess+luaHorizon+`
+local u = redis.call('ZSCORE', KEYS[3], ARGV[4])
+if u and tonumber(u) > tonumber(ARGV[5]) then return 0 end
 local cap = tonumber(ARGV[1])
-for i = 4, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 6, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
 local n = redis.call('ZCARD', KEYS[1])
 if n > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - cap - 1)
