@@ -57,6 +57,9 @@ type Options struct {
 	// WaitTimeout bounds that wait; past it the mutation answers
 	// UNAVAILABLE (a retry is safe). Default 1s.
 	WaitTimeout time.Duration
+	// HandleHold is how long a deleted account's handle stays taken before
+	// anyone may take it again (safety_account.go). Default 720h (30 days).
+	HandleHold time.Duration
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }
@@ -72,6 +75,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.StreamShards, 1)
 	o.StreamShards = min(o.StreamShards, maxShards)
 	setDefault(&o.WaitTimeout, defaultWaitTimeout)
+	setDefault(&o.HandleHold, 720*time.Hour)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -1,0 +1,212 @@
+package feedcore
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// accountWorld: user 1 (to be deleted) follows 4 and is followed by 2 and
+// 3; 1 and 4 publish; 1 likes 4's post and 2 likes 1's.
+type accountWorld struct {
+	s        *Service
+	clk      *clock
+	own, its *Post // a post of 1's, a post of 4's
+}
+
+func newAccountWorld(t *testing.T, s *Service, clk *clock) accountWorld {
+	t.Helper()
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3, 4)
+	followEdges(t, s, []Edge{{2, 1}, {3, 1}, {1, 4}, {2, 4}})
+	w := accountWorld{s: s, clk: clk}
+	var err error
+	if w.own, err = s.Publish(ctx, 1, "mine"); err != nil {
+		t.Fatal(err)
+	}
+	if w.its, err = s.Publish(ctx, 4, "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Like(ctx, 1, w.its.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Like(ctx, 2, w.own.ID); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if got := readAll(t, s, 2, 10); !slices.Contains(got, w.own.ID) {
+		t.Fatalf("before: 2's feed %v lacks 1's post", got)
+	}
+	drain(t, s) // the read's activation, before a test stops the workers
+	return w
+}
+
+// check asserts every effect of 1's deletion.
+func (w accountWorld) check(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	s := w.s
+	for _, v := range []ID{2, 3} {
+		if got := readAll(t, s, v, 10); slices.Contains(got, w.own.ID) {
+			t.Errorf("user %d's feed %v still shows the deleted account's post", v, got)
+		}
+	}
+	if got := readAll(t, s, 2, 10); !slices.Contains(got, w.its.ID) {
+		t.Errorf("user 2's feed %v lost 4's post", got)
+	}
+	counts, err := s.Counts(ctx, []ID{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []GraphCounts{{0, 0}, {0, 1}, {0, 0}, {1, 0}}
+	if !slices.Equal(counts, want) {
+		t.Errorf("follow counts of 1..4 = %v, want %v", counts, want)
+	}
+	pc, err := s.PostCounts(ctx, []ID{w.its.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc[0].Likes != 0 {
+		t.Errorf("4's post has %d likes, want 0 (1's like gone)", pc[0].Likes)
+	}
+	if liked, _ := s.Liked(ctx, 1, []ID{w.its.ID}); liked[0] {
+		t.Error("1 still likes 4's post")
+	}
+	ps, err := s.Posts(ctx, []ID{w.own.ID})
+	if err != nil || ps[0] == nil || !ps[0].Deleted || ps[0].Text != "" {
+		t.Errorf("1's post = %+v, %v; want a tombstone without text", ps[0], err)
+	}
+	if u, err := s.Users(ctx, []ID{1}); err != nil || u[0] != nil {
+		t.Errorf("profile of 1 = %+v, %v; want none", u[0], err)
+	}
+	if u, err := s.UserByHandle(ctx, "u1"); err != nil || u != nil {
+		t.Errorf("UserByHandle(u1) = %+v, %v; want none", u, err)
+	}
+	if out := outboxIDs(t, s, 1); len(out) != 0 {
+		t.Errorf("outbox of 1 = %v, want empty", out)
+	}
+}
+
+func TestDeleteAccountWrongHandle(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1)
+	if err := s.DeleteAccount(ctx, 1, "someone"); CodeOf(err) != apierr.BadInput {
+		t.Fatalf("wrong handle: %v, want BAD_USER_INPUT", err)
+	}
+	if u, _ := s.User(ctx, 1); u == nil {
+		t.Fatal("a refused deletion deleted the profile")
+	}
+	if n, _ := s.c.Do(ctx, s.c.B().Exists().Key(s.k.gone(s.shardOf(1), 1)).Build()).AsInt64(); n != 0 {
+		t.Fatal("a refused deletion wrote the gone marker")
+	}
+	if err := s.DeleteAccount(ctx, 9, "u9"); CodeOf(err) != apierr.Unauthenticated {
+		t.Fatalf("no such user: %v, want UNAUTHENTICATED", err)
+	}
+}
+
+func TestDeleteAccount(t *testing.T) {
+	clk := clockAt(time.Now())
+	s := testService(t, Options{Now: clk.now, HandleHold: time.Hour})
+	w := newAccountWorld(t, s, clk)
+	ctx := context.Background()
+	if err := s.DeleteAccount(ctx, 1, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	w.check(t)
+	// A retry succeeds again and changes nothing.
+	if err := s.DeleteAccount(ctx, 1, "u1"); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	w.check(t)
+	if err := s.DeleteAccount(ctx, 1, "u2"); CodeOf(err) != apierr.BadInput {
+		t.Fatalf("retry with another handle: %v, want BAD_USER_INPUT", err)
+	}
+
+	// The account's requests are refused, with the rate limit off or on,
+	// and a refused publish writes nothing.
+	for _, l := range []RateLimit{{}, {Rate: 100, Burst: 100}} {
+		ch := s.NewCharge(Subject{Viewer: 1}, 1, l)
+		_, err := s.FollowingFeed(WithCharge(ctx, ch), FeedRequest{Viewer: 1, First: 5})
+		if CodeOf(err) != apierr.Unauthenticated {
+			t.Errorf("limit %+v: feed of a deleted account: %v, want UNAUTHENTICATED", l, err)
+		}
+		ch = s.NewWriteCharge(Subject{Viewer: 1}, 1, l)
+		s.known.add(1) // a process that saw the user before
+		if _, err := s.Publish(WithCharge(ctx, ch), 1, "after"); CodeOf(err) != apierr.Unauthenticated {
+			t.Errorf("limit %+v: publish of a deleted account: %v, want UNAUTHENTICATED", l, err)
+		}
+	}
+	if out := outboxIDs(t, s, 1); len(out) != 0 {
+		t.Errorf("a refused publish wrote %v", out)
+	}
+	// Another viewer's charge is not refused.
+	ch := s.NewCharge(Subject{Viewer: 2}, 1, RateLimit{})
+	if _, err := s.FollowingFeed(WithCharge(ctx, ch), FeedRequest{Viewer: 2, First: 5}); err != nil {
+		t.Errorf("feed of user 2 with a charge: %v", err)
+	}
+
+	// The handle is held, then free once the hold has passed.
+	if err := s.PutUser(ctx, User{ID: 7, Handle: "u1"}); CodeOf(err) != apierr.BadInput {
+		t.Fatalf("taking a held handle: %v, want BAD_USER_INPUT", err)
+	}
+	clk.advance(time.Hour + time.Second)
+	if err := s.PutUser(ctx, User{ID: 7, Handle: "u1"}); err != nil {
+		t.Fatalf("taking the handle after the hold: %v", err)
+	}
+	if u, err := s.UserByHandle(ctx, "u1"); err != nil || u == nil || u.ID != 7 {
+		t.Fatalf("UserByHandle(u1) = %+v, %v; want user 7", u, err)
+	}
+}
+
+// TestDeleteAccountFinishedByWorkers: the request dies right after the
+// commit; the journal's repair finishes the job.
+func TestDeleteAccountFinishedByWorkers(t *testing.T) {
+	clk := clockAt(time.Now())
+	s := newService(t, storetest.New(t), Options{Now: clk.now})
+	stop := startWorkers(t, s, WorkerOptions{})
+	w := newAccountWorld(t, s, clk)
+	stop()
+	ctx := context.Background()
+	if _, err := s.commitGone(ctx, 1, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	// Half the job ran before the request died: it resumes from there.
+	if err := s.dropProfile(ctx, goneAccount{user: 1, handle: "u1", deletedAt: clk.now().UnixMilli()}); err != nil {
+		t.Fatal(err)
+	}
+	marker := s.k.gone(s.shardOf(1), 1)
+	s.do(ctx, s.c.B().Hset().Key(marker).FieldValue().FieldValue("ph", "1").Build())
+	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
+	waitFor(t, "the deletion job", func() bool {
+		ph, _ := s.c.Do(ctx, s.c.B().Hget().Key(marker).Field("ph").Build()).AsInt64()
+		return ph == int64(len(accountPhases))
+	})
+	drain(t, s)
+	w.check(t)
+}
+
+// TestDeleteAccountRebuild: a rebuild finishes an unfinished deletion and
+// brings none of the account's posts back.
+func TestDeleteAccountRebuild(t *testing.T) {
+	clk := clockAt(time.Now())
+	s := newService(t, storetest.New(t), Options{Now: clk.now})
+	stop := startWorkers(t, s, WorkerOptions{})
+	w := newAccountWorld(t, s, clk)
+	stop()
+	ctx := context.Background()
+	if _, err := s.commitGone(ctx, 1, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rebuild(ctx, RebuildOptions{Restart: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.check(t)
+	if n, _ := s.c.Do(ctx, s.c.B().Xlen().Key(s.k.journal(s.shardOf(1))).Build()).AsInt64(); n != 0 {
+		t.Errorf("journal after the rebuild: %d entries, want 0", n)
+	}
+}
