@@ -155,12 +155,13 @@ func (s *Service) finishAccount(ctx context.Context, u ID) error {
 	return nil
 }
 
-// holdHandle keeps the handle KEYS[1], if it still names user ARGV[1],
-// taken until ARGV[2] ms: its value becomes "id until" (claimHandle frees
-// it after that by the service's clock) and Redis drops it then by its
-// own.
+// holdHandle keeps the handle KEYS[1], if it still names user ARGV[1] or
+// nobody (an import), taken until ARGV[2] ms: its value becomes "id until"
+// (claimHandle frees it after that by the service's clock) and Redis drops
+// it then by its own.
 var holdHandle = newScript(false, `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local v = redis.call('GET', KEYS[1])
+if v and v ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PXAT', ARGV[2])
 return 1
 `)

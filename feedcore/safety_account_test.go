@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -209,4 +210,44 @@ func TestDeleteAccountRebuild(t *testing.T) {
 	if n, _ := s.c.Do(ctx, s.c.B().Xlen().Key(s.k.journal(s.shardOf(1))).Build()).AsInt64(); n != 0 {
 		t.Errorf("journal after the rebuild: %d entries, want 0", n)
 	}
+}
+
+// TestDeleteAccountScale measures deleting an account with 10,000
+// followers (FEED_SCALE_FOLLOWERS to change it), each with the account's
+// 20 posts in its inbox. Opt-in (FEED_SCALE=1), on either lane:
+//
+//	FEED_SCALE=1 go test ./feedcore -run TestDeleteAccountScale -v
+//	FEED_SCALE=1 FEED_TEST_REDIS=redis://127.0.0.1:6379 go test ./feedcore -run TestDeleteAccountScale -v
+func TestDeleteAccountScale(t *testing.T) {
+	if os.Getenv(scaleEnv) == "" {
+		t.Skipf("opt-in scale measurement: set %s=1", scaleEnv)
+	}
+	ctx := context.Background()
+	s := testService(t, Options{})
+	const author = 1
+	n := scaleFollowers(t, 10000)
+	mustUsers(t, s, author)
+	buildFollowers(t, s, author, n)
+	for i := range 20 {
+		if _, err := s.Publish(ctx, author, "post "+itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(t, s)
+	reader := ID(author + n/2)
+	if got := timelineIDs(t, s, s.k.inbox(reader)); len(got) != 20 {
+		t.Fatalf("reader %d's inbox holds %d posts before, want 20", reader, len(got))
+	}
+	start := time.Now()
+	if err := s.DeleteAccount(ctx, author, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	d := time.Since(start)
+	if got := timelineIDs(t, s, s.k.inbox(reader)); len(got) != 0 {
+		t.Fatalf("reader %d's inbox holds %v after, want none", reader, got)
+	}
+	if c, _ := s.Counts(ctx, []ID{reader}); c[0].Following != 0 {
+		t.Fatalf("reader %d still follows %d", reader, c[0].Following)
+	}
+	t.Logf("deleted an account with %d followers and 20 posts in each inbox in %v", n, d.Round(time.Millisecond))
 }

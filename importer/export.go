@@ -12,7 +12,7 @@ import (
 
 // ExportStats counts what an export wrote.
 type ExportStats struct {
-	Users, Follows, Posts, Lives, Likes, Counts int
+	Users, Follows, Posts, Lives, Likes, Counts, Deleted int
 	// Lines is every line written.
 	Lines int
 }
@@ -58,6 +58,13 @@ type liveLine struct {
 	ScheduledStartAt string `json:"scheduledStartAt,omitempty"`
 	StartedAt        string `json:"startedAt,omitempty"`
 	EndedAt          string `json:"endedAt,omitempty"`
+}
+
+type deletedLine struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Handle    string `json:"handle"`
+	DeletedAt string `json:"deletedAt"`
 }
 
 type likeLine struct {
@@ -108,6 +115,9 @@ func Export(ctx context.Context, svc *feedcore.Service, w io.Writer, o ExportOpt
 	}
 	err := svc.Export(ctx, feedcore.ExportSink{
 		Batch: o.Batch,
+		Deleted: func(d feedcore.DeletedAccount) error {
+			return emit(&st.Deleted, deletedLine{"deleted", id(d.User), d.Handle, at(&d.DeletedAt)})
+		},
 		User: func(u feedcore.User) error {
 			return emit(&st.Users, userLine{"user", id(u.ID), u.Handle, u.DisplayName, u.AvatarURL})
 		},

@@ -20,9 +20,10 @@ const (
 	kindLive
 	kindCounts
 	kindLike
+	kindDeleted
 )
 
-var kindNames = [...]string{kindNone: "", kindUser: "user", kindFollow: "follow", kindPost: "post", kindLive: "live", kindCounts: "counts", kindLike: "like"}
+var kindNames = [...]string{kindNone: "", kindUser: "user", kindFollow: "follow", kindPost: "post", kindLive: "live", kindCounts: "counts", kindLike: "like", kindDeleted: "deleted"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -34,6 +35,9 @@ var allowed = [...]uint32{
 	kindLive:   mask(fType, fID, fAnchor, fTitle, fScheduledStartAt, fStartedAt, fEndedAt),
 	kindCounts: mask(fType, fPost, fLikes, fComments, fReposts, fFavorites),
 	kindLike:   mask(fType, fUser, fPost),
+	// A deleted account: its id, handle (held for --handle-hold after
+	// deletedAt) and when it was deleted.
+	kindDeleted: mask(fType, fID, fHandle, fDeletedAt),
 }
 
 // LiveState is the state a live line describes, from which times it sets.
@@ -87,13 +91,13 @@ func (o *object) kindOf() (kind, error) {
 		name = []byte(s)
 	}
 	k := kindNone
-	for i := kindUser; i <= kindLike; i++ {
+	for i := kindUser; i <= kindDeleted; i++ {
 		if string(name) == kindNames[i] {
 			k = i
 		}
 	}
 	if k == kindNone {
-		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live, counts or like", name)
+		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live, counts, like or deleted", name)
 	}
 	if o.unknown != "" {
 		return k, fmt.Errorf("unknown field %q", o.unknown)
@@ -207,6 +211,26 @@ func (o *object) counts() (CountsLine, error) {
 		}
 	}
 	return c, nil
+}
+
+func (o *object) deleted() (feedcore.DeletedAccount, error) {
+	var d feedcore.DeletedAccount
+	var err error
+	if d.User, err = o.id(fID); err != nil {
+		return d, err
+	}
+	if d.Handle, _, err = o.str(fHandle); err != nil {
+		return d, err
+	}
+	at, err := o.time(fDeletedAt)
+	if err != nil {
+		return d, err
+	}
+	if at == nil {
+		return d, errors.New(`missing field "deletedAt"`)
+	}
+	d.DeletedAt = *at
+	return d, nil
 }
 
 func (o *object) like() (feedcore.PostLike, error) {

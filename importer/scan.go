@@ -42,6 +42,7 @@ const (
 	fReposts
 	fFavorites
 	fUser
+	fDeletedAt
 	numFields
 )
 
@@ -67,6 +68,7 @@ var fieldNames = [numFields]string{
 	fReposts:          "reposts",
 	fFavorites:        "favorites",
 	fUser:             "user",
+	fDeletedAt:        "deletedAt",
 }
 
 func (f field) String() string { return fieldNames[f] }
