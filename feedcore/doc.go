@@ -27,6 +27,11 @@
 //   - Posts: posts.go (Publish, Delete, Posts), content.go (text rules).
 //   - Likes: likes.go (Like, Unlike, LikeMany, counters).
 //   - Users: users.go (profiles, handles, counts).
+//   - Safety: safety_relations.go (Block, Mute, HidePostsFrom and their
+//     undoing: the record's commit; a like across a block), safety_settle.go
+//     (settling a pair: mirrors, hidden authors, no-push sets, follows
+//     removed, inbox clean-up queued, backfill), safety_list.go
+//     (RelationFlags, Blocked, RelationList, PutRelations).
 //   - Rate limit: ratelimit.go (GCRA in Redis; a Charge rides the first
 //     pipeline), throttle.go (per-process throttles of activity writes).
 //   - Ops: ops_export.go (Export), ops_rebuild.go (Rebuild), ops_scan.go

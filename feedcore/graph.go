@@ -61,25 +61,42 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 			break
 		}
 	}
-	users := make([]ID, 0, 2*len(edges))
-	for _, e := range edges {
-		users = append(users, e.Follower, e.Followee)
-	}
-	if n, err := s.existing(ctx, users); err != nil {
+	n, err := s.existingPairs(ctx, edges)
+	switch {
+	case CodeOf(err) == apierr.NotFound:
+		edges, stop = edges[:n], err
+	case err != nil:
 		return nil, err
-	} else if n < len(users) {
-		edges, stop = edges[:n/2], apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
 	}
 	return edges, stop
 }
 
+// existingPairs returns how many of pairs, from the first, name two
+// existing users, with NOT_FOUND naming the first missing one (or the
+// store's error, and 0).
+func (s *Service) existingPairs(ctx context.Context, pairs []Edge) (int, error) {
+	users := make([]ID, 0, 2*len(pairs))
+	for _, e := range pairs {
+		users = append(users, e.Follower, e.Followee)
+	}
+	n, err := s.existing(ctx, users)
+	if err != nil {
+		return 0, err
+	}
+	if n < len(users) {
+		return n / 2, apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
+	}
+	return len(pairs), nil
+}
+
 // addFollowing adds edges to their followers' following sets, atomically
-// against the follow limit, and returns the prefix that went in. At the
-// first edge over the limit it takes the later edges of the batch back out
-// and returns FOLLOW_LIMIT.
+// against the follow limit and blocks, and returns the prefix that went
+// in. At the first edge over the limit or across a block it takes the
+// later edges of the batch back out and returns FOLLOW_LIMIT or FORBIDDEN.
 func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error) {
 	keysArgs := func(e Edge) (keys, args []string) {
-		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower)}, []string{member(e.Followee), itoa(s.o.FollowLimit)}
+		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower), s.k.blocks(e.Follower), s.k.blockedBy(e.Follower)},
+			[]string{member(e.Followee), itoa(s.o.FollowLimit)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
@@ -99,6 +116,9 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error
 		if added < 0 {
 			// Undo the later edges of this batch so it stops cleanly here.
 			s.undoFollows(ctx, edges[i+1:], rs[i+1:])
+			if added == -2 {
+				return edges[:i], errBlocked()
+			}
 			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.o.FollowLimit)
 		}
 	}

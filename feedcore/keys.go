@@ -103,6 +103,8 @@ func (k keys) events(n int) string      { return k.shard(n) + "ev" }  // stream:
 func (k keys) tasks(n int) string       { return k.shard(n) + "tk" }  // stream: fan-out tasks
 func (k keys) deadLetters(n int) string { return k.shard(n) + "dl" }  // stream: entries given up on
 func (k keys) journal(n int) string     { return k.shard(n) + "jn" }  // stream: multi-slot mutations in flight
+func (k keys) cleanup(n int) string     { return k.shard(n) + "cl" }  // stream: inbox clean-ups of authors newly hidden (fields v, a, t)
+func (k keys) muteTimers(n int) string  { return k.shard(n) + "me" }  // zset(until ms, "viewer:author"): mutes of the shard's viewers that end
 func (k keys) clock(n int) string       { return k.shard(n) + "clk" } // hash m, n: the shard's last id time and count
 
 // gone marks a deleted account, on its stream shard (safety_account.go):

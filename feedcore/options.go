@@ -60,6 +60,9 @@ type Options struct {
 	// HandleHold is how long a deleted account's handle stays taken before
 	// anyone may take it again (safety_account.go). Default 720h (30 days).
 	HandleHold time.Duration
+	// MaxRelations is the most blocks, mutes and hides one user may have
+	// together (--max-blocks). Default 10000.
+	MaxRelations int
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }
@@ -72,6 +75,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.SnapshotTTL, 30*time.Minute)
 	setDefault(&o.MaxDevices, 5)
 	setDefault(&o.MaxTextLen, 2000)
+	setDefault(&o.MaxRelations, 10000)
 	setDefault(&o.StreamShards, 1)
 	o.StreamShards = min(o.StreamShards, maxShards)
 	setDefault(&o.WaitTimeout, defaultWaitTimeout)

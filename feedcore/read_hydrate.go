@@ -107,6 +107,10 @@ type HydrateRequest struct {
 	// GraphCounts users whose follower and following counts are read;
 	// Following users the viewer may follow.
 	Users, GraphCounts, Following []ID
+	// Relations are users whose relation to the viewer (blocks either
+	// way, mute, hide) is read: four commands of the viewer's slot in the
+	// same pipeline, whatever their number.
+	Relations []ID
 }
 
 // Hydration answers a HydrateRequest: each slice in the order of its
@@ -117,6 +121,7 @@ type Hydration struct {
 	Users       []*User
 	GraphCounts []GraphCounts
 	Following   []bool
+	Relations   []RelationFlags
 }
 
 // Hydrate reads everything req names in one round trip: profiles through
@@ -125,10 +130,11 @@ type Hydration struct {
 func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration, err error) {
 	defer wrap(&err, "hydrate a page")
 	h := &Hydration{}
-	liked, following := req.Liked, req.Following
+	liked, following, relations := req.Liked, req.Following, req.Relations
 	if req.Viewer == 0 {
 		h.Liked, h.Following = make([]bool, len(liked)), make([]bool, len(following))
-		liked, following = nil, nil
+		h.Relations = make([]RelationFlags, len(relations))
+		liked, following, relations = nil, nil, nil
 	}
 	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1)
 	for _, id := range req.Counts {
@@ -145,6 +151,9 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 	}
 	if len(following) > 0 {
 		cmds = append(cmds, s.c.B().Zmscore().Key(s.k.following(req.Viewer)).Member(members(following)...).Build())
+	}
+	if len(relations) > 0 {
+		cmds = append(cmds, s.relationFlagsCmds(req.Viewer, relations)...)
 	}
 	uncached := func(ctx context.Context) error {
 		if len(cmds) == 0 {
@@ -185,6 +194,12 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 			h.Following = make([]bool, len(following))
 			for i, sc := range scores {
 				h.Following[i] = !sc.IsNil()
+			}
+			rs = rs[1:]
+		}
+		if len(relations) > 0 {
+			if h.Relations, err = s.parseRelationFlags(rs, len(relations)); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -125,7 +125,7 @@ var accountPhases = []struct {
 	{"lives", (*Service).dropLives},
 	{"posts", (*Service).dropPosts},
 	{"likes", (*Service).dropLikes},
-	{"relations", (*Service).accountRelationsHook},
+	{"relations", (*Service).dropRelations},
 	{"keys", (*Service).dropKeys},
 }
 
@@ -319,12 +319,73 @@ func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
 	})
 }
 
-// accountRelationsHook removes the account's blocks, mutes and hides, and
-// the derived entries they left in others' keys. The relations core
-// (helper A's safety_relations) is not on this branch yet: this hook is
-// where its clean-up of one user's relations is to be called; the
-// account's own relation keys are deleted by dropKeys.
-func (s *Service) accountRelationsHook(context.Context, goneAccount) error { return nil }
+// dropRelations removes the account's blocks, mutes and hides, and
+// everyone else's naming it, and settles each pair (safety_settle.go), so
+// the mirrors and derived sets in the others' slots (bb, hx, xn, nx) lose
+// it. The others are found in the account's own records, mirror and
+// derived sets, which name everyone it relates to either way; each chunk
+// is taken out of them once settled, so they are the phase's checkpoint.
+// (A mute of the account that has ended already is named by none of them
+// and stays in its maker's records.)
+func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
+	u := g.user
+	mine := []string{s.k.blocks(u), s.k.mutes(u), s.k.muteEnds(u), s.k.hides(u),
+		s.k.blockedBy(u), s.k.hiddenAuthors(u), s.k.noPush(u), s.k.hideNotes(u)}
+	for {
+		others, err := s.relatedChunk(ctx, mine)
+		if err != nil || len(others) == 0 {
+			return err
+		}
+		var cmds []rueidis.Completed
+		pairs := make([]Edge, len(others))
+		for i, x := range others {
+			pairs[i] = Edge{Follower: u, Followee: x}
+			for _, key := range []func(ID) string{s.k.blocks, s.k.mutes, s.k.muteEnds, s.k.hides} {
+				cmds = append(cmds, s.c.B().Zrem().Key(key(x)).Member(member(u)).Build(),
+					s.c.B().Zrem().Key(key(u)).Member(member(x)).Build())
+			}
+		}
+		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+			return err
+		}
+		if err := s.settleRelations(ctx, pairs); err != nil {
+			return err
+		}
+		cmds = cmdsFor(mine, func(key string) rueidis.Completed {
+			return s.c.B().Zrem().Key(key).Member(members(others)...).Build()
+		})
+		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+			return err
+		}
+	}
+}
+
+// relatedChunk reads up to accountChunk members of each of the sets keys
+// (one slot's), and returns them once each.
+func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]ID, error) {
+	rs := s.doMulti(ctx, cmdsFor(keys, func(key string) rueidis.Completed {
+		return s.c.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk - 1)).Build()
+	})...)
+	seen := map[ID]bool{}
+	var out []ID
+	for _, r := range rs {
+		ms, err := r.AsStrSlice()
+		if err != nil {
+			return nil, err
+		}
+		ids, err := idsOf(ms)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
+}
 
 // dropKeys deletes every key of the account that is left, and its entry
 // in the activity index.

@@ -12,7 +12,8 @@ import (
 )
 
 // accountWorld: user 1 (to be deleted) follows 4 and is followed by 2 and
-// 3; 1 and 4 publish; 1 likes 4's post and 2 likes 1's.
+// 3; 1 and 4 publish; 1 likes 4's post and 2 likes 1's; 1 mutes 2, 4
+// hides its posts from 1, and 5 blocks 1.
 type accountWorld struct {
 	s        *Service
 	clk      *clock
@@ -22,7 +23,7 @@ type accountWorld struct {
 func newAccountWorld(t *testing.T, s *Service, clk *clock) accountWorld {
 	t.Helper()
 	ctx := context.Background()
-	mustUsers(t, s, 1, 2, 3, 4)
+	mustUsers(t, s, 1, 2, 3, 4, 5)
 	followEdges(t, s, []Edge{{2, 1}, {3, 1}, {1, 4}, {2, 4}})
 	w := accountWorld{s: s, clk: clk}
 	var err error
@@ -37,6 +38,15 @@ func newAccountWorld(t *testing.T, s *Service, clk *clock) accountWorld {
 	}
 	if _, _, err := s.Like(ctx, 2, w.own.ID); err != nil {
 		t.Fatal(err)
+	}
+	for _, rel := range []func() error{
+		func() error { return s.Mute(ctx, 1, 2, 0) },
+		func() error { return s.HidePostsFrom(ctx, 4, 1) },
+		func() error { return s.Block(ctx, 5, 1) },
+	} {
+		if err := rel(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	drain(t, s)
 	if got := readAll(t, s, 2, 10); !slices.Contains(got, w.own.ID) {
@@ -89,6 +99,15 @@ func (w accountWorld) check(t *testing.T) {
 	}
 	if out := outboxIDs(t, s, 1); len(out) != 0 {
 		t.Errorf("outbox of 1 = %v, want empty", out)
+	}
+	// No relation of 1's, nor anyone's naming 1, is left anywhere.
+	for _, key := range []string{s.k.blocks(5), s.k.hiddenAuthors(5), s.k.noPush(2), s.k.hides(4), s.k.noPush(4), s.k.hiddenAuthors(4)} {
+		if in, err := isMember(s.do(ctx, s.c.B().Zscore().Key(key).Member(member(1)).Build())); err != nil || in {
+			t.Errorf("%s still names user 1 (%v)", key, err)
+		}
+	}
+	if b, err := s.Blocked(ctx, 5, 1); err != nil || b {
+		t.Errorf("Blocked(5, 1) = %v, %v after the deletion", b, err)
 	}
 }
 

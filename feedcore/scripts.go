@@ -230,10 +230,13 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 `)
 
 // followAdd adds ARGV[1] to the following set KEYS[1] unless it holds it
-// already or ARGV[2] others: 1 added, 0 already there, -1 at the limit.
-// Atomic, so concurrent follows cannot pass the limit. A new follow also
+// already or ARGV[2] others: 1 added, 0 already there, -1 at the limit, -2
+// across a block (the follower's blocks KEYS[3] or blocked-by mirror
+// KEYS[4] hold the followee). Atomic, so concurrent follows cannot pass the
+// limit, nor a block settled in the follower's slot. A new follow also
 // drops the followee from the reader's recent unfollows KEYS[2].
 var followAdd = newScript(false, `
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) or redis.call('ZSCORE', KEYS[4], ARGV[1]) then return -2 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])

@@ -13,6 +13,8 @@ import (
 // ExportStats counts what an export wrote.
 type ExportStats struct {
 	Users, Follows, Posts, Lives, Likes, Counts, Deleted int
+	// Relations is block, mute and hide lines.
+	Relations int
 	// Lines is every line written.
 	Lines int
 }
@@ -40,6 +42,14 @@ type followLine struct {
 	Type     string `json:"type"`
 	Follower string `json:"follower"`
 	Followee string `json:"followee"`
+}
+
+type relationLine struct {
+	Type      string `json:"type"`
+	User      string `json:"user"`
+	Target    string `json:"target"`
+	CreatedAt string `json:"createdAt"`
+	Until     string `json:"until,omitempty"`
 }
 
 type postLine struct {
@@ -83,8 +93,8 @@ type countsLine struct {
 }
 
 // Export writes every record of svc's store to w as JSON Lines in the
-// import format, in an order Load applies: users, follows, posts, live
-// sessions, likes, then counts (after the likes, so that an import ends
+// import format, in an order Load applies: users, follows, blocks, mutes
+// and hides, posts, live sessions, likes, then counts (after the likes, so that an import ends
 // with exactly the counters exported). See feedcore.Service.Export for
 // what is read, and what a live store's export holds.
 func Export(ctx context.Context, svc *feedcore.Service, w io.Writer, o ExportOptions) (ExportStats, error) {
@@ -123,6 +133,13 @@ func Export(ctx context.Context, svc *feedcore.Service, w io.Writer, o ExportOpt
 		},
 		Follow: func(e feedcore.Edge) error {
 			return emit(&st.Follows, followLine{"follow", id(e.Follower), id(e.Followee)})
+		},
+		Relation: func(r feedcore.Relation) error {
+			until := ""
+			if !r.Until.IsZero() {
+				until = at(&r.Until)
+			}
+			return emit(&st.Relations, relationLine{string(r.Kind), id(r.User), id(r.Target), at(&r.CreatedAt), until})
 		},
 		Post: func(p *feedcore.Post) error {
 			return emit(&st.Posts, postLine{"post", id(p.ID), id(p.Author), p.Text, at(&p.CreatedAt)})

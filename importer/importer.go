@@ -9,6 +9,16 @@
 //	{"type":"live","id":"9","anchor":"200","title":"...","scheduledStartAt":"...","startedAt":"...","endedAt":"..."}
 //	{"type":"like","user":"111","post":"32850"}
 //	{"type":"counts","post":"32850","likes":3,"comments":1,"reposts":0,"favorites":2}
+//	{"type":"block","user":"111","target":"200","createdAt":"2024-01-02T03:04:05Z"}
+//	{"type":"mute","user":"111","target":"300","createdAt":"...","until":"2030-01-01T00:00:00Z"}
+//	{"type":"hide","user":"200","target":"111"}
+//
+// A block, mute or hide line records that user set it against target, as
+// the mutations do (createdAt, optional, is when; a mute's optional until
+// is its end, and an ended one is skipped). A block removes the follows
+// between the two, so it comes after them, and before the posts, whose
+// fan-out it steers.
+//
 //	{"type":"deleted","id":"111","handle":"ann","deletedAt":"2026-11-24T10:00:00Z"}
 //
 // A deleted line records a deleted account, as deleteAccount leaves it:
@@ -61,7 +71,9 @@ type Stats struct {
 	Lives   int // live lines passed to Options.Live
 	Counts  int // counts lines passed to Options.Counts
 	Likes   int // like lines applied
-	Deleted int // deleted lines applied (accounts recorded as deleted)
+	// Relations is block, mute and hide lines applied.
+	Relations int
+	Deleted   int // deleted lines applied (accounts recorded as deleted)
 	// Skipped is live and counts lines validated but not applied because
 	// their hook is nil.
 	Skipped int
@@ -188,6 +200,7 @@ type batch struct {
 	lives  []LiveLine
 	counts []CountsLine
 	likes  []feedcore.PostLike
+	rels   []feedcore.Relation
 	gone   []feedcore.DeletedAccount
 }
 
@@ -202,6 +215,7 @@ func (b *batch) reset() {
 	b.lives = b.lives[:0]
 	b.counts = b.counts[:0]
 	b.likes = b.likes[:0]
+	b.rels = b.rels[:0]
 	b.gone = b.gone[:0]
 }
 
@@ -357,6 +371,8 @@ func (p *parser) append(k kind, b *batch) error {
 		err = appendParsed(&b.counts, p.obj.counts)
 	case kindLike:
 		err = appendParsed(&b.likes, p.obj.like)
+	case kindBlock, kindMute, kindHide:
+		err = appendParsed(&b.rels, func() (feedcore.Relation, error) { return p.obj.relation(k) })
 	case kindDeleted:
 		err = appendParsed(&b.gone, p.obj.deleted)
 	}
@@ -421,6 +437,9 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 	case kindLike:
 		n, err = a.svc.LikeMany(ctx, b.likes)
 		a.st.Likes += n
+	case kindBlock, kindMute, kindHide:
+		n, err = a.svc.PutRelations(ctx, b.rels)
+		a.st.Relations += n
 	case kindDeleted:
 		for _, d := range b.gone {
 			if err = a.svc.PutDeletedAccount(ctx, d); err != nil {

@@ -42,6 +42,8 @@ const (
 	fReposts
 	fFavorites
 	fUser
+	fTarget
+	fUntil
 	fDeletedAt
 	numFields
 )
@@ -68,6 +70,8 @@ var fieldNames = [numFields]string{
 	fReposts:          "reposts",
 	fFavorites:        "favorites",
 	fUser:             "user",
+	fTarget:           "target",
+	fUntil:            "until",
 	fDeletedAt:        "deletedAt",
 }
 

@@ -25,12 +25,16 @@ func TestDeleteAccountTokens(t *testing.T) {
 				t.Fatal(err)
 			}
 			bearer := []string{"Authorization", "Bearer " + tok}
-			var ok struct{ FollowUser struct{ User struct{ Handle string } } }
+			var ok struct {
+				FollowUser struct{ User struct{ Handle string } }
+			}
 			e.do(0, `mutation { followUser(userId: "2") { user { handle } } }`, nil, bearer...).as(t, &ok)
 
 			del := `mutation($h: String!) { deleteAccount(confirmHandle: $h) { deletedUserId } }`
 			mustCode(t, "wrong handle", e.do(1, del, map[string]any{"h": "bob"}), "BAD_USER_INPUT")
-			var got struct{ DeleteAccount struct{ DeletedUserID string } }
+			var got struct {
+				DeleteAccount struct{ DeletedUserID string }
+			}
 			e.do(0, del, map[string]any{"h": "ann"}, bearer...).as(t, &got)
 			if got.DeleteAccount.DeletedUserID == "" {
 				t.Fatal("no deletedUserId")

@@ -20,6 +20,7 @@ type storeFlags struct {
 	activeWindow time.Duration
 	inboxCap     int
 	followLimit  int
+	maxBlocks    int
 	snapshotTTL  time.Duration
 	reuse        time.Duration
 	devices      int
@@ -38,6 +39,7 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.DurationVar(&s.activeWindow, "active-window", 168*time.Hour, "how long a reader stays active after a read")
 	fs.IntVar(&s.inboxCap, "inbox-cap", 800, "inbox length kept per reader")
 	fs.IntVar(&s.followLimit, "follow-limit", 2000, "most accounts one user may follow")
+	fs.IntVar(&s.maxBlocks, "max-blocks", 10000, "most blocks, mutes and hides one user may have, together")
 	fs.DurationVar(&s.snapshotTTL, "snapshot-ttl", 30*time.Minute, "live feed snapshot lifetime")
 	fs.DurationVar(&s.reuse, "live-snapshot-reuse", 3*time.Second, "a first live feed page within this long of the device's last one reuses its snapshot; 0: always a new one (replacing the device's)")
 	fs.IntVar(&s.devices, "live-devices", 5, "most live feed snapshots one viewer holds, one per device (X-Device-Id); a new device drops the oldest")
@@ -59,6 +61,7 @@ func (s *storeFlags) options() feedcore.Options {
 		ActiveWindow:  s.activeWindow,
 		InboxCap:      s.inboxCap,
 		FollowLimit:   s.followLimit,
+		MaxRelations:  s.maxBlocks,
 		StreamShards:  s.streamShards,
 		WaitReplicas:  s.waitReplicas,
 		WaitTimeout:   s.waitTimeout,
@@ -85,6 +88,7 @@ func (s *storeFlags) validate() error {
 		flagRule{s.activeWindow <= 0, "--active-window must be positive"},
 		flagRule{s.inboxCap < 1, "--inbox-cap must be at least 1"},
 		flagRule{s.followLimit < 1, "--follow-limit must be at least 1"},
+		flagRule{s.maxBlocks < 1, "--max-blocks must be at least 1"},
 		flagRule{s.snapshotTTL <= 0, "--snapshot-ttl must be positive"},
 		flagRule{s.waitReplicas < 0, "--wait-replicas must not be negative"},
 		flagRule{s.waitTimeout <= 0, "--wait-timeout must be positive"},
