@@ -183,18 +183,26 @@ func TestDeleteAccount(t *testing.T) {
 	}
 }
 
-// TestDeleteAccountFinishedByWorkers: the request dies right after the
-// commit; the journal's repair finishes the job.
-func TestDeleteAccountFinishedByWorkers(t *testing.T) {
+// committedDeletion is an accountWorld whose deletion of 1 was committed
+// by a request that died at once, with no worker running.
+func committedDeletion(t *testing.T) (accountWorld, *clock) {
+	t.Helper()
 	clk := clockAt(time.Now())
 	s := newService(t, storetest.New(t), Options{Now: clk.now})
 	stop := startWorkers(t, s, WorkerOptions{})
 	w := newAccountWorld(t, s, clk)
 	stop()
-	ctx := context.Background()
-	if _, err := s.commitGone(ctx, 1, "u1"); err != nil {
+	if _, err := s.commitGone(context.Background(), 1, "u1"); err != nil {
 		t.Fatal(err)
 	}
+	return w, clk
+}
+
+// TestDeleteAccountFinishedByWorkers: the request dies right after the
+// commit; the journal's repair finishes the job.
+func TestDeleteAccountFinishedByWorkers(t *testing.T) {
+	w, clk := committedDeletion(t)
+	s, ctx := w.s, context.Background()
 	// Half the job ran before the request died: it resumes from there.
 	if err := s.dropProfile(ctx, goneAccount{user: 1, handle: "u1", deletedAt: clk.now().UnixMilli()}); err != nil {
 		t.Fatal(err)
@@ -213,15 +221,8 @@ func TestDeleteAccountFinishedByWorkers(t *testing.T) {
 // TestDeleteAccountRebuild: a rebuild finishes an unfinished deletion and
 // brings none of the account's posts back.
 func TestDeleteAccountRebuild(t *testing.T) {
-	clk := clockAt(time.Now())
-	s := newService(t, storetest.New(t), Options{Now: clk.now})
-	stop := startWorkers(t, s, WorkerOptions{})
-	w := newAccountWorld(t, s, clk)
-	stop()
-	ctx := context.Background()
-	if _, err := s.commitGone(ctx, 1, "u1"); err != nil {
-		t.Fatal(err)
-	}
+	w, _ := committedDeletion(t)
+	s, ctx := w.s, context.Background()
 	if _, err := s.Rebuild(ctx, RebuildOptions{Restart: true}); err != nil {
 		t.Fatal(err)
 	}
