@@ -23,6 +23,7 @@ func TestMatchesGoClient(t *testing.T) {
 		"ScheduleLive": client.ScheduleLive_Operation, "StartLive": client.StartLive_Operation,
 		"UnfollowUser": client.UnfollowUser_Operation, "UnlikePost": client.UnlikePost_Operation,
 		"User": client.User_Operation, "Viewer": client.Viewer_Operation,
+		"DeleteAccount": client.DeleteAccount_Operation,
 	}
 	if len(docs) != len(sent) {
 		t.Errorf("%d operations in client/operations, %d known to this test", len(docs), len(sent))
