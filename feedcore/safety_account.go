@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,12 +37,15 @@ const jAccount = "acct"
 const accountChunk = 500
 
 // accountGone commits a deletion: unless the marker KEYS[1] exists, it
-// sets it (at ARGV[1] ms, handle ARGV[2], next phase 0) and journals the
-// job on KEYS[2] (fields k ARGV[3], u ARGV[4]). Replies {1, entry id}, or
-// {0, handle} when the account was deleted already.
+// sets it (at ARGV[1] ms, handle ARGV[2], next phase 0), journals the job
+// on KEYS[2] (fields k ARGV[3], u ARGV[4]) and owes it a second pass in
+// KEYS[3] (accountSweeps, at the server's time). Replies {1, entry id},
+// or {0, handle} when the account was deleted already.
 var accountGone = newScript(false, `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('HGET', KEYS[1], 'h') or ''} end
 redis.call('HSET', KEYS[1], 'at', ARGV[1], 'h', ARGV[2], 'ph', '0')
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[3], t[1] * 1000 + math.floor(t[2] / 1000), ARGV[4])
 return {1, redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'u', ARGV[4])}
 `)
 
@@ -89,7 +93,7 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer ID, confirmHandle st
 // ("" when a racing request committed it first).
 func (s *Service) commitGone(ctx context.Context, u ID, handle string) (string, error) {
 	shard := s.shardOf(u)
-	keys := []string{s.k.gone(shard, u), s.k.journal(shard)}
+	keys := []string{s.k.gone(shard, u), s.k.journal(shard), s.k.accountSweeps(shard)}
 	args := []string{scoreArg(s.nowMS()), handle, jAccount, FormatID(u)}
 	arr, err := s.commit(ctx, accountGone, keys, args, accountGone.cmd(s.c.B(), keys, args)).ToArray()
 	if err == nil && len(arr) != 2 {
@@ -132,17 +136,11 @@ var accountPhases = []struct {
 // finishAccount runs u's deletion job from its checkpoint to the end.
 // Idempotent: a finished job does nothing.
 func (s *Service) finishAccount(ctx context.Context, u ID) error {
-	marker := s.k.gone(s.shardOf(u), u)
-	m, err := s.do(ctx, s.c.B().Hgetall().Key(marker).Build()).AsStrMap()
+	g, err := s.goneAccount(ctx, FormatID(u))
 	if err != nil {
-		return fmt.Errorf("read the gone marker: %w", err)
+		return err
 	}
-	if len(m) == 0 {
-		return fmt.Errorf("%w: no deletion of user %d is recorded", errMalformed, u)
-	}
-	g := goneAccount{user: u, handle: m["h"]}
-	g.deletedAt, _ = parseInt(m["at"])
-	g.phase, _ = strconv.Atoi(m["ph"])
+	marker := s.k.gone(s.shardOf(u), u)
 	for ; g.phase < len(accountPhases); g.phase++ {
 		p := accountPhases[g.phase]
 		if err := p.run(s, ctx, g); err != nil {
@@ -153,6 +151,25 @@ func (s *Service) finishAccount(ctx context.Context, u ID) error {
 		}
 	}
 	return nil
+}
+
+// goneAccount reads the marker of the deleted user id (decimal).
+func (s *Service) goneAccount(ctx context.Context, id string) (goneAccount, error) {
+	u, err := ParseID(id)
+	if err != nil {
+		return goneAccount{}, fmt.Errorf("%w: deleted user %q", errMalformed, id)
+	}
+	m, err := s.do(ctx, s.c.B().Hgetall().Key(s.k.gone(s.shardOf(u), u)).Build()).AsStrMap()
+	if err != nil {
+		return goneAccount{}, fmt.Errorf("read the gone marker: %w", err)
+	}
+	if len(m) == 0 {
+		return goneAccount{}, fmt.Errorf("%w: no deletion of user %d is recorded", errMalformed, u)
+	}
+	g := goneAccount{user: u, handle: m["h"]}
+	g.deletedAt, _ = parseInt(m["at"])
+	g.phase, _ = strconv.Atoi(m["ph"])
+	return g, nil
 }
 
 // holdHandle keeps the handle KEYS[1], if it still names user ARGV[1] or
@@ -404,6 +421,52 @@ func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 	return firstErr(s.doMulti(ctx, cmds...))
 }
 
+// accountSweepLoop gives each deletion its second pass once RepairAfter
+// has passed since its commit: a request that was in flight then (a
+// follow of the account, its like or publish admitted just before the
+// marker) has written by that time (RepairAfter is above the longest a
+// mutation's writes may take), and the pass takes what it wrote away.
+func (s *Service) accountSweepLoop(ctx context.Context, o WorkerOptions) {
+	for sleepCtx(ctx, o.RepairAfter/4) {
+		for sh := 0; sh < s.o.StreamShards; sh++ {
+			if err := s.sweepAccounts(ctx, sh, time.Now().Add(-o.RepairAfter)); err != nil && ctx.Err() == nil {
+				o.Logger.Warn("account deletion: second pass", "shard", sh, "err", err)
+			}
+		}
+	}
+}
+
+// sweepAccounts runs the second pass of shard's deletions committed before
+// cutoff: every phase again, without the checkpoint (the first pass may
+// still be running; both are idempotent), then drops its timer.
+func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time) error {
+	key := s.k.accountSweeps(shard)
+	due, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
+		Limit(0, 16).Build()).AsStrSlice()
+	if err != nil {
+		return fmt.Errorf("read the second passes due: %w", err)
+	}
+	for _, m := range due {
+		g, err := s.goneAccount(ctx, m)
+		if errors.Is(err, errMalformed) { // nothing to sweep, ever
+			s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build())
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, p := range accountPhases {
+			if err := p.run(s, ctx, g); err != nil {
+				return fmt.Errorf("user %d, %s phase: %w", g.user, p.name, err)
+			}
+		}
+		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
+			return fmt.Errorf("drop a second pass: %w", err)
+		}
+	}
+	return nil
+}
+
 // finishAccounts finishes every deletion job still journaled (Rebuild runs
 // it first, so no deleted account's posts or follows are rebuilt).
 func (s *Service) finishAccounts(ctx context.Context) error {
@@ -484,7 +547,7 @@ func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err 
 		return apierr.Errorf(apierr.BadInput, "a deleted account needs a positive user id")
 	}
 	shard := s.shardOf(d.User)
-	keys := []string{s.k.gone(shard, d.User), s.k.journal(shard)}
+	keys := []string{s.k.gone(shard, d.User), s.k.journal(shard), s.k.accountSweeps(shard)}
 	args := []string{scoreArg(d.DeletedAt.UnixMilli()), d.Handle, jAccount, FormatID(d.User)}
 	arr, err := s.do(ctx, accountGone.cmd(s.c.B(), keys, args)).ToArray()
 	if err != nil {

@@ -271,3 +271,37 @@ func TestDeleteAccountScale(t *testing.T) {
 	}
 	t.Logf("deleted an account with %d followers and 20 posts in each inbox in %v", n, d.Round(time.Millisecond))
 }
+
+// TestDeleteAccountSecondPass: what a request admitted just before the
+// commit writes after the job (here a follow of the account and a post of
+// its own, materialized late) is taken away by the second pass.
+func TestDeleteAccountSecondPass(t *testing.T) {
+	clk := clockAt(time.Now())
+	s := newService(t, storetest.New(t), Options{Now: clk.now})
+	stop := startWorkers(t, s, WorkerOptions{})
+	w := newAccountWorld(t, s, clk)
+	stop()
+	ctx := context.Background()
+	if err := s.DeleteAccount(ctx, 1, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	late := &Post{ID: 99, Author: 1, Text: "late", CreatedAt: clk.now()}
+	if _, err := s.materializePosts(ctx, []*Post{late}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.addFollowing(ctx, []Edge{{Follower: 3, Followee: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.addFollows(ctx, []Edge{{Follower: 3, Followee: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
+	waitFor(t, "the second pass", func() bool {
+		n, _ := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.accountSweeps(s.shardOf(1))).Build()).AsInt64()
+		return n == 0
+	})
+	w.check(t)
+	if ps, _ := s.Posts(ctx, []ID{late.ID}); ps[0] == nil || !ps[0].Deleted {
+		t.Errorf("the late post = %+v, want a tombstone", ps[0])
+	}
+}
