@@ -285,6 +285,37 @@ func (v *BlockedUsersResponse) GetBlockedUsers() BlockedUsersBlockedUsersUserCon
 	return v.BlockedUsers
 }
 
+// DeleteAccountDeleteAccountDeleteAccountPayload includes the requested fields of the GraphQL type DeleteAccountPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `deleteAccount`.
+type DeleteAccountDeleteAccountDeleteAccountPayload struct {
+	// The id of the account deleted: the viewer's.
+	DeletedUserId string `json:"deletedUserId"`
+}
+
+// GetDeletedUserId returns DeleteAccountDeleteAccountDeleteAccountPayload.DeletedUserId, and is useful for accessing the field via an interface.
+func (v *DeleteAccountDeleteAccountDeleteAccountPayload) GetDeletedUserId() string {
+	return v.DeletedUserId
+}
+
+// DeleteAccountResponse is returned by DeleteAccount on success.
+type DeleteAccountResponse struct {
+	// Delete the viewer's account, for good. confirmHandle must be the viewer's
+	// own handle (else BAD_USER_INPUT). At once the account's posts and live
+	// sessions leave every feed and its tokens and dev identity get
+	// UNAUTHENTICATED; its follows both ways, likes, blocks, mutes and hides go
+	// too, every count updated, finished by the workers if this request dies.
+	// Its handle can be taken again after the server's --handle-hold (30 days
+	// by default). Idempotent: a retry succeeds again.
+	DeleteAccount DeleteAccountDeleteAccountDeleteAccountPayload `json:"deleteAccount"`
+}
+
+// GetDeleteAccount returns DeleteAccountResponse.DeleteAccount, and is useful for accessing the field via an interface.
+func (v *DeleteAccountResponse) GetDeleteAccount() DeleteAccountDeleteAccountDeleteAccountPayload {
+	return v.DeleteAccount
+}
+
 // DeletePostDeletePostDeletePostPayload includes the requested fields of the GraphQL type DeletePostPayload.
 // The GraphQL type's documentation follows.
 //
@@ -5058,6 +5089,14 @@ func (v *__BlockedUsersInput) GetFirst() *int { return v.First }
 // GetAfter returns __BlockedUsersInput.After, and is useful for accessing the field via an interface.
 func (v *__BlockedUsersInput) GetAfter() *string { return v.After }
 
+// __DeleteAccountInput is used internally by genqlient
+type __DeleteAccountInput struct {
+	ConfirmHandle string `json:"confirmHandle"`
+}
+
+// GetConfirmHandle returns __DeleteAccountInput.ConfirmHandle, and is useful for accessing the field via an interface.
+func (v *__DeleteAccountInput) GetConfirmHandle() string { return v.ConfirmHandle }
+
 // __DeletePostInput is used internally by genqlient
 type __DeletePostInput struct {
 	Id string `json:"id"`
@@ -5369,6 +5408,41 @@ func BlockedUsers(
 	}
 
 	data_ = &BlockedUsersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteAccount.
+const DeleteAccount_Operation = `
+mutation DeleteAccount ($confirmHandle: String!) {
+	deleteAccount(confirmHandle: $confirmHandle) {
+		deletedUserId
+	}
+}
+`
+
+// Deletes the viewer's account; confirmHandle must be the viewer's handle.
+func DeleteAccount(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	confirmHandle string,
+) (data_ *DeleteAccountResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteAccount",
+		Query:  DeleteAccount_Operation,
+		Variables: &__DeleteAccountInput{
+			ConfirmHandle: confirmHandle,
+		},
+	}
+
+	data_ = &DeleteAccountResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

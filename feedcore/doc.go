@@ -31,9 +31,13 @@
 //     undoing: the record's commit; a like across a block), safety_settle.go
 //     (settling a pair: mirrors, hidden authors, no-push sets, follows
 //     removed, inbox clean-up queued, backfill), safety_list.go
-//     (RelationFlags, Blocked, RelationList, PutRelations).
+//     (RelationFlags, Blocked, RelationList, PutRelations),
+//     safety_account.go (DeleteAccount: the gone marker and the journaled
+//     job, its phases; held handles; deleted accounts for export and
+//     import).
 //   - Rate limit: ratelimit.go (GCRA in Redis; a Charge rides the first
-//     pipeline), throttle.go (per-process throttles of activity writes).
+//     pipeline, and a viewer's checks the account is not deleted, with the
+//     limit on or off), throttle.go (per-process throttles of activity writes).
 //   - Ops: ops_export.go (Export), ops_rebuild.go (Rebuild), ops_scan.go
 //     (walking every record of a kind).
 //   - Safety: safety_filter.go (reads and fan-out leave out authors hidden
@@ -90,4 +94,11 @@
 // the reader's; a clean-up job takes entries already pushed out. Every
 // check compares the end with the service clock, so an ended mute shows
 // the author again at once.
+//
+// Deleted accounts. A deletion is committed by its gone marker, set in one
+// script with its journal entry on the user's stream shard; from then on
+// every operation of the user is refused (the charge's script and the
+// publish log script read the marker in their own slot), and the journaled
+// job, idempotent and checkpointed in the marker, takes everything of the
+// account away. The marker stays: export and import carry it.
 package feedcore

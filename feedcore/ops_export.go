@@ -29,6 +29,8 @@ type ExportSink struct {
 	Like func(post, user ID) error
 	// Counts: a post's counters as stored.
 	Counts func(post ID, c PostCounts) error
+	// Deleted: a deleted account (its marker), first of all; nil skips them.
+	Deleted func(DeletedAccount) error
 	// Batch is how many keys are read per round trip; ExportBatch when 0.
 	Batch int
 
@@ -60,6 +62,20 @@ type ExportSink struct {
 func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	defer wrap(&err, "export")
 	setDefault(&sink.Batch, ExportBatch)
+	if sink.Deleted != nil {
+		// First: an import records them (holding their handles) before
+		// anything else.
+		if err := s.DeletedAccounts(ctx, func(ds []DeletedAccount) error {
+			for _, d := range ds {
+				if err := sink.Deleted(d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	phases := []struct {
 		keyOf func(ID) string // the records' keys
 		posts bool            // the posts pass: later passes write again what it may have missed

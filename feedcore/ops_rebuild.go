@@ -36,6 +36,11 @@ import (
 func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
 	defer wrap(&err, "rebuild")
 	setDefault(&o.Batch, 100)
+	// Unfinished account deletions first: nothing of a deleted account
+	// (its posts, its follows) may be rebuilt.
+	if err := s.finishAccounts(ctx); err != nil {
+		return st, err
+	}
 	ck := s.k.rebuild()
 	if o.Restart {
 		if err := s.do(ctx, s.c.B().Del().Key(ck).Build()).Error(); err != nil {

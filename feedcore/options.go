@@ -62,6 +62,9 @@ type Options struct {
 	// viewer's inboxes: a fan-out task that read its targets before the
 	// relation may still push one. Default 2 minutes.
 	CleanupGrace time.Duration
+	// HandleHold is how long a deleted account's handle stays taken before
+	// anyone may take it again (safety_account.go). Default 720h (30 days).
+	HandleHold time.Duration
 	// MaxRelations is the most blocks, mutes and hides one user may have
 	// together (--max-blocks). Default 10000.
 	MaxRelations int
@@ -82,6 +85,7 @@ func (o Options) withDefaults() Options {
 	o.StreamShards = min(o.StreamShards, maxShards)
 	setDefault(&o.WaitTimeout, defaultWaitTimeout)
 	setDefault(&o.CleanupGrace, defaultCleanupGrace)
+	setDefault(&o.HandleHold, 720*time.Hour)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -141,6 +141,7 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	run(func() { s.reclaim(ctx, o, name+"-r") })
 	run(func() { s.repairLoop(ctx, o) })
 	run(func() { s.muteEndLoop(ctx, o) })
+	run(func() { s.accountSweepLoop(ctx, o) })
 	run(func() { s.sweepLoop(ctx, o) })
 	wg.Wait()
 	return nil

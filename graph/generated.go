@@ -41,6 +41,10 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	DeleteAccountPayload struct {
+		DeletedUserID func(childComplexity int) int
+	}
+
 	DeletePostPayload struct {
 		DeletedPostID func(childComplexity int) int
 	}
@@ -81,6 +85,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		BlockUser         func(childComplexity int, userID string) int
+		DeleteAccount     func(childComplexity int, confirmHandle string) int
 		DeletePost        func(childComplexity int, id string) int
 		EndLive           func(childComplexity int, id string) int
 		FollowUser        func(childComplexity int, userID string) int
@@ -204,6 +209,7 @@ type MutationResolver interface {
 	UnmuteUser(ctx context.Context, userID string) (*RelationshipPayload, error)
 	HideMyPostsFrom(ctx context.Context, userID string) (*RelationshipPayload, error)
 	UnhideMyPostsFrom(ctx context.Context, userID string) (*RelationshipPayload, error)
+	DeleteAccount(ctx context.Context, confirmHandle string) (*DeleteAccountPayload, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *feedcore.Post) (string, error)
@@ -255,6 +261,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "DeleteAccountPayload.deletedUserId":
+		if e.ComplexityRoot.DeleteAccountPayload.DeletedUserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteAccountPayload.DeletedUserID(childComplexity), true
 
 	case "DeletePostPayload.deletedPostId":
 		if e.ComplexityRoot.DeletePostPayload.DeletedPostID == nil {
@@ -376,6 +389,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.BlockUser(childComplexity, args["userId"].(string)), true
+	case "Mutation.deleteAccount":
+		if e.ComplexityRoot.Mutation.DeleteAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAccount(childComplexity, args["confirmHandle"].(string)), true
 	case "Mutation.deletePost":
 		if e.ComplexityRoot.Mutation.DeletePost == nil {
 			break
@@ -1098,6 +1122,16 @@ type Mutation {
     "The user to show the viewer's posts to again: a User id or a database id."
     userId: ID!
   ): RelationshipPayload!
+  """
+  Delete the viewer's account, for good. confirmHandle must be the viewer's
+  own handle (else BAD_USER_INPUT). At once the account's posts and live
+  sessions leave every feed and its tokens and dev identity get
+  UNAUTHENTICATED; its follows both ways, likes, blocks, mutes and hides go
+  too, every count updated, finished by the workers if this request dies.
+  Its handle can be taken again after the server's --handle-hold (30 days
+  by default). Idempotent: a retry succeeds again.
+  """
+  deleteAccount(confirmHandle: String!): DeleteAccountPayload!
 }
 
 """
@@ -1137,6 +1171,12 @@ input ScheduleLiveInput {
 type LikePayload {
   "The post, with its updated counters."
   post: Post!
+}
+
+"The result of ` + "`" + `deleteAccount` + "`" + `."
+type DeleteAccountPayload {
+  "The id of the account deleted: the viewer's."
+  deletedUserId: ID!
 }
 
 "The result of ` + "`" + `scheduleLive` + "`" + `, ` + "`" + `startLive` + "`" + ` and ` + "`" + `endLive` + "`" + `."
@@ -1320,6 +1360,14 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_DeleteAccountPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedUserId":
+		return ec.fieldContext_DeleteAccountPayload_deletedUserId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteAccountPayload", field.Name)
+}
 
 func (ec *executionContext) childFields_DeletePostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -1660,6 +1708,20 @@ func (ec *executionContext) field_Mutation_blockUser_args(ctx context.Context, r
 		return nil, err
 	}
 	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "confirmHandle",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["confirmHandle"] = arg0
 	return args, nil
 }
 
@@ -2094,6 +2156,29 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _DeleteAccountPayload_deletedUserId(ctx context.Context, field graphql.CollectedField, obj *DeleteAccountPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteAccountPayload_deletedUserId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedUserID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteAccountPayload_deletedUserId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteAccountPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
 
 func (ec *executionContext) _DeletePostPayload_deletedPostId(ctx context.Context, field graphql.CollectedField, obj *DeletePostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -3203,6 +3288,50 @@ func (ec *executionContext) fieldContext_Mutation_unhideMyPostsFrom(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unhideMyPostsFrom_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAccount(ctx, fc.Args["confirmHandle"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *DeleteAccountPayload) graphql.Marshaler {
+			return ec.marshalNDeleteAccountPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐDeleteAccountPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteAccountPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5764,6 +5893,44 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var deleteAccountPayloadImplementors = []string{"DeleteAccountPayload"}
+
+func (ec *executionContext) _DeleteAccountPayload(ctx context.Context, sel ast.SelectionSet, obj *DeleteAccountPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteAccountPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteAccountPayload")
+		case "deletedUserId":
+			out.Values[i] = ec._DeleteAccountPayload_deletedUserId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deletePostPayloadImplementors = []string{"DeletePostPayload"}
 
 func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.SelectionSet, obj *DeletePostPayload) graphql.Marshaler {
@@ -6333,6 +6500,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unhideMyPostsFrom":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unhideMyPostsFrom(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteAccount(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8059,6 +8233,16 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNDeleteAccountPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐDeleteAccountPayload(ctx context.Context, sel ast.SelectionSet, v *DeleteAccountPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteAccountPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDeletePostPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐDeletePostPayload(ctx context.Context, sel ast.SelectionSet, v *DeletePostPayload) graphql.Marshaler {

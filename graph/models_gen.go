@@ -12,6 +12,12 @@ import (
 	"github.com/feedd/feedd/feedcore"
 )
 
+// The result of `deleteAccount`.
+type DeleteAccountPayload struct {
+	// The id of the account deleted: the viewer's.
+	DeletedUserID string `json:"deletedUserId"`
+}
+
 // The result of `deletePost`.
 type DeletePostPayload struct {
 	// Global id of the deleted post.

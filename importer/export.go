@@ -12,7 +12,7 @@ import (
 
 // ExportStats counts what an export wrote.
 type ExportStats struct {
-	Users, Follows, Posts, Lives, Likes, Counts int
+	Users, Follows, Posts, Lives, Likes, Counts, Deleted int
 	// Relations is block, mute and hide lines.
 	Relations int
 	// Lines is every line written.
@@ -70,6 +70,13 @@ type liveLine struct {
 	EndedAt          string `json:"endedAt,omitempty"`
 }
 
+type deletedLine struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Handle    string `json:"handle"`
+	DeletedAt string `json:"deletedAt"`
+}
+
 type likeLine struct {
 	Type string `json:"type"`
 	User string `json:"user"`
@@ -118,6 +125,9 @@ func Export(ctx context.Context, svc *feedcore.Service, w io.Writer, o ExportOpt
 	}
 	err := svc.Export(ctx, feedcore.ExportSink{
 		Batch: o.Batch,
+		Deleted: func(d feedcore.DeletedAccount) error {
+			return emit(&st.Deleted, deletedLine{"deleted", id(d.User), d.Handle, at(&d.DeletedAt)})
+		},
 		User: func(u feedcore.User) error {
 			return emit(&st.Users, userLine{"user", id(u.ID), u.Handle, u.DisplayName, u.AvatarURL})
 		},

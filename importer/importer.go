@@ -19,6 +19,12 @@
 // between the two, so it comes after them, and before the posts, whose
 // fan-out it steers.
 //
+//	{"type":"deleted","id":"111","handle":"ann","deletedAt":"2026-11-24T10:00:00Z"}
+//
+// A deleted line records a deleted account, as deleteAccount leaves it:
+// whatever the store holds of it is removed, its requests are refused and
+// its handle is held until deletedAt plus the hold (feedcore.Options.HandleHold).
+//
 // A like line records that a user likes a post, as the like mutation does:
 // the post's likers set and its likes counter move together, once however
 // often the line is applied. A counts line sets the counters as given, so
@@ -67,6 +73,7 @@ type Stats struct {
 	Likes   int // like lines applied
 	// Relations is block, mute and hide lines applied.
 	Relations int
+	Deleted   int // deleted lines applied (accounts recorded as deleted)
 	// Skipped is live and counts lines validated but not applied because
 	// their hook is nil.
 	Skipped int
@@ -194,6 +201,7 @@ type batch struct {
 	counts []CountsLine
 	likes  []feedcore.PostLike
 	rels   []feedcore.Relation
+	gone   []feedcore.DeletedAccount
 }
 
 func (b *batch) reset() {
@@ -208,6 +216,7 @@ func (b *batch) reset() {
 	b.counts = b.counts[:0]
 	b.likes = b.likes[:0]
 	b.rels = b.rels[:0]
+	b.gone = b.gone[:0]
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -364,6 +373,8 @@ func (p *parser) append(k kind, b *batch) error {
 		err = appendParsed(&b.likes, p.obj.like)
 	case kindBlock, kindMute, kindHide:
 		err = appendParsed(&b.rels, func() (feedcore.Relation, error) { return p.obj.relation(k) })
+	case kindDeleted:
+		err = appendParsed(&b.gone, p.obj.deleted)
 	}
 	if err != nil {
 		return err
@@ -429,6 +440,14 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 	case kindBlock, kindMute, kindHide:
 		n, err = a.svc.PutRelations(ctx, b.rels)
 		a.st.Relations += n
+	case kindDeleted:
+		for _, d := range b.gone {
+			if err = a.svc.PutDeletedAccount(ctx, d); err != nil {
+				break
+			}
+			n++
+		}
+		a.st.Deleted += n
 	case kindCounts:
 		if err := hookEach(ctx, b, b.counts, a.o.Counts, &a.st.Counts, &a.st.Skipped); err != nil {
 			return err

@@ -23,11 +23,12 @@ const (
 	kindBlock
 	kindMute
 	kindHide
+	kindDeleted
 	numKinds
 )
 
 var kindNames = [...]string{kindNone: "", kindUser: "user", kindFollow: "follow", kindPost: "post", kindLive: "live", kindCounts: "counts", kindLike: "like",
-	kindBlock: "block", kindMute: "mute", kindHide: "hide"}
+	kindBlock: "block", kindMute: "mute", kindHide: "hide", kindDeleted: "deleted"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -42,6 +43,9 @@ var allowed = [...]uint32{
 	kindBlock:  mask(fType, fUser, fTarget, fCreatedAt),
 	kindMute:   mask(fType, fUser, fTarget, fCreatedAt, fUntil),
 	kindHide:   mask(fType, fUser, fTarget, fCreatedAt),
+	// A deleted account: its id, handle (held for --handle-hold after
+	// deletedAt) and when it was deleted.
+	kindDeleted: mask(fType, fID, fHandle, fDeletedAt),
 }
 
 // LiveState is the state a live line describes, from which times it sets.
@@ -101,7 +105,7 @@ func (o *object) kindOf() (kind, error) {
 		}
 	}
 	if k == kindNone {
-		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live, counts, like, block, mute or hide", name)
+		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live, counts, like, block, mute, hide or deleted", name)
 	}
 	if o.unknown != "" {
 		return k, fmt.Errorf("unknown field %q", o.unknown)
@@ -215,6 +219,26 @@ func (o *object) counts() (CountsLine, error) {
 		}
 	}
 	return c, nil
+}
+
+func (o *object) deleted() (feedcore.DeletedAccount, error) {
+	var d feedcore.DeletedAccount
+	var err error
+	if d.User, err = o.id(fID); err != nil {
+		return d, err
+	}
+	if d.Handle, _, err = o.str(fHandle); err != nil {
+		return d, err
+	}
+	at, err := o.time(fDeletedAt)
+	if err != nil {
+		return d, err
+	}
+	if at == nil {
+		return d, errors.New(`missing field "deletedAt"`)
+	}
+	d.DeletedAt = *at
+	return d, nil
 }
 
 func (o *object) like() (feedcore.PostLike, error) {

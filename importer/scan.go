@@ -44,6 +44,7 @@ const (
 	fUser
 	fTarget
 	fUntil
+	fDeletedAt
 	numFields
 )
 
@@ -71,6 +72,7 @@ var fieldNames = [numFields]string{
 	fUser:             "user",
 	fTarget:           "target",
 	fUntil:            "until",
+	fDeletedAt:        "deletedAt",
 }
 
 func (f field) String() string { return fieldNames[f] }

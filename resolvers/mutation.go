@@ -41,13 +41,19 @@ func mutate[T any](ctx context.Context, r *Resolver, on object, w writes[T]) (T,
 			return zero, err
 		}
 	}
+	wctx, cancel := r.writeContext(ctx)
+	defer cancel()
+	return w(wctx, viewer, id)
+}
+
+// writeContext is the context a mutation's writes run under: ctx's
+// values, without its cancellation, with WriteTimeout.
+func (r *Resolver) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := r.WriteTimeout
 	if d <= 0 {
 		d = DefaultWriteTimeout
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
-	defer cancel()
-	return w(wctx, viewer, id)
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
 // returningID adapts writes that return only an error: they return the

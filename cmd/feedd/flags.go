@@ -28,6 +28,7 @@ type storeFlags struct {
 	streamShards int
 	waitReplicas int
 	waitTimeout  time.Duration
+	handleHold   time.Duration
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
@@ -45,6 +46,7 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.IntVar(&s.streamShards, "stream-shards", 0, "fan-out stream shards (1 to 64), each on its own Redis Cluster slot; 0: 4 on a cluster, 1 on a single Redis; change only with the fan-out drained")
 	fs.IntVar(&s.waitReplicas, "wait-replicas", 0, "replicas that must have each mutation's commit write before it is acknowledged (Redis WAIT); 0: Redis's asynchronous replication alone")
 	fs.DurationVar(&s.waitTimeout, "wait-timeout", time.Second, "how long a mutation waits for --wait-replicas; past it the client gets UNAVAILABLE and may retry")
+	fs.DurationVar(&s.handleHold, "handle-hold", 720*time.Hour, "how long a deleted account's handle stays taken before anyone may take it again")
 	fs.StringVar(&s.cursorKey, "cursor-key", "", "cursor sealing key; empty: one is created in Redis once and shared by all replicas")
 	return s
 }
@@ -63,6 +65,7 @@ func (s *storeFlags) options() feedcore.Options {
 		StreamShards:  s.streamShards,
 		WaitReplicas:  s.waitReplicas,
 		WaitTimeout:   s.waitTimeout,
+		HandleHold:    s.handleHold,
 	}
 	if s.cursorKey != "" {
 		o.CursorKey = []byte(s.cursorKey)
@@ -89,6 +92,7 @@ func (s *storeFlags) validate() error {
 		flagRule{s.snapshotTTL <= 0, "--snapshot-ttl must be positive"},
 		flagRule{s.waitReplicas < 0, "--wait-replicas must not be negative"},
 		flagRule{s.waitTimeout <= 0, "--wait-timeout must be positive"},
+		flagRule{s.handleHold <= 0, "--handle-hold must be positive"},
 		flagRule{s.streamShards < 0 || s.streamShards > 64, "--stream-shards must be between 1 and 64 (0: the default)"},
 		// A brace in the prefix changes the hash tag of every key: all in
 		// one cluster slot, or one user's keys split over several.

@@ -28,6 +28,7 @@ func TestMatchesGoClient(t *testing.T) {
 		"HideMyPostsFrom": client.HideMyPostsFrom_Operation, "UnhideMyPostsFrom": client.UnhideMyPostsFrom_Operation,
 		"UserRelation": client.UserRelation_Operation, "BlockedUsers": client.BlockedUsers_Operation,
 		"MutedUsers": client.MutedUsers_Operation, "UsersHiddenFromMyPosts": client.UsersHiddenFromMyPosts_Operation,
+		"DeleteAccount": client.DeleteAccount_Operation,
 	}
 	if len(docs) != len(sent) {
 		t.Errorf("%d operations in client/operations, %d known to this test", len(docs), len(sent))
