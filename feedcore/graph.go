@@ -61,16 +61,32 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 			break
 		}
 	}
-	users := make([]ID, 0, 2*len(edges))
-	for _, e := range edges {
-		users = append(users, e.Follower, e.Followee)
-	}
-	if n, err := s.existing(ctx, users); err != nil {
+	n, err := s.existingPairs(ctx, edges)
+	switch {
+	case CodeOf(err) == apierr.NotFound:
+		edges, stop = edges[:n], err
+	case err != nil:
 		return nil, err
-	} else if n < len(users) {
-		edges, stop = edges[:n/2], apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
 	}
 	return edges, stop
+}
+
+// existingPairs returns how many of pairs, from the first, name two
+// existing users, with NOT_FOUND naming the first missing one (or the
+// store's error, and 0).
+func (s *Service) existingPairs(ctx context.Context, pairs []Edge) (int, error) {
+	users := make([]ID, 0, 2*len(pairs))
+	for _, e := range pairs {
+		users = append(users, e.Follower, e.Followee)
+	}
+	n, err := s.existing(ctx, users)
+	if err != nil {
+		return 0, err
+	}
+	if n < len(users) {
+		return n / 2, apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
+	}
+	return len(pairs), nil
 }
 
 // addFollowing adds edges to their followers' following sets, atomically

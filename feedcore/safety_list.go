@@ -274,14 +274,13 @@ func (s *Service) checkRelations(ctx context.Context, rs []Relation) ([]Relation
 			break
 		}
 	}
-	users := make([]ID, 0, 2*len(rs))
-	for _, r := range rs {
-		users = append(users, r.User, r.Target)
-	}
-	if n, err := s.existing(ctx, users); err != nil {
+	pairs := cmdsFor(rs, func(r Relation) Edge { return Edge{Follower: r.User, Followee: r.Target} })
+	n, err := s.existingPairs(ctx, pairs)
+	switch {
+	case CodeOf(err) == apierr.NotFound:
+		rs, stop = rs[:n], err
+	case err != nil:
 		return nil, err
-	} else if n < len(users) {
-		rs, stop = rs[:n/2], apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
 	}
 	return rs, stop
 }
