@@ -120,23 +120,20 @@ func orDefault(n int) int {
 }
 
 // loadView reads the viewer's reader state, big-V followees (less those
-// hidden from it), recent unfollows and hide notes, records the read, and speculatively seeks the inbox for round
-// one, all in one round trip. Nothing it reads grows with the network or
-// with followees who do not post: the following set itself is read only by
-// a page that goes below the inbox horizon.
+// hidden from it), recent unfollows and hide notes, records the read, and
+// speculatively seeks the inbox for round one, all in one round trip.
+// Nothing it reads grows with the network, with followees who do not post
+// or with the viewer's blocks and mutes: the following set itself is read
+// only by a page that goes below the inbox horizon (or a first live page).
 func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOrder, pos *Item, limit int) (*view, error) {
 	now := s.nowMS()
 	since := now - unfollowMemory.Milliseconds()
-	const bigV, unfollows, notes, complete, seek, following = 0, 1, 2, 3, 4, 5
+	const sets, unfollows, complete, seek = 0, 1, 2, 3
 	cmds := []rueidis.Completed{
-		s.visibleBigVCmd(viewer, now),
+		s.viewSetsCmd(viewer, now, tl.eagerFollowees),
 		s.c.B().Zrange().Key(s.k.unfollowed(viewer)).Min(scoreArg(since)).Max("+inf").Byscore().Build(),
-		s.hideNotesCmd(viewer, now),
 		s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build(),
 		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
-	}
-	if tl.eagerFollowees {
-		cmds = append(cmds, s.visibleFolloweesCmd(viewer, now))
 	}
 	if t := s.touchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -146,25 +143,15 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 		return nil, err
 	}
 	v := &view{tl: tl, viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[seek], ok: true}}
-	if tl.eagerFollowees {
-		fg, _ := rs[following].AsStrSlice()
-		ids, err := idsOf(fg)
-		if err != nil {
-			return nil, err
-		}
-		v.followees, v.fgLoaded = ids, true
-	}
-	bv, _ := rs[bigV].AsStrSlice()
-	var err error
-	if v.bigV, err = idsOf(bv); err != nil {
+	if err := v.readViewSets(rs[sets]); err != nil {
 		return nil, err
 	}
-	if err := v.skipAuthors(rs[unfollows]); err != nil {
+	uf, _ := rs[unfollows].AsStrSlice()
+	ufIDs, err := idsOf(uf)
+	if err != nil {
 		return nil, err
 	}
-	if err := v.skipAuthors(rs[notes]); err != nil {
-		return nil, err
-	}
+	v.skipAuthors(ufIDs)
 	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
 	if _, hz, err := parseSeek(rs[seek]); err != nil {

@@ -17,77 +17,102 @@ import (
 // unfollows. Neither read grows with the viewer's relations: the filter
 // runs inside Redis, and the notes are bounded by the followees.
 
-// visibleMembers replies the members of KEYS[1] (a set when ARGV[2] is
-// "s", else a sorted set, whole) that are not in the viewer's hidden
-// authors KEYS[2] with an end after ARGV[1] ms. An ended mute counts as
-// gone at once, whatever the settle has pruned.
-var visibleMembers = newScript(true, `
-local ms
-if ARGV[2] == 's' then ms = redis.call('SMEMBERS', KEYS[1]) else ms = redis.call('ZRANGE', KEYS[1], 0, -1) end
-if #ms == 0 or redis.call('EXISTS', KEYS[2]) == 0 then return ms end
-local now, out = tonumber(ARGV[1]), {}
-for _, m in ipairs(ms) do
-  local u = redis.call('ZSCORE', KEYS[2], m)
-  if not u or tonumber(u) <= now then out[#out + 1] = m end
+// luaVisible: visible(ms) keeps the members of ms not in the viewer's
+// hidden authors KEYS[2] with an end after now (ARGV[1] ms); an ended
+// mute counts as gone at once, whatever the settle has pruned. hidden
+// says whether the viewer has any (most have none: no lookups then).
+const luaVisible = `
+local now = tonumber(ARGV[1])
+local hidden = redis.call('EXISTS', KEYS[2]) == 1
+local function visible(ms)
+  if not hidden then return ms end
+  local out = {}
+  for _, m in ipairs(ms) do
+    local u = redis.call('ZSCORE', KEYS[2], m)
+    if not u or tonumber(u) <= now then out[#out + 1] = m end
+  end
+  return out
 end
+`
+
+// viewSets replies what a page's first round trip needs of the viewer's
+// relations, in one script: {the big-V followees KEYS[1] less the hidden
+// ones, the noted authors to skip, and, when KEYS[4] names the following
+// set, the followees less the hidden ones}. Noted authors are those in the
+// hide notes KEYS[3] whose note ends after now and that are still hidden
+// then: an ended mute or an unblock shows the author's entries at once,
+// whether or not the clean-up has run. Bounded by the followees.
+var viewSets = newScript(true, luaVisible+`
+local notes = {}
+if hidden then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[3], '(' .. ARGV[1], '+inf', 'BYSCORE')) do
+    local u = redis.call('ZSCORE', KEYS[2], m)
+    if u and tonumber(u) > now then notes[#notes + 1] = m end
+  end
+end
+local out = {visible(redis.call('SMEMBERS', KEYS[1])), notes}
+if #KEYS > 3 then out[3] = visible(redis.call('ZRANGE', KEYS[4], 0, -1)) end
 return out
 `)
 
-// visibleBigVCmd reads viewer's big-V followees, less the hidden ones.
-func (s *Service) visibleBigVCmd(viewer ID, now int64) rueidis.Completed {
-	return visibleMembers.cmd(s.c.B(), []string{s.k.bigFollowees(viewer), s.k.hiddenAuthors(viewer)}, []string{scoreArg(now), "s"})
+// viewSetsCmd reads viewer's relation sets for a page (viewSets), with
+// its visible followees when followees is set.
+func (s *Service) viewSetsCmd(viewer ID, now int64, followees bool) rueidis.Completed {
+	keys := []string{s.k.bigFollowees(viewer), s.k.hiddenAuthors(viewer), s.k.hideNotes(viewer)}
+	if followees {
+		keys = append(keys, s.k.following(viewer))
+	}
+	return viewSets.cmd(s.c.B(), keys, []string{scoreArg(now)})
 }
 
-// visibleFolloweesCmd reads viewer's following set, less the hidden
-// followees.
-func (s *Service) visibleFolloweesCmd(viewer ID, now int64) rueidis.Completed {
-	return visibleMembers.cmd(s.c.B(), []string{s.k.following(viewer), s.k.hiddenAuthors(viewer)}, []string{scoreArg(now), "z"})
+// readViewSets reads a viewSets reply into v: its big-V followees, the
+// authors it skips and, when asked for, its followees.
+func (v *view) readViewSets(r rueidis.RedisResult) error {
+	arr, err := r.ToArray()
+	if err != nil || len(arr) < 2 {
+		return fmt.Errorf("read the viewer's sets: %w", err)
+	}
+	sets := make([][]ID, len(arr))
+	for i, m := range arr {
+		ms, _ := m.AsStrSlice()
+		if sets[i], err = idsOf(ms); err != nil {
+			return err
+		}
+	}
+	v.bigV = sets[0]
+	v.skipAuthors(sets[1])
+	if len(sets) > 2 {
+		v.followees, v.fgLoaded = sets[2], true
+	}
+	return nil
 }
 
-// liveNotes replies the authors in the hide notes KEYS[1] whose note ends
-// after ARGV[1] ms and who are still hidden then (in the hidden authors
-// KEYS[2]): a mute that ended, an unblock, show the author's entries at
-// once, whether or not the clean-up has run. Bounded by the followees.
-var liveNotes = newScript(true, `
-local now, out = tonumber(ARGV[1]), {}
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], '(' .. ARGV[1], '+inf', 'BYSCORE')) do
-  local u = redis.call('ZSCORE', KEYS[2], m)
-  if u and tonumber(u) > now then out[#out + 1] = m end
-end
-return out
+// visibleFollowing replies the following set KEYS[1], whole, less the
+// hidden followees.
+var visibleFollowing = newScript(true, luaVisible+`
+return visible(redis.call('ZRANGE', KEYS[1], 0, -1))
 `)
-
-// hideNotesCmd reads the authors viewer's reads skip for now: hidden
-// followees whose inbox entries the clean-up may not have removed yet.
-func (s *Service) hideNotesCmd(viewer ID, now int64) rueidis.Completed {
-	return liveNotes.cmd(s.c.B(), []string{s.k.hideNotes(viewer), s.k.hiddenAuthors(viewer)}, []string{scoreArg(now)})
-}
 
 // visibleFollowees returns the accounts viewer follows, less those hidden
 // from it.
 func (s *Service) visibleFollowees(ctx context.Context, viewer ID) ([]ID, error) {
-	ms, err := s.do(ctx, s.visibleFolloweesCmd(viewer, s.nowMS())).AsStrSlice()
+	ms, err := s.do(ctx, visibleFollowing.cmd(s.c.B(), []string{s.k.following(viewer), s.k.hiddenAuthors(viewer)},
+		[]string{scoreArg(s.nowMS())})).AsStrSlice()
 	if err != nil {
 		return nil, fmt.Errorf("read followees: %w", err)
 	}
 	return idsOf(ms)
 }
 
-// skipAuthors adds the ids in r (a member list) to the view's authors
-// whose items a page leaves out.
-func (v *view) skipAuthors(r rueidis.RedisResult) error {
-	ms, _ := r.AsStrSlice()
-	ids, err := idsOf(ms)
-	if err != nil {
-		return err
-	}
+// skipAuthors adds ids to the view's authors whose items a page leaves
+// out.
+func (v *view) skipAuthors(ids []ID) {
 	if len(ids) > 0 && v.skip == nil { // usually none: no map for most pages
 		v.skip = make(map[ID]bool, len(ids))
 	}
 	for _, id := range ids {
 		v.skip[id] = true
 	}
-	return nil
 }
 
 // pushTargets replies the next targets of a fan-out task: the members of
