@@ -144,6 +144,13 @@ type targetChunk struct {
 
 // readTargets reads the next chunk of t's targets after lo.
 func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChunk, error) {
+	// The script reads the set beside the author's no-push set, so the set
+	// must be one of the author's (its followers or active followers): a
+	// task naming another key could not be sent to a cluster at all, and
+	// fails here, every time, into the dead letters.
+	if t.Set != s.k.followers(t.Author) && t.Set != s.k.active(t.Author) {
+		return targetChunk{}, fmt.Errorf("read task targets: %q is not a target set of author %d", t.Set, t.Author)
+	}
 	now := ""
 	if t.Type != evDelete {
 		now = scoreArg(s.nowMS())
