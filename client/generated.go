@@ -11,6 +11,311 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// BlockUserBlockUserRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `blockUser`, `unblockUser`, `muteUser`, `unmuteUser`,
+// `hideMyPostsFrom` and `unhideMyPostsFrom`.
+type BlockUserBlockUserRelationshipPayload struct {
+	// The other user, with the viewer's relation to them as the change left it.
+	User BlockUserBlockUserRelationshipPayloadUser `json:"user"`
+}
+
+// GetUser returns BlockUserBlockUserRelationshipPayload.User, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayload) GetUser() BlockUserBlockUserRelationshipPayloadUser {
+	return v.User
+}
+
+// BlockUserBlockUserRelationshipPayloadUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type BlockUserBlockUserRelationshipPayloadUser struct {
+	UserFields     `json:"-"`
+	RelationFields `json:"-"`
+}
+
+// GetId returns BlockUserBlockUserRelationshipPayloadUser.Id, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetId() string { return v.UserFields.Id }
+
+// GetDatabaseId returns BlockUserBlockUserRelationshipPayloadUser.DatabaseId, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetDatabaseId() string {
+	return v.UserFields.DatabaseId
+}
+
+// GetHandle returns BlockUserBlockUserRelationshipPayloadUser.Handle, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetHandle() string { return v.UserFields.Handle }
+
+// GetDisplayName returns BlockUserBlockUserRelationshipPayloadUser.DisplayName, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetDisplayName() string {
+	return v.UserFields.DisplayName
+}
+
+// GetAvatarUrl returns BlockUserBlockUserRelationshipPayloadUser.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetAvatarUrl() *string {
+	return v.UserFields.AvatarUrl
+}
+
+// GetFollowerCount returns BlockUserBlockUserRelationshipPayloadUser.FollowerCount, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetFollowerCount() int {
+	return v.UserFields.FollowerCount
+}
+
+// GetFollowingCount returns BlockUserBlockUserRelationshipPayloadUser.FollowingCount, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetFollowingCount() int {
+	return v.UserFields.FollowingCount
+}
+
+// GetViewerIsFollowing returns BlockUserBlockUserRelationshipPayloadUser.ViewerIsFollowing, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetViewerIsFollowing() bool {
+	return v.UserFields.ViewerIsFollowing
+}
+
+// GetViewerHasBlocked returns BlockUserBlockUserRelationshipPayloadUser.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetViewerHasBlocked() bool {
+	return v.RelationFields.ViewerHasBlocked
+}
+
+// GetBlocksViewer returns BlockUserBlockUserRelationshipPayloadUser.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetBlocksViewer() bool {
+	return v.RelationFields.BlocksViewer
+}
+
+// GetViewerHasMuted returns BlockUserBlockUserRelationshipPayloadUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetViewerHasMuted() bool {
+	return v.RelationFields.ViewerHasMuted
+}
+
+// GetViewerMuteExpiresAt returns BlockUserBlockUserRelationshipPayloadUser.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetViewerMuteExpiresAt() *time.Time {
+	return v.RelationFields.ViewerMuteExpiresAt
+}
+
+// GetViewerHidesMyPosts returns BlockUserBlockUserRelationshipPayloadUser.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *BlockUserBlockUserRelationshipPayloadUser) GetViewerHidesMyPosts() bool {
+	return v.RelationFields.ViewerHidesMyPosts
+}
+
+func (v *BlockUserBlockUserRelationshipPayloadUser) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*BlockUserBlockUserRelationshipPayloadUser
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.BlockUserBlockUserRelationshipPayloadUser = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserFields)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(
+		b, &v.RelationFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalBlockUserBlockUserRelationshipPayloadUser struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Handle string `json:"handle"`
+
+	DisplayName string `json:"displayName"`
+
+	AvatarUrl *string `json:"avatarUrl"`
+
+	FollowerCount int `json:"followerCount"`
+
+	FollowingCount int `json:"followingCount"`
+
+	ViewerIsFollowing bool `json:"viewerIsFollowing"`
+
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *BlockUserBlockUserRelationshipPayloadUser) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *BlockUserBlockUserRelationshipPayloadUser) __premarshalJSON() (*__premarshalBlockUserBlockUserRelationshipPayloadUser, error) {
+	var retval __premarshalBlockUserBlockUserRelationshipPayloadUser
+
+	retval.Id = v.UserFields.Id
+	retval.DatabaseId = v.UserFields.DatabaseId
+	retval.Handle = v.UserFields.Handle
+	retval.DisplayName = v.UserFields.DisplayName
+	retval.AvatarUrl = v.UserFields.AvatarUrl
+	retval.FollowerCount = v.UserFields.FollowerCount
+	retval.FollowingCount = v.UserFields.FollowingCount
+	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	retval.ViewerHasBlocked = v.RelationFields.ViewerHasBlocked
+	retval.BlocksViewer = v.RelationFields.BlocksViewer
+	retval.ViewerHasMuted = v.RelationFields.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.RelationFields.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal BlockUserBlockUserRelationshipPayloadUser.RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
+
+// BlockUserResponse is returned by BlockUser on success.
+type BlockUserResponse struct {
+	// Block a user. Nothing of theirs reaches the viewer and nothing of the
+	// viewer's reaches them: posts and live sessions leave both feeds at once,
+	// follows in both directions are removed, and while the block stands neither
+	// can follow the other, like the other's posts or open them by id (each
+	// attempt is FORBIDDEN). The blocked user can learn of it (`blocksViewer`).
+	// Blocking yourself is BAD_USER_INPUT. Idempotent.
+	BlockUser BlockUserBlockUserRelationshipPayload `json:"blockUser"`
+}
+
+// GetBlockUser returns BlockUserResponse.BlockUser, and is useful for accessing the field via an interface.
+func (v *BlockUserResponse) GetBlockUser() BlockUserBlockUserRelationshipPayload { return v.BlockUser }
+
+// BlockedUsersBlockedUsersUserConnection includes the requested fields of the GraphQL type UserConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of users.
+type BlockedUsersBlockedUsersUserConnection struct {
+	UserPageFields `json:"-"`
+}
+
+// GetEdges returns BlockedUsersBlockedUsersUserConnection.Edges, and is useful for accessing the field via an interface.
+func (v *BlockedUsersBlockedUsersUserConnection) GetEdges() []UserPageFieldsEdgesUserEdge {
+	return v.UserPageFields.Edges
+}
+
+// GetPageInfo returns BlockedUsersBlockedUsersUserConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *BlockedUsersBlockedUsersUserConnection) GetPageInfo() UserPageFieldsPageInfo {
+	return v.UserPageFields.PageInfo
+}
+
+func (v *BlockedUsersBlockedUsersUserConnection) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*BlockedUsersBlockedUsersUserConnection
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.BlockedUsersBlockedUsersUserConnection = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserPageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalBlockedUsersBlockedUsersUserConnection struct {
+	Edges []UserPageFieldsEdgesUserEdge `json:"edges"`
+
+	PageInfo UserPageFieldsPageInfo `json:"pageInfo"`
+}
+
+func (v *BlockedUsersBlockedUsersUserConnection) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *BlockedUsersBlockedUsersUserConnection) __premarshalJSON() (*__premarshalBlockedUsersBlockedUsersUserConnection, error) {
+	var retval __premarshalBlockedUsersBlockedUsersUserConnection
+
+	retval.Edges = v.UserPageFields.Edges
+	retval.PageInfo = v.UserPageFields.PageInfo
+	return &retval, nil
+}
+
+// BlockedUsersResponse is returned by BlockedUsers on success.
+type BlockedUsersResponse struct {
+	// The users the viewer blocks, most recently blocked first. Only the viewer
+	// sees this list. Page with `first` (1..100, default 20) and `after`.
+	BlockedUsers BlockedUsersBlockedUsersUserConnection `json:"blockedUsers"`
+}
+
+// GetBlockedUsers returns BlockedUsersResponse.BlockedUsers, and is useful for accessing the field via an interface.
+func (v *BlockedUsersResponse) GetBlockedUsers() BlockedUsersBlockedUsersUserConnection {
+	return v.BlockedUsers
+}
+
+// DeleteAccountDeleteAccountDeleteAccountPayload includes the requested fields of the GraphQL type DeleteAccountPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `deleteAccount`.
+type DeleteAccountDeleteAccountDeleteAccountPayload struct {
+	// The id of the account deleted: the viewer's.
+	DeletedUserId string `json:"deletedUserId"`
+}
+
+// GetDeletedUserId returns DeleteAccountDeleteAccountDeleteAccountPayload.DeletedUserId, and is useful for accessing the field via an interface.
+func (v *DeleteAccountDeleteAccountDeleteAccountPayload) GetDeletedUserId() string {
+	return v.DeletedUserId
+}
+
+// DeleteAccountResponse is returned by DeleteAccount on success.
+type DeleteAccountResponse struct {
+	// Delete the viewer's account, for good. confirmHandle must be the viewer's
+	// own handle (else BAD_USER_INPUT). At once the account's posts and live
+	// sessions leave every feed and its tokens and dev identity get
+	// UNAUTHENTICATED; its follows both ways, likes, blocks, mutes and hides go
+	// too, every count updated, finished by the workers if this request dies.
+	// Its handle can be taken again after the server's --handle-hold (30 days
+	// by default). Idempotent: a retry succeeds again.
+	DeleteAccount DeleteAccountDeleteAccountDeleteAccountPayload `json:"deleteAccount"`
+}
+
+// GetDeleteAccount returns DeleteAccountResponse.DeleteAccount, and is useful for accessing the field via an interface.
+func (v *DeleteAccountResponse) GetDeleteAccount() DeleteAccountDeleteAccountDeleteAccountPayload {
+	return v.DeleteAccount
+}
+
 // DeletePostDeletePostDeletePostPayload includes the requested fields of the GraphQL type DeletePostPayload.
 // The GraphQL type's documentation follows.
 //
@@ -590,6 +895,206 @@ type FollowingFeedResponse struct {
 // GetFollowingFeed returns FollowingFeedResponse.FollowingFeed, and is useful for accessing the field via an interface.
 func (v *FollowingFeedResponse) GetFollowingFeed() FollowingFeedFollowingFeedPostConnection {
 	return v.FollowingFeed
+}
+
+// HideMyPostsFromHideMyPostsFromRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `blockUser`, `unblockUser`, `muteUser`, `unmuteUser`,
+// `hideMyPostsFrom` and `unhideMyPostsFrom`.
+type HideMyPostsFromHideMyPostsFromRelationshipPayload struct {
+	// The other user, with the viewer's relation to them as the change left it.
+	User HideMyPostsFromHideMyPostsFromRelationshipPayloadUser `json:"user"`
+}
+
+// GetUser returns HideMyPostsFromHideMyPostsFromRelationshipPayload.User, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayload) GetUser() HideMyPostsFromHideMyPostsFromRelationshipPayloadUser {
+	return v.User
+}
+
+// HideMyPostsFromHideMyPostsFromRelationshipPayloadUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type HideMyPostsFromHideMyPostsFromRelationshipPayloadUser struct {
+	UserFields     `json:"-"`
+	RelationFields `json:"-"`
+}
+
+// GetId returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.Id, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetId() string {
+	return v.UserFields.Id
+}
+
+// GetDatabaseId returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.DatabaseId, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetDatabaseId() string {
+	return v.UserFields.DatabaseId
+}
+
+// GetHandle returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.Handle, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetHandle() string {
+	return v.UserFields.Handle
+}
+
+// GetDisplayName returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.DisplayName, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetDisplayName() string {
+	return v.UserFields.DisplayName
+}
+
+// GetAvatarUrl returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetAvatarUrl() *string {
+	return v.UserFields.AvatarUrl
+}
+
+// GetFollowerCount returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.FollowerCount, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetFollowerCount() int {
+	return v.UserFields.FollowerCount
+}
+
+// GetFollowingCount returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.FollowingCount, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetFollowingCount() int {
+	return v.UserFields.FollowingCount
+}
+
+// GetViewerIsFollowing returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.ViewerIsFollowing, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetViewerIsFollowing() bool {
+	return v.UserFields.ViewerIsFollowing
+}
+
+// GetViewerHasBlocked returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetViewerHasBlocked() bool {
+	return v.RelationFields.ViewerHasBlocked
+}
+
+// GetBlocksViewer returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetBlocksViewer() bool {
+	return v.RelationFields.BlocksViewer
+}
+
+// GetViewerHasMuted returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetViewerHasMuted() bool {
+	return v.RelationFields.ViewerHasMuted
+}
+
+// GetViewerMuteExpiresAt returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetViewerMuteExpiresAt() *time.Time {
+	return v.RelationFields.ViewerMuteExpiresAt
+}
+
+// GetViewerHidesMyPosts returns HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) GetViewerHidesMyPosts() bool {
+	return v.RelationFields.ViewerHidesMyPosts
+}
+
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*HideMyPostsFromHideMyPostsFromRelationshipPayloadUser
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.HideMyPostsFromHideMyPostsFromRelationshipPayloadUser = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserFields)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(
+		b, &v.RelationFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalHideMyPostsFromHideMyPostsFromRelationshipPayloadUser struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Handle string `json:"handle"`
+
+	DisplayName string `json:"displayName"`
+
+	AvatarUrl *string `json:"avatarUrl"`
+
+	FollowerCount int `json:"followerCount"`
+
+	FollowingCount int `json:"followingCount"`
+
+	ViewerIsFollowing bool `json:"viewerIsFollowing"`
+
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *HideMyPostsFromHideMyPostsFromRelationshipPayloadUser) __premarshalJSON() (*__premarshalHideMyPostsFromHideMyPostsFromRelationshipPayloadUser, error) {
+	var retval __premarshalHideMyPostsFromHideMyPostsFromRelationshipPayloadUser
+
+	retval.Id = v.UserFields.Id
+	retval.DatabaseId = v.UserFields.DatabaseId
+	retval.Handle = v.UserFields.Handle
+	retval.DisplayName = v.UserFields.DisplayName
+	retval.AvatarUrl = v.UserFields.AvatarUrl
+	retval.FollowerCount = v.UserFields.FollowerCount
+	retval.FollowingCount = v.UserFields.FollowingCount
+	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	retval.ViewerHasBlocked = v.RelationFields.ViewerHasBlocked
+	retval.BlocksViewer = v.RelationFields.BlocksViewer
+	retval.ViewerHasMuted = v.RelationFields.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.RelationFields.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal HideMyPostsFromHideMyPostsFromRelationshipPayloadUser.RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
+
+// HideMyPostsFromResponse is returned by HideMyPostsFrom on success.
+type HideMyPostsFromResponse struct {
+	// Hide the viewer's posts and live sessions from a user: they leave that
+	// user's feeds at once. The user still follows the viewer and is not told.
+	// Hiding from yourself is BAD_USER_INPUT. Idempotent.
+	HideMyPostsFrom HideMyPostsFromHideMyPostsFromRelationshipPayload `json:"hideMyPostsFrom"`
+}
+
+// GetHideMyPostsFrom returns HideMyPostsFromResponse.HideMyPostsFrom, and is useful for accessing the field via an interface.
+func (v *HideMyPostsFromResponse) GetHideMyPostsFrom() HideMyPostsFromHideMyPostsFromRelationshipPayload {
+	return v.HideMyPostsFrom
 }
 
 // LikePostLikePostLikePayload includes the requested fields of the GraphQL type LikePayload.
@@ -1244,6 +1749,275 @@ var AllLiveState = []LiveState{
 	LiveStatePreview,
 	LiveStateReplay,
 }
+
+// MuteUserMuteUserRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `blockUser`, `unblockUser`, `muteUser`, `unmuteUser`,
+// `hideMyPostsFrom` and `unhideMyPostsFrom`.
+type MuteUserMuteUserRelationshipPayload struct {
+	// The other user, with the viewer's relation to them as the change left it.
+	User MuteUserMuteUserRelationshipPayloadUser `json:"user"`
+}
+
+// GetUser returns MuteUserMuteUserRelationshipPayload.User, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayload) GetUser() MuteUserMuteUserRelationshipPayloadUser {
+	return v.User
+}
+
+// MuteUserMuteUserRelationshipPayloadUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type MuteUserMuteUserRelationshipPayloadUser struct {
+	UserFields     `json:"-"`
+	RelationFields `json:"-"`
+}
+
+// GetId returns MuteUserMuteUserRelationshipPayloadUser.Id, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetId() string { return v.UserFields.Id }
+
+// GetDatabaseId returns MuteUserMuteUserRelationshipPayloadUser.DatabaseId, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetDatabaseId() string {
+	return v.UserFields.DatabaseId
+}
+
+// GetHandle returns MuteUserMuteUserRelationshipPayloadUser.Handle, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetHandle() string { return v.UserFields.Handle }
+
+// GetDisplayName returns MuteUserMuteUserRelationshipPayloadUser.DisplayName, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetDisplayName() string {
+	return v.UserFields.DisplayName
+}
+
+// GetAvatarUrl returns MuteUserMuteUserRelationshipPayloadUser.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetAvatarUrl() *string {
+	return v.UserFields.AvatarUrl
+}
+
+// GetFollowerCount returns MuteUserMuteUserRelationshipPayloadUser.FollowerCount, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetFollowerCount() int {
+	return v.UserFields.FollowerCount
+}
+
+// GetFollowingCount returns MuteUserMuteUserRelationshipPayloadUser.FollowingCount, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetFollowingCount() int {
+	return v.UserFields.FollowingCount
+}
+
+// GetViewerIsFollowing returns MuteUserMuteUserRelationshipPayloadUser.ViewerIsFollowing, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetViewerIsFollowing() bool {
+	return v.UserFields.ViewerIsFollowing
+}
+
+// GetViewerHasBlocked returns MuteUserMuteUserRelationshipPayloadUser.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetViewerHasBlocked() bool {
+	return v.RelationFields.ViewerHasBlocked
+}
+
+// GetBlocksViewer returns MuteUserMuteUserRelationshipPayloadUser.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetBlocksViewer() bool {
+	return v.RelationFields.BlocksViewer
+}
+
+// GetViewerHasMuted returns MuteUserMuteUserRelationshipPayloadUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetViewerHasMuted() bool {
+	return v.RelationFields.ViewerHasMuted
+}
+
+// GetViewerMuteExpiresAt returns MuteUserMuteUserRelationshipPayloadUser.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetViewerMuteExpiresAt() *time.Time {
+	return v.RelationFields.ViewerMuteExpiresAt
+}
+
+// GetViewerHidesMyPosts returns MuteUserMuteUserRelationshipPayloadUser.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *MuteUserMuteUserRelationshipPayloadUser) GetViewerHidesMyPosts() bool {
+	return v.RelationFields.ViewerHidesMyPosts
+}
+
+func (v *MuteUserMuteUserRelationshipPayloadUser) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*MuteUserMuteUserRelationshipPayloadUser
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.MuteUserMuteUserRelationshipPayloadUser = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserFields)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(
+		b, &v.RelationFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalMuteUserMuteUserRelationshipPayloadUser struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Handle string `json:"handle"`
+
+	DisplayName string `json:"displayName"`
+
+	AvatarUrl *string `json:"avatarUrl"`
+
+	FollowerCount int `json:"followerCount"`
+
+	FollowingCount int `json:"followingCount"`
+
+	ViewerIsFollowing bool `json:"viewerIsFollowing"`
+
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *MuteUserMuteUserRelationshipPayloadUser) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *MuteUserMuteUserRelationshipPayloadUser) __premarshalJSON() (*__premarshalMuteUserMuteUserRelationshipPayloadUser, error) {
+	var retval __premarshalMuteUserMuteUserRelationshipPayloadUser
+
+	retval.Id = v.UserFields.Id
+	retval.DatabaseId = v.UserFields.DatabaseId
+	retval.Handle = v.UserFields.Handle
+	retval.DisplayName = v.UserFields.DisplayName
+	retval.AvatarUrl = v.UserFields.AvatarUrl
+	retval.FollowerCount = v.UserFields.FollowerCount
+	retval.FollowingCount = v.UserFields.FollowingCount
+	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	retval.ViewerHasBlocked = v.RelationFields.ViewerHasBlocked
+	retval.BlocksViewer = v.RelationFields.BlocksViewer
+	retval.ViewerHasMuted = v.RelationFields.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.RelationFields.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal MuteUserMuteUserRelationshipPayloadUser.RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
+
+// MuteUserResponse is returned by MuteUser on success.
+type MuteUserResponse struct {
+	// Mute a user: their posts and live sessions leave the viewer's feeds at
+	// once. Follows stay, and the muted user is not told. Muting again replaces
+	// the mute's end. Muting yourself is BAD_USER_INPUT. Idempotent.
+	MuteUser MuteUserMuteUserRelationshipPayload `json:"muteUser"`
+}
+
+// GetMuteUser returns MuteUserResponse.MuteUser, and is useful for accessing the field via an interface.
+func (v *MuteUserResponse) GetMuteUser() MuteUserMuteUserRelationshipPayload { return v.MuteUser }
+
+// MutedUsersMutedUsersUserConnection includes the requested fields of the GraphQL type UserConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of users.
+type MutedUsersMutedUsersUserConnection struct {
+	UserPageFields `json:"-"`
+}
+
+// GetEdges returns MutedUsersMutedUsersUserConnection.Edges, and is useful for accessing the field via an interface.
+func (v *MutedUsersMutedUsersUserConnection) GetEdges() []UserPageFieldsEdgesUserEdge {
+	return v.UserPageFields.Edges
+}
+
+// GetPageInfo returns MutedUsersMutedUsersUserConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *MutedUsersMutedUsersUserConnection) GetPageInfo() UserPageFieldsPageInfo {
+	return v.UserPageFields.PageInfo
+}
+
+func (v *MutedUsersMutedUsersUserConnection) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*MutedUsersMutedUsersUserConnection
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.MutedUsersMutedUsersUserConnection = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserPageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalMutedUsersMutedUsersUserConnection struct {
+	Edges []UserPageFieldsEdgesUserEdge `json:"edges"`
+
+	PageInfo UserPageFieldsPageInfo `json:"pageInfo"`
+}
+
+func (v *MutedUsersMutedUsersUserConnection) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *MutedUsersMutedUsersUserConnection) __premarshalJSON() (*__premarshalMutedUsersMutedUsersUserConnection, error) {
+	var retval __premarshalMutedUsersMutedUsersUserConnection
+
+	retval.Edges = v.UserPageFields.Edges
+	retval.PageInfo = v.UserPageFields.PageInfo
+	return &retval, nil
+}
+
+// MutedUsersResponse is returned by MutedUsers on success.
+type MutedUsersResponse struct {
+	// The users the viewer mutes, most recently muted first; a mute that has
+	// ended is not listed. Only the viewer sees this list.
+	MutedUsers MutedUsersMutedUsersUserConnection `json:"mutedUsers"`
+}
+
+// GetMutedUsers returns MutedUsersResponse.MutedUsers, and is useful for accessing the field via an interface.
+func (v *MutedUsersResponse) GetMutedUsers() MutedUsersMutedUsersUserConnection { return v.MutedUsers }
 
 // NodeNode includes the requested fields of the GraphQL interface Node.
 //
@@ -2138,6 +2912,114 @@ func (v *PublishPostResponse) GetPublishPost() PublishPostPublishPostPublishPost
 	return v.PublishPost
 }
 
+// How a user relates to the viewer (all false, and no mute end, for the
+// viewer's own profile).
+type RelationFields struct {
+	// Whether the viewer blocks this user. False for anonymous callers and for the viewer's own profile.
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+	// Whether this user blocks the viewer. False for anonymous callers and for the viewer's own profile.
+	BlocksViewer bool `json:"blocksViewer"`
+	// Whether the viewer mutes this user now (a mute that has ended is not). False for anonymous callers.
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+	// When the viewer's mute of this user ends; null when there is no mute or it has no end.
+	ViewerMuteExpiresAt *time.Time `json:"-"`
+	// Whether the viewer hides their posts from this user. False for anonymous callers.
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+// GetViewerHasBlocked returns RelationFields.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *RelationFields) GetViewerHasBlocked() bool { return v.ViewerHasBlocked }
+
+// GetBlocksViewer returns RelationFields.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *RelationFields) GetBlocksViewer() bool { return v.BlocksViewer }
+
+// GetViewerHasMuted returns RelationFields.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *RelationFields) GetViewerHasMuted() bool { return v.ViewerHasMuted }
+
+// GetViewerMuteExpiresAt returns RelationFields.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *RelationFields) GetViewerMuteExpiresAt() *time.Time { return v.ViewerMuteExpiresAt }
+
+// GetViewerHidesMyPosts returns RelationFields.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *RelationFields) GetViewerHidesMyPosts() bool { return v.ViewerHidesMyPosts }
+
+func (v *RelationFields) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*RelationFields
+		ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.RelationFields = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.ViewerMuteExpiresAt
+		src := firstPass.ViewerMuteExpiresAt
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(time.Time)
+			err = UnmarshalDateTime(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalRelationFields struct {
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *RelationFields) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *RelationFields) __premarshalJSON() (*__premarshalRelationFields, error) {
+	var retval __premarshalRelationFields
+
+	retval.ViewerHasBlocked = v.ViewerHasBlocked
+	retval.BlocksViewer = v.BlocksViewer
+	retval.ViewerHasMuted = v.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.ViewerHidesMyPosts
+	return &retval, nil
+}
+
 // What to schedule.
 type ScheduleLiveInput struct {
 	// The session's title: 1 to 200 characters.
@@ -2570,6 +3452,202 @@ func (v *StartLiveStartLiveLivePayloadSessionLiveSession) __premarshalJSON() (*_
 	return &retval, nil
 }
 
+// UnblockUserResponse is returned by UnblockUser on success.
+type UnblockUserResponse struct {
+	// Lift the viewer's block of a user. Follows removed by the block are not restored. Idempotent.
+	UnblockUser UnblockUserUnblockUserRelationshipPayload `json:"unblockUser"`
+}
+
+// GetUnblockUser returns UnblockUserResponse.UnblockUser, and is useful for accessing the field via an interface.
+func (v *UnblockUserResponse) GetUnblockUser() UnblockUserUnblockUserRelationshipPayload {
+	return v.UnblockUser
+}
+
+// UnblockUserUnblockUserRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `blockUser`, `unblockUser`, `muteUser`, `unmuteUser`,
+// `hideMyPostsFrom` and `unhideMyPostsFrom`.
+type UnblockUserUnblockUserRelationshipPayload struct {
+	// The other user, with the viewer's relation to them as the change left it.
+	User UnblockUserUnblockUserRelationshipPayloadUser `json:"user"`
+}
+
+// GetUser returns UnblockUserUnblockUserRelationshipPayload.User, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayload) GetUser() UnblockUserUnblockUserRelationshipPayloadUser {
+	return v.User
+}
+
+// UnblockUserUnblockUserRelationshipPayloadUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type UnblockUserUnblockUserRelationshipPayloadUser struct {
+	UserFields     `json:"-"`
+	RelationFields `json:"-"`
+}
+
+// GetId returns UnblockUserUnblockUserRelationshipPayloadUser.Id, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetId() string { return v.UserFields.Id }
+
+// GetDatabaseId returns UnblockUserUnblockUserRelationshipPayloadUser.DatabaseId, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetDatabaseId() string {
+	return v.UserFields.DatabaseId
+}
+
+// GetHandle returns UnblockUserUnblockUserRelationshipPayloadUser.Handle, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetHandle() string {
+	return v.UserFields.Handle
+}
+
+// GetDisplayName returns UnblockUserUnblockUserRelationshipPayloadUser.DisplayName, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetDisplayName() string {
+	return v.UserFields.DisplayName
+}
+
+// GetAvatarUrl returns UnblockUserUnblockUserRelationshipPayloadUser.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetAvatarUrl() *string {
+	return v.UserFields.AvatarUrl
+}
+
+// GetFollowerCount returns UnblockUserUnblockUserRelationshipPayloadUser.FollowerCount, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetFollowerCount() int {
+	return v.UserFields.FollowerCount
+}
+
+// GetFollowingCount returns UnblockUserUnblockUserRelationshipPayloadUser.FollowingCount, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetFollowingCount() int {
+	return v.UserFields.FollowingCount
+}
+
+// GetViewerIsFollowing returns UnblockUserUnblockUserRelationshipPayloadUser.ViewerIsFollowing, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetViewerIsFollowing() bool {
+	return v.UserFields.ViewerIsFollowing
+}
+
+// GetViewerHasBlocked returns UnblockUserUnblockUserRelationshipPayloadUser.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetViewerHasBlocked() bool {
+	return v.RelationFields.ViewerHasBlocked
+}
+
+// GetBlocksViewer returns UnblockUserUnblockUserRelationshipPayloadUser.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetBlocksViewer() bool {
+	return v.RelationFields.BlocksViewer
+}
+
+// GetViewerHasMuted returns UnblockUserUnblockUserRelationshipPayloadUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetViewerHasMuted() bool {
+	return v.RelationFields.ViewerHasMuted
+}
+
+// GetViewerMuteExpiresAt returns UnblockUserUnblockUserRelationshipPayloadUser.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetViewerMuteExpiresAt() *time.Time {
+	return v.RelationFields.ViewerMuteExpiresAt
+}
+
+// GetViewerHidesMyPosts returns UnblockUserUnblockUserRelationshipPayloadUser.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) GetViewerHidesMyPosts() bool {
+	return v.RelationFields.ViewerHidesMyPosts
+}
+
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnblockUserUnblockUserRelationshipPayloadUser
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnblockUserUnblockUserRelationshipPayloadUser = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserFields)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(
+		b, &v.RelationFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnblockUserUnblockUserRelationshipPayloadUser struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Handle string `json:"handle"`
+
+	DisplayName string `json:"displayName"`
+
+	AvatarUrl *string `json:"avatarUrl"`
+
+	FollowerCount int `json:"followerCount"`
+
+	FollowingCount int `json:"followingCount"`
+
+	ViewerIsFollowing bool `json:"viewerIsFollowing"`
+
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnblockUserUnblockUserRelationshipPayloadUser) __premarshalJSON() (*__premarshalUnblockUserUnblockUserRelationshipPayloadUser, error) {
+	var retval __premarshalUnblockUserUnblockUserRelationshipPayloadUser
+
+	retval.Id = v.UserFields.Id
+	retval.DatabaseId = v.UserFields.DatabaseId
+	retval.Handle = v.UserFields.Handle
+	retval.DisplayName = v.UserFields.DisplayName
+	retval.AvatarUrl = v.UserFields.AvatarUrl
+	retval.FollowerCount = v.UserFields.FollowerCount
+	retval.FollowingCount = v.UserFields.FollowingCount
+	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	retval.ViewerHasBlocked = v.RelationFields.ViewerHasBlocked
+	retval.BlocksViewer = v.RelationFields.BlocksViewer
+	retval.ViewerHasMuted = v.RelationFields.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.RelationFields.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal UnblockUserUnblockUserRelationshipPayloadUser.RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
+
 // UnfollowUserResponse is returned by UnfollowUser on success.
 type UnfollowUserResponse struct {
 	// Stop following a user. Their posts leave the viewer's feed. Idempotent.
@@ -2704,6 +3782,204 @@ func (v *UnfollowUserUnfollowUserFollowPayloadUser) __premarshalJSON() (*__prema
 	return &retval, nil
 }
 
+// UnhideMyPostsFromResponse is returned by UnhideMyPostsFrom on success.
+type UnhideMyPostsFromResponse struct {
+	// Show the viewer's posts to a user again. Idempotent.
+	UnhideMyPostsFrom UnhideMyPostsFromUnhideMyPostsFromRelationshipPayload `json:"unhideMyPostsFrom"`
+}
+
+// GetUnhideMyPostsFrom returns UnhideMyPostsFromResponse.UnhideMyPostsFrom, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromResponse) GetUnhideMyPostsFrom() UnhideMyPostsFromUnhideMyPostsFromRelationshipPayload {
+	return v.UnhideMyPostsFrom
+}
+
+// UnhideMyPostsFromUnhideMyPostsFromRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `blockUser`, `unblockUser`, `muteUser`, `unmuteUser`,
+// `hideMyPostsFrom` and `unhideMyPostsFrom`.
+type UnhideMyPostsFromUnhideMyPostsFromRelationshipPayload struct {
+	// The other user, with the viewer's relation to them as the change left it.
+	User UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser `json:"user"`
+}
+
+// GetUser returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayload.User, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayload) GetUser() UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser {
+	return v.User
+}
+
+// UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser struct {
+	UserFields     `json:"-"`
+	RelationFields `json:"-"`
+}
+
+// GetId returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.Id, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetId() string {
+	return v.UserFields.Id
+}
+
+// GetDatabaseId returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.DatabaseId, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetDatabaseId() string {
+	return v.UserFields.DatabaseId
+}
+
+// GetHandle returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.Handle, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetHandle() string {
+	return v.UserFields.Handle
+}
+
+// GetDisplayName returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.DisplayName, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetDisplayName() string {
+	return v.UserFields.DisplayName
+}
+
+// GetAvatarUrl returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetAvatarUrl() *string {
+	return v.UserFields.AvatarUrl
+}
+
+// GetFollowerCount returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.FollowerCount, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetFollowerCount() int {
+	return v.UserFields.FollowerCount
+}
+
+// GetFollowingCount returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.FollowingCount, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetFollowingCount() int {
+	return v.UserFields.FollowingCount
+}
+
+// GetViewerIsFollowing returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.ViewerIsFollowing, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetViewerIsFollowing() bool {
+	return v.UserFields.ViewerIsFollowing
+}
+
+// GetViewerHasBlocked returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetViewerHasBlocked() bool {
+	return v.RelationFields.ViewerHasBlocked
+}
+
+// GetBlocksViewer returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetBlocksViewer() bool {
+	return v.RelationFields.BlocksViewer
+}
+
+// GetViewerHasMuted returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetViewerHasMuted() bool {
+	return v.RelationFields.ViewerHasMuted
+}
+
+// GetViewerMuteExpiresAt returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetViewerMuteExpiresAt() *time.Time {
+	return v.RelationFields.ViewerMuteExpiresAt
+}
+
+// GetViewerHidesMyPosts returns UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) GetViewerHidesMyPosts() bool {
+	return v.RelationFields.ViewerHidesMyPosts
+}
+
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserFields)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(
+		b, &v.RelationFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Handle string `json:"handle"`
+
+	DisplayName string `json:"displayName"`
+
+	AvatarUrl *string `json:"avatarUrl"`
+
+	FollowerCount int `json:"followerCount"`
+
+	FollowingCount int `json:"followingCount"`
+
+	ViewerIsFollowing bool `json:"viewerIsFollowing"`
+
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser) __premarshalJSON() (*__premarshalUnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser, error) {
+	var retval __premarshalUnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser
+
+	retval.Id = v.UserFields.Id
+	retval.DatabaseId = v.UserFields.DatabaseId
+	retval.Handle = v.UserFields.Handle
+	retval.DisplayName = v.UserFields.DisplayName
+	retval.AvatarUrl = v.UserFields.AvatarUrl
+	retval.FollowerCount = v.UserFields.FollowerCount
+	retval.FollowingCount = v.UserFields.FollowingCount
+	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	retval.ViewerHasBlocked = v.RelationFields.ViewerHasBlocked
+	retval.BlocksViewer = v.RelationFields.BlocksViewer
+	retval.ViewerHasMuted = v.RelationFields.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.RelationFields.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal UnhideMyPostsFromUnhideMyPostsFromRelationshipPayloadUser.RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
+
 // UnlikePostResponse is returned by UnlikePost on success.
 type UnlikePostResponse struct {
 	// Take back the viewer's like. Idempotent.
@@ -2835,6 +4111,200 @@ func (v *UnlikePostUnlikePostLikePayloadPost) __premarshalJSON() (*__premarshalU
 	return &retval, nil
 }
 
+// UnmuteUserResponse is returned by UnmuteUser on success.
+type UnmuteUserResponse struct {
+	// End the viewer's mute of a user: their posts come back into the viewer's feeds. Idempotent.
+	UnmuteUser UnmuteUserUnmuteUserRelationshipPayload `json:"unmuteUser"`
+}
+
+// GetUnmuteUser returns UnmuteUserResponse.UnmuteUser, and is useful for accessing the field via an interface.
+func (v *UnmuteUserResponse) GetUnmuteUser() UnmuteUserUnmuteUserRelationshipPayload {
+	return v.UnmuteUser
+}
+
+// UnmuteUserUnmuteUserRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `blockUser`, `unblockUser`, `muteUser`, `unmuteUser`,
+// `hideMyPostsFrom` and `unhideMyPostsFrom`.
+type UnmuteUserUnmuteUserRelationshipPayload struct {
+	// The other user, with the viewer's relation to them as the change left it.
+	User UnmuteUserUnmuteUserRelationshipPayloadUser `json:"user"`
+}
+
+// GetUser returns UnmuteUserUnmuteUserRelationshipPayload.User, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayload) GetUser() UnmuteUserUnmuteUserRelationshipPayloadUser {
+	return v.User
+}
+
+// UnmuteUserUnmuteUserRelationshipPayloadUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type UnmuteUserUnmuteUserRelationshipPayloadUser struct {
+	UserFields     `json:"-"`
+	RelationFields `json:"-"`
+}
+
+// GetId returns UnmuteUserUnmuteUserRelationshipPayloadUser.Id, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetId() string { return v.UserFields.Id }
+
+// GetDatabaseId returns UnmuteUserUnmuteUserRelationshipPayloadUser.DatabaseId, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetDatabaseId() string {
+	return v.UserFields.DatabaseId
+}
+
+// GetHandle returns UnmuteUserUnmuteUserRelationshipPayloadUser.Handle, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetHandle() string { return v.UserFields.Handle }
+
+// GetDisplayName returns UnmuteUserUnmuteUserRelationshipPayloadUser.DisplayName, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetDisplayName() string {
+	return v.UserFields.DisplayName
+}
+
+// GetAvatarUrl returns UnmuteUserUnmuteUserRelationshipPayloadUser.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetAvatarUrl() *string {
+	return v.UserFields.AvatarUrl
+}
+
+// GetFollowerCount returns UnmuteUserUnmuteUserRelationshipPayloadUser.FollowerCount, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetFollowerCount() int {
+	return v.UserFields.FollowerCount
+}
+
+// GetFollowingCount returns UnmuteUserUnmuteUserRelationshipPayloadUser.FollowingCount, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetFollowingCount() int {
+	return v.UserFields.FollowingCount
+}
+
+// GetViewerIsFollowing returns UnmuteUserUnmuteUserRelationshipPayloadUser.ViewerIsFollowing, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetViewerIsFollowing() bool {
+	return v.UserFields.ViewerIsFollowing
+}
+
+// GetViewerHasBlocked returns UnmuteUserUnmuteUserRelationshipPayloadUser.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetViewerHasBlocked() bool {
+	return v.RelationFields.ViewerHasBlocked
+}
+
+// GetBlocksViewer returns UnmuteUserUnmuteUserRelationshipPayloadUser.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetBlocksViewer() bool {
+	return v.RelationFields.BlocksViewer
+}
+
+// GetViewerHasMuted returns UnmuteUserUnmuteUserRelationshipPayloadUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetViewerHasMuted() bool {
+	return v.RelationFields.ViewerHasMuted
+}
+
+// GetViewerMuteExpiresAt returns UnmuteUserUnmuteUserRelationshipPayloadUser.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetViewerMuteExpiresAt() *time.Time {
+	return v.RelationFields.ViewerMuteExpiresAt
+}
+
+// GetViewerHidesMyPosts returns UnmuteUserUnmuteUserRelationshipPayloadUser.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) GetViewerHidesMyPosts() bool {
+	return v.RelationFields.ViewerHidesMyPosts
+}
+
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnmuteUserUnmuteUserRelationshipPayloadUser
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnmuteUserUnmuteUserRelationshipPayloadUser = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserFields)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(
+		b, &v.RelationFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnmuteUserUnmuteUserRelationshipPayloadUser struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Handle string `json:"handle"`
+
+	DisplayName string `json:"displayName"`
+
+	AvatarUrl *string `json:"avatarUrl"`
+
+	FollowerCount int `json:"followerCount"`
+
+	FollowingCount int `json:"followingCount"`
+
+	ViewerIsFollowing bool `json:"viewerIsFollowing"`
+
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnmuteUserUnmuteUserRelationshipPayloadUser) __premarshalJSON() (*__premarshalUnmuteUserUnmuteUserRelationshipPayloadUser, error) {
+	var retval __premarshalUnmuteUserUnmuteUserRelationshipPayloadUser
+
+	retval.Id = v.UserFields.Id
+	retval.DatabaseId = v.UserFields.DatabaseId
+	retval.Handle = v.UserFields.Handle
+	retval.DisplayName = v.UserFields.DisplayName
+	retval.AvatarUrl = v.UserFields.AvatarUrl
+	retval.FollowerCount = v.UserFields.FollowerCount
+	retval.FollowingCount = v.UserFields.FollowingCount
+	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	retval.ViewerHasBlocked = v.RelationFields.ViewerHasBlocked
+	retval.BlocksViewer = v.RelationFields.BlocksViewer
+	retval.ViewerHasMuted = v.RelationFields.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.RelationFields.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal UnmuteUserUnmuteUserRelationshipPayloadUser.RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
+
 // UserFields includes the GraphQL fields of User requested by the fragment UserFields.
 // The GraphQL type's documentation follows.
 //
@@ -2881,6 +4351,434 @@ func (v *UserFields) GetFollowingCount() int { return v.FollowingCount }
 
 // GetViewerIsFollowing returns UserFields.ViewerIsFollowing, and is useful for accessing the field via an interface.
 func (v *UserFields) GetViewerIsFollowing() bool { return v.ViewerIsFollowing }
+
+// UserPageFields includes the GraphQL fields of UserConnection requested by the fragment UserPageFields.
+// The GraphQL type's documentation follows.
+//
+// A page of users.
+type UserPageFields struct {
+	// The users of this page, in list order.
+	Edges []UserPageFieldsEdgesUserEdge `json:"edges"`
+	// Where this page sits in the list.
+	PageInfo UserPageFieldsPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns UserPageFields.Edges, and is useful for accessing the field via an interface.
+func (v *UserPageFields) GetEdges() []UserPageFieldsEdgesUserEdge { return v.Edges }
+
+// GetPageInfo returns UserPageFields.PageInfo, and is useful for accessing the field via an interface.
+func (v *UserPageFields) GetPageInfo() UserPageFieldsPageInfo { return v.PageInfo }
+
+// UserPageFieldsEdgesUserEdge includes the requested fields of the GraphQL type UserEdge.
+// The GraphQL type's documentation follows.
+//
+// A user in a list page.
+type UserPageFieldsEdgesUserEdge struct {
+	// Opaque cursor of this position; pass it as `after`.
+	Cursor string `json:"cursor"`
+	// The user.
+	Node UserPageFieldsEdgesUserEdgeNodeUser `json:"node"`
+}
+
+// GetCursor returns UserPageFieldsEdgesUserEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns UserPageFieldsEdgesUserEdge.Node, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdge) GetNode() UserPageFieldsEdgesUserEdgeNodeUser { return v.Node }
+
+// UserPageFieldsEdgesUserEdgeNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type UserPageFieldsEdgesUserEdgeNodeUser struct {
+	UserFields     `json:"-"`
+	RelationFields `json:"-"`
+}
+
+// GetId returns UserPageFieldsEdgesUserEdgeNodeUser.Id, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetId() string { return v.UserFields.Id }
+
+// GetDatabaseId returns UserPageFieldsEdgesUserEdgeNodeUser.DatabaseId, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetDatabaseId() string { return v.UserFields.DatabaseId }
+
+// GetHandle returns UserPageFieldsEdgesUserEdgeNodeUser.Handle, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetHandle() string { return v.UserFields.Handle }
+
+// GetDisplayName returns UserPageFieldsEdgesUserEdgeNodeUser.DisplayName, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetDisplayName() string {
+	return v.UserFields.DisplayName
+}
+
+// GetAvatarUrl returns UserPageFieldsEdgesUserEdgeNodeUser.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetAvatarUrl() *string { return v.UserFields.AvatarUrl }
+
+// GetFollowerCount returns UserPageFieldsEdgesUserEdgeNodeUser.FollowerCount, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetFollowerCount() int {
+	return v.UserFields.FollowerCount
+}
+
+// GetFollowingCount returns UserPageFieldsEdgesUserEdgeNodeUser.FollowingCount, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetFollowingCount() int {
+	return v.UserFields.FollowingCount
+}
+
+// GetViewerIsFollowing returns UserPageFieldsEdgesUserEdgeNodeUser.ViewerIsFollowing, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetViewerIsFollowing() bool {
+	return v.UserFields.ViewerIsFollowing
+}
+
+// GetViewerHasBlocked returns UserPageFieldsEdgesUserEdgeNodeUser.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetViewerHasBlocked() bool {
+	return v.RelationFields.ViewerHasBlocked
+}
+
+// GetBlocksViewer returns UserPageFieldsEdgesUserEdgeNodeUser.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetBlocksViewer() bool {
+	return v.RelationFields.BlocksViewer
+}
+
+// GetViewerHasMuted returns UserPageFieldsEdgesUserEdgeNodeUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetViewerHasMuted() bool {
+	return v.RelationFields.ViewerHasMuted
+}
+
+// GetViewerMuteExpiresAt returns UserPageFieldsEdgesUserEdgeNodeUser.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetViewerMuteExpiresAt() *time.Time {
+	return v.RelationFields.ViewerMuteExpiresAt
+}
+
+// GetViewerHidesMyPosts returns UserPageFieldsEdgesUserEdgeNodeUser.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) GetViewerHidesMyPosts() bool {
+	return v.RelationFields.ViewerHidesMyPosts
+}
+
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UserPageFieldsEdgesUserEdgeNodeUser
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UserPageFieldsEdgesUserEdgeNodeUser = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserFields)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(
+		b, &v.RelationFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUserPageFieldsEdgesUserEdgeNodeUser struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Handle string `json:"handle"`
+
+	DisplayName string `json:"displayName"`
+
+	AvatarUrl *string `json:"avatarUrl"`
+
+	FollowerCount int `json:"followerCount"`
+
+	FollowingCount int `json:"followingCount"`
+
+	ViewerIsFollowing bool `json:"viewerIsFollowing"`
+
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UserPageFieldsEdgesUserEdgeNodeUser) __premarshalJSON() (*__premarshalUserPageFieldsEdgesUserEdgeNodeUser, error) {
+	var retval __premarshalUserPageFieldsEdgesUserEdgeNodeUser
+
+	retval.Id = v.UserFields.Id
+	retval.DatabaseId = v.UserFields.DatabaseId
+	retval.Handle = v.UserFields.Handle
+	retval.DisplayName = v.UserFields.DisplayName
+	retval.AvatarUrl = v.UserFields.AvatarUrl
+	retval.FollowerCount = v.UserFields.FollowerCount
+	retval.FollowingCount = v.UserFields.FollowingCount
+	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	retval.ViewerHasBlocked = v.RelationFields.ViewerHasBlocked
+	retval.BlocksViewer = v.RelationFields.BlocksViewer
+	retval.ViewerHasMuted = v.RelationFields.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.RelationFields.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal UserPageFieldsEdgesUserEdgeNodeUser.RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
+
+// UserPageFieldsPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Relay page information.
+type UserPageFieldsPageInfo struct {
+	PageInfoFields `json:"-"`
+}
+
+// GetHasNextPage returns UserPageFieldsPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsPageInfo) GetHasNextPage() bool { return v.PageInfoFields.HasNextPage }
+
+// GetHasPreviousPage returns UserPageFieldsPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsPageInfo) GetHasPreviousPage() bool { return v.PageInfoFields.HasPreviousPage }
+
+// GetStartCursor returns UserPageFieldsPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsPageInfo) GetStartCursor() *string { return v.PageInfoFields.StartCursor }
+
+// GetEndCursor returns UserPageFieldsPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *UserPageFieldsPageInfo) GetEndCursor() *string { return v.PageInfoFields.EndCursor }
+
+func (v *UserPageFieldsPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UserPageFieldsPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UserPageFieldsPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageInfoFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUserPageFieldsPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	HasPreviousPage bool `json:"hasPreviousPage"`
+
+	StartCursor *string `json:"startCursor"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *UserPageFieldsPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UserPageFieldsPageInfo) __premarshalJSON() (*__premarshalUserPageFieldsPageInfo, error) {
+	var retval __premarshalUserPageFieldsPageInfo
+
+	retval.HasNextPage = v.PageInfoFields.HasNextPage
+	retval.HasPreviousPage = v.PageInfoFields.HasPreviousPage
+	retval.StartCursor = v.PageInfoFields.StartCursor
+	retval.EndCursor = v.PageInfoFields.EndCursor
+	return &retval, nil
+}
+
+// UserRelationResponse is returned by UserRelation on success.
+type UserRelationResponse struct {
+	// Look up a user by handle. Returns null when no user has that handle.
+	User *UserRelationUser `json:"user"`
+}
+
+// GetUser returns UserRelationResponse.User, and is useful for accessing the field via an interface.
+func (v *UserRelationResponse) GetUser() *UserRelationUser { return v.User }
+
+// UserRelationUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type UserRelationUser struct {
+	UserFields     `json:"-"`
+	RelationFields `json:"-"`
+}
+
+// GetId returns UserRelationUser.Id, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetId() string { return v.UserFields.Id }
+
+// GetDatabaseId returns UserRelationUser.DatabaseId, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetDatabaseId() string { return v.UserFields.DatabaseId }
+
+// GetHandle returns UserRelationUser.Handle, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetHandle() string { return v.UserFields.Handle }
+
+// GetDisplayName returns UserRelationUser.DisplayName, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetDisplayName() string { return v.UserFields.DisplayName }
+
+// GetAvatarUrl returns UserRelationUser.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetAvatarUrl() *string { return v.UserFields.AvatarUrl }
+
+// GetFollowerCount returns UserRelationUser.FollowerCount, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetFollowerCount() int { return v.UserFields.FollowerCount }
+
+// GetFollowingCount returns UserRelationUser.FollowingCount, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetFollowingCount() int { return v.UserFields.FollowingCount }
+
+// GetViewerIsFollowing returns UserRelationUser.ViewerIsFollowing, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetViewerIsFollowing() bool { return v.UserFields.ViewerIsFollowing }
+
+// GetViewerHasBlocked returns UserRelationUser.ViewerHasBlocked, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetViewerHasBlocked() bool { return v.RelationFields.ViewerHasBlocked }
+
+// GetBlocksViewer returns UserRelationUser.BlocksViewer, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetBlocksViewer() bool { return v.RelationFields.BlocksViewer }
+
+// GetViewerHasMuted returns UserRelationUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetViewerHasMuted() bool { return v.RelationFields.ViewerHasMuted }
+
+// GetViewerMuteExpiresAt returns UserRelationUser.ViewerMuteExpiresAt, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetViewerMuteExpiresAt() *time.Time {
+	return v.RelationFields.ViewerMuteExpiresAt
+}
+
+// GetViewerHidesMyPosts returns UserRelationUser.ViewerHidesMyPosts, and is useful for accessing the field via an interface.
+func (v *UserRelationUser) GetViewerHidesMyPosts() bool { return v.RelationFields.ViewerHidesMyPosts }
+
+func (v *UserRelationUser) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UserRelationUser
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UserRelationUser = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserFields)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(
+		b, &v.RelationFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUserRelationUser struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Handle string `json:"handle"`
+
+	DisplayName string `json:"displayName"`
+
+	AvatarUrl *string `json:"avatarUrl"`
+
+	FollowerCount int `json:"followerCount"`
+
+	FollowingCount int `json:"followingCount"`
+
+	ViewerIsFollowing bool `json:"viewerIsFollowing"`
+
+	ViewerHasBlocked bool `json:"viewerHasBlocked"`
+
+	BlocksViewer bool `json:"blocksViewer"`
+
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+
+	ViewerMuteExpiresAt json.RawMessage `json:"viewerMuteExpiresAt"`
+
+	ViewerHidesMyPosts bool `json:"viewerHidesMyPosts"`
+}
+
+func (v *UserRelationUser) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UserRelationUser) __premarshalJSON() (*__premarshalUserRelationUser, error) {
+	var retval __premarshalUserRelationUser
+
+	retval.Id = v.UserFields.Id
+	retval.DatabaseId = v.UserFields.DatabaseId
+	retval.Handle = v.UserFields.Handle
+	retval.DisplayName = v.UserFields.DisplayName
+	retval.AvatarUrl = v.UserFields.AvatarUrl
+	retval.FollowerCount = v.UserFields.FollowerCount
+	retval.FollowingCount = v.UserFields.FollowingCount
+	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	retval.ViewerHasBlocked = v.RelationFields.ViewerHasBlocked
+	retval.BlocksViewer = v.RelationFields.BlocksViewer
+	retval.ViewerHasMuted = v.RelationFields.ViewerHasMuted
+	{
+
+		dst := &retval.ViewerMuteExpiresAt
+		src := v.RelationFields.ViewerMuteExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal UserRelationUser.RelationFields.ViewerMuteExpiresAt: %w", err)
+			}
+		}
+	}
+	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
 
 // UserResponse is returned by User on success.
 type UserResponse struct {
@@ -2985,6 +4883,83 @@ func (v *UserUser) __premarshalJSON() (*__premarshalUserUser, error) {
 	retval.FollowerCount = v.UserFields.FollowerCount
 	retval.FollowingCount = v.UserFields.FollowingCount
 	retval.ViewerIsFollowing = v.UserFields.ViewerIsFollowing
+	return &retval, nil
+}
+
+// UsersHiddenFromMyPostsResponse is returned by UsersHiddenFromMyPosts on success.
+type UsersHiddenFromMyPostsResponse struct {
+	// The users the viewer hides their posts from, most recently hidden first.
+	// Only the viewer sees this list.
+	UsersHiddenFromMyPosts UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection `json:"usersHiddenFromMyPosts"`
+}
+
+// GetUsersHiddenFromMyPosts returns UsersHiddenFromMyPostsResponse.UsersHiddenFromMyPosts, and is useful for accessing the field via an interface.
+func (v *UsersHiddenFromMyPostsResponse) GetUsersHiddenFromMyPosts() UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection {
+	return v.UsersHiddenFromMyPosts
+}
+
+// UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection includes the requested fields of the GraphQL type UserConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of users.
+type UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection struct {
+	UserPageFields `json:"-"`
+}
+
+// GetEdges returns UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection.Edges, and is useful for accessing the field via an interface.
+func (v *UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection) GetEdges() []UserPageFieldsEdgesUserEdge {
+	return v.UserPageFields.Edges
+}
+
+// GetPageInfo returns UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection) GetPageInfo() UserPageFieldsPageInfo {
+	return v.UserPageFields.PageInfo
+}
+
+func (v *UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserPageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection struct {
+	Edges []UserPageFieldsEdgesUserEdge `json:"edges"`
+
+	PageInfo UserPageFieldsPageInfo `json:"pageInfo"`
+}
+
+func (v *UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection) __premarshalJSON() (*__premarshalUsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection, error) {
+	var retval __premarshalUsersHiddenFromMyPostsUsersHiddenFromMyPostsUserConnection
+
+	retval.Edges = v.UserPageFields.Edges
+	retval.PageInfo = v.UserPageFields.PageInfo
 	return &retval, nil
 }
 
@@ -3094,6 +5069,34 @@ func (v *ViewerViewerUser) __premarshalJSON() (*__premarshalViewerViewerUser, er
 	return &retval, nil
 }
 
+// __BlockUserInput is used internally by genqlient
+type __BlockUserInput struct {
+	UserId string `json:"userId"`
+}
+
+// GetUserId returns __BlockUserInput.UserId, and is useful for accessing the field via an interface.
+func (v *__BlockUserInput) GetUserId() string { return v.UserId }
+
+// __BlockedUsersInput is used internally by genqlient
+type __BlockedUsersInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __BlockedUsersInput.First, and is useful for accessing the field via an interface.
+func (v *__BlockedUsersInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __BlockedUsersInput.After, and is useful for accessing the field via an interface.
+func (v *__BlockedUsersInput) GetAfter() *string { return v.After }
+
+// __DeleteAccountInput is used internally by genqlient
+type __DeleteAccountInput struct {
+	ConfirmHandle string `json:"confirmHandle"`
+}
+
+// GetConfirmHandle returns __DeleteAccountInput.ConfirmHandle, and is useful for accessing the field via an interface.
+func (v *__DeleteAccountInput) GetConfirmHandle() string { return v.ConfirmHandle }
+
 // __DeletePostInput is used internally by genqlient
 type __DeletePostInput struct {
 	Id string `json:"id"`
@@ -3138,6 +5141,14 @@ func (v *__FollowingFeedInput) GetLast() *int { return v.Last }
 // GetBefore returns __FollowingFeedInput.Before, and is useful for accessing the field via an interface.
 func (v *__FollowingFeedInput) GetBefore() *string { return v.Before }
 
+// __HideMyPostsFromInput is used internally by genqlient
+type __HideMyPostsFromInput struct {
+	UserId string `json:"userId"`
+}
+
+// GetUserId returns __HideMyPostsFromInput.UserId, and is useful for accessing the field via an interface.
+func (v *__HideMyPostsFromInput) GetUserId() string { return v.UserId }
+
 // __LikePostInput is used internally by genqlient
 type __LikePostInput struct {
 	Id string `json:"id"`
@@ -3157,6 +5168,30 @@ func (v *__LiveFeedInput) GetFirst() *int { return v.First }
 
 // GetAfter returns __LiveFeedInput.After, and is useful for accessing the field via an interface.
 func (v *__LiveFeedInput) GetAfter() *string { return v.After }
+
+// __MuteUserInput is used internally by genqlient
+type __MuteUserInput struct {
+	UserId          string `json:"userId"`
+	DurationSeconds *int   `json:"durationSeconds"`
+}
+
+// GetUserId returns __MuteUserInput.UserId, and is useful for accessing the field via an interface.
+func (v *__MuteUserInput) GetUserId() string { return v.UserId }
+
+// GetDurationSeconds returns __MuteUserInput.DurationSeconds, and is useful for accessing the field via an interface.
+func (v *__MuteUserInput) GetDurationSeconds() *int { return v.DurationSeconds }
+
+// __MutedUsersInput is used internally by genqlient
+type __MutedUsersInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __MutedUsersInput.First, and is useful for accessing the field via an interface.
+func (v *__MutedUsersInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __MutedUsersInput.After, and is useful for accessing the field via an interface.
+func (v *__MutedUsersInput) GetAfter() *string { return v.After }
 
 // __NodeInput is used internally by genqlient
 type __NodeInput struct {
@@ -3190,6 +5225,14 @@ type __StartLiveInput struct {
 // GetId returns __StartLiveInput.Id, and is useful for accessing the field via an interface.
 func (v *__StartLiveInput) GetId() string { return v.Id }
 
+// __UnblockUserInput is used internally by genqlient
+type __UnblockUserInput struct {
+	UserId string `json:"userId"`
+}
+
+// GetUserId returns __UnblockUserInput.UserId, and is useful for accessing the field via an interface.
+func (v *__UnblockUserInput) GetUserId() string { return v.UserId }
+
 // __UnfollowUserInput is used internally by genqlient
 type __UnfollowUserInput struct {
 	UserId string `json:"userId"`
@@ -3197,6 +5240,14 @@ type __UnfollowUserInput struct {
 
 // GetUserId returns __UnfollowUserInput.UserId, and is useful for accessing the field via an interface.
 func (v *__UnfollowUserInput) GetUserId() string { return v.UserId }
+
+// __UnhideMyPostsFromInput is used internally by genqlient
+type __UnhideMyPostsFromInput struct {
+	UserId string `json:"userId"`
+}
+
+// GetUserId returns __UnhideMyPostsFromInput.UserId, and is useful for accessing the field via an interface.
+func (v *__UnhideMyPostsFromInput) GetUserId() string { return v.UserId }
 
 // __UnlikePostInput is used internally by genqlient
 type __UnlikePostInput struct {
@@ -3206,6 +5257,14 @@ type __UnlikePostInput struct {
 // GetId returns __UnlikePostInput.Id, and is useful for accessing the field via an interface.
 func (v *__UnlikePostInput) GetId() string { return v.Id }
 
+// __UnmuteUserInput is used internally by genqlient
+type __UnmuteUserInput struct {
+	UserId string `json:"userId"`
+}
+
+// GetUserId returns __UnmuteUserInput.UserId, and is useful for accessing the field via an interface.
+func (v *__UnmuteUserInput) GetUserId() string { return v.UserId }
+
 // __UserInput is used internally by genqlient
 type __UserInput struct {
 	Handle string `json:"handle"`
@@ -3213,6 +5272,187 @@ type __UserInput struct {
 
 // GetHandle returns __UserInput.Handle, and is useful for accessing the field via an interface.
 func (v *__UserInput) GetHandle() string { return v.Handle }
+
+// __UserRelationInput is used internally by genqlient
+type __UserRelationInput struct {
+	Handle string `json:"handle"`
+}
+
+// GetHandle returns __UserRelationInput.Handle, and is useful for accessing the field via an interface.
+func (v *__UserRelationInput) GetHandle() string { return v.Handle }
+
+// __UsersHiddenFromMyPostsInput is used internally by genqlient
+type __UsersHiddenFromMyPostsInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __UsersHiddenFromMyPostsInput.First, and is useful for accessing the field via an interface.
+func (v *__UsersHiddenFromMyPostsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __UsersHiddenFromMyPostsInput.After, and is useful for accessing the field via an interface.
+func (v *__UsersHiddenFromMyPostsInput) GetAfter() *string { return v.After }
+
+// The mutation executed by BlockUser.
+const BlockUser_Operation = `
+mutation BlockUser ($userId: ID!) {
+	blockUser(userId: $userId) {
+		user {
+			... UserFields
+			... RelationFields
+		}
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+`
+
+func BlockUser(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	userId string,
+) (data_ *BlockUserResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "BlockUser",
+		Query:  BlockUser_Operation,
+		Variables: &__BlockUserInput{
+			UserId: userId,
+		},
+	}
+
+	data_ = &BlockUserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by BlockedUsers.
+const BlockedUsers_Operation = `
+query BlockedUsers ($first: Int, $after: String) {
+	blockedUsers(first: $first, after: $after) {
+		... UserPageFields
+	}
+}
+fragment UserPageFields on UserConnection {
+	edges {
+		cursor
+		node {
+			... UserFields
+			... RelationFields
+		}
+	}
+	pageInfo {
+		... PageInfoFields
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+`
+
+// The viewer's own lists, most recent first.
+func BlockedUsers(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *BlockedUsersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "BlockedUsers",
+		Query:  BlockedUsers_Operation,
+		Variables: &__BlockedUsersInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &BlockedUsersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteAccount.
+const DeleteAccount_Operation = `
+mutation DeleteAccount ($confirmHandle: String!) {
+	deleteAccount(confirmHandle: $confirmHandle) {
+		deletedUserId
+	}
+}
+`
+
+// Deletes the viewer's account; confirmHandle must be the viewer's handle.
+func DeleteAccount(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	confirmHandle string,
+) (data_ *DeleteAccountResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteAccount",
+		Query:  DeleteAccount_Operation,
+		Variables: &__DeleteAccountInput{
+			ConfirmHandle: confirmHandle,
+		},
+	}
+
+	data_ = &DeleteAccountResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
 
 // The mutation executed by DeletePost.
 const DeletePost_Operation = `
@@ -3417,6 +5657,60 @@ func FollowingFeed(
 	return data_, err_
 }
 
+// The mutation executed by HideMyPostsFrom.
+const HideMyPostsFrom_Operation = `
+mutation HideMyPostsFrom ($userId: ID!) {
+	hideMyPostsFrom(userId: $userId) {
+		user {
+			... UserFields
+			... RelationFields
+		}
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+`
+
+func HideMyPostsFrom(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	userId string,
+) (data_ *HideMyPostsFromResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "HideMyPostsFrom",
+		Query:  HideMyPostsFrom_Operation,
+		Variables: &__HideMyPostsFromInput{
+			UserId: userId,
+		},
+	}
+
+	data_ = &HideMyPostsFromResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by LikePost.
 const LikePost_Operation = `
 mutation LikePost ($id: ID!) {
@@ -3524,6 +5818,134 @@ func LiveFeed(
 	}
 
 	data_ = &LiveFeedResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by MuteUser.
+const MuteUser_Operation = `
+mutation MuteUser ($userId: ID!, $durationSeconds: Int) {
+	muteUser(userId: $userId, durationSeconds: $durationSeconds) {
+		user {
+			... UserFields
+			... RelationFields
+		}
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+`
+
+// Mute a user, for durationSeconds (null or 0: until unmuted).
+func MuteUser(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	userId string,
+	durationSeconds *int,
+) (data_ *MuteUserResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MuteUser",
+		Query:  MuteUser_Operation,
+		Variables: &__MuteUserInput{
+			UserId:          userId,
+			DurationSeconds: durationSeconds,
+		},
+	}
+
+	data_ = &MuteUserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by MutedUsers.
+const MutedUsers_Operation = `
+query MutedUsers ($first: Int, $after: String) {
+	mutedUsers(first: $first, after: $after) {
+		... UserPageFields
+	}
+}
+fragment UserPageFields on UserConnection {
+	edges {
+		cursor
+		node {
+			... UserFields
+			... RelationFields
+		}
+	}
+	pageInfo {
+		... PageInfoFields
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+`
+
+func MutedUsers(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *MutedUsersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MutedUsers",
+		Query:  MutedUsers_Operation,
+		Variables: &__MutedUsersInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &MutedUsersResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -3771,6 +6193,60 @@ func StartLive(
 	return data_, err_
 }
 
+// The mutation executed by UnblockUser.
+const UnblockUser_Operation = `
+mutation UnblockUser ($userId: ID!) {
+	unblockUser(userId: $userId) {
+		user {
+			... UserFields
+			... RelationFields
+		}
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+`
+
+func UnblockUser(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	userId string,
+) (data_ *UnblockUserResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UnblockUser",
+		Query:  UnblockUser_Operation,
+		Variables: &__UnblockUserInput{
+			UserId: userId,
+		},
+	}
+
+	data_ = &UnblockUserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by UnfollowUser.
 const UnfollowUser_Operation = `
 mutation UnfollowUser ($userId: ID!) {
@@ -3806,6 +6282,60 @@ func UnfollowUser(
 	}
 
 	data_ = &UnfollowUserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UnhideMyPostsFrom.
+const UnhideMyPostsFrom_Operation = `
+mutation UnhideMyPostsFrom ($userId: ID!) {
+	unhideMyPostsFrom(userId: $userId) {
+		user {
+			... UserFields
+			... RelationFields
+		}
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+`
+
+func UnhideMyPostsFrom(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	userId string,
+) (data_ *UnhideMyPostsFromResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UnhideMyPostsFrom",
+		Query:  UnhideMyPostsFrom_Operation,
+		Variables: &__UnhideMyPostsFromInput{
+			UserId: userId,
+		},
+	}
+
+	data_ = &UnhideMyPostsFromResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -3870,6 +6400,60 @@ func UnlikePost(
 	return data_, err_
 }
 
+// The mutation executed by UnmuteUser.
+const UnmuteUser_Operation = `
+mutation UnmuteUser ($userId: ID!) {
+	unmuteUser(userId: $userId) {
+		user {
+			... UserFields
+			... RelationFields
+		}
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+`
+
+func UnmuteUser(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	userId string,
+) (data_ *UnmuteUserResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UnmuteUser",
+		Query:  UnmuteUser_Operation,
+		Variables: &__UnmuteUserInput{
+			UserId: userId,
+		},
+	}
+
+	data_ = &UnmuteUserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by User.
 const User_Operation = `
 query User ($handle: String!) {
@@ -3904,6 +6488,131 @@ func User(
 	}
 
 	data_ = &UserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by UserRelation.
+const UserRelation_Operation = `
+query UserRelation ($handle: String!) {
+	user(handle: $handle) {
+		... UserFields
+		... RelationFields
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+`
+
+// A user by handle with how they relate to the viewer (blocks, mute, hide);
+// null when nobody has the handle.
+func UserRelation(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	handle string,
+) (data_ *UserRelationResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UserRelation",
+		Query:  UserRelation_Operation,
+		Variables: &__UserRelationInput{
+			Handle: handle,
+		},
+	}
+
+	data_ = &UserRelationResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by UsersHiddenFromMyPosts.
+const UsersHiddenFromMyPosts_Operation = `
+query UsersHiddenFromMyPosts ($first: Int, $after: String) {
+	usersHiddenFromMyPosts(first: $first, after: $after) {
+		... UserPageFields
+	}
+}
+fragment UserPageFields on UserConnection {
+	edges {
+		cursor
+		node {
+			... UserFields
+			... RelationFields
+		}
+	}
+	pageInfo {
+		... PageInfoFields
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+`
+
+func UsersHiddenFromMyPosts(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *UsersHiddenFromMyPostsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UsersHiddenFromMyPosts",
+		Query:  UsersHiddenFromMyPosts_Operation,
+		Variables: &__UsersHiddenFromMyPostsInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &UsersHiddenFromMyPostsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

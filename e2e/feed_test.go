@@ -25,8 +25,18 @@ func publish(t *testing.T, c graphql.Client, text string) string {
 // posts' ids. It fails on a repeated post or a page that does not advance.
 func readFeed(t *testing.T, c graphql.Client, n int) []string {
 	t.Helper()
+	var ids []string
+	for _, p := range feedPosts(t, c, n) {
+		ids = append(ids, p.Id)
+	}
+	return ids
+}
+
+// feedPosts is readFeed returning the posts.
+func feedPosts(t *testing.T, c graphql.Client, n int) []client.PostFields {
+	t.Helper()
 	var (
-		ids   []string
+		posts []client.PostFields
 		after *string
 		seen  = map[string]bool{}
 	)
@@ -40,13 +50,13 @@ func readFeed(t *testing.T, c graphql.Client, n int) []string {
 				t.Fatalf("page size %d: post %s repeated", n, e.Node.Id)
 			}
 			seen[e.Node.Id] = true
-			ids = append(ids, e.Node.Id)
+			posts = append(posts, e.Node.PostFields)
 		}
 		if after != nil && !page.PageInfo.HasPreviousPage {
 			t.Errorf("page from a cursor: hasPreviousPage false")
 		}
 		if !page.PageInfo.HasNextPage {
-			return ids
+			return posts
 		}
 		if page.PageInfo.EndCursor == nil || after != nil && *page.PageInfo.EndCursor == *after {
 			t.Fatalf("page size %d: hasNextPage but endCursor %v does not advance", n, page.PageInfo.EndCursor)

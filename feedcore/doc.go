@@ -27,10 +27,23 @@
 //   - Posts: posts.go (Publish, Delete, Posts), content.go (text rules).
 //   - Likes: likes.go (Like, Unlike, LikeMany, counters).
 //   - Users: users.go (profiles, handles, counts).
+//   - Safety: safety_relations.go (Block, Mute, HidePostsFrom and their
+//     undoing: the record's commit; a like across a block), safety_settle.go
+//     (settling a pair: mirrors, hidden authors, no-push sets, follows
+//     removed, inbox clean-up queued, backfill), safety_list.go
+//     (RelationFlags, Blocked, RelationList, PutRelations),
+//     safety_account.go (DeleteAccount: the gone marker and the journaled
+//     job, its phases; held handles; deleted accounts for export and
+//     import).
 //   - Rate limit: ratelimit.go (GCRA in Redis; a Charge rides the first
-//     pipeline), throttle.go (per-process throttles of activity writes).
+//     pipeline, and a viewer's checks the account is not deleted, with the
+//     limit on or off), throttle.go (per-process throttles of activity writes).
 //   - Ops: ops_export.go (Export), ops_rebuild.go (Rebuild), ops_scan.go
 //     (walking every record of a kind).
+//   - Safety: safety_filter.go (reads and fan-out leave out authors hidden
+//     from a viewer, in the round trips they already make),
+//     safety_cleanup.go (the clean-up worker: a hidden author's items out
+//     of a viewer's inboxes and live snapshots, CleanupBacklog).
 //   - Workers: workers.go (RunWorkers: consumers, reclaim, dead letters,
 //     Backlog, Drain).
 //   - Storage helpers: keys.go (every key name), member.go (8-byte
@@ -71,4 +84,21 @@
 // sweeper demotes quiet readers (incomplete first, then out of the active
 // sets). Promotion notes the author in every follower's set and builds the
 // active set before the fan-out switches to it, so no reader misses a post.
+//
+// Hidden authors. What a viewer must not see (blocks either way, its
+// mutes, hides against it) is derived into the viewer's own slot (hidden
+// authors, with when each ends; notes of followed ones until their
+// clean-up) and, transposed, into each author's (readers not pushed to).
+// A page filters its big-V and following sets and skips noted authors in
+// its first round trip, a push skips in the author's slot, a backfill in
+// the reader's; a clean-up job takes entries already pushed out. Every
+// check compares the end with the service clock, so an ended mute shows
+// the author again at once.
+//
+// Deleted accounts. A deletion is committed by its gone marker, set in one
+// script with its journal entry on the user's stream shard; from then on
+// every operation of the user is refused (the charge's script and the
+// publish log script read the marker in their own slot), and the journaled
+// job, idempotent and checkpointed in the marker, takes everything of the
+// account away. The marker stays: export and import carry it.
 package feedcore

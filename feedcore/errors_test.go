@@ -58,7 +58,7 @@ func TestEntryPointsNameTheirOperation(t *testing.T) {
 		}
 	}
 	sink := ExportSink{
-		User: func(User) error { return nil }, Follow: func(Edge) error { return nil },
+		User: func(User) error { return nil }, Follow: func(Edge) error { return nil }, Relation: func(Relation) error { return nil },
 		Post: func(*Post) error { return nil }, Live: func(*LiveSession) error { return nil },
 		Like: func(_, _ ID) error { return nil }, Counts: func(ID, PostCounts) error { return nil },
 	}

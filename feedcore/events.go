@@ -75,18 +75,22 @@ func (s *Service) emit(ctx context.Context, e event) error {
 // 64-bit id; Go composes it). With ARGV[5] "i", KEYS[3] is an idempotency
 // record: the script replies that record instead when it exists, and
 // otherwise stores "s q ARGV[3]" there for ARGV[4] seconds. With ARGV[7]
-// not empty, it first spends a rate charge (luaSpend over the last key,
-// ARGV[6..9]: now, interval, tolerance, cost) and, when refused, writes
-// nothing. Replies {1, s, q, entry id, remaining} for a new entry,
-// {0, record, remaining} for a replay, {-1, retry after ms, remaining}
-// for a refused charge (remaining 0 without a charge). ARGV[10..] are the
-// entry's other fields.
+// not empty, it first checks the viewer's gone marker (the last key) and
+// spends a rate charge (luaSpend over the key before it, ARGV[6..9]: now,
+// interval, tolerance, cost; no spending with interval gateOnly) and, when
+// refused, writes nothing. Replies {1, s, q, entry id, remaining} for a
+// new entry, {0, record, remaining} for a replay, {-1, retry after ms,
+// remaining} for a refused charge (remaining 0 without a charge), {-2, 0,
+// 0} for a deleted account. ARGV[10..] are the entry's other fields.
 var logScript = newScript(false, luaSpend+`
 local left = 0
 if ARGV[7] ~= '' then
-  local ok, wait
-  ok, wait, left = spend(KEYS[#KEYS], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
-  if ok == 0 then return {-1, wait, left} end
+  if redis.call('EXISTS', KEYS[#KEYS]) == 1 then return {-2, 0, 0} end
+  if ARGV[7] ~= '`+gateOnly+`' then
+    local ok, wait
+    ok, wait, left = spend(KEYS[#KEYS - 1], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+    if ok == 0 then return {-1, wait, left} end
+  end
 end
 local idem = ARGV[5] == 'i' and KEYS[3]
 if idem then

@@ -239,8 +239,9 @@ return redis.call('XDEL', KEYS[2], ARGV[1])
 `)
 
 // execute writes one task: inbox writes (or removals) for its targets, in
-// pipelines of chunkSize. The checkpoint only ever names a target whose
-// write Redis confirmed: each pipeline carries the checkpoint of the chunk
+// pipelines of chunkSize, leaving out the readers the author's posts are
+// not pushed to (readTargets). The checkpoint only ever names a target
+// whose write Redis confirmed (or that was left out): each pipeline carries the checkpoint of the chunk
 // before it, whose replies have come back without error. A task reclaimed
 // from a crashed worker resumes after that; writes are idempotent, so a
 // chunk replayed changes nothing. The task is acknowledged, in one step
@@ -260,23 +261,26 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		targets, err := s.c.Do(ctx, s.c.B().Zrange().Key(t.Set).Min(lo).Max(t.Hi).Bylex().
-			Limit(0, chunkSize).Build()).AsStrSlice()
+		c, err := s.readTargets(ctx, t, lo)
 		if err != nil {
-			return fmt.Errorf("read task targets: %w", err)
+			return err
 		}
-		if len(targets) == 0 {
+		if c.scanned == 0 {
 			return s.finish(ctx, t, ck)
 		}
-		if err := firstErr(s.doMulti(ctx, s.chunkCmds(t, targets, ck, confirmed)...)); err != nil {
-			return fmt.Errorf("write chunk: %w", err)
+		// A chunk whose readers were all left out writes only the
+		// checkpoint of the one before, if any.
+		if cmds := s.chunkCmds(t, c.targets, ck, confirmed); len(cmds) > 0 {
+			if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+				return fmt.Errorf("write chunk: %w", err)
+			}
 		}
-		confirmed = targets[len(targets)-1]
-		s.stats.inboxWrites.Add(int64(len(targets)))
+		confirmed = c.last
+		s.stats.inboxWrites.Add(int64(len(c.targets)))
 		if afterChunk != nil {
 			afterChunk()
 		}
-		if len(targets) < chunkSize {
+		if c.scanned < chunkSize {
 			return s.finish(ctx, t, ck)
 		}
 		lo = "(" + confirmed

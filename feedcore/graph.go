@@ -61,25 +61,42 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 			break
 		}
 	}
-	users := make([]ID, 0, 2*len(edges))
-	for _, e := range edges {
-		users = append(users, e.Follower, e.Followee)
-	}
-	if n, err := s.existing(ctx, users); err != nil {
+	n, err := s.existingPairs(ctx, edges)
+	switch {
+	case CodeOf(err) == apierr.NotFound:
+		edges, stop = edges[:n], err
+	case err != nil:
 		return nil, err
-	} else if n < len(users) {
-		edges, stop = edges[:n/2], apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
 	}
 	return edges, stop
 }
 
+// existingPairs returns how many of pairs, from the first, name two
+// existing users, with NOT_FOUND naming the first missing one (or the
+// store's error, and 0).
+func (s *Service) existingPairs(ctx context.Context, pairs []Edge) (int, error) {
+	users := make([]ID, 0, 2*len(pairs))
+	for _, e := range pairs {
+		users = append(users, e.Follower, e.Followee)
+	}
+	n, err := s.existing(ctx, users)
+	if err != nil {
+		return 0, err
+	}
+	if n < len(users) {
+		return n / 2, apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
+	}
+	return len(pairs), nil
+}
+
 // addFollowing adds edges to their followers' following sets, atomically
-// against the follow limit, and returns the prefix that went in. At the
-// first edge over the limit it takes the later edges of the batch back out
-// and returns FOLLOW_LIMIT.
+// against the follow limit and blocks, and returns the prefix that went
+// in. At the first edge over the limit or across a block it takes the
+// later edges of the batch back out and returns FOLLOW_LIMIT or FORBIDDEN.
 func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error) {
 	keysArgs := func(e Edge) (keys, args []string) {
-		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower)}, []string{member(e.Followee), itoa(s.o.FollowLimit)}
+		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower), s.k.blocks(e.Follower), s.k.blockedBy(e.Follower)},
+			[]string{member(e.Followee), itoa(s.o.FollowLimit)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
@@ -99,6 +116,9 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error
 		if added < 0 {
 			// Undo the later edges of this batch so it stops cleanly here.
 			s.undoFollows(ctx, edges[i+1:], rs[i+1:])
+			if added == -2 {
+				return edges[:i], errBlocked()
+			}
 			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.o.FollowLimit)
 		}
 	}
@@ -234,33 +254,53 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("remove followers: %w", err)
 	}
-	// Only an author's newest cap items can be in an inbox of cap entries.
 	tls := s.timelines()
-	var reads []rueidis.Completed
-	for _, e := range edges {
-		for _, tl := range tls {
-			reads = append(reads, s.newestCmd(tl.outbox(e.Followee), s.o.InboxCap))
-		}
+	authors := make([]ID, len(edges))
+	for i, e := range edges {
+		authors[i] = e.Followee
 	}
-	rs := s.doMulti(ctx, reads...)
+	recent, err := s.inboxableIDs(ctx, tls, authors)
+	if err != nil {
+		return err
+	}
 	var removes []rueidis.Completed
 	for i, e := range edges {
 		for j, tl := range tls {
+			if ids := recent[i][j]; len(ids) > 0 {
+				removes = append(removes, s.inboxRemoveCmd(tl, e.Follower, ids...))
+			}
+		}
+	}
+	return firstErr(s.doMulti(ctx, removes...))
+}
+
+// inboxableIDs reads the items of each author that may be in an inbox, for
+// each timeline of tls (ids[author][timeline]): only an author's newest
+// cap items can be in an inbox of cap entries. One round trip.
+func (s *Service) inboxableIDs(ctx context.Context, tls []timeline, authors []ID) ([][][]ID, error) {
+	var reads []rueidis.Completed
+	for _, a := range authors {
+		for _, tl := range tls {
+			reads = append(reads, s.newestCmd(tl.outbox(a), s.o.InboxCap))
+		}
+	}
+	rs := s.doMulti(ctx, reads...)
+	out := make([][][]ID, len(authors))
+	for i := range authors {
+		out[i] = make([][]ID, len(tls))
+		for j := range tls {
 			recent, err := parseEntries(rs[i*len(tls)+j])
 			if err != nil {
-				return fmt.Errorf("read outbox: %w", err)
-			}
-			if len(recent) == 0 {
-				continue
+				return nil, fmt.Errorf("read outbox: %w", err)
 			}
 			ids := make([]ID, len(recent))
 			for k, it := range recent {
 				ids[k] = it.ID
 			}
-			removes = append(removes, s.inboxRemoveCmd(tl, e.Follower, ids...))
+			out[i][j] = ids
 		}
 	}
-	return firstErr(s.doMulti(ctx, removes...))
+	return out, nil
 }
 
 // backfillMany copies each followee's newest items, up to the inbox cap,
@@ -308,24 +348,27 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 				floor = &recent[len(recent)-1]
 			}
 			n += len(recent)
-			writes = append(writes, s.inboxAddCmd(tl, e.Follower, recent, floor))
+			writes = append(writes, s.inboxAddCmd(tl, e.Follower, e.Followee, recent, floor))
 		}
 	}
 	return n, firstErr(s.doMulti(ctx, writes...))
 }
 
-func (s *Service) inboxAddCmd(tl timeline, reader ID, items []Item, floor *Item) rueidis.Completed {
-	args := make([]string, 0, 3+2*len(items))
+// inboxAddCmd copies author's items into reader's inbox (inboxAdd),
+// unless the author is hidden from the reader.
+func (s *Service) inboxAddCmd(tl timeline, reader, author ID, items []Item, floor *Item) rueidis.Completed {
+	args := make([]string, 0, 5+2*len(items))
 	args = append(args, itoa(s.o.InboxCap))
 	if floor != nil {
 		args = append(args, scoreArg(floor.TS), member(floor.ID))
 	} else {
 		args = append(args, "", "")
 	}
+	args = append(args, member(author), scoreArg(s.nowMS()))
 	for _, it := range items {
 		args = append(args, scoreArg(it.TS), member(it.ID))
 	}
-	return inboxAdd.cmd(s.c.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
+	return inboxAdd.cmd(s.c.B(), []string{tl.inbox(reader), tl.horizon(reader), s.k.hiddenAuthors(reader)}, args)
 }
 
 // newest returns up to n newest entries of a timeline.
@@ -337,7 +380,8 @@ func (s *Service) newestCmd(key string, n int) rueidis.Completed {
 	return s.c.B().Zrange().Key(key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
 }
 
-// following returns the ids viewer follows.
+// followingIDs returns the ids viewer follows (hidden ones too; reads
+// use visibleFollowees).
 func (s *Service) followingIDs(ctx context.Context, viewer ID) ([]ID, error) {
 	ms, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil {

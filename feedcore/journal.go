@@ -33,6 +33,8 @@ import (
 const (
 	jEdges = "edges" // field e: follower:followee pairs, comma-separated
 	jLive  = "live"  // fields a (anchor) and p (session), or s and q for a new session's id
+	jRel   = "rel"   // field p: user:other pairs whose relations changed (safety_settle.go)
+	// jAccount (safety_account.go): field u, the deleted user.
 )
 
 // maxSettleRounds bounds how often settling re-reads a record of truth
@@ -215,12 +217,20 @@ func (s *Service) repair(ctx context.Context, shard int, e rueidis.XRangeEntry) 
 			return err
 		}
 		return s.settleEdges(ctx, edges)
+	case jRel:
+		pairs, err := decodeEdges(fv["p"])
+		if err != nil {
+			return err
+		}
+		return s.settleRelations(ctx, pairs)
 	case jLive:
 		ev, err := parseEvent(map[string]string{"t": jLive, "u": fv["a"], "p": fv["p"], "s": fv["s"], "q": fv["q"]}, shard)
 		if err != nil {
 			return fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		return s.settleLive(ctx, ev.User, ev.Item.ID)
+	case jAccount:
+		return s.repairAccount(ctx, fv)
 	}
 	return fmt.Errorf("%w: journal entry kind %q", errMalformed, fv["k"])
 }

@@ -103,7 +103,20 @@ func (k keys) events(n int) string      { return k.shard(n) + "ev" }  // stream:
 func (k keys) tasks(n int) string       { return k.shard(n) + "tk" }  // stream: fan-out tasks
 func (k keys) deadLetters(n int) string { return k.shard(n) + "dl" }  // stream: entries given up on
 func (k keys) journal(n int) string     { return k.shard(n) + "jn" }  // stream: multi-slot mutations in flight
+func (k keys) cleanup(n int) string     { return k.shard(n) + "cl" }  // stream: inbox clean-ups of authors newly hidden (fields v, a, t)
+func (k keys) muteTimers(n int) string  { return k.shard(n) + "me" }  // zset(until ms, "viewer:author"): mutes of the shard's viewers that end
 func (k keys) clock(n int) string       { return k.shard(n) + "clk" } // hash m, n: the shard's last id time and count
+
+// gone marks a deleted account, on its stream shard (safety_account.go):
+// hash at (deleted ms), h (handle), ph (the deletion job's next phase).
+// Kept for good: the shard's scripts that admit the user's requests (the
+// rate charge, the log script) find it in their own slot.
+func (k keys) gone(n int, id ID) string { return k.shard(n) + "gone:" + FormatID(id) }
+
+// accountSweeps is when each deletion committed on shard n (zset: commit
+// ms by the server's clock, user id) is owed its second pass, which
+// catches what requests in flight at the commit wrote after the job.
+func (k keys) accountSweeps(n int) string { return k.shard(n) + "acs" }
 func (k keys) eventCheckpoint(n int, entry string) string {
 	return k.shard(n) + "ck:ev:" + entry // string: the lower bound of the event's next task
 }

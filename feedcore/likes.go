@@ -70,6 +70,11 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 	if viewer == 0 {
 		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to like posts")
 	}
+	if delta == "1" {
+		if err := s.likeAcrossBlock(ctx, viewer, post); err != nil {
+			return nil, PostCounts{}, err
+		}
+	}
 	keys, args := s.likeKeysArgs(viewer, post, delta)
 	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.c.B(), keys, args)), post)
 	if err != nil {

@@ -223,7 +223,7 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref 
 		snap []liveEntry
 		rp   replayRead
 	)
-	sessions := func(ctx context.Context) (err error) { snap, err = s.snapshotEntries(ctx, items); return err }
+	sessions := func(ctx context.Context) (err error) { snap, err = s.snapshotEntries(ctx, v, items); return err }
 	replays := func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, key); return err }
 	full := len(items) > n // the snapshot alone may fill the page
 	var err error
@@ -235,8 +235,23 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref 
 	if err != nil {
 		return nil, err
 	}
-	if full && len(snap) <= n {
-		// A session hash gone from under the snapshot left it short.
+	if !full || len(snap) > n {
+		return s.finishLivePage(viewer, ref, n, snap, rp), nil
+	}
+	// Sessions gone from under the snapshot, or whose anchors were hidden
+	// from the viewer since it was taken (their clean-up still pending),
+	// left it short: read on in it, then the replays.
+	for round := 1; full && len(snap) <= n && round < maxRounds; round++ {
+		if items, err = s.snapshotItems(ctx, key, &items[len(items)-1], n+1); err != nil {
+			return nil, err
+		}
+		more, err := s.snapshotEntries(ctx, v, items)
+		if err != nil {
+			return nil, err
+		}
+		snap, full = append(snap, more...), len(items) > n
+	}
+	if len(snap) <= n {
 		if err := replays(ctx); err != nil {
 			return nil, err
 		}
@@ -276,7 +291,7 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 		for i, l := range ls {
 			visible := l != nil && !(check && !inSnapshot[i].IsNil()) &&
 				l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS &&
-				l.Anchor != v.viewer && !v.unfollowed[l.Anchor]
+				l.Anchor != v.viewer && !v.skip[l.Anchor]
 			if !visible {
 				ls[i] = nil
 			}

@@ -224,10 +224,12 @@ func (s *Service) snapshotItems(ctx context.Context, key string, pos *Item, need
 	return dropSentinel(items), nil
 }
 
-// snapshotEntries reads the sessions of a snapshot's items. The edge shows
-// the state the session had in the snapshot (its score's sign), the node
-// its current state.
-func (s *Service) snapshotEntries(ctx context.Context, items []Item) ([]liveEntry, error) {
+// snapshotEntries reads the sessions of a snapshot's items, leaving out
+// those of anchors v skips (hidden from the viewer since the snapshot was
+// taken; the clean-up takes them out of it). The edge shows the state the
+// session had in the snapshot (its score's sign), the node its current
+// state.
+func (s *Service) snapshotEntries(ctx context.Context, v *view, items []Item) ([]liveEntry, error) {
 	ids := make([]ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -242,7 +244,7 @@ func (s *Service) snapshotEntries(ctx context.Context, items []Item) ([]liveEntr
 		if items[i].TS > 0 {
 			state = StateLive
 		}
-		if l != nil {
+		if l != nil && !v.skip[l.Anchor] {
 			out = append(out, liveEntry{it: items[i], state: state, l: l})
 		}
 	}

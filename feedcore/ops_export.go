@@ -20,12 +20,17 @@ const exportChunk = 1000
 type ExportSink struct {
 	User   func(User) error
 	Follow func(Edge) error
-	Post   func(*Post) error
-	Live   func(*LiveSession) error
+	// Relation: a block, mute (with its end) or hide; ended mutes are not
+	// exported.
+	Relation func(Relation) error
+	Post     func(*Post) error
+	Live     func(*LiveSession) error
 	// Like: user likes post.
 	Like func(post, user ID) error
 	// Counts: a post's counters as stored.
 	Counts func(post ID, c PostCounts) error
+	// Deleted: a deleted account (its marker), first of all; nil skips them.
+	Deleted func(DeletedAccount) error
 	// Batch is how many keys are read per round trip; ExportBatch when 0.
 	Batch int
 
@@ -33,8 +38,9 @@ type ExportSink struct {
 }
 
 // Export reads every record of the store, kind after kind, in an order an
-// import can apply: users, follow edges, posts, live sessions, likes,
-// counters. Derived structures (inboxes, outboxes, active and big-V sets,
+// import can apply: users, follow edges, relations (blocks, mutes, hides:
+// after the follows, which they may remove, and before the posts, whose
+// fan-out they steer), posts, live sessions, likes, counters. Derived structures (inboxes, outboxes, active and big-V sets,
 // replay timelines, snapshots, streams) are not records: an import
 // rebuilds them. A deleted post is invisible everywhere, so neither it nor
 // its likes and counters are exported.
@@ -56,6 +62,20 @@ type ExportSink struct {
 func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	defer wrap(&err, "export")
 	setDefault(&sink.Batch, ExportBatch)
+	if sink.Deleted != nil {
+		// First: an import records them (holding their handles) before
+		// anything else.
+		if err := s.DeletedAccounts(ctx, func(ds []DeletedAccount) error {
+			for _, d := range ds {
+				if err := sink.Deleted(d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	phases := []struct {
 		keyOf func(ID) string // the records' keys
 		posts bool            // the posts pass: later passes write again what it may have missed
@@ -63,6 +83,9 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	}{
 		{keyOf: s.k.user, read: s.exportUsers},
 		{keyOf: s.k.following, read: s.exportFollows},
+		{keyOf: s.k.blocks, read: s.exportRelations(RelationBlock)},
+		{keyOf: s.k.mutes, read: s.exportRelations(RelationMute)},
+		{keyOf: s.k.hides, read: s.exportRelations(RelationHide)},
 		{keyOf: s.k.post, posts: true, read: s.exportPosts},
 		{keyOf: s.k.live, read: s.exportLives},
 		{keyOf: s.k.likers, read: s.exportLikes},

@@ -19,9 +19,13 @@ import (
 //     status (sticky: a big-V stays one) and push mode for authors over the
 //     threshold, their active sets built as promotion does and pruned of
 //     readers neither active nor complete;
-//   - inboxes: per reader, entries of authors it does not follow (and
-//     tombstones) out, then its own posts and its pushed followees' newest
-//     posts and replays in, with the horizon, exactly as backfill does.
+//   - relations: per user, every pair its relation records, mirrors and
+//     derived sets name settled as a relation mutation does (safety_settle.go):
+//     block mirrors, hidden authors, no-push sets, no follow across a block;
+//   - inboxes: per reader, entries of authors it does not follow or that
+//     are hidden from it (and tombstones) out, then its own posts and its
+//     pushed, shown followees' newest posts and replays in, with the
+//     horizon, exactly as backfill does.
 //
 // It runs online: every write is idempotent and either adds what the
 // records say belongs or removes what they say does not, so readers and a
@@ -32,6 +36,11 @@ import (
 func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
 	defer wrap(&err, "rebuild")
 	setDefault(&o.Batch, 100)
+	// Unfinished account deletions first: nothing of a deleted account
+	// (its posts, its follows) may be rebuilt.
+	if err := s.finishAccounts(ctx); err != nil {
+		return st, err
+	}
 	ck := s.k.rebuild()
 	if o.Restart {
 		if err := s.do(ctx, s.c.B().Del().Key(ck).Build()).Error(); err != nil {
@@ -107,7 +116,7 @@ type RebuildOptions struct {
 
 // RebuildProgress is where a Rebuild stands.
 type RebuildProgress struct {
-	Phase       string // follows, posts, live, authors or inboxes
+	Phase       string // follows, posts, live, authors, relations or inboxes
 	Done, Total int    // ids of the phase done (resumed ones included) and in all
 	Stats       RebuildStats
 }
@@ -123,6 +132,7 @@ type RebuildStats struct {
 	Readers      int64 // inboxes rebuilt
 	InboxEntries int64 // entries copied into inboxes (posts and replays)
 	Removed      int64 // stale entries removed
+	Relations    int64 // pairs of users whose relations were settled
 }
 
 // rebuildPhase is one pass of Rebuild: run over every record of one kind
@@ -139,6 +149,7 @@ var rebuildPhases = []rebuildPhase{
 	{"posts", keys.post, (*Service).rebuildOutboxes},
 	{"live", keys.live, (*Service).rebuildLive},
 	{"authors", keys.user, (*Service).rebuildAuthors},
+	{"relations", keys.user, (*Service).rebuildRelations},
 	{"inboxes", keys.user, (*Service).rebuildInboxes},
 }
 
@@ -443,6 +454,11 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildS
 		return err
 	}
 	if err := s.pruneBigFollowees(ctx, readers, follows, big, st); err != nil {
+		return err
+	}
+	// Hidden followees stay followed (and in the big-V followees), but
+	// their posts leave the inbox and are not copied back.
+	if err := s.dropHidden(ctx, readers, follows); err != nil {
 		return err
 	}
 	// Which big-V followees push to each reader: those whose active set

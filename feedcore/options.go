@@ -57,6 +57,17 @@ type Options struct {
 	// WaitTimeout bounds that wait; past it the mutation answers
 	// UNAVAILABLE (a retry is safe). Default 1s.
 	WaitTimeout time.Duration
+	// CleanupGrace is how long reads keep skipping an author hidden from
+	// a viewer after the safety clean-up took its items out of the
+	// viewer's inboxes: a fan-out task that read its targets before the
+	// relation may still push one. Default 2 minutes.
+	CleanupGrace time.Duration
+	// HandleHold is how long a deleted account's handle stays taken before
+	// anyone may take it again (safety_account.go). Default 720h (30 days).
+	HandleHold time.Duration
+	// MaxRelations is the most blocks, mutes and hides one user may have
+	// together (--max-blocks). Default 10000.
+	MaxRelations int
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }
@@ -69,9 +80,12 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.SnapshotTTL, 30*time.Minute)
 	setDefault(&o.MaxDevices, 5)
 	setDefault(&o.MaxTextLen, 2000)
+	setDefault(&o.MaxRelations, 10000)
 	setDefault(&o.StreamShards, 1)
 	o.StreamShards = min(o.StreamShards, maxShards)
 	setDefault(&o.WaitTimeout, defaultWaitTimeout)
+	setDefault(&o.CleanupGrace, defaultCleanupGrace)
+	setDefault(&o.HandleHold, 720*time.Hour)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

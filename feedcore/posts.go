@@ -82,10 +82,10 @@ func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (
 		keys = append(keys, s.k.idempotency(shard, author, hex.EncodeToString(sum[:16])))
 	}
 	ch := chargeOf(ctx)
-	rateKey, charge, rides := ch.spendIn(author)
+	chargeKeys, charge, rides := ch.spendIn(author)
 	if rides {
 		// The script spends it; the client must not send it again.
-		keys, ctx = append(keys, rateKey), withoutCharge(ctx)
+		keys, ctx = append(keys, chargeKeys...), withoutCharge(ctx)
 	}
 	args := append(logArgs("alloc", s.nowMS(), text, int(idempotencyTTL.Seconds()), key != "", charge),
 		"t", evPublish, "u", FormatID(author), "x", text)
@@ -100,10 +100,10 @@ func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (
 			wait, _ := arr[1].AsInt64()
 			left, _ := arr[len(arr)-1].AsInt64()
 			v = verdictFrom(status != -1, wait, left, ch.cost)
+			v.gone = status == -2
 		}
-		ch.settleWith(v, err)
-		if v.Err != nil {
-			return nil, v.Err
+		if refused := ch.settleWith(v, err); refused != nil {
+			return nil, refused
 		}
 	}
 	if err != nil {

@@ -40,11 +40,23 @@ end
 `
 
 // gcra spends ARGV[4] points of the allowance KEYS[1] (luaSpend; ARGV:
-// now, interval, tolerance, cost). Replies {ok, retry after ms, remaining}.
+// now, interval, tolerance, cost); with ARGV[2] gateOnly it spends
+// nothing. KEYS[2], when given, is a viewer's gone marker (keys.gone, on
+// the same shard): the 4th value replied says it exists, so the request of
+// a deleted account is refused at no round trip of its own. Replies {ok,
+// retry after ms, remaining, gone}.
 var gcra = newScript(false, luaSpend+`
+local gone = 0
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then gone = 1 end
+if ARGV[2] == '`+gateOnly+`' then return {1, 0, 0, gone} end
 local ok, wait, left = spend(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-return {ok, wait, left}
+return {ok, wait, left, gone}
 `)
+
+// gateOnly, as a charge's interval, marks a charge that spends nothing
+// and only checks that its viewer's account is not deleted (NewCharge with
+// the rate limit off).
+const gateOnly = "-"
 
 // RateLimit is an allowance of points: Burst points at most, refilled at
 // Rate points a second. An operation spends its cost in points (one point
@@ -81,8 +93,11 @@ type Verdict struct {
 	// Remaining is the points left in the allowance afterwards.
 	Remaining int
 	// Err is RATE_LIMITED (a *apierr.Error with RetryAfter) when the cost was
-	// not spent, else nil.
+	// not spent, UNAUTHENTICATED when the viewer's account is deleted (a
+	// charge's verdict), else nil.
 	Err error
+	// gone: the viewer's account is deleted (gcra's gone marker).
+	gone bool
 }
 
 // Allow spends one point of viewer's allowance, or returns RATE_LIMITED
@@ -126,13 +141,16 @@ func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
 	if err != nil {
 		return Verdict{Cost: cost}, err
 	}
-	if len(arr) != 3 {
+	if len(arr) != 4 {
 		return Verdict{Cost: cost}, fmt.Errorf("rate limit: reply of %d values", len(arr))
 	}
 	ok, _ := arr[0].AsInt64()
 	wait, _ := arr[1].AsInt64() // Lua numbers come back as integers
 	left, _ := arr[2].AsInt64()
-	return verdictFrom(ok == 1, wait, left, cost), nil
+	gone, _ := arr[3].AsInt64()
+	v := verdictFrom(ok == 1, wait, left, cost)
+	v.gone = gone == 1
+	return v, nil
 }
 
 // verdictFrom is the Verdict of luaSpend's reply.
@@ -159,11 +177,15 @@ type Charge struct {
 	s    *Service
 	cmd  rueidis.Completed
 	cost int
-	// sub, key and args are what cmd spends, for a script that spends the
-	// charge itself (spendIn).
+	// sub, keys and args are what cmd spends (the allowance, then a
+	// viewer's gone marker), for a script that spends the charge itself
+	// (spendIn).
 	sub  Subject
-	key  string
+	keys []string
 	args []string
+	// rated: the charge spends points; otherwise it only checks its
+	// viewer's account (gateOnly). allowGone: a deleted account passes.
+	rated, allowGone bool
 	// beforeWrites: the cost rides only a pipeline of reads; before the
 	// first write it is spent alone, so a refused mutation writes nothing.
 	beforeWrites bool
@@ -175,15 +197,50 @@ type Charge struct {
 	err     error // the store's, when it did not answer
 }
 
-// NewCharge prepares spending cost points of sub's allowance under l; nil
-// when l is off.
+// NewCharge prepares spending cost points of sub's allowance under l.
+// A viewer's charge also checks that the viewer's account is not deleted
+// (its gone marker shares the allowance's shard), and is made with l off
+// too, then spending nothing: a deleted account's token is refused with
+// UNAUTHENTICATED on every operation, at no round trip of its own, since
+// the check rides the operation's first pipeline like the cost. Nil for an
+// address's charge when l is off.
 func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
-	if l.Rate <= 0 {
+	var key string
+	var args []string
+	switch {
+	case l.Rate > 0:
+		key, args, cost = s.spendArgs(sub, cost, l)
+	case sub.Viewer != 0:
+		key, args, cost = s.rateKey(sub), []string{scoreArg(s.nowMS()), gateOnly, "", ""}, 0
+	default:
 		return nil
 	}
-	key, args, cost := s.spendArgs(sub, cost, l)
-	cmd := gcra.cmd(s.c.B(), []string{key}, args).Pin()
-	return &Charge{s: s, cmd: cmd, cost: cost, sub: sub, key: key, args: args, done: make(chan struct{})}
+	keys := []string{key}
+	if sub.Viewer != 0 {
+		keys = append(keys, s.k.gone(s.shardOf(sub.Viewer), sub.Viewer))
+	}
+	cmd := gcra.cmd(s.c.B(), keys, args).Pin()
+	return &Charge{s: s, cmd: cmd, cost: cost, sub: sub, keys: keys, args: args, rated: l.Rate > 0, done: make(chan struct{})}
+}
+
+// Rated reports whether the charge spends points (the rate limit is on),
+// rather than only checking its viewer's account.
+func (ch *Charge) Rated() bool { return ch.rated }
+
+// AllowGone lets the operation through when its viewer's account is
+// deleted: a retried deleteAccount must succeed again. Call it before the
+// operation's first Redis call.
+func (ch *Charge) AllowGone() {
+	if ch != nil {
+		ch.mu.Lock()
+		ch.allowGone = true
+		ch.mu.Unlock()
+	}
+}
+
+// goneErr is the refusal of a deleted account's request.
+func goneErr(viewer ID) error {
+	return apierr.Errorf(apierr.Unauthenticated, "not signed in: the account of user %d was deleted", viewer)
 }
 
 // NewWriteCharge is NewCharge for a mutation: the cost rides the first
@@ -245,26 +302,42 @@ func (ch *Charge) resolve(ctx context.Context, r rueidis.RedisResult) {
 		}
 	}
 	ch.verdict, ch.err = verdictOf(r, ch.cost)
+	ch.refuseGone()
 	close(ch.done)
+}
+
+// refuseGone turns the verdict of a deleted account's charge into
+// UNAUTHENTICATED, unless the operation may pass (AllowGone).
+func (ch *Charge) refuseGone() {
+	ch.mu.Lock()
+	allow := ch.allowGone
+	ch.mu.Unlock()
+	if ch.verdict.gone && !allow && ch.verdict.Err == nil {
+		ch.verdict.Err = goneErr(ch.sub.Viewer)
+	}
 }
 
 // spendIn claims the charge for a script that spends it itself (with
-// luaSpend over key and args) when that script runs on the slot of
-// viewer's stream shard and the charge is viewer's. The caller must then
-// send the script with withoutCharge and call settleWith with its outcome.
-func (ch *Charge) spendIn(viewer ID) (key string, args []string, ok bool) {
+// luaSpend over keys[0] and args, after checking the gone marker keys[1])
+// when that script runs on the slot of viewer's stream shard and the
+// charge is viewer's. The caller must then send the script with
+// withoutCharge and call settleWith with its outcome.
+func (ch *Charge) spendIn(viewer ID) (keys, args []string, ok bool) {
 	if ch == nil || ch.sub.Viewer != viewer || !ch.claim() {
-		return "", nil, false
+		return nil, nil, false
 	}
-	return ch.key, ch.args, true
+	return ch.keys, ch.args, true
 }
 
 // settleWith resolves a charge claimed by spendIn: the verdict of the
-// script that spent it, or the store's error when it did not answer.
-func (ch *Charge) settleWith(v Verdict, err error) {
+// script that spent it, or the store's error when it did not answer. It
+// returns the refusal, if any.
+func (ch *Charge) settleWith(v Verdict, err error) error {
 	v.Cost = ch.cost
 	ch.verdict, ch.err = v, err
+	ch.refuseGone()
 	close(ch.done)
+	return ch.verdict.Err
 }
 
 // wait blocks until the charge is resolved; the error is RATE_LIMITED when

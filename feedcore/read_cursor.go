@@ -89,10 +89,24 @@ func (sc *sealScratch) macOf(b []byte) []byte {
 	return sc.mac.Sum(sc.sum[:0])[:macLen]
 }
 
-// Open decodes a client's cursor and checks it was sealed here for viewer.
-// Any failure is INVALID_CURSOR: the client should restart from the top.
+// Open decodes a client's feed cursor and checks it was sealed here for
+// viewer. Any failure is INVALID_CURSOR: the client should restart from
+// the top.
 func (s *Sealer) Open(raw string, viewer ID) (Cursor, error) {
-	bad := apierr.Errorf(apierr.InvalidCursor, "the cursor is not valid for this viewer; request the first page without a cursor")
+	c, err := s.open(raw, viewer)
+	if err == nil && c.State > StateTimeline {
+		return Cursor{}, errBadCursor() // a relation list's (safety_list.go)
+	}
+	return c, err
+}
+
+func errBadCursor() error {
+	return apierr.Errorf(apierr.InvalidCursor, "the cursor is not valid for this viewer; request the first page without a cursor")
+}
+
+// open is Open for a cursor of any state.
+func (s *Sealer) open(raw string, viewer ID) (Cursor, error) {
+	bad := errBadCursor()
 	sc := s.scratch.Get().(*sealScratch)
 	defer s.scratch.Put(sc)
 	b, err := base64.RawURLEncoding.DecodeString(raw)
@@ -122,7 +136,7 @@ func (s *Sealer) Open(raw string, viewer ID) (Cursor, error) {
 	if c.Viewer, k = binary.Uvarint(rest); k <= 0 || k != len(rest) {
 		return Cursor{}, bad
 	}
-	if c.Viewer != viewer || c.State > StateTimeline {
+	if c.Viewer != viewer {
 		return Cursor{}, bad
 	}
 	// Only the canonical spelling: base64 decoding ignores the spare low

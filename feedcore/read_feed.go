@@ -27,16 +27,16 @@ const (
 
 // view is what a read knows of its viewer, loaded in its first round trip.
 type view struct {
-	tl         timeline
-	viewer     ID
-	unfollowed map[ID]bool // recent unfollows, whose posts may linger in the inbox
-	followees  []ID        // read only when a page goes below the inbox horizon
-	fgLoaded   bool
-	bigV       []ID  // big-V followees, pulled unless the inbox is complete
-	complete   bool  // the inbox holds every post pushed or backfilled
-	horizon    *Item // inbox holds everything at or above it; nil: everything
-	spec       specRead
-	extra      []rueidis.Completed // writes to send with the next round trip
+	tl        timeline
+	viewer    ID
+	skip      map[ID]bool // recent unfollows and hidden followees, whose items may linger in the inbox
+	followees []ID        // read only when a page goes below the inbox horizon
+	fgLoaded  bool
+	bigV      []ID  // big-V followees, pulled unless the inbox is complete
+	complete  bool  // the inbox holds every post pushed or backfilled
+	horizon   *Item // inbox holds everything at or above it; nil: everything
+	spec      specRead
+	extra     []rueidis.Completed // writes to send with the next round trip
 }
 
 // specRead is the inbox seek sent with the view load, used by round one.
@@ -119,21 +119,21 @@ func orDefault(n int) int {
 	return n
 }
 
-// loadView reads the viewer's reader state, big-V followees and recent
-// unfollows, records the read, and speculatively seeks the inbox for round
-// one, all in one round trip. Nothing it reads grows with the network or
-// with followees who do not post: the following set itself is read only by
-// a page that goes below the inbox horizon.
+// loadView reads the viewer's reader state, big-V followees (less those
+// hidden from it), recent unfollows and hide notes, records the read, and
+// speculatively seeks the inbox for round one, all in one round trip.
+// Nothing it reads grows with the network, with followees who do not post
+// or with the viewer's blocks and mutes: the following set itself is read
+// only by a page that goes below the inbox horizon (or a first live page).
 func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOrder, pos *Item, limit int) (*view, error) {
-	since := s.nowMS() - unfollowMemory.Milliseconds()
+	now := s.nowMS()
+	since := now - unfollowMemory.Milliseconds()
+	const sets, unfollows, complete, seek = 0, 1, 2, 3
 	cmds := []rueidis.Completed{
-		s.c.B().Smembers().Key(s.k.bigFollowees(viewer)).Build(),
+		s.viewSetsCmd(viewer, now, tl.eagerFollowees),
 		s.c.B().Zrange().Key(s.k.unfollowed(viewer)).Min(scoreArg(since)).Max("+inf").Byscore().Build(),
 		s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build(),
 		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
-	}
-	if tl.eagerFollowees {
-		cmds = append(cmds, s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build())
 	}
 	if t := s.touchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -142,52 +142,37 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 	if err := firstErr(rs); err != nil {
 		return nil, err
 	}
-	v := &view{tl: tl, viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[3], ok: true}}
-	if tl.eagerFollowees {
-		fg, _ := rs[4].AsStrSlice()
-		ids, err := idsOf(fg)
-		if err != nil {
-			return nil, err
-		}
-		v.followees, v.fgLoaded = ids, true
-	}
-	bv, _ := rs[0].AsStrSlice()
-	var err error
-	if v.bigV, err = idsOf(bv); err != nil {
+	v := &view{tl: tl, viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[seek], ok: true}}
+	if err := v.readViewSets(rs[sets]); err != nil {
 		return nil, err
 	}
-	uf, _ := rs[1].AsStrSlice()
+	uf, _ := rs[unfollows].AsStrSlice()
 	ufIDs, err := idsOf(uf)
 	if err != nil {
 		return nil, err
 	}
-	if len(ufIDs) > 0 { // usually none: no map for most pages
-		v.unfollowed = make(map[ID]bool, len(ufIDs))
-		for _, id := range ufIDs {
-			v.unfollowed[id] = true
-		}
-	}
-	c, _ := rs[2].ToString()
+	v.skipAuthors(ufIDs)
+	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
-	if _, hz, err := parseSeek(rs[3]); err != nil {
+	if _, hz, err := parseSeek(rs[seek]); err != nil {
 		return nil, err
 	} else {
 		v.horizon = hz
 	}
-	if !v.complete && s.activations.due(viewer, s.nowMS()) {
+	if !v.complete && s.activations.due(viewer, now) {
 		// A returning reader: served by merge now, upgraded in the background.
 		v.extra = append(v.extra, s.emitCmd(event{Type: evActivate, User: viewer}))
 	}
 	return v, nil
 }
 
-// loadFollowees reads the viewer's following set, once per page, for the
-// pull below the inbox horizon.
+// loadFollowees reads the viewer's following set, less the followees
+// hidden from it, once per page, for the pull below the inbox horizon.
 func (s *Service) loadFollowees(ctx context.Context, v *view) error {
 	if v.fgLoaded {
 		return nil
 	}
-	ids, err := s.followingIDs(ctx, v.viewer)
+	ids, err := s.visibleFollowees(ctx, v.viewer)
 	if err != nil {
 		return err
 	}
@@ -232,8 +217,9 @@ func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *
 }
 
 // visiblePosts loads the posts at items and keeps those the viewer may see:
-// not deleted, and not by an account the viewer unfollowed lately (fan-out
-// and unfollow cleanup are asynchronous, so an inbox may briefly disagree).
+// not deleted, and not by an account the viewer unfollowed lately or that
+// is hidden from it (fan-out, unfollow and safety clean-ups are
+// asynchronous, so an inbox may briefly disagree).
 // Every source a page reads holds only the viewer's and its followees'
 // items otherwise: its inbox, and the outboxes of its followees.
 func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*Post, error) {
@@ -250,7 +236,7 @@ func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*P
 	}
 	out := make([]*Post, len(items))
 	for i, p := range ps {
-		if p != nil && !p.Deleted && p.CreatedAt.UnixMilli() == items[i].TS && (p.Author == v.viewer || !v.unfollowed[p.Author]) {
+		if p != nil && !p.Deleted && p.CreatedAt.UnixMilli() == items[i].TS && (p.Author == v.viewer || !v.skip[p.Author]) {
 			out[i] = p
 		}
 	}

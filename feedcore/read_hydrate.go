@@ -105,8 +105,9 @@ type HydrateRequest struct {
 	Counts, Liked []ID
 	// Users are profiles read (through the client-side cache);
 	// GraphCounts users whose follower and following counts are read;
-	// Following users the viewer may follow.
-	Users, GraphCounts, Following []ID
+	// Following users the viewer may follow; Relations users whose
+	// relation to the viewer (blocks, mute, hide) is read.
+	Users, GraphCounts, Following, Relations []ID
 }
 
 // Hydration answers a HydrateRequest: each slice in the order of its
@@ -117,6 +118,7 @@ type Hydration struct {
 	Users       []*User
 	GraphCounts []GraphCounts
 	Following   []bool
+	Relations   []RelationFlags
 }
 
 // Hydrate reads everything req names in one round trip: profiles through
@@ -125,12 +127,13 @@ type Hydration struct {
 func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration, err error) {
 	defer wrap(&err, "hydrate a page")
 	h := &Hydration{}
-	liked, following := req.Liked, req.Following
+	liked, following, relations := req.Liked, req.Following, req.Relations
 	if req.Viewer == 0 {
 		h.Liked, h.Following = make([]bool, len(liked)), make([]bool, len(following))
-		liked, following = nil, nil
+		h.Relations = make([]RelationFlags, len(relations))
+		liked, following, relations = nil, nil, nil
 	}
-	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1)
+	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1+relationFlagsReplies)
 	for _, id := range req.Counts {
 		cmds = append(cmds, s.postCountsCmd(id))
 	}
@@ -145,6 +148,9 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 	}
 	if len(following) > 0 {
 		cmds = append(cmds, s.c.B().Zmscore().Key(s.k.following(req.Viewer)).Member(members(following)...).Build())
+	}
+	if len(relations) > 0 {
+		cmds = append(cmds, s.relationFlagsCmds(req.Viewer, relations)...)
 	}
 	uncached := func(ctx context.Context) error {
 		if len(cmds) == 0 {
@@ -186,8 +192,12 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 			for i, sc := range scores {
 				h.Following[i] = !sc.IsNil()
 			}
+			rs = rs[1:]
 		}
-		return nil
+		if len(relations) > 0 {
+			h.Relations, err = s.parseRelationFlags(rs, len(relations))
+		}
+		return err
 	}
 	if len(req.Users) == 0 {
 		err = uncached(ctx)

@@ -207,12 +207,17 @@ local function horizon(inbox, reader, cap)
 end
 `
 
-// inboxAdd adds entries (ARGV[4..] as score, member pairs) to the inbox
-// KEYS[1], trims it to ARGV[1] entries and raises the horizon to ARGV[2],
-// ARGV[3] (score, member; empty for none), the floor of a partial backfill.
+// inboxAdd adds entries (ARGV[6..] as score, member pairs) of the author
+// ARGV[4] to the inbox KEYS[1], trims it to ARGV[1] entries and raises the
+// horizon to ARGV[2], ARGV[3] (score, member; empty for none), the floor
+// of a partial backfill; it adds nothing when the author is hidden from
+// the reader (in its hidden authors KEYS[3] with an end after ARGV[5] ms),
+// so no backfill, upgrade or rebuild brings a hidden author back.
 var inboxAdd = newScript(false, luaLess+luaHorizon+`
+local u = redis.call('ZSCORE', KEYS[3], ARGV[4])
+if u and tonumber(u) > tonumber(ARGV[5]) then return 0 end
 local cap = tonumber(ARGV[1])
-for i = 4, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 6, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
 local n = redis.call('ZCARD', KEYS[1])
 if n > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - cap - 1)
@@ -230,10 +235,13 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 `)
 
 // followAdd adds ARGV[1] to the following set KEYS[1] unless it holds it
-// already or ARGV[2] others: 1 added, 0 already there, -1 at the limit.
-// Atomic, so concurrent follows cannot pass the limit. A new follow also
+// already or ARGV[2] others: 1 added, 0 already there, -1 at the limit, -2
+// across a block (the follower's blocks KEYS[3] or blocked-by mirror
+// KEYS[4] hold the followee). Atomic, so concurrent follows cannot pass the
+// limit, nor a block settled in the follower's slot. A new follow also
 // drops the followee from the reader's recent unfollows KEYS[2].
 var followAdd = newScript(false, `
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) or redis.call('ZSCORE', KEYS[4], ARGV[1]) then return -2 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])

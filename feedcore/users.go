@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -42,7 +43,7 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 	n := len(us)
 	cmds := make([]rueidis.Completed, 0, 2*n)
 	for _, u := range us {
-		cmds = append(cmds, s.c.B().Set().Key(s.k.handle(u.Handle)).Value(FormatID(u.ID)).Nx().Get().Build())
+		cmds = append(cmds, s.claimHandleCmd(u.Handle, u.ID))
 	}
 	for _, u := range us {
 		cmds = append(cmds, s.c.B().Hget().Key(s.k.user(u.ID)).Field("h").Build())
@@ -183,12 +184,16 @@ func (s *Service) User(ctx context.Context, id ID) (_ *User, err error) {
 // UserByHandle returns the profile with handle h, or nil when none has it.
 func (s *Service) UserByHandle(ctx context.Context, h string) (_ *User, err error) {
 	defer wrap(&err, "find user by handle")
-	id, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.handle(h)).Build()).AsUint64()
-	if rueidis.IsRedisNil(err) {
+	v, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.handle(h)).Build()).ToString()
+	if rueidis.IsRedisNil(err) || err == nil && heldHandle(v) { // held: a deleted account's
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	id, err := ParseID(v)
+	if err != nil {
+		return nil, fmt.Errorf("handle %q holds %q: %w", h, v, err)
 	}
 	us, err := s.Users(ctx, []ID{id})
 	if err != nil {
@@ -242,8 +247,9 @@ func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) (_ [
 }
 
 // usersExist checks every id names a profile; NOT_FOUND names the first
-// that does not. Users this process has seen exist cost no round trip: no
-// user is ever deleted, so once seen, a user exists for good. The others
+// that does not. Users this process has seen exist cost no round trip:
+// once seen, a user is taken to exist for good (a deleted account's own
+// requests are refused by its gone marker, safety_account.go). The others
 // are checked in one pipeline and remembered.
 func (s *Service) usersExist(ctx context.Context, ids ...ID) error {
 	var unknown []ID

@@ -112,8 +112,8 @@ func (s *Service) taskStream(shard int) stream {
 }
 
 // RunWorkers runs the fan-out pipeline until ctx ends: per stream shard a
-// dispatcher that turns events into tasks and executors that write
-// inboxes; a reclaimer that takes over entries a crashed worker left
+// dispatcher that turns events into tasks, executors that write inboxes
+// and a consumer of the safety clean-ups; a reclaimer that takes over entries a crashed worker left
 // pending; the journal repairer and the sweeper. Any number of processes
 // may run it against one Redis.
 func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
@@ -136,9 +136,12 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 			consumer := name + "-x" + itoa(i)
 			run(func() { s.consume(ctx, o, s.taskStream(sh), consumer, s.handleTask) })
 		}
+		run(func() { s.consume(ctx, o, s.cleanupStream(sh), name+"-c", s.handleCleanup) })
 	}
 	run(func() { s.reclaim(ctx, o, name+"-r") })
 	run(func() { s.repairLoop(ctx, o) })
+	run(func() { s.muteEndLoop(ctx, o) })
+	run(func() { s.accountSweepLoop(ctx, o) })
 	run(func() { s.sweepLoop(ctx, o) })
 	wg.Wait()
 	return nil
@@ -146,7 +149,7 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 
 func (s *Service) ensureGroups(ctx context.Context) error {
 	for sh := 0; sh < s.o.StreamShards; sh++ {
-		for _, st := range []stream{s.eventStream(sh), s.taskStream(sh)} {
+		for _, st := range []stream{s.eventStream(sh), s.taskStream(sh), s.cleanupStream(sh)} {
 			err := s.c.Do(ctx, s.c.B().XgroupCreate().Key(st.key).Group(st.group).Id("0").Mkstream().Build()).Error()
 			if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
 				return fmt.Errorf("create consumer group %s on %s: %w", st.group, st.key, err)
@@ -312,6 +315,7 @@ func (s *Service) reclaim(ctx context.Context, o WorkerOptions, consumer string)
 		for sh := 0; sh < s.o.StreamShards; sh++ {
 			s.reclaimStream(ctx, o, s.taskStream(sh), consumer, s.handleTask)
 			s.reclaimStream(ctx, o, s.eventStream(sh), consumer, s.handleEvent)
+			s.reclaimStream(ctx, o, s.cleanupStream(sh), consumer, s.handleCleanup)
 		}
 	}
 }
@@ -401,14 +405,15 @@ func (s *Service) sweepLoop(ctx context.Context, o WorkerOptions) {
 	}
 }
 
-// Drain waits until every queued event and task has been handled (by this
-// process's workers or any other's), or ctx ends.
+// Drain waits until every queued event, task, journal entry and safety
+// clean-up has been handled (by this process's workers or any other's), or
+// ctx ends.
 func (s *Service) Drain(ctx context.Context) (err error) {
 	defer wrap(&err, "drain the fan-out")
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		n, err := s.Backlog(ctx)
+		n, err := s.streamsLen(ctx, s.k.events, s.k.tasks, s.k.journal, s.k.cleanup)
 		if err != nil {
 			return err
 		}
@@ -423,7 +428,8 @@ func (s *Service) Drain(ctx context.Context) (err error) {
 	}
 }
 
-// Backlog is how many events, tasks and journal entries are not yet done.
+// Backlog is how many events, tasks and journal entries are not yet done
+// (/readyz and the fan-out gauge; safety clean-ups are CleanupBacklog).
 func (s *Service) Backlog(ctx context.Context) (_ int64, err error) {
 	defer wrap(&err, "read fan-out backlog")
 	return s.streamsLen(ctx, s.k.events, s.k.tasks, s.k.journal)

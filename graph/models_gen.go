@@ -12,6 +12,12 @@ import (
 	"github.com/feedd/feedd/feedcore"
 )
 
+// The result of `deleteAccount`.
+type DeleteAccountPayload struct {
+	// The id of the account deleted: the viewer's.
+	DeletedUserID string `json:"deletedUserId"`
+}
+
 // The result of `deletePost`.
 type DeletePostPayload struct {
 	// Global id of the deleted post.
@@ -119,12 +125,35 @@ type PublishPostPayload struct {
 type Query struct {
 }
 
+// The result of `blockUser`, `unblockUser`, `muteUser`, `unmuteUser`,
+// `hideMyPostsFrom` and `unhideMyPostsFrom`.
+type RelationshipPayload struct {
+	// The other user, with the viewer's relation to them as the change left it.
+	User *feedcore.User `json:"user"`
+}
+
 // What to schedule.
 type ScheduleLiveInput struct {
 	// The session's title: 1 to 200 characters.
 	Title string `json:"title"`
 	// When the session is planned to start.
 	ScheduledStartAt time.Time `json:"scheduledStartAt"`
+}
+
+// A page of users.
+type UserConnection struct {
+	// The users of this page, in list order.
+	Edges []*UserEdge `json:"edges"`
+	// Where this page sits in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A user in a list page.
+type UserEdge struct {
+	// Opaque cursor of this position; pass it as `after`.
+	Cursor string `json:"cursor"`
+	// The user.
+	Node *feedcore.User `json:"node"`
 }
 
 // The state of a live session.

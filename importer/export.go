@@ -12,7 +12,9 @@ import (
 
 // ExportStats counts what an export wrote.
 type ExportStats struct {
-	Users, Follows, Posts, Lives, Likes, Counts int
+	Users, Follows, Posts, Lives, Likes, Counts, Deleted int
+	// Relations is block, mute and hide lines.
+	Relations int
 	// Lines is every line written.
 	Lines int
 }
@@ -42,6 +44,14 @@ type followLine struct {
 	Followee string `json:"followee"`
 }
 
+type relationLine struct {
+	Type      string `json:"type"`
+	User      string `json:"user"`
+	Target    string `json:"target"`
+	CreatedAt string `json:"createdAt"`
+	Until     string `json:"until,omitempty"`
+}
+
 type postLine struct {
 	Type      string `json:"type"`
 	ID        string `json:"id"`
@@ -60,6 +70,13 @@ type liveLine struct {
 	EndedAt          string `json:"endedAt,omitempty"`
 }
 
+type deletedLine struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Handle    string `json:"handle"`
+	DeletedAt string `json:"deletedAt"`
+}
+
 type likeLine struct {
 	Type string `json:"type"`
 	User string `json:"user"`
@@ -76,8 +93,8 @@ type countsLine struct {
 }
 
 // Export writes every record of svc's store to w as JSON Lines in the
-// import format, in an order Load applies: users, follows, posts, live
-// sessions, likes, then counts (after the likes, so that an import ends
+// import format, in an order Load applies: users, follows, blocks, mutes
+// and hides, posts, live sessions, likes, then counts (after the likes, so that an import ends
 // with exactly the counters exported). See feedcore.Service.Export for
 // what is read, and what a live store's export holds.
 func Export(ctx context.Context, svc *feedcore.Service, w io.Writer, o ExportOptions) (ExportStats, error) {
@@ -108,11 +125,21 @@ func Export(ctx context.Context, svc *feedcore.Service, w io.Writer, o ExportOpt
 	}
 	err := svc.Export(ctx, feedcore.ExportSink{
 		Batch: o.Batch,
+		Deleted: func(d feedcore.DeletedAccount) error {
+			return emit(&st.Deleted, deletedLine{"deleted", id(d.User), d.Handle, at(&d.DeletedAt)})
+		},
 		User: func(u feedcore.User) error {
 			return emit(&st.Users, userLine{"user", id(u.ID), u.Handle, u.DisplayName, u.AvatarURL})
 		},
 		Follow: func(e feedcore.Edge) error {
 			return emit(&st.Follows, followLine{"follow", id(e.Follower), id(e.Followee)})
+		},
+		Relation: func(r feedcore.Relation) error {
+			until := ""
+			if !r.Until.IsZero() {
+				until = at(&r.Until)
+			}
+			return emit(&st.Relations, relationLine{string(r.Kind), id(r.User), id(r.Target), at(&r.CreatedAt), until})
 		},
 		Post: func(p *feedcore.Post) error {
 			return emit(&st.Posts, postLine{"post", id(p.ID), id(p.Author), p.Text, at(&p.CreatedAt)})

@@ -48,6 +48,13 @@ func rtFixture() string {
 	for _, e := range edges {
 		fmt.Fprintf(&b, `{"type":"follow","follower":"%d","followee":"%d"}`+"\n", e[0], e[1])
 	}
+	// Relations: 12's block of 2 removes its follow; the mute that ended
+	// is skipped, and not exported.
+	b.WriteString(`{"type":"block","user":"12","target":"2","createdAt":"2024-04-01T00:00:00Z"}` + "\n")
+	b.WriteString(`{"type":"mute","user":"3","target":"1","createdAt":"2024-04-01T00:00:01Z","until":"2099-01-01T00:00:00Z"}` + "\n")
+	b.WriteString(`{"type":"mute","user":"4","target":"2","createdAt":"2024-04-01T00:00:02Z"}` + "\n")
+	b.WriteString(`{"type":"mute","user":"6","target":"1","createdAt":"2024-04-01T00:00:03Z","until":"2020-01-01T00:00:00Z"}` + "\n")
+	b.WriteString(`{"type":"hide","user":"5","target":"9","createdAt":"2024-04-01T00:00:04Z"}` + "\n")
 	id := 1000
 	for i := range 30 {
 		author := 1 + i%3
@@ -279,10 +286,13 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Fatalf("the fixture shows too little: %+v", before)
 	}
 	file, stats := rtExport(t, svc)
+	if strings.Contains(file, `"follower":"12","followee":"2"`) || strings.Contains(file, `"2020-01-01`) {
+		t.Errorf("the export holds a follow across a block or an ended mute:\n%s", file)
+	}
 	if strings.Contains(file, `"1002"`) || strings.Contains(file, `"1004"`) {
 		t.Errorf("the export holds a deleted post:\n%s", file)
 	}
-	if stats.Lives != 9 || stats.Likes == 0 || stats.Counts == 0 {
+	if stats.Lives != 9 || stats.Likes == 0 || stats.Counts == 0 || stats.Relations != 4 {
 		t.Errorf("export stats %+v", stats)
 	}
 	// Likes before counts, counts last.

@@ -9,6 +9,21 @@
 //	{"type":"live","id":"9","anchor":"200","title":"...","scheduledStartAt":"...","startedAt":"...","endedAt":"..."}
 //	{"type":"like","user":"111","post":"32850"}
 //	{"type":"counts","post":"32850","likes":3,"comments":1,"reposts":0,"favorites":2}
+//	{"type":"block","user":"111","target":"200","createdAt":"2024-01-02T03:04:05Z"}
+//	{"type":"mute","user":"111","target":"300","createdAt":"...","until":"2030-01-01T00:00:00Z"}
+//	{"type":"hide","user":"200","target":"111"}
+//
+// A block, mute or hide line records that user set it against target, as
+// the mutations do (createdAt, optional, is when; a mute's optional until
+// is its end, and an ended one is skipped). A block removes the follows
+// between the two, so it comes after them, and before the posts, whose
+// fan-out it steers.
+//
+//	{"type":"deleted","id":"111","handle":"ann","deletedAt":"2026-11-24T10:00:00Z"}
+//
+// A deleted line records a deleted account, as deleteAccount leaves it:
+// whatever the store holds of it is removed, its requests are refused and
+// its handle is held until deletedAt plus the hold (feedcore.Options.HandleHold).
 //
 // A like line records that a user likes a post, as the like mutation does:
 // the post's likers set and its likes counter move together, once however
@@ -56,6 +71,9 @@ type Stats struct {
 	Lives   int // live lines passed to Options.Live
 	Counts  int // counts lines passed to Options.Counts
 	Likes   int // like lines applied
+	// Relations is block, mute and hide lines applied.
+	Relations int
+	Deleted   int // deleted lines applied (accounts recorded as deleted)
 	// Skipped is live and counts lines validated but not applied because
 	// their hook is nil.
 	Skipped int
@@ -182,6 +200,8 @@ type batch struct {
 	lives  []LiveLine
 	counts []CountsLine
 	likes  []feedcore.PostLike
+	rels   []feedcore.Relation
+	gone   []feedcore.DeletedAccount
 }
 
 func (b *batch) reset() {
@@ -195,6 +215,8 @@ func (b *batch) reset() {
 	b.lives = b.lives[:0]
 	b.counts = b.counts[:0]
 	b.likes = b.likes[:0]
+	b.rels = b.rels[:0]
+	b.gone = b.gone[:0]
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -349,6 +371,10 @@ func (p *parser) append(k kind, b *batch) error {
 		err = appendParsed(&b.counts, p.obj.counts)
 	case kindLike:
 		err = appendParsed(&b.likes, p.obj.like)
+	case kindBlock, kindMute, kindHide:
+		err = appendParsed(&b.rels, func() (feedcore.Relation, error) { return p.obj.relation(k) })
+	case kindDeleted:
+		err = appendParsed(&b.gone, p.obj.deleted)
 	}
 	if err != nil {
 		return err
@@ -411,6 +437,17 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 	case kindLike:
 		n, err = a.svc.LikeMany(ctx, b.likes)
 		a.st.Likes += n
+	case kindBlock, kindMute, kindHide:
+		n, err = a.svc.PutRelations(ctx, b.rels)
+		a.st.Relations += n
+	case kindDeleted:
+		for _, d := range b.gone {
+			if err = a.svc.PutDeletedAccount(ctx, d); err != nil {
+				break
+			}
+			n++
+		}
+		a.st.Deleted += n
 	case kindCounts:
 		if err := hookEach(ctx, b, b.counts, a.o.Counts, &a.st.Counts, &a.st.Skipped); err != nil {
 			return err

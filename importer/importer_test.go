@@ -263,7 +263,7 @@ func TestBadLines(t *testing.T) {
 		{name: "bad escape", bad: `{"type":"user","id":"5","handle":"d\qn"}`, kind: "user",
 			want: `line 4: invalid JSON at column 36: bad escape in a string`},
 		{name: "unknown type", bad: `{"type":"usr","id":"5","handle":"dan"}`, kind: "user",
-			want: `line 4: unknown type "usr": want user, follow, post, live, counts or like`},
+			want: `line 4: unknown type "usr": want user, follow, post, live, counts, like, block, mute, hide or deleted`},
 		{name: "missing type", bad: `{"id":"5","handle":"dan"}`, kind: "user",
 			want: `line 4: missing field "type"`},
 		{name: "unknown field", bad: `{"type":"user","id":"5","handel":"dan"}`, kind: "user",

@@ -20,9 +20,15 @@ const (
 	kindLive
 	kindCounts
 	kindLike
+	kindBlock
+	kindMute
+	kindHide
+	kindDeleted
+	numKinds
 )
 
-var kindNames = [...]string{kindNone: "", kindUser: "user", kindFollow: "follow", kindPost: "post", kindLive: "live", kindCounts: "counts", kindLike: "like"}
+var kindNames = [...]string{kindNone: "", kindUser: "user", kindFollow: "follow", kindPost: "post", kindLive: "live", kindCounts: "counts", kindLike: "like",
+	kindBlock: "block", kindMute: "mute", kindHide: "hide", kindDeleted: "deleted"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -34,6 +40,12 @@ var allowed = [...]uint32{
 	kindLive:   mask(fType, fID, fAnchor, fTitle, fScheduledStartAt, fStartedAt, fEndedAt),
 	kindCounts: mask(fType, fPost, fLikes, fComments, fReposts, fFavorites),
 	kindLike:   mask(fType, fUser, fPost),
+	kindBlock:  mask(fType, fUser, fTarget, fCreatedAt),
+	kindMute:   mask(fType, fUser, fTarget, fCreatedAt, fUntil),
+	kindHide:   mask(fType, fUser, fTarget, fCreatedAt),
+	// A deleted account: its id, handle (held for --handle-hold after
+	// deletedAt) and when it was deleted.
+	kindDeleted: mask(fType, fID, fHandle, fDeletedAt),
 }
 
 // LiveState is the state a live line describes, from which times it sets.
@@ -87,13 +99,13 @@ func (o *object) kindOf() (kind, error) {
 		name = []byte(s)
 	}
 	k := kindNone
-	for i := kindUser; i <= kindLike; i++ {
+	for i := kindUser; i < numKinds; i++ {
 		if string(name) == kindNames[i] {
 			k = i
 		}
 	}
 	if k == kindNone {
-		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live, counts or like", name)
+		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live, counts, like, block, mute, hide or deleted", name)
 	}
 	if o.unknown != "" {
 		return k, fmt.Errorf("unknown field %q", o.unknown)
@@ -209,9 +221,48 @@ func (o *object) counts() (CountsLine, error) {
 	return c, nil
 }
 
+func (o *object) deleted() (feedcore.DeletedAccount, error) {
+	var d feedcore.DeletedAccount
+	var err error
+	if d.User, err = o.id(fID); err != nil {
+		return d, err
+	}
+	if d.Handle, _, err = o.str(fHandle); err != nil {
+		return d, err
+	}
+	at, err := o.time(fDeletedAt)
+	if err != nil {
+		return d, err
+	}
+	if at == nil {
+		return d, errors.New(`missing field "deletedAt"`)
+	}
+	d.DeletedAt = *at
+	return d, nil
+}
+
 func (o *object) like() (feedcore.PostLike, error) {
 	user, post, err := o.idPair(fUser, fPost)
 	return feedcore.PostLike{User: user, Post: post}, err
+}
+
+// relation reads a block, mute or hide line: user sets it against
+// target, at createdAt (optional: the import's time), a mute until its
+// optional end.
+func (o *object) relation(k kind) (feedcore.Relation, error) {
+	r := feedcore.Relation{Kind: feedcore.RelationKind(k.String())}
+	var err error
+	if r.User, r.Target, err = o.idPair(fUser, fTarget); err != nil {
+		return r, err
+	}
+	for f, dst := range map[field]*time.Time{fCreatedAt: &r.CreatedAt, fUntil: &r.Until} {
+		if at, err := o.time(f); err != nil {
+			return r, err
+		} else if at != nil {
+			*dst = *at
+		}
+	}
+	return r, nil
 }
 
 // text returns required text field f as Publish takes it: blank is

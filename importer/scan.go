@@ -42,6 +42,9 @@ const (
 	fReposts
 	fFavorites
 	fUser
+	fTarget
+	fUntil
+	fDeletedAt
 	numFields
 )
 
@@ -67,6 +70,9 @@ var fieldNames = [numFields]string{
 	fReposts:          "reposts",
 	fFavorites:        "favorites",
 	fUser:             "user",
+	fTarget:           "target",
+	fUntil:            "until",
+	fDeletedAt:        "deletedAt",
 }
 
 func (f field) String() string { return fieldNames[f] }

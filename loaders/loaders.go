@@ -1,6 +1,6 @@
 // Package loaders holds one request's dataloaders: posts, profiles, live
 // sessions, post counters, follower counts and the viewer's flags (likes,
-// follows). Loads made while a batch is open are read together in one
+// follows, and how each user relates to the viewer: blocks, mutes, hides). Loads made while a batch is open are read together in one
 // pipelined round trip per kind, and each key is read once per request.
 //
 // A feed page is hydrated without waiting for batches at all: the feed
@@ -29,7 +29,7 @@ type ID = feedcore.ID
 
 // Loaders are one request's dataloaders. Viewer-specific loaders answer
 // for the viewer the Loaders were made for. Each loader is made on first
-// use: most operations need two or three of the seven.
+// use: most operations need two or three of the eight.
 type Loaders struct {
 	svc    *feedcore.Service
 	viewer ID
@@ -42,6 +42,7 @@ type Loaders struct {
 	graphCounts lazy[feedcore.GraphCounts]
 	liked       lazy[bool]
 	following   lazy[bool]
+	relations   lazy[feedcore.RelationFlags]
 }
 
 // Option tunes Loaders.
@@ -177,6 +178,12 @@ func (l *Loaders) followingLoader() *dataloadgen.Loader[ID, bool] {
 	})
 }
 
+func (l *Loaders) relationsLoader() *dataloadgen.Loader[ID, feedcore.RelationFlags] {
+	return l.relations.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]feedcore.RelationFlags, error) {
+		return l.svc.RelationFlags(ctx, l.viewer, ids)
+	})
+}
+
 type ctxKey struct{}
 
 // NewContext returns ctx carrying l.
@@ -250,6 +257,16 @@ func (l *Loaders) Following(ctx context.Context, user ID) (bool, error) {
 	return load(ctx, l, &l.following, (*Loaders).followingLoader, user)
 }
 
+// Relation returns how user relates to the viewer (blocks either way, the
+// viewer's mute and its end, the viewer's hide); the zero value when
+// anonymous and for the viewer's own profile.
+func (l *Loaders) Relation(ctx context.Context, user ID) (feedcore.RelationFlags, error) {
+	if l.viewer == 0 || l.viewer == user {
+		return feedcore.RelationFlags{}, nil
+	}
+	return load(ctx, l, &l.relations, (*Loaders).relationsLoader, user)
+}
+
 // PrimePosts records posts already read.
 func (l *Loaders) PrimePosts(ps ...*feedcore.Post) {
 	primeEach(&l.posts, ps, func(p *feedcore.Post) ID { return p.ID })
@@ -293,14 +310,18 @@ func (l *Loaders) PrimeFollowing(following bool, users ...ID) {
 	}
 }
 
-// ForgetUsers drops what was loaded of users' counts and of whether the
-// viewer follows them, after a follow or unfollow changed them.
+// ForgetUsers drops what was loaded of users' counts, of whether the
+// viewer follows them and of how they relate to the viewer, after a
+// follow, unfollow, block, mute or hide changed them (a block removes
+// follows too).
 func (l *Loaders) ForgetUsers(ids ...ID) {
 	for _, id := range ids {
 		l.graphCounts.forget(id)
 		l.following.forget(id)
+		l.relations.forget(id)
 		l.graphCountsLoader().Clear(id)
 		l.followingLoader().Clear(id)
+		l.relationsLoader().Clear(id)
 	}
 }
 
@@ -318,5 +339,6 @@ func (l *Loaders) Hydrate(ctx context.Context, req feedcore.HydrateRequest) erro
 	l.users.prime(req.Users, h.Users)
 	l.graphCounts.prime(req.GraphCounts, h.GraphCounts)
 	l.following.prime(req.Following, h.Following)
+	l.relations.prime(req.Relations, h.Relations)
 	return nil
 }

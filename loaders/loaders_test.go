@@ -167,3 +167,70 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// Relation flags are read in one batch for many users, primed by Hydrate,
+// forgotten by ForgetUsers, and false without a read for anonymous loaders
+// and the viewer's own profile.
+func TestRelation(t *testing.T) {
+	svc := setup(t)
+	bg := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(svc.Block(bg, 1, 3))
+	must(svc.Block(bg, 5, 1))
+	must(svc.Mute(bg, 1, 7, time.Hour))
+	must(svc.HidePostsFrom(bg, 1, 9))
+	want := map[feedcore.ID]func(feedcore.RelationFlags) bool{
+		3: func(f feedcore.RelationFlags) bool { return f.Blocked && !f.BlocksViewer },
+		5: func(f feedcore.RelationFlags) bool { return f.BlocksViewer && !f.Blocked },
+		7: func(f feedcore.RelationFlags) bool { return f.Muted && !f.MuteEnds.IsZero() },
+		9: func(f feedcore.RelationFlags) bool { return f.HidesFrom && !f.Muted },
+		8: func(f feedcore.RelationFlags) bool { return f == feedcore.RelationFlags{} },
+	}
+	ctx, trips := roundtrip.NewContext(bg)
+	l := loaders.New(svc, 1, loaders.WithWait(100*time.Millisecond))
+	var wg sync.WaitGroup
+	for id, ok := range want {
+		wg.Go(func() {
+			if f, err := l.Relation(ctx, id); err != nil || !ok(f) {
+				t.Errorf("user %d: %+v, %v", id, f, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := trips.Trips(); n != 1 {
+		t.Errorf("%d round trips, want 1 batch", n)
+	}
+	if f, err := l.Relation(ctx, 1); f != (feedcore.RelationFlags{}) || err != nil {
+		t.Errorf("oneself: %+v, %v", f, err)
+	}
+	if f, err := loaders.New(svc, 0).Relation(ctx, 3); f != (feedcore.RelationFlags{}) || err != nil {
+		t.Errorf("anonymous: %+v, %v", f, err)
+	}
+	if n := trips.Trips(); n != 1 {
+		t.Errorf("flags without a viewer cost %d round trips", n-1)
+	}
+	// Hydrate primes them in its one round trip.
+	h := loaders.New(svc, 1)
+	if err := h.Hydrate(ctx, feedcore.HydrateRequest{Users: []feedcore.ID{3, 9}, Relations: []feedcore.ID{3, 9}}); err != nil {
+		t.Fatal(err)
+	}
+	f3, _ := h.Relation(ctx, 3)
+	f9, _ := h.Relation(ctx, 9)
+	if !want[3](f3) || !want[9](f9) {
+		t.Errorf("hydrated: 3 %+v, 9 %+v", f3, f9)
+	}
+	if n := trips.Trips(); n != 2 {
+		t.Errorf("hydrate and loads: %d round trips in all, want 2", n)
+	}
+	// A change of relation is read again after ForgetUsers.
+	must(svc.Unblock(bg, 1, 3))
+	h.ForgetUsers(3)
+	if f, err := h.Relation(ctx, 3); f.Blocked || err != nil {
+		t.Errorf("after unblocking and forgetting: %+v, %v", f, err)
+	}
+}

@@ -28,7 +28,7 @@ var (
 )
 
 // userWants is what a selection on User reads besides the profile.
-type userWants struct{ graphCounts, following bool }
+type userWants struct{ graphCounts, following, relations bool }
 
 // postWants is what a selection on Post reads besides the post.
 type postWants struct {
@@ -37,7 +37,8 @@ type postWants struct {
 }
 
 // edgeNodes returns the selections on the node of every edge of the
-// connection the current field resolves to (followingFeed, liveFeed).
+// connection the current field resolves to (followingFeed, liveFeed, the
+// user lists).
 func edgeNodes(ctx context.Context, edgeType string) []ast.SelectionSet {
 	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
 		return nil
@@ -64,6 +65,8 @@ func wantsOfUser(op *graphql.OperationContext, sel ast.SelectionSet, w *userWant
 			w.graphCounts = true
 		case "viewerIsFollowing":
 			w.following = true
+		case "viewerHasBlocked", "blocksViewer", "viewerHasMuted", "viewerMuteExpiresAt", "viewerHidesMyPosts":
+			w.relations = true
 		}
 	}
 }
@@ -84,6 +87,15 @@ func postPageWants(ctx context.Context) postWants {
 				wantsOfUser(op, f.Selections, &w.authorWants)
 			}
 		}
+	}
+	return w
+}
+
+// userPageWants is what the users of a user list page are asked for.
+func userPageWants(ctx context.Context) userWants {
+	var w userWants
+	for _, sel := range edgeNodes(ctx, "UserEdge") {
+		wantsOfUser(graphql.GetOperationContext(ctx), sel, &w)
 	}
 	return w
 }
@@ -109,12 +121,23 @@ func usersRequest(req *feedcore.HydrateRequest, ids []feedcore.ID, w userWants) 
 		req.GraphCounts = ids
 	}
 	if w.following {
-		for _, id := range ids {
-			if id != req.Viewer {
-				req.Following = append(req.Following, id)
-			}
+		req.Following = othersThan(req.Viewer, ids)
+	}
+	if w.relations {
+		req.Relations = othersThan(req.Viewer, ids)
+	}
+}
+
+// othersThan is ids without viewer: the viewer's flags about itself are
+// false without a read.
+func othersThan(viewer feedcore.ID, ids []feedcore.ID) []feedcore.ID {
+	var out []feedcore.ID
+	for _, id := range ids {
+		if id != viewer {
+			out = append(out, id)
 		}
 	}
+	return out
 }
 
 // hydratePosts primes the loaders with posts and with everything the page

@@ -41,13 +41,19 @@ func mutate[T any](ctx context.Context, r *Resolver, on object, w writes[T]) (T,
 			return zero, err
 		}
 	}
+	wctx, cancel := r.writeContext(ctx)
+	defer cancel()
+	return w(wctx, viewer, id)
+}
+
+// writeContext is the context a mutation's writes run under: ctx's
+// values, without its cancellation, with WriteTimeout.
+func (r *Resolver) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := r.WriteTimeout
 	if d <= 0 {
 		d = DefaultWriteTimeout
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
-	defer cancel()
-	return w(wctx, viewer, id)
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
 // returningID adapts writes that return only an error: they return the
@@ -84,17 +90,25 @@ func (r *mutationResolver) UnfollowUser(ctx context.Context, userID string) (*gr
 	return r.follow(ctx, userID, r.Svc.Unfollow)
 }
 
-// follow runs op (Follow or Unfollow) and returns the target, whose counts
-// resolve afterwards and so reflect the change.
+// follow runs op (Follow or Unfollow) and returns the target.
 func (r *mutationResolver) follow(ctx context.Context, userID string, op func(context.Context, feedcore.ID, feedcore.ID) error) (*graph.FollowPayload, error) {
+	u, err := r.changeUser(ctx, userID, op)
+	if err != nil {
+		return nil, err
+	}
+	return &graph.FollowPayload{User: u}, nil
+}
+
+// changeUser runs op, a change of how the viewer relates to user userID
+// (a follow, a block, a mute, a hide, or their undoing), and returns that
+// user's profile. What the request loaded of the viewer's and the user's
+// counts and flags is forgotten first, so they resolve afterwards and
+// reflect the change.
+func (r *mutationResolver) changeUser(ctx context.Context, userID string, op func(context.Context, feedcore.ID, feedcore.ID) error) (*feedcore.User, error) {
 	target, err := mutate(ctx, r.Resolver, object{"userId", userID, gqltype.User}, returningID(op))
 	if err != nil {
 		return nil, err
 	}
 	r.loaders(ctx).ForgetUsers(optionalViewer(ctx), target)
-	u, err := r.profile(ctx, target, func() error { return fail(apierr.NotFound, "no user with id %d", target) })
-	if err != nil {
-		return nil, err
-	}
-	return &graph.FollowPayload{User: u}, nil
+	return r.profile(ctx, target, func() error { return fail(apierr.NotFound, "no user with id %d", target) })
 }

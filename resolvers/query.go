@@ -15,8 +15,10 @@ func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
 }
 
 // Node answers null for anything that does not exist or was deleted, as the
-// Node convention expects; only a malformed id is an error. Reads go
-// through the request's loaders, so many node(id:) fields are one batch.
+// Node convention expects; a malformed id is an error, and so is a post or
+// live session whose author and the viewer are separated by a block
+// (FORBIDDEN; the user itself is still found). Reads go through the
+// request's loaders, so many node(id:) fields are one batch.
 func (r *queryResolver) Node(ctx context.Context, id string) (gqltype.Node, error) {
 	t, dbID, err := gqltype.Decode(id)
 	if err != nil {
@@ -26,9 +28,15 @@ func (r *queryResolver) Node(ctx context.Context, id string) (gqltype.Node, erro
 	switch t {
 	case gqltype.Post:
 		p, err := ld.Post(ctx, dbID)
+		if err == nil && p != nil && !p.Deleted {
+			err = r.unblocked(ctx, ld, p.Author)
+		}
 		return node(p, p != nil && !p.Deleted, err)
 	case gqltype.LiveSession:
 		l, err := ld.LiveSession(ctx, dbID)
+		if err == nil && l != nil {
+			err = r.unblocked(ctx, ld, l.Anchor)
+		}
 		return node(l, l != nil, err)
 	case gqltype.User:
 		u, err := ld.User(ctx, dbID)

@@ -153,8 +153,13 @@ const (
 	costLiveFirstPage = 100
 	// costLivePage: a later liveFeed page reads the snapshot.
 	costLivePage = 10
+	// costUserList: a page of one of the viewer's own user lists (blocked,
+	// muted, hidden from): one sorted set read, then the page's hydration.
+	costUserList = 10
 	// costWrite: a mutation that writes and fans out (publish, delete,
-	// follow with its backfill, unfollow, ending a live session).
+	// follow with its backfill, unfollow, ending a live session), or that
+	// settles a relation in both users' slots and queues a feed clean-up
+	// or backfill (block, mute, hide and their undoing).
 	costWrite = 50
 	// costSmallWrite: a mutation that touches a few keys (like, unlike,
 	// schedule and start a live session).
@@ -190,6 +195,16 @@ func complexityRoot() graph.ComplexityRoot {
 	c.Mutation.UnlikePost = small
 	c.Mutation.StartLive = small
 	c.Mutation.ScheduleLive = func(child int, _ graph.ScheduleLiveInput) int { return costSmallWrite + child }
+	c.Mutation.BlockUser = write
+	c.Mutation.UnblockUser = write
+	c.Mutation.MuteUser = func(child int, _ string, _ *int) int { return costWrite + child }
+	c.Mutation.UnmuteUser = write
+	c.Mutation.HideMyPostsFrom = write
+	c.Mutation.UnhideMyPostsFrom = write
+	userList := func(child int, first *int, _ *string) int { return costUserList + child*pageSize(first, nil) }
+	c.Query.BlockedUsers = userList
+	c.Query.MutedUsers = userList
+	c.Query.UsersHiddenFromMyPosts = userList
 	return c
 }
 

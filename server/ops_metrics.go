@@ -178,6 +178,8 @@ var (
 		"1 when Redis answered this scrape's queries in time, else 0.", nil, nil)
 	backlogDesc = prometheus.NewDesc("feedd_fanout_backlog",
 		"Entries in the fan-out events and tasks streams, not yet handled.", nil, nil)
+	cleanupBacklogDesc = prometheus.NewDesc("feedd_safety_cleanup_backlog",
+		"Safety clean-up jobs (a blocked, muted or hiding author's items out of a viewer's inboxes) not yet done.", nil, nil)
 	deadLettersDesc = prometheus.NewDesc("feedd_fanout_dead_letters",
 		"Entries held in the dead-letter streams, for an operator to inspect (XRANGE <prefix>fo:{sN}:dl).", nil, nil)
 	pendingDesc = prometheus.NewDesc("feedd_fanout_pending",
@@ -189,7 +191,7 @@ var (
 // serviceCollector exports, at each scrape, the counters this process
 // keeps (feedcore's Stats, the client-side cache's hits and misses) and
 // the fan-out state read from Redis under a bound of timeout: backlog,
-// dead letters, pending entries and whether Redis answered in time.
+// safety clean-up backlog, dead letters, pending entries and whether Redis answered in time.
 type serviceCollector struct {
 	svc     *feedcore.Service
 	log     *slog.Logger
@@ -198,7 +200,7 @@ type serviceCollector struct {
 
 func (serviceCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cacheHitsDesc, cacheMissesDesc, processedDesc, deadLetteredDesc,
-		redisUpDesc, backlogDesc, deadLettersDesc, pendingDesc, oldestPendingDesc} {
+		redisUpDesc, backlogDesc, cleanupBacklogDesc, deadLettersDesc, pendingDesc, oldestPendingDesc} {
 		ch <- d
 	}
 }
@@ -232,6 +234,11 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, 1)
 	ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(backlog))
+	if n, err := c.svc.CleanupBacklog(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(cleanupBacklogDesc, prometheus.GaugeValue, float64(n))
+	} else {
+		c.log.Warn("metrics: reading the safety clean-up backlog", "err", err)
+	}
 	if n, err := c.svc.DeadLetters(ctx); err == nil {
 		ch <- prometheus.MustNewConstMetric(deadLettersDesc, prometheus.GaugeValue, float64(n))
 	} else {

@@ -153,6 +153,7 @@ func TestMetricsAndAccessLog(t *testing.T) {
 		{"feedd_graphql_request_duration_seconds_count", []string{"type", "", "operation", ""}, 1},
 		{"feedd_redis_up", nil, 1},
 		{"feedd_fanout_backlog", nil, 0},
+		{"feedd_safety_cleanup_backlog", nil, 0},
 		{"feedd_fanout_pending", []string{"stream", "events"}, 0},
 		{"feedd_fanout_pending", []string{"stream", "tasks"}, 0},
 		{"feedd_fanout_dead_letters", nil, 0},
@@ -233,5 +234,42 @@ func TestReadyzBacklogAndPending(t *testing.T) {
 	}
 	if got, ok := s.value("feedd_fanout_oldest_pending_seconds", "stream", "events"); !ok || got < 0 || got > 60 {
 		t.Errorf("oldest pending = %v", got)
+	}
+}
+
+// TestSafetyCleanupBacklog: a queued safety clean-up job shows in
+// feedd_safety_cleanup_backlog, read at scrape time, and not in /readyz
+// (fan-out only); once a worker has run it the gauge drains to 0.
+func TestSafetyCleanupBacklog(t *testing.T) {
+	e := newOpsEnv(t, Config{ReadyMaxBacklog: 1})
+	ctx := context.Background()
+	c := e.svc.Client()
+	key := e.prefix + "fo:{s0}:cl" // the one shard's clean-up stream
+	for _, author := range []string{"2", "3"} {
+		if err := c.Do(ctx, c.B().Xadd().Key(key).Id("*").FieldValue().FieldValue("v", "1").FieldValue("a", author).
+			FieldValue("t", "hide").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, ok := e.scrape().value("feedd_safety_cleanup_backlog"); !ok || got != 2 {
+		t.Fatalf("clean-up backlog = %v (found %v), want 2", got, ok)
+	}
+	if status, body := e.get("/readyz"); status != http.StatusOK {
+		t.Errorf("readyz with clean-ups queued: %d %s", status, body)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = e.svc.RunWorkers(wctx, feedcore.WorkerOptions{Block: 50 * time.Millisecond})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	dctx, dcancel := context.WithTimeout(ctx, time.Minute)
+	defer dcancel()
+	if err := e.svc.Drain(dctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := e.scrape().value("feedd_safety_cleanup_backlog"); !ok || got != 0 {
+		t.Fatalf("clean-up backlog after draining = %v (found %v), want 0", got, ok)
 	}
 }

@@ -20,6 +20,7 @@ type storeFlags struct {
 	activeWindow time.Duration
 	inboxCap     int
 	followLimit  int
+	maxBlocks    int
 	snapshotTTL  time.Duration
 	reuse        time.Duration
 	devices      int
@@ -27,6 +28,7 @@ type storeFlags struct {
 	streamShards int
 	waitReplicas int
 	waitTimeout  time.Duration
+	handleHold   time.Duration
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
@@ -37,12 +39,14 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.DurationVar(&s.activeWindow, "active-window", 168*time.Hour, "how long a reader stays active after a read")
 	fs.IntVar(&s.inboxCap, "inbox-cap", 800, "inbox length kept per reader")
 	fs.IntVar(&s.followLimit, "follow-limit", 2000, "most accounts one user may follow")
+	fs.IntVar(&s.maxBlocks, "max-blocks", 10000, "most blocks, mutes and hides one user may have together (ended mutes do not count)")
 	fs.DurationVar(&s.snapshotTTL, "snapshot-ttl", 30*time.Minute, "live feed snapshot lifetime")
 	fs.DurationVar(&s.reuse, "live-snapshot-reuse", 3*time.Second, "a first live feed page within this long of the device's last one reuses its snapshot; 0: always a new one (replacing the device's)")
 	fs.IntVar(&s.devices, "live-devices", 5, "most live feed snapshots one viewer holds, one per device (X-Device-Id); a new device drops the oldest")
 	fs.IntVar(&s.streamShards, "stream-shards", 0, "fan-out stream shards (1 to 64), each on its own Redis Cluster slot; 0: 4 on a cluster, 1 on a single Redis; change only with the fan-out drained")
 	fs.IntVar(&s.waitReplicas, "wait-replicas", 0, "replicas that must have each mutation's commit write before it is acknowledged (Redis WAIT); 0: Redis's asynchronous replication alone")
 	fs.DurationVar(&s.waitTimeout, "wait-timeout", time.Second, "how long a mutation waits for --wait-replicas; past it the client gets UNAVAILABLE and may retry")
+	fs.DurationVar(&s.handleHold, "handle-hold", 720*time.Hour, "how long a deleted account's handle stays taken before anyone may take it again")
 	fs.StringVar(&s.cursorKey, "cursor-key", "", "cursor sealing key; empty: one is created in Redis once and shared by all replicas")
 	return s
 }
@@ -57,9 +61,11 @@ func (s *storeFlags) options() feedcore.Options {
 		ActiveWindow:  s.activeWindow,
 		InboxCap:      s.inboxCap,
 		FollowLimit:   s.followLimit,
+		MaxRelations:  s.maxBlocks,
 		StreamShards:  s.streamShards,
 		WaitReplicas:  s.waitReplicas,
 		WaitTimeout:   s.waitTimeout,
+		HandleHold:    s.handleHold,
 	}
 	if s.cursorKey != "" {
 		o.CursorKey = []byte(s.cursorKey)
@@ -82,9 +88,11 @@ func (s *storeFlags) validate() error {
 		flagRule{s.activeWindow <= 0, "--active-window must be positive"},
 		flagRule{s.inboxCap < 1, "--inbox-cap must be at least 1"},
 		flagRule{s.followLimit < 1, "--follow-limit must be at least 1"},
+		flagRule{s.maxBlocks < 1, "--max-blocks must be at least 1"},
 		flagRule{s.snapshotTTL <= 0, "--snapshot-ttl must be positive"},
 		flagRule{s.waitReplicas < 0, "--wait-replicas must not be negative"},
 		flagRule{s.waitTimeout <= 0, "--wait-timeout must be positive"},
+		flagRule{s.handleHold <= 0, "--handle-hold must be positive"},
 		flagRule{s.streamShards < 0 || s.streamShards > 64, "--stream-shards must be between 1 and 64 (0: the default)"},
 		// A brace in the prefix changes the hash tag of every key: all in
 		// one cluster slot, or one user's keys split over several.

@@ -78,3 +78,19 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatal("unknown command succeeded")
 	}
 }
+
+// --max-blocks reaches feedcore's limit, and must be positive.
+func TestMaxBlocks(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	s := addStoreFlags(fs)
+	if _, err := parse(fs, []string{"--max-blocks", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := s.options(); o.MaxRelations != 7 {
+		t.Fatalf("MaxRelations = %d, want 7", o.MaxRelations)
+	}
+	s.maxBlocks = 0
+	if err := s.validate(); err == nil || !strings.Contains(err.Error(), "--max-blocks") {
+		t.Fatalf("--max-blocks 0: validate() = %v", err)
+	}
+}

@@ -82,6 +82,9 @@ func refusal(ctx context.Context, v feedcore.Verdict) *gqlerror.Error {
 	if !errors.As(v.Err, &fe) {
 		return CodedError(apierr.Internal, "rate limit")
 	}
+	if fe.Code != apierr.RateLimited { // UNAUTHENTICATED: a deleted account
+		return CodedError(fe.Code, "%s", fe.Message)
+	}
 	reqinfo.OutcomeOf(ctx).SetRetryAfter(fe.RetryAfter)
 	return &gqlerror.Error{
 		Err:     fe,

@@ -69,6 +69,10 @@ func (c CostLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 		}
 	}
 	sub, limit, ok := c.Allowance.of(ctx)
+	// A signed-in viewer's operation carries a charge even with the rate
+	// limit off: it checks, riding the first pipeline, that the viewer's
+	// account was not deleted (feedcore.NewCharge).
+	ok = ok || sub.Viewer != 0 && c.Allowance.Service != nil
 	switch {
 	case !ok:
 	case op.Operation.Operation == ast.Mutation:
@@ -111,7 +115,7 @@ func (c CostLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 		if c.MaxComplexity > 0 {
 			cost["limit"] = c.MaxComplexity
 		}
-		if v != nil {
+		if v != nil && oc.charge.Rated() {
 			cost["remaining"] = v.Remaining
 		}
 		if resp.Extensions == nil {

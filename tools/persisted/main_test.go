@@ -23,6 +23,12 @@ func TestMatchesGoClient(t *testing.T) {
 		"ScheduleLive": client.ScheduleLive_Operation, "StartLive": client.StartLive_Operation,
 		"UnfollowUser": client.UnfollowUser_Operation, "UnlikePost": client.UnlikePost_Operation,
 		"User": client.User_Operation, "Viewer": client.Viewer_Operation,
+		"BlockUser": client.BlockUser_Operation, "UnblockUser": client.UnblockUser_Operation,
+		"MuteUser": client.MuteUser_Operation, "UnmuteUser": client.UnmuteUser_Operation,
+		"HideMyPostsFrom": client.HideMyPostsFrom_Operation, "UnhideMyPostsFrom": client.UnhideMyPostsFrom_Operation,
+		"UserRelation": client.UserRelation_Operation, "BlockedUsers": client.BlockedUsers_Operation,
+		"MutedUsers": client.MutedUsers_Operation, "UsersHiddenFromMyPosts": client.UsersHiddenFromMyPosts_Operation,
+		"DeleteAccount": client.DeleteAccount_Operation,
 	}
 	if len(docs) != len(sent) {
 		t.Errorf("%d operations in client/operations, %d known to this test", len(docs), len(sent))

@@ -4,9 +4,11 @@
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { print } from "graphql";
 import {
+  BlockUserDocument,
   FollowingFeedDocument,
   FollowUserDocument,
   LiveFeedDocument,
+  MuteUserDocument,
   NewerPostsDocument,
   PublishPostDocument,
   ScheduleLiveDocument,
@@ -77,6 +79,17 @@ export class Feedd {
 
   async follow(userId: string): Promise<number> {
     return (await this.request(FollowUserDocument, { userId })).followUser.user.followerCount;
+  }
+
+  /** Blocks a user: nothing of theirs reaches the viewer, nor the other way. */
+  async block(userId: string): Promise<boolean> {
+    return (await this.request(BlockUserDocument, { userId })).blockUser.user.viewerHasBlocked;
+  }
+
+  /** Mutes a user for seconds (omitted: until unmuted); returns when it ends, null for never. */
+  async mute(userId: string, seconds?: number): Promise<string | null> {
+    const { muteUser } = await this.request(MuteUserDocument, { userId, durationSeconds: seconds ?? null });
+    return muteUser.user.viewerMuteExpiresAt ?? null;
   }
 
   async schedule(title: string, at: Date): Promise<LiveState> {

@@ -1,0 +1,564 @@
+package feedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/redisstore"
+)
+
+// Account deletion. The commit is one script on the user's stream shard:
+// it sets the gone marker (keys.gone) and journals the deletion job (kind
+// jAccount), so nothing is written before it and either both exist or
+// neither. From then on the user's requests are refused: every signed-in
+// operation carries a charge whose script, in the marker's own slot,
+// checks it (ratelimit.go NewCharge; a publish's log script checks it
+// too), so the check rides the operation's first pipeline at no round
+// trip of its own, with the rate limit on or off.
+//
+// The job then runs in the request, and again, from where it stopped, by
+// the journal's repair if the request died (journal.go): its phases are
+// idempotent, and the marker's field ph records the next one, so a resumed
+// job skips what is done. Each phase that walks a set removes what it
+// handled from that set last, so the set itself is its checkpoint.
+
+// jAccount journals an account deletion: field u, the user.
+const jAccount = "acct"
+
+// accountChunk is how many followers, followees, posts or liked posts one
+// step of the job handles in one pipeline.
+const accountChunk = 500
+
+// accountGone commits a deletion: unless the marker KEYS[1] exists, it
+// sets it (at ARGV[1] ms, handle ARGV[2], next phase 0), journals the job
+// on KEYS[2] (fields k ARGV[3], u ARGV[4]) and owes it a second pass in
+// KEYS[3] (accountSweeps, at the server's time). Replies {1, entry id},
+// or {0, handle} when the account was deleted already.
+var accountGone = newScript(false, `
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('HGET', KEYS[1], 'h') or ''} end
+redis.call('HSET', KEYS[1], 'at', ARGV[1], 'h', ARGV[2], 'ph', '0')
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[3], t[1] * 1000 + math.floor(t[2] / 1000), ARGV[4])
+return {1, redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'u', ARGV[4])}
+`)
+
+// DeleteAccount deletes viewer's account once confirmHandle equals its
+// handle (else BAD_USER_INPUT): its posts and live sessions leave every
+// feed, its follows both ways, likes, relations and keys are removed, and
+// its handle is held for Options.HandleHold, then free. A retry after
+// success succeeds again and finishes whatever is left.
+func (s *Service) DeleteAccount(ctx context.Context, viewer ID, confirmHandle string) (err error) {
+	defer wrap(&err, "delete the account of user %d", viewer)
+	chargeOf(ctx).AllowGone() // a retry comes from a deleted account
+	shard := s.shardOf(viewer)
+	rs := s.doMulti(ctx, s.c.B().Hget().Key(s.k.gone(shard, viewer)).Field("h").Build(),
+		s.c.B().Hget().Key(s.k.user(viewer)).Field("h").Build())
+	if err := firstErr(rs); err != nil {
+		return fmt.Errorf("read the account: %w", err)
+	}
+	goneHandle, _ := rs[0].ToString()
+	handle, _ := rs[1].ToString()
+	if goneHandle != "" {
+		handle = goneHandle // a retry: the profile may be gone already
+	}
+	switch {
+	case handle == "":
+		return apierr.Errorf(apierr.Unauthenticated, "not signed in: no user has id %d", viewer)
+	case handle != confirmHandle:
+		return apierr.Errorf(apierr.BadInput, "confirmHandle %q is not your handle; send your own handle to confirm", confirmHandle)
+	}
+	jid := ""
+	if goneHandle == "" {
+		if jid, err = s.commitGone(ctx, viewer, handle); err != nil {
+			return err
+		}
+	}
+	if err := s.finishAccount(ctx, viewer); err != nil {
+		return fmt.Errorf("deleted, a worker finishes the clean-up: %w", err)
+	}
+	if jid != "" {
+		s.end(ctx, shard, jid)
+	}
+	return nil
+}
+
+// commitGone runs the deletion's commit and returns its journal entry
+// ("" when a racing request committed it first).
+func (s *Service) commitGone(ctx context.Context, u ID, handle string) (string, error) {
+	shard := s.shardOf(u)
+	keys := []string{s.k.gone(shard, u), s.k.journal(shard), s.k.accountSweeps(shard)}
+	args := []string{scoreArg(s.nowMS()), handle, jAccount, FormatID(u)}
+	arr, err := s.commit(ctx, accountGone, keys, args, accountGone.cmd(s.c.B(), keys, args)).ToArray()
+	if err == nil && len(arr) != 2 {
+		err = fmt.Errorf("reply of %d values", len(arr))
+	}
+	if err != nil {
+		return "", fmt.Errorf("commit the deletion: %w", err)
+	}
+	if fresh, _ := arr[0].AsInt64(); fresh != 1 {
+		return "", nil
+	}
+	return arr[1].ToString()
+}
+
+// goneAccount is a deleted account's marker.
+type goneAccount struct {
+	user      ID
+	handle    string
+	deletedAt int64 // ms
+	phase     int   // the job's next phase
+}
+
+// accountPhases are the deletion job's steps, in order. The followers go
+// before the posts: taking the account's posts out of their inboxes reads
+// its outboxes.
+var accountPhases = []struct {
+	name string
+	run  func(s *Service, ctx context.Context, g goneAccount) error
+}{
+	{"profile", (*Service).dropProfile},
+	{"followers", (*Service).dropFollowers},
+	{"following", (*Service).dropFollowing},
+	{"lives", (*Service).dropLives},
+	{"posts", (*Service).dropPosts},
+	{"likes", (*Service).dropLikes},
+	{"relations", (*Service).dropRelations},
+	{"keys", (*Service).dropKeys},
+}
+
+// finishAccount runs u's deletion job from its checkpoint to the end.
+// Idempotent: a finished job does nothing.
+func (s *Service) finishAccount(ctx context.Context, u ID) error {
+	g, err := s.goneAccount(ctx, FormatID(u))
+	if err != nil {
+		return err
+	}
+	marker := s.k.gone(s.shardOf(u), u)
+	for ; g.phase < len(accountPhases); g.phase++ {
+		p := accountPhases[g.phase]
+		if err := p.run(s, ctx, g); err != nil {
+			return fmt.Errorf("%s phase: %w", p.name, err)
+		}
+		if err := s.do(ctx, s.c.B().Hset().Key(marker).FieldValue().FieldValue("ph", itoa(g.phase+1)).Build()).Error(); err != nil {
+			return fmt.Errorf("write the checkpoint: %w", err)
+		}
+	}
+	return nil
+}
+
+// goneAccount reads the marker of the deleted user id (decimal).
+func (s *Service) goneAccount(ctx context.Context, id string) (goneAccount, error) {
+	u, err := ParseID(id)
+	if err != nil {
+		return goneAccount{}, fmt.Errorf("%w: deleted user %q", errMalformed, id)
+	}
+	m, err := s.do(ctx, s.c.B().Hgetall().Key(s.k.gone(s.shardOf(u), u)).Build()).AsStrMap()
+	if err != nil {
+		return goneAccount{}, fmt.Errorf("read the gone marker: %w", err)
+	}
+	if len(m) == 0 {
+		return goneAccount{}, fmt.Errorf("%w: no deletion of user %d is recorded", errMalformed, u)
+	}
+	g := goneAccount{user: u, handle: m["h"]}
+	g.deletedAt, _ = parseInt(m["at"])
+	g.phase, _ = strconv.Atoi(m["ph"])
+	return g, nil
+}
+
+// holdHandle keeps the handle KEYS[1], if it still names user ARGV[1] or
+// nobody (an import), taken until ARGV[2] ms: its value becomes "id until"
+// (claimHandle frees it after that by the service's clock) and Redis drops
+// it then by its own.
+var holdHandle = newScript(false, `
+local v = redis.call('GET', KEYS[1])
+if v and v ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PXAT', ARGV[2])
+return 1
+`)
+
+// claimHandle takes the handle KEYS[1] for user ARGV[1] unless another
+// holds it, and replies the holder's value (nil when it was free). A
+// deleted account's held handle (value "id until") is free once ARGV[2]
+// ms has reached its until.
+var claimHandle = newScript(false, `
+local v = redis.call('GET', KEYS[1])
+if v then
+  local untl = string.match(v, ' (%d+)$')
+  if not untl or tonumber(untl) > tonumber(ARGV[2]) then return v end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return false
+`)
+
+func (s *Service) claimHandleCmd(handle string, id ID) rueidis.Completed {
+	return claimHandle.cmd(s.c.B(), []string{s.k.handle(handle)}, []string{FormatID(id), scoreArg(s.nowMS())})
+}
+
+// heldHandle reports whether a handle key's value is a deleted account's
+// held handle ("id until"), not a user id.
+func heldHandle(v string) bool { return strings.Contains(v, " ") }
+
+// dropProfile deletes the profile (so the viewer's own reads answer
+// UNAUTHENTICATED as for any id without a user) and holds the handle.
+func (s *Service) dropProfile(ctx context.Context, g goneAccount) error {
+	until := g.deletedAt + s.o.HandleHold.Milliseconds()
+	return firstErr(s.doMulti(ctx, s.c.B().Del().Key(s.k.user(g.user)).Build(),
+		holdHandle.cmd(s.c.B(), []string{s.k.handle(g.handle)}, []string{FormatID(g.user), scoreArg(until)})))
+}
+
+// chunkOf reads up to accountChunk members of the set key.
+func (s *Service) chunkOf(ctx context.Context, key string) ([]ID, error) {
+	ms, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk-1)).Build()).AsStrSlice()
+	if err != nil {
+		return nil, err
+	}
+	return idsOf(ms)
+}
+
+// drainSet calls step with chunks of the set key's members until the set
+// is empty, removing each chunk from it once step succeeded: the set is
+// the phase's checkpoint.
+func (s *Service) drainSet(ctx context.Context, key string, step func(ids []ID) []rueidis.Completed) error {
+	for {
+		ids, err := s.chunkOf(ctx, key)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if err := firstErr(s.doMulti(ctx, step(ids)...)); err != nil {
+			return err
+		}
+		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(members(ids)...).Build()).Error(); err != nil {
+			return err
+		}
+	}
+}
+
+// dropFollowers unfollows the account for each of its followers, as an
+// unfollow does (the following set, big-V followees, the unfollow note
+// that hides its posts at once), and takes its newest posts and replays
+// out of their inboxes.
+func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
+	tls := s.timelines()
+	recent := make([][]ID, len(tls))
+	for i, tl := range tls {
+		items, err := s.newest(ctx, tl.outbox(g.user), s.o.InboxCap)
+		if err != nil {
+			return fmt.Errorf("read outbox: %w", err)
+		}
+		for _, it := range items {
+			recent[i] = append(recent[i], it.ID)
+		}
+	}
+	now := s.nowMS()
+	args := []string{member(g.user), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
+	return s.drainSet(ctx, s.k.followers(g.user), func(fs []ID) []rueidis.Completed {
+		cmds := make([]rueidis.Completed, 0, 3*len(fs)+1)
+		for _, f := range fs {
+			cmds = append(cmds, unfollowCommit.cmd(s.c.B(),
+				[]string{s.k.following(f), s.k.bigFollowees(f), s.k.unfollowed(f)}, args))
+			for i, tl := range tls {
+				if len(recent[i]) > 0 {
+					cmds = append(cmds, s.inboxRemoveCmd(tl, f, recent[i]...))
+				}
+			}
+		}
+		return append(cmds, s.c.B().Zrem().Key(s.k.active(g.user)).Member(members(fs)...).Build())
+	})
+}
+
+// dropFollowing takes the account out of its followees' followers and
+// active sets.
+func (s *Service) dropFollowing(ctx context.Context, g goneAccount) error {
+	m := member(g.user)
+	return s.drainSet(ctx, s.k.following(g.user), func(gs []ID) []rueidis.Completed {
+		cmds := make([]rueidis.Completed, 0, 2*len(gs))
+		for _, id := range gs {
+			cmds = append(cmds, s.c.B().Zrem().Key(s.k.followers(id)).Member(m).Build(),
+				s.c.B().Zrem().Key(s.k.active(id)).Member(m).Build())
+		}
+		return cmds
+	})
+}
+
+// dropLives deletes the account's queued sessions and replays: a reader
+// skips a session whose hash is gone, wherever it is still listed.
+func (s *Service) dropLives(ctx context.Context, g goneAccount) error {
+	for _, key := range []string{s.k.liveQueue(g.user), s.k.replayOutbox(g.user)} {
+		if err := s.drainSet(ctx, key, func(ids []ID) []rueidis.Completed {
+			return cmdsFor(ids, func(id ID) rueidis.Completed { return s.c.B().Del().Key(s.k.live(id)).Build() })
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropPosts tombstones the account's posts, as a delete does (reads skip
+// a tombstone wherever it is still listed), and erases their text.
+func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
+	return s.drainSet(ctx, s.k.outbox(g.user), func(ids []ID) []rueidis.Completed {
+		cmds := make([]rueidis.Completed, 0, 2*len(ids)+1)
+		for _, id := range ids {
+			cmds = append(cmds, s.c.B().Hset().Key(s.k.post(id)).FieldValue().FieldValue("d", "1").Build(),
+				s.c.B().Hdel().Key(s.k.post(id)).Field("x").Build())
+		}
+		return append(cmds, s.inboxRemoveCmd(s.postsTL(), g.user, ids...))
+	})
+}
+
+// unlikeGone takes the like of ARGV[1] off the post whose likers set is
+// KEYS[1], moving its counter KEYS[2] as an unlike does (deleted posts
+// too: the like script leaves those alone).
+var unlikeGone = newScript(false, `
+if redis.call('SREM', KEYS[1], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[2], 'l', -1) < 0 then
+  redis.call('HSET', KEYS[2], 'l', 0)
+end
+return 0
+`)
+
+// dropLikes takes the account's likes back, counters updated. Likes are
+// kept per post only (the like path writes one slot), so this walks every
+// post's likers set: a deletion's cost grows with the number of liked
+// posts in the store, once.
+func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
+	m := member(g.user)
+	return s.scanIDs(ctx, s.k.likers, func(ids []ID) error {
+		return firstErr(s.doMulti(ctx, cmdsFor(ids, func(p ID) rueidis.Completed {
+			return unlikeGone.cmd(s.c.B(), []string{s.k.likers(p), s.k.postCounts(p)}, []string{m})
+		})...))
+	})
+}
+
+// dropRelations removes the account's blocks, mutes and hides, and
+// everyone else's naming it, and settles each pair (safety_settle.go), so
+// the mirrors and derived sets in the others' slots (bb, hx, xn, nx) lose
+// it. The others are found in the account's own records, mirror and
+// derived sets, which name everyone it relates to either way; each chunk
+// is taken out of them once settled, so they are the phase's checkpoint.
+// (A mute of the account that has ended already is named by none of them
+// and stays in its maker's records.)
+func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
+	u := g.user
+	mine := []string{s.k.blocks(u), s.k.mutes(u), s.k.muteEnds(u), s.k.hides(u),
+		s.k.blockedBy(u), s.k.hiddenAuthors(u), s.k.noPush(u), s.k.hideNotes(u)}
+	for {
+		others, err := s.relatedChunk(ctx, mine)
+		if err != nil || len(others) == 0 {
+			return err
+		}
+		var cmds []rueidis.Completed
+		pairs := make([]Edge, len(others))
+		for i, x := range others {
+			pairs[i] = Edge{Follower: u, Followee: x}
+			for _, key := range []func(ID) string{s.k.blocks, s.k.mutes, s.k.muteEnds, s.k.hides} {
+				cmds = append(cmds, s.c.B().Zrem().Key(key(x)).Member(member(u)).Build(),
+					s.c.B().Zrem().Key(key(u)).Member(member(x)).Build())
+			}
+		}
+		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+			return err
+		}
+		if err := s.settleRelations(ctx, pairs); err != nil {
+			return err
+		}
+		cmds = cmdsFor(mine, func(key string) rueidis.Completed {
+			return s.c.B().Zrem().Key(key).Member(members(others)...).Build()
+		})
+		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+			return err
+		}
+	}
+}
+
+// relatedChunk reads up to accountChunk members of each of the sets keys
+// (one slot's), and returns them once each.
+func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]ID, error) {
+	rs := s.doMulti(ctx, cmdsFor(keys, func(key string) rueidis.Completed {
+		return s.c.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk - 1)).Build()
+	})...)
+	seen := map[ID]bool{}
+	var out []ID
+	for _, r := range rs {
+		ms, err := r.AsStrSlice()
+		if err != nil {
+			return nil, err
+		}
+		ids, err := idsOf(ms)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// dropKeys deletes every key of the account that is left, and its entry
+// in the activity index.
+func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
+	u := g.user
+	names := []func(ID) string{s.k.inbox, s.k.outbox, s.k.reader, s.k.following, s.k.followers, s.k.active,
+		s.k.pushMode, s.k.bigFollowees, s.k.unfollowed, s.k.replayInbox, s.k.replayOutbox, s.k.replayReader,
+		s.k.liveQueue, s.k.liveDevices, s.k.blocks, s.k.mutes, s.k.muteEnds, s.k.hides, s.k.blockedBy,
+		s.k.hiddenAuthors, s.k.noPush, s.k.hideNotes}
+	cmds := make([]rueidis.Completed, 0, len(names)+2)
+	for _, name := range names {
+		cmds = append(cmds, s.c.B().Del().Key(name(u)).Build())
+	}
+	cmds = append(cmds, s.c.B().Zrem().Key(s.k.seen(activityShard(u))).Member(member(u)).Build(),
+		s.c.B().Del().Key(s.k.rateLimitIn(s.shardOf(u), u, "")).Build())
+	return firstErr(s.doMulti(ctx, cmds...))
+}
+
+// accountSweepLoop gives each deletion its second pass once RepairAfter
+// has passed since its commit: a request that was in flight then (a
+// follow of the account, its like or publish admitted just before the
+// marker) has written by that time (RepairAfter is above the longest a
+// mutation's writes may take), and the pass takes what it wrote away.
+func (s *Service) accountSweepLoop(ctx context.Context, o WorkerOptions) {
+	for sleepCtx(ctx, o.RepairAfter/4) {
+		for sh := 0; sh < s.o.StreamShards; sh++ {
+			if err := s.sweepAccounts(ctx, sh, time.Now().Add(-o.RepairAfter)); err != nil && ctx.Err() == nil {
+				o.Logger.Warn("account deletion: second pass", "shard", sh, "err", err)
+			}
+		}
+	}
+}
+
+// sweepAccounts runs the second pass of shard's deletions committed before
+// cutoff: every phase again, without the checkpoint (the first pass may
+// still be running; both are idempotent), then drops its timer.
+func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time) error {
+	key := s.k.accountSweeps(shard)
+	due, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
+		Limit(0, 16).Build()).AsStrSlice()
+	if err != nil {
+		return fmt.Errorf("read the second passes due: %w", err)
+	}
+	for _, m := range due {
+		g, err := s.goneAccount(ctx, m)
+		if errors.Is(err, errMalformed) { // nothing to sweep, ever
+			s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build())
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, p := range accountPhases {
+			if err := p.run(s, ctx, g); err != nil {
+				return fmt.Errorf("user %d, %s phase: %w", g.user, p.name, err)
+			}
+		}
+		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
+			return fmt.Errorf("drop a second pass: %w", err)
+		}
+	}
+	return nil
+}
+
+// finishAccounts finishes every deletion job still journaled (Rebuild runs
+// it first, so no deleted account's posts or follows are rebuilt).
+func (s *Service) finishAccounts(ctx context.Context) error {
+	for sh := 0; sh < s.o.StreamShards; sh++ {
+		entries, err := s.do(ctx, s.c.B().Xrange().Key(s.k.journal(sh)).Start("-").End("+").Build()).AsXRange()
+		if err != nil {
+			return fmt.Errorf("read journal: %w", err)
+		}
+		for _, e := range entries {
+			if e.FieldValues["k"] != jAccount {
+				continue
+			}
+			if err := s.repair(ctx, sh, e); err != nil {
+				return fmt.Errorf("journal entry %s: %w", e.ID, err)
+			}
+			s.end(ctx, sh, e.ID)
+		}
+	}
+	return nil
+}
+
+// repairAccount finishes the deletion a journal entry records.
+func (s *Service) repairAccount(ctx context.Context, fv map[string]string) error {
+	u, err := ParseID(fv["u"])
+	if err != nil {
+		return fmt.Errorf("%w: journal field u %q", errMalformed, fv["u"])
+	}
+	return s.finishAccount(ctx, u)
+}
+
+// DeletedAccount is a deleted account, as export writes and import reads it.
+type DeletedAccount struct {
+	User      ID
+	Handle    string
+	DeletedAt time.Time
+}
+
+// DeletedAccounts calls fn with the deleted accounts, a batch at a time.
+func (s *Service) DeletedAccounts(ctx context.Context, fn func([]DeletedAccount) error) (err error) {
+	defer wrap(&err, "list deleted accounts")
+	for sh := 0; sh < s.o.StreamShards; sh++ {
+		head := s.k.gone(sh, 0)
+		head = head[:len(head)-1]
+		err := redisstore.ScanKeys(ctx, s.c, redisstore.GlobEscape(head)+"*", func(keys []string) error {
+			var ids []ID
+			for _, k := range keys {
+				if id, err := ParseID(strings.TrimPrefix(k, head)); err == nil {
+					ids = append(ids, id)
+				}
+			}
+			rs := s.doMulti(ctx, cmdsFor(ids, func(id ID) rueidis.Completed {
+				return s.c.B().Hmget().Key(s.k.gone(sh, id)).Field("h", "at").Build()
+			})...)
+			out := make([]DeletedAccount, 0, len(ids))
+			for i, r := range rs {
+				var f [2]string
+				if found, err := hashFields(r, f[:]); err != nil {
+					return err
+				} else if found {
+					ms, _ := parseInt(f[1])
+					out = append(out, DeletedAccount{User: ids[i], Handle: f[0], DeletedAt: time.UnixMilli(ms).UTC()})
+				}
+			}
+			return fn(out)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PutDeletedAccount records a deleted account (import): its marker, as
+// the deletion's commit writes it, and the job, run at once.
+func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err error) {
+	defer wrap(&err, "record the deletion of user %d", d.User)
+	if d.User == 0 {
+		return apierr.Errorf(apierr.BadInput, "a deleted account needs a positive user id")
+	}
+	shard := s.shardOf(d.User)
+	keys := []string{s.k.gone(shard, d.User), s.k.journal(shard), s.k.accountSweeps(shard)}
+	args := []string{scoreArg(d.DeletedAt.UnixMilli()), d.Handle, jAccount, FormatID(d.User)}
+	arr, err := s.do(ctx, accountGone.cmd(s.c.B(), keys, args)).ToArray()
+	if err != nil {
+		return err
+	}
+	if err := s.finishAccount(ctx, d.User); err != nil {
+		return err
+	}
+	if fresh, _ := arr[0].AsInt64(); fresh == 1 {
+		jid, _ := arr[1].ToString()
+		s.end(ctx, shard, jid)
+	}
+	return nil
+}

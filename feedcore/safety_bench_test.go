@@ -1,0 +1,47 @@
+package feedcore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// BenchmarkCleanup800: the time one safety clean-up job takes to take a
+// blocked author's 800 posts out of a full inbox (cap 800), with its
+// outbox read, the horizon kept, the live snapshots checked and the note
+// shortened. Each op refills the inbox first, off the clock.
+//
+//	FEED_TEST_REDIS=redis://127.0.0.1:6379 go test ./feedcore -run '^$' -bench Cleanup800
+func BenchmarkCleanup800(b *testing.B) {
+	s := newService(b, storetest.New(b), Options{})
+	ctx := context.Background()
+	const viewer, author = ID(1), ID(2)
+	items := make([]Item, 800)
+	for i := range items {
+		items[i] = Item{TS: testEpoch.UnixMilli() + int64(i), ID: ID(1_000_000 + i)}
+	}
+	fill := func(key string) {
+		add := s.c.B().Zadd().Key(key).ScoreMember()
+		for _, it := range items {
+			add = add.ScoreMember(float64(it.TS), member(it.ID))
+		}
+		if err := s.do(ctx, add.Build()).Error(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fill(s.k.outbox(author))
+	hideForTest(b, s, viewer, author, relationForever)
+	for b.Loop() {
+		b.StopTimer()
+		fill(s.k.inbox(viewer))
+		b.StartTimer()
+		if err := s.cleanUp(ctx, cleanupJob{viewer: viewer, author: author}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if n, _ := s.do(ctx, s.c.B().Zcard().Key(s.k.inbox(viewer)).Build()).AsInt64(); n != 0 {
+		b.Fatalf("the clean-up left %d entries", n)
+	}
+}

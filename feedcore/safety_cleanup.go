@@ -1,0 +1,173 @@
+package feedcore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// The safety clean-up, as Mastodon's clear_from_home: once an author is
+// hidden from a viewer who follows it (a block either way, a mute, a
+// hide), the relation's settle notes the author in the viewer's hide notes
+// (forever, so reads skip its items at once) and queues a job {v, a} on
+// the viewer's stream shard. A worker then takes the author's posts and
+// replays out of the viewer's inboxes and the author's sessions out of the
+// viewer's live snapshots, and shortens the note to now plus
+// Options.CleanupGrace: long enough for a fan-out task that read its
+// targets before the relation to finish, after which the note lapses and
+// reads stop paying for it.
+
+const groupCleanup = "cleanup"
+
+func (s *Service) cleanupStream(shard int) stream {
+	return stream{shard: shard, key: s.k.cleanup(shard), group: groupCleanup, name: "cleanup"}
+}
+
+// cleanupJob is one clean-up: author's items out of viewer's feeds.
+type cleanupJob struct{ viewer, author ID }
+
+func parseCleanupJob(fv map[string]string) (cleanupJob, error) {
+	v, err := ParseID(fv["v"])
+	if err != nil {
+		return cleanupJob{}, fmt.Errorf("clean-up job viewer: %w", err)
+	}
+	a, err := ParseID(fv["a"])
+	if err != nil {
+		return cleanupJob{}, fmt.Errorf("clean-up job author: %w", err)
+	}
+	return cleanupJob{viewer: v, author: a}, nil
+}
+
+func (s *Service) handleCleanup(ctx context.Context, _ WorkerOptions, _ stream, _ string, e rueidis.XRangeEntry) (bool, error) {
+	j, err := parseCleanupJob(e.FieldValues)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	return false, s.cleanUp(ctx, j)
+}
+
+// hiddenRemove removes the author ARGV[2]'s items ARGV[4..] from the inbox
+// KEYS[1] (keeping its horizon in KEYS[2], the inbox's cap ARGV[1]) if the
+// author is still hidden from the reader: in its hidden authors KEYS[3]
+// with an end after ARGV[3] ms. Checked in the same step, so a clean-up
+// that runs late never undoes the backfill of an unmute or unblock.
+var hiddenRemove = newScript(false, luaLess+luaHorizon+`
+local u = redis.call('ZSCORE', KEYS[3], ARGV[2])
+if not u or tonumber(u) <= tonumber(ARGV[3]) then return 0 end
+keepHorizon(KEYS[1], KEYS[2], tonumber(ARGV[1]))
+return redis.call('ZREM', KEYS[1], unpack(ARGV, 4))
+`)
+
+// noteShorten ends the note of author ARGV[1] in the hide notes KEYS[1] at
+// ARGV[2] ms unless it ends sooner, and forgets notes ended by ARGV[3] ms.
+var noteShorten = newScript(false, `
+local u = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if u and tonumber(u) > tonumber(ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+return 1
+`)
+
+// cleanUp runs one job: the author's items out of the viewer's inboxes
+// and live snapshots, then the viewer's note shortened. Idempotent.
+func (s *Service) cleanUp(ctx context.Context, j cleanupJob) error {
+	tls := s.timelines()
+	recent, err := s.inboxableIDs(ctx, tls, []ID{j.author})
+	if err != nil {
+		return err
+	}
+	now := scoreArg(s.nowMS())
+	var removes []rueidis.Completed
+	for i, tl := range tls {
+		if ids := recent[0][i]; len(ids) > 0 {
+			args := append([]string{itoa(s.o.InboxCap), member(j.author), now}, members(ids)...)
+			removes = append(removes, hiddenRemove.cmd(s.c.B(),
+				[]string{tl.inbox(j.viewer), tl.horizon(j.viewer), s.k.hiddenAuthors(j.viewer)}, args))
+		}
+	}
+	if err := firstErr(s.doMulti(ctx, removes...)); err != nil {
+		return fmt.Errorf("clean up inbox: %w", err)
+	}
+	if err := s.dropFromSnapshots(ctx, j); err != nil {
+		return err
+	}
+	nowMS := s.nowMS()
+	err = s.do(ctx, noteShorten.cmd(s.c.B(), []string{s.k.hideNotes(j.viewer)},
+		[]string{member(j.author), scoreArg(nowMS + s.o.CleanupGrace.Milliseconds()), scoreArg(nowMS)})).Error()
+	if err != nil {
+		return fmt.Errorf("shorten hide note: %w", err)
+	}
+	return nil
+}
+
+// dropFromSnapshots takes the author's sessions out of the viewer's live
+// snapshots (one per device, at most Options.MaxDevices), so a paging
+// session begun before the relation does not show them once the note has
+// lapsed.
+func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
+	devs, err := s.do(ctx, s.c.B().Zrange().Key(s.k.liveDevices(j.viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+	if err != nil {
+		return fmt.Errorf("read live snapshots: %w", err)
+	}
+	var keys []string
+	var reads []rueidis.Completed
+	for _, d := range devs {
+		if len(d) >= 16 {
+			key := s.k.snapshot(j.viewer, d[:16])
+			keys = append(keys, key)
+			reads = append(reads, s.c.B().Zrange().Key(key).Min("0").Max("-1").Build())
+		}
+	}
+	rs := s.doMulti(ctx, reads...)
+	var ids []ID
+	at := make([]int, len(keys)+1) // ids of keys[i]: ids[at[i]:at[i+1]]
+	for i, r := range rs {
+		ms, err := r.AsStrSlice()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return fmt.Errorf("read live snapshot: %w", err)
+		}
+		got, err := idsOf(ms)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, dropSentinelIDs(got)...)
+		at[i+1] = len(ids)
+	}
+	ls, err := s.LiveSessions(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var drops []rueidis.Completed
+	for i, key := range keys {
+		var drop []string
+		for k := at[i]; k < at[i+1]; k++ {
+			if ls[k] != nil && ls[k].Anchor == j.author {
+				drop = append(drop, member(ids[k]))
+			}
+		}
+		if len(drop) > 0 {
+			drops = append(drops, s.c.B().Zrem().Key(key).Member(drop...).Build())
+		}
+	}
+	if err := firstErr(s.doMulti(ctx, drops...)); err != nil {
+		return fmt.Errorf("clean up live snapshot: %w", err)
+	}
+	return nil
+}
+
+// dropSentinelIDs leaves out an empty snapshot's sentinel (id 0).
+func dropSentinelIDs(ids []ID) []ID {
+	return slices.DeleteFunc(ids, func(id ID) bool { return id == 0 })
+}
+
+// CleanupBacklog is how many safety clean-up jobs are not yet done, over
+// every shard.
+func (s *Service) CleanupBacklog(ctx context.Context) (_ int64, err error) {
+	defer wrap(&err, "read safety clean-up backlog")
+	return s.streamsLen(ctx, s.k.cleanup)
+}
+
+// defaultCleanupGrace is Options.CleanupGrace's default.
+const defaultCleanupGrace = 2 * time.Minute

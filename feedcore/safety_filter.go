@@ -1,0 +1,175 @@
+package feedcore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/rueidis"
+)
+
+// Reads filter the viewer's relations in the viewer's own slot, in the
+// round trips they already make (design: filter at fan-out, derived sets
+// per viewer). hiddenAuthors (hx) lists every author hidden from a viewer
+// with the time it ends; a followee in it is neither pulled (its outbox is
+// never read) nor filed in a live snapshot. hideNotes (xn) names the
+// followed authors whose entries may still sit in the inbox until the
+// clean-up removes them; reads skip their items as they skip recent
+// unfollows. Neither read grows with the viewer's relations: the filter
+// runs inside Redis, and the notes are bounded by the followees.
+
+// luaVisible: visible(ms) keeps the members of ms not in the viewer's
+// hidden authors KEYS[2] with an end after now (ARGV[1] ms); an ended
+// mute counts as gone at once, whatever the settle has pruned. hidden
+// says whether the viewer has any (most have none: no lookups then).
+const luaVisible = `
+local now = tonumber(ARGV[1])
+local hidden = redis.call('EXISTS', KEYS[2]) == 1
+local function visible(ms)
+  if not hidden then return ms end
+  local out = {}
+  for _, m in ipairs(ms) do
+    local u = redis.call('ZSCORE', KEYS[2], m)
+    if not u or tonumber(u) <= now then out[#out + 1] = m end
+  end
+  return out
+end
+`
+
+// viewSets replies what a page's first round trip needs of the viewer's
+// relations, in one script: {the big-V followees KEYS[1] less the hidden
+// ones, the noted authors to skip, and, when KEYS[4] names the following
+// set, the followees less the hidden ones}. Noted authors are those in the
+// hide notes KEYS[3] whose note ends after now and that are still hidden
+// then: an ended mute or an unblock shows the author's entries at once,
+// whether or not the clean-up has run. Bounded by the followees.
+var viewSets = newScript(true, luaVisible+`
+local notes = {}
+if hidden then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[3], '(' .. ARGV[1], '+inf', 'BYSCORE')) do
+    local u = redis.call('ZSCORE', KEYS[2], m)
+    if u and tonumber(u) > now then notes[#notes + 1] = m end
+  end
+end
+local out = {visible(redis.call('SMEMBERS', KEYS[1])), notes}
+if #KEYS > 3 then out[3] = visible(redis.call('ZRANGE', KEYS[4], 0, -1)) end
+return out
+`)
+
+// viewSetsCmd reads viewer's relation sets for a page (viewSets), with
+// its visible followees when followees is set.
+func (s *Service) viewSetsCmd(viewer ID, now int64, followees bool) rueidis.Completed {
+	keys := []string{s.k.bigFollowees(viewer), s.k.hiddenAuthors(viewer), s.k.hideNotes(viewer)}
+	if followees {
+		keys = append(keys, s.k.following(viewer))
+	}
+	return viewSets.cmd(s.c.B(), keys, []string{scoreArg(now)})
+}
+
+// readViewSets reads a viewSets reply into v: its big-V followees, the
+// authors it skips and, when asked for, its followees.
+func (v *view) readViewSets(r rueidis.RedisResult) error {
+	arr, err := r.ToArray()
+	if err != nil || len(arr) < 2 {
+		return fmt.Errorf("read the viewer's sets: %w", err)
+	}
+	sets := make([][]ID, len(arr))
+	for i, m := range arr {
+		ms, _ := m.AsStrSlice()
+		if sets[i], err = idsOf(ms); err != nil {
+			return err
+		}
+	}
+	v.bigV = sets[0]
+	v.skipAuthors(sets[1])
+	if len(sets) > 2 {
+		v.followees, v.fgLoaded = sets[2], true
+	}
+	return nil
+}
+
+// visibleFollowing replies the following set KEYS[1], whole, less the
+// hidden followees.
+var visibleFollowing = newScript(true, luaVisible+`
+return visible(redis.call('ZRANGE', KEYS[1], 0, -1))
+`)
+
+// visibleFollowees returns the accounts viewer follows, less those hidden
+// from it.
+func (s *Service) visibleFollowees(ctx context.Context, viewer ID) ([]ID, error) {
+	ms, err := s.do(ctx, visibleFollowing.cmd(s.c.B(), []string{s.k.following(viewer), s.k.hiddenAuthors(viewer)},
+		[]string{scoreArg(s.nowMS())})).AsStrSlice()
+	if err != nil {
+		return nil, fmt.Errorf("read followees: %w", err)
+	}
+	return idsOf(ms)
+}
+
+// skipAuthors adds ids to the view's authors whose items a page leaves
+// out.
+func (v *view) skipAuthors(ids []ID) {
+	if len(ids) > 0 && v.skip == nil { // usually none: no map for most pages
+		v.skip = make(map[ID]bool, len(ids))
+	}
+	for _, id := range ids {
+		v.skip[id] = true
+	}
+}
+
+// pushTargets replies the next targets of a fan-out task: the members of
+// the followers or active set KEYS[1] in the lex range ARGV[1]..ARGV[2],
+// at most ARGV[3] of them, less the readers in the author's no-push set
+// KEYS[2] with an end after ARGV[4] ms (ARGV[4] empty: none left out; a
+// delete removes from every inbox). It replies {scanned, last scanned,
+// targets...}: the task moves on past every member scanned, written or
+// not. One slot: the author's.
+var pushTargets = newScript(true, `
+local ms = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2], 'BYLEX', 'LIMIT', 0, tonumber(ARGV[3]))
+if #ms == 0 then return {0} end
+local out = {#ms, ms[#ms]}
+local filter = ARGV[4] ~= '' and redis.call('EXISTS', KEYS[2]) == 1
+local now = tonumber(ARGV[4])
+for _, m in ipairs(ms) do
+  local u = filter and redis.call('ZSCORE', KEYS[2], m)
+  if not u or tonumber(u) <= now then out[#out + 1] = m end
+end
+return out
+`)
+
+// targetChunk is one read of a task's targets.
+type targetChunk struct {
+	scanned int      // members of the set read
+	last    string   // the last of them; the task goes on after it
+	targets []string // those to write
+}
+
+// readTargets reads the next chunk of t's targets after lo.
+func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChunk, error) {
+	// The script reads the set beside the author's no-push set, so the set
+	// must be one of the author's (its followers or active followers): a
+	// task naming another key could not be sent to a cluster at all, and
+	// fails here, every time, into the dead letters.
+	if t.Set != s.k.followers(t.Author) && t.Set != s.k.active(t.Author) {
+		return targetChunk{}, fmt.Errorf("read task targets: %q is not a target set of author %d", t.Set, t.Author)
+	}
+	now := ""
+	if t.Type != evDelete {
+		now = scoreArg(s.nowMS())
+	}
+	arr, err := s.do(ctx, pushTargets.cmd(s.c.B(), []string{t.Set, s.k.noPush(t.Author)},
+		[]string{lo, t.Hi, itoa(chunkSize), now})).ToArray()
+	if err != nil {
+		return targetChunk{}, fmt.Errorf("read task targets: %w", err)
+	}
+	var c targetChunk
+	n, _ := arr[0].AsInt64()
+	if c.scanned = int(n); c.scanned == 0 {
+		return c, nil
+	}
+	c.last, _ = arr[1].ToString()
+	c.targets = make([]string, 0, len(arr)-2)
+	for _, m := range arr[2:] {
+		str, _ := m.ToString()
+		c.targets = append(c.targets, str)
+	}
+	return c, nil
+}

@@ -1,0 +1,211 @@
+package feedcore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/roundtrip"
+)
+
+// RelationKind is what one user set against another: a block, a mute or a
+// hide of the user's own posts from the other.
+type RelationKind string
+
+// The kinds of relation.
+const (
+	RelationBlock RelationKind = "block"
+	RelationMute  RelationKind = "mute"
+	RelationHide  RelationKind = "hide"
+)
+
+// Relation is one user's relation to another: User blocks, mutes or hides
+// its posts from Target, since CreatedAt; a mute ends at Until (zero: no
+// end).
+type Relation struct {
+	Kind         RelationKind
+	User, Target ID
+	CreatedAt    time.Time
+	Until        time.Time
+}
+
+// relationForever is the "until" score of a relation with no end: the
+// largest integer a Lua number (a double) holds exactly, never inf, which
+// tonumber would not round-trip.
+const relationForever int64 = 1<<53 - 1
+
+// errBlocked is what a follow, like or open across a block gets.
+func errBlocked() error {
+	return apierr.Errorf(apierr.Forbidden, "a block stands between you and this user")
+}
+
+// Block makes viewer block target: nothing of either reaches the other,
+// and the follows between them are removed. Idempotent.
+func (s *Service) Block(ctx context.Context, viewer, target ID) (err error) {
+	defer wrap(&err, "user %d blocks %d", viewer, target)
+	return s.setRelation(ctx, RelationBlock, viewer, target, true, 0)
+}
+
+// Unblock takes viewer's block of target back; no follow comes back.
+func (s *Service) Unblock(ctx context.Context, viewer, target ID) (err error) {
+	defer wrap(&err, "user %d unblocks %d", viewer, target)
+	return s.setRelation(ctx, RelationBlock, viewer, target, false, 0)
+}
+
+// Mute hides target's posts and live sessions from viewer's feeds, for d
+// (0: until unmuted). Muting again sets the new end.
+func (s *Service) Mute(ctx context.Context, viewer, target ID, d time.Duration) (err error) {
+	defer wrap(&err, "user %d mutes %d", viewer, target)
+	if d < 0 {
+		return apierr.Errorf(apierr.BadInput, "a mute's duration cannot be negative")
+	}
+	until := relationForever
+	if d > 0 {
+		until = min(s.nowMS()+d.Milliseconds(), relationForever)
+	}
+	return s.setRelation(ctx, RelationMute, viewer, target, true, until)
+}
+
+// Unmute ends viewer's mute of target.
+func (s *Service) Unmute(ctx context.Context, viewer, target ID) (err error) {
+	defer wrap(&err, "user %d unmutes %d", viewer, target)
+	return s.setRelation(ctx, RelationMute, viewer, target, false, 0)
+}
+
+// HidePostsFrom keeps viewer's posts and live sessions out of target's
+// feeds; target still follows viewer and is not told.
+func (s *Service) HidePostsFrom(ctx context.Context, viewer, target ID) (err error) {
+	defer wrap(&err, "user %d hides its posts from %d", viewer, target)
+	return s.setRelation(ctx, RelationHide, viewer, target, true, 0)
+}
+
+// UnhidePostsFrom shows viewer's posts to target again.
+func (s *Service) UnhidePostsFrom(ctx context.Context, viewer, target ID) (err error) {
+	defer wrap(&err, "user %d unhides its posts from %d", viewer, target)
+	return s.setRelation(ctx, RelationHide, viewer, target, false, 0)
+}
+
+// setRelation adds (on) or removes a relation of viewer to target,
+// journaled (journal.go): the record in viewer's slot is the truth, the
+// mirrors and derived sets in both slots are settled from it.
+func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, target ID, on bool, until int64) error {
+	if viewer == 0 {
+		return apierr.Errorf(apierr.Unauthenticated, "sign in to block, mute or hide")
+	}
+	if viewer == target {
+		return apierr.Errorf(apierr.BadInput, "you cannot %s yourself", kind)
+	}
+	if err := s.usersExist(ctx, viewer, target); err != nil {
+		return err
+	}
+	shard := s.shardOf(viewer)
+	pair := []Edge{{Follower: viewer, Followee: target}}
+	jid, err := s.begin(ctx, shard, "k", jRel, "p", encodeEdges(pair))
+	if err != nil {
+		return err
+	}
+	keys, args := s.relationCommitArgs(kind, viewer, target, on, s.nowMS(), until)
+	n, err := s.commit(ctx, relationCommit, keys, args, relationCommit.cmd(s.c.B(), keys, args)).AsInt64()
+	if err != nil {
+		return fmt.Errorf("record the %s: %w", kind, err)
+	}
+	if n < 0 {
+		s.end(ctx, shard, jid) // refused: nothing changed
+		return apierr.Errorf(apierr.BadInput, "you have %d blocks, mutes and hides, the most allowed (--max-blocks); remove one first", s.o.MaxRelations)
+	}
+	if err := s.settleRelations(ctx, pair); err != nil {
+		return fmt.Errorf("recorded, a worker finishes it: %w", err)
+	}
+	s.end(ctx, shard, jid)
+	return nil
+}
+
+// relationCommit changes one relation record of a user, in the user's
+// slot: KEYS bk, mu, mue, hd, fg, uf, bf of the user; ARGV kind ("block",
+// "mute", "hide"), on ("1" add, "0" remove), the other user's member, now
+// ms, until ms (mutes), the limit, unfollowCommit's note arguments, and
+// the time the relation was made (ms; now but for an import).
+// Adding one already there succeeds, even at the limit (a mute takes the
+// new end); a new one past the limit (blocks, mutes and hides together,
+// ended mutes pruned first) replies -1. A block also drops the user's
+// follow of the other, as unfollowCommit does: the block and that unfollow
+// are one step, so no follow survives a block that was acknowledged.
+var relationCommit = newScript(false, `
+local rec = {block = KEYS[1], mute = KEYS[2], hide = KEYS[4]}
+local key, m, now = rec[ARGV[1]], ARGV[3], tonumber(ARGV[4])
+if ARGV[2] == '0' then
+  local gone = redis.call('ZREM', key, m)
+  if ARGV[1] == 'mute' then redis.call('ZREM', KEYS[3], m) end
+  return gone
+end
+local had = redis.call('ZSCORE', key, m)
+if ARGV[1] == 'mute' and had then
+  local u = tonumber(redis.call('ZSCORE', KEYS[3], m) or '0')
+  if u <= now then had = false end
+end
+if not had then
+  local ended = redis.call('ZRANGE', KEYS[3], '-inf', now, 'BYSCORE')
+  for i = 1, #ended do
+    redis.call('ZREM', KEYS[2], ended[i])
+    redis.call('ZREM', KEYS[3], ended[i])
+  end
+  local n = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[4])
+  if n >= tonumber(ARGV[6]) then return -1 end
+  redis.call('ZADD', key, ARGV[10], m)
+end
+if ARGV[1] == 'mute' then redis.call('ZADD', KEYS[3], ARGV[5], m) end
+if ARGV[1] == 'block' and redis.call('ZREM', KEYS[5], m) == 1 then
+  redis.call('SREM', KEYS[7], m)
+  redis.call('ZADD', KEYS[6], ARGV[7], m)
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', '(' .. ARGV[8])
+  redis.call('ZREMRANGEBYRANK', KEYS[6], 0, -tonumber(ARGV[9]) - 1)
+end
+if had then return 0 end
+return 1
+`)
+
+// relationCommitArgs are relationCommit's keys and arguments.
+func (s *Service) relationCommitArgs(kind RelationKind, user, other ID, on bool, now, until int64) (keys, args []string) {
+	flag := "0"
+	if on {
+		flag = "1"
+	}
+	keys = []string{s.k.blocks(user), s.k.mutes(user), s.k.muteEnds(user), s.k.hides(user),
+		s.k.following(user), s.k.unfollowed(user), s.k.bigFollowees(user)}
+	args = []string{string(kind), flag, member(other), scoreArg(now), scoreArg(until), itoa(s.o.MaxRelations),
+		scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes), scoreArg(now)}
+	return keys, args
+}
+
+// likeAcrossBlock refuses viewer's like of post when a block stands
+// between viewer and the post's author. The author is read through the
+// client-side cache while, in the same round trip, the viewer's slot says
+// whether the viewer is in any block at all; only a viewer who is pays a
+// second read, of the pair. (The like itself runs in the post's slot, so
+// it cannot check the users' slots atomically: a block made while the like
+// is under way orders after it.)
+func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post ID) error {
+	var p *Post
+	var any bool
+	err := roundtrip.Parallel(ctx,
+		func(ctx context.Context) error {
+			ps, err := s.CachedPosts(ctx, []ID{post})
+			if err == nil {
+				p = ps[0]
+			}
+			return err
+		},
+		func(ctx context.Context) error {
+			n, err := s.do(ctx, s.c.B().Exists().Key(s.k.blocks(viewer), s.k.blockedBy(viewer)).Build()).AsInt64()
+			any = n > 0
+			return err
+		})
+	if err != nil || !any || p == nil || p.Author == 0 {
+		return err // a missing post: the like answers NOT_FOUND
+	}
+	if blocked, err := s.Blocked(ctx, viewer, p.Author); err != nil || !blocked {
+		return err
+	}
+	return errBlocked()
+}

@@ -1,0 +1,355 @@
+package feedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/redis/rueidis"
+)
+
+// Settling a relation: the records (bk, mu with mue, hd) in each user's
+// slot are the truth; settleRelations writes, for both directions of a
+// pair, the block mirror bb and the hidden authors hx (with the read-time
+// notes xn) in the viewer's slot, and the no-push set nx in the author's,
+// removes the follows a block forbids, queues the inbox clean-up of an
+// author newly hidden from a follower and backfills one shown again. It
+// is idempotent and re-reads the records until they stop changing, as
+// settleEdges does.
+
+// pairState is what the records say of a pair (a, b), each direction
+// [0] a toward b, [1] b toward a.
+type pairState struct {
+	blocked [2]int64 // when the block was made (ms); 0: none
+	muted   [2]int64 // when the mute ends (ms); 0: none, or ended
+	hides   [2]bool  // hides its posts from the other
+	follows [2]bool
+}
+
+// hiddenUntil is until when direction d's viewer is kept from the other's
+// posts (relationForever: no end), 0 when not.
+func (p pairState) hiddenUntil(d int) int64 {
+	o := 1 - d
+	if p.blocked[0] != 0 || p.blocked[1] != 0 || p.hides[o] {
+		return relationForever
+	}
+	return p.muted[d]
+}
+
+// settleRelations settles each pair of users (Follower: the user whose
+// record changed, Followee: the other).
+func (s *Service) settleRelations(ctx context.Context, pairs []Edge) error {
+	for _, p := range pairs {
+		if err := s.settleRelation(ctx, p.Follower, p.Followee); err != nil {
+			return fmt.Errorf("settle the relations of %d and %d: %w", p.Follower, p.Followee, err)
+		}
+	}
+	return nil
+}
+
+func (s *Service) settleRelation(ctx context.Context, a, b ID) error {
+	users := [2]ID{a, b}
+	var applied *pairState
+	var cleanups, backfills []Edge
+	for range maxSettleRounds {
+		now := s.nowMS()
+		st, err := s.readPair(ctx, users, now)
+		if err != nil {
+			return err
+		}
+		if applied != nil && *applied == st {
+			return s.finishRelation(ctx, cleanups, backfills)
+		}
+		if cleanups, backfills, err = s.applyPair(ctx, users, st, now); err != nil {
+			return err
+		}
+		applied = &st
+	}
+	return errors.New("the relation records kept changing; the journal repair finishes it")
+}
+
+// readPair reads what the records of users' pair say now.
+func (s *Service) readPair(ctx context.Context, users [2]ID, now int64) (pairState, error) {
+	var cmds []rueidis.Completed
+	for d := range 2 {
+		u, o := users[d], member(users[1-d])
+		cmds = append(cmds,
+			s.c.B().Zscore().Key(s.k.blocks(u)).Member(o).Build(),
+			s.c.B().Zscore().Key(s.k.muteEnds(u)).Member(o).Build(),
+			s.c.B().Zscore().Key(s.k.hides(u)).Member(o).Build(),
+			s.c.B().Zscore().Key(s.k.following(u)).Member(o).Build())
+	}
+	rs := s.doMulti(ctx, cmds...)
+	var st pairState
+	for d := range 2 {
+		r := rs[4*d : 4*d+4]
+		var err error
+		if st.blocked[d], err = scoreOrZero(r[0]); err != nil {
+			return st, fmt.Errorf("read blocks: %w", err)
+		}
+		if st.muted[d], err = scoreOrZero(r[1]); err != nil {
+			return st, fmt.Errorf("read mutes: %w", err)
+		}
+		if st.muted[d] <= now {
+			st.muted[d] = 0 // an ended mute is no mute
+		}
+		if st.hides[d], err = isMember(r[2]); err != nil {
+			return st, fmt.Errorf("read hides: %w", err)
+		}
+		if st.follows[d], err = isMember(r[3]); err != nil {
+			return st, fmt.Errorf("read following: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// scoreOrZero reads a ZSCORE reply as ms, 0 when the member is absent.
+func scoreOrZero(r rueidis.RedisResult) (int64, error) {
+	f, err := r.AsFloat64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return int64(f), err
+}
+
+// applyPair writes what st says of users' pair: the no-push sets and the
+// viewers' sets, then, across a block, removes the follows. It returns
+// the directions (Follower: viewer, Followee: author) whose inbox clean-up
+// is pending, and those owed a backfill.
+func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now int64) (cleanups, backfills []Edge, err error) {
+	var cmds []rueidis.Completed
+	for d := range 2 {
+		v, u := users[d], users[1-d]
+		if until := st.hiddenUntil(d); until != 0 && until < relationForever {
+			cmds = append(cmds, s.c.B().Zadd().Key(s.k.muteTimers(s.shardOf(v))).ScoreMember().
+				ScoreMember(float64(until), encodeEdges([]Edge{{Follower: v, Followee: u}})).Build())
+		}
+		if until := st.hiddenUntil(d); until != 0 {
+			cmds = append(cmds, s.c.B().Zadd().Key(s.k.noPush(u)).ScoreMember().ScoreMember(float64(until), member(v)).Build())
+		} else {
+			cmds = append(cmds, s.c.B().Zrem().Key(s.k.noPush(u)).Member(member(v)).Build())
+		}
+	}
+	for d := range 2 {
+		v, u := users[d], users[1-d]
+		mirror := ""
+		if st.blocked[1-d] != 0 {
+			mirror = scoreArg(st.blocked[1-d])
+		}
+		cmds = append(cmds, relationViewer.cmd(s.c.B(),
+			[]string{s.k.hiddenAuthors(v), s.k.hideNotes(v), s.k.following(v), s.k.blockedBy(v)},
+			[]string{member(u), scoreArg(st.hiddenUntil(d)), scoreArg(now), mirror, scoreArg(relationForever)}))
+	}
+	rs := s.doMulti(ctx, cmds...)
+	if err := firstErr(rs); err != nil {
+		return nil, nil, fmt.Errorf("write the relation's sets: %w", err)
+	}
+	rs = rs[len(rs)-2:] // the viewers' scripts
+	for d := range 2 {
+		switch n, _ := rs[d].AsInt64(); n {
+		case 1:
+			cleanups = append(cleanups, Edge{Follower: users[d], Followee: users[1-d]})
+		case 2:
+			backfills = append(backfills, Edge{Follower: users[d], Followee: users[1-d]})
+		}
+	}
+	if st.blocked[0] != 0 || st.blocked[1] != 0 {
+		if err := s.unfollowPair(ctx, users, st, now); err != nil {
+			return nil, nil, err
+		}
+	}
+	return cleanups, backfills, nil
+}
+
+// unfollowPair removes the follows between users, both ways, as Unfollow
+// does: the followers' following sets first (a follow script refuses a new
+// one across the block, whose mirror is written by now), then the rest.
+func (s *Service) unfollowPair(ctx context.Context, users [2]ID, st pairState, now int64) error {
+	var cmds []rueidis.Completed
+	edges := []Edge{{Follower: users[0], Followee: users[1]}, {Follower: users[1], Followee: users[0]}}
+	for d, e := range edges {
+		if st.follows[d] {
+			keys := []string{s.k.following(e.Follower), s.k.bigFollowees(e.Follower), s.k.unfollowed(e.Follower)}
+			args := []string{member(e.Followee), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
+			cmds = append(cmds, unfollowCommit.cmd(s.c.B(), keys, args))
+		}
+	}
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		return fmt.Errorf("unfollow across a block: %w", err)
+	}
+	return s.settleEdges(ctx, edges)
+}
+
+// finishRelation queues the inbox clean-ups still pending and backfills
+// the directions shown again, then drops their owed marks.
+func (s *Service) finishRelation(ctx context.Context, cleanups, backfills []Edge) error {
+	if err := firstErr(s.doMulti(ctx, cmdsFor(cleanups, s.cleanupJobCmd)...)); err != nil {
+		return fmt.Errorf("queue the inbox clean-up: %w", err)
+	}
+	if len(backfills) == 0 {
+		return nil
+	}
+	if err := s.backfillMany(ctx, backfills); err != nil {
+		return fmt.Errorf("backfill a user shown again: %w", err)
+	}
+	now := scoreArg(s.nowMS())
+	done := func(e Edge) rueidis.Completed {
+		return zremIfDue.cmd(s.c.B(), []string{s.k.hiddenAuthors(e.Follower)}, []string{member(e.Followee), now})
+	}
+	return firstErr(s.doMulti(ctx, cmdsFor(backfills, done)...))
+}
+
+// cleanupJobCmd queues the removal of e.Followee's posts from
+// e.Follower's inboxes on the viewer's shard's clean-up stream: fields v
+// (viewer) and a (author) as decimal ids, t "hide".
+func (s *Service) cleanupJobCmd(e Edge) rueidis.Completed {
+	return s.c.B().Xadd().Key(s.k.cleanup(s.shardOf(e.Follower))).Id("*").FieldValue().
+		FieldValue("v", FormatID(e.Follower)).FieldValue("a", FormatID(e.Followee)).FieldValue("t", "hide").Build()
+}
+
+// relationViewer writes one direction of a pair in the viewer's slot:
+// KEYS hx, xn, fg, bb of the viewer; ARGV the author's member, until (ms;
+// not after now ARGV[3]: shown), the block mirror's score ("" none),
+// relationForever. Hidden: hx holds the author until then; if the viewer
+// follows it and it was not hidden already (or its clean-up is still
+// pending, the note at forever), the note goes to forever and it replies 1:
+// queue the clean-up. Shown: the notes go; an author that was hidden and
+// is followed stays in hx at 0 (shown, backfill owed) and it replies 2;
+// otherwise it leaves hx and replies 0.
+var relationViewer = newScript(false, `
+local u, untl, now, forever = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[5]
+if ARGV[4] == '' then redis.call('ZREM', KEYS[4], u) else redis.call('ZADD', KEYS[4], ARGV[4], u) end
+local follows = redis.call('ZSCORE', KEYS[3], u)
+local prev = redis.call('ZSCORE', KEYS[1], u)
+if untl > now then
+  redis.call('ZADD', KEYS[1], untl, u)
+  if not follows then return 0 end
+  local note = redis.call('ZSCORE', KEYS[2], u)
+  local pending = note and tonumber(note) >= tonumber(forever)
+  if prev and tonumber(prev) > now and not pending then return 0 end
+  redis.call('ZADD', KEYS[2], forever, u)
+  return 1
+end
+redis.call('ZREM', KEYS[2], u)
+if not prev then return 0 end
+if follows then
+  redis.call('ZADD', KEYS[1], 0, u)
+  return 2
+end
+redis.call('ZREM', KEYS[1], u)
+return 0
+`)
+
+// zremIfDue drops ARGV[1] from the sorted set KEYS[1] if its score is
+// not after now ARGV[2]: a hidden author once its backfill paid what it
+// was owed (a hide made meanwhile stays), a mute timer once settled (one
+// set again to a later end stays).
+var zremIfDue = newScript(false, `
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+`)
+
+// rebuildRelations settles every pair users' relation records, block
+// mirrors and derived sets name (Rebuild's relations phase): whatever is
+// left of a relation whose records are gone is removed, and what the
+// records say is written.
+func (s *Service) rebuildRelations(ctx context.Context, users []ID, st *RebuildStats) error {
+	kinds := []func(ID) string{s.k.blocks, s.k.mutes, s.k.hides, s.k.blockedBy, s.k.hiddenAuthors, s.k.noPush, s.k.hideNotes}
+	var pairs []Edge
+	for _, keyOf := range kinds {
+		sets, err := s.allOf(ctx, keyOf, users)
+		if err != nil {
+			return err
+		}
+		for i, u := range users {
+			others, err := idsOf(sets[i])
+			if err != nil {
+				return err
+			}
+			for _, o := range others {
+				pairs = append(pairs, Edge{Follower: u, Followee: o})
+			}
+		}
+	}
+	done := map[Edge]bool{}
+	for _, p := range pairs {
+		key := Edge{Follower: min(p.Follower, p.Followee), Followee: max(p.Follower, p.Followee)}
+		if done[key] || p.Follower == p.Followee {
+			continue
+		}
+		done[key] = true
+		if err := s.settleRelation(ctx, p.Follower, p.Followee); err != nil {
+			return fmt.Errorf("settle the relations of %d and %d: %w", p.Follower, p.Followee, err)
+		}
+		st.Relations++
+	}
+	return nil
+}
+
+// dropHidden takes out of each reader's followees (follows[i]) the
+// authors hidden from it now, so a rebuild neither keeps nor brings back
+// their posts in its inbox.
+func (s *Service) dropHidden(ctx context.Context, readers []ID, follows [][]ID) error {
+	now := scoreArg(s.nowMS())
+	hidden := func(r ID) rueidis.Completed {
+		return s.c.B().Zrange().Key(s.k.hiddenAuthors(r)).Min("(" + now).Max("+inf").Byscore().Build()
+	}
+	for i, r := range s.doMulti(ctx, cmdsFor(readers, hidden)...) {
+		ms, err := r.AsStrSlice()
+		if err != nil {
+			return fmt.Errorf("read hidden authors: %w", err)
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		out := make(map[ID]bool, len(ms))
+		for _, m := range ms {
+			if id, err := memberID(m); err == nil {
+				out[id] = true
+			}
+		}
+		follows[i] = slices.DeleteFunc(follows[i], func(f ID) bool { return out[f] })
+	}
+	return nil
+}
+
+// muteEndLoop settles the pairs whose mute ended, on the service's clock:
+// reads show the author again at once (they compare the end with now), and
+// this takes it out of the derived sets and backfills the viewer, as an
+// unmute does. A settle that ends a mute leaves a timer on the viewer's
+// shard (muteTimers), removed once it is settled after its end.
+func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
+	for sleepCtx(ctx, o.RepairAfter/4) {
+		for sh := 0; sh < s.o.StreamShards; sh++ {
+			if err := s.endMutes(ctx, sh); err != nil && ctx.Err() == nil {
+				o.Logger.Warn("relations: settle ended mutes", "shard", sh, "err", err)
+			}
+		}
+	}
+}
+
+// endMutes settles the ended mutes of shard's timers, up to a batch.
+func (s *Service) endMutes(ctx context.Context, shard int) error {
+	key, now := s.k.muteTimers(shard), scoreArg(s.nowMS())
+	due, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
+	if err != nil {
+		return fmt.Errorf("read mute timers: %w", err)
+	}
+	for _, m := range due {
+		pairs, err := decodeEdges(m)
+		if err != nil {
+			s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build())
+			continue
+		}
+		if err := s.settleRelations(ctx, pairs); err != nil {
+			return err
+		}
+		// Only if not set again meanwhile, to a later end.
+		if err := s.do(ctx, zremIfDue.cmd(s.c.B(), []string{key}, []string{m, now})).Error(); err != nil {
+			return fmt.Errorf("drop a mute timer: %w", err)
+		}
+	}
+	return nil
+}
