@@ -10,18 +10,32 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/feedd/feedd/apierr"
 )
 
-// model is the oracle: the plain meaning of a following feed.
+// model is the oracle: the plain meaning of a following feed, with the
+// relations and deleted accounts that keep posts from it.
 type model struct {
 	posts   map[ID]*Post
 	follows map[ID]map[ID]bool
+	likes   map[ID]map[ID]bool // post: its likers
+	blocks  map[Edge]bool      // Follower blocks Followee
+	mutes   map[Edge]int64     // Follower mutes Followee until (ms; relationForever: no end)
+	hides   map[Edge]bool      // Follower hides its posts from Followee
+	gone    map[ID]bool        // deleted accounts
+	now     func() time.Time
+}
+
+func newModel(now func() time.Time) *model {
+	return &model{posts: map[ID]*Post{}, follows: map[ID]map[ID]bool{}, likes: map[ID]map[ID]bool{},
+		blocks: map[Edge]bool{}, mutes: map[Edge]int64{}, hides: map[Edge]bool{}, gone: map[ID]bool{}, now: now}
 }
 
 func (m *model) feed(viewer ID) []ID {
 	var items []Item
 	for _, p := range m.posts {
-		if !p.Deleted && (p.Author == viewer || m.follows[viewer][p.Author]) {
+		if m.shows(viewer, p) {
 			items = append(items, Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
 		}
 	}
@@ -36,6 +50,12 @@ func (m *model) feed(viewer ID) []ID {
 		out[i] = it.ID
 	}
 	return out
+}
+
+// shows says whether viewer's following feed holds p.
+func (m *model) shows(viewer ID, p *Post) bool {
+	return !p.Deleted && !m.gone[p.Author] && (p.Author == viewer || m.follows[viewer][p.Author]) &&
+		!m.hidden(viewer, p.Author)
 }
 
 // clock is a test clock the service reads.
@@ -55,9 +75,13 @@ func clockAt(t time.Time) *clock {
 var testEpoch = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 
 // TestFeedMatchesModel runs random publishes, deletes, follows, unfollows,
-// activity changes and big-V threshold crossings, and after each drain
-// checks every viewer's feed, paged at several sizes both ways, against the
-// oracle. A small inbox cap makes reads cross the inbox horizon often.
+// likes, activity changes, big-V threshold crossings, blocks, mutes (some
+// with an end the clock passes), hides, their undoing, and account
+// deletions. After each drain it checks every viewer's feed, paged at
+// several sizes both ways, and the counts and relations against the
+// oracle; right after each block, mute, hide and deletion, the feeds it
+// touches must already leave the hidden author out (model_safety_test.go).
+// A small inbox cap makes reads cross the inbox horizon often.
 func TestFeedMatchesModel(t *testing.T) {
 	seeds := 6
 	if testing.Short() {
@@ -71,6 +95,19 @@ func TestFeedMatchesModel(t *testing.T) {
 	}
 }
 
+// modelRun is one run of the model test: the service, its oracle, the
+// clock both read, and the run's random source.
+type modelRun struct {
+	t   *testing.T
+	s   *Service
+	m   *model
+	clk *clock
+	rng *rand.Rand
+}
+
+// modelUsers is how many users a run has.
+const modelUsers = 9
+
 func runModel(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	clk := clockAt(testEpoch)
@@ -80,79 +117,128 @@ func runModel(t *testing.T, seed uint64) {
 	s := testService(t, Options{InboxCap: inboxCap, ActiveWindow: time.Hour, Now: clk.now,
 		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
 	ctx := context.Background()
-	const users = 9
-	m := &model{posts: map[ID]*Post{}, follows: map[ID]map[ID]bool{}}
-	for u := ID(1); u <= users; u++ {
+	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
+	for u := ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
-		m.follows[u] = map[ID]bool{}
+		r.m.follows[u] = map[ID]bool{}
 	}
-	nextPost := ID(1000)
-	user := func() ID { return ID(1 + rng.IntN(users)) }
 	for step := 0; step < 250; step++ {
 		switch op := rng.IntN(100); {
-		case op < 40: // publish, often on a tied timestamp
-			a := user()
-			p := &Post{ID: nextPost, Author: a, Text: "p", CreatedAt: clk.now().Add(-time.Duration(rng.IntN(5)) * time.Second)}
-			if rng.IntN(4) == 0 {
-				p.CreatedAt = clk.now().Add(-time.Duration(rng.IntN(3000)) * time.Second) // an old post, below horizons
-			}
-			nextPost++
-			if err := s.PutPost(ctx, p); err != nil {
+		case op < 34:
+			r.publish()
+		case op < 40:
+			r.deletePost()
+		case op < 56:
+			r.follow()
+		case op < 63:
+			r.unfollow()
+		case op < 69: // a reader reads (becomes active, upgrades)
+			if err := s.Touch(ctx, r.user()); err != nil {
 				t.Fatal(err)
 			}
-			m.posts[p.ID] = p
-		case op < 48: // delete
-			for _, p := range m.posts {
-				if !p.Deleted {
-					if err := s.Delete(ctx, p.Author, p.ID); err != nil {
-						t.Fatal(err)
-					}
-					p.Deleted = true
-					break
-				}
-			}
-		case op < 70:
-			a, b := user(), user()
-			if a == b {
-				continue
-			}
-			if err := s.Follow(ctx, a, b); err != nil {
-				t.Fatal(err)
-			}
-			m.follows[a][b] = true
-		case op < 80:
-			a, b := user(), user()
-			if a == b {
-				continue
-			}
-			if err := s.Unfollow(ctx, a, b); err != nil {
-				t.Fatal(err)
-			}
-			delete(m.follows[a], b)
-		case op < 88: // a reader reads (becomes active, upgrades)
-			if err := s.Touch(ctx, user()); err != nil {
-				t.Fatal(err)
-			}
-		case op < 92: // time passes; quiet readers are demoted
+		case op < 72: // time passes: quiet readers are demoted, mutes end
+			// A fan-out chunk that read its targets before a relation
+			// writes within Options.CleanupGrace (its note covers it until
+			// then); the workers finish first so this jump cannot outrun that.
+			drain(t, s)
 			clk.advance(time.Duration(rng.IntN(90)) * time.Minute)
 			if _, err := s.Sweep(ctx, 100); err != nil {
 				t.Fatal(err)
 			}
-		case op < 94: // the threshold moves; authors cross it
+		case op < 74: // the threshold moves; authors cross it
 			bigV.Store(int64(1 + rng.IntN(5)))
+		case op < 78:
+			r.like()
+		case op < 98:
+			r.relate()
+		case op < 99:
+			r.deleteAccount()
 		default:
 			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
 		}
 		if step%25 == 24 {
-			drain(t, s)
-			checkAll(t, s, m, users, rng)
+			r.settle()
+			r.checkAll()
 		}
 	}
 }
 
-func checkAll(t *testing.T, s *Service, m *model, users int, rng *rand.Rand) {
+// user is a random user whose account is not deleted.
+func (r *modelRun) user() ID {
+	for {
+		if u := ID(1 + r.rng.IntN(modelUsers)); !r.m.gone[u] {
+			return u
+		}
+	}
+}
+
+// pair is two distinct random users, neither deleted.
+func (r *modelRun) pair() (ID, ID) {
+	for {
+		if a, b := r.user(), r.user(); a != b {
+			return a, b
+		}
+	}
+}
+
+func (r *modelRun) publish() { // often on a tied timestamp
+	now := r.clk.now()
+	p := &Post{ID: ID(1000 + len(r.m.posts)), Author: r.user(), Text: "p",
+		CreatedAt: now.Add(-time.Duration(r.rng.IntN(5)) * time.Second)}
+	if r.rng.IntN(4) == 0 {
+		p.CreatedAt = now.Add(-time.Duration(r.rng.IntN(3000)) * time.Second) // an old post, below horizons
+	}
+	if err := r.s.PutPost(context.Background(), p); err != nil {
+		r.t.Fatal(err)
+	}
+	r.m.posts[p.ID] = p
+}
+
+func (r *modelRun) deletePost() {
+	for _, p := range r.sortedPosts() {
+		if !p.Deleted {
+			if err := r.s.Delete(context.Background(), p.Author, p.ID); err != nil {
+				r.t.Fatal(err)
+			}
+			p.Deleted = true
+			return
+		}
+	}
+}
+
+// follow follows; across a block it must fail with FORBIDDEN and change
+// nothing.
+func (r *modelRun) follow() {
+	a, b := r.pair()
+	err := r.s.Follow(context.Background(), a, b)
+	if r.m.blocked(a, b) {
+		r.wantCode(err, apierr.Forbidden, "user %d follows %d across a block", a, b)
+		r.checkCounts(a, b)
+		return
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.m.follows[a][b] = true
+}
+
+func (r *modelRun) unfollow() {
+	a, b := r.pair()
+	if err := r.s.Unfollow(context.Background(), a, b); err != nil {
+		r.t.Fatal(err)
+	}
+	delete(r.m.follows[a], b)
+}
+
+// checkAll checks, for every user not deleted, its feed paged both ways,
+// and everyone's counts, relations and likes.
+func (r *modelRun) checkAll() {
+	t, s, m, rng := r.t, r.s, r.m, r.rng
 	t.Helper()
-	for v := ID(1); v <= ID(users); v++ {
+	for v := ID(1); v <= modelUsers; v++ {
+		if m.gone[v] {
+			continue
+		}
 		want := m.feed(v)
 		sizes := []int{1, 2, 3, 5, 100}
 		n := sizes[rng.IntN(len(sizes))]
@@ -167,12 +253,16 @@ func checkAll(t *testing.T, s *Service, m *model, users int, rng *rand.Rand) {
 				p := m.posts[id]
 				t.Logf("post %d: author %d, ts %d", id, p.Author, p.CreatedAt.UnixMilli())
 			}
+			r.logRelations(v)
 			t.Fatalf("viewer %d, page size %d:\n got %v\nwant %v", v, n, got, want)
 		}
 		if back := readAllBackward(t, s, v, 1+rng.IntN(4)); !slices.Equal(back, want) {
 			t.Fatalf("viewer %d backward:\n got %v\nwant %v", v, back, want)
 		}
+		r.checkRelations(v)
 	}
+	r.checkCounts(idRange(1, modelUsers)...)
+	r.checkLikes()
 }
 
 // readAllBackward finds the oldest post, then pages toward newer ones with

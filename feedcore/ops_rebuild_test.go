@@ -29,7 +29,7 @@ func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 	s := testService(t, Options{InboxCap: 5, BigVThreshold: 3, ActiveWindow: time.Hour, Now: clk.now})
 	ctx := context.Background()
 	const users = 10
-	m := &model{posts: map[ID]*Post{}, follows: map[ID]map[ID]bool{}}
+	m := newModel(clk.now)
 	for u := ID(1); u <= users; u++ {
 		mustUsers(t, s, u)
 		m.follows[u] = map[ID]bool{}

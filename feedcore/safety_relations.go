@@ -96,11 +96,14 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 	if viewer == target {
 		return apierr.Errorf(apierr.BadInput, "you cannot %s yourself", kind)
 	}
-	if err := s.usersExist(ctx, viewer, target); err != nil {
+	// Read afresh, as a follow does, not from this process's memory of
+	// users (usersExist): a target deleted since must get NOT_FOUND, not
+	// a relation naming it written after its deletion swept them.
+	pair := []Edge{{Follower: viewer, Followee: target}}
+	if _, err := s.existingPairs(ctx, pair); err != nil {
 		return err
 	}
 	shard := s.shardOf(viewer)
-	pair := []Edge{{Follower: viewer, Followee: target}}
 	jid, err := s.begin(ctx, shard, "k", jRel, "p", encodeEdges(pair))
 	if err != nil {
 		return err

@@ -1,0 +1,381 @@
+package feedcore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/feedd/feedd/apierr"
+)
+
+// The model test's relations and account deletions (model_test.go runs
+// them): the oracle's meaning of each, and the checks of what must hold at
+// once, before any worker has run.
+
+// blocked says whether a block stands between a and b, either way.
+func (m *model) blocked(a, b ID) bool {
+	return m.blocks[Edge{a, b}] || m.blocks[Edge{b, a}]
+}
+
+// hidden says whether author's posts are kept from viewer's feeds: a
+// block either way, viewer's mute not yet ended, author's hide from viewer.
+func (m *model) hidden(viewer, author ID) bool {
+	return m.blocked(viewer, author) || m.mutes[Edge{viewer, author}] > m.now().UnixMilli() ||
+		m.hides[Edge{author, viewer}]
+}
+
+// counts are u's follower and following counts by the oracle's edges.
+func (m *model) counts(u ID) GraphCounts {
+	var c GraphCounts
+	for x, fs := range m.follows {
+		if fs[u] {
+			c.Followers++
+		}
+		if x == u {
+			c.Following = len(fs)
+		}
+	}
+	return c
+}
+
+// dropAccount is what deleting u's account does: its posts, follows both
+// ways, likes and relations are gone.
+func (m *model) dropAccount(u ID) {
+	m.gone[u] = true
+	m.follows[u] = map[ID]bool{}
+	for _, fs := range m.follows {
+		delete(fs, u)
+	}
+	for _, ls := range m.likes {
+		delete(ls, u)
+	}
+	for _, p := range m.posts {
+		p.Deleted = p.Deleted || p.Author == u
+	}
+	gone := func(e Edge) bool { return e.Follower == u || e.Followee == u }
+	maps.DeleteFunc(m.blocks, func(e Edge, _ bool) bool { return gone(e) })
+	maps.DeleteFunc(m.hides, func(e Edge, _ bool) bool { return gone(e) })
+	maps.DeleteFunc(m.mutes, func(e Edge, _ int64) bool { return gone(e) })
+}
+
+// relate runs one relation operation between two random users, or an
+// attempt across a block, or one naming a deleted account.
+func (r *modelRun) relate() {
+	ctx, s, m := context.Background(), r.s, r.m
+	a, b := r.pair()
+	e := Edge{Follower: a, Followee: b}
+	switch op := r.rng.IntN(20); {
+	case op < 4:
+		r.must(s.Block(ctx, a, b))
+		m.blocks[e] = true
+		delete(m.follows[a], b)
+		delete(m.follows[b], a)
+		r.checkCounts(a, b)
+		r.checkAtOnce(a, b)
+	case op < 6: // no follow comes back
+		r.must(s.Unblock(ctx, a, b))
+		delete(m.blocks, e)
+	case op < 10:
+		r.mute(a, b)
+		r.checkAtOnce(a)
+	case op < 12:
+		r.must(s.Unmute(ctx, a, b))
+		delete(m.mutes, e)
+	case op < 15:
+		r.must(s.HidePostsFrom(ctx, a, b))
+		m.hides[e] = true
+		r.checkAtOnce(b)
+	case op < 17:
+		r.must(s.UnhidePostsFrom(ctx, a, b))
+		delete(m.hides, e)
+	case op < 19:
+		r.acrossBlock()
+	default:
+		r.towardGone()
+	}
+}
+
+// mute mutes b for a, a third of the time with no end, else for up to two
+// hours (which the run's clock often passes).
+func (r *modelRun) mute(a, b ID) {
+	var d time.Duration
+	if r.rng.IntN(3) > 0 {
+		d = time.Duration(1+r.rng.IntN(120)) * time.Minute
+	}
+	r.must(r.s.Mute(context.Background(), a, b, d))
+	until := relationForever
+	if d > 0 {
+		until = r.clk.now().Add(d).UnixMilli()
+	}
+	r.m.mutes[Edge{Follower: a, Followee: b}] = until
+}
+
+// like likes a random post: FORBIDDEN across a block, NOT_FOUND when it
+// is deleted (or its author is), changing nothing either way.
+func (r *modelRun) like() {
+	if len(r.m.posts) == 0 {
+		return
+	}
+	u, p := r.user(), r.m.posts[ID(1000+r.rng.IntN(len(r.m.posts)))]
+	_, _, err := r.s.Like(context.Background(), u, p.ID)
+	switch {
+	case r.m.blocked(u, p.Author): // checked first: a deleted post's author is known
+		r.wantCode(err, apierr.Forbidden, "user %d likes post %d of %d across a block", u, p.ID, p.Author)
+	case p.Deleted:
+		r.wantCode(err, apierr.NotFound, "user %d likes deleted post %d", u, p.ID)
+	case err != nil:
+		r.t.Fatal(err)
+	default:
+		if r.m.likes[p.ID] == nil {
+			r.m.likes[p.ID] = map[ID]bool{}
+		}
+		r.m.likes[p.ID][u] = true
+	}
+	r.checkLiked(u, p)
+}
+
+// acrossBlock has one side of a standing block follow the other or like
+// its post: FORBIDDEN, and nothing changes.
+func (r *modelRun) acrossBlock() {
+	blocks := slices.SortedFunc(maps.Keys(r.m.blocks), cmpEdge)
+	if len(blocks) == 0 {
+		return
+	}
+	e := blocks[r.rng.IntN(len(blocks))]
+	a, b := e.Follower, e.Followee
+	if r.rng.IntN(2) == 0 {
+		a, b = b, a
+	}
+	var theirs []*Post
+	for _, p := range r.sortedPosts() {
+		if p.Author == b && !p.Deleted {
+			theirs = append(theirs, p)
+		}
+	}
+	if len(theirs) == 0 || r.rng.IntN(2) == 0 {
+		err := r.s.Follow(context.Background(), a, b)
+		r.wantCode(err, apierr.Forbidden, "user %d follows %d across a block", a, b)
+		r.checkCounts(a, b)
+		return
+	}
+	p := theirs[r.rng.IntN(len(theirs))]
+	_, _, err := r.s.Like(context.Background(), a, p.ID)
+	r.wantCode(err, apierr.Forbidden, "user %d likes post %d of %d across a block", a, p.ID, b)
+	r.checkLiked(a, p)
+}
+
+// towardGone names a deleted account: following it or liking its post is
+// NOT_FOUND; its own request (with the charge every signed-in request
+// carries) is UNAUTHENTICATED. Nothing changes.
+func (r *modelRun) towardGone() {
+	var gone []ID
+	for u := ID(1); u <= modelUsers; u++ {
+		if r.m.gone[u] {
+			gone = append(gone, u)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	ctx, g, a := context.Background(), gone[r.rng.IntN(len(gone))], r.user()
+	r.wantCode(r.s.Follow(ctx, a, g), apierr.NotFound, "user %d follows deleted %d", a, g)
+	r.wantCode(r.s.Block(ctx, a, g), apierr.NotFound, "user %d blocks deleted %d", a, g)
+	ch := r.s.NewWriteCharge(Subject{Viewer: g}, 1, RateLimit{})
+	r.wantCode(r.s.Follow(WithCharge(ctx, ch), g, a), apierr.Unauthenticated, "deleted %d follows %d", g, a)
+	ch = r.s.NewWriteCharge(Subject{Viewer: g}, 1, RateLimit{})
+	r.wantCode(r.s.Mute(WithCharge(ctx, ch), g, a, 0), apierr.Unauthenticated, "deleted %d mutes %d", g, a)
+	r.checkCounts(a, g)
+	r.checkRelations(a)
+}
+
+// deleteAccount deletes a random account (at most two a run, so the run
+// keeps users to act): at once, its posts leave every feed.
+func (r *modelRun) deleteAccount() {
+	if len(r.m.gone) >= 2 {
+		return
+	}
+	u := r.user()
+	r.must(r.s.DeleteAccount(context.Background(), u, "u"+FormatID(u)))
+	r.m.dropAccount(u)
+	r.checkCounts(idRange(1, modelUsers)...)
+	r.checkAtOnce(idRange(1, modelUsers)...)
+}
+
+// settle lets the workers finish: the mutes the clock has ended are
+// settled (the worker's timer, run now rather than waited for), then the
+// fan-out, journal and clean-up streams drain.
+func (r *modelRun) settle() {
+	ctx := context.Background()
+	for sh := 0; sh < r.s.o.StreamShards; sh++ {
+		for range 10 { // a batch of 64 a call; a run has at most 72 pairs
+			if err := r.s.endMutes(ctx, sh); err != nil {
+				r.t.Fatal(err)
+			}
+		}
+	}
+	drain(r.t, r.s)
+}
+
+// checkAtOnce pages each viewer's feed now, before any clean-up: no post
+// the oracle keeps from it may show. (Posts may still be missing: their
+// fan-out may not have run.)
+func (r *modelRun) checkAtOnce(viewers ...ID) {
+	r.t.Helper()
+	for _, v := range viewers {
+		if r.m.gone[v] {
+			continue
+		}
+		for _, id := range readAll(r.t, r.s, v, 1+r.rng.IntN(5)) {
+			if p := r.m.posts[id]; p == nil || !r.m.shows(v, p) {
+				r.logRelations(v)
+				r.logState(v)
+				r.t.Fatalf("at once: viewer %d's feed shows post %d (%+v), which the oracle keeps from it", v, id, p)
+			}
+		}
+	}
+}
+
+// checkCounts compares ids' follow counts with the oracle's edges.
+func (r *modelRun) checkCounts(ids ...ID) {
+	r.t.Helper()
+	got, err := r.s.Counts(context.Background(), ids)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i, u := range ids {
+		if want := r.m.counts(u); got[i] != want {
+			r.t.Fatalf("user %d's counts %+v, want %+v", u, got[i], want)
+		}
+	}
+}
+
+// checkLiked compares u's like of p, and p's like count, with the oracle.
+func (r *modelRun) checkLiked(u ID, p *Post) {
+	r.t.Helper()
+	if p.Deleted {
+		return
+	}
+	liked, err := r.s.Liked(context.Background(), u, []ID{p.ID})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if want := r.m.likes[p.ID][u]; liked[0] != want {
+		r.t.Fatalf("user %d likes post %d: %v, want %v", u, p.ID, liked[0], want)
+	}
+	r.checkLikes(p)
+}
+
+// checkLikes compares the like counts of ps (every post not deleted when
+// none is given) with the oracle's likers.
+func (r *modelRun) checkLikes(ps ...*Post) {
+	r.t.Helper()
+	if len(ps) == 0 {
+		ps = slices.DeleteFunc(r.sortedPosts(), func(p *Post) bool { return p.Deleted })
+	}
+	ids := make([]ID, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	got, err := r.s.PostCounts(context.Background(), ids)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i, p := range ps {
+		if want := len(r.m.likes[p.ID]); got[i].Likes != want {
+			r.t.Fatalf("post %d of %d has %d likes, want %d", p.ID, p.Author, got[i].Likes, want)
+		}
+	}
+}
+
+// checkRelations compares how every other user relates to v with the
+// oracle.
+func (r *modelRun) checkRelations(v ID) {
+	r.t.Helper()
+	var others []ID
+	for u := ID(1); u <= modelUsers; u++ {
+		if u != v && !r.m.gone[u] {
+			others = append(others, u)
+		}
+	}
+	got, err := r.s.RelationFlags(context.Background(), v, others)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i, u := range others {
+		if want := r.m.flags(v, u); got[i] != want {
+			r.t.Fatalf("user %d's relation to %d: %+v, want %+v", v, u, got[i], want)
+		}
+	}
+}
+
+// flags is how u relates to viewer, by the oracle.
+func (m *model) flags(viewer, u ID) RelationFlags {
+	f := RelationFlags{Blocked: m.blocks[Edge{viewer, u}], BlocksViewer: m.blocks[Edge{u, viewer}],
+		HidesFrom: m.hides[Edge{viewer, u}]}
+	if until := m.mutes[Edge{viewer, u}]; until > m.now().UnixMilli() {
+		f.Muted = true
+		if until < relationForever {
+			f.MuteEnds = time.UnixMilli(until)
+		}
+	}
+	return f
+}
+
+// logRelations logs the oracle's relations of v, for a failure: each
+// other user's flags toward v, v's follow of it and its follow of v.
+func (r *modelRun) logRelations(v ID) {
+	m := r.m
+	var lines []string
+	for u := ID(1); u <= modelUsers; u++ {
+		if f := m.flags(v, u); u != v && (f != RelationFlags{} || m.follows[v][u] || m.follows[u][v] || m.gone[u]) {
+			lines = append(lines, fmt.Sprintf("%d: %+v follows %v/%v gone %v", u, f, m.follows[v][u], m.follows[u][v], m.gone[u]))
+		}
+	}
+	r.t.Logf("now %d; viewer %d: %q", m.now().UnixMilli(), v, lines)
+}
+
+// logState logs v's relation sets and inbox, for a failure.
+func (r *modelRun) logState(v ID) {
+	ctx, s := context.Background(), r.s
+	for _, key := range []string{s.k.hiddenAuthors(v), s.k.hideNotes(v), s.k.following(v), s.k.inbox(v)} {
+		zs, err := s.c.Do(ctx, s.c.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()).AsZScores()
+		var ids []string
+		for _, z := range zs {
+			id, _ := memberID(z.Member)
+			ids = append(ids, fmt.Sprintf("%d@%.0f", id, z.Score))
+		}
+		r.t.Logf("%s: %v %v", key, ids, err)
+	}
+}
+
+// sortedPosts are the oracle's posts by id.
+func (r *modelRun) sortedPosts() []*Post {
+	ps := slices.Collect(maps.Values(r.m.posts))
+	slices.SortFunc(ps, func(a, b *Post) int { return cmp.Compare(a.ID, b.ID) })
+	return ps
+}
+
+func (r *modelRun) must(err error) {
+	r.t.Helper()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// wantCode fails unless err has code.
+func (r *modelRun) wantCode(err error, code apierr.Code, format string, args ...any) {
+	r.t.Helper()
+	if CodeOf(err) != code {
+		r.t.Fatalf("%s: %v, want %s", fmt.Sprintf(format, args...), err, code)
+	}
+}
+
+func cmpEdge(a, b Edge) int {
+	if c := cmp.Compare(a.Follower, b.Follower); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Followee, b.Followee)
+}
