@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -12,7 +13,8 @@ import (
 // The safety clean-up, as Mastodon's clear_from_home: once an author is
 // hidden from a viewer who follows it (a block either way, a mute, a
 // hide), the relation's settle notes the author in the viewer's hide notes
-// (forever, so reads skip its items at once) and queues a job {v, a} on
+// (at a token far in the future, so reads skip its items at once; see
+// noteToken) and queues a job {v, a, n: the token} on
 // the viewer's stream shard. A worker then takes the author's posts and
 // replays out of the viewer's inboxes and the author's sessions out of the
 // viewer's live snapshots, and shortens the note to now plus
@@ -26,8 +28,13 @@ func (s *Service) cleanupStream(shard int) stream {
 	return stream{shard: shard, key: s.k.cleanup(shard), group: groupCleanup, name: "cleanup"}
 }
 
-// cleanupJob is one clean-up: author's items out of viewer's feeds.
-type cleanupJob struct{ viewer, author ID }
+// cleanupJob is one clean-up: author's items out of viewer's feeds, then
+// the viewer's note shortened if still at note, its settle's token (0: a
+// job queued without one, which shortens whatever note it finds).
+type cleanupJob struct {
+	viewer, author ID
+	note           int64
+}
 
 func parseCleanupJob(fv map[string]string) (cleanupJob, error) {
 	v, err := ParseID(fv["v"])
@@ -38,7 +45,13 @@ func parseCleanupJob(fv map[string]string) (cleanupJob, error) {
 	if err != nil {
 		return cleanupJob{}, fmt.Errorf("clean-up job author: %w", err)
 	}
-	return cleanupJob{viewer: v, author: a}, nil
+	j := cleanupJob{viewer: v, author: a}
+	if n, ok := fv["n"]; ok {
+		if j.note, err = strconv.ParseInt(n, 10, 64); err != nil {
+			return cleanupJob{}, fmt.Errorf("clean-up job note: %w", err)
+		}
+	}
+	return j, nil
 }
 
 func (s *Service) handleCleanup(ctx context.Context, _ WorkerOptions, _ stream, _ string, e rueidis.XRangeEntry) (bool, error) {
@@ -62,10 +75,14 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV, 4))
 `)
 
 // noteShorten ends the note of author ARGV[1] in the hide notes KEYS[1] at
-// ARGV[2] ms unless it ends sooner, and forgets notes ended by ARGV[3] ms.
+// ARGV[2] ms unless it ends sooner or is no longer at the job's token
+// ARGV[4] ("": any note), and forgets notes ended by ARGV[3] ms. A note
+// rewritten since the job was queued is a newer hiding's: its own job
+// shortens it once it has cleaned up.
 var noteShorten = newScript(false, `
 local u = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if u and tonumber(u) > tonumber(ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
+local ours = ARGV[4] == '' or (u and tonumber(u) == tonumber(ARGV[4]))
+if ours and u and tonumber(u) > tonumber(ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
 return 1
 `)
@@ -73,6 +90,15 @@ return 1
 // cleanUp runs one job: the author's items out of the viewer's inboxes
 // and live snapshots, then the viewer's note shortened. Idempotent.
 func (s *Service) cleanUp(ctx context.Context, j cleanupJob) error {
+	if err := s.cleanFeeds(ctx, j); err != nil {
+		return err
+	}
+	return s.shortenNote(ctx, j)
+}
+
+// cleanFeeds takes the author's items out of the viewer's inboxes and
+// live snapshots.
+func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 	tls := s.timelines()
 	recent, err := s.inboxableIDs(ctx, tls, []ID{j.author})
 	if err != nil {
@@ -90,12 +116,18 @@ func (s *Service) cleanUp(ctx context.Context, j cleanupJob) error {
 	if err := firstErr(s.doMulti(ctx, removes...)); err != nil {
 		return fmt.Errorf("clean up inbox: %w", err)
 	}
-	if err := s.dropFromSnapshots(ctx, j); err != nil {
-		return err
+	return s.dropFromSnapshots(ctx, j)
+}
+
+// shortenNote ends the viewer's note of the author at now plus
+// CleanupGrace, if it is still the one j's settle wrote.
+func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
+	nowMS, token := s.nowMS(), ""
+	if j.note != 0 {
+		token = scoreArg(j.note)
 	}
-	nowMS := s.nowMS()
-	err = s.do(ctx, noteShorten.cmd(s.c.B(), []string{s.k.hideNotes(j.viewer)},
-		[]string{member(j.author), scoreArg(nowMS + s.o.CleanupGrace.Milliseconds()), scoreArg(nowMS)})).Error()
+	err := s.do(ctx, noteShorten.cmd(s.c.B(), []string{s.k.hideNotes(j.viewer)},
+		[]string{member(j.author), scoreArg(nowMS + s.o.CleanupGrace.Milliseconds()), scoreArg(nowMS), token})).Error()
 	if err != nil {
 		return fmt.Errorf("shorten hide note: %w", err)
 	}

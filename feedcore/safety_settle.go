@@ -51,7 +51,8 @@ func (s *Service) settleRelations(ctx context.Context, pairs []Edge) error {
 func (s *Service) settleRelation(ctx context.Context, a, b ID) error {
 	users := [2]ID{a, b}
 	var applied *pairState
-	var cleanups, backfills []Edge
+	var cleanups []cleanupJob
+	var backfills []Edge
 	for range maxSettleRounds {
 		now := s.nowMS()
 		st, err := s.readPair(ctx, users, now)
@@ -116,8 +117,8 @@ func scoreOrZero(r rueidis.RedisResult) (int64, error) {
 // applyPair writes what st says of users' pair: the no-push sets and the
 // viewers' sets, then, across a block, removes the follows. It returns
 // the directions (Follower: viewer, Followee: author) whose inbox clean-up
-// is pending, and those owed a backfill.
-func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now int64) (cleanups, backfills []Edge, err error) {
+// is pending (with the note each wrote), and those owed a backfill.
+func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now int64) (cleanups []cleanupJob, backfills []Edge, err error) {
 	var cmds []rueidis.Completed
 	for d := range 2 {
 		v, u := users[d], users[1-d]
@@ -139,7 +140,7 @@ func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now 
 		}
 		cmds = append(cmds, relationViewer.cmd(s.c.B(),
 			[]string{s.k.hiddenAuthors(v), s.k.hideNotes(v), s.k.following(v), s.k.blockedBy(v)},
-			[]string{member(u), scoreArg(st.hiddenUntil(d)), scoreArg(now), mirror, scoreArg(relationForever)}))
+			[]string{member(u), scoreArg(st.hiddenUntil(d)), scoreArg(now), mirror, scoreArg(notePendingFloor), scoreArg(noteToken(now))}))
 	}
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
@@ -149,7 +150,7 @@ func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now 
 	for d := range 2 {
 		switch n, _ := rs[d].AsInt64(); n {
 		case 1:
-			cleanups = append(cleanups, Edge{Follower: users[d], Followee: users[1-d]})
+			cleanups = append(cleanups, cleanupJob{viewer: users[d], author: users[1-d], note: noteToken(now)})
 		case 2:
 			backfills = append(backfills, Edge{Follower: users[d], Followee: users[1-d]})
 		}
@@ -183,7 +184,7 @@ func (s *Service) unfollowPair(ctx context.Context, users [2]ID, st pairState, n
 
 // finishRelation queues the inbox clean-ups still pending and backfills
 // the directions shown again, then drops their owed marks.
-func (s *Service) finishRelation(ctx context.Context, cleanups, backfills []Edge) error {
+func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, backfills []Edge) error {
 	if err := firstErr(s.doMulti(ctx, cmdsFor(cleanups, s.cleanupJobCmd)...)); err != nil {
 		return fmt.Errorf("queue the inbox clean-up: %w", err)
 	}
@@ -200,25 +201,39 @@ func (s *Service) finishRelation(ctx context.Context, cleanups, backfills []Edge
 	return firstErr(s.doMulti(ctx, cmdsFor(backfills, done)...))
 }
 
-// cleanupJobCmd queues the removal of e.Followee's posts from
-// e.Follower's inboxes on the viewer's shard's clean-up stream: fields v
-// (viewer) and a (author) as decimal ids, t "hide".
-func (s *Service) cleanupJobCmd(e Edge) rueidis.Completed {
-	return s.c.B().Xadd().Key(s.k.cleanup(s.shardOf(e.Follower))).Id("*").FieldValue().
-		FieldValue("v", FormatID(e.Follower)).FieldValue("a", FormatID(e.Followee)).FieldValue("t", "hide").Build()
+// cleanupJobCmd queues the removal of j.author's posts from j.viewer's
+// inboxes on the viewer's shard's clean-up stream: fields v (viewer) and a
+// (author) as decimal ids, t "hide", n the note's token (its score).
+func (s *Service) cleanupJobCmd(j cleanupJob) rueidis.Completed {
+	return s.c.B().Xadd().Key(s.k.cleanup(s.shardOf(j.viewer))).Id("*").FieldValue().
+		FieldValue("v", FormatID(j.viewer)).FieldValue("a", FormatID(j.author)).FieldValue("t", "hide").
+		FieldValue("n", scoreArg(j.note)).Build()
 }
+
+// A hide note awaiting its clean-up ends at a token, relationForever less
+// the ms of the settle that wrote it: far in the future, so reads skip the
+// author's items, and distinct per hiding, so a clean-up shortens only the
+// note its own settle wrote. A clean-up job that straddles an unmute and a
+// mute again of the pair would otherwise cut the new mute's note to
+// CleanupGrace while the new job may still wait longer in the queue.
+func noteToken(now int64) int64 { return relationForever - now }
+
+// notePendingFloor: a note above it is still at its token, its clean-up
+// pending (a shortened note ends at a clean-up's now plus CleanupGrace,
+// ms since 1970, far below).
+const notePendingFloor = relationForever / 2
 
 // relationViewer writes one direction of a pair in the viewer's slot:
 // KEYS hx, xn, fg, bb of the viewer; ARGV the author's member, until (ms;
 // not after now ARGV[3]: shown), the block mirror's score ("" none),
-// relationForever. Hidden: hx holds the author until then; if the viewer
-// follows it and it was not hidden already (or its clean-up is still
-// pending, the note at forever), the note goes to forever and it replies 1:
-// queue the clean-up. Shown: the notes go; an author that was hidden and
+// notePendingFloor, the note's token. Hidden: hx holds the author until
+// then; if the viewer follows it and it was not hidden already (or its
+// clean-up is still pending, the note above the floor), the note goes to
+// the token and it replies 1: queue the clean-up. Shown: the notes go; an author that was hidden and
 // is followed stays in hx at 0 (shown, backfill owed) and it replies 2;
 // otherwise it leaves hx and replies 0.
 var relationViewer = newScript(false, `
-local u, untl, now, forever = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[5]
+local u, untl, now, floor = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5])
 if ARGV[4] == '' then redis.call('ZREM', KEYS[4], u) else redis.call('ZADD', KEYS[4], ARGV[4], u) end
 local follows = redis.call('ZSCORE', KEYS[3], u)
 local prev = redis.call('ZSCORE', KEYS[1], u)
@@ -226,9 +241,9 @@ if untl > now then
   redis.call('ZADD', KEYS[1], untl, u)
   if not follows then return 0 end
   local note = redis.call('ZSCORE', KEYS[2], u)
-  local pending = note and tonumber(note) >= tonumber(forever)
+  local pending = note and tonumber(note) > floor
   if prev and tonumber(prev) > now and not pending then return 0 end
-  redis.call('ZADD', KEYS[2], forever, u)
+  redis.call('ZADD', KEYS[2], ARGV[6], u)
   return 1
 end
 redis.call('ZREM', KEYS[2], u)

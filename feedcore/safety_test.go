@@ -424,3 +424,110 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 		t.Fatalf("5 after blocking 1 still sees %v (of %v)", got, mine)
 	}
 }
+
+// queuedCleanups reads the clean-up jobs queued on viewer's shard, as the
+// worker parses them.
+func queuedCleanups(tb testing.TB, s *Service, viewer ID) []cleanupJob {
+	tb.Helper()
+	es, err := s.c.Do(context.Background(), s.c.B().Xrange().Key(s.k.cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := make([]cleanupJob, len(es))
+	for i, e := range es {
+		if out[i], err = parseCleanupJob(e.FieldValues); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestStaleCleanupKeepsANewMutesNote: a clean-up job of a mute straddles
+// an unmute and a mute again of the pair: its inbox step runs before the
+// unmute (which backfills the author's post), its note step after the new
+// mute. It must leave the new mute's note alone, so the post stays hidden
+// however long the new job waits; the new job then shortens it.
+func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
+	clk := clockAt(testEpoch)
+	s := newService(t, storetest.New(t), Options{Now: clk.now})
+	stop := startWorkers(t, s, WorkerOptions{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	follow(t, s, 1, []ID{2, 3})
+	if err := s.Touch(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	other := publishN(t, s, 3, 1)
+	muted := publishN(t, s, 2, 1)
+	drain(t, s)
+	stop() // the jobs are run by hand below, in the straddling order
+	note := func() int64 { return zscores(t, s, s.k.hideNotes(1))[2] }
+
+	if err := s.Mute(ctx, 1, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	jobs := queuedCleanups(t, s, 1)
+	if len(jobs) != 1 || jobs[0].note != noteToken(clk.now().UnixMilli()) || note() != jobs[0].note {
+		t.Fatalf("after the mute: jobs %+v, note %d; want one carrying the note's token", jobs, note())
+	}
+	old := jobs[0]
+	if err := s.cleanFeeds(ctx, old); err != nil { // the old job's inbox step
+		t.Fatal(err)
+	}
+	if got := timelineIDs(t, s, s.k.inbox(1)); slices.Contains(got, muted[0]) {
+		t.Fatalf("inbox after the old job's inbox step %v still holds %d", got, muted[0])
+	}
+	clk.advance(time.Second)
+	if err := s.Unmute(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := timelineIDs(t, s, s.k.inbox(1)); !slices.Contains(got, muted[0]) {
+		t.Fatalf("inbox after the unmute %v, want %d backfilled", got, muted[0])
+	}
+	clk.advance(time.Second)
+	if err := s.Mute(ctx, 1, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	token := note()
+	if jobs := queuedCleanups(t, s, 1); len(jobs) != 2 || jobs[1].note != token || token == old.note {
+		t.Fatalf("after the mute again: jobs %+v, note %d; want a second carrying the new token", jobs, token)
+	}
+	if err := s.shortenNote(ctx, old); err != nil { // the old job's note step
+		t.Fatal(err)
+	}
+	if got := note(); got != token {
+		t.Fatalf("the old job changed the new mute's note from %d to %d", token, got)
+	}
+	// The new job waits past the grace (a backlog): the post stays hidden.
+	clk.advance(defaultCleanupGrace + time.Minute)
+	want := other
+	if got := readAll(t, s, 1, 2); !slices.Equal(got, want) {
+		t.Fatalf("feed while the new job waits: %v, want %v", got, want)
+	}
+	if err := s.cleanUp(ctx, queuedCleanups(t, s, 1)[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := note(); got != clk.now().Add(defaultCleanupGrace).UnixMilli() {
+		t.Fatalf("note after the new job %d, want now + grace", got)
+	}
+	if got := timelineIDs(t, s, s.k.inbox(1)); slices.Contains(got, muted[0]) {
+		t.Fatalf("inbox after the new job %v still holds %d", got, muted[0])
+	}
+	clk.advance(defaultCleanupGrace + time.Second)
+	if got := readAll(t, s, 1, 2); !slices.Equal(got, want) {
+		t.Fatalf("feed after the note lapsed: %v, want %v", got, want)
+	}
+}
+
+// A job queued without a token (before tokens) parses with none, so it
+// shortens whatever note it finds as it always did (queueCleanup's jobs in
+// TestHiddenAuthorLeavesAnActiveReadersFeed); a malformed token is refused.
+func TestLegacyCleanupJobShortensAnyNote(t *testing.T) {
+	j, err := parseCleanupJob(map[string]string{"v": "1", "a": "2", "t": "hide"})
+	if err != nil || j != (cleanupJob{viewer: 1, author: 2}) {
+		t.Fatalf("legacy job parsed as %+v, %v", j, err)
+	}
+	if _, err := parseCleanupJob(map[string]string{"v": "1", "a": "2", "n": "x"}); err == nil {
+		t.Fatal("a job with a malformed token parsed")
+	}
+}
