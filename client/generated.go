@@ -11,6 +11,155 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// AddKeywordFilterAddKeywordFilterKeywordFilterPayload includes the requested fields of the GraphQL type KeywordFilterPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `addKeywordFilter`.
+type AddKeywordFilterAddKeywordFilterKeywordFilterPayload struct {
+	// The filter as stored.
+	Filter AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter `json:"filter"`
+}
+
+// GetFilter returns AddKeywordFilterAddKeywordFilterKeywordFilterPayload.Filter, and is useful for accessing the field via an interface.
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayload) GetFilter() AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter {
+	return v.Filter
+}
+
+// AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter includes the requested fields of the GraphQL type KeywordFilter.
+// The GraphQL type's documentation follows.
+//
+// A keyword the viewer filters out of their feeds. Only its owner sees it:
+// `node(id:)` of another viewer's filter, or of one removed or expired, is
+// NOT_FOUND.
+type AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter struct {
+	KeywordFilterFields `json:"-"`
+}
+
+// GetId returns AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter.Id, and is useful for accessing the field via an interface.
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter) GetId() string {
+	return v.KeywordFilterFields.Id
+}
+
+// GetKeyword returns AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter.Keyword, and is useful for accessing the field via an interface.
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter) GetKeyword() string {
+	return v.KeywordFilterFields.Keyword
+}
+
+// GetWholeWord returns AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter.WholeWord, and is useful for accessing the field via an interface.
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter) GetWholeWord() bool {
+	return v.KeywordFilterFields.WholeWord
+}
+
+// GetExpiresAt returns AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter) GetExpiresAt() *time.Time {
+	return v.KeywordFilterFields.ExpiresAt
+}
+
+// GetCreatedAt returns AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter.CreatedAt, and is useful for accessing the field via an interface.
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter) GetCreatedAt() time.Time {
+	return v.KeywordFilterFields.CreatedAt
+}
+
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KeywordFilterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalAddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter struct {
+	Id string `json:"id"`
+
+	Keyword string `json:"keyword"`
+
+	WholeWord bool `json:"wholeWord"`
+
+	ExpiresAt json.RawMessage `json:"expiresAt"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+}
+
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter) __premarshalJSON() (*__premarshalAddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter, error) {
+	var retval __premarshalAddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter
+
+	retval.Id = v.KeywordFilterFields.Id
+	retval.Keyword = v.KeywordFilterFields.Keyword
+	retval.WholeWord = v.KeywordFilterFields.WholeWord
+	{
+
+		dst := &retval.ExpiresAt
+		src := v.KeywordFilterFields.ExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter.KeywordFilterFields.ExpiresAt: %w", err)
+			}
+		}
+	}
+	{
+
+		dst := &retval.CreatedAt
+		src := v.KeywordFilterFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal AddKeywordFilterAddKeywordFilterKeywordFilterPayloadFilterKeywordFilter.KeywordFilterFields.CreatedAt: %w", err)
+		}
+	}
+	return &retval, nil
+}
+
+// AddKeywordFilterResponse is returned by AddKeywordFilter on success.
+type AddKeywordFilterResponse struct {
+	// Filter a keyword out of the viewer's feeds: from the next page on, posts
+	// whose text and live sessions whose title match it leave followingFeed and
+	// liveFeed (the viewer's own posts stay). Matching ignores case and Unicode
+	// spelling (NFKC and case folding: fullwidth letters, accents composed or
+	// not, ligatures). A whole-word filter matches only where the keyword is
+	// not part of a longer word; a keyword with Chinese, Japanese, Korean or
+	// Thai characters matches anywhere. At most 100 filters in force; the
+	// keyword is 1 to 100 characters once trimmed; else BAD_USER_INPUT naming
+	// the field. Adding a keyword the viewer filters already, in any spelling
+	// that normalizes the same, updates that filter and returns it.
+	AddKeywordFilter AddKeywordFilterAddKeywordFilterKeywordFilterPayload `json:"addKeywordFilter"`
+}
+
+// GetAddKeywordFilter returns AddKeywordFilterResponse.AddKeywordFilter, and is useful for accessing the field via an interface.
+func (v *AddKeywordFilterResponse) GetAddKeywordFilter() AddKeywordFilterAddKeywordFilterKeywordFilterPayload {
+	return v.AddKeywordFilter
+}
+
 // BlockUserBlockUserRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
 // The GraphQL type's documentation follows.
 //
@@ -394,6 +543,11 @@ func (v *EndLiveEndLiveLivePayloadSessionLiveSession) GetEndedAt() *time.Time {
 	return v.LiveSessionFields.EndedAt
 }
 
+// GetCoverUrl returns EndLiveEndLiveLivePayloadSessionLiveSession.CoverUrl, and is useful for accessing the field via an interface.
+func (v *EndLiveEndLiveLivePayloadSessionLiveSession) GetCoverUrl() *string {
+	return v.LiveSessionFields.CoverUrl
+}
+
 // GetAnchor returns EndLiveEndLiveLivePayloadSessionLiveSession.Anchor, and is useful for accessing the field via an interface.
 func (v *EndLiveEndLiveLivePayloadSessionLiveSession) GetAnchor() LiveSessionFieldsAnchorUser {
 	return v.LiveSessionFields.Anchor
@@ -438,6 +592,8 @@ type __premarshalEndLiveEndLiveLivePayloadSessionLiveSession struct {
 	StartedAt json.RawMessage `json:"startedAt"`
 
 	EndedAt json.RawMessage `json:"endedAt"`
+
+	CoverUrl *string `json:"coverUrl"`
 
 	Anchor LiveSessionFieldsAnchorUser `json:"anchor"`
 }
@@ -499,6 +655,7 @@ func (v *EndLiveEndLiveLivePayloadSessionLiveSession) __premarshalJSON() (*__pre
 			}
 		}
 	}
+	retval.CoverUrl = v.LiveSessionFields.CoverUrl
 	retval.Anchor = v.LiveSessionFields.Anchor
 	return &retval, nil
 }
@@ -513,6 +670,750 @@ type EndLiveResponse struct {
 
 // GetEndLive returns EndLiveResponse.EndLive, and is useful for accessing the field via an interface.
 func (v *EndLiveResponse) GetEndLive() EndLiveEndLiveLivePayload { return v.EndLive }
+
+// FavoritePostFavoritePostFavoritePayload includes the requested fields of the GraphQL type FavoritePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `favoritePost` and `unfavoritePost`.
+type FavoritePostFavoritePostFavoritePayload struct {
+	// The post, with its updated counters and `viewerHasFavorited`.
+	Post FavoritePostFavoritePostFavoritePayloadPost `json:"post"`
+}
+
+// GetPost returns FavoritePostFavoritePostFavoritePayload.Post, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayload) GetPost() FavoritePostFavoritePostFavoritePayloadPost {
+	return v.Post
+}
+
+// FavoritePostFavoritePostFavoritePayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type FavoritePostFavoritePostFavoritePayloadPost struct {
+	FavoritePostFields `json:"-"`
+}
+
+// GetViewerHasFavorited returns FavoritePostFavoritePostFavoritePayloadPost.ViewerHasFavorited, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetViewerHasFavorited() bool {
+	return v.FavoritePostFields.ViewerHasFavorited
+}
+
+// GetId returns FavoritePostFavoritePostFavoritePayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetId() string {
+	return v.FavoritePostFields.PostFields.Id
+}
+
+// GetDatabaseId returns FavoritePostFavoritePostFavoritePayloadPost.DatabaseId, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetDatabaseId() string {
+	return v.FavoritePostFields.PostFields.DatabaseId
+}
+
+// GetText returns FavoritePostFavoritePostFavoritePayloadPost.Text, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetText() string {
+	return v.FavoritePostFields.PostFields.Text
+}
+
+// GetCreatedAt returns FavoritePostFavoritePostFavoritePayloadPost.CreatedAt, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetCreatedAt() time.Time {
+	return v.FavoritePostFields.PostFields.CreatedAt
+}
+
+// GetAuthor returns FavoritePostFavoritePostFavoritePayloadPost.Author, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetAuthor() PostFieldsAuthorUser {
+	return v.FavoritePostFields.PostFields.Author
+}
+
+// GetCounts returns FavoritePostFavoritePostFavoritePayloadPost.Counts, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetCounts() PostFieldsCountsPostCounts {
+	return v.FavoritePostFields.PostFields.Counts
+}
+
+// GetViewerHasLiked returns FavoritePostFavoritePostFavoritePayloadPost.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetViewerHasLiked() bool {
+	return v.FavoritePostFields.PostFields.ViewerHasLiked
+}
+
+// GetContentWarning returns FavoritePostFavoritePostFavoritePayloadPost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetContentWarning() *string {
+	return v.FavoritePostFields.PostFields.ContentWarning
+}
+
+// GetMedia returns FavoritePostFavoritePostFavoritePayloadPost.Media, and is useful for accessing the field via an interface.
+func (v *FavoritePostFavoritePostFavoritePayloadPost) GetMedia() []PostFieldsMedia {
+	return v.FavoritePostFields.PostFields.Media
+}
+
+func (v *FavoritePostFavoritePostFavoritePayloadPost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*FavoritePostFavoritePostFavoritePayloadPost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.FavoritePostFavoritePostFavoritePayloadPost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.FavoritePostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalFavoritePostFavoritePostFavoritePayloadPost struct {
+	ViewerHasFavorited bool `json:"viewerHasFavorited"`
+
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *FavoritePostFavoritePostFavoritePayloadPost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *FavoritePostFavoritePostFavoritePayloadPost) __premarshalJSON() (*__premarshalFavoritePostFavoritePostFavoritePayloadPost, error) {
+	var retval __premarshalFavoritePostFavoritePostFavoritePayloadPost
+
+	retval.ViewerHasFavorited = v.FavoritePostFields.ViewerHasFavorited
+	retval.Id = v.FavoritePostFields.PostFields.Id
+	retval.DatabaseId = v.FavoritePostFields.PostFields.DatabaseId
+	retval.Text = v.FavoritePostFields.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.FavoritePostFields.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal FavoritePostFavoritePostFavoritePayloadPost.FavoritePostFields.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.FavoritePostFields.PostFields.Author
+	retval.Counts = v.FavoritePostFields.PostFields.Counts
+	retval.ViewerHasLiked = v.FavoritePostFields.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.FavoritePostFields.PostFields.ContentWarning
+	retval.Media = v.FavoritePostFields.PostFields.Media
+	return &retval, nil
+}
+
+// FavoritePostFields includes the GraphQL fields of Post requested by the fragment FavoritePostFields.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type FavoritePostFields struct {
+	PostFields `json:"-"`
+	// Whether the viewer has favorited (bookmarked) this post. False for anonymous callers.
+	ViewerHasFavorited bool `json:"viewerHasFavorited"`
+}
+
+// GetViewerHasFavorited returns FavoritePostFields.ViewerHasFavorited, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetViewerHasFavorited() bool { return v.ViewerHasFavorited }
+
+// GetId returns FavoritePostFields.Id, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetId() string { return v.PostFields.Id }
+
+// GetDatabaseId returns FavoritePostFields.DatabaseId, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetDatabaseId() string { return v.PostFields.DatabaseId }
+
+// GetText returns FavoritePostFields.Text, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetText() string { return v.PostFields.Text }
+
+// GetCreatedAt returns FavoritePostFields.CreatedAt, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetCreatedAt() time.Time { return v.PostFields.CreatedAt }
+
+// GetAuthor returns FavoritePostFields.Author, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetAuthor() PostFieldsAuthorUser { return v.PostFields.Author }
+
+// GetCounts returns FavoritePostFields.Counts, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetCounts() PostFieldsCountsPostCounts { return v.PostFields.Counts }
+
+// GetViewerHasLiked returns FavoritePostFields.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetViewerHasLiked() bool { return v.PostFields.ViewerHasLiked }
+
+// GetContentWarning returns FavoritePostFields.ContentWarning, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetContentWarning() *string { return v.PostFields.ContentWarning }
+
+// GetMedia returns FavoritePostFields.Media, and is useful for accessing the field via an interface.
+func (v *FavoritePostFields) GetMedia() []PostFieldsMedia { return v.PostFields.Media }
+
+func (v *FavoritePostFields) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*FavoritePostFields
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.FavoritePostFields = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalFavoritePostFields struct {
+	ViewerHasFavorited bool `json:"viewerHasFavorited"`
+
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *FavoritePostFields) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *FavoritePostFields) __premarshalJSON() (*__premarshalFavoritePostFields, error) {
+	var retval __premarshalFavoritePostFields
+
+	retval.ViewerHasFavorited = v.ViewerHasFavorited
+	retval.Id = v.PostFields.Id
+	retval.DatabaseId = v.PostFields.DatabaseId
+	retval.Text = v.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal FavoritePostFields.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.PostFields.Author
+	retval.Counts = v.PostFields.Counts
+	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
+	return &retval, nil
+}
+
+// FavoritePostResponse is returned by FavoritePost on success.
+type FavoritePostResponse struct {
+	// Favorite (bookmark) a post as the viewer: it goes first in
+	// `Query.favorites` and counts once in `counts.favorites`. Idempotent:
+	// favoriting again changes nothing. NOT_FOUND for a missing or deleted
+	// post; FORBIDDEN when a block stands between the viewer and its author.
+	FavoritePost FavoritePostFavoritePostFavoritePayload `json:"favoritePost"`
+}
+
+// GetFavoritePost returns FavoritePostResponse.FavoritePost, and is useful for accessing the field via an interface.
+func (v *FavoritePostResponse) GetFavoritePost() FavoritePostFavoritePostFavoritePayload {
+	return v.FavoritePost
+}
+
+// FavoritesFavoritesPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type FavoritesFavoritesPostConnection struct {
+	PostListFields `json:"-"`
+}
+
+// GetEdges returns FavoritesFavoritesPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *FavoritesFavoritesPostConnection) GetEdges() []PostListFieldsEdgesPostEdge {
+	return v.PostListFields.Edges
+}
+
+// GetPageInfo returns FavoritesFavoritesPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *FavoritesFavoritesPostConnection) GetPageInfo() PostListFieldsPageInfo {
+	return v.PostListFields.PageInfo
+}
+
+func (v *FavoritesFavoritesPostConnection) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*FavoritesFavoritesPostConnection
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.FavoritesFavoritesPostConnection = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostListFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalFavoritesFavoritesPostConnection struct {
+	Edges []PostListFieldsEdgesPostEdge `json:"edges"`
+
+	PageInfo PostListFieldsPageInfo `json:"pageInfo"`
+}
+
+func (v *FavoritesFavoritesPostConnection) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *FavoritesFavoritesPostConnection) __premarshalJSON() (*__premarshalFavoritesFavoritesPostConnection, error) {
+	var retval __premarshalFavoritesFavoritesPostConnection
+
+	retval.Edges = v.PostListFields.Edges
+	retval.PageInfo = v.PostListFields.PageInfo
+	return &retval, nil
+}
+
+// FavoritesResponse is returned by Favorites on success.
+type FavoritesResponse struct {
+	// The posts the viewer has favorited (bookmarked), most recently favorited
+	// first. Only the viewer sees this list. A deleted post leaves it; a post
+	// by a user a block separates from the viewer, whom the viewer mutes, who
+	// hides their posts from the viewer or who is suspended, and a post one of
+	// the viewer's keyword filters matches (not the viewer's own), are left
+	// out while that stands. Cursors are bound to the viewer and to this list.
+	Favorites FavoritesFavoritesPostConnection `json:"favorites"`
+}
+
+// GetFavorites returns FavoritesResponse.Favorites, and is useful for accessing the field via an interface.
+func (v *FavoritesResponse) GetFavorites() FavoritesFavoritesPostConnection { return v.Favorites }
+
+// FeedItemsFollowingFeedPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type FeedItemsFollowingFeedPostConnection struct {
+	// The posts of this page, in feed order.
+	Edges []FeedItemsFollowingFeedPostConnectionEdgesPostEdge `json:"edges"`
+	// Where this page sits in the feed.
+	PageInfo FeedItemsFollowingFeedPostConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns FeedItemsFollowingFeedPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnection) GetEdges() []FeedItemsFollowingFeedPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns FeedItemsFollowingFeedPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnection) GetPageInfo() FeedItemsFollowingFeedPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// FeedItemsFollowingFeedPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a feed page.
+type FeedItemsFollowingFeedPostConnectionEdgesPostEdge struct {
+	// Opaque cursor of this post's position; pass it as `after` or `before`.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost `json:"node"`
+	// Set when a followee's repost put the post here: who reposted it. The
+	// edge's cursor is then the repost's position, at `repostedAt`. A post is
+	// never shown twice close together: a repost is left out when the post, or
+	// another repost of it, is among the 40 items after it in the feed.
+	RepostedBy *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeRepostedByUser `json:"repostedBy"`
+	// When `repostedBy` reposted it; null when the edge is not a repost.
+	RepostedAt *time.Time `json:"-"`
+}
+
+// GetCursor returns FeedItemsFollowingFeedPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns FeedItemsFollowingFeedPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdge) GetNode() FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// GetRepostedBy returns FeedItemsFollowingFeedPostConnectionEdgesPostEdge.RepostedBy, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdge) GetRepostedBy() *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeRepostedByUser {
+	return v.RepostedBy
+}
+
+// GetRepostedAt returns FeedItemsFollowingFeedPostConnectionEdgesPostEdge.RepostedAt, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdge) GetRepostedAt() *time.Time {
+	return v.RepostedAt
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdge) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*FeedItemsFollowingFeedPostConnectionEdgesPostEdge
+		RepostedAt json.RawMessage `json:"repostedAt"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.FeedItemsFollowingFeedPostConnectionEdgesPostEdge = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.RepostedAt
+		src := firstPass.RepostedAt
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(time.Time)
+			err = UnmarshalDateTime(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal FeedItemsFollowingFeedPostConnectionEdgesPostEdge.RepostedAt: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalFeedItemsFollowingFeedPostConnectionEdgesPostEdge struct {
+	Cursor string `json:"cursor"`
+
+	Node FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost `json:"node"`
+
+	RepostedBy *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeRepostedByUser `json:"repostedBy"`
+
+	RepostedAt json.RawMessage `json:"repostedAt"`
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdge) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdge) __premarshalJSON() (*__premarshalFeedItemsFollowingFeedPostConnectionEdgesPostEdge, error) {
+	var retval __premarshalFeedItemsFollowingFeedPostConnectionEdgesPostEdge
+
+	retval.Cursor = v.Cursor
+	retval.Node = v.Node
+	retval.RepostedBy = v.RepostedBy
+	{
+
+		dst := &retval.RepostedAt
+		src := v.RepostedAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal FeedItemsFollowingFeedPostConnectionEdgesPostEdge.RepostedAt: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
+// FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost struct {
+	PostFields `json:"-"`
+}
+
+// GetId returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetId() string {
+	return v.PostFields.Id
+}
+
+// GetDatabaseId returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.DatabaseId, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetDatabaseId() string {
+	return v.PostFields.DatabaseId
+}
+
+// GetText returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.Text, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetText() string {
+	return v.PostFields.Text
+}
+
+// GetCreatedAt returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.CreatedAt, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetCreatedAt() time.Time {
+	return v.PostFields.CreatedAt
+}
+
+// GetAuthor returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetAuthor() PostFieldsAuthorUser {
+	return v.PostFields.Author
+}
+
+// GetCounts returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.Counts, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetCounts() PostFieldsCountsPostCounts {
+	return v.PostFields.Counts
+}
+
+// GetViewerHasLiked returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetViewerHasLiked() bool {
+	return v.PostFields.ViewerHasLiked
+}
+
+// GetContentWarning returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetContentWarning() *string {
+	return v.PostFields.ContentWarning
+}
+
+// GetMedia returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.Media, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetMedia() []PostFieldsMedia {
+	return v.PostFields.Media
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalFeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost struct {
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalFeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost, error) {
+	var retval __premarshalFeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost
+
+	retval.Id = v.PostFields.Id
+	retval.DatabaseId = v.PostFields.DatabaseId
+	retval.Text = v.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal FeedItemsFollowingFeedPostConnectionEdgesPostEdgeNodePost.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.PostFields.Author
+	retval.Counts = v.PostFields.Counts
+	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
+	return &retval, nil
+}
+
+// FeedItemsFollowingFeedPostConnectionEdgesPostEdgeRepostedByUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type FeedItemsFollowingFeedPostConnectionEdgesPostEdgeRepostedByUser struct {
+	// Unique handle, without the @.
+	Handle string `json:"handle"`
+}
+
+// GetHandle returns FeedItemsFollowingFeedPostConnectionEdgesPostEdgeRepostedByUser.Handle, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionEdgesPostEdgeRepostedByUser) GetHandle() string {
+	return v.Handle
+}
+
+// FeedItemsFollowingFeedPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Relay page information.
+type FeedItemsFollowingFeedPostConnectionPageInfo struct {
+	PageInfoFields `json:"-"`
+}
+
+// GetHasNextPage returns FeedItemsFollowingFeedPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionPageInfo) GetHasNextPage() bool {
+	return v.PageInfoFields.HasNextPage
+}
+
+// GetHasPreviousPage returns FeedItemsFollowingFeedPostConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.PageInfoFields.HasPreviousPage
+}
+
+// GetStartCursor returns FeedItemsFollowingFeedPostConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionPageInfo) GetStartCursor() *string {
+	return v.PageInfoFields.StartCursor
+}
+
+// GetEndCursor returns FeedItemsFollowingFeedPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *FeedItemsFollowingFeedPostConnectionPageInfo) GetEndCursor() *string {
+	return v.PageInfoFields.EndCursor
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*FeedItemsFollowingFeedPostConnectionPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.FeedItemsFollowingFeedPostConnectionPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageInfoFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalFeedItemsFollowingFeedPostConnectionPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	HasPreviousPage bool `json:"hasPreviousPage"`
+
+	StartCursor *string `json:"startCursor"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *FeedItemsFollowingFeedPostConnectionPageInfo) __premarshalJSON() (*__premarshalFeedItemsFollowingFeedPostConnectionPageInfo, error) {
+	var retval __premarshalFeedItemsFollowingFeedPostConnectionPageInfo
+
+	retval.HasNextPage = v.PageInfoFields.HasNextPage
+	retval.HasPreviousPage = v.PageInfoFields.HasPreviousPage
+	retval.StartCursor = v.PageInfoFields.StartCursor
+	retval.EndCursor = v.PageInfoFields.EndCursor
+	return &retval, nil
+}
+
+// FeedItemsResponse is returned by FeedItems on success.
+type FeedItemsResponse struct {
+	// Posts of the viewer and of the accounts the viewer follows, newest first
+	// (ordered by creation time, then id, both descending).
+	//
+	// Page forward with `first` (1..100, default 20) and `after`; fetch items newer
+	// than a cursor (pull-to-refresh) with `last` (1..100) and `before`.
+	// Cursors are opaque and bound to the viewer.
+	FollowingFeed FeedItemsFollowingFeedPostConnection `json:"followingFeed"`
+}
+
+// GetFollowingFeed returns FeedItemsResponse.FollowingFeed, and is useful for accessing the field via an interface.
+func (v *FeedItemsResponse) GetFollowingFeed() FeedItemsFollowingFeedPostConnection {
+	return v.FollowingFeed
+}
 
 // FollowUserFollowUserFollowPayload includes the requested fields of the GraphQL type FollowPayload.
 // The GraphQL type's documentation follows.
@@ -727,6 +1628,16 @@ func (v *FollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetViewe
 	return v.PostFields.ViewerHasLiked
 }
 
+// GetContentWarning returns FollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *FollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetContentWarning() *string {
+	return v.PostFields.ContentWarning
+}
+
+// GetMedia returns FollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost.Media, and is useful for accessing the field via an interface.
+func (v *FollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost) GetMedia() []PostFieldsMedia {
+	return v.PostFields.Media
+}
+
 func (v *FollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -766,6 +1677,10 @@ type __premarshalFollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost s
 	Counts PostFieldsCountsPostCounts `json:"counts"`
 
 	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
 }
 
 func (v *FollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
@@ -797,6 +1712,8 @@ func (v *FollowingFeedFollowingFeedPostConnectionEdgesPostEdgeNodePost) __premar
 	retval.Author = v.PostFields.Author
 	retval.Counts = v.PostFields.Counts
 	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
 	return &retval, nil
 }
 
@@ -1097,6 +2014,598 @@ func (v *HideMyPostsFromResponse) GetHideMyPostsFrom() HideMyPostsFromHideMyPost
 	return v.HideMyPostsFrom
 }
 
+// KeywordFilterFields includes the GraphQL fields of KeywordFilter requested by the fragment KeywordFilterFields.
+// The GraphQL type's documentation follows.
+//
+// A keyword the viewer filters out of their feeds. Only its owner sees it:
+// `node(id:)` of another viewer's filter, or of one removed or expired, is
+// NOT_FOUND.
+type KeywordFilterFields struct {
+	// Opaque global identifier. The same keyword of the same viewer always has the same id.
+	Id string `json:"id"`
+	// The keyword, as given last (trimmed).
+	Keyword string `json:"keyword"`
+	// Whether it matches whole words only (otherwise anywhere, as it always does with Chinese, Japanese, Korean or Thai characters).
+	WholeWord bool `json:"wholeWord"`
+	// When the filter stops applying; null: until removed.
+	ExpiresAt *time.Time `json:"-"`
+	// When the viewer first added it.
+	CreatedAt time.Time `json:"-"`
+}
+
+// GetId returns KeywordFilterFields.Id, and is useful for accessing the field via an interface.
+func (v *KeywordFilterFields) GetId() string { return v.Id }
+
+// GetKeyword returns KeywordFilterFields.Keyword, and is useful for accessing the field via an interface.
+func (v *KeywordFilterFields) GetKeyword() string { return v.Keyword }
+
+// GetWholeWord returns KeywordFilterFields.WholeWord, and is useful for accessing the field via an interface.
+func (v *KeywordFilterFields) GetWholeWord() bool { return v.WholeWord }
+
+// GetExpiresAt returns KeywordFilterFields.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *KeywordFilterFields) GetExpiresAt() *time.Time { return v.ExpiresAt }
+
+// GetCreatedAt returns KeywordFilterFields.CreatedAt, and is useful for accessing the field via an interface.
+func (v *KeywordFilterFields) GetCreatedAt() time.Time { return v.CreatedAt }
+
+func (v *KeywordFilterFields) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*KeywordFilterFields
+		ExpiresAt json.RawMessage `json:"expiresAt"`
+		CreatedAt json.RawMessage `json:"createdAt"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.KeywordFilterFields = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.ExpiresAt
+		src := firstPass.ExpiresAt
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(time.Time)
+			err = UnmarshalDateTime(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal KeywordFilterFields.ExpiresAt: %w", err)
+			}
+		}
+	}
+
+	{
+		dst := &v.CreatedAt
+		src := firstPass.CreatedAt
+		if len(src) != 0 && string(src) != "null" {
+			err = UnmarshalDateTime(
+				src, dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal KeywordFilterFields.CreatedAt: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalKeywordFilterFields struct {
+	Id string `json:"id"`
+
+	Keyword string `json:"keyword"`
+
+	WholeWord bool `json:"wholeWord"`
+
+	ExpiresAt json.RawMessage `json:"expiresAt"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+}
+
+func (v *KeywordFilterFields) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *KeywordFilterFields) __premarshalJSON() (*__premarshalKeywordFilterFields, error) {
+	var retval __premarshalKeywordFilterFields
+
+	retval.Id = v.Id
+	retval.Keyword = v.Keyword
+	retval.WholeWord = v.WholeWord
+	{
+
+		dst := &retval.ExpiresAt
+		src := v.ExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal KeywordFilterFields.ExpiresAt: %w", err)
+			}
+		}
+	}
+	{
+
+		dst := &retval.CreatedAt
+		src := v.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal KeywordFilterFields.CreatedAt: %w", err)
+		}
+	}
+	return &retval, nil
+}
+
+// KeywordFilterNodeNode includes the requested fields of the GraphQL interface Node.
+//
+// KeywordFilterNodeNode is implemented by the following types:
+// KeywordFilterNodeNodeKeywordFilter
+// KeywordFilterNodeNodeLiveSession
+// KeywordFilterNodeNodePost
+// KeywordFilterNodeNodeUser
+// The GraphQL type's documentation follows.
+//
+// An object with a globally unique, opaque identifier. Use `Query.node` to
+// refetch any object by its `id`.
+type KeywordFilterNodeNode interface {
+	implementsGraphQLInterfaceKeywordFilterNodeNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *KeywordFilterNodeNodeKeywordFilter) implementsGraphQLInterfaceKeywordFilterNodeNode() {}
+func (v *KeywordFilterNodeNodeLiveSession) implementsGraphQLInterfaceKeywordFilterNodeNode()   {}
+func (v *KeywordFilterNodeNodePost) implementsGraphQLInterfaceKeywordFilterNodeNode()          {}
+func (v *KeywordFilterNodeNodeUser) implementsGraphQLInterfaceKeywordFilterNodeNode()          {}
+
+func __unmarshalKeywordFilterNodeNode(b []byte, v *KeywordFilterNodeNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "KeywordFilter":
+		*v = new(KeywordFilterNodeNodeKeywordFilter)
+		return json.Unmarshal(b, *v)
+	case "LiveSession":
+		*v = new(KeywordFilterNodeNodeLiveSession)
+		return json.Unmarshal(b, *v)
+	case "Post":
+		*v = new(KeywordFilterNodeNodePost)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(KeywordFilterNodeNodeUser)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for KeywordFilterNodeNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalKeywordFilterNodeNode(v *KeywordFilterNodeNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *KeywordFilterNodeNodeKeywordFilter:
+		typename = "KeywordFilter"
+
+		premarshaled, err := v.__premarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		result := struct {
+			TypeName string `json:"__typename"`
+			*__premarshalKeywordFilterNodeNodeKeywordFilter
+		}{typename, premarshaled}
+		return json.Marshal(result)
+	case *KeywordFilterNodeNodeLiveSession:
+		typename = "LiveSession"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KeywordFilterNodeNodeLiveSession
+		}{typename, v}
+		return json.Marshal(result)
+	case *KeywordFilterNodeNodePost:
+		typename = "Post"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KeywordFilterNodeNodePost
+		}{typename, v}
+		return json.Marshal(result)
+	case *KeywordFilterNodeNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*KeywordFilterNodeNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for KeywordFilterNodeNode: "%T"`, v)
+	}
+}
+
+// KeywordFilterNodeNodeKeywordFilter includes the requested fields of the GraphQL type KeywordFilter.
+// The GraphQL type's documentation follows.
+//
+// A keyword the viewer filters out of their feeds. Only its owner sees it:
+// `node(id:)` of another viewer's filter, or of one removed or expired, is
+// NOT_FOUND.
+type KeywordFilterNodeNodeKeywordFilter struct {
+	Typename            *string `json:"__typename"`
+	KeywordFilterFields `json:"-"`
+}
+
+// GetTypename returns KeywordFilterNodeNodeKeywordFilter.Typename, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodeKeywordFilter) GetTypename() *string { return v.Typename }
+
+// GetId returns KeywordFilterNodeNodeKeywordFilter.Id, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodeKeywordFilter) GetId() string { return v.KeywordFilterFields.Id }
+
+// GetKeyword returns KeywordFilterNodeNodeKeywordFilter.Keyword, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodeKeywordFilter) GetKeyword() string {
+	return v.KeywordFilterFields.Keyword
+}
+
+// GetWholeWord returns KeywordFilterNodeNodeKeywordFilter.WholeWord, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodeKeywordFilter) GetWholeWord() bool {
+	return v.KeywordFilterFields.WholeWord
+}
+
+// GetExpiresAt returns KeywordFilterNodeNodeKeywordFilter.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodeKeywordFilter) GetExpiresAt() *time.Time {
+	return v.KeywordFilterFields.ExpiresAt
+}
+
+// GetCreatedAt returns KeywordFilterNodeNodeKeywordFilter.CreatedAt, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodeKeywordFilter) GetCreatedAt() time.Time {
+	return v.KeywordFilterFields.CreatedAt
+}
+
+func (v *KeywordFilterNodeNodeKeywordFilter) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*KeywordFilterNodeNodeKeywordFilter
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.KeywordFilterNodeNodeKeywordFilter = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KeywordFilterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalKeywordFilterNodeNodeKeywordFilter struct {
+	Typename *string `json:"__typename"`
+
+	Id string `json:"id"`
+
+	Keyword string `json:"keyword"`
+
+	WholeWord bool `json:"wholeWord"`
+
+	ExpiresAt json.RawMessage `json:"expiresAt"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+}
+
+func (v *KeywordFilterNodeNodeKeywordFilter) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *KeywordFilterNodeNodeKeywordFilter) __premarshalJSON() (*__premarshalKeywordFilterNodeNodeKeywordFilter, error) {
+	var retval __premarshalKeywordFilterNodeNodeKeywordFilter
+
+	retval.Typename = v.Typename
+	retval.Id = v.KeywordFilterFields.Id
+	retval.Keyword = v.KeywordFilterFields.Keyword
+	retval.WholeWord = v.KeywordFilterFields.WholeWord
+	{
+
+		dst := &retval.ExpiresAt
+		src := v.KeywordFilterFields.ExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal KeywordFilterNodeNodeKeywordFilter.KeywordFilterFields.ExpiresAt: %w", err)
+			}
+		}
+	}
+	{
+
+		dst := &retval.CreatedAt
+		src := v.KeywordFilterFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal KeywordFilterNodeNodeKeywordFilter.KeywordFilterFields.CreatedAt: %w", err)
+		}
+	}
+	return &retval, nil
+}
+
+// KeywordFilterNodeNodeLiveSession includes the requested fields of the GraphQL type LiveSession.
+// The GraphQL type's documentation follows.
+//
+// A live-stream session of an anchor.
+type KeywordFilterNodeNodeLiveSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KeywordFilterNodeNodeLiveSession.Typename, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodeLiveSession) GetTypename() *string { return v.Typename }
+
+// KeywordFilterNodeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type KeywordFilterNodeNodePost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KeywordFilterNodeNodePost.Typename, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodePost) GetTypename() *string { return v.Typename }
+
+// KeywordFilterNodeNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type KeywordFilterNodeNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns KeywordFilterNodeNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeNodeUser) GetTypename() *string { return v.Typename }
+
+// KeywordFilterNodeResponse is returned by KeywordFilterNode on success.
+type KeywordFilterNodeResponse struct {
+	// Refetch any object by its global `id`. Returns null when it does not exist or was deleted.
+	Node KeywordFilterNodeNode `json:"-"`
+}
+
+// GetNode returns KeywordFilterNodeResponse.Node, and is useful for accessing the field via an interface.
+func (v *KeywordFilterNodeResponse) GetNode() KeywordFilterNodeNode { return v.Node }
+
+func (v *KeywordFilterNodeResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*KeywordFilterNodeResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.KeywordFilterNodeResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			err = __unmarshalKeywordFilterNodeNode(
+				src, dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal KeywordFilterNodeResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalKeywordFilterNodeResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *KeywordFilterNodeResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *KeywordFilterNodeResponse) __premarshalJSON() (*__premarshalKeywordFilterNodeResponse, error) {
+	var retval __premarshalKeywordFilterNodeResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		var err error
+		*dst, err = __marshalKeywordFilterNodeNode(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal KeywordFilterNodeResponse.Node: %w", err)
+		}
+	}
+	return &retval, nil
+}
+
+// KeywordFiltersKeywordFiltersKeywordFilter includes the requested fields of the GraphQL type KeywordFilter.
+// The GraphQL type's documentation follows.
+//
+// A keyword the viewer filters out of their feeds. Only its owner sees it:
+// `node(id:)` of another viewer's filter, or of one removed or expired, is
+// NOT_FOUND.
+type KeywordFiltersKeywordFiltersKeywordFilter struct {
+	KeywordFilterFields `json:"-"`
+}
+
+// GetId returns KeywordFiltersKeywordFiltersKeywordFilter.Id, and is useful for accessing the field via an interface.
+func (v *KeywordFiltersKeywordFiltersKeywordFilter) GetId() string { return v.KeywordFilterFields.Id }
+
+// GetKeyword returns KeywordFiltersKeywordFiltersKeywordFilter.Keyword, and is useful for accessing the field via an interface.
+func (v *KeywordFiltersKeywordFiltersKeywordFilter) GetKeyword() string {
+	return v.KeywordFilterFields.Keyword
+}
+
+// GetWholeWord returns KeywordFiltersKeywordFiltersKeywordFilter.WholeWord, and is useful for accessing the field via an interface.
+func (v *KeywordFiltersKeywordFiltersKeywordFilter) GetWholeWord() bool {
+	return v.KeywordFilterFields.WholeWord
+}
+
+// GetExpiresAt returns KeywordFiltersKeywordFiltersKeywordFilter.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *KeywordFiltersKeywordFiltersKeywordFilter) GetExpiresAt() *time.Time {
+	return v.KeywordFilterFields.ExpiresAt
+}
+
+// GetCreatedAt returns KeywordFiltersKeywordFiltersKeywordFilter.CreatedAt, and is useful for accessing the field via an interface.
+func (v *KeywordFiltersKeywordFiltersKeywordFilter) GetCreatedAt() time.Time {
+	return v.KeywordFilterFields.CreatedAt
+}
+
+func (v *KeywordFiltersKeywordFiltersKeywordFilter) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*KeywordFiltersKeywordFiltersKeywordFilter
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.KeywordFiltersKeywordFiltersKeywordFilter = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.KeywordFilterFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalKeywordFiltersKeywordFiltersKeywordFilter struct {
+	Id string `json:"id"`
+
+	Keyword string `json:"keyword"`
+
+	WholeWord bool `json:"wholeWord"`
+
+	ExpiresAt json.RawMessage `json:"expiresAt"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+}
+
+func (v *KeywordFiltersKeywordFiltersKeywordFilter) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *KeywordFiltersKeywordFiltersKeywordFilter) __premarshalJSON() (*__premarshalKeywordFiltersKeywordFiltersKeywordFilter, error) {
+	var retval __premarshalKeywordFiltersKeywordFiltersKeywordFilter
+
+	retval.Id = v.KeywordFilterFields.Id
+	retval.Keyword = v.KeywordFilterFields.Keyword
+	retval.WholeWord = v.KeywordFilterFields.WholeWord
+	{
+
+		dst := &retval.ExpiresAt
+		src := v.KeywordFilterFields.ExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal KeywordFiltersKeywordFiltersKeywordFilter.KeywordFilterFields.ExpiresAt: %w", err)
+			}
+		}
+	}
+	{
+
+		dst := &retval.CreatedAt
+		src := v.KeywordFilterFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal KeywordFiltersKeywordFiltersKeywordFilter.KeywordFilterFields.CreatedAt: %w", err)
+		}
+	}
+	return &retval, nil
+}
+
+// KeywordFiltersResponse is returned by KeywordFilters on success.
+type KeywordFiltersResponse struct {
+	// The viewer's keyword filters in force (at most 100), newest first; a
+	// filter past its `expiresAt` is not listed. Only the viewer sees them.
+	KeywordFilters []KeywordFiltersKeywordFiltersKeywordFilter `json:"keywordFilters"`
+}
+
+// GetKeywordFilters returns KeywordFiltersResponse.KeywordFilters, and is useful for accessing the field via an interface.
+func (v *KeywordFiltersResponse) GetKeywordFilters() []KeywordFiltersKeywordFiltersKeywordFilter {
+	return v.KeywordFilters
+}
+
 // LikePostLikePostLikePayload includes the requested fields of the GraphQL type LikePayload.
 // The GraphQL type's documentation follows.
 //
@@ -1144,6 +2653,14 @@ func (v *LikePostLikePostLikePayloadPost) GetViewerHasLiked() bool {
 	return v.PostFields.ViewerHasLiked
 }
 
+// GetContentWarning returns LikePostLikePostLikePayloadPost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *LikePostLikePostLikePayloadPost) GetContentWarning() *string {
+	return v.PostFields.ContentWarning
+}
+
+// GetMedia returns LikePostLikePostLikePayloadPost.Media, and is useful for accessing the field via an interface.
+func (v *LikePostLikePostLikePayloadPost) GetMedia() []PostFieldsMedia { return v.PostFields.Media }
+
 func (v *LikePostLikePostLikePayloadPost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -1183,6 +2700,10 @@ type __premarshalLikePostLikePostLikePayloadPost struct {
 	Counts PostFieldsCountsPostCounts `json:"counts"`
 
 	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
 }
 
 func (v *LikePostLikePostLikePayloadPost) MarshalJSON() ([]byte, error) {
@@ -1214,6 +2735,8 @@ func (v *LikePostLikePostLikePayloadPost) __premarshalJSON() (*__premarshalLikeP
 	retval.Author = v.PostFields.Author
 	retval.Counts = v.PostFields.Counts
 	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
 	return &retval, nil
 }
 
@@ -1318,6 +2841,11 @@ func (v *LiveFeedLiveFeedLiveSessionConnectionEdgesLiveSessionEdgeNodeLiveSessio
 	return v.LiveSessionFields.EndedAt
 }
 
+// GetCoverUrl returns LiveFeedLiveFeedLiveSessionConnectionEdgesLiveSessionEdgeNodeLiveSession.CoverUrl, and is useful for accessing the field via an interface.
+func (v *LiveFeedLiveFeedLiveSessionConnectionEdgesLiveSessionEdgeNodeLiveSession) GetCoverUrl() *string {
+	return v.LiveSessionFields.CoverUrl
+}
+
 // GetAnchor returns LiveFeedLiveFeedLiveSessionConnectionEdgesLiveSessionEdgeNodeLiveSession.Anchor, and is useful for accessing the field via an interface.
 func (v *LiveFeedLiveFeedLiveSessionConnectionEdgesLiveSessionEdgeNodeLiveSession) GetAnchor() LiveSessionFieldsAnchorUser {
 	return v.LiveSessionFields.Anchor
@@ -1362,6 +2890,8 @@ type __premarshalLiveFeedLiveFeedLiveSessionConnectionEdgesLiveSessionEdgeNodeLi
 	StartedAt json.RawMessage `json:"startedAt"`
 
 	EndedAt json.RawMessage `json:"endedAt"`
+
+	CoverUrl *string `json:"coverUrl"`
 
 	Anchor LiveSessionFieldsAnchorUser `json:"anchor"`
 }
@@ -1423,6 +2953,7 @@ func (v *LiveFeedLiveFeedLiveSessionConnectionEdgesLiveSessionEdgeNodeLiveSessio
 			}
 		}
 	}
+	retval.CoverUrl = v.LiveSessionFields.CoverUrl
 	retval.Anchor = v.LiveSessionFields.Anchor
 	return &retval, nil
 }
@@ -1544,6 +3075,8 @@ type LiveSessionFields struct {
 	StartedAt *time.Time `json:"-"`
 	// When it ended.
 	EndedAt *time.Time `json:"-"`
+	// The session's cover image URL, if it has one.
+	CoverUrl *string `json:"coverUrl"`
 	// Who streams it.
 	Anchor LiveSessionFieldsAnchorUser `json:"anchor"`
 }
@@ -1568,6 +3101,9 @@ func (v *LiveSessionFields) GetStartedAt() *time.Time { return v.StartedAt }
 
 // GetEndedAt returns LiveSessionFields.EndedAt, and is useful for accessing the field via an interface.
 func (v *LiveSessionFields) GetEndedAt() *time.Time { return v.EndedAt }
+
+// GetCoverUrl returns LiveSessionFields.CoverUrl, and is useful for accessing the field via an interface.
+func (v *LiveSessionFields) GetCoverUrl() *string { return v.CoverUrl }
 
 // GetAnchor returns LiveSessionFields.Anchor, and is useful for accessing the field via an interface.
 func (v *LiveSessionFields) GetAnchor() LiveSessionFieldsAnchorUser { return v.Anchor }
@@ -1651,6 +3187,8 @@ type __premarshalLiveSessionFields struct {
 
 	EndedAt json.RawMessage `json:"endedAt"`
 
+	CoverUrl *string `json:"coverUrl"`
+
 	Anchor LiveSessionFieldsAnchorUser `json:"anchor"`
 }
 
@@ -1711,6 +3249,7 @@ func (v *LiveSessionFields) __premarshalJSON() (*__premarshalLiveSessionFields, 
 			}
 		}
 	}
+	retval.CoverUrl = v.CoverUrl
 	retval.Anchor = v.Anchor
 	return &retval, nil
 }
@@ -1748,6 +3287,120 @@ var AllLiveState = []LiveState{
 	LiveStateLive,
 	LiveStatePreview,
 	LiveStateReplay,
+}
+
+// MediaFields includes the GraphQL fields of Media requested by the fragment MediaFields.
+// The GraphQL type's documentation follows.
+//
+// An image, GIF or video of a post.
+type MediaFields struct {
+	// Where the item is.
+	Url string `json:"url"`
+	// What it is.
+	Kind MediaKind `json:"kind"`
+	// Width in pixels; null when unknown.
+	Width *int `json:"width"`
+	// Height in pixels; null when unknown.
+	Height *int `json:"height"`
+	// What it shows, for readers who cannot see it; null when the author gave none.
+	AltText *string `json:"altText"`
+	// A small still to show before the item loads; null when none.
+	ThumbnailUrl *string `json:"thumbnailUrl"`
+	// Length in milliseconds of a VIDEO or a GIF; null when unknown or an IMAGE.
+	DurationMs *int `json:"durationMs"`
+	// Whether apps should blur it until the reader taps it.
+	Sensitive bool `json:"sensitive"`
+}
+
+// GetUrl returns MediaFields.Url, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetUrl() string { return v.Url }
+
+// GetKind returns MediaFields.Kind, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetKind() MediaKind { return v.Kind }
+
+// GetWidth returns MediaFields.Width, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetWidth() *int { return v.Width }
+
+// GetHeight returns MediaFields.Height, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetHeight() *int { return v.Height }
+
+// GetAltText returns MediaFields.AltText, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetAltText() *string { return v.AltText }
+
+// GetThumbnailUrl returns MediaFields.ThumbnailUrl, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetThumbnailUrl() *string { return v.ThumbnailUrl }
+
+// GetDurationMs returns MediaFields.DurationMs, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetDurationMs() *int { return v.DurationMs }
+
+// GetSensitive returns MediaFields.Sensitive, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetSensitive() bool { return v.Sensitive }
+
+// An image, GIF or video to attach to a post. URLs (`url`, `thumbnailUrl`)
+// must be https URLs whose host is one of the server's media hosts
+// (`--media-hosts`: exact names, or `*.example.com` for its subdomains, on
+// port 443), at most 2048 bytes of printable ASCII (percent-encode the
+// rest), without a user name or password; with dev auth any https host, and
+// http on localhost and 127.0.0.1, are accepted too.
+type MediaInput struct {
+	// Where the item is: the full-size image, the GIF, the video file or stream.
+	Url string `json:"url"`
+	// What it is.
+	Kind MediaKind `json:"kind"`
+	// Width in pixels, 0 to 100000; null or 0 when unknown.
+	Width *int `json:"width"`
+	// Height in pixels, 0 to 100000; null or 0 when unknown.
+	Height *int `json:"height"`
+	// What it shows, for readers who cannot see it: up to 1500 characters.
+	AltText *string `json:"altText"`
+	// A small still to show before the item loads (a video's poster frame).
+	ThumbnailUrl *string `json:"thumbnailUrl"`
+	// Length in milliseconds, for a VIDEO or a GIF only (BAD_USER_INPUT on an IMAGE): 0 to 86400000; null or 0 when unknown.
+	DurationMs *int `json:"durationMs"`
+	// Whether apps should blur it until the reader taps it. Default false.
+	Sensitive *bool `json:"sensitive"`
+}
+
+// GetUrl returns MediaInput.Url, and is useful for accessing the field via an interface.
+func (v *MediaInput) GetUrl() string { return v.Url }
+
+// GetKind returns MediaInput.Kind, and is useful for accessing the field via an interface.
+func (v *MediaInput) GetKind() MediaKind { return v.Kind }
+
+// GetWidth returns MediaInput.Width, and is useful for accessing the field via an interface.
+func (v *MediaInput) GetWidth() *int { return v.Width }
+
+// GetHeight returns MediaInput.Height, and is useful for accessing the field via an interface.
+func (v *MediaInput) GetHeight() *int { return v.Height }
+
+// GetAltText returns MediaInput.AltText, and is useful for accessing the field via an interface.
+func (v *MediaInput) GetAltText() *string { return v.AltText }
+
+// GetThumbnailUrl returns MediaInput.ThumbnailUrl, and is useful for accessing the field via an interface.
+func (v *MediaInput) GetThumbnailUrl() *string { return v.ThumbnailUrl }
+
+// GetDurationMs returns MediaInput.DurationMs, and is useful for accessing the field via an interface.
+func (v *MediaInput) GetDurationMs() *int { return v.DurationMs }
+
+// GetSensitive returns MediaInput.Sensitive, and is useful for accessing the field via an interface.
+func (v *MediaInput) GetSensitive() *bool { return v.Sensitive }
+
+// What a media item is.
+type MediaKind string
+
+const (
+	// A still image.
+	MediaKindImage MediaKind = "IMAGE"
+	// A video; a post with one has no other media.
+	MediaKindVideo MediaKind = "VIDEO"
+	// An animated GIF.
+	MediaKindGif MediaKind = "GIF"
+)
+
+var AllMediaKind = []MediaKind{
+	MediaKindImage,
+	MediaKindVideo,
+	MediaKindGif,
 }
 
 // MuteUserMuteUserRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
@@ -2022,6 +3675,7 @@ func (v *MutedUsersResponse) GetMutedUsers() MutedUsersMutedUsersUserConnection 
 // NodeNode includes the requested fields of the GraphQL interface Node.
 //
 // NodeNode is implemented by the following types:
+// NodeNodeKeywordFilter
 // NodeNodeLiveSession
 // NodeNodePost
 // NodeNodeUser
@@ -2040,9 +3694,10 @@ type NodeNode interface {
 	GetId() string
 }
 
-func (v *NodeNodeLiveSession) implementsGraphQLInterfaceNodeNode() {}
-func (v *NodeNodePost) implementsGraphQLInterfaceNodeNode()        {}
-func (v *NodeNodeUser) implementsGraphQLInterfaceNodeNode()        {}
+func (v *NodeNodeKeywordFilter) implementsGraphQLInterfaceNodeNode() {}
+func (v *NodeNodeLiveSession) implementsGraphQLInterfaceNodeNode()   {}
+func (v *NodeNodePost) implementsGraphQLInterfaceNodeNode()          {}
+func (v *NodeNodeUser) implementsGraphQLInterfaceNodeNode()          {}
 
 func __unmarshalNodeNode(b []byte, v *NodeNode) error {
 	if string(b) == "null" {
@@ -2058,6 +3713,9 @@ func __unmarshalNodeNode(b []byte, v *NodeNode) error {
 	}
 
 	switch tn.TypeName {
+	case "KeywordFilter":
+		*v = new(NodeNodeKeywordFilter)
+		return json.Unmarshal(b, *v)
 	case "LiveSession":
 		*v = new(NodeNodeLiveSession)
 		return json.Unmarshal(b, *v)
@@ -2080,6 +3738,14 @@ func __marshalNodeNode(v *NodeNode) ([]byte, error) {
 
 	var typename string
 	switch v := (*v).(type) {
+	case *NodeNodeKeywordFilter:
+		typename = "KeywordFilter"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*NodeNodeKeywordFilter
+		}{typename, v}
+		return json.Marshal(result)
 	case *NodeNodeLiveSession:
 		typename = "LiveSession"
 
@@ -2124,6 +3790,24 @@ func __marshalNodeNode(v *NodeNode) ([]byte, error) {
 	}
 }
 
+// NodeNodeKeywordFilter includes the requested fields of the GraphQL type KeywordFilter.
+// The GraphQL type's documentation follows.
+//
+// A keyword the viewer filters out of their feeds. Only its owner sees it:
+// `node(id:)` of another viewer's filter, or of one removed or expired, is
+// NOT_FOUND.
+type NodeNodeKeywordFilter struct {
+	Typename *string `json:"__typename"`
+	// Opaque global identifier. Stable across requests; do not parse it.
+	Id string `json:"id"`
+}
+
+// GetTypename returns NodeNodeKeywordFilter.Typename, and is useful for accessing the field via an interface.
+func (v *NodeNodeKeywordFilter) GetTypename() *string { return v.Typename }
+
+// GetId returns NodeNodeKeywordFilter.Id, and is useful for accessing the field via an interface.
+func (v *NodeNodeKeywordFilter) GetId() string { return v.Id }
+
 // NodeNodeLiveSession includes the requested fields of the GraphQL type LiveSession.
 // The GraphQL type's documentation follows.
 //
@@ -2160,6 +3844,9 @@ func (v *NodeNodeLiveSession) GetStartedAt() *time.Time { return v.LiveSessionFi
 
 // GetEndedAt returns NodeNodeLiveSession.EndedAt, and is useful for accessing the field via an interface.
 func (v *NodeNodeLiveSession) GetEndedAt() *time.Time { return v.LiveSessionFields.EndedAt }
+
+// GetCoverUrl returns NodeNodeLiveSession.CoverUrl, and is useful for accessing the field via an interface.
+func (v *NodeNodeLiveSession) GetCoverUrl() *string { return v.LiveSessionFields.CoverUrl }
 
 // GetAnchor returns NodeNodeLiveSession.Anchor, and is useful for accessing the field via an interface.
 func (v *NodeNodeLiveSession) GetAnchor() LiveSessionFieldsAnchorUser {
@@ -2207,6 +3894,8 @@ type __premarshalNodeNodeLiveSession struct {
 	StartedAt json.RawMessage `json:"startedAt"`
 
 	EndedAt json.RawMessage `json:"endedAt"`
+
+	CoverUrl *string `json:"coverUrl"`
 
 	Anchor LiveSessionFieldsAnchorUser `json:"anchor"`
 }
@@ -2269,6 +3958,7 @@ func (v *NodeNodeLiveSession) __premarshalJSON() (*__premarshalNodeNodeLiveSessi
 			}
 		}
 	}
+	retval.CoverUrl = v.LiveSessionFields.CoverUrl
 	retval.Anchor = v.LiveSessionFields.Anchor
 	return &retval, nil
 }
@@ -2307,6 +3997,12 @@ func (v *NodeNodePost) GetCounts() PostFieldsCountsPostCounts { return v.PostFie
 
 // GetViewerHasLiked returns NodeNodePost.ViewerHasLiked, and is useful for accessing the field via an interface.
 func (v *NodeNodePost) GetViewerHasLiked() bool { return v.PostFields.ViewerHasLiked }
+
+// GetContentWarning returns NodeNodePost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *NodeNodePost) GetContentWarning() *string { return v.PostFields.ContentWarning }
+
+// GetMedia returns NodeNodePost.Media, and is useful for accessing the field via an interface.
+func (v *NodeNodePost) GetMedia() []PostFieldsMedia { return v.PostFields.Media }
 
 func (v *NodeNodePost) UnmarshalJSON(b []byte) error {
 
@@ -2349,6 +4045,10 @@ type __premarshalNodeNodePost struct {
 	Counts PostFieldsCountsPostCounts `json:"counts"`
 
 	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
 }
 
 func (v *NodeNodePost) MarshalJSON() ([]byte, error) {
@@ -2381,6 +4081,8 @@ func (v *NodeNodePost) __premarshalJSON() (*__premarshalNodeNodePost, error) {
 	retval.Author = v.PostFields.Author
 	retval.Counts = v.PostFields.Counts
 	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
 	return &retval, nil
 }
 
@@ -2608,6 +4310,10 @@ type PostFields struct {
 	Counts PostFieldsCountsPostCounts `json:"counts"`
 	// Whether the viewer has liked this post.
 	ViewerHasLiked bool `json:"viewerHasLiked"`
+	// The warning to show in place of the post until the reader taps it; null when none.
+	ContentWarning *string `json:"contentWarning"`
+	// The post's images, GIFs or video, in order; empty for a post of text only.
+	Media []PostFieldsMedia `json:"media"`
 }
 
 // GetId returns PostFields.Id, and is useful for accessing the field via an interface.
@@ -2630,6 +4336,12 @@ func (v *PostFields) GetCounts() PostFieldsCountsPostCounts { return v.Counts }
 
 // GetViewerHasLiked returns PostFields.ViewerHasLiked, and is useful for accessing the field via an interface.
 func (v *PostFields) GetViewerHasLiked() bool { return v.ViewerHasLiked }
+
+// GetContentWarning returns PostFields.ContentWarning, and is useful for accessing the field via an interface.
+func (v *PostFields) GetContentWarning() *string { return v.ContentWarning }
+
+// GetMedia returns PostFields.Media, and is useful for accessing the field via an interface.
+func (v *PostFields) GetMedia() []PostFieldsMedia { return v.Media }
 
 func (v *PostFields) UnmarshalJSON(b []byte) error {
 
@@ -2678,6 +4390,10 @@ type __premarshalPostFields struct {
 	Counts PostFieldsCountsPostCounts `json:"counts"`
 
 	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
 }
 
 func (v *PostFields) MarshalJSON() ([]byte, error) {
@@ -2709,6 +4425,8 @@ func (v *PostFields) __premarshalJSON() (*__premarshalPostFields, error) {
 	retval.Author = v.Author
 	retval.Counts = v.Counts
 	retval.ViewerHasLiked = v.ViewerHasLiked
+	retval.ContentWarning = v.ContentWarning
+	retval.Media = v.Media
 	return &retval, nil
 }
 
@@ -2736,9 +4454,9 @@ func (v *PostFieldsAuthorUser) GetHandle() string { return v.Handle }
 type PostFieldsCountsPostCounts struct {
 	// Number of likes.
 	Likes int `json:"likes"`
-	// Number of comments.
+	// Number of live replies (and comments counted by an import).
 	Comments int `json:"comments"`
-	// Number of reposts.
+	// Number of live reposts (and reposts counted by an import).
 	Reposts int `json:"reposts"`
 	// Number of favorites.
 	Favorites int `json:"favorites"`
@@ -2756,10 +4474,1017 @@ func (v *PostFieldsCountsPostCounts) GetReposts() int { return v.Reposts }
 // GetFavorites returns PostFieldsCountsPostCounts.Favorites, and is useful for accessing the field via an interface.
 func (v *PostFieldsCountsPostCounts) GetFavorites() int { return v.Favorites }
 
+// PostFieldsMedia includes the requested fields of the GraphQL type Media.
+// The GraphQL type's documentation follows.
+//
+// An image, GIF or video of a post.
+type PostFieldsMedia struct {
+	MediaFields `json:"-"`
+}
+
+// GetUrl returns PostFieldsMedia.Url, and is useful for accessing the field via an interface.
+func (v *PostFieldsMedia) GetUrl() string { return v.MediaFields.Url }
+
+// GetKind returns PostFieldsMedia.Kind, and is useful for accessing the field via an interface.
+func (v *PostFieldsMedia) GetKind() MediaKind { return v.MediaFields.Kind }
+
+// GetWidth returns PostFieldsMedia.Width, and is useful for accessing the field via an interface.
+func (v *PostFieldsMedia) GetWidth() *int { return v.MediaFields.Width }
+
+// GetHeight returns PostFieldsMedia.Height, and is useful for accessing the field via an interface.
+func (v *PostFieldsMedia) GetHeight() *int { return v.MediaFields.Height }
+
+// GetAltText returns PostFieldsMedia.AltText, and is useful for accessing the field via an interface.
+func (v *PostFieldsMedia) GetAltText() *string { return v.MediaFields.AltText }
+
+// GetThumbnailUrl returns PostFieldsMedia.ThumbnailUrl, and is useful for accessing the field via an interface.
+func (v *PostFieldsMedia) GetThumbnailUrl() *string { return v.MediaFields.ThumbnailUrl }
+
+// GetDurationMs returns PostFieldsMedia.DurationMs, and is useful for accessing the field via an interface.
+func (v *PostFieldsMedia) GetDurationMs() *int { return v.MediaFields.DurationMs }
+
+// GetSensitive returns PostFieldsMedia.Sensitive, and is useful for accessing the field via an interface.
+func (v *PostFieldsMedia) GetSensitive() bool { return v.MediaFields.Sensitive }
+
+func (v *PostFieldsMedia) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostFieldsMedia
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostFieldsMedia = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.MediaFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostFieldsMedia struct {
+	Url string `json:"url"`
+
+	Kind MediaKind `json:"kind"`
+
+	Width *int `json:"width"`
+
+	Height *int `json:"height"`
+
+	AltText *string `json:"altText"`
+
+	ThumbnailUrl *string `json:"thumbnailUrl"`
+
+	DurationMs *int `json:"durationMs"`
+
+	Sensitive bool `json:"sensitive"`
+}
+
+func (v *PostFieldsMedia) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostFieldsMedia) __premarshalJSON() (*__premarshalPostFieldsMedia, error) {
+	var retval __premarshalPostFieldsMedia
+
+	retval.Url = v.MediaFields.Url
+	retval.Kind = v.MediaFields.Kind
+	retval.Width = v.MediaFields.Width
+	retval.Height = v.MediaFields.Height
+	retval.AltText = v.MediaFields.AltText
+	retval.ThumbnailUrl = v.MediaFields.ThumbnailUrl
+	retval.DurationMs = v.MediaFields.DurationMs
+	retval.Sensitive = v.MediaFields.Sensitive
+	return &retval, nil
+}
+
+// PostListFields includes the GraphQL fields of PostConnection requested by the fragment PostListFields.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type PostListFields struct {
+	// The posts of this page, in feed order.
+	Edges []PostListFieldsEdgesPostEdge `json:"edges"`
+	// Where this page sits in the feed.
+	PageInfo PostListFieldsPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns PostListFields.Edges, and is useful for accessing the field via an interface.
+func (v *PostListFields) GetEdges() []PostListFieldsEdgesPostEdge { return v.Edges }
+
+// GetPageInfo returns PostListFields.PageInfo, and is useful for accessing the field via an interface.
+func (v *PostListFields) GetPageInfo() PostListFieldsPageInfo { return v.PageInfo }
+
+// PostListFieldsEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a feed page.
+type PostListFieldsEdgesPostEdge struct {
+	// Opaque cursor of this post's position; pass it as `after` or `before`.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node PostListFieldsEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns PostListFieldsEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns PostListFieldsEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdge) GetNode() PostListFieldsEdgesPostEdgeNodePost { return v.Node }
+
+// PostListFieldsEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type PostListFieldsEdgesPostEdgeNodePost struct {
+	FavoritePostFields `json:"-"`
+}
+
+// GetViewerHasFavorited returns PostListFieldsEdgesPostEdgeNodePost.ViewerHasFavorited, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetViewerHasFavorited() bool {
+	return v.FavoritePostFields.ViewerHasFavorited
+}
+
+// GetId returns PostListFieldsEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetId() string {
+	return v.FavoritePostFields.PostFields.Id
+}
+
+// GetDatabaseId returns PostListFieldsEdgesPostEdgeNodePost.DatabaseId, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetDatabaseId() string {
+	return v.FavoritePostFields.PostFields.DatabaseId
+}
+
+// GetText returns PostListFieldsEdgesPostEdgeNodePost.Text, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetText() string {
+	return v.FavoritePostFields.PostFields.Text
+}
+
+// GetCreatedAt returns PostListFieldsEdgesPostEdgeNodePost.CreatedAt, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetCreatedAt() time.Time {
+	return v.FavoritePostFields.PostFields.CreatedAt
+}
+
+// GetAuthor returns PostListFieldsEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetAuthor() PostFieldsAuthorUser {
+	return v.FavoritePostFields.PostFields.Author
+}
+
+// GetCounts returns PostListFieldsEdgesPostEdgeNodePost.Counts, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetCounts() PostFieldsCountsPostCounts {
+	return v.FavoritePostFields.PostFields.Counts
+}
+
+// GetViewerHasLiked returns PostListFieldsEdgesPostEdgeNodePost.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetViewerHasLiked() bool {
+	return v.FavoritePostFields.PostFields.ViewerHasLiked
+}
+
+// GetContentWarning returns PostListFieldsEdgesPostEdgeNodePost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetContentWarning() *string {
+	return v.FavoritePostFields.PostFields.ContentWarning
+}
+
+// GetMedia returns PostListFieldsEdgesPostEdgeNodePost.Media, and is useful for accessing the field via an interface.
+func (v *PostListFieldsEdgesPostEdgeNodePost) GetMedia() []PostFieldsMedia {
+	return v.FavoritePostFields.PostFields.Media
+}
+
+func (v *PostListFieldsEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostListFieldsEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostListFieldsEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.FavoritePostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostListFieldsEdgesPostEdgeNodePost struct {
+	ViewerHasFavorited bool `json:"viewerHasFavorited"`
+
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *PostListFieldsEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostListFieldsEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalPostListFieldsEdgesPostEdgeNodePost, error) {
+	var retval __premarshalPostListFieldsEdgesPostEdgeNodePost
+
+	retval.ViewerHasFavorited = v.FavoritePostFields.ViewerHasFavorited
+	retval.Id = v.FavoritePostFields.PostFields.Id
+	retval.DatabaseId = v.FavoritePostFields.PostFields.DatabaseId
+	retval.Text = v.FavoritePostFields.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.FavoritePostFields.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal PostListFieldsEdgesPostEdgeNodePost.FavoritePostFields.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.FavoritePostFields.PostFields.Author
+	retval.Counts = v.FavoritePostFields.PostFields.Counts
+	retval.ViewerHasLiked = v.FavoritePostFields.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.FavoritePostFields.PostFields.ContentWarning
+	retval.Media = v.FavoritePostFields.PostFields.Media
+	return &retval, nil
+}
+
+// PostListFieldsPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Relay page information.
+type PostListFieldsPageInfo struct {
+	PageInfoFields `json:"-"`
+}
+
+// GetHasNextPage returns PostListFieldsPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *PostListFieldsPageInfo) GetHasNextPage() bool { return v.PageInfoFields.HasNextPage }
+
+// GetHasPreviousPage returns PostListFieldsPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *PostListFieldsPageInfo) GetHasPreviousPage() bool { return v.PageInfoFields.HasPreviousPage }
+
+// GetStartCursor returns PostListFieldsPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *PostListFieldsPageInfo) GetStartCursor() *string { return v.PageInfoFields.StartCursor }
+
+// GetEndCursor returns PostListFieldsPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *PostListFieldsPageInfo) GetEndCursor() *string { return v.PageInfoFields.EndCursor }
+
+func (v *PostListFieldsPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostListFieldsPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostListFieldsPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageInfoFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostListFieldsPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	HasPreviousPage bool `json:"hasPreviousPage"`
+
+	StartCursor *string `json:"startCursor"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *PostListFieldsPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostListFieldsPageInfo) __premarshalJSON() (*__premarshalPostListFieldsPageInfo, error) {
+	var retval __premarshalPostListFieldsPageInfo
+
+	retval.HasNextPage = v.PageInfoFields.HasNextPage
+	retval.HasPreviousPage = v.PageInfoFields.HasPreviousPage
+	retval.StartCursor = v.PageInfoFields.StartCursor
+	retval.EndCursor = v.PageInfoFields.EndCursor
+	return &retval, nil
+}
+
+// PostThreadNode includes the requested fields of the GraphQL interface Node.
+//
+// PostThreadNode is implemented by the following types:
+// PostThreadNodeKeywordFilter
+// PostThreadNodeLiveSession
+// PostThreadNodePost
+// PostThreadNodeUser
+// The GraphQL type's documentation follows.
+//
+// An object with a globally unique, opaque identifier. Use `Query.node` to
+// refetch any object by its `id`.
+type PostThreadNode interface {
+	implementsGraphQLInterfacePostThreadNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *PostThreadNodeKeywordFilter) implementsGraphQLInterfacePostThreadNode() {}
+func (v *PostThreadNodeLiveSession) implementsGraphQLInterfacePostThreadNode()   {}
+func (v *PostThreadNodePost) implementsGraphQLInterfacePostThreadNode()          {}
+func (v *PostThreadNodeUser) implementsGraphQLInterfacePostThreadNode()          {}
+
+func __unmarshalPostThreadNode(b []byte, v *PostThreadNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "KeywordFilter":
+		*v = new(PostThreadNodeKeywordFilter)
+		return json.Unmarshal(b, *v)
+	case "LiveSession":
+		*v = new(PostThreadNodeLiveSession)
+		return json.Unmarshal(b, *v)
+	case "Post":
+		*v = new(PostThreadNodePost)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(PostThreadNodeUser)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for PostThreadNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalPostThreadNode(v *PostThreadNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *PostThreadNodeKeywordFilter:
+		typename = "KeywordFilter"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PostThreadNodeKeywordFilter
+		}{typename, v}
+		return json.Marshal(result)
+	case *PostThreadNodeLiveSession:
+		typename = "LiveSession"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PostThreadNodeLiveSession
+		}{typename, v}
+		return json.Marshal(result)
+	case *PostThreadNodePost:
+		typename = "Post"
+
+		premarshaled, err := v.__premarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		result := struct {
+			TypeName string `json:"__typename"`
+			*__premarshalPostThreadNodePost
+		}{typename, premarshaled}
+		return json.Marshal(result)
+	case *PostThreadNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PostThreadNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for PostThreadNode: "%T"`, v)
+	}
+}
+
+// PostThreadNodeKeywordFilter includes the requested fields of the GraphQL type KeywordFilter.
+// The GraphQL type's documentation follows.
+//
+// A keyword the viewer filters out of their feeds. Only its owner sees it:
+// `node(id:)` of another viewer's filter, or of one removed or expired, is
+// NOT_FOUND.
+type PostThreadNodeKeywordFilter struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PostThreadNodeKeywordFilter.Typename, and is useful for accessing the field via an interface.
+func (v *PostThreadNodeKeywordFilter) GetTypename() *string { return v.Typename }
+
+// PostThreadNodeLiveSession includes the requested fields of the GraphQL type LiveSession.
+// The GraphQL type's documentation follows.
+//
+// A live-stream session of an anchor.
+type PostThreadNodeLiveSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PostThreadNodeLiveSession.Typename, and is useful for accessing the field via an interface.
+func (v *PostThreadNodeLiveSession) GetTypename() *string { return v.Typename }
+
+// PostThreadNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type PostThreadNodePost struct {
+	Typename   *string `json:"__typename"`
+	PostFields `json:"-"`
+	// The post this one replies to; null when it is not a reply, and when the
+	// post replied to was deleted (or a block stands between the viewer and its
+	// author).
+	ReplyTo *PostThreadNodePostReplyToPost `json:"replyTo"`
+	// The replies to this post, oldest first, as a conversation reads; replies
+	// by users the viewer blocks, mutes or hides from, or who block the viewer,
+	// are left out. Page with `first` (1..100, default 20) and `after`; cursors
+	// are bound to this post and the viewer.
+	Replies PostThreadNodePostRepliesPostConnection `json:"replies"`
+}
+
+// GetTypename returns PostThreadNodePost.Typename, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetTypename() *string { return v.Typename }
+
+// GetReplyTo returns PostThreadNodePost.ReplyTo, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetReplyTo() *PostThreadNodePostReplyToPost { return v.ReplyTo }
+
+// GetReplies returns PostThreadNodePost.Replies, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetReplies() PostThreadNodePostRepliesPostConnection { return v.Replies }
+
+// GetId returns PostThreadNodePost.Id, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetId() string { return v.PostFields.Id }
+
+// GetDatabaseId returns PostThreadNodePost.DatabaseId, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetDatabaseId() string { return v.PostFields.DatabaseId }
+
+// GetText returns PostThreadNodePost.Text, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetText() string { return v.PostFields.Text }
+
+// GetCreatedAt returns PostThreadNodePost.CreatedAt, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetCreatedAt() time.Time { return v.PostFields.CreatedAt }
+
+// GetAuthor returns PostThreadNodePost.Author, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetAuthor() PostFieldsAuthorUser { return v.PostFields.Author }
+
+// GetCounts returns PostThreadNodePost.Counts, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetCounts() PostFieldsCountsPostCounts { return v.PostFields.Counts }
+
+// GetViewerHasLiked returns PostThreadNodePost.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetViewerHasLiked() bool { return v.PostFields.ViewerHasLiked }
+
+// GetContentWarning returns PostThreadNodePost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetContentWarning() *string { return v.PostFields.ContentWarning }
+
+// GetMedia returns PostThreadNodePost.Media, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePost) GetMedia() []PostFieldsMedia { return v.PostFields.Media }
+
+func (v *PostThreadNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostThreadNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostThreadNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostThreadNodePost struct {
+	Typename *string `json:"__typename"`
+
+	ReplyTo *PostThreadNodePostReplyToPost `json:"replyTo"`
+
+	Replies PostThreadNodePostRepliesPostConnection `json:"replies"`
+
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *PostThreadNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostThreadNodePost) __premarshalJSON() (*__premarshalPostThreadNodePost, error) {
+	var retval __premarshalPostThreadNodePost
+
+	retval.Typename = v.Typename
+	retval.ReplyTo = v.ReplyTo
+	retval.Replies = v.Replies
+	retval.Id = v.PostFields.Id
+	retval.DatabaseId = v.PostFields.DatabaseId
+	retval.Text = v.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal PostThreadNodePost.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.PostFields.Author
+	retval.Counts = v.PostFields.Counts
+	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
+	return &retval, nil
+}
+
+// PostThreadNodePostRepliesPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type PostThreadNodePostRepliesPostConnection struct {
+	// The posts of this page, in feed order.
+	Edges []PostThreadNodePostRepliesPostConnectionEdgesPostEdge `json:"edges"`
+	// Where this page sits in the feed.
+	PageInfo PostThreadNodePostRepliesPostConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns PostThreadNodePostRepliesPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnection) GetEdges() []PostThreadNodePostRepliesPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns PostThreadNodePostRepliesPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnection) GetPageInfo() PostThreadNodePostRepliesPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// PostThreadNodePostRepliesPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a feed page.
+type PostThreadNodePostRepliesPostConnectionEdgesPostEdge struct {
+	// Opaque cursor of this post's position; pass it as `after` or `before`.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns PostThreadNodePostRepliesPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns PostThreadNodePostRepliesPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdge) GetNode() PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost struct {
+	PostFields `json:"-"`
+	// The post this one replies to; null when it is not a reply, and when the
+	// post replied to was deleted (or a block stands between the viewer and its
+	// author).
+	ReplyTo *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePostReplyToPost `json:"replyTo"`
+}
+
+// GetReplyTo returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.ReplyTo, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetReplyTo() *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePostReplyToPost {
+	return v.ReplyTo
+}
+
+// GetId returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetId() string {
+	return v.PostFields.Id
+}
+
+// GetDatabaseId returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.DatabaseId, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetDatabaseId() string {
+	return v.PostFields.DatabaseId
+}
+
+// GetText returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.Text, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetText() string {
+	return v.PostFields.Text
+}
+
+// GetCreatedAt returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.CreatedAt, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetCreatedAt() time.Time {
+	return v.PostFields.CreatedAt
+}
+
+// GetAuthor returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetAuthor() PostFieldsAuthorUser {
+	return v.PostFields.Author
+}
+
+// GetCounts returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.Counts, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetCounts() PostFieldsCountsPostCounts {
+	return v.PostFields.Counts
+}
+
+// GetViewerHasLiked returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetViewerHasLiked() bool {
+	return v.PostFields.ViewerHasLiked
+}
+
+// GetContentWarning returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetContentWarning() *string {
+	return v.PostFields.ContentWarning
+}
+
+// GetMedia returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.Media, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) GetMedia() []PostFieldsMedia {
+	return v.PostFields.Media
+}
+
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost struct {
+	ReplyTo *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePostReplyToPost `json:"replyTo"`
+
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalPostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost, error) {
+	var retval __premarshalPostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost
+
+	retval.ReplyTo = v.ReplyTo
+	retval.Id = v.PostFields.Id
+	retval.DatabaseId = v.PostFields.DatabaseId
+	retval.Text = v.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePost.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.PostFields.Author
+	retval.Counts = v.PostFields.Counts
+	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
+	return &retval, nil
+}
+
+// PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePostReplyToPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePostReplyToPost struct {
+	// Opaque global id.
+	Id string `json:"id"`
+}
+
+// GetId returns PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePostReplyToPost.Id, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionEdgesPostEdgeNodePostReplyToPost) GetId() string {
+	return v.Id
+}
+
+// PostThreadNodePostRepliesPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Relay page information.
+type PostThreadNodePostRepliesPostConnectionPageInfo struct {
+	PageInfoFields `json:"-"`
+}
+
+// GetHasNextPage returns PostThreadNodePostRepliesPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionPageInfo) GetHasNextPage() bool {
+	return v.PageInfoFields.HasNextPage
+}
+
+// GetHasPreviousPage returns PostThreadNodePostRepliesPostConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.PageInfoFields.HasPreviousPage
+}
+
+// GetStartCursor returns PostThreadNodePostRepliesPostConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionPageInfo) GetStartCursor() *string {
+	return v.PageInfoFields.StartCursor
+}
+
+// GetEndCursor returns PostThreadNodePostRepliesPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostRepliesPostConnectionPageInfo) GetEndCursor() *string {
+	return v.PageInfoFields.EndCursor
+}
+
+func (v *PostThreadNodePostRepliesPostConnectionPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostThreadNodePostRepliesPostConnectionPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostThreadNodePostRepliesPostConnectionPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageInfoFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostThreadNodePostRepliesPostConnectionPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	HasPreviousPage bool `json:"hasPreviousPage"`
+
+	StartCursor *string `json:"startCursor"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *PostThreadNodePostRepliesPostConnectionPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostThreadNodePostRepliesPostConnectionPageInfo) __premarshalJSON() (*__premarshalPostThreadNodePostRepliesPostConnectionPageInfo, error) {
+	var retval __premarshalPostThreadNodePostRepliesPostConnectionPageInfo
+
+	retval.HasNextPage = v.PageInfoFields.HasNextPage
+	retval.HasPreviousPage = v.PageInfoFields.HasPreviousPage
+	retval.StartCursor = v.PageInfoFields.StartCursor
+	retval.EndCursor = v.PageInfoFields.EndCursor
+	return &retval, nil
+}
+
+// PostThreadNodePostReplyToPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type PostThreadNodePostReplyToPost struct {
+	// Opaque global id.
+	Id string `json:"id"`
+	// The post's text.
+	Text string `json:"text"`
+}
+
+// GetId returns PostThreadNodePostReplyToPost.Id, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostReplyToPost) GetId() string { return v.Id }
+
+// GetText returns PostThreadNodePostReplyToPost.Text, and is useful for accessing the field via an interface.
+func (v *PostThreadNodePostReplyToPost) GetText() string { return v.Text }
+
+// PostThreadNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type PostThreadNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PostThreadNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *PostThreadNodeUser) GetTypename() *string { return v.Typename }
+
+// PostThreadResponse is returned by PostThread on success.
+type PostThreadResponse struct {
+	// Refetch any object by its global `id`. Returns null when it does not exist or was deleted.
+	Node *PostThreadNode `json:"-"`
+}
+
+// GetNode returns PostThreadResponse.Node, and is useful for accessing the field via an interface.
+func (v *PostThreadResponse) GetNode() *PostThreadNode { return v.Node }
+
+func (v *PostThreadResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostThreadResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostThreadResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(PostThreadNode)
+			err = __unmarshalPostThreadNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal PostThreadResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalPostThreadResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *PostThreadResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostThreadResponse) __premarshalJSON() (*__premarshalPostThreadResponse, error) {
+	var retval __premarshalPostThreadResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalPostThreadNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal PostThreadResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // What to publish.
 type PublishPostInput struct {
-	// The post's text: 1 to 2000 characters, not only white space.
-	Text string `json:"text"`
+	// The post's text: up to 2000 characters, at least one visible. It may be
+	// left out (or blank) when the post has media; a post with neither text
+	// nor media is BAD_USER_INPUT.
+	Text string `json:"text,omitempty"`
+	// The post's images or GIFs (up to 4) or its video (exactly 1, alone), in
+	// the order shown. The app uploads them to its own storage and passes the
+	// URLs. A refused item is BAD_USER_INPUT naming its field, as in
+	// `media[2].thumbnailUrl`.
+	Media []MediaInput `json:"media"`
+	// A short warning (up to 200 characters) apps show in place of the post
+	// until the reader taps it: "spoilers", "food", "flashing lights".
+	ContentWarning *string `json:"contentWarning"`
 	// Makes retries safe: a retry by the same viewer with the same key within
 	// 24 hours returns the post the first attempt made and creates nothing new,
 	// whatever happened to that attempt (even if its answer was an error or never
@@ -2767,13 +5492,30 @@ type PublishPostInput struct {
 	// 128 bytes. A retry returns the first attempt's post even if its text
 	// differs. Without a key, every call publishes a new post.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// Makes the post a reply to this post (a Post id or a database id). It
+	// reaches the viewer's followers as any post does; in their feeds it shows
+	// to those who also follow the replied-to author, to that author, and
+	// always when it answers the viewer's own post (a thread). Counted in the
+	// parent's `counts.comments` and listed in its `replies`. A missing or
+	// deleted post is NOT_FOUND; a block between the viewer and its author,
+	// either way, is FORBIDDEN.
+	ReplyTo *string `json:"replyTo"`
 }
 
 // GetText returns PublishPostInput.Text, and is useful for accessing the field via an interface.
 func (v *PublishPostInput) GetText() string { return v.Text }
 
+// GetMedia returns PublishPostInput.Media, and is useful for accessing the field via an interface.
+func (v *PublishPostInput) GetMedia() []MediaInput { return v.Media }
+
+// GetContentWarning returns PublishPostInput.ContentWarning, and is useful for accessing the field via an interface.
+func (v *PublishPostInput) GetContentWarning() *string { return v.ContentWarning }
+
 // GetIdempotencyKey returns PublishPostInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *PublishPostInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetReplyTo returns PublishPostInput.ReplyTo, and is useful for accessing the field via an interface.
+func (v *PublishPostInput) GetReplyTo() *string { return v.ReplyTo }
 
 // PublishPostPublishPostPublishPostPayload includes the requested fields of the GraphQL type PublishPostPayload.
 // The GraphQL type's documentation follows.
@@ -2828,6 +5570,16 @@ func (v *PublishPostPublishPostPublishPostPayloadPost) GetViewerHasLiked() bool 
 	return v.PostFields.ViewerHasLiked
 }
 
+// GetContentWarning returns PublishPostPublishPostPublishPostPayloadPost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *PublishPostPublishPostPublishPostPayloadPost) GetContentWarning() *string {
+	return v.PostFields.ContentWarning
+}
+
+// GetMedia returns PublishPostPublishPostPublishPostPayloadPost.Media, and is useful for accessing the field via an interface.
+func (v *PublishPostPublishPostPublishPostPayloadPost) GetMedia() []PostFieldsMedia {
+	return v.PostFields.Media
+}
+
 func (v *PublishPostPublishPostPublishPostPayloadPost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -2867,6 +5619,10 @@ type __premarshalPublishPostPublishPostPublishPostPayloadPost struct {
 	Counts PostFieldsCountsPostCounts `json:"counts"`
 
 	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
 }
 
 func (v *PublishPostPublishPostPublishPostPayloadPost) MarshalJSON() ([]byte, error) {
@@ -2898,6 +5654,8 @@ func (v *PublishPostPublishPostPublishPostPayloadPost) __premarshalJSON() (*__pr
 	retval.Author = v.PostFields.Author
 	retval.Counts = v.PostFields.Counts
 	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
 	return &retval, nil
 }
 
@@ -3020,12 +5778,346 @@ func (v *RelationFields) __premarshalJSON() (*__premarshalRelationFields, error)
 	return &retval, nil
 }
 
+// RemoveKeywordFilterRemoveKeywordFilterRemoveKeywordFilterPayload includes the requested fields of the GraphQL type RemoveKeywordFilterPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `removeKeywordFilter`.
+type RemoveKeywordFilterRemoveKeywordFilterRemoveKeywordFilterPayload struct {
+	// The id of the filter removed.
+	RemovedFilterId string `json:"removedFilterId"`
+}
+
+// GetRemovedFilterId returns RemoveKeywordFilterRemoveKeywordFilterRemoveKeywordFilterPayload.RemovedFilterId, and is useful for accessing the field via an interface.
+func (v *RemoveKeywordFilterRemoveKeywordFilterRemoveKeywordFilterPayload) GetRemovedFilterId() string {
+	return v.RemovedFilterId
+}
+
+// RemoveKeywordFilterResponse is returned by RemoveKeywordFilter on success.
+type RemoveKeywordFilterResponse struct {
+	// Remove one of the viewer's keyword filters. An id that is not one of the viewer's filters in force is NOT_FOUND.
+	RemoveKeywordFilter RemoveKeywordFilterRemoveKeywordFilterRemoveKeywordFilterPayload `json:"removeKeywordFilter"`
+}
+
+// GetRemoveKeywordFilter returns RemoveKeywordFilterResponse.RemoveKeywordFilter, and is useful for accessing the field via an interface.
+func (v *RemoveKeywordFilterResponse) GetRemoveKeywordFilter() RemoveKeywordFilterRemoveKeywordFilterRemoveKeywordFilterPayload {
+	return v.RemoveKeywordFilter
+}
+
+// ReportAndMuteMuteUserRelationshipPayload includes the requested fields of the GraphQL type RelationshipPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `blockUser`, `unblockUser`, `muteUser`, `unmuteUser`,
+// `hideMyPostsFrom` and `unhideMyPostsFrom`.
+type ReportAndMuteMuteUserRelationshipPayload struct {
+	// The other user, with the viewer's relation to them as the change left it.
+	User ReportAndMuteMuteUserRelationshipPayloadUser `json:"user"`
+}
+
+// GetUser returns ReportAndMuteMuteUserRelationshipPayload.User, and is useful for accessing the field via an interface.
+func (v *ReportAndMuteMuteUserRelationshipPayload) GetUser() ReportAndMuteMuteUserRelationshipPayloadUser {
+	return v.User
+}
+
+// ReportAndMuteMuteUserRelationshipPayloadUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type ReportAndMuteMuteUserRelationshipPayloadUser struct {
+	// Opaque global id.
+	Id string `json:"id"`
+	// Whether the viewer mutes this user now (a mute that has ended is not). False for anonymous callers.
+	ViewerHasMuted bool `json:"viewerHasMuted"`
+}
+
+// GetId returns ReportAndMuteMuteUserRelationshipPayloadUser.Id, and is useful for accessing the field via an interface.
+func (v *ReportAndMuteMuteUserRelationshipPayloadUser) GetId() string { return v.Id }
+
+// GetViewerHasMuted returns ReportAndMuteMuteUserRelationshipPayloadUser.ViewerHasMuted, and is useful for accessing the field via an interface.
+func (v *ReportAndMuteMuteUserRelationshipPayloadUser) GetViewerHasMuted() bool {
+	return v.ViewerHasMuted
+}
+
+// ReportAndMuteReportReportPayload includes the requested fields of the GraphQL type ReportPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `report`.
+type ReportAndMuteReportReportPayload struct {
+	// The report's id, the same for a repeat of it; operators resolve it with `feedd moderate resolve --report ID`.
+	ReportId string `json:"reportId"`
+}
+
+// GetReportId returns ReportAndMuteReportReportPayload.ReportId, and is useful for accessing the field via an interface.
+func (v *ReportAndMuteReportReportPayload) GetReportId() string { return v.ReportId }
+
+// ReportAndMuteResponse is returned by ReportAndMute on success.
+type ReportAndMuteResponse struct {
+	// Report a post, a user or a live session to the operators. Nothing anyone
+	// sees changes (to block or mute the user too, send those mutations in the
+	// same operation). Idempotent: the same viewer reporting the same subject
+	// again gets the same reportId, and the first reason and comment stand.
+	// A subject that is not a Post, User or LiveSession id, reporting yourself,
+	// or a comment over 1,000 characters is BAD_USER_INPUT; a subject that does
+	// not exist (or is deleted) NOT_FOUND. Each viewer may file --report-burst
+	// reports at once (30 by default), then --report-rate a minute (10); past
+	// that, RATE_LIMITED with retryAfterMs.
+	Report ReportAndMuteReportReportPayload `json:"report"`
+	// Mute a user: their posts and live sessions leave the viewer's feeds at
+	// once. Follows stay, and the muted user is not told. Muting again replaces
+	// the mute's end. Muting yourself is BAD_USER_INPUT. Idempotent.
+	MuteUser ReportAndMuteMuteUserRelationshipPayload `json:"muteUser"`
+}
+
+// GetReport returns ReportAndMuteResponse.Report, and is useful for accessing the field via an interface.
+func (v *ReportAndMuteResponse) GetReport() ReportAndMuteReportReportPayload { return v.Report }
+
+// GetMuteUser returns ReportAndMuteResponse.MuteUser, and is useful for accessing the field via an interface.
+func (v *ReportAndMuteResponse) GetMuteUser() ReportAndMuteMuteUserRelationshipPayload {
+	return v.MuteUser
+}
+
+// What to report.
+type ReportInput struct {
+	// What is wrong: a Post, User or LiveSession id.
+	SubjectId string `json:"subjectId"`
+	// Why.
+	Reason ReportReason `json:"reason"`
+	// More for the operators, at most 1,000 characters; optional.
+	Comment *string `json:"comment"`
+}
+
+// GetSubjectId returns ReportInput.SubjectId, and is useful for accessing the field via an interface.
+func (v *ReportInput) GetSubjectId() string { return v.SubjectId }
+
+// GetReason returns ReportInput.Reason, and is useful for accessing the field via an interface.
+func (v *ReportInput) GetReason() ReportReason { return v.Reason }
+
+// GetComment returns ReportInput.Comment, and is useful for accessing the field via an interface.
+func (v *ReportInput) GetComment() *string { return v.Comment }
+
+// Why a subject is reported.
+type ReportReason string
+
+const (
+	// Unwanted commercial or repetitive content.
+	ReportReasonSpam ReportReason = "SPAM"
+	// Bullying or targeted abuse.
+	ReportReasonHarassment ReportReason = "HARASSMENT"
+	// Attacks on people for who they are.
+	ReportReasonHate ReportReason = "HATE"
+	// Violence or threats of it.
+	ReportReasonViolence ReportReason = "VIOLENCE"
+	// Sexual content where it does not belong.
+	ReportReasonSexual ReportReason = "SEXUAL"
+	// Suicide or self-harm.
+	ReportReasonSelfHarm ReportReason = "SELF_HARM"
+	// Something against the law.
+	ReportReasonIllegal ReportReason = "ILLEGAL"
+	// Anything else; say what in the comment.
+	ReportReasonOther ReportReason = "OTHER"
+)
+
+var AllReportReason = []ReportReason{
+	ReportReasonSpam,
+	ReportReasonHarassment,
+	ReportReasonHate,
+	ReportReasonViolence,
+	ReportReasonSexual,
+	ReportReasonSelfHarm,
+	ReportReasonIllegal,
+	ReportReasonOther,
+}
+
+// ReportReportReportPayload includes the requested fields of the GraphQL type ReportPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `report`.
+type ReportReportReportPayload struct {
+	// The report's id, the same for a repeat of it; operators resolve it with `feedd moderate resolve --report ID`.
+	ReportId string `json:"reportId"`
+}
+
+// GetReportId returns ReportReportReportPayload.ReportId, and is useful for accessing the field via an interface.
+func (v *ReportReportReportPayload) GetReportId() string { return v.ReportId }
+
+// ReportResponse is returned by Report on success.
+type ReportResponse struct {
+	// Report a post, a user or a live session to the operators. Nothing anyone
+	// sees changes (to block or mute the user too, send those mutations in the
+	// same operation). Idempotent: the same viewer reporting the same subject
+	// again gets the same reportId, and the first reason and comment stand.
+	// A subject that is not a Post, User or LiveSession id, reporting yourself,
+	// or a comment over 1,000 characters is BAD_USER_INPUT; a subject that does
+	// not exist (or is deleted) NOT_FOUND. Each viewer may file --report-burst
+	// reports at once (30 by default), then --report-rate a minute (10); past
+	// that, RATE_LIMITED with retryAfterMs.
+	Report ReportReportReportPayload `json:"report"`
+}
+
+// GetReport returns ReportResponse.Report, and is useful for accessing the field via an interface.
+func (v *ReportResponse) GetReport() ReportReportReportPayload { return v.Report }
+
+// RepostRepostRepostPayload includes the requested fields of the GraphQL type RepostPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `repost` and `undoRepost`.
+type RepostRepostRepostPayload struct {
+	// The post reposted (not the repost): `viewerHasReposted` and `counts.reposts` as the change left them.
+	Post RepostRepostRepostPayloadPost `json:"post"`
+}
+
+// GetPost returns RepostRepostRepostPayload.Post, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayload) GetPost() RepostRepostRepostPayloadPost { return v.Post }
+
+// RepostRepostRepostPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type RepostRepostRepostPayloadPost struct {
+	PostFields `json:"-"`
+	// Whether the viewer reposts this post. False for anonymous callers.
+	ViewerHasReposted bool `json:"viewerHasReposted"`
+}
+
+// GetViewerHasReposted returns RepostRepostRepostPayloadPost.ViewerHasReposted, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetViewerHasReposted() bool { return v.ViewerHasReposted }
+
+// GetId returns RepostRepostRepostPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetId() string { return v.PostFields.Id }
+
+// GetDatabaseId returns RepostRepostRepostPayloadPost.DatabaseId, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetDatabaseId() string { return v.PostFields.DatabaseId }
+
+// GetText returns RepostRepostRepostPayloadPost.Text, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetText() string { return v.PostFields.Text }
+
+// GetCreatedAt returns RepostRepostRepostPayloadPost.CreatedAt, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetCreatedAt() time.Time { return v.PostFields.CreatedAt }
+
+// GetAuthor returns RepostRepostRepostPayloadPost.Author, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetAuthor() PostFieldsAuthorUser { return v.PostFields.Author }
+
+// GetCounts returns RepostRepostRepostPayloadPost.Counts, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetCounts() PostFieldsCountsPostCounts {
+	return v.PostFields.Counts
+}
+
+// GetViewerHasLiked returns RepostRepostRepostPayloadPost.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetViewerHasLiked() bool { return v.PostFields.ViewerHasLiked }
+
+// GetContentWarning returns RepostRepostRepostPayloadPost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetContentWarning() *string {
+	return v.PostFields.ContentWarning
+}
+
+// GetMedia returns RepostRepostRepostPayloadPost.Media, and is useful for accessing the field via an interface.
+func (v *RepostRepostRepostPayloadPost) GetMedia() []PostFieldsMedia { return v.PostFields.Media }
+
+func (v *RepostRepostRepostPayloadPost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*RepostRepostRepostPayloadPost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.RepostRepostRepostPayloadPost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalRepostRepostRepostPayloadPost struct {
+	ViewerHasReposted bool `json:"viewerHasReposted"`
+
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *RepostRepostRepostPayloadPost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *RepostRepostRepostPayloadPost) __premarshalJSON() (*__premarshalRepostRepostRepostPayloadPost, error) {
+	var retval __premarshalRepostRepostRepostPayloadPost
+
+	retval.ViewerHasReposted = v.ViewerHasReposted
+	retval.Id = v.PostFields.Id
+	retval.DatabaseId = v.PostFields.DatabaseId
+	retval.Text = v.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal RepostRepostRepostPayloadPost.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.PostFields.Author
+	retval.Counts = v.PostFields.Counts
+	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
+	return &retval, nil
+}
+
+// RepostResponse is returned by Repost on success.
+type RepostResponse struct {
+	// Repost a post as the viewer: it enters the viewer's followers' feeds now,
+	// as an item of its own (`PostEdge.repostedBy` and `repostedAt` say why it
+	// is there), and the post's `counts.reposts` counts it. Idempotent: a
+	// second repost of the same post changes nothing. A missing or deleted post
+	// is NOT_FOUND; a block between the viewer and its author, either way, is
+	// FORBIDDEN. Reposting your own post is allowed. Deleting the post takes its
+	// reposts out of every feed.
+	Repost RepostRepostRepostPayload `json:"repost"`
+}
+
+// GetRepost returns RepostResponse.Repost, and is useful for accessing the field via an interface.
+func (v *RepostResponse) GetRepost() RepostRepostRepostPayload { return v.Repost }
+
 // What to schedule.
 type ScheduleLiveInput struct {
 	// The session's title: 1 to 200 characters.
 	Title string `json:"title"`
 	// When the session is planned to start.
 	ScheduledStartAt time.Time `json:"-"`
+	// The session's cover image: an https URL on one of the server's media
+	// hosts (see `MediaInput.url`), at most 2048 bytes. Optional.
+	CoverUrl *string `json:"coverUrl"`
 }
 
 // GetTitle returns ScheduleLiveInput.Title, and is useful for accessing the field via an interface.
@@ -3033,6 +6125,9 @@ func (v *ScheduleLiveInput) GetTitle() string { return v.Title }
 
 // GetScheduledStartAt returns ScheduleLiveInput.ScheduledStartAt, and is useful for accessing the field via an interface.
 func (v *ScheduleLiveInput) GetScheduledStartAt() time.Time { return v.ScheduledStartAt }
+
+// GetCoverUrl returns ScheduleLiveInput.CoverUrl, and is useful for accessing the field via an interface.
+func (v *ScheduleLiveInput) GetCoverUrl() *string { return v.CoverUrl }
 
 func (v *ScheduleLiveInput) UnmarshalJSON(b []byte) error {
 
@@ -3071,6 +6166,8 @@ type __premarshalScheduleLiveInput struct {
 	Title string `json:"title"`
 
 	ScheduledStartAt json.RawMessage `json:"scheduledStartAt"`
+
+	CoverUrl *string `json:"coverUrl"`
 }
 
 func (v *ScheduleLiveInput) MarshalJSON() ([]byte, error) {
@@ -3097,6 +6194,7 @@ func (v *ScheduleLiveInput) __premarshalJSON() (*__premarshalScheduleLiveInput, 
 				"unable to marshal ScheduleLiveInput.ScheduledStartAt: %w", err)
 		}
 	}
+	retval.CoverUrl = v.CoverUrl
 	return &retval, nil
 }
 
@@ -3168,6 +6266,11 @@ func (v *ScheduleLiveScheduleLiveLivePayloadSessionLiveSession) GetEndedAt() *ti
 	return v.LiveSessionFields.EndedAt
 }
 
+// GetCoverUrl returns ScheduleLiveScheduleLiveLivePayloadSessionLiveSession.CoverUrl, and is useful for accessing the field via an interface.
+func (v *ScheduleLiveScheduleLiveLivePayloadSessionLiveSession) GetCoverUrl() *string {
+	return v.LiveSessionFields.CoverUrl
+}
+
 // GetAnchor returns ScheduleLiveScheduleLiveLivePayloadSessionLiveSession.Anchor, and is useful for accessing the field via an interface.
 func (v *ScheduleLiveScheduleLiveLivePayloadSessionLiveSession) GetAnchor() LiveSessionFieldsAnchorUser {
 	return v.LiveSessionFields.Anchor
@@ -3212,6 +6315,8 @@ type __premarshalScheduleLiveScheduleLiveLivePayloadSessionLiveSession struct {
 	StartedAt json.RawMessage `json:"startedAt"`
 
 	EndedAt json.RawMessage `json:"endedAt"`
+
+	CoverUrl *string `json:"coverUrl"`
 
 	Anchor LiveSessionFieldsAnchorUser `json:"anchor"`
 }
@@ -3273,6 +6378,7 @@ func (v *ScheduleLiveScheduleLiveLivePayloadSessionLiveSession) __premarshalJSON
 			}
 		}
 	}
+	retval.CoverUrl = v.LiveSessionFields.CoverUrl
 	retval.Anchor = v.LiveSessionFields.Anchor
 	return &retval, nil
 }
@@ -3343,6 +6449,11 @@ func (v *StartLiveStartLiveLivePayloadSessionLiveSession) GetEndedAt() *time.Tim
 	return v.LiveSessionFields.EndedAt
 }
 
+// GetCoverUrl returns StartLiveStartLiveLivePayloadSessionLiveSession.CoverUrl, and is useful for accessing the field via an interface.
+func (v *StartLiveStartLiveLivePayloadSessionLiveSession) GetCoverUrl() *string {
+	return v.LiveSessionFields.CoverUrl
+}
+
 // GetAnchor returns StartLiveStartLiveLivePayloadSessionLiveSession.Anchor, and is useful for accessing the field via an interface.
 func (v *StartLiveStartLiveLivePayloadSessionLiveSession) GetAnchor() LiveSessionFieldsAnchorUser {
 	return v.LiveSessionFields.Anchor
@@ -3387,6 +6498,8 @@ type __premarshalStartLiveStartLiveLivePayloadSessionLiveSession struct {
 	StartedAt json.RawMessage `json:"startedAt"`
 
 	EndedAt json.RawMessage `json:"endedAt"`
+
+	CoverUrl *string `json:"coverUrl"`
 
 	Anchor LiveSessionFieldsAnchorUser `json:"anchor"`
 }
@@ -3448,6 +6561,7 @@ func (v *StartLiveStartLiveLivePayloadSessionLiveSession) __premarshalJSON() (*_
 			}
 		}
 	}
+	retval.CoverUrl = v.LiveSessionFields.CoverUrl
 	retval.Anchor = v.LiveSessionFields.Anchor
 	return &retval, nil
 }
@@ -3645,6 +6759,332 @@ func (v *UnblockUserUnblockUserRelationshipPayloadUser) __premarshalJSON() (*__p
 		}
 	}
 	retval.ViewerHidesMyPosts = v.RelationFields.ViewerHidesMyPosts
+	return &retval, nil
+}
+
+// UndoRepostResponse is returned by UndoRepost on success.
+type UndoRepostResponse struct {
+	// Take the viewer's repost of a post back: it leaves every feed. Idempotent: nothing to take back changes nothing.
+	UndoRepost UndoRepostUndoRepostRepostPayload `json:"undoRepost"`
+}
+
+// GetUndoRepost returns UndoRepostResponse.UndoRepost, and is useful for accessing the field via an interface.
+func (v *UndoRepostResponse) GetUndoRepost() UndoRepostUndoRepostRepostPayload { return v.UndoRepost }
+
+// UndoRepostUndoRepostRepostPayload includes the requested fields of the GraphQL type RepostPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `repost` and `undoRepost`.
+type UndoRepostUndoRepostRepostPayload struct {
+	// The post reposted (not the repost): `viewerHasReposted` and `counts.reposts` as the change left them.
+	Post UndoRepostUndoRepostRepostPayloadPost `json:"post"`
+}
+
+// GetPost returns UndoRepostUndoRepostRepostPayload.Post, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayload) GetPost() UndoRepostUndoRepostRepostPayloadPost {
+	return v.Post
+}
+
+// UndoRepostUndoRepostRepostPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type UndoRepostUndoRepostRepostPayloadPost struct {
+	PostFields `json:"-"`
+	// Whether the viewer reposts this post. False for anonymous callers.
+	ViewerHasReposted bool `json:"viewerHasReposted"`
+}
+
+// GetViewerHasReposted returns UndoRepostUndoRepostRepostPayloadPost.ViewerHasReposted, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetViewerHasReposted() bool {
+	return v.ViewerHasReposted
+}
+
+// GetId returns UndoRepostUndoRepostRepostPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetId() string { return v.PostFields.Id }
+
+// GetDatabaseId returns UndoRepostUndoRepostRepostPayloadPost.DatabaseId, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetDatabaseId() string {
+	return v.PostFields.DatabaseId
+}
+
+// GetText returns UndoRepostUndoRepostRepostPayloadPost.Text, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetText() string { return v.PostFields.Text }
+
+// GetCreatedAt returns UndoRepostUndoRepostRepostPayloadPost.CreatedAt, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetCreatedAt() time.Time {
+	return v.PostFields.CreatedAt
+}
+
+// GetAuthor returns UndoRepostUndoRepostRepostPayloadPost.Author, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetAuthor() PostFieldsAuthorUser {
+	return v.PostFields.Author
+}
+
+// GetCounts returns UndoRepostUndoRepostRepostPayloadPost.Counts, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetCounts() PostFieldsCountsPostCounts {
+	return v.PostFields.Counts
+}
+
+// GetViewerHasLiked returns UndoRepostUndoRepostRepostPayloadPost.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetViewerHasLiked() bool {
+	return v.PostFields.ViewerHasLiked
+}
+
+// GetContentWarning returns UndoRepostUndoRepostRepostPayloadPost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetContentWarning() *string {
+	return v.PostFields.ContentWarning
+}
+
+// GetMedia returns UndoRepostUndoRepostRepostPayloadPost.Media, and is useful for accessing the field via an interface.
+func (v *UndoRepostUndoRepostRepostPayloadPost) GetMedia() []PostFieldsMedia {
+	return v.PostFields.Media
+}
+
+func (v *UndoRepostUndoRepostRepostPayloadPost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UndoRepostUndoRepostRepostPayloadPost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UndoRepostUndoRepostRepostPayloadPost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUndoRepostUndoRepostRepostPayloadPost struct {
+	ViewerHasReposted bool `json:"viewerHasReposted"`
+
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *UndoRepostUndoRepostRepostPayloadPost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UndoRepostUndoRepostRepostPayloadPost) __premarshalJSON() (*__premarshalUndoRepostUndoRepostRepostPayloadPost, error) {
+	var retval __premarshalUndoRepostUndoRepostRepostPayloadPost
+
+	retval.ViewerHasReposted = v.ViewerHasReposted
+	retval.Id = v.PostFields.Id
+	retval.DatabaseId = v.PostFields.DatabaseId
+	retval.Text = v.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal UndoRepostUndoRepostRepostPayloadPost.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.PostFields.Author
+	retval.Counts = v.PostFields.Counts
+	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
+	return &retval, nil
+}
+
+// UnfavoritePostResponse is returned by UnfavoritePost on success.
+type UnfavoritePostResponse struct {
+	// Take back the viewer's favorite of a post. Idempotent.
+	UnfavoritePost UnfavoritePostUnfavoritePostFavoritePayload `json:"unfavoritePost"`
+}
+
+// GetUnfavoritePost returns UnfavoritePostResponse.UnfavoritePost, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostResponse) GetUnfavoritePost() UnfavoritePostUnfavoritePostFavoritePayload {
+	return v.UnfavoritePost
+}
+
+// UnfavoritePostUnfavoritePostFavoritePayload includes the requested fields of the GraphQL type FavoritePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `favoritePost` and `unfavoritePost`.
+type UnfavoritePostUnfavoritePostFavoritePayload struct {
+	// The post, with its updated counters and `viewerHasFavorited`.
+	Post UnfavoritePostUnfavoritePostFavoritePayloadPost `json:"post"`
+}
+
+// GetPost returns UnfavoritePostUnfavoritePostFavoritePayload.Post, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayload) GetPost() UnfavoritePostUnfavoritePostFavoritePayloadPost {
+	return v.Post
+}
+
+// UnfavoritePostUnfavoritePostFavoritePayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A post.
+type UnfavoritePostUnfavoritePostFavoritePayloadPost struct {
+	FavoritePostFields `json:"-"`
+}
+
+// GetViewerHasFavorited returns UnfavoritePostUnfavoritePostFavoritePayloadPost.ViewerHasFavorited, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetViewerHasFavorited() bool {
+	return v.FavoritePostFields.ViewerHasFavorited
+}
+
+// GetId returns UnfavoritePostUnfavoritePostFavoritePayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetId() string {
+	return v.FavoritePostFields.PostFields.Id
+}
+
+// GetDatabaseId returns UnfavoritePostUnfavoritePostFavoritePayloadPost.DatabaseId, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetDatabaseId() string {
+	return v.FavoritePostFields.PostFields.DatabaseId
+}
+
+// GetText returns UnfavoritePostUnfavoritePostFavoritePayloadPost.Text, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetText() string {
+	return v.FavoritePostFields.PostFields.Text
+}
+
+// GetCreatedAt returns UnfavoritePostUnfavoritePostFavoritePayloadPost.CreatedAt, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetCreatedAt() time.Time {
+	return v.FavoritePostFields.PostFields.CreatedAt
+}
+
+// GetAuthor returns UnfavoritePostUnfavoritePostFavoritePayloadPost.Author, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetAuthor() PostFieldsAuthorUser {
+	return v.FavoritePostFields.PostFields.Author
+}
+
+// GetCounts returns UnfavoritePostUnfavoritePostFavoritePayloadPost.Counts, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetCounts() PostFieldsCountsPostCounts {
+	return v.FavoritePostFields.PostFields.Counts
+}
+
+// GetViewerHasLiked returns UnfavoritePostUnfavoritePostFavoritePayloadPost.ViewerHasLiked, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetViewerHasLiked() bool {
+	return v.FavoritePostFields.PostFields.ViewerHasLiked
+}
+
+// GetContentWarning returns UnfavoritePostUnfavoritePostFavoritePayloadPost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetContentWarning() *string {
+	return v.FavoritePostFields.PostFields.ContentWarning
+}
+
+// GetMedia returns UnfavoritePostUnfavoritePostFavoritePayloadPost.Media, and is useful for accessing the field via an interface.
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) GetMedia() []PostFieldsMedia {
+	return v.FavoritePostFields.PostFields.Media
+}
+
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnfavoritePostUnfavoritePostFavoritePayloadPost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnfavoritePostUnfavoritePostFavoritePayloadPost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.FavoritePostFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnfavoritePostUnfavoritePostFavoritePayloadPost struct {
+	ViewerHasFavorited bool `json:"viewerHasFavorited"`
+
+	Id string `json:"id"`
+
+	DatabaseId string `json:"databaseId"`
+
+	Text string `json:"text"`
+
+	CreatedAt json.RawMessage `json:"createdAt"`
+
+	Author PostFieldsAuthorUser `json:"author"`
+
+	Counts PostFieldsCountsPostCounts `json:"counts"`
+
+	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
+}
+
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnfavoritePostUnfavoritePostFavoritePayloadPost) __premarshalJSON() (*__premarshalUnfavoritePostUnfavoritePostFavoritePayloadPost, error) {
+	var retval __premarshalUnfavoritePostUnfavoritePostFavoritePayloadPost
+
+	retval.ViewerHasFavorited = v.FavoritePostFields.ViewerHasFavorited
+	retval.Id = v.FavoritePostFields.PostFields.Id
+	retval.DatabaseId = v.FavoritePostFields.PostFields.DatabaseId
+	retval.Text = v.FavoritePostFields.PostFields.Text
+	{
+
+		dst := &retval.CreatedAt
+		src := v.FavoritePostFields.PostFields.CreatedAt
+		var err error
+		*dst, err = MarshalDateTime(
+			&src)
+		if err != nil {
+			return nil, fmt.Errorf(
+				"unable to marshal UnfavoritePostUnfavoritePostFavoritePayloadPost.FavoritePostFields.PostFields.CreatedAt: %w", err)
+		}
+	}
+	retval.Author = v.FavoritePostFields.PostFields.Author
+	retval.Counts = v.FavoritePostFields.PostFields.Counts
+	retval.ViewerHasLiked = v.FavoritePostFields.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.FavoritePostFields.PostFields.ContentWarning
+	retval.Media = v.FavoritePostFields.PostFields.Media
 	return &retval, nil
 }
 
@@ -4038,6 +7478,14 @@ func (v *UnlikePostUnlikePostLikePayloadPost) GetViewerHasLiked() bool {
 	return v.PostFields.ViewerHasLiked
 }
 
+// GetContentWarning returns UnlikePostUnlikePostLikePayloadPost.ContentWarning, and is useful for accessing the field via an interface.
+func (v *UnlikePostUnlikePostLikePayloadPost) GetContentWarning() *string {
+	return v.PostFields.ContentWarning
+}
+
+// GetMedia returns UnlikePostUnlikePostLikePayloadPost.Media, and is useful for accessing the field via an interface.
+func (v *UnlikePostUnlikePostLikePayloadPost) GetMedia() []PostFieldsMedia { return v.PostFields.Media }
+
 func (v *UnlikePostUnlikePostLikePayloadPost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -4077,6 +7525,10 @@ type __premarshalUnlikePostUnlikePostLikePayloadPost struct {
 	Counts PostFieldsCountsPostCounts `json:"counts"`
 
 	ViewerHasLiked bool `json:"viewerHasLiked"`
+
+	ContentWarning *string `json:"contentWarning"`
+
+	Media []PostFieldsMedia `json:"media"`
 }
 
 func (v *UnlikePostUnlikePostLikePayloadPost) MarshalJSON() ([]byte, error) {
@@ -4108,6 +7560,8 @@ func (v *UnlikePostUnlikePostLikePayloadPost) __premarshalJSON() (*__premarshalU
 	retval.Author = v.PostFields.Author
 	retval.Counts = v.PostFields.Counts
 	retval.ViewerHasLiked = v.PostFields.ViewerHasLiked
+	retval.ContentWarning = v.PostFields.ContentWarning
+	retval.Media = v.PostFields.Media
 	return &retval, nil
 }
 
@@ -4351,6 +7805,196 @@ func (v *UserFields) GetFollowingCount() int { return v.FollowingCount }
 
 // GetViewerIsFollowing returns UserFields.ViewerIsFollowing, and is useful for accessing the field via an interface.
 func (v *UserFields) GetViewerIsFollowing() bool { return v.ViewerIsFollowing }
+
+// UserFollowersResponse is returned by UserFollowers on success.
+type UserFollowersResponse struct {
+	// Look up a user by handle. Returns null when no user has that handle.
+	User *UserFollowersUser `json:"user"`
+}
+
+// GetUser returns UserFollowersResponse.User, and is useful for accessing the field via an interface.
+func (v *UserFollowersResponse) GetUser() *UserFollowersUser { return v.User }
+
+// UserFollowersUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type UserFollowersUser struct {
+	// Opaque global id.
+	Id string `json:"id"`
+	// The accounts that follow this user, most recent follow first. Users a
+	// block separates from the viewer, and users the viewer mutes, are left
+	// out, and the whole list is empty when one of those separates the viewer
+	// from this user. Cursors are bound to the viewer, this user and this
+	// list.
+	Followers UserFollowersUserFollowersUserConnection `json:"followers"`
+}
+
+// GetId returns UserFollowersUser.Id, and is useful for accessing the field via an interface.
+func (v *UserFollowersUser) GetId() string { return v.Id }
+
+// GetFollowers returns UserFollowersUser.Followers, and is useful for accessing the field via an interface.
+func (v *UserFollowersUser) GetFollowers() UserFollowersUserFollowersUserConnection {
+	return v.Followers
+}
+
+// UserFollowersUserFollowersUserConnection includes the requested fields of the GraphQL type UserConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of users.
+type UserFollowersUserFollowersUserConnection struct {
+	UserPageFields `json:"-"`
+}
+
+// GetEdges returns UserFollowersUserFollowersUserConnection.Edges, and is useful for accessing the field via an interface.
+func (v *UserFollowersUserFollowersUserConnection) GetEdges() []UserPageFieldsEdgesUserEdge {
+	return v.UserPageFields.Edges
+}
+
+// GetPageInfo returns UserFollowersUserFollowersUserConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *UserFollowersUserFollowersUserConnection) GetPageInfo() UserPageFieldsPageInfo {
+	return v.UserPageFields.PageInfo
+}
+
+func (v *UserFollowersUserFollowersUserConnection) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UserFollowersUserFollowersUserConnection
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UserFollowersUserFollowersUserConnection = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserPageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUserFollowersUserFollowersUserConnection struct {
+	Edges []UserPageFieldsEdgesUserEdge `json:"edges"`
+
+	PageInfo UserPageFieldsPageInfo `json:"pageInfo"`
+}
+
+func (v *UserFollowersUserFollowersUserConnection) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UserFollowersUserFollowersUserConnection) __premarshalJSON() (*__premarshalUserFollowersUserFollowersUserConnection, error) {
+	var retval __premarshalUserFollowersUserFollowersUserConnection
+
+	retval.Edges = v.UserPageFields.Edges
+	retval.PageInfo = v.UserPageFields.PageInfo
+	return &retval, nil
+}
+
+// UserFollowingResponse is returned by UserFollowing on success.
+type UserFollowingResponse struct {
+	// Look up a user by handle. Returns null when no user has that handle.
+	User *UserFollowingUser `json:"user"`
+}
+
+// GetUser returns UserFollowingResponse.User, and is useful for accessing the field via an interface.
+func (v *UserFollowingResponse) GetUser() *UserFollowingUser { return v.User }
+
+// UserFollowingUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type UserFollowingUser struct {
+	// Opaque global id.
+	Id string `json:"id"`
+	// The accounts this user follows, most recent follow first; as `followers`.
+	Following UserFollowingUserFollowingUserConnection `json:"following"`
+}
+
+// GetId returns UserFollowingUser.Id, and is useful for accessing the field via an interface.
+func (v *UserFollowingUser) GetId() string { return v.Id }
+
+// GetFollowing returns UserFollowingUser.Following, and is useful for accessing the field via an interface.
+func (v *UserFollowingUser) GetFollowing() UserFollowingUserFollowingUserConnection {
+	return v.Following
+}
+
+// UserFollowingUserFollowingUserConnection includes the requested fields of the GraphQL type UserConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of users.
+type UserFollowingUserFollowingUserConnection struct {
+	UserPageFields `json:"-"`
+}
+
+// GetEdges returns UserFollowingUserFollowingUserConnection.Edges, and is useful for accessing the field via an interface.
+func (v *UserFollowingUserFollowingUserConnection) GetEdges() []UserPageFieldsEdgesUserEdge {
+	return v.UserPageFields.Edges
+}
+
+// GetPageInfo returns UserFollowingUserFollowingUserConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *UserFollowingUserFollowingUserConnection) GetPageInfo() UserPageFieldsPageInfo {
+	return v.UserPageFields.PageInfo
+}
+
+func (v *UserFollowingUserFollowingUserConnection) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UserFollowingUserFollowingUserConnection
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UserFollowingUserFollowingUserConnection = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.UserPageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUserFollowingUserFollowingUserConnection struct {
+	Edges []UserPageFieldsEdgesUserEdge `json:"edges"`
+
+	PageInfo UserPageFieldsPageInfo `json:"pageInfo"`
+}
+
+func (v *UserFollowingUserFollowingUserConnection) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UserFollowingUserFollowingUserConnection) __premarshalJSON() (*__premarshalUserFollowingUserFollowingUserConnection, error) {
+	var retval __premarshalUserFollowingUserFollowingUserConnection
+
+	retval.Edges = v.UserPageFields.Edges
+	retval.PageInfo = v.UserPageFields.PageInfo
+	return &retval, nil
+}
 
 // UserPageFields includes the GraphQL fields of UserConnection requested by the fragment UserPageFields.
 // The GraphQL type's documentation follows.
@@ -4620,6 +8264,102 @@ func (v *UserPageFieldsPageInfo) __premarshalJSON() (*__premarshalUserPageFields
 	retval.HasPreviousPage = v.PageInfoFields.HasPreviousPage
 	retval.StartCursor = v.PageInfoFields.StartCursor
 	retval.EndCursor = v.PageInfoFields.EndCursor
+	return &retval, nil
+}
+
+// UserPostsResponse is returned by UserPosts on success.
+type UserPostsResponse struct {
+	// Look up a user by handle. Returns null when no user has that handle.
+	User *UserPostsUser `json:"user"`
+}
+
+// GetUser returns UserPostsResponse.User, and is useful for accessing the field via an interface.
+func (v *UserPostsResponse) GetUser() *UserPostsUser { return v.User }
+
+// UserPostsUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A user: a reader, an author, an anchor.
+type UserPostsUser struct {
+	// Opaque global id.
+	Id string `json:"id"`
+	// This user's posts, newest first (by creation time, then id). Empty when a
+	// block stands between the viewer and this user, either way, the viewer
+	// mutes this user, this user hides their posts from the viewer, or this
+	// user is suspended. Deleted posts, and posts one of the viewer's keyword
+	// filters matches (not on the viewer's own list), are left out. Cursors
+	// are bound to the viewer, this user and `includeReplies`.
+	Posts UserPostsUserPostsPostConnection `json:"posts"`
+}
+
+// GetId returns UserPostsUser.Id, and is useful for accessing the field via an interface.
+func (v *UserPostsUser) GetId() string { return v.Id }
+
+// GetPosts returns UserPostsUser.Posts, and is useful for accessing the field via an interface.
+func (v *UserPostsUser) GetPosts() UserPostsUserPostsPostConnection { return v.Posts }
+
+// UserPostsUserPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type UserPostsUserPostsPostConnection struct {
+	PostListFields `json:"-"`
+}
+
+// GetEdges returns UserPostsUserPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *UserPostsUserPostsPostConnection) GetEdges() []PostListFieldsEdgesPostEdge {
+	return v.PostListFields.Edges
+}
+
+// GetPageInfo returns UserPostsUserPostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *UserPostsUserPostsPostConnection) GetPageInfo() PostListFieldsPageInfo {
+	return v.PostListFields.PageInfo
+}
+
+func (v *UserPostsUserPostsPostConnection) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UserPostsUserPostsPostConnection
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UserPostsUserPostsPostConnection = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostListFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUserPostsUserPostsPostConnection struct {
+	Edges []PostListFieldsEdgesPostEdge `json:"edges"`
+
+	PageInfo PostListFieldsPageInfo `json:"pageInfo"`
+}
+
+func (v *UserPostsUserPostsPostConnection) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UserPostsUserPostsPostConnection) __premarshalJSON() (*__premarshalUserPostsUserPostsPostConnection, error) {
+	var retval __premarshalUserPostsUserPostsPostConnection
+
+	retval.Edges = v.PostListFields.Edges
+	retval.PageInfo = v.PostListFields.PageInfo
 	return &retval, nil
 }
 
@@ -5069,6 +8809,94 @@ func (v *ViewerViewerUser) __premarshalJSON() (*__premarshalViewerViewerUser, er
 	return &retval, nil
 }
 
+// __AddKeywordFilterInput is used internally by genqlient
+type __AddKeywordFilterInput struct {
+	Keyword   string     `json:"keyword"`
+	WholeWord *bool      `json:"wholeWord"`
+	ExpiresAt *time.Time `json:"-"`
+}
+
+// GetKeyword returns __AddKeywordFilterInput.Keyword, and is useful for accessing the field via an interface.
+func (v *__AddKeywordFilterInput) GetKeyword() string { return v.Keyword }
+
+// GetWholeWord returns __AddKeywordFilterInput.WholeWord, and is useful for accessing the field via an interface.
+func (v *__AddKeywordFilterInput) GetWholeWord() *bool { return v.WholeWord }
+
+// GetExpiresAt returns __AddKeywordFilterInput.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *__AddKeywordFilterInput) GetExpiresAt() *time.Time { return v.ExpiresAt }
+
+func (v *__AddKeywordFilterInput) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*__AddKeywordFilterInput
+		ExpiresAt json.RawMessage `json:"expiresAt"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.__AddKeywordFilterInput = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.ExpiresAt
+		src := firstPass.ExpiresAt
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(time.Time)
+			err = UnmarshalDateTime(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal __AddKeywordFilterInput.ExpiresAt: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshal__AddKeywordFilterInput struct {
+	Keyword string `json:"keyword"`
+
+	WholeWord *bool `json:"wholeWord"`
+
+	ExpiresAt json.RawMessage `json:"expiresAt"`
+}
+
+func (v *__AddKeywordFilterInput) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *__AddKeywordFilterInput) __premarshalJSON() (*__premarshal__AddKeywordFilterInput, error) {
+	var retval __premarshal__AddKeywordFilterInput
+
+	retval.Keyword = v.Keyword
+	retval.WholeWord = v.WholeWord
+	{
+
+		dst := &retval.ExpiresAt
+		src := v.ExpiresAt
+		if src != nil {
+			var err error
+			*dst, err = MarshalDateTime(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal __AddKeywordFilterInput.ExpiresAt: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // __BlockUserInput is used internally by genqlient
 type __BlockUserInput struct {
 	UserId string `json:"userId"`
@@ -5113,6 +8941,38 @@ type __EndLiveInput struct {
 // GetId returns __EndLiveInput.Id, and is useful for accessing the field via an interface.
 func (v *__EndLiveInput) GetId() string { return v.Id }
 
+// __FavoritePostInput is used internally by genqlient
+type __FavoritePostInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __FavoritePostInput.Id, and is useful for accessing the field via an interface.
+func (v *__FavoritePostInput) GetId() string { return v.Id }
+
+// __FavoritesInput is used internally by genqlient
+type __FavoritesInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __FavoritesInput.First, and is useful for accessing the field via an interface.
+func (v *__FavoritesInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __FavoritesInput.After, and is useful for accessing the field via an interface.
+func (v *__FavoritesInput) GetAfter() *string { return v.After }
+
+// __FeedItemsInput is used internally by genqlient
+type __FeedItemsInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __FeedItemsInput.First, and is useful for accessing the field via an interface.
+func (v *__FeedItemsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __FeedItemsInput.After, and is useful for accessing the field via an interface.
+func (v *__FeedItemsInput) GetAfter() *string { return v.After }
+
 // __FollowUserInput is used internally by genqlient
 type __FollowUserInput struct {
 	UserId string `json:"userId"`
@@ -5148,6 +9008,14 @@ type __HideMyPostsFromInput struct {
 
 // GetUserId returns __HideMyPostsFromInput.UserId, and is useful for accessing the field via an interface.
 func (v *__HideMyPostsFromInput) GetUserId() string { return v.UserId }
+
+// __KeywordFilterNodeInput is used internally by genqlient
+type __KeywordFilterNodeInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __KeywordFilterNodeInput.Id, and is useful for accessing the field via an interface.
+func (v *__KeywordFilterNodeInput) GetId() string { return v.Id }
 
 // __LikePostInput is used internally by genqlient
 type __LikePostInput struct {
@@ -5201,6 +9069,22 @@ type __NodeInput struct {
 // GetId returns __NodeInput.Id, and is useful for accessing the field via an interface.
 func (v *__NodeInput) GetId() string { return v.Id }
 
+// __PostThreadInput is used internally by genqlient
+type __PostThreadInput struct {
+	Id    string  `json:"id"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetId returns __PostThreadInput.Id, and is useful for accessing the field via an interface.
+func (v *__PostThreadInput) GetId() string { return v.Id }
+
+// GetFirst returns __PostThreadInput.First, and is useful for accessing the field via an interface.
+func (v *__PostThreadInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __PostThreadInput.After, and is useful for accessing the field via an interface.
+func (v *__PostThreadInput) GetAfter() *string { return v.After }
+
 // __PublishPostInput is used internally by genqlient
 type __PublishPostInput struct {
 	Input PublishPostInput `json:"input"`
@@ -5208,6 +9092,42 @@ type __PublishPostInput struct {
 
 // GetInput returns __PublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__PublishPostInput) GetInput() PublishPostInput { return v.Input }
+
+// __RemoveKeywordFilterInput is used internally by genqlient
+type __RemoveKeywordFilterInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __RemoveKeywordFilterInput.Id, and is useful for accessing the field via an interface.
+func (v *__RemoveKeywordFilterInput) GetId() string { return v.Id }
+
+// __ReportAndMuteInput is used internally by genqlient
+type __ReportAndMuteInput struct {
+	Input  ReportInput `json:"input"`
+	UserId string      `json:"userId"`
+}
+
+// GetInput returns __ReportAndMuteInput.Input, and is useful for accessing the field via an interface.
+func (v *__ReportAndMuteInput) GetInput() ReportInput { return v.Input }
+
+// GetUserId returns __ReportAndMuteInput.UserId, and is useful for accessing the field via an interface.
+func (v *__ReportAndMuteInput) GetUserId() string { return v.UserId }
+
+// __ReportInput is used internally by genqlient
+type __ReportInput struct {
+	Input ReportInput `json:"input"`
+}
+
+// GetInput returns __ReportInput.Input, and is useful for accessing the field via an interface.
+func (v *__ReportInput) GetInput() ReportInput { return v.Input }
+
+// __RepostInput is used internally by genqlient
+type __RepostInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __RepostInput.Id, and is useful for accessing the field via an interface.
+func (v *__RepostInput) GetId() string { return v.Id }
 
 // __ScheduleLiveInput is used internally by genqlient
 type __ScheduleLiveInput struct {
@@ -5232,6 +9152,22 @@ type __UnblockUserInput struct {
 
 // GetUserId returns __UnblockUserInput.UserId, and is useful for accessing the field via an interface.
 func (v *__UnblockUserInput) GetUserId() string { return v.UserId }
+
+// __UndoRepostInput is used internally by genqlient
+type __UndoRepostInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __UndoRepostInput.Id, and is useful for accessing the field via an interface.
+func (v *__UndoRepostInput) GetId() string { return v.Id }
+
+// __UnfavoritePostInput is used internally by genqlient
+type __UnfavoritePostInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __UnfavoritePostInput.Id, and is useful for accessing the field via an interface.
+func (v *__UnfavoritePostInput) GetId() string { return v.Id }
 
 // __UnfollowUserInput is used internally by genqlient
 type __UnfollowUserInput struct {
@@ -5265,6 +9201,38 @@ type __UnmuteUserInput struct {
 // GetUserId returns __UnmuteUserInput.UserId, and is useful for accessing the field via an interface.
 func (v *__UnmuteUserInput) GetUserId() string { return v.UserId }
 
+// __UserFollowersInput is used internally by genqlient
+type __UserFollowersInput struct {
+	Handle string  `json:"handle"`
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+}
+
+// GetHandle returns __UserFollowersInput.Handle, and is useful for accessing the field via an interface.
+func (v *__UserFollowersInput) GetHandle() string { return v.Handle }
+
+// GetFirst returns __UserFollowersInput.First, and is useful for accessing the field via an interface.
+func (v *__UserFollowersInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __UserFollowersInput.After, and is useful for accessing the field via an interface.
+func (v *__UserFollowersInput) GetAfter() *string { return v.After }
+
+// __UserFollowingInput is used internally by genqlient
+type __UserFollowingInput struct {
+	Handle string  `json:"handle"`
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+}
+
+// GetHandle returns __UserFollowingInput.Handle, and is useful for accessing the field via an interface.
+func (v *__UserFollowingInput) GetHandle() string { return v.Handle }
+
+// GetFirst returns __UserFollowingInput.First, and is useful for accessing the field via an interface.
+func (v *__UserFollowingInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __UserFollowingInput.After, and is useful for accessing the field via an interface.
+func (v *__UserFollowingInput) GetAfter() *string { return v.After }
+
 // __UserInput is used internally by genqlient
 type __UserInput struct {
 	Handle string `json:"handle"`
@@ -5272,6 +9240,26 @@ type __UserInput struct {
 
 // GetHandle returns __UserInput.Handle, and is useful for accessing the field via an interface.
 func (v *__UserInput) GetHandle() string { return v.Handle }
+
+// __UserPostsInput is used internally by genqlient
+type __UserPostsInput struct {
+	Handle         string  `json:"handle"`
+	First          *int    `json:"first"`
+	After          *string `json:"after"`
+	IncludeReplies *bool   `json:"includeReplies"`
+}
+
+// GetHandle returns __UserPostsInput.Handle, and is useful for accessing the field via an interface.
+func (v *__UserPostsInput) GetHandle() string { return v.Handle }
+
+// GetFirst returns __UserPostsInput.First, and is useful for accessing the field via an interface.
+func (v *__UserPostsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __UserPostsInput.After, and is useful for accessing the field via an interface.
+func (v *__UserPostsInput) GetAfter() *string { return v.After }
+
+// GetIncludeReplies returns __UserPostsInput.IncludeReplies, and is useful for accessing the field via an interface.
+func (v *__UserPostsInput) GetIncludeReplies() *bool { return v.IncludeReplies }
 
 // __UserRelationInput is used internally by genqlient
 type __UserRelationInput struct {
@@ -5292,6 +9280,55 @@ func (v *__UsersHiddenFromMyPostsInput) GetFirst() *int { return v.First }
 
 // GetAfter returns __UsersHiddenFromMyPostsInput.After, and is useful for accessing the field via an interface.
 func (v *__UsersHiddenFromMyPostsInput) GetAfter() *string { return v.After }
+
+// The mutation executed by AddKeywordFilter.
+const AddKeywordFilter_Operation = `
+mutation AddKeywordFilter ($keyword: String!, $wholeWord: Boolean, $expiresAt: DateTime) {
+	addKeywordFilter(input: {keyword:$keyword,wholeWord:$wholeWord,expiresAt:$expiresAt}) {
+		filter {
+			... KeywordFilterFields
+		}
+	}
+}
+fragment KeywordFilterFields on KeywordFilter {
+	id
+	keyword
+	wholeWord
+	expiresAt
+	createdAt
+}
+`
+
+// Filters a keyword out of the viewer's feeds (wholeWord null: true;
+// expiresAt null: until removed).
+func AddKeywordFilter(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	keyword string,
+	wholeWord *bool,
+	expiresAt *time.Time,
+) (data_ *AddKeywordFilterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AddKeywordFilter",
+		Query:  AddKeywordFilter_Operation,
+		Variables: &__AddKeywordFilterInput{
+			Keyword:   keyword,
+			WholeWord: wholeWord,
+			ExpiresAt: expiresAt,
+		},
+	}
+
+	data_ = &AddKeywordFilterResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
 
 // The mutation executed by BlockUser.
 const BlockUser_Operation = `
@@ -5505,6 +9542,7 @@ fragment LiveSessionFields on LiveSession {
 	scheduledStartAt
 	startedAt
 	endedAt
+	coverUrl
 	anchor {
 		id
 		handle
@@ -5526,6 +9564,253 @@ func EndLive(
 	}
 
 	data_ = &EndLiveResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by FavoritePost.
+const FavoritePost_Operation = `
+mutation FavoritePost ($id: ID!) {
+	favoritePost(id: $id) {
+		post {
+			... FavoritePostFields
+		}
+	}
+}
+fragment FavoritePostFields on Post {
+	... PostFields
+	viewerHasFavorited
+}
+fragment PostFields on Post {
+	id
+	databaseId
+	text
+	createdAt
+	author {
+		id
+		handle
+	}
+	counts {
+		likes
+		comments
+		reposts
+		favorites
+	}
+	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
+}
+`
+
+func FavoritePost(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *FavoritePostResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "FavoritePost",
+		Query:  FavoritePost_Operation,
+		Variables: &__FavoritePostInput{
+			Id: id,
+		},
+	}
+
+	data_ = &FavoritePostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Favorites.
+const Favorites_Operation = `
+query Favorites ($first: Int, $after: String) {
+	favorites(first: $first, after: $after) {
+		... PostListFields
+	}
+}
+fragment PostListFields on PostConnection {
+	edges {
+		cursor
+		node {
+			... FavoritePostFields
+		}
+	}
+	pageInfo {
+		... PageInfoFields
+	}
+}
+fragment FavoritePostFields on Post {
+	... PostFields
+	viewerHasFavorited
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+fragment PostFields on Post {
+	id
+	databaseId
+	text
+	createdAt
+	author {
+		id
+		handle
+	}
+	counts {
+		likes
+		comments
+		reposts
+		favorites
+	}
+	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
+}
+`
+
+// The viewer's favorites, most recently favorited first.
+func Favorites(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *FavoritesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Favorites",
+		Query:  Favorites_Operation,
+		Variables: &__FavoritesInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &FavoritesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by FeedItems.
+const FeedItems_Operation = `
+query FeedItems ($first: Int, $after: String) {
+	followingFeed(first: $first, after: $after) {
+		edges {
+			cursor
+			node {
+				... PostFields
+			}
+			repostedBy {
+				handle
+			}
+			repostedAt
+		}
+		pageInfo {
+			... PageInfoFields
+		}
+	}
+}
+fragment PostFields on Post {
+	id
+	databaseId
+	text
+	createdAt
+	author {
+		id
+		handle
+	}
+	counts {
+		likes
+		comments
+		reposts
+		favorites
+	}
+	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
+}
+`
+
+// A page of the following feed with why each post is there: the reposter
+// and the repost's time for an edge a followee's repost put there.
+func FeedItems(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *FeedItemsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "FeedItems",
+		Query:  FeedItems_Operation,
+		Variables: &__FeedItemsInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &FeedItemsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -5614,12 +9899,26 @@ fragment PostFields on Post {
 		favorites
 	}
 	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
 }
 fragment PageInfoFields on PageInfo {
 	hasNextPage
 	hasPreviousPage
 	startCursor
 	endCursor
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
 }
 `
 
@@ -5711,6 +10010,89 @@ func HideMyPostsFrom(
 	return data_, err_
 }
 
+// The query executed by KeywordFilterNode.
+const KeywordFilterNode_Operation = `
+query KeywordFilterNode ($id: ID!) {
+	node(id: $id) {
+		__typename
+		... on KeywordFilter {
+			... KeywordFilterFields
+		}
+	}
+}
+fragment KeywordFilterFields on KeywordFilter {
+	id
+	keyword
+	wholeWord
+	expiresAt
+	createdAt
+}
+`
+
+// A keyword filter by id: the viewer's own, else NOT_FOUND.
+func KeywordFilterNode(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *KeywordFilterNodeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "KeywordFilterNode",
+		Query:  KeywordFilterNode_Operation,
+		Variables: &__KeywordFilterNodeInput{
+			Id: id,
+		},
+	}
+
+	data_ = &KeywordFilterNodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by KeywordFilters.
+const KeywordFilters_Operation = `
+query KeywordFilters {
+	keywordFilters {
+		... KeywordFilterFields
+	}
+}
+fragment KeywordFilterFields on KeywordFilter {
+	id
+	keyword
+	wholeWord
+	expiresAt
+	createdAt
+}
+`
+
+// The viewer's filters in force, newest first.
+func KeywordFilters(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *KeywordFiltersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "KeywordFilters",
+		Query:  KeywordFilters_Operation,
+	}
+
+	data_ = &KeywordFiltersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by LikePost.
 const LikePost_Operation = `
 mutation LikePost ($id: ID!) {
@@ -5736,6 +10118,20 @@ fragment PostFields on Post {
 		favorites
 	}
 	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
 }
 `
 
@@ -5788,6 +10184,7 @@ fragment LiveSessionFields on LiveSession {
 	scheduledStartAt
 	startedAt
 	endedAt
+	coverUrl
 	anchor {
 		id
 		handle
@@ -5990,6 +10387,10 @@ fragment PostFields on Post {
 		favorites
 	}
 	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
 }
 fragment UserFields on User {
 	id
@@ -6009,10 +10410,21 @@ fragment LiveSessionFields on LiveSession {
 	scheduledStartAt
 	startedAt
 	endedAt
+	coverUrl
 	anchor {
 		id
 		handle
 	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
 }
 `
 
@@ -6031,6 +10443,103 @@ func Node(
 	}
 
 	data_ = &NodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostThread.
+const PostThread_Operation = `
+query PostThread ($id: ID!, $first: Int, $after: String) {
+	node(id: $id) {
+		__typename
+		... on Post {
+			... PostFields
+			replyTo {
+				id
+				text
+			}
+			replies(first: $first, after: $after) {
+				edges {
+					cursor
+					node {
+						... PostFields
+						replyTo {
+							id
+						}
+					}
+				}
+				pageInfo {
+					... PageInfoFields
+				}
+			}
+		}
+	}
+}
+fragment PostFields on Post {
+	id
+	databaseId
+	text
+	createdAt
+	author {
+		id
+		handle
+	}
+	counts {
+		likes
+		comments
+		reposts
+		favorites
+	}
+	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
+}
+`
+
+// A post with what it replies to, and a page of its replies, oldest first.
+func PostThread(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	first *int,
+	after *string,
+) (data_ *PostThreadResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostThread",
+		Query:  PostThread_Operation,
+		Variables: &__PostThreadInput{
+			Id:    id,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &PostThreadResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -6067,9 +10576,25 @@ fragment PostFields on Post {
 		favorites
 	}
 	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
 }
 `
 
+// text stays a plain string in Go: "" is sent as null (no text), which a
+// post with media may have.
 func PublishPost(
 	ctx_ context.Context,
 	client_ graphql.Client,
@@ -6084,6 +10609,187 @@ func PublishPost(
 	}
 
 	data_ = &PublishPostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RemoveKeywordFilter.
+const RemoveKeywordFilter_Operation = `
+mutation RemoveKeywordFilter ($id: ID!) {
+	removeKeywordFilter(id: $id) {
+		removedFilterId
+	}
+}
+`
+
+func RemoveKeywordFilter(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *RemoveKeywordFilterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RemoveKeywordFilter",
+		Query:  RemoveKeywordFilter_Operation,
+		Variables: &__RemoveKeywordFilterInput{
+			Id: id,
+		},
+	}
+
+	data_ = &RemoveKeywordFilterResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by Report.
+const Report_Operation = `
+mutation Report ($input: ReportInput!) {
+	report(input: $input) {
+		reportId
+	}
+}
+`
+
+// Report a post, a user or a live session.
+func Report(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ReportInput,
+) (data_ *ReportResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Report",
+		Query:  Report_Operation,
+		Variables: &__ReportInput{
+			Input: input,
+		},
+	}
+
+	data_ = &ReportResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ReportAndMute.
+const ReportAndMute_Operation = `
+mutation ReportAndMute ($input: ReportInput!, $userId: ID!) {
+	report(input: $input) {
+		reportId
+	}
+	muteUser(userId: $userId) {
+		user {
+			id
+			viewerHasMuted
+		}
+	}
+}
+`
+
+// Report and mute in one operation: a reporter who also wants the author
+// out of their feeds sends both.
+func ReportAndMute(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ReportInput,
+	userId string,
+) (data_ *ReportAndMuteResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ReportAndMute",
+		Query:  ReportAndMute_Operation,
+		Variables: &__ReportAndMuteInput{
+			Input:  input,
+			UserId: userId,
+		},
+	}
+
+	data_ = &ReportAndMuteResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by Repost.
+const Repost_Operation = `
+mutation Repost ($id: ID!) {
+	repost(id: $id) {
+		post {
+			... PostFields
+			viewerHasReposted
+		}
+	}
+}
+fragment PostFields on Post {
+	id
+	databaseId
+	text
+	createdAt
+	author {
+		id
+		handle
+	}
+	counts {
+		likes
+		comments
+		reposts
+		favorites
+	}
+	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
+}
+`
+
+func Repost(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *RepostResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Repost",
+		Query:  Repost_Operation,
+		Variables: &__RepostInput{
+			Id: id,
+		},
+	}
+
+	data_ = &RepostResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -6112,6 +10818,7 @@ fragment LiveSessionFields on LiveSession {
 	scheduledStartAt
 	startedAt
 	endedAt
+	coverUrl
 	anchor {
 		id
 		handle
@@ -6161,6 +10868,7 @@ fragment LiveSessionFields on LiveSession {
 	scheduledStartAt
 	startedAt
 	endedAt
+	coverUrl
 	anchor {
 		id
 		handle
@@ -6236,6 +10944,145 @@ func UnblockUser(
 	}
 
 	data_ = &UnblockUserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UndoRepost.
+const UndoRepost_Operation = `
+mutation UndoRepost ($id: ID!) {
+	undoRepost(id: $id) {
+		post {
+			... PostFields
+			viewerHasReposted
+		}
+	}
+}
+fragment PostFields on Post {
+	id
+	databaseId
+	text
+	createdAt
+	author {
+		id
+		handle
+	}
+	counts {
+		likes
+		comments
+		reposts
+		favorites
+	}
+	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
+}
+`
+
+func UndoRepost(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *UndoRepostResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UndoRepost",
+		Query:  UndoRepost_Operation,
+		Variables: &__UndoRepostInput{
+			Id: id,
+		},
+	}
+
+	data_ = &UndoRepostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UnfavoritePost.
+const UnfavoritePost_Operation = `
+mutation UnfavoritePost ($id: ID!) {
+	unfavoritePost(id: $id) {
+		post {
+			... FavoritePostFields
+		}
+	}
+}
+fragment FavoritePostFields on Post {
+	... PostFields
+	viewerHasFavorited
+}
+fragment PostFields on Post {
+	id
+	databaseId
+	text
+	createdAt
+	author {
+		id
+		handle
+	}
+	counts {
+		likes
+		comments
+		reposts
+		favorites
+	}
+	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
+}
+`
+
+func UnfavoritePost(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *UnfavoritePostResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UnfavoritePost",
+		Query:  UnfavoritePost_Operation,
+		Variables: &__UnfavoritePostInput{
+			Id: id,
+		},
+	}
+
+	data_ = &UnfavoritePostResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -6372,6 +11219,20 @@ fragment PostFields on Post {
 		favorites
 	}
 	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
 }
 `
 
@@ -6488,6 +11349,256 @@ func User(
 	}
 
 	data_ = &UserResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by UserFollowers.
+const UserFollowers_Operation = `
+query UserFollowers ($handle: String!, $first: Int, $after: String) {
+	user(handle: $handle) {
+		id
+		followers(first: $first, after: $after) {
+			... UserPageFields
+		}
+	}
+}
+fragment UserPageFields on UserConnection {
+	edges {
+		cursor
+		node {
+			... UserFields
+			... RelationFields
+		}
+	}
+	pageInfo {
+		... PageInfoFields
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+`
+
+// A user's followers, most recent follow first.
+func UserFollowers(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	handle string,
+	first *int,
+	after *string,
+) (data_ *UserFollowersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UserFollowers",
+		Query:  UserFollowers_Operation,
+		Variables: &__UserFollowersInput{
+			Handle: handle,
+			First:  first,
+			After:  after,
+		},
+	}
+
+	data_ = &UserFollowersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by UserFollowing.
+const UserFollowing_Operation = `
+query UserFollowing ($handle: String!, $first: Int, $after: String) {
+	user(handle: $handle) {
+		id
+		following(first: $first, after: $after) {
+			... UserPageFields
+		}
+	}
+}
+fragment UserPageFields on UserConnection {
+	edges {
+		cursor
+		node {
+			... UserFields
+			... RelationFields
+		}
+	}
+	pageInfo {
+		... PageInfoFields
+	}
+}
+fragment UserFields on User {
+	id
+	databaseId
+	handle
+	displayName
+	avatarUrl
+	followerCount
+	followingCount
+	viewerIsFollowing
+}
+fragment RelationFields on User {
+	viewerHasBlocked
+	blocksViewer
+	viewerHasMuted
+	viewerMuteExpiresAt
+	viewerHidesMyPosts
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+`
+
+// The accounts a user follows, most recent follow first.
+func UserFollowing(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	handle string,
+	first *int,
+	after *string,
+) (data_ *UserFollowingResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UserFollowing",
+		Query:  UserFollowing_Operation,
+		Variables: &__UserFollowingInput{
+			Handle: handle,
+			First:  first,
+			After:  after,
+		},
+	}
+
+	data_ = &UserFollowingResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by UserPosts.
+const UserPosts_Operation = `
+query UserPosts ($handle: String!, $first: Int, $after: String, $includeReplies: Boolean) {
+	user(handle: $handle) {
+		id
+		posts(first: $first, after: $after, includeReplies: $includeReplies) {
+			... PostListFields
+		}
+	}
+}
+fragment PostListFields on PostConnection {
+	edges {
+		cursor
+		node {
+			... FavoritePostFields
+		}
+	}
+	pageInfo {
+		... PageInfoFields
+	}
+}
+fragment FavoritePostFields on Post {
+	... PostFields
+	viewerHasFavorited
+}
+fragment PageInfoFields on PageInfo {
+	hasNextPage
+	hasPreviousPage
+	startCursor
+	endCursor
+}
+fragment PostFields on Post {
+	id
+	databaseId
+	text
+	createdAt
+	author {
+		id
+		handle
+	}
+	counts {
+		likes
+		comments
+		reposts
+		favorites
+	}
+	viewerHasLiked
+	contentWarning
+	media {
+		... MediaFields
+	}
+}
+fragment MediaFields on Media {
+	url
+	kind
+	width
+	height
+	altText
+	thumbnailUrl
+	durationMs
+	sensitive
+}
+`
+
+// A user's posts, newest first; null user when nobody has the handle.
+func UserPosts(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	handle string,
+	first *int,
+	after *string,
+	includeReplies *bool,
+) (data_ *UserPostsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UserPosts",
+		Query:  UserPosts_Operation,
+		Variables: &__UserPostsInput{
+			Handle:         handle,
+			First:          first,
+			After:          after,
+			IncludeReplies: includeReplies,
+		},
+	}
+
+	data_ = &UserPostsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -1,8 +1,11 @@
 // Package demo generates deterministic demo data through the feedcore API:
 // about 300 users with a skewed follower graph (a few big-V authors, a long
-// tail), about 3,000 posts over the last 7 days with some timestamp ties,
-// and a mix of active and inactive readers, so every path of the hybrid
-// feed can be tried from GraphiQL.
+// tail) whose follows were made over the last 90 days, about 3,000 posts
+// over the last 7 days with some timestamp ties, the newest few with
+// pictures, a GIF, a video and content warnings (served by feedd itself:
+// media.go), threads of replies and reposts, a mix of active and inactive
+// readers, and the active readers' favorites, so every path of the hybrid
+// feed, and every list, can be tried from GraphiQL.
 package demo
 
 import (
@@ -28,6 +31,8 @@ const (
 	firstID     = 1001 // user ids are firstID, firstID+1, ...
 	numUsers    = 300
 	numPosts    = 3000
+	numReplies  = 600 // threads: answers, answers to answers, authors going on
+	numReposts  = 400
 	activeShare = 0.6 // readers who read recently
 	span        = 7 * 24 * time.Hour
 	burstChance = 0.03 // chance a post starts a burst sharing one millisecond
@@ -45,6 +50,10 @@ type Viewer struct {
 // Report says what was loaded and whom to try the feeds as.
 type Report struct {
 	Users, Follows, Posts, ActiveReaders int
+	// Replies are among Posts; Reposts are reposts of them.
+	Replies, Reposts int
+	// Favorites is how many favorites (bookmarks) the active readers made.
+	Favorites int
 	// Threshold is the service's big-V threshold the report was made for.
 	Threshold int
 	// BigV are the authors above Threshold, most followed first.
@@ -56,8 +65,10 @@ type Report struct {
 
 // Load writes the demo data for seed into svc and returns once its fan-out
 // is done. The same seed gives the same users, graph and posts; post times
-// are relative to svc's clock.
-func Load(ctx context.Context, svc *feedcore.Service, seed int64) (Report, error) {
+// are relative to svc's clock. mediaBase is the absolute URL, ending in a
+// slash, where MediaHandler is served (http://127.0.0.1:8080/demo/media/):
+// the media of the showcase posts and the live covers point there.
+func Load(ctx context.Context, svc *feedcore.Service, seed int64, mediaBase string) (Report, error) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0xfeedd))
 	people := makePeople(rng, numUsers)
 	edges := makeFollows(rng, people)
@@ -70,6 +81,7 @@ func Load(ctx context.Context, svc *feedcore.Service, seed int64) (Report, error
 		}
 	}
 	posts := makePosts(rng, people, svc.Options().Now())
+	shown := showcase(people, svc.Options().Now(), mediaBase)
 
 	// The demo runs its own fan-out workers (any number may share a store)
 	// so that it can wait for the fan-out between steps, whether or not the
@@ -108,6 +120,9 @@ func Load(ctx context.Context, svc *feedcore.Service, seed int64) (Report, error
 	}); err != nil {
 		return Report{}, fmt.Errorf("demo posts: %w", err)
 	}
+	if _, err := svc.PutPosts(ctx, shown); err != nil {
+		return Report{}, fmt.Errorf("demo posts with media: %w", err)
+	}
 	// Engagement, skewed: most posts get a little, a few get a lot.
 	for _, p := range posts {
 		if rng.IntN(3) == 0 {
@@ -119,7 +134,31 @@ func Load(ctx context.Context, svc *feedcore.Service, seed int64) (Report, error
 			return Report{}, fmt.Errorf("demo counts: %w", err)
 		}
 	}
-	for _, l := range makeSessions(rng, people, svc.Options().Now()) {
+	for i, p := range shown {
+		n := len(shown) - i
+		c := feedcore.PostCounts{Likes: 40 * n, Comments: 6 * n, Reposts: 3 * n, Favorites: 9 * n}
+		if err := svc.SetCounts(ctx, p.ID, c); err != nil {
+			return Report{}, fmt.Errorf("demo counts: %w", err)
+		}
+	}
+	// Threads and reposts, after the posts they answer and repost.
+	replies := makeReplies(rng, people, posts, svc.Options().Now())
+	for _, ps := range replies {
+		if _, err := svc.PutPosts(ctx, ps); err != nil {
+			return Report{}, fmt.Errorf("demo replies: %w", err)
+		}
+	}
+	reposts := makeReposts(rng, people, append(posts, flatten(replies)...), svc.Options().Now())
+	if err := inBatches(ctx, reposts, batchSize, func(ctx context.Context, rs []*feedcore.Post) error {
+		_, err := svc.PutReposts(ctx, rs)
+		return err
+	}); err != nil {
+		return Report{}, fmt.Errorf("demo reposts: %w", err)
+	}
+	for i, l := range makeSessions(rng, people, svc.Options().Now()) {
+		if i%2 == 0 {
+			l.CoverURL = mediaBase + covers[i/2%len(covers)]
+		}
 		if err := svc.PutLive(ctx, l); err != nil {
 			return Report{}, fmt.Errorf("demo live sessions: %w", err)
 		}
@@ -127,19 +166,96 @@ func Load(ctx context.Context, svc *feedcore.Service, seed int64) (Report, error
 	if err := drain(ctx, svc); err != nil {
 		return Report{}, err
 	}
-	if err := inBatches(ctx, edges, batchSize, func(ctx context.Context, es []feedcore.Edge) error {
-		_, err := svc.FollowMany(ctx, es)
-		return err
-	}); err != nil {
-		return Report{}, fmt.Errorf("demo follows: %w", err)
+	lrng := listsRand(seed)
+	favs := makeFavorites(lrng, edges, active, posts, svc.Options().Now())
+	if err := loadLists(ctx, svc, edges, followTimes(lrng, edges, svc.Options().Now()), favs); err != nil {
+		return Report{}, fmt.Errorf("demo follows and favorites: %w", err)
 	}
 	// Promotions of the authors who crossed the big-V threshold.
 	if err := drain(ctx, svc); err != nil {
 		return Report{}, err
 	}
 	r := report(people, edges, isActive, svc.Options().BigVThreshold)
-	r.Posts, r.ActiveReaders = len(posts), len(active)
+	r.Posts, r.ActiveReaders, r.Favorites = len(posts)+len(shown)+len(flatten(replies)), len(active), len(favs)
+	r.Replies, r.Reposts = len(flatten(replies)), len(reposts)
 	return r, nil
+}
+
+// makeReplies answers recent posts, in rounds: each round answers the
+// posts and replies before it (so threads grow: answers to answers, and
+// a post's author going on under it, a third of the time), a few minutes
+// to a few hours after what it answers, never past now. Ids are
+// time-ordered like makePosts', after theirs.
+func makeReplies(rng *rand.Rand, people []person, posts []*feedcore.Post, now time.Time) [][]*feedcore.Post {
+	newest := now.Truncate(time.Millisecond).Add(-time.Minute)
+	pool := append([]*feedcore.Post(nil), posts...)
+	var rounds [][]*feedcore.Post
+	n := len(posts)
+	for made := 0; made < numReplies; {
+		var round []*feedcore.Post
+		for range min(numReplies/3, numReplies-made) {
+			parent := pool[len(pool)-1-rng.IntN(min(len(pool), 400))] // recent ones more often
+			if rng.IntN(2) == 0 {
+				parent = pool[rng.IntN(len(pool))]
+			}
+			author := people[rng.IntN(len(people))]
+			if rng.IntN(3) == 0 {
+				author = personOf(people, parent.Author)
+			}
+			ts := parent.CreatedAt.Add(time.Duration(1+rng.IntN(240)) * time.Minute).Truncate(time.Millisecond)
+			if ts.After(newest) {
+				ts = newest
+			}
+			round = append(round, &feedcore.Post{ID: feedcore.ID(ts.UnixMilli())<<16 | feedcore.ID(n), Author: author.ID,
+				Text: postText(rng, author.topic), CreatedAt: ts, ReplyTo: parent.ID, ReplyToAuthor: parent.Author})
+			n++
+		}
+		made += len(round)
+		pool = append(pool, round...)
+		rounds = append(rounds, round)
+	}
+	return rounds
+}
+
+// makeReposts has users repost posts and replies, the most followed
+// authors' most often, an hour to a day after them, never past now; one
+// repost of a post per user. Ids are time-ordered, after the posts'.
+func makeReposts(rng *rand.Rand, people []person, posts []*feedcore.Post, now time.Time) []*feedcore.Post {
+	newest := now.Truncate(time.Millisecond).Add(-time.Minute)
+	byRank := append([]*feedcore.Post(nil), posts...)
+	sort.SliceStable(byRank, func(i, j int) bool {
+		return personOf(people, byRank[i].Author).rank < personOf(people, byRank[j].Author).rank
+	})
+	done := map[[2]feedcore.ID]bool{}
+	var out []*feedcore.Post
+	for i := 0; len(out) < numReposts && i < 10*numReposts; i++ {
+		orig := byRank[rng.IntN(1+rng.IntN(len(byRank)))] // skewed toward the top
+		who := people[rng.IntN(len(people))]
+		if done[[2]feedcore.ID{who.ID, orig.ID}] {
+			continue
+		}
+		done[[2]feedcore.ID{who.ID, orig.ID}] = true
+		ts := orig.CreatedAt.Add(time.Duration(60+rng.IntN(24*60)) * time.Minute).Truncate(time.Millisecond)
+		if ts.After(newest) {
+			ts = newest
+		}
+		out = append(out, &feedcore.Post{ID: feedcore.ID(ts.UnixMilli())<<16 | feedcore.ID(numPosts+numReplies+len(out)),
+			Author: who.ID, CreatedAt: ts, RepostOf: orig.ID})
+	}
+	return out
+}
+
+// personOf is the person with id.
+func personOf(people []person, id feedcore.ID) person {
+	return people[id-firstID]
+}
+
+func flatten[T any](xss [][]T) []T {
+	var out []T
+	for _, xs := range xss {
+		out = append(out, xs...)
+	}
+	return out
 }
 
 // makePosts spreads numPosts over the span before now. Creators post most;

@@ -13,6 +13,9 @@ import (
 
 var clock = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// testMediaBase is where the tests pretend MediaHandler is served.
+const testMediaBase = "http://127.0.0.1:8080/demo/media/"
+
 func newService(t *testing.T) *feedcore.Service {
 	t.Helper()
 	st := storetest.New(t)
@@ -77,12 +80,12 @@ func TestLoad(t *testing.T) {
 	svc := newService(t)
 	ctx := context.Background()
 	start := time.Now()
-	r, err := Load(ctx, svc, 1)
+	r, err := Load(ctx, svc, 1, testMediaBase)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("loaded in %v: %+v", time.Since(start), r)
-	if r.Users != numUsers || r.Posts != numPosts || r.Follows < 2000 {
+	if r.Users != numUsers || r.Posts != numPosts+len(showcase(nil, clock, ""))+numReplies || r.Replies != numReplies || r.Reposts != numReposts || r.Follows < 2000 {
 		t.Errorf("report counts: %+v", r)
 	}
 	if len(r.BigV) < 3 || len(r.BigV) > 15 {
@@ -103,6 +106,25 @@ func TestLoad(t *testing.T) {
 	if err != nil || u == nil || u.ID != r.Viewers[0].ID {
 		t.Fatalf("viewer %+v not in store: %+v, %v", r.Viewers[0], u, err)
 	}
+	// Follows have times over the last 90 days; active readers favorites.
+	fs, err := svc.Followers(ctx, 0, r.BigV[0].ID, 100, "")
+	if err != nil || len(fs.Users) != 100 {
+		t.Fatalf("followers of %s: %+v, %v", r.BigV[0].Handle, fs, err)
+	}
+	if r.Favorites < 100 {
+		t.Errorf("%d favorites, want the active readers' few each", r.Favorites)
+	}
+	favorited := 0
+	for id := feedcore.ID(firstID); id < firstID+numUsers; id++ {
+		pg, err := svc.Favorites(ctx, id, 100, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		favorited += len(pg.Edges)
+	}
+	if favorited != r.Favorites {
+		t.Errorf("%d favorites listed, the report says %d", favorited, r.Favorites)
+	}
 }
 
 // TestDemoFeeds reads the interesting viewers' feeds: Load returns with
@@ -110,20 +132,33 @@ func TestLoad(t *testing.T) {
 func TestDemoFeeds(t *testing.T) {
 	svc := newService(t)
 	ctx := context.Background()
-	r, err := Load(ctx, svc, 1)
+	r, err := Load(ctx, svc, 1, testMediaBase)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n, err := svc.Backlog(ctx); err != nil || n != 0 {
 		t.Fatalf("backlog after Load = %d, %v", n, err)
 	}
+	replies, reposts := 0, 0
 	for _, v := range r.Viewers {
-		page, err := svc.FollowingFeed(ctx, feedcore.FeedRequest{Viewer: v.ID, First: 20})
+		page, err := svc.FollowingFeed(ctx, feedcore.FeedRequest{Viewer: v.ID, First: 100})
 		if err != nil {
 			t.Fatalf("%s: %v", v.Handle, err)
 		}
-		if len(page.Edges) != 20 || !page.HasNext {
+		if len(page.Edges) != 100 || !page.HasNext {
 			t.Errorf("%s: first page has %d posts, hasNext %v", v.Handle, len(page.Edges), page.HasNext)
 		}
+		for _, e := range page.Edges {
+			if e.Repost != nil {
+				reposts++
+			}
+			if e.Post.ReplyTo != 0 {
+				replies++
+			}
+		}
+	}
+	// Threads and reposts show in the demo's feeds.
+	if replies == 0 || reposts == 0 {
+		t.Errorf("the viewers' first pages show %d replies and %d reposts, want some of each", replies, reposts)
 	}
 }

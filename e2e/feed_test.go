@@ -35,36 +35,50 @@ func readFeed(t *testing.T, c graphql.Client, n int) []string {
 // feedPosts is readFeed returning the posts.
 func feedPosts(t *testing.T, c graphql.Client, n int) []client.PostFields {
 	t.Helper()
-	var (
-		posts []client.PostFields
-		after *string
-		seen  = map[string]bool{}
-	)
-	for range 1000 {
+	var posts []client.PostFields
+	seen := map[string]bool{}
+	pageFeed(t, n, func(after *string) ([]feedEdge, client.PageInfoFields) {
 		page := must(client.FollowingFeed(t.Context(), c, &n, after, nil, nil))(t).FollowingFeed
-		if len(page.Edges) > n {
-			t.Fatalf("asked for %d posts, got %d", n, len(page.Edges))
+		return page.Edges, page.PageInfo.PageInfoFields
+	}, func(e feedEdge) {
+		if seen[e.Node.Id] {
+			t.Fatalf("page size %d: post %s repeated", n, e.Node.Id)
 		}
-		for _, e := range page.Edges {
-			if seen[e.Node.Id] {
-				t.Fatalf("page size %d: post %s repeated", n, e.Node.Id)
-			}
-			seen[e.Node.Id] = true
-			posts = append(posts, e.Node.PostFields)
+		seen[e.Node.Id] = true
+		posts = append(posts, e.Node.PostFields)
+	})
+	return posts
+}
+
+// feedEdge is an edge of a followingFeed page.
+type feedEdge = client.FollowingFeedFollowingFeedPostConnectionEdgesPostEdge
+
+// pageFeed pages a feed to the end, n at a time (page reads the page
+// after a cursor), handing each edge to visit. It fails on a page larger
+// than n or one that does not advance.
+func pageFeed[E any](t *testing.T, n int, page func(after *string) ([]E, client.PageInfoFields), visit func(E)) {
+	t.Helper()
+	var after *string
+	for range 1000 {
+		edges, info := page(after)
+		if len(edges) > n {
+			t.Fatalf("asked for %d posts, got %d", n, len(edges))
 		}
-		if after != nil && !page.PageInfo.HasPreviousPage {
+		for _, e := range edges {
+			visit(e)
+		}
+		if after != nil && !info.HasPreviousPage {
 			t.Errorf("page from a cursor: hasPreviousPage false")
 		}
-		if !page.PageInfo.HasNextPage {
-			return posts
+		if !info.HasNextPage {
+			return
 		}
-		if page.PageInfo.EndCursor == nil || after != nil && *page.PageInfo.EndCursor == *after {
-			t.Fatalf("page size %d: hasNextPage but endCursor %v does not advance", n, page.PageInfo.EndCursor)
+		if info.EndCursor == nil || after != nil && *info.EndCursor == *after {
+			t.Fatalf("page size %d: hasNextPage but endCursor %v does not advance", n, info.EndCursor)
 		}
-		after = page.PageInfo.EndCursor
+		after = info.EndCursor
 	}
 	t.Fatal("the feed never ended")
-	return nil
 }
 
 // TestFollowingFeed is the happy path of a reader: look people up, follow

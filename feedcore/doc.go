@@ -24,8 +24,21 @@
 //     from a shard's clock), journal.go (begin, settle, repair),
 //     durability.go (commit, WAIT for replicas).
 //   - Graph: graph.go (Follow, Unfollow, backfill).
-//   - Posts: posts.go (Publish, Delete, Posts), content.go (text rules).
+//   - Posts: posts.go (PublishPost, Delete, Posts), content.go (text
+//     rules), content_media.go (media, content warnings, the URL policy
+//     of media and live covers, how media are stored).
 //   - Likes: likes.go (Like, Unlike, LikeMany, counters).
+//   - Reposts: repost_write.go (Repost, UndoRepost, PutReposts: the
+//     commit with the reposter's record, the record's materialization,
+//     the original's set of reposts, taking back the reposts of a deleted
+//     post, Reposted).
+//   - Replies: reply_write.go (who may reply, the parent's set of replies
+//     and comments counter, recounting), reply_list.go (Replies: a post's
+//     replies, oldest first).
+//   - Read path, items: read_items.go (which posts, replies and reposts a
+//     viewer may see: the reply rule, both authors of a repost),
+//     read_dedupe.go (never the same post twice: the window over the
+//     merged feed; collectFeed).
 //   - Users: users.go (profiles, handles, counts).
 //   - Safety: safety_relations.go (Block, Mute, HidePostsFrom and their
 //     undoing: the record's commit; a like across a block), safety_settle.go
@@ -38,12 +51,27 @@
 //   - Rate limit: ratelimit.go (GCRA in Redis; a Charge rides the first
 //     pipeline, and a viewer's checks the account is not deleted, with the
 //     limit on or off), throttle.go (per-process throttles of activity writes).
+//   - Lists: list_page.go (list cursors bound to kind and owner, the
+//     seek by rank, collecting a page past filtered entries, separations),
+//     list_favorites.go (FavoritePost, Favorites, Favorited, their
+//     settle, import, export, rebuild and counters), list_author.go
+//     (AuthorPosts), list_follows.go (Followers, Following, follow times).
 //   - Ops: ops_export.go (Export), ops_rebuild.go (Rebuild), ops_scan.go
 //     (walking every record of a kind).
 //   - Safety: safety_filter.go (reads and fan-out leave out authors hidden
-//     from a viewer, in the round trips they already make),
+//     from a viewer, in the round trips they already make; the page's read
+//     of the viewer's keyword filters rides the same script),
 //     safety_cleanup.go (the clean-up worker: a hidden author's items out
-//     of a viewer's inboxes and live snapshots, CleanupBacklog).
+//     of a viewer's inboxes and live snapshots, CleanupBacklog),
+//     safety_keyword.go (keyword filters: the record and its version
+//     token, add, remove, list, what a page reads of them, import, export,
+//     rebuild), safety_keyword_match.go (normalization and matching).
+//   - Moderation: safety_report.go (Report: filed once per reporter and
+//     subject, its own allowance; Reports, ResolveReport, the audit
+//     stream: AuditLog, appendAudit; their import), safety_moderation.go
+//     (Takedown, Suspend, Unsuspend: commits on the shard, journaled jobs,
+//     the marks on posts and sessions, second passes; their export and
+//     import; finishJobs for Rebuild).
 //   - Workers: workers.go (RunWorkers: consumers, reclaim, dead letters,
 //     Backlog, Drain).
 //   - Storage helpers: keys.go (every key name), member.go (8-byte
@@ -61,8 +89,9 @@
 // and again by the dispatcher. A tombstone is final.
 //
 // Journal. A mutation that writes several cluster slots without an event
-// (follow, unfollow, the live mutations) has one record of truth changed
-// atomically in one slot (the following set, the session's hash). It
+// (follow, unfollow, the live mutations, favorites) has one record of
+// truth changed atomically in one slot (the following set, the session's
+// hash, the user's favorites). It
 // journals itself on its shard first, changes the record, settles the rest
 // to match it (idempotent, the record re-read until it stops changing) and
 // deletes its entry; a worker settles entries older than
@@ -95,10 +124,45 @@
 // check compares the end with the service clock, so an ended mute shows
 // the author again at once.
 //
+// Reposts and replies. A repost is an item of its own (its own id and
+// time, a record in the post keyspace naming its original), committed by
+// an event with the reposter's record and derived like a post; the
+// original's set of reposts and a parent's set of replies, with their
+// counters, are moved once by scripts in the original's or parent's slot
+// and keep what was taken back, so a late write cannot undo it. Which
+// replies and reposts a viewer sees, and which reposts the window leaves
+// out, is decided at read time over the merged feed, so push and pull
+// agree.
+// Keyword filters. A viewer's filters are one record in its slot, with a
+// token that every change replaces and that never repeats. A page's first
+// round trip sends the token of the set this process compiled (kept in a
+// bounded LRU) and gets the list back only when it changed: no copy is
+// ever stale, no round trip is added, a warm page reads a few bytes more.
+// A filter's end is compared with the service clock on every page; the
+// viewer's own posts are never filtered.
+//
 // Deleted accounts. A deletion is committed by its gone marker, set in one
 // script with its journal entry on the user's stream shard; from then on
 // every operation of the user is refused (the charge's script and the
 // publish log script read the marker in their own slot), and the journaled
 // job, idempotent and checkpointed in the marker, takes everything of the
 // account away. The marker stays: export and import carry it.
+//
+// Suspended accounts. A suspension is committed the same way, by its
+// marker on the user's stream shard (deleted again by unsuspending), so
+// the charge and the log script refuse the account's requests with
+// FORBIDDEN at no round trip of their own; its journaled job marks each of
+// its posts and sessions (field sx on their hashes), which reads already
+// read, so a page costs what it did; the job re-reads the marker until it
+// stops changing, and a second pass marks what requests in flight wrote.
+// A takedown is a delete whose event is appended in one script with its
+// record and its job. Every moderation action is appended once to the
+// audit stream.
+
+// Lists. Every list (favorites, an author's posts, followers, following,
+// the viewer's relations) pages one sorted set from its cursor by rank, so
+// a page costs its size, never the list's; its cursors are sealed with the
+// list's kind and owner and open nothing else. Lists obey the feeds'
+// safety rules (blocks, mutes, hides, keyword filters, suspensions: see
+// Separations in list_page.go), read in their first round trip.
 package feedcore

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -58,9 +59,10 @@ func TestEntryPointsNameTheirOperation(t *testing.T) {
 		}
 	}
 	sink := ExportSink{
-		User: func(User) error { return nil }, Follow: func(Edge) error { return nil }, Relation: func(Relation) error { return nil },
+		User: func(User) error { return nil }, Follow: func(Edge, time.Time) error { return nil }, Relation: func(Relation) error { return nil },
 		Post: func(*Post) error { return nil }, Live: func(*LiveSession) error { return nil },
 		Like: func(_, _ ID) error { return nil }, Counts: func(ID, PostCounts) error { return nil },
+		Favorite: func(Favorite) error { return nil },
 	}
 	for _, tc := range []struct {
 		op   string

@@ -15,16 +15,27 @@ const (
 	evPromote  = "pro" // an author crossed the big-V threshold
 	evActivate = "act" // a returning reader: join active sets, backfill
 	evReplay   = "rep" // fan an ended live session out to replay inboxes
+	evRepost   = "rpo" // materialize a repost's record, then fan it out like a post
+	evUnrepost = "rpu" // tombstone a repost's record, then fan the removal out
 )
 
+// removal reports whether events (and tasks) of type t take an item out
+// of inboxes rather than push one in.
+func removal(t string) bool { return t == evDelete || t == evUnrepost }
+
 // event is one entry of an events stream. A publish event is the post's
-// record of truth until the post is materialized: it carries the text, so a
-// worker can finish a publish whose request died after logging it.
+// record of truth until the post is materialized: it carries the content
+// (text, media, content warning), so a worker can finish a publish whose
+// request died after logging it.
 type event struct {
 	Type string
 	User ID   // author, or the reader for evActivate
-	Item Item // the post, for evPublish and evDelete
-	Text string
+	Item Item // the post, for evPublish and evDelete; the repost's record for evRepost and evUnrepost
+	postContent
+	// Parent and ParentAuthor: a reply's parent post and its author
+	// (evPublish, evDelete). Orig and OrigAuthor: a repost's original
+	// and its author (evRepost, evUnrepost).
+	Parent, ParentAuthor, Orig, OrigAuthor ID
 }
 
 // maxShards bounds StreamShards: new ids carry the shard in their low
@@ -45,17 +56,26 @@ func (s *Service) shardOf(user ID) int {
 }
 
 func (e event) fields() []string {
-	fv := []string{"t", e.Type, "u", FormatID(e.User), "p", FormatID(e.Item.ID), "s", scoreArg(e.Item.TS)}
-	if e.Text != "" {
-		fv = append(fv, "x", e.Text)
+	fv := e.eventFields("t", e.Type, "u", FormatID(e.User), "p", FormatID(e.Item.ID), "s", scoreArg(e.Item.TS))
+	return append(fv, e.linkFields()...)
+}
+
+// linkFields are the fields naming e's parent or original, if any.
+func (e event) linkFields() []string {
+	var fv []string
+	for _, f := range []struct {
+		name string
+		id   ID
+	}{{"r", e.Parent}, {"ra", e.ParentAuthor}, {"o", e.Orig}, {"oa", e.OrigAuthor}} {
+		if f.id != 0 {
+			fv = append(fv, f.name, FormatID(f.id))
+		}
 	}
 	return fv
 }
 
 func (s *Service) emitCmd(e event) rueidis.Completed {
-	return s.c.B().Xadd().Key(s.k.events(s.shardOf(e.User))).Id("*").FieldValue().
-		FieldValue("t", e.Type).FieldValue("u", FormatID(e.User)).
-		FieldValue("p", FormatID(e.Item.ID)).FieldValue("s", scoreArg(e.Item.TS)).Build()
+	return s.c.B().Arbitrary("XADD").Keys(s.k.events(s.shardOf(e.User))).Args("*").Args(e.fields()...).Build()
 }
 
 // emit appends e to its events stream; once it returns, the event is
@@ -75,20 +95,22 @@ func (s *Service) emit(ctx context.Context, e event) error {
 // 64-bit id; Go composes it). With ARGV[5] "i", KEYS[3] is an idempotency
 // record: the script replies that record instead when it exists, and
 // otherwise stores "s q ARGV[3]" there for ARGV[4] seconds. With ARGV[7]
-// not empty, it first checks the viewer's gone marker (the last key) and
-// spends a rate charge (luaSpend over the key before it, ARGV[6..9]: now,
-// interval, tolerance, cost; no spending with interval gateOnly) and, when
-// refused, writes nothing. Replies {1, s, q, entry id, remaining} for a
-// new entry, {0, record, remaining} for a replay, {-1, retry after ms,
-// remaining} for a refused charge (remaining 0 without a charge), {-2, 0,
-// 0} for a deleted account. ARGV[10..] are the entry's other fields.
-var logScript = newScript(false, luaSpend+`
+// not empty, it first checks the viewer's gone and suspension markers
+// (the last two keys) and spends a rate charge (luaSpend over the key
+// before them, ARGV[6..9]: now, interval, tolerance, cost; no spending
+// with interval gateOnly) and, when refused, writes nothing. Replies {1,
+// s, q, entry id, remaining} for a new entry, {0, record, remaining} for
+// a replay, {-1, retry after ms, remaining} for a refused charge
+// (remaining 0 without a charge), {-2, 0, 0} for a deleted account, {-3,
+// 0, 0} for a suspended one. ARGV[10..] are the entry's other fields.
+var logScript = newScript(false, luaSpend+luaAlloc+`
 local left = 0
 if ARGV[7] ~= '' then
-  if redis.call('EXISTS', KEYS[#KEYS]) == 1 then return {-2, 0, 0} end
+  if redis.call('EXISTS', KEYS[#KEYS - 1]) == 1 then return {-2, 0, 0} end
+  if redis.call('EXISTS', KEYS[#KEYS]) == 1 then return {-3, 0, 0} end
   if ARGV[7] ~= '`+gateOnly+`' then
     local ok, wait
-    ok, wait, left = spend(KEYS[#KEYS - 1], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+    ok, wait, left = spend(KEYS[#KEYS - 2], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
     if ok == 0 then return {-1, wait, left} end
   end
 end
@@ -101,13 +123,7 @@ local ms, n = ARGV[2], '0'
 local fields = {}
 for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
 if ARGV[1] == 'alloc' then
-  local c = redis.call('HMGET', KEYS[2], 'm', 'n')
-  local t, last, count = tonumber(ARGV[2]), tonumber(c[1]) or 0, tonumber(c[2]) or -1
-  if t < last then t = last end
-  if t == last then count = count + 1 else count = 0 end
-  if count >= 1024 then t = t + 1; count = 0 end
-  redis.call('HSET', KEYS[2], 'm', t, 'n', count)
-  ms, n = string.format('%d', t), tostring(count)
+  ms, n = alloc(KEYS[2], ARGV[2])
   fields[#fields + 1] = 's'; fields[#fields + 1] = ms
   fields[#fields + 1] = 'q'; fields[#fields + 1] = n
 end
@@ -117,6 +133,22 @@ if idem then
 end
 return {1, ms, n, id, left}
 `)
+
+// luaAlloc: alloc(clock, now) takes a new (millisecond, count) from the
+// shard's clock hash (fields m, n), never below now ms and never handed
+// out twice, and returns them as strings (Lua's doubles cannot hold a
+// 64-bit id; Go composes it, composeID).
+const luaAlloc = `
+local function alloc(clock, now)
+  local c = redis.call('HMGET', clock, 'm', 'n')
+  local t, last, count = tonumber(now), tonumber(c[1]) or 0, tonumber(c[2]) or -1
+  if t < last then t = last end
+  if t == last then count = count + 1 else count = 0 end
+  if count >= 1024 then t = t + 1; count = 0 end
+  redis.call('HSET', clock, 'm', t, 'n', count)
+  return string.format('%d', t), tostring(count)
+end
+`
 
 // logArgs is logScript's ARGV up to the entry's fields: mode, ms, record
 // text and TTL, whether KEYS[3] is an idempotency record, and the rate
@@ -143,7 +175,7 @@ func parseEvent(fv map[string]string, shard int) (event, error) {
 	if err != nil {
 		return event{}, fmt.Errorf("event field u %q: %w", fv["u"], err)
 	}
-	e := event{Type: fv["t"], User: u, Text: fv["x"]}
+	e := event{Type: fv["t"], User: u, postContent: postContent{Text: fv["x"], Media: fv["m"], CW: fv["cw"]}}
 	if e.Type == "" {
 		return event{}, fmt.Errorf("event without a type")
 	}
@@ -166,6 +198,13 @@ func parseEvent(fv map[string]string, shard int) (event, error) {
 	}
 	if e.Item.TS < 0 {
 		return event{}, fmt.Errorf("event field s %d: negative", e.Item.TS)
+	}
+	for name, dst := range map[string]*ID{"r": &e.Parent, "ra": &e.ParentAuthor, "o": &e.Orig, "oa": &e.OrigAuthor} {
+		if v := fv[name]; v != "" {
+			if *dst, err = strconv.ParseUint(v, 10, 64); err != nil {
+				return event{}, fmt.Errorf("event field %s %q: %w", name, v, err)
+			}
+		}
 	}
 	return e, nil
 }

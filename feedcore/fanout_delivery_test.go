@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ func TestPublishIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *again != *first {
+	if !reflect.DeepEqual(again, first) {
 		t.Fatalf("retry returned %+v, want the first attempt's %+v", again, first)
 	}
 	other, err := s.PublishOnce(ctx, 2, "hello", "k1")
@@ -93,7 +94,7 @@ func TestPublishFinishedByWorkers(t *testing.T) {
 	if err := s.Follow(ctx, 2, 1); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.logPublish(ctx, 1, "logged only", "")
+	p, err := s.logPublish(ctx, 1, NewPost{Text: "logged only"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 		}
 	}
 	die(s.shardOf(1), "k", jEdges, "e", encodeEdges([]Edge{{Follower: 1, Followee: 2}}))
-	if _, err := s.addFollowing(ctx, []Edge{{Follower: 1, Followee: 2}}); err != nil {
+	if _, err := s.addFollowing(ctx, []Edge{{Follower: 1, Followee: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	die(s.shardOf(3), "k", jEdges, "e", encodeEdges([]Edge{{Follower: 3, Followee: 2}}))

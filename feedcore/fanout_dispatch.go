@@ -27,7 +27,7 @@ const (
 type task struct {
 	ID     string // stream entry id, names the checkpoint
 	Shard  int    // the stream shard of the task and of its event
-	Type   string // evPublish, evDelete or evReplay
+	Type   string // evPublish, evDelete, evReplay, evRepost or evUnrepost
 	Author ID
 	Item   Item
 	Set    string // followers or active-followers key
@@ -307,7 +307,7 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 	if t.Type == evReplay {
 		tl = s.replaysTL()
 	}
-	if t.Type == evDelete {
+	if removal(t.Type) {
 		for _, m := range targets {
 			reader, _ := memberID(m)
 			cmds = append(cmds, s.inboxRemoveCmd(tl, reader, t.Item.ID))

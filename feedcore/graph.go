@@ -27,6 +27,13 @@ func (s *Service) Follow(ctx context.Context, viewer, target ID) error {
 // The batch is journaled (see journal.go): the following sets are the
 // record of truth, and everything else is settled from them.
 func (s *Service) FollowMany(ctx context.Context, edges []Edge) (_ int, err error) {
+	return s.FollowManyAt(ctx, edges, nil)
+}
+
+// FollowManyAt is FollowMany with the time each follow was made (import):
+// at[i] for edges[i], the service's clock where at is nil or at[i] zero.
+// A follow already there keeps its time.
+func (s *Service) FollowManyAt(ctx context.Context, edges []Edge, at []time.Time) (_ int, err error) {
 	defer wrap(&err, "follow")
 	edges, stop := s.checkEdges(ctx, edges)
 	if len(edges) == 0 {
@@ -37,7 +44,7 @@ func (s *Service) FollowMany(ctx context.Context, edges []Edge) (_ int, err erro
 	if err != nil {
 		return 0, err
 	}
-	applied, limitErr := s.addFollowing(ctx, edges)
+	applied, limitErr := s.addFollowing(ctx, edges, at)
 	if applied == nil && limitErr != nil && CodeOf(limitErr) != apierr.FollowLimit {
 		return 0, limitErr // the journal settles whatever went through
 	}
@@ -90,23 +97,32 @@ func (s *Service) existingPairs(ctx context.Context, pairs []Edge) (int, error) 
 }
 
 // addFollowing adds edges to their followers' following sets, atomically
-// against the follow limit and blocks, and returns the prefix that went
-// in. At the first edge over the limit or across a block it takes the
-// later edges of the batch back out and returns FOLLOW_LIMIT or FORBIDDEN.
-func (s *Service) addFollowing(ctx context.Context, edges []Edge) ([]Edge, error) {
-	keysArgs := func(e Edge) (keys, args []string) {
-		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower), s.k.blocks(e.Follower), s.k.blockedBy(e.Follower)},
-			[]string{member(e.Followee), itoa(s.o.FollowLimit)}
+// against the follow limit and blocks, each timed at at[i] (now where at
+// is nil or at[i] zero), and returns the prefix that went in. At the
+// first edge over the limit or across a block it takes the later edges of
+// the batch back out and returns FOLLOW_LIMIT or FORBIDDEN.
+func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time) ([]Edge, error) {
+	now := s.nowMS()
+	keysArgs := func(i int) (keys, args []string) {
+		e, ms := edges[i], now
+		if i < len(at) && !at[i].IsZero() {
+			ms = at[i].UnixMilli()
+		}
+		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower), s.k.blocks(e.Follower), s.k.blockedBy(e.Follower),
+				s.k.followingTimes(e.Follower)},
+			[]string{member(e.Followee), itoa(s.o.FollowLimit), scoreArg(ms)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
-		keys, args := keysArgs(edges[0])
+		keys, args := keysArgs(0)
 		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, followAdd.cmd(s.c.B(), keys, args))}
 	} else {
-		rs = s.doMulti(ctx, cmdsFor(edges, func(e Edge) rueidis.Completed {
-			keys, args := keysArgs(e)
-			return followAdd.cmd(s.c.B(), keys, args)
-		})...)
+		cmds := make([]rueidis.Completed, len(edges))
+		for i := range edges {
+			keys, args := keysArgs(i)
+			cmds[i] = followAdd.cmd(s.c.B(), keys, args)
+		}
+		rs = s.doMulti(ctx, cmds...)
 	}
 	for i, r := range rs {
 		added, err := r.AsInt64()
@@ -129,23 +145,32 @@ func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.Re
 	var cmds []rueidis.Completed
 	for i, e := range edges {
 		if n, _ := rs[i].AsInt64(); n == 1 {
-			cmds = append(cmds, s.c.B().Zrem().Key(s.k.following(e.Follower)).Member(member(e.Followee)).Build())
+			cmds = append(cmds, s.c.B().Zrem().Key(s.k.following(e.Follower)).Member(member(e.Followee)).Build(),
+				s.c.B().Zrem().Key(s.k.followingTimes(e.Follower)).Member(member(e.Followee)).Build())
 		}
 	}
 	s.doMulti(ctx, cmds...)
 }
 
-// addFollows writes the followers side, active sets, promotions and
-// backfills of edges already in their following sets.
-func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
-	cmds := make([]rueidis.Completed, 0, 5*len(edges))
-	for _, e := range edges {
+// addFollows writes the followers side (with each follow's time: at[i],
+// read from the following times by the settle's read of the record; the
+// service's clock where it is 0 or at is nil), active sets, promotions
+// and backfills of edges already in their following sets.
+func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) error {
+	cmds := make([]rueidis.Completed, 0, 7*len(edges))
+	now := s.nowMS()
+	for i, e := range edges {
 		cmds = append(cmds,
 			s.c.B().Zadd().Key(s.k.followers(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build(),
 			s.c.B().Zcard().Key(s.k.followers(e.Followee)).Build(),
 			s.c.B().Get().Key(s.k.pushMode(e.Followee)).Build(),
 			s.seenCmd(e.Follower),
 			s.c.B().Hget().Key(s.k.reader(e.Follower)).Field("c").Build())
+		var ms int64
+		if i < len(at) {
+			ms = at[i]
+		}
+		cmds = append(cmds, s.followTimeCmds(e, ms, now)...)
 	}
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
@@ -158,7 +183,7 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge) error {
 	var writes []rueidis.Completed
 	promoted := map[ID]bool{}
 	for i, e := range edges {
-		r := rs[5*i : 5*i+5]
+		r := rs[7*i : 7*i+5]
 		followers, _ := r[1].AsInt64()
 		// Read after adding the follower, in its slot: a promotion that
 		// set the mode later lists this follower.
@@ -250,6 +275,7 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 			s.c.B().Zrem().Key(s.k.followers(e.Followee)).Member(member(e.Follower)).Build(),
 			s.c.B().Zrem().Key(s.k.active(e.Followee)).Member(member(e.Follower)).Build(),
 			s.c.B().Srem().Key(s.k.bigFollowees(e.Follower)).Member(member(e.Followee)).Build())
+		cmds = append(cmds, s.unfollowTimeCmds(e)...)
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("remove followers: %w", err)

@@ -64,7 +64,16 @@ func mustUsers(tb testing.TB, s *Service, ids ...ID) {
 	}
 }
 
-// readAll pages the whole feed with page size n and returns the post ids.
+// itemID is the id of the item an edge is: its repost's, or its post's.
+func itemID(e FeedEdge) ID {
+	if e.Repost != nil {
+		return e.Repost.ID
+	}
+	return e.Post.ID
+}
+
+// readAll pages the whole feed with page size n and returns the item ids
+// (post ids, and repost ids for reposts).
 func readAll(tb testing.TB, s *Service, viewer ID, n int) []ID {
 	tb.Helper()
 	var out []ID
@@ -78,7 +87,7 @@ func readAll(tb testing.TB, s *Service, viewer ID, n int) []ID {
 			tb.Fatal(err)
 		}
 		for _, e := range pg.Edges {
-			out = append(out, e.Post.ID)
+			out = append(out, itemID(e))
 		}
 		if len(pg.Edges) > n {
 			tb.Fatalf("page of %d edges for first=%d", len(pg.Edges), n)

@@ -35,6 +35,9 @@ const (
 	jLive  = "live"  // fields a (anchor) and p (session), or s and q for a new session's id
 	jRel   = "rel"   // field p: user:other pairs whose relations changed (safety_settle.go)
 	// jAccount (safety_account.go): field u, the deleted user.
+	// jSuspend, jTakedown (safety_moderation.go): a suspension's or a
+	// takedown's job.
+	// jFav (list_favorites.go): field p, user:post pairs whose favorites changed.
 )
 
 // maxSettleRounds bounds how often settling re-reads a record of truth
@@ -88,11 +91,12 @@ func decodeEdges(s string) ([]Edge, error) {
 }
 
 // settleEdges brings the followers side, active sets and inboxes of edges
-// in line with the following sets, their record of truth.
+// in line with the following sets, their record of truth (and the follow
+// times kept beside them).
 func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 	var applied []bool
 	for range maxSettleRounds {
-		truth, err := s.following(ctx, edges)
+		truth, times, err := s.following(ctx, edges)
 		if err != nil {
 			return err
 		}
@@ -100,14 +104,15 @@ func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 			return nil
 		}
 		var on, off []Edge
+		var at []int64
 		for i, e := range edges {
 			if truth[i] {
-				on = append(on, e)
+				on, at = append(on, e), append(at, times[i])
 			} else {
 				off = append(off, e)
 			}
 		}
-		if err := s.addFollows(ctx, on); err != nil {
+		if err := s.addFollows(ctx, on, at); err != nil {
 			return err
 		}
 		if err := s.removeFollows(ctx, off); err != nil {
@@ -119,16 +124,26 @@ func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 }
 
 // following reports, for each edge, whether its follower follows its
-// followee now.
-func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, error) {
-	follows := func(e Edge) rueidis.Completed {
-		return s.c.B().Zscore().Key(s.k.following(e.Follower)).Member(member(e.Followee)).Build()
+// followee now, and since when (ms; 0 when no time is kept).
+func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64, error) {
+	cmds := make([]rueidis.Completed, 0, 2*len(edges))
+	for _, e := range edges {
+		m := member(e.Followee)
+		cmds = append(cmds, s.c.B().Zscore().Key(s.k.following(e.Follower)).Member(m).Build(),
+			s.c.B().Zscore().Key(s.k.followingTimes(e.Follower)).Member(m).Build())
 	}
-	out, err := parseEach(s.doMulti(ctx, cmdsFor(edges, follows)...), isMember)
-	if err != nil {
-		return nil, fmt.Errorf("read following: %w", err)
+	rs := s.doMulti(ctx, cmds...)
+	out, at := make([]bool, len(edges)), make([]int64, len(edges))
+	for i := range edges {
+		var err error
+		if out[i], err = isMember(rs[2*i]); err == nil {
+			at[i], err = scoreOrZero(rs[2*i+1])
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("read following: %w", err)
+		}
 	}
-	return out, nil
+	return out, at, nil
 }
 
 // settleLive brings an anchor's queue and the replay
@@ -231,6 +246,17 @@ func (s *Service) repair(ctx context.Context, shard int, e rueidis.XRangeEntry) 
 		return s.settleLive(ctx, ev.User, ev.Item.ID)
 	case jAccount:
 		return s.repairAccount(ctx, fv)
+	case jSuspend:
+		return s.repairSuspension(ctx, shard, e)
+	case jTakedown:
+		return s.repairTakedown(ctx, e)
+	case jFav:
+		pairs, err := decodeEdges(fv["p"])
+		if err != nil {
+			return err
+		}
+		_, err = s.settleFavorites(ctx, pairs, nil)
+		return err
 	}
 	return fmt.Errorf("%w: journal entry kind %q", errMalformed, fv["k"])
 }

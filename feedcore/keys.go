@@ -33,14 +33,29 @@ func (k keys) inbox(id ID) string        { return k.tagged("i:", id) }  // zset(
 func (k keys) outbox(id ID) string       { return k.tagged("o:", id) }  // zset(ts, member): own posts, all of them
 func (k keys) reader(id ID) string       { return k.tagged("rs:", id) } // hash: complete flag, inbox horizon
 func (k keys) pushMode(id ID) string     { return k.tagged("pm:", id) } // string: "pull" once big-V (readers pull), "active" once it pushes selectively
-func (k keys) post(id ID) string         { return k.tagged("p:", id) }  // hash: post
+func (k keys) post(id ID) string         { return k.tagged("p:", id) }  // hash: post: a author, t ms, x text, d "1" once deleted, m media (encodeMedia), cw content warning
 func (k keys) bigFollowees(id ID) string { return k.tagged("bf:", id) } // set(member): big-V accounts a reader follows
 func (k keys) unfollowed(id ID) string   { return k.tagged("uf:", id) } // zset(ms, member): accounts a reader unfollowed lately
 func (k keys) replayInbox(id ID) string  { return k.tagged("ri:", id) } // zset(ended ms, member): pushed replays
 func (k keys) replayOutbox(id ID) string { return k.tagged("ro:", id) } // zset(ended ms, member): an anchor's replays
 func (k keys) replayReader(id ID) string { return k.tagged("rr:", id) } // hash: replay inbox horizon
-func (k keys) live(id ID) string         { return k.tagged("ls:", id) } // hash: live session
+func (k keys) live(id ID) string         { return k.tagged("ls:", id) } // hash: live session: a anchor, t title, s/b/e scheduled/started/ended ms, cv cover URL
 func (k keys) liveQueue(id ID) string    { return k.liveQueueIn(liveShardOf(id), id) }
+
+// When each follow was made (list_follows.go), beside the graph's sets,
+// whose scores stay 0 (the fan-out pages followers by member): fgt in
+// the follower's slot, written by the follow's own script with fg; frt in
+// the followee's slot, settled with fr. A list checks each entry against
+// fg or fr in the same script, so an entry a settle has yet to remove
+// never shows.
+func (k keys) followingTimes(id ID) string { return k.tagged("fgt:", id) } // zset(followed ms, member): followees, when followed
+func (k keys) followerTimes(id ID) string  { return k.tagged("frt:", id) } // zset(followed ms, member): followers, when they followed
+
+// Favorites (list_favorites.go): the record is the user's own list, in
+// the user's slot; who favorited a post is settled from it, through the
+// journal, into the post's slot, with the post's favorites counter.
+func (k keys) favorites(id ID) string    { return k.tagged("fv:", id) }    // zset(favorited ms, post member): a user's favorites (record)
+func (k keys) favoriters(post ID) string { return k.tagged("pfv:", post) } // set(member): who favorited a post (settled)
 
 // Relations between people (safety_*.go). Records are what a user set,
 // in the user's own slot; mirrors and derived sets are written by the
@@ -55,6 +70,12 @@ func (k keys) blockedBy(id ID) string     { return k.tagged("bb:", id) }  // zse
 func (k keys) hiddenAuthors(id ID) string { return k.tagged("hx:", id) }  // zset(until ms, member): authors hidden from id's feeds (derived)
 func (k keys) noPush(id ID) string        { return k.tagged("nx:", id) }  // zset(until ms, member): readers id's posts are not pushed to (derived)
 func (k keys) hideNotes(id ID) string     { return k.tagged("xn:", id) }  // zset(until ms, member): followed authors hidden at read until cleaned up
+
+// A user's keyword filters (safety_keyword.go), in the user's slot: the
+// record, and the token of its version, replaced on every change (never
+// reused), that pages compare with the filters a replica has compiled.
+func (k keys) keywordFilters(id ID) string { return k.tagged("kf:", id) }  // hash(filter id, "w created expires keyword"): filters (record)
+func (k keys) keywordVersion(id ID) string { return k.tagged("kfv:", id) } // string(8 random bytes): the filters' version; absent with no filter
 func (k keys) snapshot(viewer ID, snap string) string {
 	return k.p + "lsn:" + k.tag(viewer) + ":" + snap // zset: a live feed snapshot
 }
@@ -117,11 +138,53 @@ func (k keys) gone(n int, id ID) string { return k.shard(n) + "gone:" + FormatID
 // ms by the server's clock, user id) is owed its second pass, which
 // catches what requests in flight at the commit wrote after the job.
 func (k keys) accountSweeps(n int) string { return k.shard(n) + "acs" }
+
+// Moderation (safety_moderation.go). A suspension's marker sits on the
+// user's stream shard beside gone, for the same reason: the scripts that
+// admit the user's requests (the rate charge, the log script) read it in
+// their own slot. Hash at (suspended ms), r (reason), o (operator); it
+// exists while the account is suspended, and unsuspend deletes it.
+func (k keys) suspended(n int, id ID) string { return k.shard(n) + "sus:" + FormatID(id) }
+
+// suspendSweeps is when each suspension or unsuspension committed on
+// shard n (zset: commit ms by the server's clock, user id) is owed its
+// second pass, as accountSweeps.
+func (k keys) suspendSweeps(n int) string { return k.shard(n) + "sss" }
+
+// suspendCheckpoint is where a journaled suspension job stands (string
+// "state source ts id": the marks it is setting, and the last item done).
+func (k keys) suspendCheckpoint(n int, entry string) string { return k.shard(n) + "ck:sus:" + entry }
+
+// takenDown is a takedown's commit record (string: taken-down ms), on the
+// post's author's stream shard, set in one script with its delete event:
+// a second takedown of the post finds it and changes nothing.
+func (k keys) takenDown(n int, post ID) string { return k.shard(n) + "td:" + FormatID(post) }
+
+// Reports and the moderation audit trail share one slot (hash tag {rp}):
+// a report's idempotency check and its append, and a resolve with its
+// audit entry, are each one script. Reports are rare (a person files
+// them, rate limited per reporter) and read only by operators, so one
+// slot carries them easily and is on no path of reads, publishes or
+// fan-out.
+func (k keys) mod() string         { return k.p + "mod:{rp}:" }
+func (k keys) reports() string     { return k.mod() + "rp" } // stream: reports, fields r (reporter), s (subject), n (reason), c (comment); the entry id is the report id
+func (k keys) reportIndex() string { return k.mod() + "ix" } // hash: "reporter subject" -> report id
+func (k keys) reportState() string { return k.mod() + "st" } // hash: report id -> resolved ms (open reports have none)
+func (k keys) audit() string       { return k.mod() + "au" } // stream: moderation actions, fields t (ms), o (operator), a (action), s (subject), r (reason)
+func (k keys) auditDone() string   { return k.mod() + "ad" } // set: actions already in the audit stream (a job appends once)
 func (k keys) eventCheckpoint(n int, entry string) string {
 	return k.shard(n) + "ck:ev:" + entry // string: the lower bound of the event's next task
 }
 func (k keys) taskCheckpoint(n int, entry string) string {
 	return k.shard(n) + "ck:tk:" + entry // string: the last target the task wrote
+}
+
+// repostRecord is user's repost of post, on user's stream shard n: the
+// string "c ms count" (the repost's id as the shard's clock handed it out)
+// or "g id ms" (an imported one). Its existence makes repost idempotent;
+// undoing the repost deletes it, in one script with each event.
+func (k keys) repostRecord(n int, user, post ID) string {
+	return k.shard(n) + "rp:" + FormatID(user) + ":" + FormatID(post)
 }
 func (k keys) idempotency(n int, user ID, key string) string {
 	return k.shard(n) + "idem:" + FormatID(user) + ":" + key // string: the post a publish with this key made
@@ -162,7 +225,14 @@ func (k keys) liveQueueIn(n int, anchor ID) string {
 // Counters live apart from the post hash: a like must not invalidate the
 // client-side cached copies of a hot post on every replica.
 func (k keys) likers(post ID) string     { return k.tagged("pl:", post) } // set(member): who liked a post
-func (k keys) postCounts(post ID) string { return k.tagged("pc:", post) } // hash l, c, r, f: a post's counters
+func (k keys) postCounts(post ID) string { return k.tagged("pc:", post) } // hash l, c, r, f: a post's counters; lb, fb: their imported bases (SetCounts)
+
+// Conversations and reposts (reply_*.go, repost_*.go) keep their per-post
+// sets in the post's slot too: a reply or repost moves its parent's or
+// original's set and counter in one script, and a repost's script sees
+// the original's tombstone in the same step.
+func (k keys) reposts(post ID) string { return k.tagged("rb:", post) } // hash(reposter member -> "+"/"-" and repost member): reposts of a post, live (+) or taken back (-)
+func (k keys) replies(post ID) string { return k.tagged("rl:", post) } // zset(created ms, member): replies of a post; a deleted one stays at score -1
 
 // tagHead is what every key keyOf names has before its id: k.p, the
 // kind and "{". keyOf is one of the per-id key methods above (k.tagged).

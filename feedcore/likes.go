@@ -25,11 +25,13 @@ const MaxCount = 1<<31 - 1
 // step, so the counter cannot drift from what likers did. A new like on a
 // post whose counter is at ARGV[3] (MaxCount) changes nothing and replies
 // {'full'}: the liker is not recorded without the counter. A missing or
-// deleted post replies an empty array. Otherwise it replies the post's
-// author, time and text, then its four counters (empty when never set).
+// deleted post (or a repost's record) replies an empty array. Otherwise
+// it replies the post's author, time, text, media and content warning,
+// its four counters (empty when never set), and the post it replies to
+// and that post's author (empty when none).
 var likeScript = newScript(false, `
-local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd')
-if not p[1] or p[4] == '1' then return {} end
+local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd', 'm', 'cw', 'o', 'r', 'ra')
+if not p[1] or p[4] == '1' or p[7] then return {} end
 if ARGV[2] == '1' then
   if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 0 then
     if (tonumber(redis.call('HGET', KEYS[3], 'l')) or 0) >= tonumber(ARGV[3]) then return {'full'} end
@@ -40,14 +42,21 @@ elseif redis.call('SREM', KEYS[2], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[
   redis.call('HSET', KEYS[3], 'l', 0)
 end
 local c = redis.call('HMGET', KEYS[3], 'l', 'c', 'r', 'f')
-return {p[1], p[2], p[3], c[1] or '', c[2] or '', c[3] or '', c[4] or ''}
+return {p[1], p[2], p[3], p[5] or '', p[6] or '', c[1] or '', c[2] or '', c[3] or '', c[4] or '', p[8] or '', p[9] or ''}
 `)
 
-// setCountsScript sets the counters of the existing post KEYS[1]; 0 when
-// there is no such post.
-var setCountsScript = newScript(false, `
+// setCountsScript sets the counters KEYS[2] of the existing post KEYS[1]
+// (0 when there is no such post), and the bases of likes, favorites,
+// comments and reposts: what the records (likers KEYS[3], favoriters
+// KEYS[4], replies KEYS[5], reposts KEYS[6]) do not explain, so that
+// Rebuild recomputes each as its base plus its records (rebuildCounters,
+// recountConversation). A base may be negative: a counter set below the
+// records it already has.
+var setCountsScript = newScript(false, luaLiveReposts+`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[2], 'l', ARGV[1], 'c', ARGV[2], 'r', ARGV[3], 'f', ARGV[4])
+redis.call('HSET', KEYS[2], 'l', ARGV[1], 'c', ARGV[2], 'r', ARGV[3], 'f', ARGV[4],
+  'lb', tonumber(ARGV[1]) - redis.call('SCARD', KEYS[3]), 'fb', tonumber(ARGV[4]) - redis.call('SCARD', KEYS[4]),
+  'cb', tonumber(ARGV[2]) - redis.call('ZCOUNT', KEYS[5], 0, '+inf'), 'rb', tonumber(ARGV[3]) - liveReposts(KEYS[6]))
 return 1
 `)
 
@@ -80,8 +89,18 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 	if err != nil {
 		return nil, PostCounts{}, err
 	}
+	return likedPost(post, vs)
+}
+
+// likedPost reads a likeReply (the like and favorite scripts reply
+// alike): the post and its counters.
+func likedPost(post ID, vs []rueidis.RedisMessage) (*Post, PostCounts, error) {
 	str := func(i int) string { s, _ := vs[i].ToString(); return s }
-	return newPost(post, str(0), str(1), str(2), ""), countsOf(str(3), str(4), str(5), str(6)), nil
+	p, err := newPost(post, postFields{str(0), str(1), str(2), "", str(3), str(4), "", str(9), str(10)})
+	if err != nil {
+		return nil, PostCounts{}, err
+	}
+	return p, countsOf(str(5), str(6), str(7), str(8)), nil
 }
 
 // likeKeysArgs are the like script's keys and arguments for viewer's like
@@ -92,14 +111,15 @@ func (s *Service) likeKeysArgs(viewer, post ID, delta string) (keys, args []stri
 }
 
 // likeReply is the like script's reply for post: the post's author, time,
-// text and four counters, or why the script refused.
+// text, media and content warning, four counters and parent, or why the
+// script refused.
 func likeReply(r rueidis.RedisResult, post ID) ([]rueidis.RedisMessage, error) {
 	vs, err := r.ToArray()
 	if err != nil {
 		return nil, err
 	}
 	switch len(vs) {
-	case 7:
+	case 11:
 		return vs, nil
 	case 0:
 		return nil, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
@@ -136,9 +156,11 @@ func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err er
 	return len(likes), nil
 }
 
-// SetCounts sets a post's counters (import). The likes counter is set
-// as given; likers recorded so far stay, and later likes and unlikes move
-// the counter from the value set. A missing post is NOT_FOUND.
+// SetCounts sets a post's counters (import). Each is set as given: a
+// base that live activity adds to. Likers, favoriters, replies and
+// reposts recorded so far stay, later ones (and their undoing) move the
+// counters from the values set, and Rebuild recomputes each counter as
+// its base plus the records. A missing post is NOT_FOUND.
 func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err error) {
 	defer wrap(&err, "set counters of post %d", post)
 	for _, n := range []int{c.Likes, c.Comments, c.Reposts, c.Favorites} {
@@ -146,7 +168,8 @@ func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err err
 			return apierr.Errorf(apierr.BadInput, "counts must be between 0 and %d", MaxCount)
 		}
 	}
-	n, err := s.do(ctx, setCountsScript.cmd(s.c.B(), []string{s.k.post(post), s.k.postCounts(post)},
+	n, err := s.do(ctx, setCountsScript.cmd(s.c.B(), []string{s.k.post(post), s.k.postCounts(post), s.k.likers(post), s.k.favoriters(post),
+		s.k.replies(post), s.k.reposts(post)},
 		[]string{strconv.Itoa(c.Likes), strconv.Itoa(c.Comments), strconv.Itoa(c.Reposts), strconv.Itoa(c.Favorites)})).AsInt64()
 	if err != nil {
 		return err

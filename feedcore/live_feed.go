@@ -79,17 +79,30 @@ func (s *Service) collectReplays(ctx context.Context, v *view, pos *Item, need i
 	return replayRead{found: out, scanned: scanned, more: more}, nil
 }
 
+// unfiltered is es less the sessions whose titles v's keyword filters
+// match: es itself when it has none, else a copy (a snapshot's build may
+// be shared by concurrent first pages).
+func (v *view) unfiltered(es []liveEntry) []liveEntry {
+	if v.keywords == nil {
+		return es
+	}
+	return slices.DeleteFunc(slices.Clone(es), func(e liveEntry) bool { return v.filtered(e.l.Title) })
+}
+
 // finishLivePage makes a page of n edges of the snapshot's entries snap
 // (from the cursor on, up to n+1 of them), followed, when they fall short,
 // by the replays rp (read for a need of n+1 from where they begin).
 func (s *Service) finishLivePage(viewer ID, ref snapshotRef, n int, snap []liveEntry, rp replayRead) *LivePage {
 	found := slices.Clip(snap) // a snapshot build's entries may be shared: append copies
 	more := len(found) > n
-	var scanned *Item
+	var scanned *liveEntry
 	if !more {
 		r := rp.found[:min(len(rp.found), n+1-len(found))]
 		found = append(found, r...)
-		scanned, more = rp.scanned, rp.more || len(found) > n
+		more = rp.more || len(found) > n
+		if rp.scanned != nil {
+			scanned = &liveEntry{it: *rp.scanned, state: StateReplay}
+		}
 	}
 	return s.livePage(viewer, ref, n, found, scanned, more)
 }
@@ -160,7 +173,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n
 		in[e.it.ID] = true
 	}
 	rp.found = slices.DeleteFunc(rp.found, func(e liveEntry) bool { return in[e.it.ID] || e.it.TS > ref.taken })
-	return s.finishLivePage(viewer, ref, n, snap, rp), nil
+	return s.finishLivePage(viewer, ref, n, v.unfiltered(snap), rp), nil
 }
 
 // nextLivePage reads the page after a cursor: from the snapshot while it
@@ -238,9 +251,10 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref 
 	if !full || len(snap) > n {
 		return s.finishLivePage(viewer, ref, n, snap, rp), nil
 	}
-	// Sessions gone from under the snapshot, or whose anchors were hidden
-	// from the viewer since it was taken (their clean-up still pending),
-	// left it short: read on in it, then the replays.
+	// Sessions gone from under the snapshot, whose anchors were hidden
+	// from the viewer since it was taken (their clean-up still pending), or
+	// whose titles its keyword filters match, left it short: read on in
+	// it, within the read bound, then the replays.
 	for round := 1; full && len(snap) <= n && round < maxRounds; round++ {
 		if items, err = s.snapshotItems(ctx, key, &items[len(items)-1], n+1); err != nil {
 			return nil, err
@@ -250,6 +264,12 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref 
 			return nil, err
 		}
 		snap, full = append(snap, more...), len(items) > n
+	}
+	if full && len(snap) <= n {
+		// The read bound ran out inside the snapshot: the page ends short,
+		// its cursor past every entry read, and goes on in the snapshot.
+		last := &liveEntry{it: items[len(items)-1], state: StatePreview}
+		return s.livePage(viewer, ref, n, snap, last, true), nil
 	}
 	if len(snap) <= n {
 		if err := replays(ctx); err != nil {
@@ -262,7 +282,8 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref 
 // visibleReplays keeps ended sessions of anchors the viewer follows that
 // are not in the stored snapshot (empty: not checked here): one that ended
 // in the very millisecond the snapshot was taken may be in both, and is
-// shown once, from the snapshot.
+// shown once, from the snapshot. Titles the viewer's keyword filters
+// match are left out.
 func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 	return func(ctx context.Context, v *view, items []Item) ([]*LiveSession, error) {
 		ids := make([]ID, len(items))
@@ -291,7 +312,7 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 		for i, l := range ls {
 			visible := l != nil && !(check && !inSnapshot[i].IsNil()) &&
 				l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS &&
-				l.Anchor != v.viewer && !v.skip[l.Anchor]
+				l.Anchor != v.viewer && !v.skip[l.Anchor] && !l.AnchorSuspended && !v.filtered(l.Title)
 			if !visible {
 				ls[i] = nil
 			}
@@ -300,7 +321,10 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 	}
 }
 
-func (s *Service) livePage(viewer ID, ref snapshotRef, n int, found []liveEntry, scanned *Item, more bool) *LivePage {
+// livePage makes a page of n edges of found (up to n+1 entries); when
+// found falls short, its end cursor is scanned, the last entry read (nil:
+// the last edge).
+func (s *Service) livePage(viewer ID, ref snapshotRef, n int, found []liveEntry, scanned *liveEntry, more bool) *LivePage {
 	sealer, session := s.cursors(), ref.encode() // once a page
 	seal := func(e liveEntry) string {
 		state := StateTimeline
@@ -319,7 +343,7 @@ func (s *Service) livePage(viewer ID, ref snapshotRef, n int, found []liveEntry,
 	}
 	// Past everything scanned, when filtering left the page short.
 	if len(found) <= n && scanned != nil {
-		pg.EndCursor = seal(liveEntry{it: *scanned, state: StateReplay})
+		pg.EndCursor = seal(*scanned)
 	}
 	return pg
 }

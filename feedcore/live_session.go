@@ -29,14 +29,33 @@ redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
 return 'ok:' .. (l[2] or '')
 `)
 
-// ScheduleLive creates a PREVIEW session of anchor starting at at.
-func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at time.Time) (_ *LiveSession, err error) {
+// ScheduleLive schedules a session with a title alone (see
+// ScheduleLiveSession).
+func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at time.Time) (*LiveSession, error) {
+	return s.ScheduleLiveSession(ctx, anchor, NewLive{Title: title, ScheduledStartAt: at})
+}
+
+// NewLive is what scheduling a live session asks for.
+type NewLive struct {
+	Title            string
+	ScheduledStartAt time.Time
+	// CoverURL, optional, follows the media URL rules (CheckURL).
+	CoverURL string
+}
+
+// ScheduleLiveSession creates a PREVIEW session of anchor.
+func (s *Service) ScheduleLiveSession(ctx context.Context, anchor ID, in NewLive) (_ *LiveSession, err error) {
 	defer wrap(&err, "schedule a live session of user %d", anchor)
-	title, err = CheckText("title", title, MaxTitleLen)
+	title, err := CheckText("title", in.Title, MaxTitleLen)
 	if err != nil {
 		return nil, err
 	}
+	at := in.ScheduledStartAt
 	if err := s.checkScheduledStart(at); err != nil {
+		return nil, err
+	}
+	cover, err := CheckCoverURL(in.CoverURL, s.media)
+	if err != nil {
 		return nil, err
 	}
 	if err := s.usersExist(ctx, anchor); err != nil {
@@ -58,7 +77,7 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at 
 	n, _ := arr[2].AsInt64()
 	jid, _ := arr[3].ToString()
 	at = at.Truncate(time.Millisecond).UTC()
-	l := &LiveSession{ID: composeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at}
+	l := &LiveSession{ID: composeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at, CoverURL: cover}
 	if err := s.storeLive(ctx, l); err != nil {
 		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
@@ -89,13 +108,17 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 		return err
 	}
 	s.end(ctx, shard, jid)
-	return nil
+	// An imported session of a suspended anchor is shown nowhere.
+	return s.markSuspended(ctx, []ID{l.Anchor}, []string{s.k.live(l.ID)})
 }
 
 // storeLive writes a journaled session's hash, its record of truth, and
 // settles the rest from it.
 func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
 	hset := s.c.B().Hset().Key(s.k.live(l.ID)).FieldValue().FieldValue("a", FormatID(l.Anchor)).FieldValue("t", l.Title)
+	if l.CoverURL != "" {
+		hset = hset.FieldValue("cv", l.CoverURL)
+	}
 	for f, t := range map[string]*time.Time{"s": l.ScheduledStartAt, "b": l.StartedAt, "e": l.EndedAt} {
 		if t != nil {
 			hset = hset.FieldValue(f, scoreArg(t.UnixMilli()))
@@ -231,7 +254,7 @@ func (s *Service) liveSession(ctx context.Context, id ID) (*LiveSession, error) 
 
 func parseLive(id ID, m map[string]string) *LiveSession {
 	anchor, _ := strconv.ParseUint(m["a"], 10, 64)
-	l := &LiveSession{ID: id, Anchor: anchor, Title: m["t"]}
+	l := &LiveSession{ID: id, Anchor: anchor, Title: m["t"], CoverURL: m["cv"]}
 	at := func(f string) *time.Time {
 		ms, err := strconv.ParseInt(m[f], 10, 64)
 		if err != nil {
@@ -241,6 +264,7 @@ func parseLive(id ID, m map[string]string) *LiveSession {
 		return &t
 	}
 	l.ScheduledStartAt, l.StartedAt, l.EndedAt = at("s"), at("b"), at("e")
+	l.AnchorSuspended = m[fieldSuspended] == "1"
 	return l
 }
 

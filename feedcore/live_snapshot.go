@@ -184,7 +184,8 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 	var stale []string
 	for i, it := range items {
 		l := ls[i]
-		if l == nil || l.EndedAt != nil || queueScore(l) != it.TS {
+		// A suspended anchor's session is neither served nor kept.
+		if l == nil || l.EndedAt != nil || queueScore(l) != it.TS || l.AnchorSuspended {
 			stale = append(stale, member(it.ID))
 			continue
 		}
@@ -226,7 +227,9 @@ func (s *Service) snapshotItems(ctx context.Context, key string, pos *Item, need
 
 // snapshotEntries reads the sessions of a snapshot's items, leaving out
 // those of anchors v skips (hidden from the viewer since the snapshot was
-// taken; the clean-up takes them out of it). The edge shows the state the
+// taken; the clean-up takes them out of it), of anchors suspended, and
+// those whose titles v's keyword filters match (kept in it: a filter
+// removed shows them again). The edge shows the state the
 // session had in the snapshot (its score's sign), the node its current
 // state.
 func (s *Service) snapshotEntries(ctx context.Context, v *view, items []Item) ([]liveEntry, error) {
@@ -244,7 +247,7 @@ func (s *Service) snapshotEntries(ctx context.Context, v *view, items []Item) ([
 		if items[i].TS > 0 {
 			state = StateLive
 		}
-		if l != nil && !v.skip[l.Anchor] {
+		if l != nil && !v.skip[l.Anchor] && !l.AnchorSuspended && !v.filtered(l.Title) {
 			out = append(out, liveEntry{it: items[i], state: state, l: l})
 		}
 	}

@@ -22,7 +22,29 @@ type Post struct {
 	Text      string
 	CreatedAt time.Time // millisecond precision
 	Deleted   bool
+	// Media are the post's images, GIFs or video, in order.
+	Media []Media
+	// ContentWarning, when set, asks apps to hide the post behind it.
+	ContentWarning string
+	// AuthorSuspended: the author's account is suspended; the post is
+	// shown nowhere until it is unsuspended (safety_moderation.go).
+	AuthorSuspended bool
+	// TakenDown is when an operator took the post down (zero: never), and
+	// TakedownReason why; a post taken down is Deleted too.
+	TakenDown      time.Time
+	TakedownReason string
+	// ReplyTo is the post this one replies to (0: none), and
+	// ReplyToAuthor that post's author, kept with the reply so the rule
+	// of who sees it (read_items.go) needs no read of the parent.
+	ReplyTo, ReplyToAuthor ID
+	// RepostOf, set, makes this the record of a repost (repost_write.go):
+	// Author reposted the post RepostOf, by RepostOfAuthor, at CreatedAt.
+	// A record is an item of feeds, never shown or addressed as a post.
+	RepostOf, RepostOfAuthor ID
 }
+
+// IsRepost reports whether p is a repost's record, not a post.
+func (p *Post) IsRepost() bool { return p.RepostOf != 0 }
 
 // Item is a position in a timeline: newer ts first, then larger id first.
 type Item struct {
@@ -58,9 +80,12 @@ type FeedPage struct {
 	EndCursor   string
 }
 
-// FeedEdge is a post with its cursor.
+// FeedEdge is a post with its cursor. When a followee's repost put the
+// post there, Repost is that repost's record (its Author reposted it at
+// its CreatedAt) and the cursor is the repost's position; else nil.
 type FeedEdge struct {
 	Post   *Post
+	Repost *Post
 	Cursor string
 }
 
@@ -84,6 +109,11 @@ type LiveSession struct {
 	ScheduledStartAt *time.Time
 	StartedAt        *time.Time
 	EndedAt          *time.Time
+	// CoverURL is the session's cover image, "" for none.
+	CoverURL string
+	// AnchorSuspended: the anchor's account is suspended; the session is
+	// shown in no feed until it is unsuspended (safety_moderation.go).
+	AnchorSuspended bool
 }
 
 // State is the session's current state.

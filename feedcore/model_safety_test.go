@@ -119,7 +119,8 @@ func (r *modelRun) like() {
 	if len(r.m.posts) == 0 {
 		return
 	}
-	u, p := r.user(), r.m.posts[ID(1000+r.rng.IntN(len(r.m.posts)))]
+	ps := r.sortedPosts()
+	u, p := r.user(), ps[r.rng.IntN(len(ps))]
 	_, _, err := r.s.Like(context.Background(), u, p.ID)
 	switch {
 	case r.m.blocked(u, p.Author): // checked first: a deleted post's author is known
@@ -229,10 +230,10 @@ func (r *modelRun) checkAtOnce(viewers ...ID) {
 			continue
 		}
 		for _, id := range readAll(r.t, r.s, v, 1+r.rng.IntN(5)) {
-			if p := r.m.posts[id]; p == nil || !r.m.shows(v, p) {
+			if !r.m.showsItem(v, id) {
 				r.logRelations(v)
 				r.logState(v)
-				r.t.Fatalf("at once: viewer %d's feed shows post %d (%+v), which the oracle keeps from it", v, id, p)
+				r.t.Fatalf("at once: viewer %d's feed shows item %d (%+v %+v), which the oracle keeps from it", v, id, r.m.posts[id], r.m.reposts[id])
 			}
 		}
 	}

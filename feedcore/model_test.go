@@ -24,38 +24,46 @@ type model struct {
 	mutes   map[Edge]int64     // Follower mutes Followee until (ms; relationForever: no end)
 	hides   map[Edge]bool      // Follower hides its posts from Followee
 	gone    map[ID]bool        // deleted accounts
-	now     func() time.Time
+	reposts map[ID]*Post       // repost records by id, Deleted once taken back (model_repost_test.go)
+
+	// filters are each viewer's keyword filters by normalized keyword
+	// (model_filter_test.go).
+	filters map[ID]map[string]modelFilter
+	// suspended accounts (model_moderation_test.go)
+	suspended map[ID]bool
+	now       func() time.Time
 }
 
 func newModel(now func() time.Time) *model {
 	return &model{posts: map[ID]*Post{}, follows: map[ID]map[ID]bool{}, likes: map[ID]map[ID]bool{},
-		blocks: map[Edge]bool{}, mutes: map[Edge]int64{}, hides: map[Edge]bool{}, gone: map[ID]bool{}, now: now}
+		blocks: map[Edge]bool{}, mutes: map[Edge]int64{}, hides: map[Edge]bool{}, gone: map[ID]bool{}, now: now,
+		filters: map[ID]map[string]modelFilter{}, suspended: map[ID]bool{}, reposts: map[ID]*Post{}}
 }
 
+// feed is viewer's following feed: its items' ids (a repost's for a
+// repost), newest first, reposts the window leaves out left out.
 func (m *model) feed(viewer ID) []ID {
 	var items []Item
+	shows := map[ID]ID{} // item: the post it shows
 	for _, p := range m.posts {
 		if m.shows(viewer, p) {
 			items = append(items, Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
+			shows[p.ID] = p.ID
 		}
 	}
-	slices.SortFunc(items, func(a, b Item) int {
-		if a.Before(b) {
-			return -1
+	for _, r := range m.reposts {
+		if m.showsRepost(viewer, r) {
+			items = append(items, Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID})
+			shows[r.ID] = r.RepostOf
 		}
-		return 1
-	})
-	out := make([]ID, len(items))
-	for i, it := range items {
-		out[i] = it.ID
 	}
-	return out
+	return m.dedupe(newestFirstBy(items), shows)
 }
 
-// shows says whether viewer's following feed holds p.
+// shows says whether viewer's following feed holds p (a post or a reply).
 func (m *model) shows(viewer ID, p *Post) bool {
-	return !p.Deleted && !m.gone[p.Author] && (p.Author == viewer || m.follows[viewer][p.Author]) &&
-		!m.hidden(viewer, p.Author)
+	return !p.Deleted && !m.gone[p.Author] && !m.suspended[p.Author] && (p.Author == viewer || m.follows[viewer][p.Author]) &&
+		!m.hidden(viewer, p.Author) && !m.filtered(viewer, p) && m.replyShown(viewer, p)
 }
 
 // clock is a test clock the service reads.
@@ -108,20 +116,27 @@ type modelRun struct {
 // modelUsers is how many users a run has.
 const modelUsers = 9
 
-func runModel(t *testing.T, seed uint64) {
+// newModelRun starts a run of seed: a service with a small inbox cap and
+// a big-V threshold the run moves (bigV), its users and an empty oracle.
+func newModelRun(t *testing.T, seed uint64) (r *modelRun, bigV *atomic.Int64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	clk := clockAt(testEpoch)
 	inboxCap := 4 + rng.IntN(8)
-	var bigV atomic.Int64 // the threshold, which the run moves
+	bigV = &atomic.Int64{}
 	bigV.Store(int64(3 + rng.IntN(4)))
 	s := testService(t, Options{InboxCap: inboxCap, ActiveWindow: time.Hour, Now: clk.now,
 		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
-	ctx := context.Background()
-	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
+	r = &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
 	for u := ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
 		r.m.follows[u] = map[ID]bool{}
 	}
+	return r, bigV
+}
+
+func runModel(t *testing.T, seed uint64) {
+	r, bigV := newModelRun(t, seed)
+	s, rng, clk, ctx := r.s, r.rng, r.clk, context.Background()
 	for step := 0; step < 250; step++ {
 		switch op := rng.IntN(100); {
 		case op < 34:
@@ -279,7 +294,7 @@ func readAllBackward(tb testing.TB, s *Service, viewer ID, n int) []ID {
 			tb.Fatal(err)
 		}
 		if k := len(pg.Edges); k > 0 {
-			cursor, last = pg.Edges[k-1].Cursor, pg.Edges[k-1].Post.ID
+			cursor, last = pg.Edges[k-1].Cursor, itemID(pg.Edges[k-1])
 		}
 		if !pg.HasNext {
 			break
@@ -300,7 +315,7 @@ func readAllBackward(tb testing.TB, s *Service, viewer ID, n int) []ID {
 		}
 		ids := make([]ID, len(pg.Edges))
 		for i, e := range pg.Edges {
-			ids[i] = e.Post.ID
+			ids[i] = itemID(e)
 		}
 		out = append(ids, out...)
 		if !pg.HasPrevious {

@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -18,19 +19,37 @@ const exportChunk = 1000
 // ExportSink receives the records Export reads. Every callback is
 // required. A callback's error stops the export and is returned.
 type ExportSink struct {
-	User   func(User) error
-	Follow func(Edge) error
+	User func(User) error
+	// Follow: a follow, and when it was made.
+	Follow func(Edge, time.Time) error
 	// Relation: a block, mute (with its end) or hide; ended mutes are not
 	// exported.
 	Relation func(Relation) error
 	Post     func(*Post) error
-	Live     func(*LiveSession) error
+	// Repost: a repost's record (its Author reposted RepostOf at
+	// CreatedAt, under its ID), after every post.
+	Repost func(*Post) error
+	Live   func(*LiveSession) error
 	// Like: user likes post.
 	Like func(post, user ID) error
+	// Favorite: a user's favorite of a post (deleted posts' left out).
+	Favorite func(Favorite) error
 	// Counts: a post's counters as stored.
 	Counts func(post ID, c PostCounts) error
 	// Deleted: a deleted account (its marker), first of all; nil skips them.
 	Deleted func(DeletedAccount) error
+	// KeywordFilter: a keyword filter in force (expired ones are not
+	// exported); nil skips them.
+	KeywordFilter func(KeywordFilter) error
+	// Suspended: a suspended account, after the deleted ones (before its
+	// posts and sessions, which an import then marks as it stores them);
+	// Takedown: a post taken down (a tombstone with TakenDown set), in
+	// the posts pass; Report and Audit: the reports and the audit trail,
+	// oldest first, last of all. Nil skips them.
+	Suspended func(Suspension) error
+	Takedown  func(*Post) error
+	Report    func(Report) error
+	Audit     func(AuditEntry) error
 	// Batch is how many keys are read per round trip; ExportBatch when 0.
 	Batch int
 
@@ -38,12 +57,17 @@ type ExportSink struct {
 }
 
 // Export reads every record of the store, kind after kind, in an order an
-// import can apply: users, follow edges, relations (blocks, mutes, hides:
-// after the follows, which they may remove, and before the posts, whose
-// fan-out they steer), posts, live sessions, likes, counters. Derived structures (inboxes, outboxes, active and big-V sets,
+// import can apply: deleted and suspended accounts, users, follow edges
+// (with their times), relations (blocks, mutes, hides: after the follows,
+// which they may remove, and before the posts, whose fan-out they steer),
+// keyword filters, posts (and the tombstones of posts taken down; replies
+// with the post and author they answer, so a reply may come before its
+// parent), reposts (after every post), live sessions, likes, favorites,
+// counters, reports, the audit trail. Derived structures (inboxes, outboxes, active and big-V sets,
 // replay timelines, snapshots, streams) are not records: an import
 // rebuilds them. A deleted post is invisible everywhere, so neither it nor
-// its likes and counters are exported.
+// its likes and counters are exported (a post taken down is, as a
+// takedown: its tombstone keeps its id taken and its text for appeals).
 //
 // A post published while Export runs may be missed by the posts pass and
 // met by the likes or counters pass: every post published since a little
@@ -65,14 +89,12 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	if sink.Deleted != nil {
 		// First: an import records them (holding their handles) before
 		// anything else.
-		if err := s.DeletedAccounts(ctx, func(ds []DeletedAccount) error {
-			for _, d := range ds {
-				if err := sink.Deleted(d); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
+		if err := s.DeletedAccounts(ctx, func(ds []DeletedAccount) error { return each(ds, sink.Deleted) }); err != nil {
+			return err
+		}
+	}
+	if sink.Suspended != nil {
+		if err := s.Suspensions(ctx, func(ss []Suspension) error { return each(ss, sink.Suspended) }); err != nil {
 			return err
 		}
 	}
@@ -82,13 +104,16 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 		read  func(context.Context, []ID, ExportSink) error
 	}{
 		{keyOf: s.k.user, read: s.exportUsers},
-		{keyOf: s.k.following, read: s.exportFollows},
+		{keyOf: s.k.following, read: s.exportFollowTimes},
 		{keyOf: s.k.blocks, read: s.exportRelations(RelationBlock)},
 		{keyOf: s.k.mutes, read: s.exportRelations(RelationMute)},
 		{keyOf: s.k.hides, read: s.exportRelations(RelationHide)},
+		{keyOf: s.k.keywordFilters, read: s.exportKeywordFilters},
 		{keyOf: s.k.post, posts: true, read: s.exportPosts},
+		{keyOf: s.k.post, read: s.exportReposts},
 		{keyOf: s.k.live, read: s.exportLives},
 		{keyOf: s.k.likers, read: s.exportLikes},
+		{keyOf: s.k.favorites, read: s.exportFavorites},
 		{keyOf: s.k.postCounts, read: s.exportCounts},
 	}
 	for _, ph := range phases {
@@ -106,6 +131,24 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 			return nil
 		})
 		if err != nil {
+			return err
+		}
+	}
+	if sink.Report != nil {
+		if err := s.Reports(ctx, Since{}, func(rs []Report) error { return each(rs, sink.Report) }); err != nil {
+			return err
+		}
+	}
+	if sink.Audit != nil {
+		return s.AuditLog(ctx, Since{}, func(es []AuditEntry) error { return each(es, sink.Audit) })
+	}
+	return nil
+}
+
+// each calls fn with the items in order, stopping at its first error.
+func each[T any](items []T, fn func(T) error) error {
+	for _, it := range items {
+		if err := fn(it); err != nil {
 			return err
 		}
 	}
@@ -129,38 +172,81 @@ func (s *Service) exportUsers(ctx context.Context, ids []ID, sink ExportSink) er
 	return nil
 }
 
-func (s *Service) exportFollows(ctx context.Context, ids []ID, sink ExportSink) error {
-	return s.exportMembers(ctx, ids, s.k.following, func(follower, followee ID) error {
-		return sink.Follow(Edge{Follower: follower, Followee: followee})
-	})
-}
-
-// exportMembers reads the sorted set key(id) of each id by index, in
-// member (id) order, exportChunk members a call: the first chunk of every
-// set in one round trip, the rest of a longer set after.
-func (s *Service) exportMembers(ctx context.Context, ids []ID, key func(ID) string, fn func(owner, member ID) error) error {
+// exportFollowTimes reads each user's following set by index, in member
+// (id) order, exportChunk members a call, with the time of each follow
+// (zero for one made before times were kept): the first chunk of every
+// set in one round trip and their times in one more, the rest of a
+// longer set after.
+func (s *Service) exportFollowTimes(ctx context.Context, ids []ID, sink ExportSink) error {
 	rangeCmd := func(id ID, from int64) rueidis.Completed {
-		return s.c.B().Zrange().Key(key(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
+		return s.c.B().Zrange().Key(s.k.following(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
 	}
-	firsts := cmdsFor(ids, func(id ID) rueidis.Completed { return rangeCmd(id, 0) })
-	for i, r := range s.doMulti(ctx, firsts...) {
+	chunks, err := parseEach(s.doMulti(ctx, cmdsFor(ids, func(id ID) rueidis.Completed { return rangeCmd(id, 0) })...),
+		rueidis.RedisResult.AsStrSlice)
+	if err != nil {
+		return err
+	}
+	times := s.followTimesOf(ctx, ids, chunks)
+	for i, id := range ids {
 		for from := int64(0); ; {
-			ms, err := r.AsStrSlice()
-			if err != nil {
+			if err := s.exportFollowChunk(id, chunks[i], times[i], sink); err != nil {
 				return err
 			}
-			for _, m := range ms {
-				if v, err := memberID(m); err == nil {
-					if err := fn(ids[i], v); err != nil {
-						return err
-					}
-				}
-			}
-			if len(ms) < exportChunk {
+			if len(chunks[i]) < exportChunk {
 				break
 			}
 			from += exportChunk
-			r = s.do(ctx, rangeCmd(ids[i], from))
+			ms, err := s.do(ctx, rangeCmd(id, from)).AsStrSlice()
+			if err != nil {
+				return err
+			}
+			chunks[i], times[i] = ms, s.followTimesOf(ctx, []ID{id}, [][]string{ms})[0]
+		}
+	}
+	return nil
+}
+
+// followTimesOf reads, in one round trip, the times of the follows of
+// each user ids[i] whose followees' members are chunks[i]: the replies.
+func (s *Service) followTimesOf(ctx context.Context, ids []ID, chunks [][]string) []rueidis.RedisResult {
+	out := make([]rueidis.RedisResult, len(ids))
+	var cmds []rueidis.Completed
+	var at []int
+	for i, id := range ids {
+		if len(chunks[i]) > 0 {
+			cmds = append(cmds, s.c.B().Zmscore().Key(s.k.followingTimes(id)).Member(chunks[i]...).Build())
+			at = append(at, i)
+		}
+	}
+	for j, r := range s.doMulti(ctx, cmds...) {
+		out[at[j]] = r
+	}
+	return out
+}
+
+// exportFollowChunk writes the follows of user to the followees ms, with
+// the times in times (followTimesOf's reply).
+func (s *Service) exportFollowChunk(user ID, ms []string, times rueidis.RedisResult, sink ExportSink) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	scores, err := times.ToArray()
+	if err != nil {
+		return fmt.Errorf("read follow times: %w", err)
+	}
+	for j, m := range ms {
+		v, err := memberID(m)
+		if err != nil {
+			continue
+		}
+		var at time.Time
+		if j < len(scores) && !scores[j].IsNil() {
+			if t, err := scoreOf(scores[j]); err == nil {
+				at = time.UnixMilli(t).UTC()
+			}
+		}
+		if err := sink.Follow(Edge{Follower: user, Followee: v}, at); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -176,10 +262,43 @@ func (s *Service) exportPosts(ctx context.Context, ids []ID, sink ExportSink) er
 		return err
 	}
 	for _, p := range ps {
-		if !exportable(p) {
-			continue
+		switch {
+		case p != nil && p.IsRepost(): // the reposts pass writes it
+		case exportable(p):
+			err = sink.Post(p)
+		case p != nil && p.Deleted && !p.TakenDown.IsZero() && sink.Takedown != nil:
+			err = sink.Takedown(p)
 		}
-		if err := sink.Post(p); err != nil {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportReposts writes the live reposts among the records ids whose
+// original is live, each after its original when the original is recent
+// (it may have been published after the posts pass went by).
+func (s *Service) exportReposts(ctx context.Context, ids []ID, sink ExportSink) error {
+	ps, err := s.Posts(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var recs []*Post
+	for _, p := range ps {
+		if exportable(p) && p.IsRepost() {
+			recs = append(recs, p)
+		}
+	}
+	origs, err := s.livePosts(ctx, cmdsFor(recs, func(r *Post) ID { return r.RepostOf }), sink)
+	if err != nil {
+		return err
+	}
+	for i, r := range recs {
+		if origs[i] == nil {
+			continue // its original deleted: the workers take it back
+		}
+		if err := sink.Repost(r); err != nil {
 			return err
 		}
 	}
@@ -217,7 +336,7 @@ func (s *Service) livePosts(ctx context.Context, ids []ID, sink ExportSink) ([]*
 		return nil, err
 	}
 	for i, p := range ps {
-		if !exportable(p) {
+		if !exportable(p) || p.IsRepost() {
 			ps[i] = nil
 			continue
 		}

@@ -10,10 +10,16 @@ import (
 
 // Rebuild recomputes every derived structure from the records (users,
 // following sets, posts and their tombstones, live sessions, activity and
-// readers' complete flags), in phases:
+// readers' complete flags; suspensions, whose marks on posts and sessions
+// it settles, and reports, which it indexes, first), in phases:
 //
 //   - follows: followers sets from the following sets;
-//   - posts: outboxes from the posts that are not deleted;
+//   - posts: outboxes from the posts (and reposts) that are not deleted;
+//   - conversations: each parent's set of replies and each original's
+//     set of reposts from the replies and reposts; a repost whose
+//     original is deleted is taken back;
+//   - conversation counts: each post's comments and reposts counters as
+//     their imported bases plus its live replies and reposts;
 //   - live: anchor queues and replay outboxes from the sessions;
 //   - authors: stale followers, outbox, queue and replay entries out; big-V
 //     status (sticky: a big-V stays one) and push mode for authors over the
@@ -22,10 +28,18 @@ import (
 //   - relations: per user, every pair its relation records, mirrors and
 //     derived sets name settled as a relation mutation does (safety_settle.go):
 //     block mirrors, hidden authors, no-push sets, no follow across a block;
+//   - filters: per user with keyword filters, expired ones pruned, ids
+//     derived again from the keywords, a fresh version token where they
+//     changed (safety_keyword.go);
 //   - inboxes: per reader, entries of authors it does not follow or that
 //     are hidden from it (and tombstones) out, then its own posts and its
 //     pushed, shown followees' newest posts and replays in, with the
-//     horizon, exactly as backfill does.
+//     horizon, exactly as backfill does;
+//   - follow times: both sides' times from the following sets and the
+//     times kept beside them (list_follows.go);
+//   - favorites, counters: each post's favoriters from the users'
+//     records, then its likes and favorites counters as their imported
+//     bases plus its likers and favoriters (list_favorites.go).
 //
 // It runs online: every write is idempotent and either adds what the
 // records say belongs or removes what they say does not, so readers and a
@@ -36,9 +50,17 @@ import (
 func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
 	defer wrap(&err, "rebuild")
 	setDefault(&o.Batch, 100)
-	// Unfinished account deletions first: nothing of a deleted account
-	// (its posts, its follows) may be rebuilt.
-	if err := s.finishAccounts(ctx); err != nil {
+	// Unfinished account deletions, suspensions and takedowns first:
+	// nothing of a deleted account (its posts, its follows), no post taken
+	// down, may be rebuilt; then the marks of suspended accounts, and the
+	// reports' index.
+	if err := s.finishJobs(ctx, jAccount, jSuspend, jTakedown); err != nil {
+		return st, err
+	}
+	if err := s.settleSuspensions(ctx, &st); err != nil {
+		return st, err
+	}
+	if err := s.reindexReports(ctx, &st); err != nil {
 		return st, err
 	}
 	ck := s.k.rebuild()
@@ -116,7 +138,7 @@ type RebuildOptions struct {
 
 // RebuildProgress is where a Rebuild stands.
 type RebuildProgress struct {
-	Phase       string // follows, posts, live, authors, relations or inboxes
+	Phase       string // follows, posts, conversations, conversation counts, live, authors, relations, filters, inboxes, follow times, favorites or counters
 	Done, Total int    // ids of the phase done (resumed ones included) and in all
 	Stats       RebuildStats
 }
@@ -133,6 +155,16 @@ type RebuildStats struct {
 	InboxEntries int64 // entries copied into inboxes (posts and replays)
 	Removed      int64 // stale entries removed
 	Relations    int64 // pairs of users whose relations were settled
+	Replies      int64 // live replies filed with their parents
+	Reposts      int64 // live reposts filed with their originals
+	// KeywordFilters is users whose keyword filters were rewritten
+	// (expired ones pruned, ids derived again, a version token set).
+	KeywordFilters int64
+	Suspensions    int64 // suspended accounts whose posts' and sessions' marks were settled
+	Reports        int64 // reports indexed
+	FollowTimes    int64 // follows whose times were written on both sides
+	Favorites      int64 // favoriters entries written
+	Counters       int64 // likes and favorites counters recomputed to another value
 }
 
 // rebuildPhase is one pass of Rebuild: run over every record of one kind
@@ -147,10 +179,16 @@ type rebuildPhase struct {
 var rebuildPhases = []rebuildPhase{
 	{"follows", keys.user, (*Service).rebuildFollowers},
 	{"posts", keys.post, (*Service).rebuildOutboxes},
+	{"conversations", keys.post, (*Service).rebuildConversations},
+	{"conversation counts", keys.post, (*Service).recountConversations},
 	{"live", keys.live, (*Service).rebuildLive},
 	{"authors", keys.user, (*Service).rebuildAuthors},
 	{"relations", keys.user, (*Service).rebuildRelations},
+	{"filters", keys.keywordFilters, (*Service).rebuildKeywordFilters},
 	{"inboxes", keys.user, (*Service).rebuildInboxes},
+	{"follow times", keys.user, (*Service).rebuildFollowTimes},
+	{"favorites", keys.user, (*Service).rebuildFavorites},
+	{"counters", keys.post, (*Service).rebuildCounters},
 }
 
 // recordIDs lists the ids of every key keyOf names, sorted, from every
@@ -226,6 +264,51 @@ func (s *Service) rebuildOutboxes(ctx context.Context, posts []ID, st *RebuildSt
 		}
 	}
 	return firstErr(s.doMulti(ctx, cmds...))
+}
+
+// rebuildConversations files each reply among posts in its parent's
+// replies and each repost in its original's reposts (or takes them out,
+// deleted), as materializing and deleting them do. A live repost of a
+// deleted original is taken back, as the workers do. The counters are
+// recounted after (recountConversations).
+func (s *Service) rebuildConversations(ctx context.Context, posts []ID, st *RebuildStats) error {
+	ps, err := s.Posts(ctx, posts)
+	if err != nil {
+		return err
+	}
+	var cmds []rueidis.Completed
+	var recs []*Post
+	for _, p := range ps {
+		switch {
+		case p == nil || p.Author == 0:
+		case p.IsRepost() && p.Deleted:
+			cmds = append(cmds, repostDrop.cmd(s.c.B(), []string{s.k.reposts(p.RepostOf), s.k.postCounts(p.RepostOf)},
+				[]string{member(p.Author), member(p.ID)}))
+		case p.IsRepost():
+			recs = append(recs, p)
+		case p.ReplyTo != 0 && p.Deleted:
+			cmds = append(cmds, s.replyDropCmd(p))
+		case p.ReplyTo != 0:
+			cmds = append(cmds, s.replyAddCmd(p))
+			st.Replies++
+		}
+	}
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		return err
+	}
+	states, err := s.materializeReposts(ctx, recs)
+	for _, state := range states {
+		if state == repostLive {
+			st.Reposts++
+		}
+	}
+	return err
+}
+
+// recountConversations recounts the comments and reposts of posts (of
+// every post that has counters, replies or reposts).
+func (s *Service) recountConversations(ctx context.Context, posts []ID, st *RebuildStats) error {
+	return firstErr(s.doMulti(ctx, cmdsFor(posts, s.recountCmd)...))
 }
 
 // rebuildLive files each session where its state belongs, as settling a

@@ -41,6 +41,13 @@ type Options struct {
 	MaxDevices int
 	// MaxTextLen is the longest post text, in characters. Default 2000.
 	MaxTextLen int
+	// MediaHosts are the hosts https media and cover URLs may name
+	// (--media-hosts): exact names or "*.example.com" (content_media.go).
+	// Empty: no media URL is accepted, unless DevMediaURLs.
+	MediaHosts []string
+	// DevMediaURLs accepts media and cover URLs on any https host, and
+	// http ones on this machine (dev auth: the demo's own media).
+	DevMediaURLs bool
 	// StreamShards is how many shards the fan-out streams are split into
 	// (at most 64), each on its own Redis Cluster slot. Default: 4 on a
 	// Redis Cluster, 1 on a single Redis (one node has nothing to spread

@@ -19,10 +19,27 @@ import (
 // stay); Redis invalidates it at once on delete.
 const postTTL = 10 * time.Minute
 
-// Publish stores a new post by author, puts it in the author's outbox and
-// own inbox (read-your-writes), and queues its fan-out. See PublishOnce.
+// Publish publishes a post of text alone, without an idempotency key
+// (see PublishPost).
 func (s *Service) Publish(ctx context.Context, author ID, text string) (*Post, error) {
-	return s.PublishOnce(ctx, author, text, "")
+	return s.PublishPost(ctx, author, NewPost{Text: text})
+}
+
+// PublishOnce publishes a post of text alone with an idempotency key
+// (see PublishPost).
+func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) (*Post, error) {
+	return s.PublishPost(ctx, author, NewPost{Text: text, IdempotencyKey: key})
+}
+
+// NewPost is what a publish asks for.
+type NewPost struct {
+	Text           string
+	Media          []Media
+	ContentWarning string
+	IdempotencyKey string
+	// ReplyTo, when set, makes the post a reply to that post: it must be
+	// a live post whose author and the replier do not block one another.
+	ReplyTo ID
 }
 
 // idempotencyTTL is how long a publish's idempotency key is remembered.
@@ -31,35 +48,43 @@ const idempotencyTTL = 24 * time.Hour
 // maxIdempotencyKey bounds a client's idempotency key, in bytes.
 const maxIdempotencyKey = 128
 
-// PublishOnce publishes like Publish. With a non-empty key, a retry by the
-// same author with the same key within idempotencyTTL returns the post the
-// first attempt made and creates nothing, whatever became of that attempt.
+// PublishPost stores a new post by author, puts it in the author's outbox
+// and own inbox (read-your-writes), and queues its fan-out. The post must
+// have text or media (checkNewPost has the rules); with ReplyTo it is a
+// reply. With a non-empty IdempotencyKey, a retry by the same author with
+// the same key within idempotencyTTL returns the post the first attempt
+// made and creates nothing, whatever became of that attempt.
 //
-// The publish event is the commit: it is appended, with the post's text and
-// the idempotency record, in one script on the author's stream shard. Once
+// The publish event is the commit: it is appended, with the post's
+// content (text, media, content warning, the post it replies to) and the
+// idempotency record, in one script on the author's stream shard. Once
 // it is there the post reaches every target even if this request dies: the
-// dispatcher materializes the post (hash, outbox, own inbox) before fanning
-// it out, as this request does right away. If the append fails, nothing was
+// dispatcher materializes the post (hash, outbox, own inbox, its parent's
+// replies) before fanning it out, as this request does right away. If the
+// append fails, nothing was
 // written anywhere.
 //
 // Round trips: the log script, which also spends the author's pending rate
 // charge (the allowance lives on the same shard), then the
-// materialization: 2. The check that the author exists is served from
+// materialization: 2. A reply reads its parent first with the replier's
+// blocks: one more. The check that the author exists is served from
 // this process's memory of existing users (usersExist); the first publish
 // of an author this process has never seen adds one round trip.
-func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) (_ *Post, err error) {
+func (s *Service) PublishPost(ctx context.Context, author ID, in NewPost) (_ *Post, err error) {
 	defer wrap(&err, "publish")
-	text, err = s.validText(text)
-	if err != nil {
+	if in, err = s.checkNewPost(in); err != nil {
 		return nil, err
-	}
-	if len(key) > maxIdempotencyKey {
-		return nil, apierr.Errorf(apierr.BadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(key), maxIdempotencyKey)
 	}
 	if err := s.usersExist(ctx, author); err != nil {
 		return nil, err
 	}
-	p, err := s.logPublish(ctx, author, text, key)
+	var parentAuthor ID
+	if in.ReplyTo != 0 {
+		if parentAuthor, err = s.replyable(ctx, author, in.ReplyTo); err != nil {
+			return nil, err
+		}
+	}
+	p, err := s.logPublish(ctx, author, in, parentAuthor)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +99,9 @@ func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) 
 // The author's pending rate charge, if ctx carries one not yet spent, is
 // spent by the same script: refused, nothing is written and the error is
 // RATE_LIMITED.
-func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (*Post, error) {
+func (s *Service) logPublish(ctx context.Context, author ID, in NewPost, parentAuthor ID) (*Post, error) {
+	key := in.IdempotencyKey
+	link := event{Parent: in.ReplyTo, ParentAuthor: parentAuthor}
 	shard := s.shardOf(author)
 	keys := []string{s.k.events(shard), s.k.clock(shard)}
 	if key != "" {
@@ -87,8 +114,10 @@ func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (
 		// The script spends it; the client must not send it again.
 		keys, ctx = append(keys, chargeKeys...), withoutCharge(ctx)
 	}
-	args := append(logArgs("alloc", s.nowMS(), text, int(idempotencyTTL.Seconds()), key != "", charge),
-		"t", evPublish, "u", FormatID(author), "x", text)
+	content := postContent{Text: in.Text, Media: encodeMedia(in.Media), CW: in.ContentWarning}
+	args := append(logArgs("alloc", s.nowMS(), withLink(content.record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
+		content.eventFields("t", evPublish, "u", FormatID(author))...)
+	args = append(args, link.linkFields()...)
 	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 3 {
 		err = fmt.Errorf("reply of %d values", len(arr))
@@ -100,7 +129,7 @@ func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (
 			wait, _ := arr[1].AsInt64()
 			left, _ := arr[len(arr)-1].AsInt64()
 			v = verdictFrom(status != -1, wait, left, ch.cost)
-			v.gone = status == -2
+			v.gone, v.suspended = status == -2, status == -3
 		}
 		if refused := ch.settleWith(v, err); refused != nil {
 			return nil, refused
@@ -110,28 +139,59 @@ func (s *Service) logPublish(ctx context.Context, author ID, text, key string) (
 		return nil, fmt.Errorf("queue publish: %w", err)
 	}
 	var ms, count string
+	var bad error
 	if fresh, _ := arr[0].AsInt64(); fresh == 1 && len(arr) >= 4 {
 		ms, _ = arr[1].ToString()
 		count, _ = arr[2].ToString()
 	} else if rec, err := arr[1].ToString(); err == nil {
-		// The record is "ms count text", as logScript stored it.
+		// The record is "ms count content", as logScript stored it.
 		parts := strings.SplitN(rec, " ", 3)
 		if len(parts) == 3 {
-			ms, count, text = parts[0], parts[1], parts[2]
+			ms, count = parts[0], parts[1]
+			var rest string
+			rest, link = cutLink(parts[2])
+			content, bad = parseRecord(rest)
 		}
 	}
 	ts, err1 := parseInt(ms)
 	n, err2 := strconv.ParseUint(count, 10, 64)
-	if err1 != nil || err2 != nil || n >= 1<<clockBits {
+	if err1 != nil || err2 != nil || bad != nil || n >= 1<<clockBits {
 		return nil, fmt.Errorf("queue publish: unreadable reply %v", arr)
 	}
-	return &Post{ID: composeID(ts, n, shard), Author: author, Text: text, CreatedAt: time.UnixMilli(ts).UTC()}, nil
+	p, err := content.post(composeID(ts, n, shard), author, ts)
+	if p != nil {
+		p.ReplyTo, p.ReplyToAuthor = link.Parent, link.ParentAuthor
+	}
+	return p, err
 }
 
-// validText checks a post's text against the content rules (CheckText)
-// and returns it trimmed.
-func (s *Service) validText(text string) (string, error) {
-	return CheckText("text", text, s.o.MaxTextLen)
+// linkSep separates a publish's content from the post it replies to in
+// its idempotency record: a control character, which no text holds
+// (CheckText) and JSON escapes.
+const linkSep = "\x02"
+
+// withLink is the idempotency record of a publish of content (record)
+// that replies to link's parent: so a retry returns (and materializes)
+// the post the first attempt made.
+func withLink(record string, link event) string {
+	if link.Parent == 0 {
+		return record
+	}
+	return record + linkSep + FormatID(link.Parent) + " " + FormatID(link.ParentAuthor)
+}
+
+// cutLink reads what withLink wrote.
+func cutLink(rec string) (string, event) {
+	record, l, ok := strings.Cut(rec, linkSep)
+	if !ok {
+		return record, event{}
+	}
+	var link event
+	if a, b, ok := strings.Cut(l, " "); ok {
+		link.Parent, _ = strconv.ParseUint(a, 10, 64)
+		link.ParentAuthor, _ = strconv.ParseUint(b, 10, 64)
+	}
+	return record, link
 }
 
 // PutPost stores a post with a given id and time (import, demo) and runs
@@ -164,10 +224,16 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 	} else if n < len(ps) {
 		ps, stop = ps[:n], apierr.Errorf(apierr.NotFound, "no user with id %d", authors[n])
 	}
+	if n, err := s.fillParentAuthors(ctx, ps); CodeOf(err) == apierr.NotFound {
+		ps, stop = ps[:n], err
+	} else if err != nil {
+		return 0, err
+	}
 	cmds := make([]rueidis.Completed, len(ps))
 	for i, p := range ps {
 		shard := s.shardOf(p.Author)
-		e := event{Type: evPublish, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, Text: p.Text}
+		e := event{Type: evPublish, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, postContent: contentOf(p),
+			Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor}
 		cmds[i] = logScript.cmd(s.c.B(), []string{s.k.events(shard), s.k.clock(shard)},
 			append(logArgs("given", 0, "", 0, false, nil), e.fields()...))
 	}
@@ -177,17 +243,34 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 	if _, err := s.materializePosts(ctx, ps); err != nil {
 		return 0, fmt.Errorf("posts queued, workers finish them: %w", err)
 	}
+	if err := s.markSuspendedPosts(ctx, ps); err != nil {
+		return 0, fmt.Errorf("posts stored: %w", err)
+	}
 	return len(ps), stop
 }
 
-// postCreate stores the post KEYS[1] unless it exists: "new", "exists" or
-// "deleted". A tombstone is final: a late publish event cannot revive it.
+// postCreate stores the post (or repost record) KEYS[1], its fields and
+// values ARGV, unless it exists: "new", "exists" or "deleted". A
+// tombstone is final: a late publish event cannot revive it.
 var postCreate = newScript(false, `
 if redis.call('HGET', KEYS[1], 'd') == '1' then return 'deleted' end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
-redis.call('HSET', KEYS[1], 'a', ARGV[1], 't', ARGV[2], 'x', ARGV[3])
+redis.call('HSET', KEYS[1], unpack(ARGV))
 return 'new'
 `)
+
+// hashFields are the fields and values postCreate stores for p: author,
+// time, content (text, media, content warning, each when set), and the
+// post it replies to or reposts, if any.
+func (p *Post) hashFields() []string {
+	fv := contentOf(p).eventFields("a", FormatID(p.Author), "t", scoreArg(p.CreatedAt.UnixMilli()))
+	return append(fv, p.linkEvent().linkFields()...)
+}
+
+// linkEvent is an event carrying only p's links (parent, original).
+func (p *Post) linkEvent() event {
+	return event{Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor, Orig: p.RepostOf, OrigAuthor: p.RepostOfAuthor}
+}
 
 // materializePosts makes logged posts visible: the post hash (created
 // once), the author's outbox and own inbox. Idempotent; the publishing
@@ -201,8 +284,10 @@ func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, err
 	for i, p := range ps {
 		it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
 		created[i] = len(cmds)
-		cmds = append(cmds, postCreate.cmd(s.c.B(), []string{s.k.post(p.ID)},
-			[]string{FormatID(p.Author), scoreArg(it.TS), p.Text}))
+		cmds = append(cmds, postCreate.cmd(s.c.B(), []string{s.k.post(p.ID)}, p.hashFields()))
+		if p.ReplyTo != 0 {
+			cmds = append(cmds, s.replyAddCmd(p))
+		}
 		cmds = append(cmds, s.c.B().Zadd().Key(s.k.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
 		cmds = s.appendPush(cmds, s.postsTL(), p.Author, it, true)
 	}
@@ -241,7 +326,7 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 		return err
 	}
 	p := ps[0]
-	if p == nil {
+	if p == nil || p.IsRepost() { // a repost is taken back with UndoRepost
 		return apierr.Errorf(apierr.NotFound, "no post with id %d", postID)
 	}
 	if p.Author != viewer {
@@ -250,7 +335,8 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 		}
 		return apierr.Errorf(apierr.Forbidden, "only the author may delete a post")
 	}
-	e := event{Type: evDelete, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}
+	e := event{Type: evDelete, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID},
+		Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor}
 	if err := s.commit(ctx, nil, nil, nil, s.emitCmd(e)).Error(); err != nil {
 		return fmt.Errorf("queue the delete: %w", err)
 	}
@@ -267,6 +353,9 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 func (s *Service) tombstone(ctx context.Context, p *Post) error {
 	cmds := append(s.unindexCmds([]*Post{p}),
 		s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().FieldValue("d", "1").Build())
+	if p.ReplyTo != 0 {
+		cmds = append(cmds, s.replyDropCmd(p))
+	}
 	return firstErr(s.doMulti(ctx, cmds...))
 }
 
@@ -315,13 +404,46 @@ func parsePost(id ID, r rueidis.RedisResult) (*Post, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
-	return newPost(id, m["a"], m["t"], m["x"], m["d"]), nil
+	var f postFields
+	for i, name := range cachedPostFields {
+		f[i] = m[name]
+	}
+	p, err := newPost(id, f)
+	if err != nil {
+		return nil, err
+	}
+	if ms, err := parseInt(m[fieldTakenDown]); err == nil {
+		p.TakenDown, p.TakedownReason = time.UnixMilli(ms).UTC(), m[fieldTakedownReason]
+	}
+	return p, nil
 }
 
-// newPost is the post a post hash's fields (author, time, text, deleted)
-// describe, whether read whole (parsePost) or by field (CachedPosts).
-func newPost(id ID, author, ts, text, deleted string) *Post {
-	a, _ := ParseID(author)
-	ms, _ := parseInt(ts)
-	return &Post{ID: id, Author: a, Text: text, CreatedAt: time.UnixMilli(ms).UTC(), Deleted: deleted == "1"}
+// postFields are the fields of a post hash in cachedPostFields order.
+type postFields [11]string
+
+// newPost is the post a post hash's fields describe, whether read whole
+// (parsePost) or by field (CachedPosts).
+func newPost(id ID, f postFields) (*Post, error) {
+	a, _ := ParseID(f[0])
+	ms, _ := parseInt(f[1])
+	media, err := decodeMedia(f[4])
+	if err != nil {
+		return nil, fmt.Errorf("post %d: %w", id, err)
+	}
+	p := &Post{ID: id, Author: a, Text: f[2], CreatedAt: time.UnixMilli(ms).UTC(), Deleted: f[3] == "1",
+		Media: media, ContentWarning: f[5], AuthorSuspended: f[6] == "1"}
+	p.setLinks(f[7], f[8], f[9], f[10])
+	return p, nil
+}
+
+// setLinks reads a post hash's fields r, ra, o, oa ("" where unset): the
+// parent it replies to and its author, the original a record reposts and
+// its author.
+func (p *Post) setLinks(r, ra, o, oa string) {
+	dst := [...]*ID{&p.ReplyTo, &p.ReplyToAuthor, &p.RepostOf, &p.RepostOfAuthor}
+	for i, v := range [...]string{r, ra, o, oa} {
+		if v != "" {
+			*dst[i], _ = strconv.ParseUint(v, 10, 64)
+		}
+	}
 }

@@ -42,12 +42,14 @@ end
 // gcra spends ARGV[4] points of the allowance KEYS[1] (luaSpend; ARGV:
 // now, interval, tolerance, cost); with ARGV[2] gateOnly it spends
 // nothing. KEYS[2], when given, is a viewer's gone marker (keys.gone, on
-// the same shard): the 4th value replied says it exists, so the request of
-// a deleted account is refused at no round trip of its own. Replies {ok,
-// retry after ms, remaining, gone}.
+// the same shard), and KEYS[3] its suspension marker (keys.suspended):
+// the 4th value replied says which exists (1 deleted, 2 suspended), so
+// the request of a deleted or suspended account is refused at no round
+// trip of its own. Replies {ok, retry after ms, remaining, gone}.
 var gcra = newScript(false, luaSpend+`
 local gone = 0
-if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then gone = 1 end
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then gone = 1
+elseif KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then gone = 2 end
 if ARGV[2] == '`+gateOnly+`' then return {1, 0, 0, gone} end
 local ok, wait, left = spend(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 return {ok, wait, left, gone}
@@ -93,11 +95,12 @@ type Verdict struct {
 	// Remaining is the points left in the allowance afterwards.
 	Remaining int
 	// Err is RATE_LIMITED (a *apierr.Error with RetryAfter) when the cost was
-	// not spent, UNAUTHENTICATED when the viewer's account is deleted (a
-	// charge's verdict), else nil.
+	// not spent, UNAUTHENTICATED when the viewer's account is deleted and
+	// FORBIDDEN when it is suspended (a charge's verdict), else nil.
 	Err error
-	// gone: the viewer's account is deleted (gcra's gone marker).
-	gone bool
+	// gone: the viewer's account is deleted (gcra's gone marker);
+	// suspended: an operator suspended it (safety_moderation.go).
+	gone, suspended bool
 }
 
 // Allow spends one point of viewer's allowance, or returns RATE_LIMITED
@@ -149,7 +152,7 @@ func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
 	left, _ := arr[2].AsInt64()
 	gone, _ := arr[3].AsInt64()
 	v := verdictFrom(ok == 1, wait, left, cost)
-	v.gone = gone == 1
+	v.gone, v.suspended = gone == 1, gone == 2
 	return v, nil
 }
 
@@ -217,7 +220,8 @@ func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
 	}
 	keys := []string{key}
 	if sub.Viewer != 0 {
-		keys = append(keys, s.k.gone(s.shardOf(sub.Viewer), sub.Viewer))
+		shard := s.shardOf(sub.Viewer)
+		keys = append(keys, s.k.gone(shard, sub.Viewer), s.k.suspended(shard, sub.Viewer))
 	}
 	cmd := gcra.cmd(s.c.B(), keys, args).Pin()
 	return &Charge{s: s, cmd: cmd, cost: cost, sub: sub, keys: keys, args: args, rated: l.Rate > 0, done: make(chan struct{})}
@@ -307,18 +311,24 @@ func (ch *Charge) resolve(ctx context.Context, r rueidis.RedisResult) {
 }
 
 // refuseGone turns the verdict of a deleted account's charge into
-// UNAUTHENTICATED, unless the operation may pass (AllowGone).
+// UNAUTHENTICATED, unless the operation may pass (AllowGone), and that of
+// a suspended account's into FORBIDDEN, whatever the operation.
 func (ch *Charge) refuseGone() {
 	ch.mu.Lock()
 	allow := ch.allowGone
 	ch.mu.Unlock()
-	if ch.verdict.gone && !allow && ch.verdict.Err == nil {
+	switch {
+	case ch.verdict.Err != nil:
+	case ch.verdict.gone && !allow:
 		ch.verdict.Err = goneErr(ch.sub.Viewer)
+	case ch.verdict.suspended:
+		ch.verdict.Err = errSuspended
 	}
 }
 
 // spendIn claims the charge for a script that spends it itself (with
-// luaSpend over keys[0] and args, after checking the gone marker keys[1])
+// luaSpend over keys[0] and args, after checking the gone marker keys[1]
+// and the suspension marker keys[2])
 // when that script runs on the slot of viewer's stream shard and the
 // charge is viewer's. The caller must then send the script with
 // withoutCharge and call settleWith with its outcome.

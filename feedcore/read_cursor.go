@@ -18,23 +18,52 @@ const (
 	StateTimeline uint8 = 1 // paging a timeline
 )
 
-// Cursor is a position in a feed, bound to the viewer it was minted for.
-// Clients see it only sealed: base64url of a compact binary form plus an
-// HMAC, so it can be neither forged nor replayed by another viewer.
+// Cursor is a position in a feed or list, bound to the viewer it was
+// minted for and, for a list, to the list's kind and owner. Clients see it
+// only sealed: base64url of a compact binary form plus an HMAC, so it can
+// be neither forged nor replayed by another viewer, on another list, or
+// on another owner's list.
 type Cursor struct {
 	Session string // live snapshot id; empty for timelines
 	State   uint8
 	LastID  ID
 	TS      int64
 	Viewer  ID
+	List    ListKind // ListFeed for the feeds
+	Owner   ID       // whose list (the kind says what it is); 0 for the feeds
 }
+
+// ListKind is which list a cursor pages (list_page.go). Its value is
+// sealed in cursors: never renumber one. A list pages one way only
+// (newest first, after a cursor), and what would be another direction
+// of the same records is a kind of its own (followers, following).
+type ListKind uint8
+
+// The kinds of list.
+const (
+	ListFeed                   ListKind = iota // followingFeed and liveFeed: no owner
+	ListFavorites                              // Query.favorites; owner: the viewer
+	ListAuthorPosts                            // User.posts; owner: the author
+	ListAuthorPostsWithReplies                 // User.posts(includeReplies: true); owner: the author
+	ListFollowers                              // User.followers; owner: the user
+	ListFollowing                              // User.following; owner: the user
+	ListReplies                                // Post.replies; owner: the parent post
+	ListBlocked                                // Query.blockedUsers; owner: the viewer
+	ListMuted                                  // Query.mutedUsers; owner: the viewer
+	ListHidden                                 // Query.usersHiddenFromMyPosts; owner: the viewer
+)
 
 // Item is the timeline position the cursor points at.
 func (c Cursor) Item() Item { return Item{TS: c.TS, ID: c.LastID} }
 
+// Cursor spellings: version 1 is a feed's (no list, no owner), as
+// cursors were before lists, so feed cursors already handed out stay
+// valid; version 2 adds the list's kind and owner. Each cursor has one
+// spelling (open checks it is the one seal writes).
 const (
-	cursorVersion = 1
-	macLen        = 12
+	cursorVersion     = 1
+	listCursorVersion = 2
+	macLen            = 12
 )
 
 // Sealer seals and opens cursors with one key. A page seals a cursor per
@@ -73,11 +102,19 @@ func (s *Sealer) Seal(c Cursor) string {
 // seal is Seal's spelling of c, in sc's buffers when they are large
 // enough: valid until sc is reused.
 func (s *Sealer) seal(sc *sealScratch, c Cursor) []byte {
+	list := c.List != ListFeed || c.Owner != 0
 	b := append(sc.buf[:0], cursorVersion, c.State, byte(len(c.Session)))
+	if list {
+		b[0] = listCursorVersion
+	}
 	b = append(b, c.Session...)
 	b = binary.AppendUvarint(b, c.LastID)
 	b = binary.AppendVarint(b, c.TS)
 	b = binary.AppendUvarint(b, c.Viewer)
+	if list {
+		b = append(b, byte(c.List))
+		b = binary.AppendUvarint(b, c.Owner)
+	}
 	b = append(b, sc.macOf(b)...)
 	return base64.RawURLEncoding.AppendEncode(sc.out[:0], b)
 }
@@ -94,8 +131,8 @@ func (sc *sealScratch) macOf(b []byte) []byte {
 // the top.
 func (s *Sealer) Open(raw string, viewer ID) (Cursor, error) {
 	c, err := s.open(raw, viewer)
-	if err == nil && c.State > StateTimeline {
-		return Cursor{}, errBadCursor() // a relation list's (safety_list.go)
+	if err == nil && (c.List != ListFeed || c.State > StateTimeline) {
+		return Cursor{}, errBadCursor() // a list's (list_page.go)
 	}
 	return c, err
 }
@@ -114,7 +151,7 @@ func (s *Sealer) open(raw string, viewer ID) (Cursor, error) {
 		return Cursor{}, bad
 	}
 	body, mac := b[:len(b)-macLen], b[len(b)-macLen:]
-	if !hmac.Equal(mac, sc.macOf(body)) || body[0] != cursorVersion {
+	if !hmac.Equal(mac, sc.macOf(body)) || (body[0] != cursorVersion && body[0] != listCursorVersion) {
 		return Cursor{}, bad
 	}
 	c := Cursor{State: body[1]}
@@ -133,10 +170,21 @@ func (s *Sealer) open(raw string, viewer ID) (Cursor, error) {
 		return Cursor{}, bad
 	}
 	rest = rest[k:]
-	if c.Viewer, k = binary.Uvarint(rest); k <= 0 || k != len(rest) {
+	if c.Viewer, k = binary.Uvarint(rest); k <= 0 {
 		return Cursor{}, bad
 	}
-	if c.Viewer != viewer {
+	rest = rest[k:]
+	if body[0] == listCursorVersion {
+		if len(rest) < 1 {
+			return Cursor{}, bad
+		}
+		c.List, rest = ListKind(rest[0]), rest[1:]
+		if c.Owner, k = binary.Uvarint(rest); k <= 0 {
+			return Cursor{}, bad
+		}
+		rest = rest[k:]
+	}
+	if len(rest) != 0 || c.Viewer != viewer {
 		return Cursor{}, bad
 	}
 	// Only the canonical spelling: base64 decoding ignores the spare low

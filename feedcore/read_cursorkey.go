@@ -44,10 +44,16 @@ func (s *Service) cursors() *Sealer {
 	return s.sealer.Load()
 }
 
-// openCursor opens raw; if it fails, it re-reads the shared key (at most
-// once per cursorKeyRetry) and tries once more with a key that changed.
+// openCursor opens raw, a feed's cursor; if it fails, it re-reads the
+// shared key (at most once per cursorKeyRetry) and tries once more with a
+// key that changed.
 func (s *Service) openCursor(ctx context.Context, raw string, viewer ID) (Cursor, error) {
-	c, err := s.cursors().Open(raw, viewer)
+	return s.openWith(ctx, raw, viewer, (*Sealer).Open)
+}
+
+// openWith is openCursor opening with open (a feed's or any cursor).
+func (s *Service) openWith(ctx context.Context, raw string, viewer ID, open func(*Sealer, string, ID) (Cursor, error)) (Cursor, error) {
+	c, err := open(s.cursors(), raw, viewer)
 	if err == nil || s.fixedKey() {
 		return c, err
 	}
@@ -60,7 +66,7 @@ func (s *Service) openCursor(ctx context.Context, raw string, viewer ID) (Cursor
 	if rerr := s.RefreshCursorKey(ctx); rerr != nil || s.sealer.Load() == before {
 		return c, err
 	}
-	return s.sealer.Load().Open(raw, viewer)
+	return open(s.sealer.Load(), raw, viewer)
 }
 
 // RefreshCursorKey re-reads the shared cursor key: puts this replica's key

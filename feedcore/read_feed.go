@@ -37,6 +37,8 @@ type view struct {
 	horizon   *Item // inbox holds everything at or above it; nil: everything
 	spec      specRead
 	extra     []rueidis.Completed // writes to send with the next round trip
+	keywords  *keywordSet         // the viewer's keyword filters (filtered); nil: none
+	now       int64               // ms, the page's time, which filters' ends are compared with
 }
 
 // specRead is the inbox seek sent with the view load, used by round one.
@@ -78,11 +80,11 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 		it := c.Item()
 		pos = &it
 	}
-	v, err := s.loadView(ctx, s.postsTL(), req.Viewer, o, pos, n+1)
+	v, err := s.loadView(ctx, s.postsTL(), req.Viewer, o, pos, firstBatch(o, n))
 	if err != nil {
 		return nil, err
 	}
-	found, scanned, more, err := collect(ctx, s, v, o, pos, n+1, s.visiblePosts)
+	found, scanned, more, err := s.collectFeed(ctx, v, o, pos, n)
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +122,10 @@ func orDefault(n int) int {
 }
 
 // loadView reads the viewer's reader state, big-V followees (less those
-// hidden from it), recent unfollows and hide notes, records the read, and
-// speculatively seeks the inbox for round one, all in one round trip.
+// hidden from it), recent unfollows and hide notes, its keyword filters
+// (only their version when this process has them compiled), records the
+// read, and speculatively seeks the inbox for round one, all in one round
+// trip.
 // Nothing it reads grows with the network, with followees who do not post
 // or with the viewer's blocks and mutes: the following set itself is read
 // only by a page that goes below the inbox horizon (or a first live page).
@@ -129,8 +133,9 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 	now := s.nowMS()
 	since := now - unfollowMemory.Milliseconds()
 	const sets, unfollows, complete, seek = 0, 1, 2, 3
+	compiled := s.compiledKeywords(viewer)
 	cmds := []rueidis.Completed{
-		s.viewSetsCmd(viewer, now, tl.eagerFollowees),
+		s.viewSetsCmd(viewer, now, tl.eagerFollowees, compiled.versionOf()),
 		s.c.B().Zrange().Key(s.k.unfollowed(viewer)).Min(scoreArg(since)).Max("+inf").Byscore().Build(),
 		s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build(),
 		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
@@ -142,8 +147,12 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 	if err := firstErr(rs); err != nil {
 		return nil, err
 	}
-	v := &view{tl: tl, viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[seek], ok: true}}
-	if err := v.readViewSets(rs[sets]); err != nil {
+	v := &view{tl: tl, viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[seek], ok: true}, now: now}
+	kw, err := v.readViewSets(rs[sets])
+	if err != nil {
+		return nil, err
+	}
+	if v.keywords, err = s.readKeywordView(viewer, compiled, kw); err != nil {
 		return nil, err
 	}
 	uf, _ := rs[unfollows].AsStrSlice()
@@ -214,33 +223,6 @@ func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *
 		batch = min(2*batch, maxBatch)
 	}
 	return found, cur, true, nil
-}
-
-// visiblePosts loads the posts at items and keeps those the viewer may see:
-// not deleted, and not by an account the viewer unfollowed lately or that
-// is hidden from it (fan-out, unfollow and safety clean-ups are
-// asynchronous, so an inbox may briefly disagree).
-// Every source a page reads holds only the viewer's and its followees'
-// items otherwise: its inbox, and the outboxes of its followees.
-func (s *Service) visiblePosts(ctx context.Context, v *view, items []Item) ([]*Post, error) {
-	ids := make([]ID, len(items))
-	for i, it := range items {
-		ids[i] = it.ID
-	}
-	// Posts come through the client-side cache (a delete invalidates it);
-	// pending writes ride along in the same round trip.
-	ps, err := s.cachedPostsWith(ctx, v.extra, ids)
-	v.extra = nil
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Post, len(items))
-	for i, p := range ps {
-		if p != nil && !p.Deleted && p.CreatedAt.UnixMilli() == items[i].TS && (p.Author == v.viewer || !v.skip[p.Author]) {
-			out[i] = p
-		}
-	}
-	return out, nil
 }
 
 // source is a timeline to read, and the part of it that counts: entries at
@@ -416,7 +398,7 @@ func (s *Service) seekCmd(o scanOrder, src source, from *Item, limit int) rueidi
 }
 
 // page turns what collect found into a FeedPage of n edges.
-func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[Post], scanned *Item, more bool) *FeedPage {
+func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedItem], scanned *Item, more bool) *FeedPage {
 	sealer := s.cursors() // one key for the whole page
 	seal := func(it Item) string {
 		return sealer.Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
@@ -428,7 +410,7 @@ func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[Post],
 		if o == newer { // found closest to the cursor first; show newest first
 			j = len(shown) - 1 - i
 		}
-		pg.Edges[j] = FeedEdge{Post: e.val, Cursor: seal(e.it)}
+		pg.Edges[j] = FeedEdge{Post: e.val.post, Repost: e.val.repost, Cursor: seal(e.it)}
 	}
 	// The far end advances past everything scanned, or to the last edge
 	// when the next visible post is already known.

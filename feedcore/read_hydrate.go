@@ -16,7 +16,8 @@ import (
 // to a cached key makes Redis invalidate every replica's copy at once.
 // Counters and the viewer's flags are never cached.
 //
-// Posts change only when deleted (HSET d=1), which invalidates them, so
+// Posts change only when deleted (HSET d=1) or when their author is
+// suspended or unsuspended (sx), which invalidates them, so
 // every post read by a feed goes through the cache; the hottest, big-V
 // posts, are the ones that stay in it. The keys carry no Redis TTL, so
 // the entries use a static TTL: rueidis skips its per-read PTTL check and
@@ -27,8 +28,13 @@ import (
 // without building a map per post or profile.
 
 // cachedPostFields are the fields of a post hash (see postCreate and the
-// tombstone) that CachedPosts reads, in this order.
-var cachedPostFields = []string{"a", "t", "x", "d"}
+// tombstone) that CachedPosts reads, in this order (postFields): the
+// media and content warning come with the rest, so they cost a page no
+// read of their own and sit in the client-side cache with the post; the
+// suspension mark (safety_moderation.go); what a reply answers and what a
+// repost's record reposts, with their authors, so deciding who sees them
+// reads no other hash (read_items.go).
+var cachedPostFields = []string{"a", "t", "x", "d", "m", "cw", fieldSuspended, "r", "ra", "o", "oa"}
 
 // cachedPostCmds are the cacheable reads of posts ids.
 func (s *Service) cachedPostCmds(ids []ID) []rueidis.CacheableTTL {
@@ -45,17 +51,25 @@ func (s *Service) CachedPosts(ctx context.Context, ids []ID) (_ []*Post, err err
 		return nil, nil
 	}
 	out := make([]*Post, len(ids))
-	var f [4]string
 	for i, r := range s.c.DoMultiCache(ctx, s.cachedPostCmds(ids)...) {
-		found, err := hashFields(r, f[:])
+		p, err := cachedPost(ids[i], r)
 		if err != nil {
 			return nil, err
 		}
-		if found {
-			out[i] = newPost(ids[i], f[0], f[1], f[2], f[3])
-		}
+		out[i] = p
 	}
 	return out, nil
+}
+
+// cachedPost reads the reply of a cachedPostCmds read of post id: nil
+// when the hash does not exist.
+func cachedPost(id ID, r rueidis.RedisResult) (*Post, error) {
+	var f postFields
+	found, err := hashFields(r, f[:])
+	if err != nil || !found {
+		return nil, err
+	}
+	return newPost(id, f)
 }
 
 // hashFields reads the reply of an HMGET of len(out) fields into out (""
@@ -100,14 +114,19 @@ func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Complete
 // list may be empty; viewer flags are false for Viewer 0.
 type HydrateRequest struct {
 	Viewer ID
-	// Counts and Liked are posts whose counters, and whether the viewer
-	// likes them, are read.
-	Counts, Liked []ID
+	// Counts, Liked and Reposted are posts whose counters, and whether
+	// the viewer likes and reposts them, are read.
+	Counts, Liked, Reposted []ID
+	// Favorited are posts whether the viewer has favorited is read.
+	Favorited []ID
 	// Users are profiles read (through the client-side cache);
 	// GraphCounts users whose follower and following counts are read;
 	// Following users the viewer may follow; Relations users whose
 	// relation to the viewer (blocks, mute, hide) is read.
 	Users, GraphCounts, Following, Relations []ID
+	// Posts are posts read through the client-side cache (the parents of
+	// a page's replies).
+	Posts []ID
 }
 
 // Hydration answers a HydrateRequest: each slice in the order of its
@@ -115,10 +134,13 @@ type HydrateRequest struct {
 type Hydration struct {
 	Counts      []PostCounts
 	Liked       []bool
+	Reposted    []bool
 	Users       []*User
+	Posts       []*Post
 	GraphCounts []GraphCounts
 	Following   []bool
 	Relations   []RelationFlags
+	Favorited   []bool
 }
 
 // Hydrate reads everything req names in one round trip: profiles through
@@ -127,21 +149,22 @@ type Hydration struct {
 func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration, err error) {
 	defer wrap(&err, "hydrate a page")
 	h := &Hydration{}
-	liked, following, relations := req.Liked, req.Following, req.Relations
+	liked, reposted, following, relations, favorited := req.Liked, req.Reposted, req.Following, req.Relations, req.Favorited
 	if req.Viewer == 0 {
-		h.Liked, h.Following = make([]bool, len(liked)), make([]bool, len(following))
-		h.Relations = make([]RelationFlags, len(relations))
-		liked, following, relations = nil, nil, nil
+		h.Liked, h.Reposted, h.Following = make([]bool, len(liked)), make([]bool, len(reposted)), make([]bool, len(following))
+		h.Relations, h.Favorited = make([]RelationFlags, len(relations)), make([]bool, len(favorited))
+		liked, reposted, following, relations, favorited = nil, nil, nil, nil, nil
 	}
-	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+2*len(req.GraphCounts)+1+relationFlagsReplies)
+	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+len(reposted)+2*len(req.GraphCounts)+1+relationFlagsReplies)
 	for _, id := range req.Counts {
 		cmds = append(cmds, s.postCountsCmd(id))
 	}
-	if len(liked) > 0 {
-		vm := member(req.Viewer)
-		for _, id := range liked {
-			cmds = append(cmds, s.likedCmd(vm, id))
-		}
+	vm := member(req.Viewer)
+	for _, id := range liked {
+		cmds = append(cmds, s.likedCmd(vm, id))
+	}
+	for _, id := range reposted {
+		cmds = append(cmds, s.repostedCmd(vm, id))
 	}
 	for _, id := range req.GraphCounts {
 		cmds = append(cmds, s.c.B().Zcard().Key(s.k.followers(id)).Build(), s.c.B().Zcard().Key(s.k.following(id)).Build())
@@ -152,6 +175,9 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 	if len(relations) > 0 {
 		cmds = append(cmds, s.relationFlagsCmds(req.Viewer, relations)...)
 	}
+	if len(favorited) > 0 { // last: its reply is the pipeline's last
+		cmds = append(cmds, s.favoritedCmd(req.Viewer, favorited))
+	}
 	uncached := func(ctx context.Context) error {
 		if len(cmds) == 0 {
 			return nil
@@ -160,6 +186,12 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		// resend (doMulti): rueidis recycles them.
 		rs := s.c.DoMulti(ctx, cmds...)
 		var err error
+		if len(favorited) > 0 {
+			if h.Favorited, err = parseFavorited(rs[len(rs)-1], len(favorited)); err != nil {
+				return err
+			}
+			rs = rs[:len(rs)-1]
+		}
 		if h.Counts, err = parseCounts(rs[:len(req.Counts)]); err != nil {
 			return err
 		}
@@ -169,6 +201,12 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 				return err
 			}
 			rs = rs[len(liked):]
+		}
+		if len(reposted) > 0 {
+			if h.Reposted, err = parseEach(rs[:len(reposted)], isLiveRepost); err != nil {
+				return err
+			}
+			rs = rs[len(reposted):]
 		}
 		h.GraphCounts = make([]GraphCounts, len(req.GraphCounts))
 		for i := range req.GraphCounts {
@@ -199,11 +237,17 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		}
 		return err
 	}
-	if len(req.Users) == 0 {
+	branches := []func(context.Context) error{uncached}
+	if len(req.Users) > 0 {
+		branches = append(branches, func(ctx context.Context) (err error) { h.Users, err = s.Users(ctx, req.Users); return err })
+	}
+	if len(req.Posts) > 0 {
+		branches = append(branches, func(ctx context.Context) (err error) { h.Posts, err = s.CachedPosts(ctx, req.Posts); return err })
+	}
+	if len(branches) == 1 {
 		err = uncached(ctx)
 	} else {
-		err = roundtrip.Parallel(ctx, uncached,
-			func(ctx context.Context) (err error) { h.Users, err = s.Users(ctx, req.Users); return err })
+		err = roundtrip.Parallel(ctx, branches...)
 	}
 	if err != nil {
 		return nil, err

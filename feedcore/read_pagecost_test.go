@@ -2,7 +2,6 @@ package feedcore
 
 import (
 	"context"
-	"net"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -12,31 +11,13 @@ import (
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
-// countingConn counts the bytes Redis sends back.
-type countingConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c countingConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 // countedService is a second Service on st's server and prefix whose
 // connections count the reply bytes they read.
 func countedService(t *testing.T, st *storetest.Store, o Options) (*Service, *atomic.Int64) {
 	t.Helper()
 	n := &atomic.Int64{}
 	ro := redisstore.Options{URL: os.Getenv(storetest.Env), Timeout: 30 * time.Second, ClientName: "feedd-test-counted",
-		Dial: func(ctx context.Context, addr string, d *net.Dialer) (net.Conn, error) {
-			c, err := d.DialContext(ctx, "tcp", addr)
-			if err != nil {
-				return nil, err
-			}
-			return countingConn{Conn: c, n: n}, nil
-		}}
+		Dial: storetest.CountingDial(n)}
 	if st.Embedded != nil {
 		ro.URL, ro.DisableCache, ro.SingleNode = "redis://"+st.Embedded.Addr(), true, true
 	}

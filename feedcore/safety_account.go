@@ -11,7 +11,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/redisstore"
 )
 
 // Account deletion. The commit is one script on the user's stream shard:
@@ -51,7 +50,7 @@ return {1, redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'u', ARGV[4])}
 
 // DeleteAccount deletes viewer's account once confirmHandle equals its
 // handle (else BAD_USER_INPUT): its posts and live sessions leave every
-// feed, its follows both ways, likes, relations and keys are removed, and
+// feed, its follows both ways, likes, favorites, relations and keys are removed, and
 // its handle is held for Options.HandleHold, then free. A retry after
 // success succeeds again and finishes whatever is left.
 func (s *Service) DeleteAccount(ctx context.Context, viewer ID, confirmHandle string) (err error) {
@@ -129,6 +128,7 @@ var accountPhases = []struct {
 	{"lives", (*Service).dropLives},
 	{"posts", (*Service).dropPosts},
 	{"likes", (*Service).dropLikes},
+	{"favorites", (*Service).dropFavorites},
 	{"relations", (*Service).dropRelations},
 	{"keys", (*Service).dropKeys},
 }
@@ -226,12 +226,22 @@ func (s *Service) chunkOf(ctx context.Context, key string) ([]ID, error) {
 // is empty, removing each chunk from it once step succeeded: the set is
 // the phase's checkpoint.
 func (s *Service) drainSet(ctx context.Context, key string, step func(ids []ID) []rueidis.Completed) error {
+	return s.drainSetReading(ctx, key, func(ids []ID) ([]rueidis.Completed, error) { return step(ids), nil })
+}
+
+// drainSetReading is drainSet with a step that may read (and fail)
+// before it says what to write.
+func (s *Service) drainSetReading(ctx context.Context, key string, step func(ids []ID) ([]rueidis.Completed, error)) error {
 	for {
 		ids, err := s.chunkOf(ctx, key)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		if err := firstErr(s.doMulti(ctx, step(ids)...)); err != nil {
+		cmds, err := step(ids)
+		if err != nil {
+			return err
+		}
+		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 			return err
 		}
 		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(members(ids)...).Build()).Error(); err != nil {
@@ -262,7 +272,8 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 		cmds := make([]rueidis.Completed, 0, 3*len(fs)+1)
 		for _, f := range fs {
 			cmds = append(cmds, unfollowCommit.cmd(s.c.B(),
-				[]string{s.k.following(f), s.k.bigFollowees(f), s.k.unfollowed(f)}, args))
+				[]string{s.k.following(f), s.k.bigFollowees(f), s.k.unfollowed(f)}, args),
+				s.c.B().Zrem().Key(s.k.followingTimes(f)).Member(member(g.user)).Build())
 			for i, tl := range tls {
 				if len(recent[i]) > 0 {
 					cmds = append(cmds, s.inboxRemoveCmd(tl, f, recent[i]...))
@@ -281,6 +292,7 @@ func (s *Service) dropFollowing(ctx context.Context, g goneAccount) error {
 		cmds := make([]rueidis.Completed, 0, 2*len(gs))
 		for _, id := range gs {
 			cmds = append(cmds, s.c.B().Zrem().Key(s.k.followers(id)).Member(m).Build(),
+				s.c.B().Zrem().Key(s.k.followerTimes(id)).Member(m).Build(),
 				s.c.B().Zrem().Key(s.k.active(id)).Member(m).Build())
 		}
 		return cmds
@@ -300,16 +312,36 @@ func (s *Service) dropLives(ctx context.Context, g goneAccount) error {
 	return nil
 }
 
-// dropPosts tombstones the account's posts, as a delete does (reads skip
-// a tombstone wherever it is still listed), and erases their text.
+// dropPosts tombstones the account's posts and reposts, as a delete and
+// undoRepost do (reads skip a tombstone wherever it is still listed), and
+// erases their text: its replies and reposts leave their parents' and
+// originals' counters, and the reposts of its posts are taken back
+// (dropRepostsOf).
 func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
-	return s.drainSet(ctx, s.k.outbox(g.user), func(ids []ID) []rueidis.Completed {
-		cmds := make([]rueidis.Completed, 0, 2*len(ids)+1)
-		for _, id := range ids {
+	return s.drainSetReading(ctx, s.k.outbox(g.user), func(ids []ID) ([]rueidis.Completed, error) {
+		ps, err := s.Posts(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		cmds := make([]rueidis.Completed, 0, 3*len(ids)+1)
+		for i, id := range ids {
 			cmds = append(cmds, s.c.B().Hset().Key(s.k.post(id)).FieldValue().FieldValue("d", "1").Build(),
 				s.c.B().Hdel().Key(s.k.post(id)).Field("x").Build())
+			switch p := ps[i]; {
+			case p == nil:
+			case p.IsRepost():
+				cmds = append(cmds, repostDrop.cmd(s.c.B(), []string{s.k.reposts(p.RepostOf), s.k.postCounts(p.RepostOf)},
+					[]string{member(p.Author), member(p.ID)}))
+			default:
+				if p.ReplyTo != 0 {
+					cmds = append(cmds, s.replyDropCmd(p))
+				}
+				if err := s.dropRepostsOf(ctx, p); err != nil {
+					return nil, err
+				}
+			}
 		}
-		return append(cmds, s.inboxRemoveCmd(s.postsTL(), g.user, ids...))
+		return append(cmds, s.inboxRemoveCmd(s.postsTL(), g.user, ids...)), nil
 	})
 }
 
@@ -411,7 +443,8 @@ func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 	names := []func(ID) string{s.k.inbox, s.k.outbox, s.k.reader, s.k.following, s.k.followers, s.k.active,
 		s.k.pushMode, s.k.bigFollowees, s.k.unfollowed, s.k.replayInbox, s.k.replayOutbox, s.k.replayReader,
 		s.k.liveQueue, s.k.liveDevices, s.k.blocks, s.k.mutes, s.k.muteEnds, s.k.hides, s.k.blockedBy,
-		s.k.hiddenAuthors, s.k.noPush, s.k.hideNotes}
+		s.k.hiddenAuthors, s.k.noPush, s.k.hideNotes, s.k.keywordFilters, s.k.keywordVersion,
+		s.k.followingTimes, s.k.followerTimes, s.k.favorites}
 	cmds := make([]rueidis.Completed, 0, len(names)+2)
 	for _, name := range names {
 		cmds = append(cmds, s.c.B().Del().Key(name(u)).Build())
@@ -421,16 +454,21 @@ func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 	return firstErr(s.doMulti(ctx, cmds...))
 }
 
-// accountSweepLoop gives each deletion its second pass once RepairAfter
-// has passed since its commit: a request that was in flight then (a
-// follow of the account, its like or publish admitted just before the
-// marker) has written by that time (RepairAfter is above the longest a
-// mutation's writes may take), and the pass takes what it wrote away.
-func (s *Service) accountSweepLoop(ctx context.Context, o WorkerOptions) {
+// secondPassLoop gives each deletion, suspension and unsuspension its
+// second pass once RepairAfter has passed since its commit: a request that
+// was in flight then (a follow of the account, its like, publish or
+// scheduled session admitted just before the marker) has written by that
+// time (RepairAfter is above the longest a mutation's writes may take),
+// and the pass takes away, or marks, what it wrote.
+func (s *Service) secondPassLoop(ctx context.Context, o WorkerOptions) {
 	for sleepCtx(ctx, o.RepairAfter/4) {
+		cutoff := time.Now().Add(-o.RepairAfter)
 		for sh := 0; sh < s.o.StreamShards; sh++ {
-			if err := s.sweepAccounts(ctx, sh, time.Now().Add(-o.RepairAfter)); err != nil && ctx.Err() == nil {
+			if err := s.sweepAccounts(ctx, sh, cutoff); err != nil && ctx.Err() == nil {
 				o.Logger.Warn("account deletion: second pass", "shard", sh, "err", err)
+			}
+			if err := s.sweepSuspensions(ctx, sh, cutoff); err != nil && ctx.Err() == nil {
+				o.Logger.Warn("suspension: second pass", "shard", sh, "err", err)
 			}
 		}
 	}
@@ -438,20 +476,10 @@ func (s *Service) accountSweepLoop(ctx context.Context, o WorkerOptions) {
 
 // sweepAccounts runs the second pass of shard's deletions committed before
 // cutoff: every phase again, without the checkpoint (the first pass may
-// still be running; both are idempotent), then drops its timer.
+// still be running; both are idempotent).
 func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time) error {
-	key := s.k.accountSweeps(shard)
-	due, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
-		Limit(0, 16).Build()).AsStrSlice()
-	if err != nil {
-		return fmt.Errorf("read the second passes due: %w", err)
-	}
-	for _, m := range due {
+	return s.secondPasses(ctx, s.k.accountSweeps(shard), cutoff, func(m string) error {
 		g, err := s.goneAccount(ctx, m)
-		if errors.Is(err, errMalformed) { // nothing to sweep, ever
-			s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build())
-			continue
-		}
 		if err != nil {
 			return err
 		}
@@ -460,29 +488,26 @@ func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time
 				return fmt.Errorf("user %d, %s phase: %w", g.user, p.name, err)
 			}
 		}
-		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
-			return fmt.Errorf("drop a second pass: %w", err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// finishAccounts finishes every deletion job still journaled (Rebuild runs
-// it first, so no deleted account's posts or follows are rebuilt).
-func (s *Service) finishAccounts(ctx context.Context) error {
-	for sh := 0; sh < s.o.StreamShards; sh++ {
-		entries, err := s.do(ctx, s.c.B().Xrange().Key(s.k.journal(sh)).Start("-").End("+").Build()).AsXRange()
-		if err != nil {
-			return fmt.Errorf("read journal: %w", err)
+// secondPasses runs pass for each member of the zset key (commit ms by
+// the server's clock, user id) committed before cutoff, 16 a call, and
+// drops its timer once the pass succeeded, or can never run
+// (errMalformed: nothing to sweep, ever).
+func (s *Service) secondPasses(ctx context.Context, key string, cutoff time.Time, pass func(m string) error) error {
+	due, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
+		Limit(0, 16).Build()).AsStrSlice()
+	if err != nil {
+		return fmt.Errorf("read the second passes due: %w", err)
+	}
+	for _, m := range due {
+		if err := pass(m); err != nil && !errors.Is(err, errMalformed) {
+			return err
 		}
-		for _, e := range entries {
-			if e.FieldValues["k"] != jAccount {
-				continue
-			}
-			if err := s.repair(ctx, sh, e); err != nil {
-				return fmt.Errorf("journal entry %s: %w", e.ID, err)
-			}
-			s.end(ctx, sh, e.ID)
+		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
+			return fmt.Errorf("drop a second pass: %w", err)
 		}
 	}
 	return nil
@@ -507,36 +532,14 @@ type DeletedAccount struct {
 // DeletedAccounts calls fn with the deleted accounts, a batch at a time.
 func (s *Service) DeletedAccounts(ctx context.Context, fn func([]DeletedAccount) error) (err error) {
 	defer wrap(&err, "list deleted accounts")
-	for sh := 0; sh < s.o.StreamShards; sh++ {
-		head := s.k.gone(sh, 0)
-		head = head[:len(head)-1]
-		err := redisstore.ScanKeys(ctx, s.c, redisstore.GlobEscape(head)+"*", func(keys []string) error {
-			var ids []ID
-			for _, k := range keys {
-				if id, err := ParseID(strings.TrimPrefix(k, head)); err == nil {
-					ids = append(ids, id)
-				}
-			}
-			rs := s.doMulti(ctx, cmdsFor(ids, func(id ID) rueidis.Completed {
-				return s.c.B().Hmget().Key(s.k.gone(sh, id)).Field("h", "at").Build()
-			})...)
-			out := make([]DeletedAccount, 0, len(ids))
-			for i, r := range rs {
-				var f [2]string
-				if found, err := hashFields(r, f[:]); err != nil {
-					return err
-				} else if found {
-					ms, _ := parseInt(f[1])
-					out = append(out, DeletedAccount{User: ids[i], Handle: f[0], DeletedAt: time.UnixMilli(ms).UTC()})
-				}
-			}
-			return fn(out)
-		})
-		if err != nil {
-			return err
+	return s.shardHashes(ctx, s.k.gone, []string{"h", "at"}, func(ids []ID, fs [][]string) error {
+		out := make([]DeletedAccount, len(ids))
+		for i, f := range fs {
+			ms, _ := parseInt(f[1])
+			out[i] = DeletedAccount{User: ids[i], Handle: f[0], DeletedAt: time.UnixMilli(ms).UTC()}
 		}
-	}
-	return nil
+		return fn(out)
+	})
 }
 
 // PutDeletedAccount records a deleted account (import): its marker, as

@@ -289,10 +289,10 @@ func TestDeleteAccountSecondPass(t *testing.T) {
 	if _, err := s.materializePosts(ctx, []*Post{late}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.addFollowing(ctx, []Edge{{Follower: 3, Followee: 1}}); err != nil {
+	if _, err := s.addFollowing(ctx, []Edge{{Follower: 3, Followee: 1}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.addFollows(ctx, []Edge{{Follower: 3, Followee: 1}}); err != nil {
+	if err := s.addFollows(ctx, []Edge{{Follower: 3, Followee: 1}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})

@@ -36,13 +36,16 @@ end
 `
 
 // viewSets replies what a page's first round trip needs of the viewer's
-// relations, in one script: {the big-V followees KEYS[1] less the hidden
-// ones, the noted authors to skip, and, when KEYS[4] names the following
-// set, the followees less the hidden ones}. Noted authors are those in the
-// hide notes KEYS[3] whose note ends after now and that are still hidden
-// then: an ended mute or an unblock shows the author's entries at once,
-// whether or not the clean-up has run. Bounded by the followees.
-var viewSets = newScript(true, luaVisible+`
+// relations and settings, in one script: {the big-V followees KEYS[1] less
+// the hidden ones, the noted authors to skip, the viewer's keyword filters
+// KEYS[4] with their version KEYS[5] as luaKeywordView reads them given
+// the version ARGV[2] (safety_keyword.go), and, when KEYS[6] names the
+// following set, the followees less the hidden ones}. Noted authors are
+// those in the hide notes KEYS[3] whose note ends after now and that are
+// still hidden then: an ended mute or an unblock shows the author's
+// entries at once, whether or not the clean-up has run. Bounded by the
+// followees (and the filters, which only a changed version reads).
+var viewSets = newScript(true, luaVisible+luaKeywordView+`
 local notes = {}
 if hidden then
   for _, m in ipairs(redis.call('ZRANGE', KEYS[3], '(' .. ARGV[1], '+inf', 'BYSCORE')) do
@@ -50,41 +53,48 @@ if hidden then
     if u and tonumber(u) > now then notes[#notes + 1] = m end
   end
 end
-local out = {visible(redis.call('SMEMBERS', KEYS[1])), notes}
-if #KEYS > 3 then out[3] = visible(redis.call('ZRANGE', KEYS[4], 0, -1)) end
+local out = {visible(redis.call('SMEMBERS', KEYS[1])), notes, keywords(KEYS[4], KEYS[5], ARGV[2])}
+if #KEYS > 5 then out[4] = visible(redis.call('ZRANGE', KEYS[6], 0, -1)) end
 return out
 `)
 
 // viewSetsCmd reads viewer's relation sets for a page (viewSets), with
-// its visible followees when followees is set.
-func (s *Service) viewSetsCmd(viewer ID, now int64, followees bool) rueidis.Completed {
-	keys := []string{s.k.bigFollowees(viewer), s.k.hiddenAuthors(viewer), s.k.hideNotes(viewer)}
+// its visible followees when followees is set, and its keyword filters
+// unless they are those of version (safety_keyword.go).
+func (s *Service) viewSetsCmd(viewer ID, now int64, followees bool, version string) rueidis.Completed {
+	keys := append([]string{s.k.bigFollowees(viewer), s.k.hiddenAuthors(viewer), s.k.hideNotes(viewer)},
+		s.keywordKeys(viewer)...)
 	if followees {
 		keys = append(keys, s.k.following(viewer))
 	}
-	return viewSets.cmd(s.c.B(), keys, []string{scoreArg(now)})
+	return viewSets.cmd(s.c.B(), keys, []string{scoreArg(now), version})
 }
 
 // readViewSets reads a viewSets reply into v: its big-V followees, the
-// authors it skips and, when asked for, its followees.
-func (v *view) readViewSets(r rueidis.RedisResult) error {
+// authors it skips and, when asked for, its followees. It returns what
+// the reply holds of the viewer's keyword filters (readKeywordView).
+func (v *view) readViewSets(r rueidis.RedisResult) (rueidis.RedisMessage, error) {
 	arr, err := r.ToArray()
-	if err != nil || len(arr) < 2 {
-		return fmt.Errorf("read the viewer's sets: %w", err)
+	if err != nil || len(arr) < 3 {
+		return rueidis.RedisMessage{}, fmt.Errorf("read the viewer's sets: %w", err)
 	}
-	sets := make([][]ID, len(arr))
-	for i, m := range arr {
+	ids := func(m rueidis.RedisMessage) ([]ID, error) {
 		ms, _ := m.AsStrSlice()
-		if sets[i], err = idsOf(ms); err != nil {
-			return err
-		}
+		return idsOf(ms)
 	}
-	v.bigV = sets[0]
-	v.skipAuthors(sets[1])
-	if len(sets) > 2 {
-		v.followees, v.fgLoaded = sets[2], true
+	notes, err := ids(arr[1])
+	if err == nil {
+		v.bigV, err = ids(arr[0])
 	}
-	return nil
+	if err == nil && len(arr) > 3 {
+		v.followees, err = ids(arr[3])
+		v.fgLoaded = true
+	}
+	if err != nil {
+		return rueidis.RedisMessage{}, err
+	}
+	v.skipAuthors(notes)
+	return arr[2], nil
 }
 
 // visibleFollowing replies the following set KEYS[1], whole, less the
@@ -152,7 +162,7 @@ func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChu
 		return targetChunk{}, fmt.Errorf("read task targets: %q is not a target set of author %d", t.Set, t.Author)
 	}
 	now := ""
-	if t.Type != evDelete {
+	if !removal(t.Type) {
 		now = scoreArg(s.nowMS())
 	}
 	arr, err := s.do(ctx, pushTargets.cmd(s.c.B(), []string{t.Set, s.k.noPush(t.Author)},

@@ -118,31 +118,19 @@ func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
 	return false, nil
 }
 
-// RelationPage is one page of a user's own relations of one kind.
-type RelationPage struct {
-	Users       []ID
-	Cursors     []string
-	HasNextPage bool
-	EndCursor   string
-}
-
-// stateRelations is the first cursor state of a relation list; the
-// list's kind is added to it, so a cursor opens only the list it was
-// minted for, and never a feed (read_cursor.go).
-const stateRelations uint8 = 8
-
 var relationKinds = []RelationKind{RelationBlock, RelationMute, RelationHide}
 
-// relationRecords is the record key of viewer's relations of kind, and
-// the key of their ends (mutes only; "" otherwise).
-func (s *Service) relationRecords(kind RelationKind, viewer ID) (rec, ends string, state uint8, err error) {
+// relationRecords is the record key of viewer's relations of kind, the
+// key of their ends (mutes only; "" otherwise), and the kind of their
+// list (the cursor's).
+func (s *Service) relationRecords(kind RelationKind, viewer ID) (rec, ends string, list ListKind, err error) {
 	switch kind {
 	case RelationBlock:
-		return s.k.blocks(viewer), "", stateRelations, nil
+		return s.k.blocks(viewer), "", ListBlocked, nil
 	case RelationMute:
-		return s.k.mutes(viewer), s.k.muteEnds(viewer), stateRelations + 1, nil
+		return s.k.mutes(viewer), s.k.muteEnds(viewer), ListMuted, nil
 	case RelationHide:
-		return s.k.hides(viewer), "", stateRelations + 2, nil
+		return s.k.hides(viewer), "", ListHidden, nil
 	}
 	return "", "", 0, apierr.Errorf(apierr.BadInput, "no relation kind %q", kind)
 }
@@ -150,77 +138,37 @@ func (s *Service) relationRecords(kind RelationKind, viewer ID) (rec, ends strin
 // RelationList pages viewer's own relations of kind, newest first (ties
 // by user id, highest first), first per page (DefaultPageSize when 0).
 // Ended mutes are not listed.
-func (s *Service) RelationList(ctx context.Context, viewer ID, kind RelationKind, first int, after string) (_ *RelationPage, err error) {
+func (s *Service) RelationList(ctx context.Context, viewer ID, kind RelationKind, first int, after string) (_ *UserPage, err error) {
 	defer wrap(&err, "list the %s relations of user %d", kind, viewer)
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your %ss", kind)
 	}
-	rec, ends, state, err := s.relationRecords(kind, viewer)
+	rec, ends, list, err := s.relationRecords(kind, viewer)
 	if err != nil {
 		return nil, err
 	}
-	if first < 0 || first > MaxPageSize {
-		return nil, apierr.Errorf(apierr.BadInput, "first must be between 0 and %d", MaxPageSize)
-	}
-	setDefault(&first, DefaultPageSize)
-	var at Cursor
-	if after != "" {
-		if at, err = s.sealer.Load().open(after, viewer); err != nil {
-			return nil, err
-		}
-		if at.State != state {
-			return nil, apierr.Errorf(apierr.InvalidCursor, "the cursor is not one of this list; request the first page without a cursor")
-		}
-	}
-	keys := []string{rec}
-	if ends != "" {
-		keys = append(keys, ends)
-	}
-	id := ""
-	if after != "" {
-		id = member(at.LastID)
-	}
-	r := s.do(ctx, relationSeek.cmd(s.c.B(), keys, []string{scoreArg(at.TS), id, itoa(first + 1), scoreArg(s.nowMS())}))
-	items, err := parseEntries(r)
+	now := scoreArg(s.nowMS())
+	users, cursors, more, end, err := readList(ctx, s, listAt{viewer: viewer, kind: list, owner: viewer, first: first, after: after},
+		func(*Item) listScan[ID] {
+			return listScan[ID]{
+				seek: func(from *Item, limit int) rueidis.Completed { return s.listSeekCmd(rec, ends, now, from, limit) },
+				keep: keepAll,
+			}
+		})
 	if err != nil {
 		return nil, err
 	}
-	page := &RelationPage{HasNextPage: len(items) > first}
-	items = items[:min(len(items), first)]
-	sealer := s.sealer.Load()
-	for _, it := range items {
-		page.Users = append(page.Users, it.ID)
-		page.Cursors = append(page.Cursors, sealer.Seal(Cursor{State: state, LastID: it.ID, TS: it.TS, Viewer: viewer}))
-	}
-	if n := len(page.Cursors); n > 0 {
-		page.EndCursor = page.Cursors[n-1]
-	}
-	return page, nil
+	return userPage(users, cursors, more, end), nil
 }
 
-// relationSeek returns up to ARGV[3] entries of the records KEYS[1] after
-// (ARGV[1] score, ARGV[2] member; an empty member starts at the newest),
-// newest first, flat as member, score, skipping members whose end in
-// KEYS[2] (if given) is not after now ARGV[4]. Its walk is bounded by the
-// records, which the relation limit bounds.
-var relationSeek = newScript(true, luaLess+`
-local ts, id, n, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local top = '+inf'
-if id ~= '' then top = ts end
-local out, off = {}, 0
-while #out < 2 * n do
-  local got = redis.call('ZRANGE', KEYS[1], top, '-inf', 'BYSCORE', 'REV', 'LIMIT', off, 2 * n, 'WITHSCORES')
-  if #got == 0 then break end
-  for i = 1, #got, 2 do
-    local m, s = got[i], got[i + 1]
-    local after = id == '' or tonumber(s) < tonumber(ts) or lt(m, id)
-    local live = #KEYS < 2 or tonumber(redis.call('ZSCORE', KEYS[2], m) or '0') > now
-    if after and live and #out < 2 * n then add(out, m, s) end
-  end
-  off = off + #got / 2
-end
-return out
-`)
+// keepAll keeps every entry of a list of users (listScan.keep).
+func keepAll(_ context.Context, _ []rueidis.RedisResult, items []Item) ([]*ID, error) {
+	out := make([]*ID, len(items))
+	for i := range items {
+		out[i] = &items[i].ID
+	}
+	return out, nil
+}
 
 // PutRelations records relations (import), each as Block, Mute or
 // HidePostsFrom does (CreatedAt kept; a mute's Until given as its end, an

@@ -189,11 +189,27 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other ID, on bool,
 // it cannot check the users' slots atomically: a block made while the like
 // is under way orders after it.)
 func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post ID) error {
+	_, err := s.readUnblocked(ctx, viewer, post, false)
+	return err
+}
+
+// readUnblocked reads post (nil when it does not exist) and refuses it
+// with FORBIDDEN when a block stands between viewer and its author: at
+// most one round trip besides the read when the viewer blocks or is
+// blocked by anyone. The post is read through the client-side cache,
+// unless fresh: a caller that must not act on a post deleted a moment ago
+// (whose invalidation may still be on its way) reads it from Redis, in
+// the same round trip as the viewer's blocks.
+func (s *Service) readUnblocked(ctx context.Context, viewer, post ID, fresh bool) (*Post, error) {
 	var p *Post
 	var any bool
+	read := s.CachedPosts
+	if fresh {
+		read = s.Posts
+	}
 	err := roundtrip.Parallel(ctx,
 		func(ctx context.Context) error {
-			ps, err := s.CachedPosts(ctx, []ID{post})
+			ps, err := read(ctx, []ID{post})
 			if err == nil {
 				p = ps[0]
 			}
@@ -205,10 +221,10 @@ func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post ID) error {
 			return err
 		})
 	if err != nil || !any || p == nil || p.Author == 0 {
-		return err // a missing post: the like answers NOT_FOUND
+		return p, err // a missing post: the caller answers NOT_FOUND
 	}
 	if blocked, err := s.Blocked(ctx, viewer, p.Author); err != nil || !blocked {
-		return err
+		return p, err
 	}
-	return errBlocked()
+	return nil, errBlocked()
 }

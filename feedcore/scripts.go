@@ -239,12 +239,18 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 // across a block (the follower's blocks KEYS[3] or blocked-by mirror
 // KEYS[4] hold the followee). Atomic, so concurrent follows cannot pass the
 // limit, nor a block settled in the follower's slot. A new follow also
-// drops the followee from the reader's recent unfollows KEYS[2].
+// drops the followee from the reader's recent unfollows KEYS[2], and is
+// timed at ARGV[3] ms in the following times KEYS[5] (one followed before
+// times were kept gets its time now).
 var followAdd = newScript(false, `
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) or redis.call('ZSCORE', KEYS[4], ARGV[1]) then return -2 end
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[5], 'NX', ARGV[3], ARGV[1])
+  return 0
+end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
+redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 `)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 	"golang.org/x/sync/singleflight"
@@ -33,6 +34,12 @@ type Service struct {
 
 	// known remembers users seen to exist (usersExist).
 	known knownSet
+
+	// media is what media and cover URLs may point at (urlPolicy).
+	media URLPolicy
+	// keywords keeps viewers' keyword filters as this process compiled
+	// them, with their version (safety_keyword.go).
+	keywords *lru.Cache[ID, *keywordSet]
 
 	stats stats
 	// locks takes readers' upgrade and demotion locks (withLock).
@@ -62,8 +69,12 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	}
 	s := &Service{k: keys{p: opts.Prefix}, o: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
+	s.media = urlPolicy(s.o)
 	s.c = riding{Client: client, s: s}
 	var err error
+	if s.keywords, err = lru.New[ID, *keywordSet](keywordSets); err != nil {
+		return nil, fmt.Errorf("make the keyword filter cache: %w", err)
+	}
 	if s.locks, err = newLocker(client, s.k); err != nil {
 		return nil, fmt.Errorf("make the reader locker: %w", err)
 	}

@@ -76,14 +76,24 @@ type Stats struct {
 	Events      int64 // events handled
 	Repairs     int64 // journal entries of dead mutations completed
 	DeadLetters int64 // entries moved to a dead-letter stream
+	// Reports is the reports this process filed (repeats not counted), by
+	// reason (every one of ReportReasons, zero included).
+	Reports map[string]int64
 }
 
-type stats struct{ inboxWrites, tasks, events, repairs, deadLetters atomic.Int64 }
+type stats struct {
+	inboxWrites, tasks, events, repairs, deadLetters atomic.Int64
+	reports                                          [8]atomic.Int64 // by ReportReasons' index
+}
 
 // Stats returns this process's counters.
 func (s *Service) Stats() Stats {
-	return Stats{InboxWrites: s.stats.inboxWrites.Load(), Tasks: s.stats.tasks.Load(), Events: s.stats.events.Load(),
-		Repairs: s.stats.repairs.Load(), DeadLetters: s.stats.deadLetters.Load()}
+	st := Stats{InboxWrites: s.stats.inboxWrites.Load(), Tasks: s.stats.tasks.Load(), Events: s.stats.events.Load(),
+		Repairs: s.stats.repairs.Load(), DeadLetters: s.stats.deadLetters.Load(), Reports: map[string]int64{}}
+	for i, r := range ReportReasons {
+		st.Reports[r] = s.stats.reports[i].Load()
+	}
+	return st
 }
 
 // stream is one consumer group's view of one shard's stream.
@@ -141,7 +151,7 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	run(func() { s.reclaim(ctx, o, name+"-r") })
 	run(func() { s.repairLoop(ctx, o) })
 	run(func() { s.muteEndLoop(ctx, o) })
-	run(func() { s.accountSweepLoop(ctx, o) })
+	run(func() { s.secondPassLoop(ctx, o) })
 	run(func() { s.sweepLoop(ctx, o) })
 	wg.Wait()
 	return nil
@@ -270,7 +280,11 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 	s.stats.events.Add(1)
 	switch ev.Type {
 	case evPublish:
-		p := &Post{ID: ev.Item.ID, Author: ev.User, Text: ev.Text, CreatedAt: time.UnixMilli(ev.Item.TS).UTC()}
+		p, err := ev.post(ev.Item.ID, ev.User, ev.Item.TS)
+		if err != nil {
+			return false, fmt.Errorf("%w: %w", errMalformed, err)
+		}
+		p.ReplyTo, p.ReplyToAuthor = ev.Parent, ev.ParentAuthor
 		live, err := s.materializePosts(ctx, []*Post{p})
 		if err != nil {
 			return false, fmt.Errorf("materialize post %d: %w", p.ID, err)
@@ -278,10 +292,34 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 		if !live[0] {
 			return false, nil // deleted before its fan-out: nothing to deliver
 		}
+		// Materialized late, its author may have been suspended since.
+		if err := s.markSuspendedPosts(ctx, []*Post{p}); err != nil {
+			return false, fmt.Errorf("post %d: %w", p.ID, err)
+		}
 		return true, s.dispatch(ctx, st.shard, e.ID, ev)
 	case evDelete:
-		if err := s.tombstone(ctx, &Post{ID: ev.Item.ID, Author: ev.User}); err != nil {
+		p := &Post{ID: ev.Item.ID, Author: ev.User, ReplyTo: ev.Parent, ReplyToAuthor: ev.ParentAuthor}
+		if err := s.tombstone(ctx, p); err != nil {
 			return false, fmt.Errorf("tombstone post %d: %w", ev.Item.ID, err)
+		}
+		if err := s.dropRepostsOf(ctx, p); err != nil {
+			return false, err
+		}
+		return true, s.dispatch(ctx, st.shard, e.ID, ev)
+	case evRepost:
+		rec := repostOf(ev.User, &Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
+		states, err := s.materializeReposts(ctx, []*Post{rec})
+		if err != nil {
+			return false, fmt.Errorf("materialize repost %d: %w", rec.ID, err)
+		}
+		if states[0] != repostLive {
+			return false, nil // taken back before its fan-out: nothing to deliver
+		}
+		return true, s.dispatch(ctx, st.shard, e.ID, ev)
+	case evUnrepost:
+		rec := repostOf(ev.User, &Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
+		if err := s.unindexReposts(ctx, []*Post{rec}); err != nil {
+			return false, fmt.Errorf("take back repost %d: %w", rec.ID, err)
 		}
 		return true, s.dispatch(ctx, st.shard, e.ID, ev)
 	case evReplay:

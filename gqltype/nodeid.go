@@ -25,6 +25,10 @@ const (
 	LiveSession Type = "LiveSession"
 )
 
+// KeywordFilter is a viewer's keyword filter: node(id:) finds it for its
+// owner only.
+const KeywordFilter Type = "KeywordFilter"
+
 // Node is what Query.node returns: a *feedcore.Post or a *feedcore.User.
 // gqlgen binds the GraphQL interface Node to it; it is empty because the
 // domain types carry no GraphQL methods, and the generated code picks the
@@ -48,7 +52,7 @@ func Decode(raw string) (Type, uint64, error) {
 	}
 	name, num, ok := strings.Cut(string(b), ":")
 	t := Type(name)
-	if !ok || (t != Post && t != User && t != LiveSession) {
+	if !ok || (t != Post && t != User && t != LiveSession && t != KeywordFilter) {
 		return "", 0, fmt.Errorf("%w %q", ErrMalformed, raw)
 	}
 	// ParseUint accepts no sign and no spaces, so each id has one encoding.

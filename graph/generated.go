@@ -30,6 +30,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	KeywordFilter() KeywordFilterResolver
 	LiveSession() LiveSessionResolver
 	Mutation() MutationResolver
 	Post() PostResolver
@@ -49,8 +50,24 @@ type ComplexityRoot struct {
 		DeletedPostID func(childComplexity int) int
 	}
 
+	FavoritePayload struct {
+		Post func(childComplexity int) int
+	}
+
 	FollowPayload struct {
 		User func(childComplexity int) int
+	}
+
+	KeywordFilter struct {
+		CreatedAt func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Keyword   func(childComplexity int) int
+		WholeWord func(childComplexity int) int
+	}
+
+	KeywordFilterPayload struct {
+		Filter func(childComplexity int) int
 	}
 
 	LikePayload struct {
@@ -63,6 +80,7 @@ type ComplexityRoot struct {
 
 	LiveSession struct {
 		Anchor           func(childComplexity int) int
+		CoverURL         func(childComplexity int) int
 		DatabaseID       func(childComplexity int) int
 		EndedAt          func(childComplexity int) int
 		ID               func(childComplexity int) int
@@ -83,23 +101,41 @@ type ComplexityRoot struct {
 		State  func(childComplexity int) int
 	}
 
+	Media struct {
+		AltText      func(childComplexity int) int
+		DurationMs   func(childComplexity int) int
+		Height       func(childComplexity int) int
+		Kind         func(childComplexity int) int
+		Sensitive    func(childComplexity int) int
+		ThumbnailURL func(childComplexity int) int
+		URL          func(childComplexity int) int
+		Width        func(childComplexity int) int
+	}
+
 	Mutation struct {
-		BlockUser         func(childComplexity int, userID string) int
-		DeleteAccount     func(childComplexity int, confirmHandle string) int
-		DeletePost        func(childComplexity int, id string) int
-		EndLive           func(childComplexity int, id string) int
-		FollowUser        func(childComplexity int, userID string) int
-		HideMyPostsFrom   func(childComplexity int, userID string) int
-		LikePost          func(childComplexity int, id string) int
-		MuteUser          func(childComplexity int, userID string, durationSeconds *int) int
-		PublishPost       func(childComplexity int, input PublishPostInput) int
-		ScheduleLive      func(childComplexity int, input ScheduleLiveInput) int
-		StartLive         func(childComplexity int, id string) int
-		UnblockUser       func(childComplexity int, userID string) int
-		UnfollowUser      func(childComplexity int, userID string) int
-		UnhideMyPostsFrom func(childComplexity int, userID string) int
-		UnlikePost        func(childComplexity int, id string) int
-		UnmuteUser        func(childComplexity int, userID string) int
+		AddKeywordFilter    func(childComplexity int, input AddKeywordFilterInput) int
+		BlockUser           func(childComplexity int, userID string) int
+		DeleteAccount       func(childComplexity int, confirmHandle string) int
+		DeletePost          func(childComplexity int, id string) int
+		EndLive             func(childComplexity int, id string) int
+		FavoritePost        func(childComplexity int, id string) int
+		FollowUser          func(childComplexity int, userID string) int
+		HideMyPostsFrom     func(childComplexity int, userID string) int
+		LikePost            func(childComplexity int, id string) int
+		MuteUser            func(childComplexity int, userID string, durationSeconds *int) int
+		PublishPost         func(childComplexity int, input PublishPostInput) int
+		RemoveKeywordFilter func(childComplexity int, id string) int
+		Report              func(childComplexity int, input ReportInput) int
+		Repost              func(childComplexity int, id string) int
+		ScheduleLive        func(childComplexity int, input ScheduleLiveInput) int
+		StartLive           func(childComplexity int, id string) int
+		UnblockUser         func(childComplexity int, userID string) int
+		UndoRepost          func(childComplexity int, id string) int
+		UnfavoritePost      func(childComplexity int, id string) int
+		UnfollowUser        func(childComplexity int, userID string) int
+		UnhideMyPostsFrom   func(childComplexity int, userID string) int
+		UnlikePost          func(childComplexity int, id string) int
+		UnmuteUser          func(childComplexity int, userID string) int
 	}
 
 	PageInfo struct {
@@ -110,13 +146,19 @@ type ComplexityRoot struct {
 	}
 
 	Post struct {
-		Author         func(childComplexity int) int
-		Counts         func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		DatabaseID     func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Text           func(childComplexity int) int
-		ViewerHasLiked func(childComplexity int) int
+		Author             func(childComplexity int) int
+		ContentWarning     func(childComplexity int) int
+		Counts             func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		DatabaseID         func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Media              func(childComplexity int) int
+		Replies            func(childComplexity int, first *int, after *string) int
+		ReplyTo            func(childComplexity int) int
+		Text               func(childComplexity int) int
+		ViewerHasFavorited func(childComplexity int) int
+		ViewerHasLiked     func(childComplexity int) int
+		ViewerHasReposted  func(childComplexity int) int
 	}
 
 	PostConnection struct {
@@ -132,8 +174,10 @@ type ComplexityRoot struct {
 	}
 
 	PostEdge struct {
-		Cursor func(childComplexity int) int
-		Node   func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		Node       func(childComplexity int) int
+		RepostedAt func(childComplexity int) int
+		RepostedBy func(childComplexity int) int
 	}
 
 	PublishPostPayload struct {
@@ -142,7 +186,9 @@ type ComplexityRoot struct {
 
 	Query struct {
 		BlockedUsers           func(childComplexity int, first *int, after *string) int
+		Favorites              func(childComplexity int, first *int, after *string) int
 		FollowingFeed          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		KeywordFilters         func(childComplexity int) int
 		LiveFeed               func(childComplexity int, first *int, after *string) int
 		MutedUsers             func(childComplexity int, first *int, after *string) int
 		Node                   func(childComplexity int, id string) int
@@ -155,15 +201,30 @@ type ComplexityRoot struct {
 		User func(childComplexity int) int
 	}
 
+	RemoveKeywordFilterPayload struct {
+		RemovedFilterID func(childComplexity int) int
+	}
+
+	ReportPayload struct {
+		ReportID func(childComplexity int) int
+	}
+
+	RepostPayload struct {
+		Post func(childComplexity int) int
+	}
+
 	User struct {
 		AvatarURL           func(childComplexity int) int
 		BlocksViewer        func(childComplexity int) int
 		DatabaseID          func(childComplexity int) int
 		DisplayName         func(childComplexity int) int
 		FollowerCount       func(childComplexity int) int
+		Followers           func(childComplexity int, first *int, after *string) int
+		Following           func(childComplexity int, first *int, after *string) int
 		FollowingCount      func(childComplexity int) int
 		Handle              func(childComplexity int) int
 		ID                  func(childComplexity int) int
+		Posts               func(childComplexity int, first *int, after *string, includeReplies *bool) int
 		ViewerHasBlocked    func(childComplexity int) int
 		ViewerHasMuted      func(childComplexity int) int
 		ViewerHidesMyPosts  func(childComplexity int) int
@@ -186,12 +247,17 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type KeywordFilterResolver interface {
+	ID(ctx context.Context, obj *feedcore.KeywordFilter) (string, error)
+}
 type LiveSessionResolver interface {
 	ID(ctx context.Context, obj *feedcore.LiveSession) (string, error)
 	DatabaseID(ctx context.Context, obj *feedcore.LiveSession) (string, error)
 	Anchor(ctx context.Context, obj *feedcore.LiveSession) (*feedcore.User, error)
 
 	State(ctx context.Context, obj *feedcore.LiveSession) (LiveState, error)
+
+	CoverURL(ctx context.Context, obj *feedcore.LiveSession) (*string, error)
 }
 type MutationResolver interface {
 	PublishPost(ctx context.Context, input PublishPostInput) (*PublishPostPayload, error)
@@ -200,6 +266,8 @@ type MutationResolver interface {
 	UnfollowUser(ctx context.Context, userID string) (*FollowPayload, error)
 	LikePost(ctx context.Context, id string) (*LikePayload, error)
 	UnlikePost(ctx context.Context, id string) (*LikePayload, error)
+	FavoritePost(ctx context.Context, id string) (*FavoritePayload, error)
+	UnfavoritePost(ctx context.Context, id string) (*FavoritePayload, error)
 	ScheduleLive(ctx context.Context, input ScheduleLiveInput) (*LivePayload, error)
 	StartLive(ctx context.Context, id string) (*LivePayload, error)
 	EndLive(ctx context.Context, id string) (*LivePayload, error)
@@ -210,6 +278,11 @@ type MutationResolver interface {
 	HideMyPostsFrom(ctx context.Context, userID string) (*RelationshipPayload, error)
 	UnhideMyPostsFrom(ctx context.Context, userID string) (*RelationshipPayload, error)
 	DeleteAccount(ctx context.Context, confirmHandle string) (*DeleteAccountPayload, error)
+	AddKeywordFilter(ctx context.Context, input AddKeywordFilterInput) (*KeywordFilterPayload, error)
+	RemoveKeywordFilter(ctx context.Context, id string) (*RemoveKeywordFilterPayload, error)
+	Report(ctx context.Context, input ReportInput) (*ReportPayload, error)
+	Repost(ctx context.Context, id string) (*RepostPayload, error)
+	UndoRepost(ctx context.Context, id string) (*RepostPayload, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *feedcore.Post) (string, error)
@@ -218,6 +291,12 @@ type PostResolver interface {
 
 	Counts(ctx context.Context, obj *feedcore.Post) (*PostCounts, error)
 	ViewerHasLiked(ctx context.Context, obj *feedcore.Post) (bool, error)
+	Media(ctx context.Context, obj *feedcore.Post) ([]*Media, error)
+	ContentWarning(ctx context.Context, obj *feedcore.Post) (*string, error)
+	ViewerHasFavorited(ctx context.Context, obj *feedcore.Post) (bool, error)
+	ViewerHasReposted(ctx context.Context, obj *feedcore.Post) (bool, error)
+	ReplyTo(ctx context.Context, obj *feedcore.Post) (*feedcore.Post, error)
+	Replies(ctx context.Context, obj *feedcore.Post, first *int, after *string) (*PostConnection, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*feedcore.User, error)
@@ -228,6 +307,8 @@ type QueryResolver interface {
 	BlockedUsers(ctx context.Context, first *int, after *string) (*UserConnection, error)
 	MutedUsers(ctx context.Context, first *int, after *string) (*UserConnection, error)
 	UsersHiddenFromMyPosts(ctx context.Context, first *int, after *string) (*UserConnection, error)
+	KeywordFilters(ctx context.Context) ([]*feedcore.KeywordFilter, error)
+	Favorites(ctx context.Context, first *int, after *string) (*PostConnection, error)
 }
 type UserResolver interface {
 	ID(ctx context.Context, obj *feedcore.User) (string, error)
@@ -242,6 +323,9 @@ type UserResolver interface {
 	ViewerHasMuted(ctx context.Context, obj *feedcore.User) (bool, error)
 	ViewerMuteExpiresAt(ctx context.Context, obj *feedcore.User) (*time.Time, error)
 	ViewerHidesMyPosts(ctx context.Context, obj *feedcore.User) (bool, error)
+	Posts(ctx context.Context, obj *feedcore.User, first *int, after *string, includeReplies *bool) (*PostConnection, error)
+	Followers(ctx context.Context, obj *feedcore.User, first *int, after *string) (*UserConnection, error)
+	Following(ctx context.Context, obj *feedcore.User, first *int, after *string) (*UserConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -276,12 +360,57 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeletePostPayload.DeletedPostID(childComplexity), true
 
+	case "FavoritePayload.post":
+		if e.ComplexityRoot.FavoritePayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FavoritePayload.Post(childComplexity), true
+
 	case "FollowPayload.user":
 		if e.ComplexityRoot.FollowPayload.User == nil {
 			break
 		}
 
 		return e.ComplexityRoot.FollowPayload.User(childComplexity), true
+
+	case "KeywordFilter.createdAt":
+		if e.ComplexityRoot.KeywordFilter.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeywordFilter.CreatedAt(childComplexity), true
+	case "KeywordFilter.expiresAt":
+		if e.ComplexityRoot.KeywordFilter.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeywordFilter.ExpiresAt(childComplexity), true
+	case "KeywordFilter.id":
+		if e.ComplexityRoot.KeywordFilter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeywordFilter.ID(childComplexity), true
+	case "KeywordFilter.keyword":
+		if e.ComplexityRoot.KeywordFilter.Keyword == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeywordFilter.Keyword(childComplexity), true
+	case "KeywordFilter.wholeWord":
+		if e.ComplexityRoot.KeywordFilter.WholeWord == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeywordFilter.WholeWord(childComplexity), true
+
+	case "KeywordFilterPayload.filter":
+		if e.ComplexityRoot.KeywordFilterPayload.Filter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeywordFilterPayload.Filter(childComplexity), true
 
 	case "LikePayload.post":
 		if e.ComplexityRoot.LikePayload.Post == nil {
@@ -303,6 +432,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LiveSession.Anchor(childComplexity), true
+	case "LiveSession.coverUrl":
+		if e.ComplexityRoot.LiveSession.CoverURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveSession.CoverURL(childComplexity), true
 	case "LiveSession.databaseId":
 		if e.ComplexityRoot.LiveSession.DatabaseID == nil {
 			break
@@ -378,6 +513,66 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LiveSessionEdge.State(childComplexity), true
 
+	case "Media.altText":
+		if e.ComplexityRoot.Media.AltText == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.AltText(childComplexity), true
+	case "Media.durationMs":
+		if e.ComplexityRoot.Media.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.DurationMs(childComplexity), true
+	case "Media.height":
+		if e.ComplexityRoot.Media.Height == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Height(childComplexity), true
+	case "Media.kind":
+		if e.ComplexityRoot.Media.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Kind(childComplexity), true
+	case "Media.sensitive":
+		if e.ComplexityRoot.Media.Sensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Sensitive(childComplexity), true
+	case "Media.thumbnailUrl":
+		if e.ComplexityRoot.Media.ThumbnailURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.ThumbnailURL(childComplexity), true
+	case "Media.url":
+		if e.ComplexityRoot.Media.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.URL(childComplexity), true
+	case "Media.width":
+		if e.ComplexityRoot.Media.Width == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Width(childComplexity), true
+
+	case "Mutation.addKeywordFilter":
+		if e.ComplexityRoot.Mutation.AddKeywordFilter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addKeywordFilter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddKeywordFilter(childComplexity, args["input"].(AddKeywordFilterInput)), true
 	case "Mutation.blockUser":
 		if e.ComplexityRoot.Mutation.BlockUser == nil {
 			break
@@ -422,6 +617,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EndLive(childComplexity, args["id"].(string)), true
+	case "Mutation.favoritePost":
+		if e.ComplexityRoot.Mutation.FavoritePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_favoritePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FavoritePost(childComplexity, args["id"].(string)), true
 	case "Mutation.followUser":
 		if e.ComplexityRoot.Mutation.FollowUser == nil {
 			break
@@ -477,6 +683,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["input"].(PublishPostInput)), true
+	case "Mutation.removeKeywordFilter":
+		if e.ComplexityRoot.Mutation.RemoveKeywordFilter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeKeywordFilter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveKeywordFilter(childComplexity, args["id"].(string)), true
+	case "Mutation.report":
+		if e.ComplexityRoot.Mutation.Report == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_report_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Report(childComplexity, args["input"].(ReportInput)), true
+	case "Mutation.repost":
+		if e.ComplexityRoot.Mutation.Repost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_repost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Repost(childComplexity, args["id"].(string)), true
 	case "Mutation.scheduleLive":
 		if e.ComplexityRoot.Mutation.ScheduleLive == nil {
 			break
@@ -510,6 +749,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnblockUser(childComplexity, args["userId"].(string)), true
+	case "Mutation.undoRepost":
+		if e.ComplexityRoot.Mutation.UndoRepost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_undoRepost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UndoRepost(childComplexity, args["id"].(string)), true
+	case "Mutation.unfavoritePost":
+		if e.ComplexityRoot.Mutation.UnfavoritePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unfavoritePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnfavoritePost(childComplexity, args["id"].(string)), true
 	case "Mutation.unfollowUser":
 		if e.ComplexityRoot.Mutation.UnfollowUser == nil {
 			break
@@ -586,6 +847,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Author(childComplexity), true
+	case "Post.contentWarning":
+		if e.ComplexityRoot.Post.ContentWarning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ContentWarning(childComplexity), true
 	case "Post.counts":
 		if e.ComplexityRoot.Post.Counts == nil {
 			break
@@ -610,18 +877,53 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ID(childComplexity), true
+	case "Post.media":
+		if e.ComplexityRoot.Post.Media == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Media(childComplexity), true
+	case "Post.replies":
+		if e.ComplexityRoot.Post.Replies == nil {
+			break
+		}
+
+		args, err := ec.field_Post_replies_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.Replies(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Post.replyTo":
+		if e.ComplexityRoot.Post.ReplyTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ReplyTo(childComplexity), true
 	case "Post.text":
 		if e.ComplexityRoot.Post.Text == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.Text(childComplexity), true
+	case "Post.viewerHasFavorited":
+		if e.ComplexityRoot.Post.ViewerHasFavorited == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewerHasFavorited(childComplexity), true
 	case "Post.viewerHasLiked":
 		if e.ComplexityRoot.Post.ViewerHasLiked == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.ViewerHasLiked(childComplexity), true
+	case "Post.viewerHasReposted":
+		if e.ComplexityRoot.Post.ViewerHasReposted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewerHasReposted(childComplexity), true
 
 	case "PostConnection.edges":
 		if e.ComplexityRoot.PostConnection.Edges == nil {
@@ -673,6 +975,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostEdge.Node(childComplexity), true
+	case "PostEdge.repostedAt":
+		if e.ComplexityRoot.PostEdge.RepostedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEdge.RepostedAt(childComplexity), true
+	case "PostEdge.repostedBy":
+		if e.ComplexityRoot.PostEdge.RepostedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEdge.RepostedBy(childComplexity), true
 
 	case "PublishPostPayload.post":
 		if e.ComplexityRoot.PublishPostPayload.Post == nil {
@@ -692,6 +1006,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.BlockedUsers(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.favorites":
+		if e.ComplexityRoot.Query.Favorites == nil {
+			break
+		}
+
+		args, err := ec.field_Query_favorites_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Favorites(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.followingFeed":
 		if e.ComplexityRoot.Query.FollowingFeed == nil {
 			break
@@ -704,6 +1029,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.FollowingFeed(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
+	case "Query.keywordFilters":
+		if e.ComplexityRoot.Query.KeywordFilters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.KeywordFilters(childComplexity), true
 	case "Query.liveFeed":
 		if e.ComplexityRoot.Query.LiveFeed == nil {
 			break
@@ -773,6 +1104,27 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RelationshipPayload.User(childComplexity), true
 
+	case "RemoveKeywordFilterPayload.removedFilterId":
+		if e.ComplexityRoot.RemoveKeywordFilterPayload.RemovedFilterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoveKeywordFilterPayload.RemovedFilterID(childComplexity), true
+
+	case "ReportPayload.reportId":
+		if e.ComplexityRoot.ReportPayload.ReportID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportPayload.ReportID(childComplexity), true
+
+	case "RepostPayload.post":
+		if e.ComplexityRoot.RepostPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RepostPayload.Post(childComplexity), true
+
 	case "User.avatarUrl":
 		if e.ComplexityRoot.User.AvatarURL == nil {
 			break
@@ -803,6 +1155,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.FollowerCount(childComplexity), true
+	case "User.followers":
+		if e.ComplexityRoot.User.Followers == nil {
+			break
+		}
+
+		args, err := ec.field_User_followers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.User.Followers(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "User.following":
+		if e.ComplexityRoot.User.Following == nil {
+			break
+		}
+
+		args, err := ec.field_User_following_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.User.Following(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "User.followingCount":
 		if e.ComplexityRoot.User.FollowingCount == nil {
 			break
@@ -821,6 +1195,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.ID(childComplexity), true
+	case "User.posts":
+		if e.ComplexityRoot.User.Posts == nil {
+			break
+		}
+
+		args, err := ec.field_User_posts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.User.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["includeReplies"].(*bool)), true
 	case "User.viewerHasBlocked":
 		if e.ComplexityRoot.User.ViewerHasBlocked == nil {
 			break
@@ -886,7 +1271,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAddKeywordFilterInput,
+		ec.unmarshalInputMediaInput,
 		ec.unmarshalInputPublishPostInput,
+		ec.unmarshalInputReportInput,
 		ec.unmarshalInputScheduleLiveInput,
 	)
 	first := true
@@ -1050,6 +1438,25 @@ type Query {
     "Continue after this cursor."
     after: String
   ): UserConnection!
+  """
+  The viewer's keyword filters in force (at most 100), newest first; a
+  filter past its ` + "`" + `expiresAt` + "`" + ` is not listed. Only the viewer sees them.
+  """
+  keywordFilters: [KeywordFilter!]!
+  """
+  The posts the viewer has favorited (bookmarked), most recently favorited
+  first. Only the viewer sees this list. A deleted post leaves it; a post
+  by a user a block separates from the viewer, whom the viewer mutes, who
+  hides their posts from the viewer or who is suspended, and a post one of
+  the viewer's keyword filters matches (not the viewer's own), are left
+  out while that stands. Cursors are bound to the viewer and to this list.
+  """
+  favorites(
+    "How many posts to return. 1..100, default 20."
+    first: Int
+    "Continue after this cursor (one of this list's)."
+    after: String
+  ): PostConnection!
 }
 
 type Mutation {
@@ -1065,6 +1472,15 @@ type Mutation {
   likePost(id: ID!): LikePayload!
   "Take back the viewer's like. Idempotent."
   unlikePost(id: ID!): LikePayload!
+  """
+  Favorite (bookmark) a post as the viewer: it goes first in
+  ` + "`" + `Query.favorites` + "`" + ` and counts once in ` + "`" + `counts.favorites` + "`" + `. Idempotent:
+  favoriting again changes nothing. NOT_FOUND for a missing or deleted
+  post; FORBIDDEN when a block stands between the viewer and its author.
+  """
+  favoritePost(id: ID!): FavoritePayload!
+  "Take back the viewer's favorite of a post. Idempotent."
+  unfavoritePost(id: ID!): FavoritePayload!
   "Schedule a live session as the viewer (its anchor). It is PREVIEW until started."
   scheduleLive(input: ScheduleLiveInput!): LivePayload!
   "Start one of the viewer's scheduled sessions: PREVIEW becomes LIVE."
@@ -1132,6 +1548,98 @@ type Mutation {
   by default). Idempotent: a retry succeeds again.
   """
   deleteAccount(confirmHandle: String!): DeleteAccountPayload!
+  """
+  Filter a keyword out of the viewer's feeds: from the next page on, posts
+  whose text and live sessions whose title match it leave followingFeed and
+  liveFeed (the viewer's own posts stay). Matching ignores case and Unicode
+  spelling (NFKC and case folding: fullwidth letters, accents composed or
+  not, ligatures). A whole-word filter matches only where the keyword is
+  not part of a longer word; a keyword with Chinese, Japanese, Korean or
+  Thai characters matches anywhere. At most 100 filters in force; the
+  keyword is 1 to 100 characters once trimmed; else BAD_USER_INPUT naming
+  the field. Adding a keyword the viewer filters already, in any spelling
+  that normalizes the same, updates that filter and returns it.
+  """
+  addKeywordFilter(input: AddKeywordFilterInput!): KeywordFilterPayload!
+  "Remove one of the viewer's keyword filters. An id that is not one of the viewer's filters in force is NOT_FOUND."
+  removeKeywordFilter(
+    "The filter to remove: a KeywordFilter id."
+    id: ID!
+  ): RemoveKeywordFilterPayload!
+  """
+  Report a post, a user or a live session to the operators. Nothing anyone
+  sees changes (to block or mute the user too, send those mutations in the
+  same operation). Idempotent: the same viewer reporting the same subject
+  again gets the same reportId, and the first reason and comment stand.
+  A subject that is not a Post, User or LiveSession id, reporting yourself,
+  or a comment over 1,000 characters is BAD_USER_INPUT; a subject that does
+  not exist (or is deleted) NOT_FOUND. Each viewer may file --report-burst
+  reports at once (30 by default), then --report-rate a minute (10); past
+  that, RATE_LIMITED with retryAfterMs.
+  """
+  report(input: ReportInput!): ReportPayload!
+  """
+  Repost a post as the viewer: it enters the viewer's followers' feeds now,
+  as an item of its own (` + "`" + `PostEdge.repostedBy` + "`" + ` and ` + "`" + `repostedAt` + "`" + ` say why it
+  is there), and the post's ` + "`" + `counts.reposts` + "`" + ` counts it. Idempotent: a
+  second repost of the same post changes nothing. A missing or deleted post
+  is NOT_FOUND; a block between the viewer and its author, either way, is
+  FORBIDDEN. Reposting your own post is allowed. Deleting the post takes its
+  reposts out of every feed.
+  """
+  repost(
+    "The post to repost: a Post id or a database id."
+    id: ID!
+  ): RepostPayload!
+  "Take the viewer's repost of a post back: it leaves every feed. Idempotent: nothing to take back changes nothing."
+  undoRepost(
+    "The post whose repost to take back: a Post id or a database id."
+    id: ID!
+  ): RepostPayload!
+}
+
+
+"What to report."
+input ReportInput {
+  "What is wrong: a Post, User or LiveSession id."
+  subjectId: ID!
+  "Why."
+  reason: ReportReason!
+  "More for the operators, at most 1,000 characters; optional."
+  comment: String
+}
+
+"Why a subject is reported."
+enum ReportReason {
+  "Unwanted commercial or repetitive content."
+  SPAM
+  "Bullying or targeted abuse."
+  HARASSMENT
+  "Attacks on people for who they are."
+  HATE
+  "Violence or threats of it."
+  VIOLENCE
+  "Sexual content where it does not belong."
+  SEXUAL
+  "Suicide or self-harm."
+  SELF_HARM
+  "Something against the law."
+  ILLEGAL
+  "Anything else; say what in the comment."
+  OTHER
+}
+
+"The result of ` + "`" + `report` + "`" + `."
+type ReportPayload {
+  "The report's id, the same for a repeat of it; operators resolve it with ` + "`" + `feedd moderate resolve --report ID` + "`" + `."
+  reportId: ID!
+}
+
+
+"The result of ` + "`" + `repost` + "`" + ` and ` + "`" + `undoRepost` + "`" + `."
+type RepostPayload {
+  "The post reposted (not the repost): ` + "`" + `viewerHasReposted` + "`" + ` and ` + "`" + `counts.reposts` + "`" + ` as the change left them."
+  post: Post!
 }
 
 """
@@ -1165,6 +1673,11 @@ input ScheduleLiveInput {
   title: String!
   "When the session is planned to start."
   scheduledStartAt: DateTime!
+  """
+  The session's cover image: an https URL on one of the server's media
+  hosts (see ` + "`" + `MediaInput.url` + "`" + `), at most 2048 bytes. Optional.
+  """
+  coverUrl: String
 }
 
 "The result of ` + "`" + `likePost` + "`" + ` and ` + "`" + `unlikePost` + "`" + `."
@@ -1173,10 +1686,56 @@ type LikePayload {
   post: Post!
 }
 
+"The result of ` + "`" + `favoritePost` + "`" + ` and ` + "`" + `unfavoritePost` + "`" + `."
+type FavoritePayload {
+  "The post, with its updated counters and ` + "`" + `viewerHasFavorited` + "`" + `."
+  post: Post!
+}
+
 "The result of ` + "`" + `deleteAccount` + "`" + `."
 type DeleteAccountPayload {
   "The id of the account deleted: the viewer's."
   deletedUserId: ID!
+}
+
+"""
+A keyword the viewer filters out of their feeds. Only its owner sees it:
+` + "`" + `node(id:)` + "`" + ` of another viewer's filter, or of one removed or expired, is
+NOT_FOUND.
+"""
+type KeywordFilter implements Node {
+  "Opaque global identifier. The same keyword of the same viewer always has the same id."
+  id: ID!
+  "The keyword, as given last (trimmed)."
+  keyword: String!
+  "Whether it matches whole words only (otherwise anywhere, as it always does with Chinese, Japanese, Korean or Thai characters)."
+  wholeWord: Boolean!
+  "When the filter stops applying; null: until removed."
+  expiresAt: DateTime
+  "When the viewer first added it."
+  createdAt: DateTime!
+}
+
+"A keyword filter to add, or to update when the viewer filters the keyword already."
+input AddKeywordFilterInput {
+  "The keyword or phrase: 1 to 100 characters once trimmed."
+  keyword: String!
+  "Match whole words only. Default (and null): true."
+  wholeWord: Boolean = true
+  "When the filter stops applying: in the future. Null: until removed."
+  expiresAt: DateTime
+}
+
+"The result of ` + "`" + `addKeywordFilter` + "`" + `."
+type KeywordFilterPayload {
+  "The filter as stored."
+  filter: KeywordFilter!
+}
+
+"The result of ` + "`" + `removeKeywordFilter` + "`" + `."
+type RemoveKeywordFilterPayload {
+  "The id of the filter removed."
+  removedFilterId: ID!
 }
 
 "The result of ` + "`" + `scheduleLive` + "`" + `, ` + "`" + `startLive` + "`" + ` and ` + "`" + `endLive` + "`" + `."
@@ -1231,12 +1790,30 @@ type LiveSession implements Node {
   startedAt: DateTime
   "When it ended."
   endedAt: DateTime
+  "The session's cover image URL, if it has one."
+  coverUrl: String
 }
 
 "What to publish."
 input PublishPostInput {
-  "The post's text: 1 to 2000 characters, not only white space."
-  text: String!
+  """
+  The post's text: up to 2000 characters, at least one visible. It may be
+  left out (or blank) when the post has media; a post with neither text
+  nor media is BAD_USER_INPUT.
+  """
+  text: String
+  """
+  The post's images or GIFs (up to 4) or its video (exactly 1, alone), in
+  the order shown. The app uploads them to its own storage and passes the
+  URLs. A refused item is BAD_USER_INPUT naming its field, as in
+  ` + "`" + `media[2].thumbnailUrl` + "`" + `.
+  """
+  media: [MediaInput!]
+  """
+  A short warning (up to 200 characters) apps show in place of the post
+  until the reader taps it: "spoilers", "food", "flashing lights".
+  """
+  contentWarning: String
   """
   Makes retries safe: a retry by the same viewer with the same key within
   24 hours returns the post the first attempt made and creates nothing new,
@@ -1246,6 +1823,16 @@ input PublishPostInput {
   differs. Without a key, every call publishes a new post.
   """
   idempotencyKey: String
+  """
+  Makes the post a reply to this post (a Post id or a database id). It
+  reaches the viewer's followers as any post does; in their feeds it shows
+  to those who also follow the replied-to author, to that author, and
+  always when it answers the viewer's own post (a thread). Counted in the
+  parent's ` + "`" + `counts.comments` + "`" + ` and listed in its ` + "`" + `replies` + "`" + `. A missing or
+  deleted post is NOT_FOUND; a block between the viewer and its author,
+  either way, is FORBIDDEN.
+  """
+  replyTo: ID
 }
 
 "The result of ` + "`" + `publishPost` + "`" + `."
@@ -1280,6 +1867,15 @@ type PostEdge {
   cursor: String!
   "The post."
   node: Post!
+  """
+  Set when a followee's repost put the post here: who reposted it. The
+  edge's cursor is then the repost's position, at ` + "`" + `repostedAt` + "`" + `. A post is
+  never shown twice close together: a repost is left out when the post, or
+  another repost of it, is among the 40 items after it in the feed.
+  """
+  repostedBy: User
+  "When ` + "`" + `repostedBy` + "`" + ` reposted it; null when the edge is not a repost."
+  repostedAt: DateTime
 }
 
 "Relay page information."
@@ -1310,15 +1906,41 @@ type Post implements Node {
   counts: PostCounts!
   "Whether the viewer has liked this post."
   viewerHasLiked: Boolean!
+  "The post's images, GIFs or video, in order; empty for a post of text only."
+  media: [Media!]!
+  "The warning to show in place of the post until the reader taps it; null when none."
+  contentWarning: String
+  "Whether the viewer has favorited (bookmarked) this post. False for anonymous callers."
+  viewerHasFavorited: Boolean!
+  "Whether the viewer reposts this post. False for anonymous callers."
+  viewerHasReposted: Boolean!
+  """
+  The post this one replies to; null when it is not a reply, and when the
+  post replied to was deleted (or a block stands between the viewer and its
+  author).
+  """
+  replyTo: Post
+  """
+  The replies to this post, oldest first, as a conversation reads; replies
+  by users the viewer blocks, mutes or hides from, or who block the viewer,
+  are left out. Page with ` + "`" + `first` + "`" + ` (1..100, default 20) and ` + "`" + `after` + "`" + `; cursors
+  are bound to this post and the viewer.
+  """
+  replies(
+    "How many replies to return. 1..100, default 20."
+    first: Int
+    "Continue after this cursor."
+    after: String
+  ): PostConnection!
 }
 
 "Engagement counters of a post."
 type PostCounts {
   "Number of likes."
   likes: Int!
-  "Number of comments."
+  "Number of live replies (and comments counted by an import)."
   comments: Int!
-  "Number of reposts."
+  "Number of live reposts (and reposts counted by an import)."
   reposts: Int!
   "Number of favorites."
   favorites: Int!
@@ -1352,6 +1974,99 @@ type User implements Node {
   viewerMuteExpiresAt: DateTime
   "Whether the viewer hides their posts from this user. False for anonymous callers."
   viewerHidesMyPosts: Boolean!
+  """
+  This user's posts, newest first (by creation time, then id). Empty when a
+  block stands between the viewer and this user, either way, the viewer
+  mutes this user, this user hides their posts from the viewer, or this
+  user is suspended. Deleted posts, and posts one of the viewer's keyword
+  filters matches (not on the viewer's own list), are left out. Cursors
+  are bound to the viewer, this user and ` + "`" + `includeReplies` + "`" + `.
+  """
+  posts(
+    "How many posts to return. 1..100, default 20."
+    first: Int
+    "Continue after this cursor (one of this list's)."
+    after: String
+    "Whether replies are listed too (once posts can be replies)."
+    includeReplies: Boolean = false
+  ): PostConnection!
+  """
+  The accounts that follow this user, most recent follow first. Users a
+  block separates from the viewer, and users the viewer mutes, are left
+  out, and the whole list is empty when one of those separates the viewer
+  from this user. Cursors are bound to the viewer, this user and this
+  list.
+  """
+  followers(
+    "How many users to return. 1..100, default 20."
+    first: Int
+    "Continue after this cursor (one of this list's)."
+    after: String
+  ): UserConnection!
+  "The accounts this user follows, most recent follow first; as ` + "`" + `followers` + "`" + `."
+  following(
+    "How many users to return. 1..100, default 20."
+    first: Int
+    "Continue after this cursor (one of this list's)."
+    after: String
+  ): UserConnection!
+}
+
+"What a media item is."
+enum MediaKind {
+  "A still image."
+  IMAGE
+  "A video; a post with one has no other media."
+  VIDEO
+  "An animated GIF."
+  GIF
+}
+
+"""
+An image, GIF or video to attach to a post. URLs (` + "`" + `url` + "`" + `, ` + "`" + `thumbnailUrl` + "`" + `)
+must be https URLs whose host is one of the server's media hosts
+(` + "`" + `--media-hosts` + "`" + `: exact names, or ` + "`" + `*.example.com` + "`" + ` for its subdomains, on
+port 443), at most 2048 bytes of printable ASCII (percent-encode the
+rest), without a user name or password; with dev auth any https host, and
+http on localhost and 127.0.0.1, are accepted too.
+"""
+input MediaInput {
+  "Where the item is: the full-size image, the GIF, the video file or stream."
+  url: String!
+  "What it is."
+  kind: MediaKind!
+  "Width in pixels, 0 to 100000; null or 0 when unknown."
+  width: Int
+  "Height in pixels, 0 to 100000; null or 0 when unknown."
+  height: Int
+  "What it shows, for readers who cannot see it: up to 1500 characters."
+  altText: String
+  "A small still to show before the item loads (a video's poster frame)."
+  thumbnailUrl: String
+  "Length in milliseconds, for a VIDEO or a GIF only (BAD_USER_INPUT on an IMAGE): 0 to 86400000; null or 0 when unknown."
+  durationMs: Int
+  "Whether apps should blur it until the reader taps it. Default false."
+  sensitive: Boolean
+}
+
+"An image, GIF or video of a post."
+type Media {
+  "Where the item is."
+  url: String!
+  "What it is."
+  kind: MediaKind!
+  "Width in pixels; null when unknown."
+  width: Int
+  "Height in pixels; null when unknown."
+  height: Int
+  "What it shows, for readers who cannot see it; null when the author gave none."
+  altText: String
+  "A small still to show before the item loads; null when none."
+  thumbnailUrl: String
+  "Length in milliseconds of a VIDEO or a GIF; null when unknown or an IMAGE."
+  durationMs: Int
+  "Whether apps should blur it until the reader taps it."
+  sensitive: Boolean!
 }
 `, BuiltIn: false},
 }
@@ -1377,12 +2092,44 @@ func (ec *executionContext) childFields_DeletePostPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type DeletePostPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_FavoritePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_FavoritePayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FavoritePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_FollowPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "user":
 		return ec.fieldContext_FollowPayload_user(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FollowPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_KeywordFilter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_KeywordFilter_id(ctx, field)
+	case "keyword":
+		return ec.fieldContext_KeywordFilter_keyword(ctx, field)
+	case "wholeWord":
+		return ec.fieldContext_KeywordFilter_wholeWord(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_KeywordFilter_expiresAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_KeywordFilter_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KeywordFilter", field.Name)
+}
+
+func (ec *executionContext) childFields_KeywordFilterPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "filter":
+		return ec.fieldContext_KeywordFilterPayload_filter(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KeywordFilterPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_LikePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1419,6 +2166,8 @@ func (ec *executionContext) childFields_LiveSession(ctx context.Context, field g
 		return ec.fieldContext_LiveSession_startedAt(ctx, field)
 	case "endedAt":
 		return ec.fieldContext_LiveSession_endedAt(ctx, field)
+	case "coverUrl":
+		return ec.fieldContext_LiveSession_coverUrl(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LiveSession", field.Name)
 }
@@ -1443,6 +2192,28 @@ func (ec *executionContext) childFields_LiveSessionEdge(ctx context.Context, fie
 		return ec.fieldContext_LiveSessionEdge_state(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LiveSessionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Media(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_Media_url(ctx, field)
+	case "kind":
+		return ec.fieldContext_Media_kind(ctx, field)
+	case "width":
+		return ec.fieldContext_Media_width(ctx, field)
+	case "height":
+		return ec.fieldContext_Media_height(ctx, field)
+	case "altText":
+		return ec.fieldContext_Media_altText(ctx, field)
+	case "thumbnailUrl":
+		return ec.fieldContext_Media_thumbnailUrl(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_Media_durationMs(ctx, field)
+	case "sensitive":
+		return ec.fieldContext_Media_sensitive(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Media", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1475,6 +2246,18 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_counts(ctx, field)
 	case "viewerHasLiked":
 		return ec.fieldContext_Post_viewerHasLiked(ctx, field)
+	case "media":
+		return ec.fieldContext_Post_media(ctx, field)
+	case "contentWarning":
+		return ec.fieldContext_Post_contentWarning(ctx, field)
+	case "viewerHasFavorited":
+		return ec.fieldContext_Post_viewerHasFavorited(ctx, field)
+	case "viewerHasReposted":
+		return ec.fieldContext_Post_viewerHasReposted(ctx, field)
+	case "replyTo":
+		return ec.fieldContext_Post_replyTo(ctx, field)
+	case "replies":
+		return ec.fieldContext_Post_replies(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -1509,6 +2292,10 @@ func (ec *executionContext) childFields_PostEdge(ctx context.Context, field grap
 		return ec.fieldContext_PostEdge_cursor(ctx, field)
 	case "node":
 		return ec.fieldContext_PostEdge_node(ctx, field)
+	case "repostedBy":
+		return ec.fieldContext_PostEdge_repostedBy(ctx, field)
+	case "repostedAt":
+		return ec.fieldContext_PostEdge_repostedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostEdge", field.Name)
 }
@@ -1527,6 +2314,30 @@ func (ec *executionContext) childFields_RelationshipPayload(ctx context.Context,
 		return ec.fieldContext_RelationshipPayload_user(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RelationshipPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RemoveKeywordFilterPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "removedFilterId":
+		return ec.fieldContext_RemoveKeywordFilterPayload_removedFilterId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemoveKeywordFilterPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ReportPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "reportId":
+		return ec.fieldContext_ReportPayload_reportId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReportPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RepostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_RepostPayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RepostPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1557,6 +2368,12 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_viewerMuteExpiresAt(ctx, field)
 	case "viewerHidesMyPosts":
 		return ec.fieldContext_User_viewerHidesMyPosts(ctx, field)
+	case "posts":
+		return ec.fieldContext_User_posts(ctx, field)
+	case "followers":
+		return ec.fieldContext_User_followers(ctx, field)
+	case "following":
+		return ec.fieldContext_User_following(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -1697,6 +2514,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_addKeywordFilter_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (AddKeywordFilterInput, error) {
+			return ec.unmarshalNAddKeywordFilterInput2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐAddKeywordFilterInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_blockUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1740,6 +2571,20 @@ func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, 
 }
 
 func (ec *executionContext) field_Mutation_endLive_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_favoritePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -1831,6 +2676,48 @@ func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeKeywordFilter_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_report_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (ReportInput, error) {
+			return ec.unmarshalNReportInput2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐReportInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_repost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_scheduleLive_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1870,6 +2757,34 @@ func (ec *executionContext) field_Mutation_unblockUser_args(ctx context.Context,
 		return nil, err
 	}
 	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_undoRepost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unfavoritePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -1929,6 +2844,28 @@ func (ec *executionContext) field_Mutation_unmuteUser_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Post_replies_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1944,6 +2881,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 }
 
 func (ec *executionContext) field_Query_blockedUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_favorites_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -2097,6 +3056,80 @@ func (ec *executionContext) field_Query_usersHiddenFromMyPosts_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_User_followers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_User_following_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_User_posts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "includeReplies",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeReplies"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2203,6 +3236,38 @@ func (ec *executionContext) fieldContext_DeletePostPayload_deletedPostId(_ conte
 	return graphql.NewScalarFieldContext("DeletePostPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _FavoritePayload_post(ctx context.Context, field graphql.CollectedField, obj *FavoritePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FavoritePayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FavoritePayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FavoritePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FollowPayload_user(ctx context.Context, field graphql.CollectedField, obj *FollowPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2230,6 +3295,153 @@ func (ec *executionContext) fieldContext_FollowPayload_user(_ context.Context, f
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KeywordFilter_id(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeywordFilter_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.KeywordFilter().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeywordFilter_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeywordFilter", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _KeywordFilter_keyword(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeywordFilter_keyword(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Keyword, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeywordFilter_keyword(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeywordFilter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KeywordFilter_wholeWord(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeywordFilter_wholeWord(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WholeWord, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeywordFilter_wholeWord(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeywordFilter", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _KeywordFilter_expiresAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeywordFilter_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KeywordFilter_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeywordFilter", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _KeywordFilter_createdAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeywordFilter_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeywordFilter_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeywordFilter", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _KeywordFilterPayload_filter(ctx context.Context, field graphql.CollectedField, obj *KeywordFilterPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeywordFilterPayload_filter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.KeywordFilter) graphql.Marshaler {
+			return ec.marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeywordFilterPayload_filter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeywordFilterPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeywordFilter(ctx, field)
 		},
 	}
 	return fc, nil
@@ -2492,6 +3704,29 @@ func (ec *executionContext) fieldContext_LiveSession_endedAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
+func (ec *executionContext) _LiveSession_coverUrl(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveSession_coverUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveSession().CoverURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveSession_coverUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _LiveSessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *LiveSessionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2632,6 +3867,190 @@ func (ec *executionContext) _LiveSessionEdge_state(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_LiveSessionEdge_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LiveSessionEdge", field, false, false, errors.New("field of type LiveState does not have child fields"))
+}
+
+func (ec *executionContext) _Media_url(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Media_kind(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v MediaKind) graphql.Marshaler {
+			return ec.marshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type MediaKind does not have child fields"))
+}
+
+func (ec *executionContext) _Media_width(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_width(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Width, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Media_width(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Media_height(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_height(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Height, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Media_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Media_altText(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_altText(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AltText, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Media_altText(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Media_thumbnailUrl(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_thumbnailUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ThumbnailURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Media_thumbnailUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Media_durationMs(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Media_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Media_sensitive(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_sensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_publishPost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -2892,6 +4311,94 @@ func (ec *executionContext) fieldContext_Mutation_unlikePost(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unlikePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_favoritePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_favoritePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().FavoritePost(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *FavoritePayload) graphql.Marshaler {
+			return ec.marshalNFavoritePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐFavoritePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_favoritePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FavoritePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_favoritePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unfavoritePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unfavoritePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnfavoritePost(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *FavoritePayload) graphql.Marshaler {
+			return ec.marshalNFavoritePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐFavoritePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unfavoritePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FavoritePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unfavoritePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -3338,6 +4845,226 @@ func (ec *executionContext) fieldContext_Mutation_deleteAccount(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_addKeywordFilter(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addKeywordFilter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddKeywordFilter(ctx, fc.Args["input"].(AddKeywordFilterInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *KeywordFilterPayload) graphql.Marshaler {
+			return ec.marshalNKeywordFilterPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐKeywordFilterPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addKeywordFilter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeywordFilterPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addKeywordFilter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeKeywordFilter(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeKeywordFilter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveKeywordFilter(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RemoveKeywordFilterPayload) graphql.Marshaler {
+			return ec.marshalNRemoveKeywordFilterPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐRemoveKeywordFilterPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeKeywordFilter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemoveKeywordFilterPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeKeywordFilter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_report(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_report(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Report(ctx, fc.Args["input"].(ReportInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ReportPayload) graphql.Marshaler {
+			return ec.marshalNReportPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐReportPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_report(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_report_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_repost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_repost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Repost(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RepostPayload) graphql.Marshaler {
+			return ec.marshalNRepostPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐRepostPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_repost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RepostPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_repost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_undoRepost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_undoRepost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UndoRepost(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RepostPayload) graphql.Marshaler {
+			return ec.marshalNRepostPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐRepostPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_undoRepost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RepostPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_undoRepost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3609,6 +5336,183 @@ func (ec *executionContext) fieldContext_Post_viewerHasLiked(_ context.Context, 
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_media(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Media(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*Media) graphql.Marshaler {
+			return ec.marshalNMedia2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_media(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_contentWarning(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_contentWarning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ContentWarning(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_contentWarning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Post_viewerHasFavorited(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerHasFavorited(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewerHasFavorited(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerHasFavorited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerHasReposted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewerHasReposted(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerHasReposted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_replyTo(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_replyTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ReplyTo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_replyTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_replies(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_replies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().Replies(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_replies(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_replies_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3818,6 +5722,61 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PostEdge_repostedBy(ctx context.Context, field graphql.CollectedField, obj *PostEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEdge_repostedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RepostedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostEdge_repostedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostEdge_repostedAt(ctx context.Context, field graphql.CollectedField, obj *PostEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEdge_repostedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RepostedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostEdge_repostedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEdge", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _PublishPostPayload_post(ctx context.Context, field graphql.CollectedField, obj *PublishPostPayload) (ret graphql.Marshaler) {
@@ -4192,6 +6151,82 @@ func (ec *executionContext) fieldContext_Query_usersHiddenFromMyPosts(ctx contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_keywordFilters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_keywordFilters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().KeywordFilters(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*feedcore.KeywordFilter) graphql.Marshaler {
+			return ec.marshalNKeywordFilter2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_keywordFilters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeywordFilter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_favorites(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_favorites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Favorites(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_favorites(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_favorites_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4295,6 +6330,84 @@ func (ec *executionContext) fieldContext_RelationshipPayload_user(_ context.Cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RemoveKeywordFilterPayload_removedFilterId(ctx context.Context, field graphql.CollectedField, obj *RemoveKeywordFilterPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveKeywordFilterPayload_removedFilterId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RemovedFilterID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveKeywordFilterPayload_removedFilterId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoveKeywordFilterPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReportPayload_reportId(ctx context.Context, field graphql.CollectedField, obj *ReportPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReportPayload_reportId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReportID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReportPayload_reportId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RepostPayload_post(ctx context.Context, field graphql.CollectedField, obj *RepostPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepostPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepostPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RepostPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4597,6 +6710,138 @@ func (ec *executionContext) _User_viewerHidesMyPosts(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_User_viewerHidesMyPosts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _User_posts(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_posts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["includeReplies"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_posts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _User_followers(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_followers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().Followers(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *UserConnection) graphql.Marshaler {
+			return ec.marshalNUserConnection2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_followers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_followers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _User_following(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_following(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().Following(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *UserConnection) graphql.Marshaler {
+			return ec.marshalNUserConnection2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_following(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_following_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *UserConnection) (ret graphql.Marshaler) {
@@ -5777,6 +8022,133 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAddKeywordFilterInput(ctx context.Context, obj any) (AddKeywordFilterInput, error) {
+	var it AddKeywordFilterInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["wholeWord"]; !present {
+		asMap["wholeWord"] = true
+	}
+
+	fieldsInOrder := [...]string{"keyword", "wholeWord", "expiresAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "keyword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("keyword"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Keyword = data
+		case "wholeWord":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("wholeWord"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WholeWord = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMediaInput(ctx context.Context, obj any) (MediaInput, error) {
+	var it MediaInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "kind", "width", "height", "altText", "thumbnailUrl", "durationMs", "sensitive"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "width":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("width"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Width = data
+		case "height":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("height"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Height = data
+		case "altText":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("altText"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AltText = data
+		case "thumbnailUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("thumbnailUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ThumbnailURL = data
+		case "durationMs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("durationMs"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DurationMs = data
+		case "sensitive":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sensitive"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sensitive = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, obj any) (PublishPostInput, error) {
 	var it PublishPostInput
 	if obj == nil {
@@ -5788,7 +8160,7 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"text", "idempotencyKey"}
+	fieldsInOrder := [...]string{"text", "media", "contentWarning", "idempotencyKey", "replyTo"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -5797,11 +8169,25 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 		switch k {
 		case "text":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Text = data
+		case "media":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("media"))
+			data, err := ec.unmarshalOMediaInput2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Media = data
+		case "contentWarning":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contentWarning"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ContentWarning = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -5809,6 +8195,57 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "replyTo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("replyTo"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReplyTo = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputReportInput(ctx context.Context, obj any) (ReportInput, error) {
+	var it ReportInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"subjectId", "reason", "comment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "subjectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNReportReason2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐReportReason(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "comment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("comment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Comment = data
 		}
 	}
 	return it, nil
@@ -5825,7 +8262,7 @@ func (ec *executionContext) unmarshalInputScheduleLiveInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "scheduledStartAt"}
+	fieldsInOrder := [...]string{"title", "scheduledStartAt", "coverUrl"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -5846,6 +8283,13 @@ func (ec *executionContext) unmarshalInputScheduleLiveInput(ctx context.Context,
 				return it, err
 			}
 			it.ScheduledStartAt = data
+		case "coverUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coverUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoverURL = data
 		}
 	}
 	return it, nil
@@ -5880,6 +8324,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._LiveSession(ctx, sel, obj)
+	case feedcore.KeywordFilter:
+		return ec._KeywordFilter(ctx, sel, &obj)
+	case *feedcore.KeywordFilter:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._KeywordFilter(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -5969,6 +8420,44 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var favoritePayloadImplementors = []string{"FavoritePayload"}
+
+func (ec *executionContext) _FavoritePayload(ctx context.Context, sel ast.SelectionSet, obj *FavoritePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, favoritePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FavoritePayload")
+		case "post":
+			out.Values[i] = ec._FavoritePayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var followPayloadImplementors = []string{"FollowPayload"}
 
 func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.SelectionSet, obj *FollowPayload) graphql.Marshaler {
@@ -5983,6 +8472,135 @@ func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.Selectio
 			out.Values[i] = graphql.MarshalString("FollowPayload")
 		case "user":
 			out.Values[i] = ec._FollowPayload_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var keywordFilterImplementors = []string{"KeywordFilter", "Node"}
+
+func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.SelectionSet, obj *feedcore.KeywordFilter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keywordFilterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeywordFilter")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._KeywordFilter_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "keyword":
+			out.Values[i] = ec._KeywordFilter_keyword(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "wholeWord":
+			out.Values[i] = ec._KeywordFilter_wholeWord(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._KeywordFilter_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._KeywordFilter_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var keywordFilterPayloadImplementors = []string{"KeywordFilterPayload"}
+
+func (ec *executionContext) _KeywordFilterPayload(ctx context.Context, sel ast.SelectionSet, obj *KeywordFilterPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keywordFilterPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeywordFilterPayload")
+		case "filter":
+			out.Values[i] = ec._KeywordFilterPayload_filter(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6267,6 +8885,44 @@ func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "coverUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LiveSession_coverUrl(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6379,6 +9035,79 @@ func (ec *executionContext) _LiveSessionEdge(ctx context.Context, sel ast.Select
 	return out
 }
 
+var mediaImplementors = []string{"Media"}
+
+func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *Media) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Media")
+		case "url":
+			out.Values[i] = ec._Media_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Media_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "width":
+			out.Values[i] = ec._Media_width(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "height":
+			out.Values[i] = ec._Media_height(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "altText":
+			out.Values[i] = ec._Media_altText(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "thumbnailUrl":
+			out.Values[i] = ec._Media_thumbnailUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._Media_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sensitive":
+			out.Values[i] = ec._Media_sensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -6437,6 +9166,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unlikePost":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unlikePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "favoritePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_favoritePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unfavoritePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unfavoritePost(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -6507,6 +9250,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteAccount":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteAccount(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addKeywordFilter":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addKeywordFilter(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeKeywordFilter":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeKeywordFilter(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "report":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_report(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "repost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_repost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "undoRepost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_undoRepost(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -6797,6 +9575,234 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "media":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_media(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contentWarning":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_contentWarning(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "viewerHasFavorited":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_viewerHasFavorited(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "viewerHasReposted":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_viewerHasReposted(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "replyTo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_replyTo(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "replies":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_replies(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6934,6 +9940,16 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 		case "node":
 			out.Values[i] = ec._PostEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "repostedBy":
+			out.Values[i] = ec._PostEdge_repostedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "repostedAt":
+			out.Values[i] = ec._PostEdge_repostedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -7191,6 +10207,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "keywordFilters":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_keywordFilters(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "favorites":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_favorites(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -7240,6 +10300,120 @@ func (ec *executionContext) _RelationshipPayload(ctx context.Context, sel ast.Se
 			out.Values[i] = graphql.MarshalString("RelationshipPayload")
 		case "user":
 			out.Values[i] = ec._RelationshipPayload_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var removeKeywordFilterPayloadImplementors = []string{"RemoveKeywordFilterPayload"}
+
+func (ec *executionContext) _RemoveKeywordFilterPayload(ctx context.Context, sel ast.SelectionSet, obj *RemoveKeywordFilterPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, removeKeywordFilterPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemoveKeywordFilterPayload")
+		case "removedFilterId":
+			out.Values[i] = ec._RemoveKeywordFilterPayload_removedFilterId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reportPayloadImplementors = []string{"ReportPayload"}
+
+func (ec *executionContext) _ReportPayload(ctx context.Context, sel ast.SelectionSet, obj *ReportPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reportPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReportPayload")
+		case "reportId":
+			out.Values[i] = ec._ReportPayload_reportId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var repostPayloadImplementors = []string{"RepostPayload"}
+
+func (ec *executionContext) _RepostPayload(ctx context.Context, sel ast.SelectionSet, obj *RepostPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, repostPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RepostPayload")
+		case "post":
+			out.Values[i] = ec._RepostPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7676,6 +10850,120 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._User_viewerHidesMyPosts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "posts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_posts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "followers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_followers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "following":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_following(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -8203,6 +11491,11 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAddKeywordFilterInput2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐAddKeywordFilterInput(ctx context.Context, v any) (AddKeywordFilterInput, error) {
+	res, err := ec.unmarshalInputAddKeywordFilterInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8255,6 +11548,16 @@ func (ec *executionContext) marshalNDeletePostPayload2ᚖgithubᚗcomᚋfeeddᚋ
 	return ec._DeletePostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNFavoritePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐFavoritePayload(ctx context.Context, sel ast.SelectionSet, v *FavoritePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FavoritePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNFollowPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐFollowPayload(ctx context.Context, sel ast.SelectionSet, v *FollowPayload) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -8295,6 +11598,42 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNKeywordFilter2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []*feedcore.KeywordFilter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilter(ctx context.Context, sel ast.SelectionSet, v *feedcore.KeywordFilter) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._KeywordFilter(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNKeywordFilterPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐKeywordFilterPayload(ctx context.Context, sel ast.SelectionSet, v *KeywordFilterPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._KeywordFilterPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNLikePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLikePayload(ctx context.Context, sel ast.SelectionSet, v *LikePayload) graphql.Marshaler {
@@ -8370,6 +11709,47 @@ func (ec *executionContext) unmarshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋg
 }
 
 func (ec *executionContext) marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx context.Context, sel ast.SelectionSet, v LiveState) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNMedia2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaᚄ(ctx context.Context, sel ast.SelectionSet, v []*Media) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMedia2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMedia(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMedia2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMedia(ctx context.Context, sel ast.SelectionSet, v *Media) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Media(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMediaInput2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaInput(ctx context.Context, v any) (*MediaInput, error) {
+	res, err := ec.unmarshalInputMediaInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaKind(ctx context.Context, v any) (MediaKind, error) {
+	var res MediaKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaKind(ctx context.Context, sel ast.SelectionSet, v MediaKind) graphql.Marshaler {
 	return v
 }
 
@@ -8462,6 +11842,51 @@ func (ec *executionContext) marshalNRelationshipPayload2ᚖgithubᚗcomᚋfeedd�
 		return graphql.Null
 	}
 	return ec._RelationshipPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRemoveKeywordFilterPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐRemoveKeywordFilterPayload(ctx context.Context, sel ast.SelectionSet, v *RemoveKeywordFilterPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RemoveKeywordFilterPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReportInput2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐReportInput(ctx context.Context, v any) (ReportInput, error) {
+	res, err := ec.unmarshalInputReportInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReportPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐReportPayload(ctx context.Context, sel ast.SelectionSet, v *ReportPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReportPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReportReason2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐReportReason(ctx context.Context, v any) (ReportReason, error) {
+	var res ReportReason
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReportReason2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐReportReason(ctx context.Context, sel ast.SelectionSet, v ReportReason) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNRepostPayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐRepostPayload(ctx context.Context, sel ast.SelectionSet, v *RepostPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RepostPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNScheduleLiveInput2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐScheduleLiveInput(ctx context.Context, v any) (ScheduleLiveInput, error) {
@@ -8719,6 +12144,24 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	return res
 }
 
+func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalID(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -8737,11 +12180,35 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) unmarshalOMediaInput2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaInputᚄ(ctx context.Context, v any) ([]*MediaInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*MediaInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMediaInput2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalONode2githubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚐNode(ctx context.Context, sel ast.SelectionSet, v gqltype.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx context.Context, sel ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Post(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

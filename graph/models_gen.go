@@ -12,6 +12,16 @@ import (
 	"github.com/feedd/feedd/feedcore"
 )
 
+// A keyword filter to add, or to update when the viewer filters the keyword already.
+type AddKeywordFilterInput struct {
+	// The keyword or phrase: 1 to 100 characters once trimmed.
+	Keyword string `json:"keyword"`
+	// Match whole words only. Default (and null): true.
+	WholeWord *bool `json:"wholeWord,omitempty"`
+	// When the filter stops applying: in the future. Null: until removed.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
 // The result of `deleteAccount`.
 type DeleteAccountPayload struct {
 	// The id of the account deleted: the viewer's.
@@ -24,10 +34,22 @@ type DeletePostPayload struct {
 	DeletedPostID string `json:"deletedPostId"`
 }
 
+// The result of `favoritePost` and `unfavoritePost`.
+type FavoritePayload struct {
+	// The post, with its updated counters and `viewerHasFavorited`.
+	Post *feedcore.Post `json:"post"`
+}
+
 // The result of `followUser` and `unfollowUser`.
 type FollowPayload struct {
 	// The user followed or unfollowed, with updated counts.
 	User *feedcore.User `json:"user"`
+}
+
+// The result of `addKeywordFilter`.
+type KeywordFilterPayload struct {
+	// The filter as stored.
+	Filter *feedcore.KeywordFilter `json:"filter"`
 }
 
 // The result of `likePost` and `unlikePost`.
@@ -60,6 +82,51 @@ type LiveSessionEdge struct {
 	State LiveState `json:"state"`
 }
 
+// An image, GIF or video of a post.
+type Media struct {
+	// Where the item is.
+	URL string `json:"url"`
+	// What it is.
+	Kind MediaKind `json:"kind"`
+	// Width in pixels; null when unknown.
+	Width *int `json:"width,omitempty"`
+	// Height in pixels; null when unknown.
+	Height *int `json:"height,omitempty"`
+	// What it shows, for readers who cannot see it; null when the author gave none.
+	AltText *string `json:"altText,omitempty"`
+	// A small still to show before the item loads; null when none.
+	ThumbnailURL *string `json:"thumbnailUrl,omitempty"`
+	// Length in milliseconds of a VIDEO or a GIF; null when unknown or an IMAGE.
+	DurationMs *int `json:"durationMs,omitempty"`
+	// Whether apps should blur it until the reader taps it.
+	Sensitive bool `json:"sensitive"`
+}
+
+// An image, GIF or video to attach to a post. URLs (`url`, `thumbnailUrl`)
+// must be https URLs whose host is one of the server's media hosts
+// (`--media-hosts`: exact names, or `*.example.com` for its subdomains, on
+// port 443), at most 2048 bytes of printable ASCII (percent-encode the
+// rest), without a user name or password; with dev auth any https host, and
+// http on localhost and 127.0.0.1, are accepted too.
+type MediaInput struct {
+	// Where the item is: the full-size image, the GIF, the video file or stream.
+	URL string `json:"url"`
+	// What it is.
+	Kind MediaKind `json:"kind"`
+	// Width in pixels, 0 to 100000; null or 0 when unknown.
+	Width *int `json:"width,omitempty"`
+	// Height in pixels, 0 to 100000; null or 0 when unknown.
+	Height *int `json:"height,omitempty"`
+	// What it shows, for readers who cannot see it: up to 1500 characters.
+	AltText *string `json:"altText,omitempty"`
+	// A small still to show before the item loads (a video's poster frame).
+	ThumbnailURL *string `json:"thumbnailUrl,omitempty"`
+	// Length in milliseconds, for a VIDEO or a GIF only (BAD_USER_INPUT on an IMAGE): 0 to 86400000; null or 0 when unknown.
+	DurationMs *int `json:"durationMs,omitempty"`
+	// Whether apps should blur it until the reader taps it. Default false.
+	Sensitive *bool `json:"sensitive,omitempty"`
+}
+
 type Mutation struct {
 }
 
@@ -87,9 +154,9 @@ type PostConnection struct {
 type PostCounts struct {
 	// Number of likes.
 	Likes int `json:"likes"`
-	// Number of comments.
+	// Number of live replies (and comments counted by an import).
 	Comments int `json:"comments"`
-	// Number of reposts.
+	// Number of live reposts (and reposts counted by an import).
 	Reposts int `json:"reposts"`
 	// Number of favorites.
 	Favorites int `json:"favorites"`
@@ -101,12 +168,29 @@ type PostEdge struct {
 	Cursor string `json:"cursor"`
 	// The post.
 	Node *feedcore.Post `json:"node"`
+	// Set when a followee's repost put the post here: who reposted it. The
+	// edge's cursor is then the repost's position, at `repostedAt`. A post is
+	// never shown twice close together: a repost is left out when the post, or
+	// another repost of it, is among the 40 items after it in the feed.
+	RepostedBy *feedcore.User `json:"repostedBy,omitempty"`
+	// When `repostedBy` reposted it; null when the edge is not a repost.
+	RepostedAt *time.Time `json:"repostedAt,omitempty"`
 }
 
 // What to publish.
 type PublishPostInput struct {
-	// The post's text: 1 to 2000 characters, not only white space.
-	Text string `json:"text"`
+	// The post's text: up to 2000 characters, at least one visible. It may be
+	// left out (or blank) when the post has media; a post with neither text
+	// nor media is BAD_USER_INPUT.
+	Text *string `json:"text,omitempty"`
+	// The post's images or GIFs (up to 4) or its video (exactly 1, alone), in
+	// the order shown. The app uploads them to its own storage and passes the
+	// URLs. A refused item is BAD_USER_INPUT naming its field, as in
+	// `media[2].thumbnailUrl`.
+	Media []*MediaInput `json:"media,omitempty"`
+	// A short warning (up to 200 characters) apps show in place of the post
+	// until the reader taps it: "spoilers", "food", "flashing lights".
+	ContentWarning *string `json:"contentWarning,omitempty"`
 	// Makes retries safe: a retry by the same viewer with the same key within
 	// 24 hours returns the post the first attempt made and creates nothing new,
 	// whatever happened to that attempt (even if its answer was an error or never
@@ -114,6 +198,14 @@ type PublishPostInput struct {
 	// 128 bytes. A retry returns the first attempt's post even if its text
 	// differs. Without a key, every call publishes a new post.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// Makes the post a reply to this post (a Post id or a database id). It
+	// reaches the viewer's followers as any post does; in their feeds it shows
+	// to those who also follow the replied-to author, to that author, and
+	// always when it answers the viewer's own post (a thread). Counted in the
+	// parent's `counts.comments` and listed in its `replies`. A missing or
+	// deleted post is NOT_FOUND; a block between the viewer and its author,
+	// either way, is FORBIDDEN.
+	ReplyTo *string `json:"replyTo,omitempty"`
 }
 
 // The result of `publishPost`.
@@ -132,12 +224,43 @@ type RelationshipPayload struct {
 	User *feedcore.User `json:"user"`
 }
 
+// The result of `removeKeywordFilter`.
+type RemoveKeywordFilterPayload struct {
+	// The id of the filter removed.
+	RemovedFilterID string `json:"removedFilterId"`
+}
+
+// What to report.
+type ReportInput struct {
+	// What is wrong: a Post, User or LiveSession id.
+	SubjectID string `json:"subjectId"`
+	// Why.
+	Reason ReportReason `json:"reason"`
+	// More for the operators, at most 1,000 characters; optional.
+	Comment *string `json:"comment,omitempty"`
+}
+
+// The result of `report`.
+type ReportPayload struct {
+	// The report's id, the same for a repeat of it; operators resolve it with `feedd moderate resolve --report ID`.
+	ReportID string `json:"reportId"`
+}
+
+// The result of `repost` and `undoRepost`.
+type RepostPayload struct {
+	// The post reposted (not the repost): `viewerHasReposted` and `counts.reposts` as the change left them.
+	Post *feedcore.Post `json:"post"`
+}
+
 // What to schedule.
 type ScheduleLiveInput struct {
 	// The session's title: 1 to 200 characters.
 	Title string `json:"title"`
 	// When the session is planned to start.
 	ScheduledStartAt time.Time `json:"scheduledStartAt"`
+	// The session's cover image: an https URL on one of the server's media
+	// hosts (see `MediaInput.url`), at most 2048 bytes. Optional.
+	CoverURL *string `json:"coverUrl,omitempty"`
 }
 
 // A page of users.
@@ -212,6 +335,143 @@ func (e *LiveState) UnmarshalJSON(b []byte) error {
 }
 
 func (e LiveState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What a media item is.
+type MediaKind string
+
+const (
+	// A still image.
+	MediaKindImage MediaKind = "IMAGE"
+	// A video; a post with one has no other media.
+	MediaKindVideo MediaKind = "VIDEO"
+	// An animated GIF.
+	MediaKindGif MediaKind = "GIF"
+)
+
+var AllMediaKind = []MediaKind{
+	MediaKindImage,
+	MediaKindVideo,
+	MediaKindGif,
+}
+
+func (e MediaKind) IsValid() bool {
+	switch e {
+	case MediaKindImage, MediaKindVideo, MediaKindGif:
+		return true
+	}
+	return false
+}
+
+func (e MediaKind) String() string {
+	return string(e)
+}
+
+func (e *MediaKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MediaKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MediaKind", str)
+	}
+	return nil
+}
+
+func (e MediaKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MediaKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MediaKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Why a subject is reported.
+type ReportReason string
+
+const (
+	// Unwanted commercial or repetitive content.
+	ReportReasonSpam ReportReason = "SPAM"
+	// Bullying or targeted abuse.
+	ReportReasonHarassment ReportReason = "HARASSMENT"
+	// Attacks on people for who they are.
+	ReportReasonHate ReportReason = "HATE"
+	// Violence or threats of it.
+	ReportReasonViolence ReportReason = "VIOLENCE"
+	// Sexual content where it does not belong.
+	ReportReasonSexual ReportReason = "SEXUAL"
+	// Suicide or self-harm.
+	ReportReasonSelfHarm ReportReason = "SELF_HARM"
+	// Something against the law.
+	ReportReasonIllegal ReportReason = "ILLEGAL"
+	// Anything else; say what in the comment.
+	ReportReasonOther ReportReason = "OTHER"
+)
+
+var AllReportReason = []ReportReason{
+	ReportReasonSpam,
+	ReportReasonHarassment,
+	ReportReasonHate,
+	ReportReasonViolence,
+	ReportReasonSexual,
+	ReportReasonSelfHarm,
+	ReportReasonIllegal,
+	ReportReasonOther,
+}
+
+func (e ReportReason) IsValid() bool {
+	switch e {
+	case ReportReasonSpam, ReportReasonHarassment, ReportReasonHate, ReportReasonViolence, ReportReasonSexual, ReportReasonSelfHarm, ReportReasonIllegal, ReportReasonOther:
+		return true
+	}
+	return false
+}
+
+func (e ReportReason) String() string {
+	return string(e)
+}
+
+func (e *ReportReason) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ReportReason(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ReportReason", str)
+	}
+	return nil
+}
+
+func (e ReportReason) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ReportReason) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ReportReason) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -4,10 +4,13 @@
 // live traffic would leave them:
 //
 //	{"type":"user","id":"111","handle":"ann","displayName":"Ann","avatarUrl":"..."}
-//	{"type":"follow","follower":"111","followee":"200"}
+//	{"type":"follow","follower":"111","followee":"200","createdAt":"2023-07-01T08:00:00Z"}
 //	{"type":"post","id":"32850","author":"200","text":"...","createdAt":"2023-07-11T15:32:02Z"}
+//	{"type":"post","id":"32851","author":"111","text":"...","createdAt":"...","replyTo":"32850"}
+//	{"type":"repost","id":"40001","user":"111","post":"32850","createdAt":"2023-07-11T16:00:00Z"}
 //	{"type":"live","id":"9","anchor":"200","title":"...","scheduledStartAt":"...","startedAt":"...","endedAt":"..."}
 //	{"type":"like","user":"111","post":"32850"}
+//	{"type":"favorite","user":"111","post":"32850","createdAt":"2023-07-12T09:00:00Z"}
 //	{"type":"counts","post":"32850","likes":3,"comments":1,"reposts":0,"favorites":2}
 //	{"type":"block","user":"111","target":"200","createdAt":"2024-01-02T03:04:05Z"}
 //	{"type":"mute","user":"111","target":"300","createdAt":"...","until":"2030-01-01T00:00:00Z"}
@@ -21,15 +24,52 @@
 //
 //	{"type":"deleted","id":"111","handle":"ann","deletedAt":"2026-11-24T10:00:00Z"}
 //
+// A post line with replyTo is a reply to that post, as publishPost with
+// replyTo makes it: it counts in the parent's comments. The parent must be
+// in the store (an earlier line, or an earlier import) unless the line
+// also gives replyToAuthor, the parent's author (an export writes it, so a
+// reply may come before its parent, and a reply to a deleted post keeps
+// whom it answered). A repost line records that user reposted post at
+// createdAt, under the repost's own id, as the repost mutation does: post
+// must be in the store, live; a second repost of one post by one user
+// under another id is refused.
+//
 // A deleted line records a deleted account, as deleteAccount leaves it:
 // whatever the store holds of it is removed, its requests are refused and
 // its handle is held until deletedAt plus the hold (feedcore.Options.HandleHold).
 //
+//	{"type":"keywordFilter","user":"111","keyword":"spoiler","wholeWord":true,"expiresAt":"2030-01-01T00:00:00Z","createdAt":"..."}
+//
+// A keywordFilter line records a keyword filter of user, as
+// addKeywordFilter does (the user must come first): wholeWord defaults to
+// true, no expiresAt is no end, createdAt defaults to the import's time;
+// one already expired is skipped.
+//
+//	{"type":"suspended","id":"200","reason":"spam","operator":"alice","createdAt":"2026-11-25T10:00:00Z"}
+//	{"type":"takedown","id":"32851","author":"200","text":"...","createdAt":"2023-07-11T15:32:02Z","deletedAt":"2026-11-25T10:00:00Z","reason":"spam"}
+//	{"type":"report","id":"1764064800000-0","user":"111","subject":"post:32850","reason":"SPAM","comment":"...","resolvedAt":"..."}
+//	{"type":"audit","id":"1764064900000-0","createdAt":"...","operator":"alice","action":"takedown","subject":"post:32851","reason":"spam"}
+//
+// Moderation lines (feedd moderate, the report mutation): a suspended
+// account (before its posts and sessions, which are then marked as they
+// are stored), a post taken down (its tombstone; a post the store holds
+// is taken down), a report under its id (open, or resolved at
+// resolvedAt) and an audit entry under its id. Reports and audit entries
+// keep their ids, so they must be newer than the store's own.
+
+// A follow line's createdAt (optional) is when the follow was made, which
+// orders follower lists; without it the import's order stands in (each
+// such line a millisecond after the last, see applier.timeOf).
+//
 // A like line records that a user likes a post, as the like mutation does:
 // the post's likers set and its likes counter move together, once however
-// often the line is applied. A counts line sets the counters as given, so
-// an export writes its likes first and its counts after: the import ends
-// with exactly the exported counters.
+// often the line is applied. A favorite line does the same for a user's
+// favorite (bookmark) of a post, at its createdAt (optional, as for
+// follows). A counts line sets the counters as given: a base that live
+// activity (and the like and favorite lines after it) adds to, and that
+// `feedd rebuild` recomputes the likes and favorites counters on top of.
+// An export writes its likes and favorites first and its counts after:
+// the import ends with exactly the exported counters.
 //
 // Blank lines are skipped. Ids are positive decimals, as strings or JSON
 // numbers. Times are RFC 3339, kept in UTC at millisecond precision. A field
@@ -49,6 +89,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/feedd/feedd/apierr"
@@ -68,12 +109,19 @@ type Stats struct {
 	Users   int // user lines applied
 	Follows int // follow lines applied
 	Posts   int // post lines applied
+	Reposts int // repost lines applied
 	Lives   int // live lines passed to Options.Live
 	Counts  int // counts lines passed to Options.Counts
 	Likes   int // like lines applied
+	// Favorites is favorite lines applied.
+	Favorites int
 	// Relations is block, mute and hide lines applied.
 	Relations int
 	Deleted   int // deleted lines applied (accounts recorded as deleted)
+	// KeywordFilters is keywordFilter lines applied (expired ones skipped).
+	KeywordFilters int
+	// Moderation is suspended, takedown, report and audit lines applied.
+	Moderation int
 	// Skipped is live and counts lines validated but not applied because
 	// their hook is nil.
 	Skipped int
@@ -148,7 +196,7 @@ func PutLive(svc *feedcore.Service) func(context.Context, LiveLine) error {
 			return &t
 		}
 		return svc.PutLive(ctx, &feedcore.LiveSession{ID: l.ID, Anchor: l.Anchor, Title: l.Title,
-			ScheduledStartAt: at(l.ScheduledStartAt), StartedAt: at(l.StartedAt), EndedAt: at(l.EndedAt)})
+			ScheduledStartAt: at(l.ScheduledStartAt), StartedAt: at(l.StartedAt), EndedAt: at(l.EndedAt), CoverURL: l.CoverURL})
 	}
 }
 
@@ -193,7 +241,7 @@ type batch struct {
 	kind   kind
 	lines  []int // line number of each element
 	users  []feedcore.User
-	edges  []feedcore.Edge
+	edges  []timedEdge
 	posts  []feedcore.Post
 	ptrs   []*feedcore.Post
 	ids    []feedcore.ID
@@ -202,6 +250,23 @@ type batch struct {
 	likes  []feedcore.PostLike
 	rels   []feedcore.Relation
 	gone   []feedcore.DeletedAccount
+	favs   []feedcore.Favorite
+	// plain and at are edges split for feedcore (FollowManyAt).
+	plain []feedcore.Edge
+	at    []time.Time
+	kfs   []feedcore.KeywordFilter
+	mods  []modLine
+	// reposts are repost lines, as records (feedcore.PutReposts).
+	reposts []feedcore.Post
+}
+
+// modLine is a moderation line: a suspension, a takedown, a report or an
+// audit entry, applied one by one.
+type modLine struct {
+	suspension feedcore.Suspension
+	takedown   feedcore.Post
+	report     feedcore.Report
+	audit      feedcore.AuditEntry
 }
 
 func (b *batch) reset() {
@@ -217,6 +282,12 @@ func (b *batch) reset() {
 	b.likes = b.likes[:0]
 	b.rels = b.rels[:0]
 	b.gone = b.gone[:0]
+	clear(b.kfs)
+	b.kfs = b.kfs[:0]
+	clear(b.mods)
+	b.mods = b.mods[:0]
+	b.favs = b.favs[:0]
+	b.reposts = b.reposts[:0]
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -239,6 +310,9 @@ type parser struct {
 	// is parsed, before feedcore could half-apply them (see append).
 	handles map[string]feedcore.ID
 	postAt  map[feedcore.ID]int
+	// reposted finds a user's second repost of a post under another id
+	// inside the current batch (feedcore finds those of earlier batches).
+	reposted map[feedcore.Edge]feedcore.ID
 }
 
 func newParser(r io.Reader, size, maxText int) *parser {
@@ -247,12 +321,13 @@ func newParser(r io.Reader, size, maxText int) *parser {
 	// by the scanner or by the length check after it.
 	sc.Buffer(make([]byte, 64<<10), MaxLineBytes+3)
 	return &parser{sc: sc, size: size, maxText: maxText,
-		handles: map[string]feedcore.ID{}, postAt: map[feedcore.ID]int{}}
+		handles: map[string]feedcore.ID{}, postAt: map[feedcore.ID]int{}, reposted: map[feedcore.Edge]feedcore.ID{}}
 }
 
 func (p *parser) get() *batch {
 	clear(p.handles)
 	clear(p.postAt)
+	clear(p.reposted)
 	if n := len(p.free); n > 0 {
 		b := p.free[n-1]
 		p.free = p.free[:n-1]
@@ -375,6 +450,29 @@ func (p *parser) append(k kind, b *batch) error {
 		err = appendParsed(&b.rels, func() (feedcore.Relation, error) { return p.obj.relation(k) })
 	case kindDeleted:
 		err = appendParsed(&b.gone, p.obj.deleted)
+	case kindKeywordFilter:
+		err = appendParsed(&b.kfs, p.obj.keywordFilter)
+	case kindSuspended:
+		err = appendParsed(&b.mods, func() (m modLine, err error) { m.suspension, err = p.obj.suspended(); return m, err })
+	case kindTakedown:
+		err = appendParsed(&b.mods, func() (m modLine, err error) { m.takedown, err = p.obj.takedown(p.maxText); return m, err })
+	case kindReport:
+		err = appendParsed(&b.mods, func() (m modLine, err error) { m.report, err = p.obj.report(); return m, err })
+	case kindAudit:
+		err = appendParsed(&b.mods, func() (m modLine, err error) { m.audit, err = p.obj.audit(); return m, err })
+	case kindFavorite:
+		err = appendParsed(&b.favs, p.obj.favorite)
+	case kindRepost:
+		r, err := p.obj.repost()
+		if err != nil {
+			return err
+		}
+		pair := feedcore.Edge{Follower: r.Author, Followee: r.RepostOf}
+		if prev, ok := p.reposted[pair]; ok && prev != r.ID {
+			return &apierr.Error{Code: apierr.BadInput, Message: fmt.Sprintf("repost %d: user %d reposts post %d already, as repost %d", r.ID, r.Author, r.RepostOf, prev)}
+		}
+		p.reposted[pair] = r.ID
+		b.reposts = append(b.reposts, r)
 	}
 	if err != nil {
 		return err
@@ -399,8 +497,11 @@ func samePost(old, p *feedcore.Post) error {
 	switch {
 	case old.Deleted:
 		return &apierr.Error{Code: apierr.BadInput, Message: fmt.Sprintf("post %d was deleted; its id cannot be used again", p.ID)}
-	case old.Author != p.Author || !old.CreatedAt.Equal(p.CreatedAt) || old.Text != p.Text:
-		return &apierr.Error{Code: apierr.BadInput, Message: fmt.Sprintf("post %d already exists with another author, time or text", p.ID)}
+	case old.IsRepost():
+		return &apierr.Error{Code: apierr.BadInput, Message: fmt.Sprintf("id %d is a repost's; a post cannot use it", p.ID)}
+	case old.Author != p.Author || !old.CreatedAt.Equal(p.CreatedAt) || old.Text != p.Text ||
+		!slices.Equal(old.Media, p.Media) || old.ContentWarning != p.ContentWarning || old.ReplyTo != p.ReplyTo:
+		return &apierr.Error{Code: apierr.BadInput, Message: fmt.Sprintf("post %d already exists with another author, time, text, media, content warning or parent", p.ID)}
 	}
 	return nil
 }
@@ -411,6 +512,26 @@ type applier struct {
 	o    Options
 	st   Stats
 	last int // last line of the last batch applied in full
+	// synthetic is the last time given to a follow or favorite line
+	// without createdAt (timeOf).
+	synthetic time.Time
+}
+
+// timeOf is the time of a follow or favorite line: its createdAt, or,
+// without one, the import's order standing in: the service's clock, one
+// millisecond after the last line so timed at least, so that later lines
+// are newer. (A file of many such lines runs ahead of the clock by a
+// millisecond a line beyond one a millisecond.)
+func (a *applier) timeOf(given time.Time) time.Time {
+	if !given.IsZero() {
+		return given
+	}
+	t := a.svc.Options().Now().UTC().Truncate(time.Millisecond)
+	if !t.After(a.synthetic) {
+		t = a.synthetic.Add(time.Millisecond)
+	}
+	a.synthetic = t
+	return t
 }
 
 func (a *applier) apply(ctx context.Context, b *batch) error {
@@ -424,11 +545,28 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 		n, err = a.svc.PutUsers(ctx, b.users)
 		a.st.Users += n
 	case kindFollow:
-		n, err = a.svc.FollowMany(ctx, b.edges)
+		b.plain, b.at = b.plain[:0], b.at[:0]
+		for _, e := range b.edges {
+			b.plain, b.at = append(b.plain, e.Edge), append(b.at, a.timeOf(e.at))
+		}
+		n, err = a.svc.FollowManyAt(ctx, b.plain, b.at)
 		a.st.Follows += n
+	case kindFavorite:
+		for i := range b.favs {
+			b.favs[i].At = a.timeOf(b.favs[i].At)
+		}
+		n, err = a.svc.PutFavorites(ctx, b.favs)
+		a.st.Favorites += n
 	case kindPost:
 		n, err = a.putPosts(ctx, b)
 		a.st.Posts += n
+	case kindRepost:
+		b.ptrs = b.ptrs[:0]
+		for i := range b.reposts {
+			b.ptrs = append(b.ptrs, &b.reposts[i])
+		}
+		n, err = a.svc.PutReposts(ctx, b.ptrs)
+		a.st.Reposts += n
 	case kindLive:
 		if err := hookEach(ctx, b, b.lives, a.o.Live, &a.st.Lives, &a.st.Skipped); err != nil {
 			return err
@@ -448,11 +586,23 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 			n++
 		}
 		a.st.Deleted += n
+	case kindKeywordFilter:
+		n, err = a.svc.PutKeywordFilters(ctx, b.kfs)
+		a.st.KeywordFilters += n
 	case kindCounts:
 		if err := hookEach(ctx, b, b.counts, a.o.Counts, &a.st.Counts, &a.st.Skipped); err != nil {
 			return err
 		}
 		n = len(b.counts)
+	case kindSuspended, kindTakedown, kindReport, kindAudit:
+		put := a.putModeration(b.kind)
+		for i := range b.mods {
+			if err = put(ctx, &b.mods[i]); err != nil {
+				break
+			}
+			n++
+		}
+		a.st.Moderation += n
 	}
 	if err == nil && n < len(b.lines) {
 		err = fmt.Errorf("feedcore applied %d of %d lines without saying why", n, len(b.lines))
@@ -469,6 +619,19 @@ func (a *applier) apply(ctx context.Context, b *batch) error {
 	}
 	a.last = b.lines[len(b.lines)-1]
 	return nil
+}
+
+// putModeration is how a moderation line of kind k is applied.
+func (a *applier) putModeration(k kind) func(context.Context, *modLine) error {
+	switch k {
+	case kindSuspended:
+		return func(ctx context.Context, m *modLine) error { return a.svc.PutSuspension(ctx, m.suspension) }
+	case kindTakedown:
+		return func(ctx context.Context, m *modLine) error { return a.svc.PutTakedown(ctx, &m.takedown) }
+	case kindReport:
+		return func(ctx context.Context, m *modLine) error { return a.svc.PutReport(ctx, m.report) }
+	}
+	return func(ctx context.Context, m *modLine) error { return a.svc.PutAudit(ctx, m.audit) }
 }
 
 // hookEach passes the batch's items, in line order, to hook (an

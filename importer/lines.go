@@ -24,20 +24,31 @@ const (
 	kindMute
 	kindHide
 	kindDeleted
+	kindKeywordFilter
+	kindSuspended
+	kindTakedown
+	kindReport
+	kindAudit
+	kindFavorite
+	kindRepost
 	numKinds
 )
 
 var kindNames = [...]string{kindNone: "", kindUser: "user", kindFollow: "follow", kindPost: "post", kindLive: "live", kindCounts: "counts", kindLike: "like",
-	kindBlock: "block", kindMute: "mute", kindHide: "hide", kindDeleted: "deleted"}
+	kindBlock: "block", kindMute: "mute", kindHide: "hide", kindDeleted: "deleted", kindKeywordFilter: "keywordFilter",
+	kindSuspended: "suspended", kindTakedown: "takedown", kindReport: "report", kindAudit: "audit", kindFavorite: "favorite",
+	kindRepost: "repost"}
 
 func (k kind) String() string { return kindNames[k] }
 
 // allowed is the fields each line type may have.
-var allowed = [...]uint32{
+var allowed = [...]uint64{
 	kindUser:   mask(fType, fID, fHandle, fDisplayName, fAvatarURL),
-	kindFollow: mask(fType, fFollower, fFollowee),
-	kindPost:   mask(fType, fID, fAuthor, fText, fCreatedAt),
-	kindLive:   mask(fType, fID, fAnchor, fTitle, fScheduledStartAt, fStartedAt, fEndedAt),
+	kindFollow: mask(fType, fFollower, fFollowee, fCreatedAt),
+	// A reply names the post it answers (replyTo) and, when that post is
+	// not in the store (deleted since, or later in the file), its author.
+	kindPost:   mask(fType, fID, fAuthor, fText, fCreatedAt, fMedia, fContentWarning, fReplyTo, fReplyToAuthor),
+	kindLive:   mask(fType, fID, fAnchor, fTitle, fScheduledStartAt, fStartedAt, fEndedAt, fCoverURL),
 	kindCounts: mask(fType, fPost, fLikes, fComments, fReposts, fFavorites),
 	kindLike:   mask(fType, fUser, fPost),
 	kindBlock:  mask(fType, fUser, fTarget, fCreatedAt),
@@ -46,6 +57,20 @@ var allowed = [...]uint32{
 	// A deleted account: its id, handle (held for --handle-hold after
 	// deletedAt) and when it was deleted.
 	kindDeleted: mask(fType, fID, fHandle, fDeletedAt),
+	// A keyword filter of user: wholeWord defaults to true, expiresAt to
+	// none, createdAt to the import's time.
+	kindKeywordFilter: mask(fType, fUser, fKeyword, fWholeWord, fExpiresAt, fCreatedAt),
+	// Moderation (feedd moderate, the report mutation): a suspended
+	// account; a post taken down, with its post line's fields, when
+	// (deletedAt) and why; a report, by its id; an audit entry, by its id.
+	kindSuspended: mask(fType, fID, fReason, fOperator, fCreatedAt),
+	kindTakedown:  mask(fType, fID, fAuthor, fText, fCreatedAt, fDeletedAt, fReason),
+	kindReport:    mask(fType, fID, fUser, fSubject, fReason, fComment, fResolvedAt),
+	kindAudit:     mask(fType, fID, fCreatedAt, fOperator, fAction, fSubject, fReason),
+	// A favorite: user favorites post, at createdAt (optional).
+	kindFavorite: mask(fType, fUser, fPost, fCreatedAt),
+	// A repost: its id, who reposted which post, and when.
+	kindRepost: mask(fType, fID, fUser, fPost, fCreatedAt),
 }
 
 // LiveState is the state a live line describes, from which times it sets.
@@ -72,6 +97,7 @@ type LiveLine struct {
 	StartedAt        time.Time
 	EndedAt          time.Time
 	State            LiveState
+	CoverURL         string
 }
 
 // CountsLine is a validated counts line: a post's interaction counters.
@@ -105,7 +131,7 @@ func (o *object) kindOf() (kind, error) {
 		}
 	}
 	if k == kindNone {
-		return kindNone, fmt.Errorf("unknown type %q: want user, follow, post, live, counts, like, block, mute, hide or deleted", name)
+		return kindNone, fmt.Errorf("unknown type %q: want %s or %s", name, strings.Join(kindNames[kindUser:numKinds-1], ", "), kindNames[numKinds-1])
 	}
 	if o.unknown != "" {
 		return k, fmt.Errorf("unknown field %q", o.unknown)
@@ -141,9 +167,39 @@ func (o *object) user() (feedcore.User, error) {
 	return u, nil
 }
 
-func (o *object) follow() (feedcore.Edge, error) {
+// timedEdge is a follow line: the edge and when it was made (zero: not
+// given, the import's order stands in).
+type timedEdge struct {
+	feedcore.Edge
+	at time.Time
+}
+
+func (o *object) follow() (timedEdge, error) {
 	follower, followee, err := o.idPair(fFollower, fFollowee)
-	return feedcore.Edge{Follower: follower, Followee: followee}, err
+	if err != nil {
+		return timedEdge{}, err
+	}
+	at, err := o.time(fCreatedAt)
+	e := timedEdge{Edge: feedcore.Edge{Follower: follower, Followee: followee}}
+	if at != nil {
+		e.at = *at
+	}
+	return e, err
+}
+
+// favorite reads a favorite line: user favorites post, at createdAt
+// (zero when not given: the import's order stands in).
+func (o *object) favorite() (feedcore.Favorite, error) {
+	user, post, err := o.idPair(fUser, fPost)
+	if err != nil {
+		return feedcore.Favorite{}, err
+	}
+	f := feedcore.Favorite{User: user, Post: post}
+	at, err := o.time(fCreatedAt)
+	if at != nil {
+		f.At = *at
+	}
+	return f, err
 }
 
 func (o *object) post(maxText int) (feedcore.Post, error) {
@@ -152,7 +208,21 @@ func (o *object) post(maxText int) (feedcore.Post, error) {
 	if p.ID, p.Author, err = o.idPair(fID, fAuthor); err != nil {
 		return p, err
 	}
-	if p.Text, err = o.text(fText, maxText, "a post needs text"); err != nil {
+	if p.Media, err = o.media(); err != nil {
+		return p, err
+	}
+	if s, _, err := o.str(fText); err != nil {
+		return p, err
+	} else if len(p.Media) == 0 || strings.TrimSpace(s) != "" {
+		if p.Text, err = o.text(fText, maxText, "a post needs text or media"); err != nil {
+			return p, err
+		}
+	}
+	cw, _, err := o.str(fContentWarning)
+	if err != nil {
+		return p, err
+	}
+	if p.ContentWarning, err = feedcore.CheckContentWarning(cw); err != nil {
 		return p, err
 	}
 	var at *time.Time
@@ -162,7 +232,42 @@ func (o *object) post(maxText int) (feedcore.Post, error) {
 		return p, errors.New(`missing field "createdAt"`)
 	}
 	p.CreatedAt = *at
+	if o.has(fReplyTo) {
+		if p.ReplyTo, err = o.id(fReplyTo); err != nil {
+			return p, err
+		}
+	}
+	if o.has(fReplyToAuthor) {
+		if p.ReplyTo == 0 {
+			return p, errors.New(`replyToAuthor without replyTo`)
+		}
+		if p.ReplyToAuthor, err = o.id(fReplyToAuthor); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
+}
+
+// repost reads a repost line: user reposted post at createdAt, as the
+// repost id.
+func (o *object) repost() (feedcore.Post, error) {
+	var r feedcore.Post
+	var err error
+	if r.ID, err = o.id(fID); err != nil {
+		return r, err
+	}
+	if r.Author, r.RepostOf, err = o.idPair(fUser, fPost); err != nil {
+		return r, err
+	}
+	at, err := o.time(fCreatedAt)
+	if err != nil {
+		return r, err
+	}
+	if at == nil {
+		return r, errors.New(`missing field "createdAt"`)
+	}
+	r.CreatedAt = *at
+	return r, nil
 }
 
 func (o *object) live() (LiveLine, error) {
@@ -172,6 +277,13 @@ func (o *object) live() (LiveLine, error) {
 		return l, err
 	}
 	if l.Title, err = o.text(fTitle, feedcore.MaxTitleLen, "a live needs a title"); err != nil {
+		return l, err
+	}
+	cover, _, err := o.str(fCoverURL)
+	if err != nil {
+		return l, err
+	}
+	if l.CoverURL, err = feedcore.CheckCoverURL(cover, feedcore.ImportURLs); err != nil {
 		return l, err
 	}
 	var times [3]*time.Time
@@ -241,6 +353,142 @@ func (o *object) deleted() (feedcore.DeletedAccount, error) {
 	return d, nil
 }
 
+func (o *object) suspended() (feedcore.Suspension, error) {
+	var sp feedcore.Suspension
+	var err error
+	if sp.User, err = o.id(fID); err != nil {
+		return sp, err
+	}
+	if sp.Reason, sp.Operator, err = o.modText(); err != nil {
+		return sp, err
+	}
+	if at, err := o.time(fCreatedAt); err != nil {
+		return sp, err
+	} else if at != nil {
+		sp.At = *at
+	}
+	return sp, nil
+}
+
+// modText reads a moderation line's optional reason and operator, as
+// limited as an operator's (feedcore.MaxModReason, MaxModOperator).
+func (o *object) modText() (reason, operator string, err error) {
+	if reason, err = o.optionalText(fReason, feedcore.MaxModReason); err != nil {
+		return "", "", err
+	}
+	operator, err = o.optionalText(fOperator, feedcore.MaxModOperator)
+	return reason, operator, err
+}
+
+// optionalText returns text field f under the content rules, or "" when
+// it is absent or blank.
+func (o *object) optionalText(f field, maxLen int) (string, error) {
+	s, _, err := o.str(f)
+	if err != nil || strings.TrimSpace(s) == "" {
+		return "", err
+	}
+	return feedcore.CheckText(f.String(), s, maxLen)
+}
+
+// takedown reads a takedown line: the post as its post line has it (its
+// text optional: a deleted account's posts keep none), when it was taken
+// down (deletedAt) and why.
+func (o *object) takedown(maxText int) (feedcore.Post, error) {
+	var p feedcore.Post
+	var err error
+	if p.ID, p.Author, err = o.idPair(fID, fAuthor); err != nil {
+		return p, err
+	}
+	if p.Text, err = o.optionalText(fText, maxText); err != nil {
+		return p, err
+	}
+	if p.TakedownReason, err = o.optionalText(fReason, feedcore.MaxModReason); err != nil {
+		return p, err
+	}
+	for f, dst := range map[field]*time.Time{fCreatedAt: &p.CreatedAt, fDeletedAt: &p.TakenDown} {
+		at, err := o.time(f)
+		if err != nil {
+			return p, err
+		}
+		if at == nil {
+			return p, fmt.Errorf("missing field %q", f)
+		}
+		*dst = *at
+	}
+	p.Deleted = true
+	return p, nil
+}
+
+// entryID returns field f, required, as a report or audit entry id.
+func (o *object) entryID(f field) (string, error) {
+	s, ok, err := o.str(f)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return "", fmt.Errorf("missing field %q", f)
+	case !feedcore.ValidEntryID(s):
+		return "", fmt.Errorf("%s %q is not an entry id like 1764064800000-0", f, s)
+	}
+	return s, nil
+}
+
+func (o *object) report() (feedcore.Report, error) {
+	var r feedcore.Report
+	var err error
+	if r.ID, err = o.entryID(fID); err != nil {
+		return r, err
+	}
+	if r.Reporter, err = o.id(fUser); err != nil {
+		return r, err
+	}
+	subject, _, err := o.str(fSubject)
+	if err != nil {
+		return r, err
+	}
+	if r.Subject, err = feedcore.ParseTarget(subject); err != nil {
+		return r, err
+	}
+	if r.Reason, _, err = o.str(fReason); err != nil {
+		return r, err
+	}
+	if r.Comment, err = o.optionalText(fComment, feedcore.MaxReportComment); err != nil {
+		return r, err
+	}
+	if at, err := o.time(fResolvedAt); err != nil {
+		return r, err
+	} else if at != nil {
+		r.Resolved = *at
+	}
+	return r, nil
+}
+
+func (o *object) audit() (feedcore.AuditEntry, error) {
+	var e feedcore.AuditEntry
+	var err error
+	if e.ID, err = o.entryID(fID); err != nil {
+		return e, err
+	}
+	if e.Reason, e.Operator, err = o.modText(); err != nil {
+		return e, err
+	}
+	if e.Action, _, err = o.str(fAction); err != nil {
+		return e, err
+	}
+	if e.Subject, _, err = o.str(fSubject); err != nil {
+		return e, err
+	}
+	at, err := o.time(fCreatedAt)
+	if err != nil {
+		return e, err
+	}
+	if at == nil {
+		return e, errors.New(`missing field "createdAt"`)
+	}
+	e.At = *at
+	return e, nil
+}
+
 func (o *object) like() (feedcore.PostLike, error) {
 	user, post, err := o.idPair(fUser, fPost)
 	return feedcore.PostLike{User: user, Post: post}, err
@@ -263,6 +511,34 @@ func (o *object) relation(k kind) (feedcore.Relation, error) {
 		}
 	}
 	return r, nil
+}
+
+// keywordFilter reads a keywordFilter line. The keyword's rules are
+// feedcore's (AddKeywordFilter's), checked when the line is applied.
+func (o *object) keywordFilter() (feedcore.KeywordFilter, error) {
+	var f feedcore.KeywordFilter
+	var err error
+	if f.User, err = o.id(fUser); err != nil {
+		return f, err
+	}
+	var ok bool
+	if f.Keyword, ok, err = o.str(fKeyword); err != nil {
+		return f, err
+	} else if !ok {
+		return f, errors.New(`missing field "keyword"`)
+	}
+	if f.WholeWord, err = o.flag(fWholeWord, true); err != nil {
+		return f, err
+	}
+	if f.ExpiresAt, err = o.time(fExpiresAt); err != nil {
+		return f, err
+	}
+	if at, err := o.time(fCreatedAt); err != nil {
+		return f, err
+	} else if at != nil {
+		f.CreatedAt = *at
+	}
+	return f, nil
 }
 
 // text returns required text field f as Publish takes it: blank is

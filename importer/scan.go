@@ -11,7 +11,9 @@ import (
 )
 
 // An import line is a flat JSON object whose values are strings, numbers,
-// booleans or null. scan.go reads one without encoding/json's reflection:
+// booleans or null, but for a post's media: an array of flat objects
+// (nestedFields; lines.go reads it). scan.go reads a line without
+// encoding/json's reflection:
 // field names match exactly (encoding/json would also take "ID" for "id"),
 // a repeated field is an error, and a follow line costs no allocation.
 // Strings with escapes or non-ASCII bytes that are not valid UTF-8 go
@@ -45,8 +47,26 @@ const (
 	fTarget
 	fUntil
 	fDeletedAt
+	fMedia
+	fContentWarning
+	fCoverURL
+	fKeyword
+	fWholeWord
+	fExpiresAt
+	fReason
+	fOperator
+	fSubject
+	fComment
+	fResolvedAt
+	fAction
+	fReplyTo
+	fReplyToAuthor
 	numFields
 )
+
+// A line's fields are bits of a uint64 (object.set, mask): this fails to
+// compile once there are more fields than bits.
+const _ uint64 = 1 << (numFields - 1)
 
 var fieldNames = [numFields]string{
 	fType:             "type",
@@ -73,7 +93,24 @@ var fieldNames = [numFields]string{
 	fTarget:           "target",
 	fUntil:            "until",
 	fDeletedAt:        "deletedAt",
+	fMedia:            "media",
+	fContentWarning:   "contentWarning",
+	fCoverURL:         "coverUrl",
+	fKeyword:          "keyword",
+	fWholeWord:        "wholeWord",
+	fExpiresAt:        "expiresAt",
+	fReason:           "reason",
+	fOperator:         "operator",
+	fSubject:          "subject",
+	fComment:          "comment",
+	fResolvedAt:       "resolvedAt",
+	fAction:           "action",
+	fReplyTo:          "replyTo",
+	fReplyToAuthor:    "replyToAuthor",
 }
+
+// nestedFields may hold an array (kArray): a post's media.
+var nestedFields = mask(fMedia)
 
 func (f field) String() string { return fieldNames[f] }
 
@@ -85,8 +122,8 @@ var fieldIndex = func() map[string]field {
 	return m
 }()
 
-func mask(fs ...field) uint32 {
-	var m uint32
+func mask(fs ...field) uint64 {
+	var m uint64
 	for _, f := range fs {
 		m |= 1 << f
 	}
@@ -100,17 +137,19 @@ const (
 	kString
 	kNumber
 	kBool
+	kArray
 )
 
 func (k valueKind) String() string {
-	return [...]string{"null", "a string", "a number", "a boolean"}[k]
+	return [...]string{"null", "a string", "a number", "a boolean", "an array"}[k]
 }
 
 // value is one field's raw value, pointing into the line.
 type value struct {
 	kind valueKind
 	// raw is a string's bytes between its quotes, still escaped; a
-	// number's or boolean's literal text.
+	// number's or boolean's literal text; an array's text, brackets
+	// included.
 	raw []byte
 	// at is the value's offset in the line, for error messages.
 	at int
@@ -122,7 +161,7 @@ type value struct {
 type object struct {
 	vals [numFields]value
 	// set has a bit for each field present and not null.
-	set uint32
+	set uint64
 	// unknown is the first field name no line type has.
 	unknown string
 }
@@ -159,7 +198,7 @@ func blank(b []byte) bool { return skipSpace(b, 0) == len(b) }
 // in o.unknown rather than failing at once, so the error can name the type.
 func (o *object) parse(b []byte) error {
 	o.set, o.unknown = 0, ""
-	var seen uint32
+	var seen uint64
 	i := skipSpace(b, 0)
 	if i == len(b) || b[i] != '{' {
 		return synErr(i, "a line must be one JSON object")
@@ -199,11 +238,20 @@ func (o *object) parse(b []byte) error {
 				return synErr(i, "want ':' after the field name")
 			}
 			i = skipSpace(b, i+1)
-			v, next, err := scanValue(b, i)
+			var v value
+			var next int
+			if known && nestedFields&(1<<f) != 0 && i < len(b) && b[i] == '[' {
+				v, next, err = scanArray(b, i)
+			} else {
+				v, next, err = scanValue(b, i)
+			}
 			if err != nil {
 				if _, ok := err.(*nestedError); ok {
 					if !known {
 						return fmt.Errorf("unknown field %q", key)
+					}
+					if nestedFields&(1<<f) != 0 {
+						return fmt.Errorf("%s: want an array of objects, not %s", f, err)
 					}
 					return fmt.Errorf("%s: want a string or number, not %s", f, err)
 				}
@@ -267,6 +315,35 @@ func scanValue(b []byte, i int) (value, int, error) {
 	default:
 		return value{}, i, synErr(i, "want a value, found %q", rune(c))
 	}
+}
+
+// scanArray reads the array at b[i], whatever it holds (its reader
+// checks that), and returns it with the index after it. Strings are
+// scanned as scanString does, so a bracket inside one is text, and the
+// array's high and esc say whether any string had non-ASCII bytes or
+// escapes.
+func scanArray(b []byte, i int) (value, int, error) {
+	v := value{kind: kArray, at: i}
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			end, esc, high, err := scanString(b, j)
+			if err != nil {
+				return value{}, i, err
+			}
+			v.esc, v.high = v.esc || esc, v.high || high
+			j = end - 1
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth--; depth == 0 {
+				v.raw = b[i : j+1]
+				return v, j + 1, nil
+			}
+		}
+	}
+	return value{}, i, synErr(len(b), "unterminated array")
 }
 
 func literal(b []byte, i int, lit string, k valueKind) (value, int, error) {
@@ -396,6 +473,18 @@ func (o *object) str(f field) (s string, ok bool, err error) {
 		return "", false, fmt.Errorf("%s: %w", f, err)
 	}
 	return s, true, nil
+}
+
+// flag returns optional field f as a boolean, def when absent.
+func (o *object) flag(f field, def bool) (bool, error) {
+	if !o.has(f) {
+		return def, nil
+	}
+	v := &o.vals[f]
+	if v.kind != kBool {
+		return false, fmt.Errorf("%s: want true or false, not %s", f, v.kind)
+	}
+	return string(v.raw) == "true", nil
 }
 
 // id returns field f, which is required, as a database id: a positive

@@ -1,6 +1,7 @@
 // Package loaders holds one request's dataloaders: posts, profiles, live
 // sessions, post counters, follower counts and the viewer's flags (likes,
-// follows, and how each user relates to the viewer: blocks, mutes, hides). Loads made while a batch is open are read together in one
+// favorites, follows, and how each user relates to the viewer: blocks,
+// mutes, hides). Loads made while a batch is open are read together in one
 // pipelined round trip per kind, and each key is read once per request.
 //
 // A feed page is hydrated without waiting for batches at all: the feed
@@ -29,7 +30,7 @@ type ID = feedcore.ID
 
 // Loaders are one request's dataloaders. Viewer-specific loaders answer
 // for the viewer the Loaders were made for. Each loader is made on first
-// use: most operations need two or three of the eight.
+// use: most operations need two or three of them.
 type Loaders struct {
 	svc    *feedcore.Service
 	viewer ID
@@ -41,8 +42,10 @@ type Loaders struct {
 	postCounts  lazy[feedcore.PostCounts]
 	graphCounts lazy[feedcore.GraphCounts]
 	liked       lazy[bool]
+	reposted    lazy[bool]
 	following   lazy[bool]
 	relations   lazy[feedcore.RelationFlags]
+	favorited   lazy[bool]
 }
 
 // Option tunes Loaders.
@@ -172,6 +175,12 @@ func (l *Loaders) likedLoader() *dataloadgen.Loader[ID, bool] {
 	})
 }
 
+func (l *Loaders) repostedLoader() *dataloadgen.Loader[ID, bool] {
+	return l.reposted.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]bool, error) {
+		return l.svc.Reposted(ctx, l.viewer, ids)
+	})
+}
+
 func (l *Loaders) followingLoader() *dataloadgen.Loader[ID, bool] {
 	return l.following.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]bool, error) {
 		return l.svc.IsFollowing(ctx, l.viewer, ids)
@@ -181,6 +190,12 @@ func (l *Loaders) followingLoader() *dataloadgen.Loader[ID, bool] {
 func (l *Loaders) relationsLoader() *dataloadgen.Loader[ID, feedcore.RelationFlags] {
 	return l.relations.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]feedcore.RelationFlags, error) {
 		return l.svc.RelationFlags(ctx, l.viewer, ids)
+	})
+}
+
+func (l *Loaders) favoritedLoader() *dataloadgen.Loader[ID, bool] {
+	return l.favorited.get(l, func(l *Loaders, ctx context.Context, ids []ID) ([]bool, error) {
+		return l.svc.Favorited(ctx, l.viewer, ids)
 	})
 }
 
@@ -248,6 +263,23 @@ func (l *Loaders) Liked(ctx context.Context, post ID) (bool, error) {
 	return load(ctx, l, &l.liked, (*Loaders).likedLoader, post)
 }
 
+// Reposted reports whether the viewer reposts post; false when anonymous.
+func (l *Loaders) Reposted(ctx context.Context, post ID) (bool, error) {
+	if l.viewer == 0 {
+		return false, nil
+	}
+	return load(ctx, l, &l.reposted, (*Loaders).repostedLoader, post)
+}
+
+// Favorited reports whether the viewer has favorited post; false when
+// anonymous.
+func (l *Loaders) Favorited(ctx context.Context, post ID) (bool, error) {
+	if l.viewer == 0 {
+		return false, nil
+	}
+	return load(ctx, l, &l.favorited, (*Loaders).favoritedLoader, post)
+}
+
 // Following reports whether the viewer follows user; false when anonymous
 // and for the viewer's own profile.
 func (l *Loaders) Following(ctx context.Context, user ID) (bool, error) {
@@ -300,6 +332,21 @@ func (l *Loaders) PrimeLike(post ID, c feedcore.PostCounts, liked bool) {
 	l.liked.prime([]ID{post}, []bool{liked})
 }
 
+// PrimeReposted records whether the viewer reposts post, as a repost or
+// its undoing just left it; the post's counters are read again.
+func (l *Loaders) PrimeReposted(post ID, reposted bool) {
+	l.reposted.prime([]ID{post}, []bool{reposted})
+	l.postCounts.forget(post)
+	l.postCountsLoader().Clear(post)
+}
+
+// PrimeFavorite records a post's counters and whether the viewer has
+// favorited it, as a favorite or unfavorite just left them.
+func (l *Loaders) PrimeFavorite(post ID, c feedcore.PostCounts, favorited bool) {
+	l.postCounts.prime([]ID{post}, []feedcore.PostCounts{c})
+	l.favorited.prime([]ID{post}, []bool{favorited})
+}
+
 // PrimeFollowing records whether the viewer follows users, as the caller
 // already knows it.
 func (l *Loaders) PrimeFollowing(following bool, users ...ID) {
@@ -336,9 +383,12 @@ func (l *Loaders) Hydrate(ctx context.Context, req feedcore.HydrateRequest) erro
 	}
 	l.postCounts.prime(req.Counts, h.Counts)
 	l.liked.prime(req.Liked, h.Liked)
+	l.reposted.prime(req.Reposted, h.Reposted)
 	l.users.prime(req.Users, h.Users)
+	l.posts.prime(req.Posts, h.Posts)
 	l.graphCounts.prime(req.GraphCounts, h.GraphCounts)
 	l.following.prime(req.Following, h.Following)
 	l.relations.prime(req.Relations, h.Relations)
+	l.favorited.prime(req.Favorited, h.Favorited)
 	return nil
 }

@@ -32,8 +32,14 @@ type userWants struct{ graphCounts, following, relations bool }
 
 // postWants is what a selection on Post reads besides the post.
 type postWants struct {
-	counts, liked, author bool
-	authorWants           userWants
+	counts, liked, reposted, author, favorited bool
+	authorWants                                userWants
+	// repostedBy: the edges ask who reposted their post, and what of them.
+	repostedBy      bool
+	repostedByWants userWants
+	// replyTo: the posts ask for their parents; replyToAuthor, and for
+	// the parents' authors.
+	replyTo, replyToAuthor bool
 }
 
 // edgeNodes returns the selections on the node of every edge of the
@@ -71,9 +77,32 @@ func wantsOfUser(op *graphql.OperationContext, sel ast.SelectionSet, w *userWant
 	}
 }
 
-// postPageWants is what the posts of a followingFeed page are asked for.
+// edgeFields returns the fields selected on the edges of the connection
+// the current field resolves to.
+func edgeFields(ctx context.Context, edgeType string) []graphql.CollectedField {
+	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
+		return nil
+	}
+	op := graphql.GetOperationContext(ctx)
+	var out []graphql.CollectedField
+	for _, edges := range graphql.CollectFieldsCtx(ctx, nil) {
+		if edges.Name == "edges" {
+			out = append(out, graphql.CollectFields(op, edges.Selections, []string{edgeType})...)
+		}
+	}
+	return out
+}
+
+// postPageWants is what the posts of a page (followingFeed, the lists of
+// posts) are asked for.
 func postPageWants(ctx context.Context) postWants {
 	var w postWants
+	for _, f := range edgeFields(ctx, "PostEdge") {
+		if f.Name == "repostedBy" {
+			w.repostedBy = true
+			wantsOfUser(graphql.GetOperationContext(ctx), f.Selections, &w.repostedByWants)
+		}
+	}
 	for _, sel := range edgeNodes(ctx, "PostEdge") {
 		op := graphql.GetOperationContext(ctx)
 		for _, f := range graphql.CollectFields(op, sel, postTypes) {
@@ -82,6 +111,15 @@ func postPageWants(ctx context.Context) postWants {
 				w.counts = true
 			case "viewerHasLiked":
 				w.liked = true
+			case "viewerHasFavorited":
+				w.favorited = true
+			case "viewerHasReposted":
+				w.reposted = true
+			case "replyTo":
+				w.replyTo = true
+				for _, g := range graphql.CollectFields(op, f.Selections, postTypes) {
+					w.replyToAuthor = w.replyToAuthor || g.Name == "author"
+				}
 			case "author":
 				w.author = true
 				wantsOfUser(op, f.Selections, &w.authorWants)
@@ -140,11 +178,56 @@ func othersThan(viewer feedcore.ID, ids []feedcore.ID) []feedcore.ID {
 	return out
 }
 
-// hydratePosts primes the loaders with posts and with everything the page
-// asks of them, read in one round trip. posts are a page of viewer's
-// followingFeed: the viewer's profile is read in the same round trip, and
-// every author is the viewer or someone the viewer follows.
-func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, posts []*feedcore.Post, w postWants) error {
+// hydratePosts primes the loaders with the posts of a page of viewer's
+// followingFeed and with everything the page asks of them (and of the
+// reposters of its reposts), read in one round trip; the viewer's
+// profile is read in the same round trip.
+func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, edges []feedcore.FeedEdge, w postWants) error {
+	posts, reposters := edgePosts(edges)
+	req := postsRequest(ld, posts, reposters, w)
+	withViewer(&req)
+	// The page read kept only items by the viewer or by accounts the
+	// viewer follows (feedcore.FollowingFeed filters out the rest), so
+	// whether the viewer follows the authors of its posts and its
+	// reposters is known without a read of its own (usersRequest already
+	// left the viewer out); the authors of reposted posts are read.
+	followed := make(map[feedcore.ID]bool, len(edges))
+	for _, e := range edges {
+		if e.Repost != nil {
+			followed[e.Repost.Author] = true
+		} else {
+			followed[e.Post.Author] = true
+		}
+	}
+	var known, unknown []feedcore.ID
+	for _, id := range req.Following {
+		if followed[id] {
+			known = append(known, id)
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	ld.PrimeFollowing(true, known...)
+	req.Following = unknown
+	return ld.Hydrate(ctx, req)
+}
+
+// edgePosts are the posts a page's edges show, and the reposters of
+// those a repost put there.
+func edgePosts(edges []feedcore.FeedEdge) (posts []*feedcore.Post, reposters []feedcore.ID) {
+	posts = make([]*feedcore.Post, len(edges))
+	for i, e := range edges {
+		posts[i] = e.Post
+		if e.Repost != nil {
+			reposters = append(reposters, e.Repost.Author)
+		}
+	}
+	return posts, reposters
+}
+
+// postsRequest primes the loaders with posts and returns the read of
+// what w asks of them and of the reposters that put them on the page.
+func postsRequest(ld *loaders.Loaders, posts []*feedcore.Post, reposters []feedcore.ID, w postWants) feedcore.HydrateRequest {
 	ld.PrimePosts(posts...)
 	ids := make([]feedcore.ID, len(posts))
 	for i, p := range posts {
@@ -157,18 +240,70 @@ func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, posts 
 	if w.liked && req.Viewer != 0 {
 		req.Liked = ids
 	}
-	if w.author {
-		usersRequest(&req, distinctAuthors(posts, func(p *feedcore.Post) feedcore.ID { return p.Author }), w.authorWants)
+	if w.favorited && req.Viewer != 0 {
+		req.Favorited = ids
 	}
+	if w.reposted && req.Viewer != 0 {
+		req.Reposted = ids
+	}
+	var users []feedcore.ID
+	var uw userWants
+	if w.author {
+		users, uw = distinctAuthors(posts, func(p *feedcore.Post) feedcore.ID { return p.Author }), w.authorWants
+	}
+	if w.repostedBy {
+		users = append(users, reposters...)
+		uw = userWants{uw.graphCounts || w.repostedByWants.graphCounts, uw.following || w.repostedByWants.following,
+			uw.relations || w.repostedByWants.relations}
+	}
+	if len(users) > 0 {
+		usersRequest(&req, distinctAuthors(users, func(id feedcore.ID) feedcore.ID { return id }), uw)
+	}
+	if w.replyTo {
+		replyParents(&req, posts, w.replyToAuthor)
+	}
+	return req
+}
+
+// replyParents adds to req the parents of the replies among posts (read
+// through the client-side cache) and their authors' relations to the
+// viewer (a block hides a parent), and, with authors, their profiles.
+func replyParents(req *feedcore.HydrateRequest, posts []*feedcore.Post, authors bool) {
+	var parents, who []feedcore.ID
+	for _, p := range posts {
+		if p.ReplyTo != 0 {
+			parents, who = append(parents, p.ReplyTo), append(who, p.ReplyToAuthor)
+		}
+	}
+	who = othersThan(req.Viewer, distinctAuthors(who, func(id feedcore.ID) feedcore.ID { return id }))
+	req.Posts = parents
+	req.Relations = append(slices.Clip(req.Relations), who...)
+	if authors {
+		req.Users = append(slices.Clip(req.Users), who...)
+	}
+}
+
+// withViewer adds the viewer's profile to req's reads: a page only the
+// viewer sees checks so that the viewer exists, at no round trip of its
+// own.
+func withViewer(req *feedcore.HydrateRequest) {
 	if !slices.Contains(req.Users, req.Viewer) {
 		req.Users = append(slices.Clip(req.Users), req.Viewer)
 	}
-	// The page read kept only posts by the viewer or by accounts the
-	// viewer follows (feedcore.FollowingFeed filters out the rest), so
-	// whether the viewer follows the authors is known without a read of
-	// its own (usersRequest already left the viewer out).
-	ld.PrimeFollowing(true, req.Following...)
-	req.Following = nil
+}
+
+// hydrateListPosts primes the loaders with posts of a list (favorites, an
+// author's posts) and with everything the page asks of them, read in one
+// round trip (with the viewer's profile when viewer is set; none when it
+// asks for nothing beyond the posts).
+func (r *Resolver) hydrateListPosts(ctx context.Context, ld *loaders.Loaders, edges []feedcore.FeedEdge, w postWants, viewer bool) error {
+	posts, reposters := edgePosts(edges)
+	req := postsRequest(ld, posts, reposters, w)
+	if viewer {
+		withViewer(&req)
+	} else if len(posts) == 0 {
+		return nil
+	}
 	return ld.Hydrate(ctx, req)
 }
 
@@ -186,7 +321,7 @@ func (r *Resolver) hydrateSessions(ctx context.Context, ld *loaders.Loaders, ls 
 }
 
 // distinctAuthors lists the distinct ids of of(x) for xs, in first-seen order.
-func distinctAuthors[T any](xs []*T, of func(*T) feedcore.ID) []feedcore.ID {
+func distinctAuthors[T any](xs []T, of func(T) feedcore.ID) []feedcore.ID {
 	seen := make(map[feedcore.ID]bool, len(xs))
 	var out []feedcore.ID
 	for _, x := range xs {

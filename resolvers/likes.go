@@ -16,8 +16,9 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, id string) (*graph.Li
 	return r.like(ctx, id, false)
 }
 
-// liked is what a like or unlike left: the post and its counters.
-type liked struct {
+// engaged is what a like, unlike, favorite or unfavorite left: the post
+// and its counters.
+type engaged struct {
 	post   *feedcore.Post
 	counts feedcore.PostCounts
 }
@@ -29,9 +30,9 @@ func (r *mutationResolver) like(ctx context.Context, id string, like bool) (*gra
 	if like {
 		op = r.Svc.Like
 	}
-	res, err := mutate(ctx, r.Resolver, object{"id", id, gqltype.Post}, func(ctx context.Context, viewer, postID feedcore.ID) (liked, error) {
+	res, err := mutate(ctx, r.Resolver, object{"id", id, gqltype.Post}, func(ctx context.Context, viewer, postID feedcore.ID) (engaged, error) {
 		p, counts, err := op(ctx, viewer, postID)
-		return liked{p, counts}, err
+		return engaged{p, counts}, err
 	})
 	if err != nil {
 		return nil, err

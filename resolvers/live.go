@@ -53,7 +53,8 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 
 func (r *mutationResolver) ScheduleLive(ctx context.Context, input graph.ScheduleLiveInput) (*graph.LivePayload, error) {
 	return r.live(ctx, object{}, func(ctx context.Context, viewer, _ feedcore.ID) (*feedcore.LiveSession, error) {
-		return r.Svc.ScheduleLive(ctx, viewer, input.Title, input.ScheduledStartAt)
+		return r.Svc.ScheduleLiveSession(ctx, viewer, feedcore.NewLive{Title: input.Title, ScheduledStartAt: input.ScheduledStartAt,
+			CoverURL: deref(input.CoverURL)})
 	})
 }
 

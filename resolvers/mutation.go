@@ -66,7 +66,12 @@ func returningID(op func(ctx context.Context, viewer, id feedcore.ID) error) wri
 
 func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishPostInput) (*graph.PublishPostPayload, error) {
 	p, err := mutate(ctx, r.Resolver, object{}, func(ctx context.Context, viewer, _ feedcore.ID) (*feedcore.Post, error) {
-		return r.Svc.PublishOnce(ctx, viewer, input.Text, deref(input.IdempotencyKey))
+		in := newPost(input)
+		var err error
+		if in.ReplyTo, err = replyTo(input.ReplyTo); err != nil {
+			return nil, err
+		}
+		return r.Svc.PublishPost(ctx, viewer, in)
 	})
 	if err != nil {
 		return nil, err

@@ -19,6 +19,10 @@ func postConnection(p *feedcore.FeedPage) *graph.PostConnection {
 	edges := make([]*graph.PostEdge, len(p.Edges))
 	for i, e := range p.Edges {
 		edges[i] = &graph.PostEdge{Cursor: e.Cursor, Node: e.Post}
+		if e.Repost != nil {
+			at := e.Repost.CreatedAt
+			edges[i].RepostedAt = &at
+		}
 	}
 	return &graph.PostConnection{
 		Edges: edges,

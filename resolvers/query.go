@@ -14,10 +14,12 @@ func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
 	return r.viewer(ctx)
 }
 
-// Node answers null for anything that does not exist or was deleted, as the
+// Node answers null for anything that does not exist or was deleted (or
+// taken down, or whose author is suspended), as the
 // Node convention expects; a malformed id is an error, and so is a post or
 // live session whose author and the viewer are separated by a block
-// (FORBIDDEN; the user itself is still found). Reads go through the
+// (FORBIDDEN; the user itself is still found), and a keyword filter that is
+// not the viewer's (NOT_FOUND: whose it is stays private). Reads go through the
 // request's loaders, so many node(id:) fields are one batch.
 func (r *queryResolver) Node(ctx context.Context, id string) (gqltype.Node, error) {
 	t, dbID, err := gqltype.Decode(id)
@@ -28,19 +30,23 @@ func (r *queryResolver) Node(ctx context.Context, id string) (gqltype.Node, erro
 	switch t {
 	case gqltype.Post:
 		p, err := ld.Post(ctx, dbID)
-		if err == nil && p != nil && !p.Deleted {
+		live := p != nil && !p.Deleted && !p.AuthorSuspended && !p.IsRepost() // a repost's record is no post
+		if err == nil && live {
 			err = r.unblocked(ctx, ld, p.Author)
 		}
-		return node(p, p != nil && !p.Deleted, err)
+		return node(p, live, err)
 	case gqltype.LiveSession:
 		l, err := ld.LiveSession(ctx, dbID)
-		if err == nil && l != nil {
+		shown := l != nil && !l.AnchorSuspended
+		if err == nil && shown {
 			err = r.unblocked(ctx, ld, l.Anchor)
 		}
-		return node(l, l != nil, err)
+		return node(l, shown, err)
 	case gqltype.User:
 		u, err := ld.User(ctx, dbID)
 		return node(u, u != nil, err)
+	case gqltype.KeywordFilter:
+		return r.keywordFilterNode(ctx, dbID)
 	}
 	return nil, fail(apierr.BadInput, "id: %q is not a global id", id)
 }
@@ -86,13 +92,10 @@ func (r *queryResolver) FollowingFeed(ctx context.Context, first *int, after *st
 	if err != nil {
 		return nil, r.ghostFirst(ctx, err)
 	}
-	posts := make([]*feedcore.Post, len(page.Edges))
-	for i, e := range page.Edges {
-		posts[i] = e.Post
-	}
 	// An empty page is hydrated too: that reads the viewer's profile.
 	ld := r.loaders(ctx)
-	if err := r.hydratePosts(ctx, ld, posts, postPageWants(ctx)); err != nil {
+	w := postPageWants(ctx)
+	if err := r.hydratePosts(ctx, ld, page.Edges, w); err != nil {
 		return nil, r.ghostFirst(ctx, err)
 	}
 	if u, err := ld.User(ctx, viewer); err != nil {
@@ -100,5 +103,12 @@ func (r *queryResolver) FollowingFeed(ctx context.Context, first *int, after *st
 	} else if u == nil {
 		return nil, ghost(viewer)
 	}
-	return postConnection(page), nil
+	conn := postConnection(page)
+	if w.repostedBy {
+		// Hydrated with the page: no read.
+		if err := setReposters(ctx, ld, page, conn); err != nil {
+			return nil, err
+		}
+	}
+	return conn, nil
 }

@@ -23,6 +23,8 @@ type Resolver struct {
 	// WriteTimeout bounds a mutation's writes, which do not end with
 	// the request (see mutate); default DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// ReportLimit is each viewer's allowance of reports (zero Rate: none).
+	ReportLimit feedcore.RateLimit
 
 	// The type resolvers, made once: gqlgen asks for one per field.
 	query       *queryResolver
@@ -30,6 +32,7 @@ type Resolver struct {
 	post        *postResolver
 	user        *userResolver
 	liveSession *liveSessionResolver
+	filter      *keywordFilterResolver
 }
 
 // New returns the resolver root over svc.
@@ -40,6 +43,8 @@ func New(svc *feedcore.Service) *Resolver {
 	r.user = &userResolver{r, nodeIDs[feedcore.User]{gqltype.User, func(u *feedcore.User) feedcore.ID { return u.ID }}}
 	r.liveSession = &liveSessionResolver{r, nodeIDs[feedcore.LiveSession]{gqltype.LiveSession,
 		func(l *feedcore.LiveSession) feedcore.ID { return l.ID }}}
+	r.filter = &keywordFilterResolver{nodeIDs[feedcore.KeywordFilter]{gqltype.KeywordFilter,
+		func(f *feedcore.KeywordFilter) feedcore.ID { return f.ID }}}
 	return r
 }
 
@@ -52,6 +57,9 @@ func (r *Resolver) Mutation() graph.MutationResolver       { return r.mutation }
 func (r *Resolver) Post() graph.PostResolver               { return r.post }
 func (r *Resolver) User() graph.UserResolver               { return r.user }
 func (r *Resolver) LiveSession() graph.LiveSessionResolver { return r.liveSession }
+func (r *Resolver) KeywordFilter() graph.KeywordFilterResolver {
+	return r.filter
+}
 
 type (
 	queryResolver    struct{ *Resolver }
@@ -67,5 +75,8 @@ type (
 	liveSessionResolver struct {
 		*Resolver
 		nodeIDs[feedcore.LiveSession]
+	}
+	keywordFilterResolver struct {
+		nodeIDs[feedcore.KeywordFilter]
 	}
 )

@@ -78,6 +78,12 @@ func (r *queryResolver) relationList(ctx context.Context, kind feedcore.Relation
 	if err != nil {
 		return nil, err
 	}
+	return r.userConnection(ctx, page, after)
+}
+
+// userConnection hydrates a page of a list of users as the selection
+// asks, in one round trip, and shapes it.
+func (r *Resolver) userConnection(ctx context.Context, page *feedcore.UserPage, after *string) (*graph.UserConnection, error) {
 	ld := r.loaders(ctx)
 	req := feedcore.HydrateRequest{}
 	usersRequest(&req, page.Users, userPageWants(ctx))

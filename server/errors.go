@@ -46,6 +46,14 @@ func present(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
 	out := clone(graphql.DefaultErrorPresenter(ctx, err))
 	var fe *apierr.Error
 	if errors.As(err, &fe) {
+		if fe.Code == apierr.RateLimited && fe.RetryAfter > 0 {
+			// A refusal of a resolver's own allowance (report): the hint
+			// every refusal carries (extension.refusal), HTTP 429 too.
+			reqinfo.OutcomeOf(ctx).SetRetryAfter(fe.RetryAfter)
+			out = withCode(out, fe.Code, fe.Message)
+			out.Extensions["retryAfterMs"] = fe.RetryAfter.Milliseconds()
+			return out
+		}
 		return withCode(out, fe.Code, fe.Message)
 	}
 	var internalPanic *panicError

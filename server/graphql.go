@@ -42,6 +42,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	known := extension.NewKnownOps(cfg.DevAuth, api.PersistedOnly)
 	root := resolvers.New(cfg.Service)
 	root.WriteTimeout = cfg.WriteTimeout
+	root.ReportLimit = api.ReportLimit
 	gc := root.Config()
 	gc.Complexity = complexityRoot()
 	es := graph.NewExecutableSchema(gc)

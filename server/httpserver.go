@@ -3,12 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/internal/hostmatch"
 )
 
 // HTTPLimits bound what one connection may cost the server: how long a
@@ -107,45 +106,13 @@ func allowedHosts(hosts []string, next http.Handler) http.Handler {
 	if len(hosts) == 0 {
 		return next
 	}
-	exact := map[string]bool{}
-	var suffixes []string
-	for _, h := range hosts {
-		h = normalizeHost(h)
-		if s, ok := strings.CutPrefix(h, "*."); ok {
-			suffixes = append(suffixes, "."+s)
-		} else if h != "" {
-			exact[h] = true
-		}
-	}
-	ok := func(host string) bool {
-		h := normalizeHost(host)
-		if exact[h] {
-			return true
-		}
-		for _, s := range suffixes {
-			if strings.HasSuffix(h, s) {
-				return true
-			}
-		}
-		return false
-	}
+	list := hostmatch.New(hosts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (r.URL.Path == "/healthz" || r.URL.Path == "/readyz") && r.Method == http.MethodGet || ok(r.Host) {
+		if (r.URL.Path == "/healthz" || r.URL.Path == "/readyz") && r.Method == http.MethodGet || list.Match(r.Host) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		refuse(w, r, http.StatusMisdirectedRequest, apierr.Forbidden,
 			"this server does not answer to the host name in the request (see --allowed-hosts)")
 	})
-}
-
-// normalizeHost lowercases a host, drops its port, the brackets of an IPv6
-// literal and a trailing dot.
-func normalizeHost(h string) string {
-	h = strings.ToLower(strings.TrimSpace(h))
-	if host, _, err := net.SplitHostPort(h); err == nil {
-		h = host
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	return strings.TrimSuffix(h, ".")
 }

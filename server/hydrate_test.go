@@ -115,7 +115,9 @@ const (
 	bigV        = feedcore.ID(10)
 )
 
-func newFeedFixture(t testing.TB) *feedFixture {
+// newFeedFixture builds a feedFixture; decorate, when given, changes each
+// post k before it is stored (media).
+func newFeedFixture(t testing.TB, decorate ...func(k int, p *feedcore.Post)) *feedFixture {
 	t.Helper()
 	st := storetest.New(t)
 	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 3})
@@ -165,6 +167,9 @@ func newFeedFixture(t testing.TB) *feedFixture {
 	ptrs := make([]*feedcore.Post, len(authors))
 	for k, a := range authors {
 		f.posts = append(f.posts, feedcore.Post{ID: feedcore.ID(1000 + k), Author: a, Text: fmt.Sprintf("post %d", k), CreatedAt: base.Add(time.Duration(k) * time.Second)})
+		for _, d := range decorate {
+			d(k, &f.posts[k])
+		}
 	}
 	for k := range f.posts {
 		ptrs[k] = &f.posts[k]

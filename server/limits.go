@@ -69,6 +69,11 @@ type APIConfig struct {
 	// query registrations (anonymous callers never register); zero means
 	// DefaultAPQRegisterLimit, a negative Rate no limit.
 	APQRegisterLimit feedcore.RateLimit
+	// ReportLimit is each signed-in viewer's allowance of reports (the
+	// report mutation), kept apart from its allowance of points as
+	// APQRegisterLimit is; zero means DefaultReportLimit, a negative Rate
+	// no limit.
+	ReportLimit feedcore.RateLimit
 	// PersistedOnly, when not nil, is an allow-list (sha256 hex of the
 	// query text -> query text): only these operations run, sent either by
 	// hash alone or in full. APQ registration is off in this mode.
@@ -94,6 +99,10 @@ const DefaultRequestBaseCost = 10
 // DefaultAPQRegisterLimit: a viewer may register 20 persisted queries at
 // once, then one a minute.
 var DefaultAPQRegisterLimit = feedcore.RateLimit{Rate: 1.0 / 60, Burst: 20}
+
+// DefaultReportLimit: a viewer may file 30 reports at once, then 10 a
+// minute: enough for a person going through a thread, not for a script.
+var DefaultReportLimit = feedcore.RateLimit{Rate: 10.0 / 60, Burst: 30}
 
 // Defaults of APIConfig's zero fields.
 const (
@@ -130,6 +139,9 @@ func (a APIConfig) withDefaults() APIConfig {
 	if a.APQRegisterLimit == (feedcore.RateLimit{}) {
 		a.APQRegisterLimit = DefaultAPQRegisterLimit
 	}
+	if a.ReportLimit == (feedcore.RateLimit{}) {
+		a.ReportLimit = DefaultReportLimit
+	}
 	if a.APQTTL <= 0 {
 		a.APQTTL = DefaultAPQTTL
 	}
@@ -154,15 +166,22 @@ const (
 	// costLivePage: a later liveFeed page reads the snapshot.
 	costLivePage = 10
 	// costUserList: a page of one of the viewer's own user lists (blocked,
-	// muted, hidden from): one sorted set read, then the page's hydration.
+	// muted, hidden from): one sorted set read, then the page's hydration;
+	// also the viewer's keyword filters (one hash read, no hydration).
 	costUserList = 10
+	// costList: a page of favorites, of a user's posts, followers or
+	// followees: one sorted set read (reading past filtered entries within
+	// the read bound), the posts through the cache, then the page's
+	// hydration. Nested under a list it is charged per parent.
+	costList = 10
 	// costWrite: a mutation that writes and fans out (publish, delete,
 	// follow with its backfill, unfollow, ending a live session), or that
 	// settles a relation in both users' slots and queues a feed clean-up
 	// or backfill (block, mute, hide and their undoing).
 	costWrite = 50
 	// costSmallWrite: a mutation that touches a few keys (like, unlike,
-	// schedule and start a live session).
+	// favorite and unfavorite, schedule and start a live session, add or
+	// remove a keyword filter, report).
 	costSmallWrite = 20
 )
 
@@ -201,10 +220,29 @@ func complexityRoot() graph.ComplexityRoot {
 	c.Mutation.UnmuteUser = write
 	c.Mutation.HideMyPostsFrom = write
 	c.Mutation.UnhideMyPostsFrom = write
+	c.Mutation.Repost = write
+	c.Mutation.UndoRepost = write
+	c.Mutation.Report = func(child int, _ graph.ReportInput) int { return costSmallWrite + child }
 	userList := func(child int, first *int, _ *string) int { return costUserList + child*pageSize(first, nil) }
 	c.Query.BlockedUsers = userList
 	c.Query.MutedUsers = userList
 	c.Query.UsersHiddenFromMyPosts = userList
+	// A post's replies: one read of its set of replies per page, like a
+	// user list.
+	c.Post.Replies = func(child int, first *int, _ *string) int { return costUserList + child*pageSize(first, nil) }
+	// A post's media come with the post hash, at most 4 items of scalars:
+	// however many of their fields are asked for, they cost the field.
+	c.Post.Media = func(int) int { return 1 }
+	c.Mutation.AddKeywordFilter = func(child int, _ graph.AddKeywordFilterInput) int { return costSmallWrite + child }
+	c.Mutation.RemoveKeywordFilter = small
+	c.Query.KeywordFilters = func(child int) int { return costUserList + child }
+	list := func(child int, first *int, _ *string) int { return costList + child*pageSize(first, nil) }
+	c.Query.Favorites = list
+	c.User.Followers = list
+	c.User.Following = list
+	c.User.Posts = func(child int, first *int, after *string, _ *bool) int { return list(child, first, after) }
+	c.Mutation.FavoritePost = small
+	c.Mutation.UnfavoritePost = small
 	return c
 }
 

@@ -174,6 +174,8 @@ var (
 		"Fan-out work done by this process's workers, by kind.", []string{"kind"}, nil)
 	deadLetteredDesc = prometheus.NewDesc("feedd_fanout_dead_lettered_total",
 		"Stream entries this process gave up on and moved to a dead-letter stream (logged with the reason).", nil, nil)
+	reportsDesc = prometheus.NewDesc("feedd_reports_total",
+		"Reports this process filed (the report mutation; repeats of one are not counted), by reason.", []string{"reason"}, nil)
 	redisUpDesc = prometheus.NewDesc("feedd_redis_up",
 		"1 when Redis answered this scrape's queries in time, else 0.", nil, nil)
 	backlogDesc = prometheus.NewDesc("feedd_fanout_backlog",
@@ -189,7 +191,8 @@ var (
 )
 
 // serviceCollector exports, at each scrape, the counters this process
-// keeps (feedcore's Stats, the client-side cache's hits and misses) and
+// keeps (feedcore's Stats: fan-out work, reports by reason; the
+// client-side cache's hits and misses) and
 // the fan-out state read from Redis under a bound of timeout: backlog,
 // safety clean-up backlog, dead letters, pending entries and whether Redis answered in time.
 type serviceCollector struct {
@@ -199,7 +202,7 @@ type serviceCollector struct {
 }
 
 func (serviceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cacheHitsDesc, cacheMissesDesc, processedDesc, deadLetteredDesc,
+	for _, d := range []*prometheus.Desc{cacheHitsDesc, cacheMissesDesc, processedDesc, deadLetteredDesc, reportsDesc,
 		redisUpDesc, backlogDesc, cleanupBacklogDesc, deadLettersDesc, pendingDesc, oldestPendingDesc} {
 		ch <- d
 	}
@@ -221,6 +224,9 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(processedDesc, prometheus.CounterValue, float64(s.n), s.kind)
 	}
 	ch <- prometheus.MustNewConstMetric(deadLetteredDesc, prometheus.CounterValue, float64(st.DeadLetters))
+	for _, reason := range feedcore.ReportReasons {
+		ch <- prometheus.MustNewConstMetric(reportsDesc, prometheus.CounterValue, float64(st.Reports[reason]), reason)
+	}
 
 	// Collect has no request context: the scrape's Redis reads are bounded
 	// on their own, as /readyz's are.

@@ -24,6 +24,8 @@ query Feed {
         text
         createdAt
         author { handle displayName }
+        contentWarning
+        media { kind url width height altText thumbnailUrl durationMs sensitive }
       }
     }
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }

@@ -1,7 +1,8 @@
 // Package server wires feedd's HTTP surface: GraphiQL at /, GraphQL at
 // /query, liveness at /healthz, readiness at /readyz, Prometheus metrics at
-// /metrics, and the middleware in front of them (request ids, identity,
-// request timeout, access log).
+// /metrics, the demo's media under /demo/media/ when it has them, and the
+// middleware in front of them (request ids, identity, request timeout,
+// access log).
 package server
 
 import (
@@ -46,7 +47,14 @@ type Config struct {
 	// APIConfig is /query's production surface: limits, rate limiting,
 	// CORS, introspection, persisted queries.
 	APIConfig
+	// DemoMedia, when set, serves the demo's media files under
+	// DemoMediaPath (GET only), so the demo's posts show pictures with no
+	// network.
+	DemoMedia http.Handler
 }
+
+// DemoMediaPath is where Config.DemoMedia is served.
+const DemoMediaPath = "/demo/media/"
 
 // New returns the HTTP handler serving every route.
 func New(cfg Config) http.Handler {
@@ -64,6 +72,9 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /healthz", healthHandler())
 	mux.Handle("GET /readyz", readyHandler(cfg))
 	mux.Handle("GET /metrics", metricsHandler(cfg, cfg.Metrics))
+	if cfg.DemoMedia != nil {
+		mux.Handle("GET "+DemoMediaPath, http.StripPrefix(DemoMediaPath, cfg.DemoMedia))
+	}
 	// /query is observed from outside the host check, so that a request
 	// refused there is counted and logged like any other.
 	return withRequestInfo(cfg, observeQuery(cfg, cfg.Metrics, log, allowedHosts(cfg.AllowedHosts, mux)))

@@ -33,6 +33,8 @@ type apiFlags struct {
 	apqMaxBytes   int
 	apqRegRate    float64
 	apqRegBurst   int
+	reportRate    float64
+	reportBurst   int
 	corsOrigins   string
 	introspection bool
 	apq           bool
@@ -57,6 +59,8 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.IntVar(&a.apqMaxBytes, "apq-max-bytes", server.DefaultAPQMaxBytes, "longest query text, in bytes, an automatic persisted query registration may hold")
 	fs.Float64Var(&a.apqRegRate, "apq-register-rate", server.DefaultAPQRegisterLimit.Rate*60, "persisted query registrations a minute each signed-in viewer may make after --apq-register-burst (anonymous callers never register); 0: no limit")
 	fs.IntVar(&a.apqRegBurst, "apq-register-burst", server.DefaultAPQRegisterLimit.Burst, "persisted query registrations a viewer may make at once")
+	fs.Float64Var(&a.reportRate, "report-rate", server.DefaultReportLimit.Rate*60, "reports (the report mutation) a minute each signed-in viewer may file after --report-burst; 0: no limit")
+	fs.IntVar(&a.reportBurst, "report-burst", server.DefaultReportLimit.Burst, "reports a viewer may file at once")
 	fs.StringVar(&a.corsOrigins, "cors-origins", "", "comma-separated browser origins (https://app.example.com) that may call /query besides this server's own; * allows any; empty: same origin only")
 	fs.BoolVar(&a.introspection, "introspection", false, "answer GraphQL introspection (__schema, __type) (default true only with --dev-auth)")
 	fs.BoolVar(&a.apq, "apq", true, "accept automatic persisted queries (hashes registered in Redis, shared by all replicas)")
@@ -82,6 +86,8 @@ func (a *apiFlags) check() error {
 		flagRule{a.apqRegRate < 0, "--apq-register-rate must be 0 or more"},
 		flagRule{a.apqRegRate > 0 && a.apqRegBurst < 1, "--apq-register-burst must be at least 1"},
 		flagRule{a.apqTTL <= 0, "--apq-ttl must be positive"},
+		flagRule{a.reportRate < 0, "--report-rate must be 0 or more"},
+		flagRule{a.reportRate > 0 && a.reportBurst < 1, "--report-burst must be at least 1"},
 	)
 }
 
@@ -122,6 +128,10 @@ func (a *apiFlags) config(set map[string]bool, dev bool) (server.APIConfig, erro
 	}
 	if a.apqRegRate == 0 {
 		c.APQRegisterLimit = feedcore.RateLimit{Rate: -1}
+	}
+	c.ReportLimit = feedcore.RateLimit{Rate: a.reportRate / 60, Burst: a.reportBurst}
+	if a.reportRate == 0 {
+		c.ReportLimit = feedcore.RateLimit{Rate: -1}
 	}
 	if a.anonRate == 0 { // in APIConfig, zero is the viewer's
 		c.AnonRateLimit = feedcore.RateLimit{Rate: -1}

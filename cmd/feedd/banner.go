@@ -21,8 +21,8 @@ func printBanner(w io.Writer, addr net.Addr, store *storeFlags, devAuth bool, r 
 		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintf(w, "\nDemo data: %d users, %d follows, %d posts over the last 7 days, %d active readers.\n",
-		r.Users, r.Follows, r.Posts, r.ActiveReaders)
+	fmt.Fprintf(w, "\nDemo data: %d users, %d follows, %d posts over the last 7 days (%d of them replies), %d reposts, %d active readers, %d favorites.\n",
+		r.Users, r.Follows, r.Posts, r.Replies, r.Reposts, r.ActiveReaders, r.Favorites)
 	fmt.Fprintf(w, "Big-V threshold %d followers: %d big-V authors", r.Threshold, len(r.BigV))
 	for i, b := range r.BigV {
 		sep := ", "

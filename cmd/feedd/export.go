@@ -67,8 +67,8 @@ func export(ctx context.Context, svc *feedcore.Service, path string, stdout io.W
 		return fmt.Errorf("export to %s: %w (after %d lines)", path, err, stats.Lines)
 	}
 	d := time.Since(start)
-	fmt.Fprintf(report, "Exported %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters: %d lines to %s in %v (%.0f lines/s).\n",
-		stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Counts, stats.Lines, path,
+	fmt.Fprintf(report, "Exported %d users, %d follows, %d posts, %d live sessions, %d likes, %d favorites, %d counters: %d lines to %s in %v (%.0f lines/s).\n",
+		stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Favorites, stats.Counts, stats.Lines, path,
 		d.Round(time.Millisecond), float64(stats.Lines)/max(d.Seconds(), 1e-9))
 	return nil
 }

@@ -45,7 +45,7 @@ func TestExportCommand(t *testing.T) {
 	in := []string{
 		`{"type":"user","id":"1","handle":"ann","displayName":"Ann <A&B>","avatarUrl":"https://a.example/1.png"}`,
 		`{"type":"user","id":"2","handle":"bob","displayName":"bob"}`,
-		`{"type":"follow","follower":"1","followee":"2"}`,
+		`{"type":"follow","follower":"1","followee":"2","createdAt":"2023-07-10T08:00:00Z"}`,
 		`{"type":"post","id":"10","author":"2","text":"hello","createdAt":"2023-07-11T15:32:02.5Z"}`,
 		`{"type":"live","id":"20","anchor":"2","title":"soon","scheduledStartAt":"2030-01-01T00:00:00Z","endedAt":"2024-01-01T00:00:00Z"}`,
 		`{"type":"like","user":"1","post":"10"}`,
@@ -64,7 +64,7 @@ func TestExportCommand(t *testing.T) {
 	if err := run(ctx, []string{"export", "--redis", url, "--key-prefix", st.Prefix, dst}, cmdOptions{stdout: &out}); err != nil {
 		t.Fatalf("export: %v", err)
 	}
-	if !strings.Contains(out.String(), "Exported 2 users, 1 follows, 1 posts, 1 live sessions, 1 likes, 1 counters: 7 lines") {
+	if !strings.Contains(out.String(), "Exported 2 users, 1 follows, 1 posts, 1 live sessions, 1 likes, 0 favorites, 1 counters: 7 lines") {
 		t.Errorf("export printed %q", out.String())
 	}
 	b, err := os.ReadFile(dst)

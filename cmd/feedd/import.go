@@ -54,8 +54,8 @@ func loadFile(ctx context.Context, svc *feedcore.Service, path string, stdout io
 	}
 	stats, err := importer.LoadWith(ctx, svc, in, o)
 	line.done()
-	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d likes, %d counters (%d skipped) from %d lines in %v.\n",
-		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Counts, stats.Skipped, stats.Lines,
+	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d likes, %d favorites, %d counters (%d skipped) from %d lines in %v.\n",
+		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Favorites, stats.Counts, stats.Skipped, stats.Lines,
 		time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		return fmt.Errorf("import %s: %w", path, err)

@@ -6,6 +6,8 @@
 //	feedd import [flags] FILE    load a JSON Lines file into the store
 //	feedd export [flags] FILE    write every record of the store as JSON Lines
 //	feedd rebuild [flags]        recompute every derived structure from the records
+//	feedd reports [flags]        print the reports as JSON Lines
+//	feedd moderate ACTION [flags] take down, suspend, unsuspend, resolve; log prints the audit trail
 //	feedd token --user ID        mint a bearer token for --jwt-secret
 //	feedd version                print the module version and commit
 //
@@ -31,12 +33,14 @@ import (
 
 // commands maps subcommand names to their entry points.
 var commands = map[string]func(ctx context.Context, args []string, o cmdOptions) error{
-	"serve":   runServe,
-	"worker":  runWorker,
-	"import":  runImport,
-	"export":  runExport,
-	"rebuild": runRebuild,
-	"token":   runToken,
+	"serve":    runServe,
+	"worker":   runWorker,
+	"import":   runImport,
+	"export":   runExport,
+	"rebuild":  runRebuild,
+	"reports":  runReports,
+	"moderate": runModerate,
+	"token":    runToken,
 }
 
 func main() {
@@ -104,6 +108,8 @@ const usage = `usage:
   feedd import [flags] FILE    load a JSON Lines file (needs --redis; - reads stdin)
   feedd export [flags] FILE    write every record as import lines (needs --redis; - writes stdout)
   feedd rebuild [flags]        recompute inboxes, outboxes, big-V and active sets from the records (needs --redis)
+  feedd reports [flags]        print the reports filed, as JSON Lines, oldest first (needs --redis)
+  feedd moderate ACTION [flags]  takedown, suspend, unsuspend, resolve a report; log prints the audit trail (needs --redis)
   feedd token --user ID        print a bearer token signed with --jwt-secret
   feedd version                print the module version and commit
   feedd help                   print this

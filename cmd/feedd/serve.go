@@ -26,6 +26,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	demoOn := fs.Bool("demo", false, "load demo data at start (default true only with the embedded store and no --import)")
 	demoSeed := fs.Int64("demo-seed", 1, "seed of the demo data; the same seed gives the same data")
 	importFile := fs.String("import", "", "JSON Lines file to load before serving")
+	mediaHosts := fs.String("media-hosts", "", "comma-separated hosts (cdn.example.com, or *.example.com for its subdomains) that post media and live cover URLs may name, https on port 443 only; with dev auth any https host, and http on localhost and 127.0.0.1, are accepted too")
 	devAuth := fs.Bool("dev-auth", false, "accept the X-Viewer-Id header as identity, without proof (default true only with the embedded store)")
 	workers := fs.Bool("workers", true, "run fan-out workers in this process")
 	requestTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "longest a GraphQL request may take; a Redis that stops answering fails requests with UNAVAILABLE after this")
@@ -39,7 +40,9 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	if err := checkArgs(fs, 0); err != nil {
 		return err
 	}
+	hosts, badHost := mediaHostList(*mediaHosts)
 	if err := firstBroken(
+		flagRule{badHost != "", fmt.Sprintf("--media-hosts: %q is not a host name like cdn.example.com or *.example.com", badHost)},
 		flagRule{*requestTimeout <= 0, "--request-timeout must be positive"},
 		flagRule{*writeTimeout <= 0, "--write-timeout must be positive"},
 		flagRule{*shutdownTimeout <= 0, "--shutdown-timeout must be positive"},
@@ -67,6 +70,10 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		*addr = defaultAddr(*devAuth)
 	}
 	opts := store.options()
+	opts.MediaHosts, opts.DevMediaURLs = hosts, *devAuth
+	if len(hosts) == 0 && !*devAuth {
+		slog.Info("no --media-hosts: posts with media and live covers are refused")
+	}
 	if *demoOn && !set["bigv-threshold"] {
 		// 300 demo users cannot reach 10,000 followers; see demo.Threshold.
 		opts.BigVThreshold = demo.Threshold
@@ -121,10 +128,18 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		})
 	}
 
+	// Listening before the demo loads gives its media URLs the real port
+	// (--addr :0 included); connections wait in the backlog meanwhile.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // a return before Serve; after it, closed already
+
 	var report *demo.Report
 	if *demoOn {
 		start := time.Now()
-		r, err := demo.Load(ctx, svc, *demoSeed)
+		r, err := demo.Load(ctx, svc, *demoSeed, demoMediaBase(ln.Addr()))
 		if ctx.Err() != nil {
 			return nil // interrupted while loading: not an error
 		}
@@ -140,15 +155,14 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		}
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
 	cfg := server.Config{Service: svc, Metrics: metrics, DevAuth: *devAuth, Verifier: verifier,
 		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg,
 		AllowedHosts: httpf.hosts(set, *devAuth)}
-	if report != nil && len(report.Viewers) > 0 {
-		cfg.PlaygroundViewer = report.Viewers[0].ID
+	if report != nil {
+		cfg.DemoMedia = demo.MediaHandler()
+		if len(report.Viewers) > 0 {
+			cfg.PlaygroundViewer = report.Viewers[0].ID
+		}
 	}
 	srv := httpf.limits.Server(server.New(cfg), *requestTimeout, *writeTimeout)
 	printBanner(o.stdout, ln.Addr(), store, *devAuth, report)

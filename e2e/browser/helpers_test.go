@@ -33,16 +33,20 @@ func startFeedd(t *testing.T, withDemo bool) *feedd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	viewer := feedcore.ID(1102)
+	// The listener first: the demo's media URLs name its address.
+	srv := httptest.NewUnstartedServer(nil)
+	t.Cleanup(srv.Close)
+	cfg := server.Config{Service: svc, DevAuth: true, PlaygroundViewer: 1102}
 	if withDemo {
-		r, err := demo.Load(ctx, svc, 1)
+		r, err := demo.Load(ctx, svc, 1, "http://"+srv.Listener.Addr().String()+server.DemoMediaPath)
 		if err != nil {
 			t.Fatalf("demo data: %v", err)
 		}
-		viewer = r.Viewers[0].ID
+		cfg.PlaygroundViewer, cfg.DemoMedia = r.Viewers[0].ID, demo.MediaHandler()
 	}
-	srv := httptest.NewServer(server.New(server.Config{Service: svc, DevAuth: true, PlaygroundViewer: viewer}))
-	t.Cleanup(srv.Close)
+	srv.Config.Handler = server.New(cfg)
+	srv.Start()
+	viewer := cfg.PlaygroundViewer
 	return &feedd{srv: srv, viewer: viewer}
 }
 

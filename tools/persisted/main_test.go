@@ -29,6 +29,15 @@ func TestMatchesGoClient(t *testing.T) {
 		"UserRelation": client.UserRelation_Operation, "BlockedUsers": client.BlockedUsers_Operation,
 		"MutedUsers": client.MutedUsers_Operation, "UsersHiddenFromMyPosts": client.UsersHiddenFromMyPosts_Operation,
 		"DeleteAccount": client.DeleteAccount_Operation,
+
+		"AddKeywordFilter": client.AddKeywordFilter_Operation, "RemoveKeywordFilter": client.RemoveKeywordFilter_Operation,
+		"KeywordFilters": client.KeywordFilters_Operation, "KeywordFilterNode": client.KeywordFilterNode_Operation,
+		"Report": client.Report_Operation, "ReportAndMute": client.ReportAndMute_Operation,
+		"Favorites": client.Favorites_Operation, "UserPosts": client.UserPosts_Operation,
+		"UserFollowers": client.UserFollowers_Operation, "UserFollowing": client.UserFollowing_Operation,
+		"FavoritePost": client.FavoritePost_Operation, "UnfavoritePost": client.UnfavoritePost_Operation,
+		"Repost": client.Repost_Operation, "UndoRepost": client.UndoRepost_Operation,
+		"PostThread": client.PostThread_Operation, "FeedItems": client.FeedItems_Operation,
 	}
 	if len(docs) != len(sent) {
 		t.Errorf("%d operations in client/operations, %d known to this test", len(docs), len(sent))

@@ -16,6 +16,7 @@ import {
   type FollowingFeedQuery,
   type LiveFeedQuery,
   type LiveState,
+  type MediaInput,
 } from "./generated/graphql.js";
 
 /** Whom requests are made as: a bearer token, or a dev-auth viewer id. */
@@ -73,8 +74,10 @@ export class Feedd {
     return { posts: followingFeed.edges.map((e) => e.node), gap: followingFeed.pageInfo.hasPreviousPage };
   }
 
-  async publish(text: string): Promise<FeedPostFragment> {
-    return (await this.request(PublishPostDocument, { text })).publishPost.post;
+  /** Publishes text, media (URLs the app uploaded to its storage), or both. */
+  async publish(text: string | null, opts: { media?: MediaInput[]; contentWarning?: string } = {}): Promise<FeedPostFragment> {
+    const { media = null, contentWarning = null } = opts;
+    return (await this.request(PublishPostDocument, { text, media, contentWarning })).publishPost.post;
   }
 
   async follow(userId: string): Promise<number> {
@@ -92,8 +95,8 @@ export class Feedd {
     return muteUser.user.viewerMuteExpiresAt ?? null;
   }
 
-  async schedule(title: string, at: Date): Promise<LiveState> {
-    const { scheduleLive } = await this.request(ScheduleLiveDocument, { title, at: at.toISOString() });
+  async schedule(title: string, at: Date, coverUrl?: string): Promise<LiveState> {
+    const { scheduleLive } = await this.request(ScheduleLiveDocument, { title, at: at.toISOString(), coverUrl: coverUrl ?? null });
     return scheduleLive.session.state;
   }
 
@@ -107,5 +110,8 @@ export class Feedd {
 export function render(p: FeedPostFragment): string {
   const when = new Date(p.createdAt).toISOString();
   const likes = p.counts.likes === 1 ? "1 like" : `${p.counts.likes} likes`;
-  return `@${p.author.handle} (${p.author.displayName}) at ${when}: ${p.text} [${likes}${p.viewerHasLiked ? ", liked" : ""}]`;
+  // An app hides the post behind its warning, and blurs sensitive media.
+  const body = p.contentWarning ? `[CW: ${p.contentWarning}]` : p.text;
+  const media = p.media.map((m) => `${m.kind.toLowerCase()}${m.sensitive ? " (sensitive)" : ""}: ${m.altText ?? m.url}`);
+  return `@${p.author.handle} (${p.author.displayName}) at ${when}: ${body}${media.length ? ` {${media.join("; ")}}` : ""} [${likes}${p.viewerHasLiked ? ", liked" : ""}]`;
 }

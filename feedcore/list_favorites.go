@@ -1,0 +1,596 @@
+package feedcore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+)
+
+// Favorites (收藏): a viewer's private bookmarks, and a public counter.
+//
+// The record is the viewer's own list, keys.favorites (favorited ms,
+// post), in the viewer's slot: Query.favorites pages it and
+// viewerHasFavorited reads it. Who favorited a post (keys.favoriters)
+// and the post's favorites counter (field f of keys.postCounts) live in
+// the post's slot, settled from the records through the journal (kind
+// jFav), as follows are: journal, change the record (favoriteCommit,
+// which also refuses a favorite across a block, atomically in the
+// viewer's slot), settle the post's side (favoriteApply: the set makes it
+// idempotent, and the counter moves only when the set did), re-read the
+// record, drop the entry. So a favorite is all-or-nothing and idempotent
+// through failovers, and favoriting again changes nothing.
+//
+// A deleted post leaves the list: reads skip it (filling the page past
+// it within the read bound) and take it out of the viewer's record.
+
+// jFav journals favorites: field p, user:post pairs (encodeEdges: the
+// user as Follower, the post as Followee).
+const jFav = "fav"
+
+// Favorite is one user's favorite of one post, since At (import).
+type Favorite struct {
+	User, Post ID
+	At         time.Time
+}
+
+// favoriteCommit changes the record of one favorite: KEYS the user's
+// favorites, blocks and blocked-by mirror; ARGV the post's member, its
+// author's ("": no block check, an import), "1" favorite or "0" not, now
+// ms. Favoriting replies -2 across a block, 0 when already there (its
+// time kept), 1 when added; unfavoriting 1 when removed, else 0.
+var favoriteCommit = newScript(false, `
+local m = ARGV[1]
+if ARGV[3] == '0' then return redis.call('ZREM', KEYS[1], m) end
+if ARGV[2] ~= '' and (redis.call('ZSCORE', KEYS[2], ARGV[2]) or redis.call('ZSCORE', KEYS[3], ARGV[2])) then return -2 end
+if redis.call('ZSCORE', KEYS[1], m) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[4], m)
+return 1
+`)
+
+// favoriteApply brings the post's side of one favorite in line with its
+// record: KEYS the post, its favoriters and counters; ARGV the user's
+// member and "1" if the record holds the favorite, else "0". The
+// favoriters set makes it idempotent: the counter moves only when the set
+// did. A missing or deleted post gains no favoriter and replies an empty
+// array; otherwise it replies as the like script does (likeReply).
+var favoriteApply = newScript(false, `
+local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd', 'm', 'cw', 'r', 'ra')
+local gone = not p[1] or p[4] == '1'
+if ARGV[2] == '1' then
+  if not gone and redis.call('SADD', KEYS[2], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[3], 'f', 1) end
+elseif redis.call('SREM', KEYS[2], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[3], 'f', -1) < 0 then
+  redis.call('HSET', KEYS[3], 'f', 0)
+end
+if gone then return {} end
+local c = redis.call('HMGET', KEYS[3], 'l', 'c', 'r', 'f')
+return {p[1], p[2], p[3], p[5] or '', p[6] or '', c[1] or '', c[2] or '', c[3] or '', c[4] or '', p[7] or '', p[8] or ''}
+`)
+
+// FavoritePost records that viewer favorites post, once however often it
+// is called (the first time is kept), and returns the post with its
+// counters. A missing or deleted post is NOT_FOUND; a post whose author
+// and the viewer are separated by a block, either way, is FORBIDDEN.
+func (s *Service) FavoritePost(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
+	defer wrap(&err, "user %d favorites post %d", viewer, post)
+	return s.favorite(ctx, viewer, post, true)
+}
+
+// UnfavoritePost takes viewer's favorite of post back, if any, and
+// returns the post with its counters. A missing or deleted post is
+// NOT_FOUND.
+func (s *Service) UnfavoritePost(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
+	defer wrap(&err, "user %d unfavorites post %d", viewer, post)
+	return s.favorite(ctx, viewer, post, false)
+}
+
+func (s *Service) favorite(ctx context.Context, viewer, post ID, on bool) (*Post, PostCounts, error) {
+	if viewer == 0 {
+		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to favorite posts")
+	}
+	ps, err := s.CachedPosts(ctx, []ID{post})
+	if err != nil {
+		return nil, PostCounts{}, err
+	}
+	if p := ps[0]; p == nil || p.Deleted || p.Author == 0 || p.IsRepost() { // a repost's record is no post
+		return nil, PostCounts{}, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
+	}
+	pair := []Edge{{Follower: viewer, Followee: post}}
+	shard := s.shardOf(viewer)
+	jid, err := s.begin(ctx, shard, "k", jFav, "p", encodeEdges(pair))
+	if err != nil {
+		return nil, PostCounts{}, err
+	}
+	author := ""
+	if on {
+		author = member(ps[0].Author)
+	}
+	keys, args := s.favoriteCommitArgs(viewer, post, author, on, s.nowMS())
+	n, err := s.commit(ctx, favoriteCommit, keys, args, favoriteCommit.cmd(s.c.B(), keys, args)).AsInt64()
+	if err != nil {
+		return nil, PostCounts{}, fmt.Errorf("record the favorite: %w", err)
+	}
+	if n == -2 {
+		s.end(ctx, shard, jid) // refused: nothing changed
+		return nil, PostCounts{}, errBlocked()
+	}
+	rs, err := s.settleFavorites(ctx, pair, []bool{on})
+	if err != nil {
+		return nil, PostCounts{}, fmt.Errorf("recorded, a worker finishes it: %w", err)
+	}
+	s.end(ctx, shard, jid)
+	vs, err := likeReply(rs[0], post)
+	if err != nil {
+		return nil, PostCounts{}, err
+	}
+	return likedPost(post, vs)
+}
+
+// favoriteCommitArgs are favoriteCommit's keys and arguments.
+func (s *Service) favoriteCommitArgs(user, post ID, author string, on bool, ms int64) (keys, args []string) {
+	flag := "0"
+	if on {
+		flag = "1"
+	}
+	return []string{s.k.favorites(user), s.k.blocks(user), s.k.blockedBy(user)},
+		[]string{member(post), author, flag, scoreArg(ms)}
+}
+
+// settleFavorites brings the post side of each pair (Follower: the user,
+// Followee: the post) in line with the user's record, re-reading the
+// records until they stop changing, as settleEdges does. known, when not
+// nil, is what the records held just now (the commit's), so the first
+// read is spared. It returns favoriteApply's last replies.
+func (s *Service) settleFavorites(ctx context.Context, pairs []Edge, known []bool) ([]rueidis.RedisResult, error) {
+	var applied []bool
+	var last []rueidis.RedisResult
+	truth := known
+	for range maxSettleRounds {
+		if truth == nil {
+			var err error
+			if truth, err = s.favorited(ctx, pairs); err != nil {
+				return nil, err
+			}
+		}
+		if applied != nil && slices.Equal(truth, applied) {
+			return last, nil
+		}
+		cmds := make([]rueidis.Completed, len(pairs))
+		for i, p := range pairs {
+			flag := "0"
+			if truth[i] {
+				flag = "1"
+			}
+			cmds[i] = favoriteApply.cmd(s.c.B(), []string{s.k.post(p.Followee), s.k.favoriters(p.Followee), s.k.postCounts(p.Followee)},
+				[]string{member(p.Follower), flag})
+		}
+		last = s.doMulti(ctx, cmds...)
+		if err := firstErr(last); err != nil {
+			return nil, fmt.Errorf("settle favorites: %w", err)
+		}
+		applied, truth = truth, nil
+	}
+	return nil, fmt.Errorf("settle favorites: the records kept changing; the journal repair finishes it")
+}
+
+// favorited reports, for each pair, whether its user's record holds its
+// post now.
+func (s *Service) favorited(ctx context.Context, pairs []Edge) ([]bool, error) {
+	holds := func(p Edge) rueidis.Completed {
+		return s.c.B().Zscore().Key(s.k.favorites(p.Follower)).Member(member(p.Followee)).Build()
+	}
+	out, err := parseEach(s.doMulti(ctx, cmdsFor(pairs, holds)...), isMember)
+	if err != nil {
+		return nil, fmt.Errorf("read favorites: %w", err)
+	}
+	return out, nil
+}
+
+// Favorited reports, for each post, whether viewer has favorited it, in
+// one round trip (one read of the viewer's record); all false for viewer 0.
+func (s *Service) Favorited(ctx context.Context, viewer ID, posts []ID) (_ []bool, err error) {
+	defer wrap(&err, "read favorites of user %d", viewer)
+	if viewer == 0 || len(posts) == 0 {
+		return make([]bool, len(posts)), nil
+	}
+	return parseFavorited(s.do(ctx, s.favoritedCmd(viewer, posts)), len(posts))
+}
+
+// favoritedCmd reads whether viewer has favorited each of posts (not
+// empty); parseFavorited reads its reply.
+func (s *Service) favoritedCmd(viewer ID, posts []ID) rueidis.Completed {
+	return s.c.B().Zmscore().Key(s.k.favorites(viewer)).Member(members(posts)...).Build()
+}
+
+func parseFavorited(r rueidis.RedisResult, n int) ([]bool, error) {
+	scores, err := r.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(scores) != n {
+		return nil, fmt.Errorf("favorites: %d scores, want %d", len(scores), n)
+	}
+	out := make([]bool, n)
+	for i, sc := range scores {
+		out[i] = !sc.IsNil()
+	}
+	return out, nil
+}
+
+// Favorites pages viewer's favorites, most recently favorited first (ties
+// by post id, highest first): first per page (DefaultPageSize when 0),
+// after a cursor of this list. Deleted posts, posts of suspended authors
+// (back when unsuspended), posts by users hidden from the viewer (a
+// block either way, the viewer's mute in force, the author hiding its
+// posts from it) and posts a keyword filter of the viewer's matches (not
+// its own) are left out, the page filled past them.
+func (s *Service) Favorites(ctx context.Context, viewer ID, first int, after string) (_ *FeedPage, err error) {
+	defer wrap(&err, "list the favorites of user %d", viewer)
+	if viewer == 0 {
+		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your favorites")
+	}
+	q := listAt{viewer: viewer, kind: ListFavorites, owner: viewer, first: first, after: after}
+	key := s.k.favorites(viewer)
+	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
+	var safety *postSafety
+	posts, cursors, more, end, err := readList(ctx, s, q, func(*Item) listScan[Post] {
+		return listScan[Post]{
+			seek:  func(from *Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
+			first: append(s.hiddenPrefetchCmds(viewer, now), s.keywordViewCmd(viewer, compiled.versionOf())),
+			keep: func(ctx context.Context, first []rueidis.RedisResult, items []Item) ([]*Post, error) {
+				if safety == nil {
+					n := len(first) - 1
+					h, err := s.parseHiddenPrefetch(first[:n], viewer, now)
+					if err != nil {
+						return nil, err
+					}
+					if safety, err = s.readPostSafety(viewer, now, h, compiled, first[n]); err != nil {
+						return nil, err
+					}
+				}
+				return s.keepFavorites(ctx, safety, items)
+			},
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return postPage(q, posts, cursors, more, end), nil
+}
+
+// keepFavorites reads the posts of a page of the viewer's favorites
+// through the client-side cache and keeps those to show (shownPosts);
+// the deleted ones leave the record.
+func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items []Item) ([]*Post, error) {
+	viewer := safety.v.viewer
+	ps, err := s.shownPosts(ctx, safety, items, false)
+	if err != nil {
+		return nil, err
+	}
+	var gone []ID
+	for i, p := range ps {
+		if p != nil && p.Deleted {
+			gone, ps[i] = append(gone, p.ID), nil
+		}
+	}
+	if len(gone) > 0 {
+		// A tombstone is final: the favorite can only ever be skipped.
+		// The post's side needs no change (a deleted post shows no count).
+		cmd := s.c.B().Zrem().Key(s.k.favorites(viewer)).Member(members(gone)...).Build()
+		if err := s.do(context.WithoutCancel(ctx), cmd).Error(); err != nil {
+			return nil, fmt.Errorf("drop deleted favorites: %w", err)
+		}
+	}
+	return ps, nil
+}
+
+// postSafety is what a page of a list of posts knows of its viewer, read
+// in the list's first round trip: the authors hidden from it, and its
+// keyword filters with the page's time (v, for filtered).
+type postSafety struct {
+	hidden sepSet
+	v      *view
+}
+
+// readPostSafety reads the safety of viewer's page at now: hidden, and
+// keywordView's reply kw, sent with compiled's version.
+func (s *Service) readPostSafety(viewer ID, now int64, hidden sepSet, compiled *keywordSet, kw rueidis.RedisResult) (*postSafety, error) {
+	ks, err := s.readKeywordViewReply(viewer, compiled, kw)
+	if err != nil {
+		return nil, err
+	}
+	return &postSafety{hidden: hidden, v: &view{viewer: viewer, keywords: ks, now: now}}, nil
+}
+
+// shownPosts reads the posts at items through the client-side cache and
+// returns each as a page of the viewer's shows it: nil when missing, when
+// its author is suspended, when by an author hidden from the viewer
+// (safety.hidden: read, for a viewer with many, in one round trip for the
+// page's authors: sepSet), when a keyword filter of the viewer's matches it (not
+// the viewer's own), or (atTime, for an index scored by the post's time)
+// when not at the item's time. A deleted post is returned, Deleted set,
+// for the caller to skip.
+func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []Item, atTime bool) ([]*Post, error) {
+	ids := make([]ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	ps, err := s.CachedPosts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	v := safety.v
+	var authors []ID
+	for i, p := range ps {
+		switch {
+		case p == nil || p.Author == 0 || (atTime && p.CreatedAt.UnixMilli() != items[i].TS):
+			ps[i] = nil
+		case p.Deleted: // the caller's to skip
+		case p.AuthorSuspended: // the viewer's own too, as in the feeds
+			ps[i] = nil
+		case p.Author == v.viewer: // never hidden nor filtered
+		case v.filtered(p.Text):
+			ps[i] = nil
+		case !slices.Contains(authors, p.Author):
+			authors = append(authors, p.Author)
+		}
+	}
+	if v.viewer == 0 {
+		return ps, nil
+	}
+	hidden, err := safety.hidden.of(ctx, authors)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		if p != nil && hidden[p.Author] {
+			ps[i] = nil
+		}
+	}
+	return ps, nil
+}
+
+// PutFavorites records favorites (import), each as FavoritePost does but
+// at its own time (the clock's when zero) and without the block check (a
+// favorite made before a block stays, hidden while it stands). It returns
+// how many were applied before the first refused (a bad id, a missing
+// user, a missing or deleted post), with the refusal.
+func (s *Service) PutFavorites(ctx context.Context, favs []Favorite) (_ int, err error) {
+	defer wrap(&err, "record favorites")
+	favs, stop := s.checkFavorites(ctx, favs)
+	if len(favs) == 0 {
+		return 0, stop
+	}
+	pairs := cmdsFor(favs, func(f Favorite) Edge { return Edge{Follower: f.User, Followee: f.Post} })
+	shard := s.shardOf(favs[0].User)
+	jid, err := s.begin(ctx, shard, "k", jFav, "p", encodeEdges(pairs))
+	if err != nil {
+		return 0, err
+	}
+	now := s.nowMS()
+	cmds := cmdsFor(favs, func(f Favorite) rueidis.Completed {
+		ms := now
+		if !f.At.IsZero() {
+			ms = f.At.UnixMilli()
+		}
+		keys, args := s.favoriteCommitArgs(f.User, f.Post, "", true, ms)
+		return favoriteCommit.cmd(s.c.B(), keys, args)
+	})
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		return 0, fmt.Errorf("record favorites: %w", err)
+	}
+	known := make([]bool, len(pairs))
+	for i := range known {
+		known[i] = true
+	}
+	if _, err := s.settleFavorites(ctx, pairs, known); err != nil {
+		return 0, fmt.Errorf("recorded, a worker finishes it: %w", err)
+	}
+	s.end(ctx, shard, jid)
+	return len(favs), stop
+}
+
+// checkFavorites returns the prefix of favs that can be applied, and the
+// error of the first that cannot.
+func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favorite, error) {
+	var stop error
+	for i, f := range favs {
+		if f.User == 0 || f.Post == 0 {
+			favs, stop = favs[:i], apierr.Errorf(apierr.BadInput, "favorite user and post must be positive numbers")
+			break
+		}
+	}
+	users := cmdsFor(favs, func(f Favorite) ID { return f.User })
+	posts := cmdsFor(favs, func(f Favorite) ID { return f.Post })
+	n, err := s.existing(ctx, users)
+	if err != nil {
+		return nil, err
+	}
+	authors, _, deleted, err := s.postFields(ctx, posts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range favs {
+		switch {
+		case i >= n:
+			return favs[:i], apierr.Errorf(apierr.NotFound, "no user with id %d", users[i])
+		case authors[i] == 0 || deleted[i]:
+			return favs[:i], apierr.Errorf(apierr.NotFound, "no post with id %d", posts[i])
+		}
+	}
+	return favs, stop
+}
+
+// unfavoriteGone takes the favorite of ARGV[1] off the post whose
+// favoriters set is KEYS[1], moving its counter KEYS[2] as an unfavorite
+// does (deleted posts too).
+var unfavoriteGone = newScript(false, `
+if redis.call('SREM', KEYS[1], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[2], 'f', -1) < 0 then
+  redis.call('HSET', KEYS[2], 'f', 0)
+end
+return 0
+`)
+
+// dropFavorites takes a deleted account's favorites back, counters
+// updated: its record names the posts, so this costs its own favorites,
+// not the store's. The record is the phase's checkpoint.
+func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
+	m := member(g.user)
+	return s.drainSet(ctx, s.k.favorites(g.user), func(posts []ID) []rueidis.Completed {
+		return cmdsFor(posts, func(p ID) rueidis.Completed {
+			return unfavoriteGone.cmd(s.c.B(), []string{s.k.favoriters(p), s.k.postCounts(p)}, []string{m})
+		})
+	})
+}
+
+// exportFavorites is the export pass of users' favorites, exportChunk a
+// call, with their times; favorites of deleted posts are left out (and a
+// post published since the posts pass began is written again first).
+func (s *Service) exportFavorites(ctx context.Context, users []ID, sink ExportSink) error {
+	for _, u := range users {
+		for from := int64(0); ; from += exportChunk {
+			items, err := parseEntries(s.do(ctx, s.c.B().Zrange().Key(s.k.favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
+			if err != nil {
+				return err
+			}
+			ps, err := s.livePosts(ctx, cmdsFor(items, func(it Item) ID { return it.ID }), sink)
+			if err != nil {
+				return err
+			}
+			for i, it := range items {
+				if ps[i] == nil {
+					continue
+				}
+				if err := sink.Favorite(Favorite{User: u, Post: it.ID, At: time.UnixMilli(it.TS).UTC()}); err != nil {
+					return err
+				}
+			}
+			if len(items) < exportChunk {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// rebuildFavorites is Rebuild's favorites phase, for users: every
+// favorite their records hold is in its post's favoriters (the counters
+// phase, after it, drops those no record holds and recounts).
+func (s *Service) rebuildFavorites(ctx context.Context, users []ID, st *RebuildStats) error {
+	for _, u := range users {
+		m := member(u)
+		for from := int64(0); ; from += exportChunk {
+			ms, err := s.do(ctx, s.c.B().Zrange().Key(s.k.favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Build()).AsStrSlice()
+			if err != nil {
+				return err
+			}
+			posts, err := idsOf(ms)
+			if err != nil {
+				return err
+			}
+			if err := firstErr(s.doMulti(ctx, cmdsFor(posts, func(p ID) rueidis.Completed {
+				return s.c.B().Sadd().Key(s.k.favoriters(p)).Member(m).Build()
+			})...)); err != nil {
+				return err
+			}
+			st.Favorites += int64(len(posts))
+			if len(ms) < exportChunk {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// recount sets the likes and favorites counters of the post KEYS[1]
+// (counters KEYS[2]) to their bases plus their records (likers KEYS[3],
+// favoriters KEYS[4]), never below 0, and replies how many it changed. A
+// counter without a base (set before bases were kept) stands as it is,
+// and its base becomes what its records do not explain. Deleted and
+// missing posts are left alone.
+var recount = newScript(false, `
+local p = redis.call('HMGET', KEYS[1], 'a', 'd')
+if not p[1] or p[2] == '1' then return 0 end
+local changed = 0
+local function fix(cnt, base, set)
+  local have = redis.call('SCARD', set)
+  local b = redis.call('HGET', KEYS[2], base)
+  local c = tonumber(redis.call('HGET', KEYS[2], cnt) or '0')
+  if not b then
+    if c ~= 0 or have ~= 0 then redis.call('HSET', KEYS[2], base, string.format('%d', c - have)) end
+    return
+  end
+  local want = tonumber(b) + have
+  if want < 0 then want = 0 end
+  if want ~= c then
+    redis.call('HSET', KEYS[2], cnt, string.format('%d', want))
+    changed = changed + 1
+  end
+end
+fix('l', 'lb', KEYS[3])
+fix('f', 'fb', KEYS[4])
+return changed
+`)
+
+// rebuildCounters is Rebuild's counters phase, for posts: favoriters no
+// record holds are dropped, then the likes and favorites counters are
+// recomputed as their bases plus the records (recount).
+func (s *Service) rebuildCounters(ctx context.Context, posts []ID, st *RebuildStats) error {
+	for _, p := range posts {
+		if err := s.pruneFavoriters(ctx, p, st); err != nil {
+			return err
+		}
+	}
+	rs := s.doMulti(ctx, cmdsFor(posts, func(p ID) rueidis.Completed {
+		return recount.cmd(s.c.B(), []string{s.k.post(p), s.k.postCounts(p), s.k.likers(p), s.k.favoriters(p)}, nil)
+	})...)
+	for _, r := range rs {
+		n, err := r.AsInt64()
+		if err != nil {
+			return fmt.Errorf("recount: %w", err)
+		}
+		st.Counters += n
+	}
+	return nil
+}
+
+// pruneFavoriters drops from post's favoriters the users whose records
+// do not hold it, exportChunk a round.
+func (s *Service) pruneFavoriters(ctx context.Context, post ID, st *RebuildStats) error {
+	pm := member(post)
+	for cursor := uint64(0); ; {
+		e, err := s.do(ctx, s.c.B().Sscan().Key(s.k.favoriters(post)).Cursor(cursor).Count(exportChunk).Build()).AsScanEntry()
+		if err != nil {
+			return err
+		}
+		users, err := idsOf(e.Elements)
+		if err != nil {
+			return err
+		}
+		held, err := parseEach(s.doMulti(ctx, cmdsFor(users, func(u ID) rueidis.Completed {
+			return s.c.B().Zscore().Key(s.k.favorites(u)).Member(pm).Build()
+		})...), isMember)
+		if err != nil {
+			return err
+		}
+		var stale []string
+		for i, ok := range held {
+			if !ok {
+				stale = append(stale, member(users[i]))
+			}
+		}
+		if len(stale) > 0 {
+			st.Removed += int64(len(stale))
+			if err := s.do(ctx, s.c.B().Srem().Key(s.k.favoriters(post)).Member(stale...).Build()).Error(); err != nil {
+				return err
+			}
+		}
+		if cursor = e.Cursor; cursor == 0 {
+			return nil
+		}
+	}
+}

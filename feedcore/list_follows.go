@@ -1,0 +1,230 @@
+package feedcore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/rueidis"
+)
+
+// Follower lists: User.followers and User.following, newest follow first.
+//
+// The graph's sets (fg, fr) keep score 0: the fan-out dispatcher pages a
+// big author's followers by member (BYLEX), which needs one score. So the
+// time of each follow is kept beside them (keys.followingTimes,
+// keys.followerTimes): written with the following set by the follow's
+// own script (followAdd, given the import's time or the clock's), copied
+// into the followee's slot by the settle that writes fr (addFollows,
+// from the time the settle read with the record), and removed by the
+// settle that removes fr (removeFollows). A list pages the time set and
+// checks each entry against fg or fr in the same script, so an unfollow
+// whose settle is still to come never shows; fan-out reads neither.
+
+// followTimeCmds time the follow e at at ms (the clock's now when 0: a
+// follow from before times were kept, whose time is then set once):
+// always two writes, the followee's side and, if missing, the follower's.
+func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
+	if at == 0 {
+		at = now
+	}
+	return []rueidis.Completed{
+		s.c.B().Zadd().Key(s.k.followerTimes(e.Followee)).ScoreMember().ScoreMember(float64(at), member(e.Follower)).Build(),
+		s.c.B().Zadd().Key(s.k.followingTimes(e.Follower)).Nx().ScoreMember().ScoreMember(float64(at), member(e.Followee)).Build(),
+	}
+}
+
+// unfollowTimeCmds drop the times of the follow e, gone from the
+// following set.
+func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
+	return []rueidis.Completed{
+		s.c.B().Zrem().Key(s.k.followerTimes(e.Followee)).Member(member(e.Follower)).Build(),
+		s.c.B().Zrem().Key(s.k.followingTimes(e.Follower)).Member(member(e.Followee)).Build(),
+	}
+}
+
+// Followers pages the followers of user as viewer sees them, most recent
+// follow first (ties by id, highest first): first per page
+// (DefaultPageSize when 0), after a cursor of this list. Users separated
+// from the viewer (a block, either way, or the viewer's mute in force)
+// are left out (of the viewer's own lists too); when one stands between
+// the viewer and user, the list is empty. A suspended account is listed: its profile carries no mark
+// (only its posts and sessions do, safety_moderation.go), and reading
+// each user's suspension marker, on its stream shard, would cost a page
+// a round trip.
+func (s *Service) Followers(ctx context.Context, viewer, user ID, first int, after string) (_ *UserPage, err error) {
+	defer wrap(&err, "list the followers of user %d", user)
+	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowers, owner: user, first: first, after: after},
+		s.k.followerTimes(user), s.k.followers(user))
+}
+
+// Following pages the accounts user follows, as Followers does.
+func (s *Service) Following(ctx context.Context, viewer, user ID, first int, after string) (_ *UserPage, err error) {
+	defer wrap(&err, "list the accounts user %d follows", user)
+	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowing, owner: user, first: first, after: after},
+		s.k.followingTimes(user), s.k.following(user))
+}
+
+// followList pages the time set times of q's owner, each entry checked
+// against the graph's set graph, in one round trip with the viewer's
+// separations from the owner and those it has (up to sepPrefetch of each
+// kind); only a viewer with more pays one more, for its separations from
+// the users found.
+func (s *Service) followList(ctx context.Context, q listAt, times, graph string) (*UserPage, error) {
+	now := s.nowMS()
+	users, cursors, more, end, err := readList(ctx, s, q, func(*Item) listScan[ID] {
+		// The viewer's own lists too: a mute leaves the viewer's own
+		// followees out of its following list, as from everything else.
+		gate := q.viewer != 0
+		var first []rueidis.Completed
+		if gate {
+			first = append(s.separationCmds(q.viewer, []ID{q.owner}), s.sepPrefetchCmds(q.viewer, now)...)
+		}
+		var sep *sepSet
+		return listScan[ID]{
+			seek:  func(from *Item, limit int) rueidis.Completed { return s.listSeekCmd(times, graph, "-1", from, limit) },
+			first: first,
+			keep: func(ctx context.Context, first []rueidis.RedisResult, items []Item) ([]*ID, error) {
+				if !gate {
+					return keepAll(ctx, nil, items)
+				}
+				if sep == nil {
+					h, err := s.gateOwner(q, now, first)
+					if err != nil {
+						return nil, err
+					}
+					sep = &h
+				}
+				return keepUnseparated(ctx, *sep, items)
+			},
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return userPage(users, cursors, more, end), nil
+}
+
+// gateOwner reads the first round trip's replies of a list of q's owner
+// (separationCmds' for the owner, then sepPrefetchCmds', sent at now):
+// errNothingShown when the owner is separated from the viewer, else what
+// the page knows of the viewer's separations.
+func (s *Service) gateOwner(q listAt, now int64, first []rueidis.RedisResult) (sepSet, error) {
+	owner, err := parseSeparations(first[:3], []ID{q.owner}, now)
+	if err != nil {
+		return sepSet{}, err
+	}
+	if owner[q.owner] {
+		return sepSet{}, errNothingShown
+	}
+	return s.parseSepPrefetch(first[3:], q.viewer, now)
+}
+
+// keepUnseparated keeps the users of items that nothing in sep separates
+// from the viewer.
+func keepUnseparated(ctx context.Context, sep sepSet, items []Item) ([]*ID, error) {
+	out, _ := keepAll(ctx, nil, items)
+	ids := make([]ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	hidden, err := sep.of(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		if hidden[id] {
+			out[i] = nil
+		}
+	}
+	return out, nil
+}
+
+// errNothingShown: the whole list is kept from the viewer (its owner
+// separated from or hidden from the viewer); collectList answers an
+// empty page.
+var errNothingShown = errors.New("the list is not shown to this viewer")
+
+// rebuildFollowTimes is Rebuild's follow times phase, for users: every
+// follow of their following sets is timed (one made before times were
+// kept gets the rebuild's time, once), its time copied to the followee's
+// side, and the times of follows that are gone are removed from both
+// sides. It runs after the authors phase, which leaves each followers set
+// exactly what the following sets say.
+func (s *Service) rebuildFollowTimes(ctx context.Context, users []ID, st *RebuildStats) error {
+	fgs, err := s.allOf(ctx, s.k.following, users)
+	if err != nil {
+		return err
+	}
+	whole := func(keyOf func(ID) string) func(ID) rueidis.Completed {
+		return func(id ID) rueidis.Completed {
+			return s.c.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Withscores().Build()
+		}
+	}
+	fgts, err := parseEach(s.doMulti(ctx, cmdsFor(users, whole(s.k.followingTimes))...), parseEntries)
+	if err != nil {
+		return err
+	}
+	now := s.nowMS()
+	var cmds []rueidis.Completed
+	for i, u := range users {
+		timed := make(map[ID]int64, len(fgts[i]))
+		for _, it := range fgts[i] {
+			timed[it.ID] = it.TS
+		}
+		follows, err := idsOf(fgs[i])
+		if err != nil {
+			return err
+		}
+		for _, f := range follows {
+			at, ok := timed[f]
+			if !ok {
+				at = 0 // followTimeCmds: now, and the follower's side too
+			}
+			delete(timed, f)
+			cmds = append(cmds, s.followTimeCmds(Edge{Follower: u, Followee: f}, at, now)...)
+			st.FollowTimes++
+		}
+		for f := range timed { // timed, but no longer followed
+			cmds = append(cmds, s.c.B().Zrem().Key(s.k.followingTimes(u)).Member(member(f)).Build())
+			st.Removed++
+		}
+	}
+	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		return err
+	}
+	return s.pruneFollowerTimes(ctx, users, st)
+}
+
+// pruneFollowerTimes removes from users' follower times those no longer
+// in their followers sets.
+func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *RebuildStats) error {
+	frts, err := s.allOf(ctx, s.k.followerTimes, users)
+	if err != nil {
+		return err
+	}
+	var reads []rueidis.Completed
+	var at []int
+	for i, u := range users {
+		if len(frts[i]) > 0 {
+			reads = append(reads, s.c.B().Zmscore().Key(s.k.followers(u)).Member(frts[i]...).Build())
+			at = append(at, i)
+		}
+	}
+	var writes []rueidis.Completed
+	for j, r := range s.doMulti(ctx, reads...) {
+		scores, err := r.ToArray()
+		if err != nil {
+			return err
+		}
+		i := at[j]
+		stale := make([]bool, len(scores))
+		for k, sc := range scores {
+			stale[k] = sc.IsNil()
+		}
+		if cmd, n := s.zremWhere(s.k.followerTimes(users[i]), frts[i], stale); n > 0 {
+			writes = append(writes, cmd)
+			st.Removed += int64(n)
+		}
+	}
+	return firstErr(s.doMulti(ctx, writes...))
+}

@@ -1,0 +1,446 @@
+package feedcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+)
+
+// Lists: a viewer's favorites, an author's posts, a user's followers and
+// followees, the viewer's blocks, mutes and hides (and a post's replies,
+// ListReplies) each page one sorted set of 8-byte members scored by time,
+// newest first, ties by member (id) highest first, as the feeds order
+// their items. A page is one listSeek of the set (in its owner's slot)
+// with the reads that filter it riding in the same pipeline, then what
+// the list's keep reads of the entries found (the posts, through the
+// client-side cache; the viewer's separations from them, only when the
+// viewer has more than the first round trip reads: see Separations). Entries filtered out are read past, doubling the read up to
+// maxBatch for at most maxRounds rounds, and the end cursor advances past
+// everything read, so a page costs Redis work proportional to its size,
+// never to the set's, and a client never gets stuck.
+//
+// Cursors are sealed with the list's kind and owner (Cursor.List, Owner):
+// a cursor opens only the list, of the owner, and for the viewer it was
+// minted for (openListCursor); anything else is INVALID_CURSOR.
+
+// UserPage is one page of a list of users, in list order.
+type UserPage struct {
+	Users       []ID
+	Cursors     []string
+	HasNextPage bool
+	EndCursor   string
+}
+
+// listAt is a request for one page of a list.
+type listAt struct {
+	viewer ID
+	kind   ListKind
+	owner  ID
+	first  int    // 1..MaxPageSize; 0: DefaultPageSize
+	after  string // a cursor of this list; "": from the top
+}
+
+// sealListCursor is the cursor of the entry at of viewer's list kind of
+// owner.
+func (s *Service) sealListCursor(viewer ID, kind ListKind, owner ID, at Item) string {
+	return s.cursors().Seal(Cursor{State: StateTimeline, LastID: at.ID, TS: at.TS, Viewer: viewer, List: kind, Owner: owner})
+}
+
+// openListCursor opens raw, a cursor of viewer's list kind of owner. A
+// cursor of a feed, of another list or owner, or another viewer's is
+// INVALID_CURSOR.
+func (s *Service) openListCursor(ctx context.Context, raw string, viewer ID, kind ListKind, owner ID) (Cursor, error) {
+	c, err := s.openWith(ctx, raw, viewer, (*Sealer).open)
+	if err != nil {
+		return Cursor{}, err
+	}
+	if c.List != kind || c.Owner != owner || c.State != StateTimeline || c.Session != "" {
+		return Cursor{}, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another list or another user's list; request this list's first page without a cursor")
+	}
+	return c, nil
+}
+
+// start checks q's page size and opens its cursor: n, the page size, and
+// the position to read after (nil: the top).
+func (s *Service) start(ctx context.Context, q listAt) (n int, from *Item, err error) {
+	if q.first < 0 || q.first > MaxPageSize {
+		return 0, nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
+	}
+	n = orDefault(q.first)
+	if q.after == "" {
+		return n, nil, nil
+	}
+	c, err := s.openListCursor(ctx, q.after, q.viewer, q.kind, q.owner)
+	if err != nil {
+		return 0, nil, err
+	}
+	it := c.Item()
+	return n, &it, nil
+}
+
+// listScan is how one list is read.
+type listScan[T any] struct {
+	// seek reads up to limit entries after from (nil: the top): a
+	// listSeek call (listSeekCmd).
+	seek func(from *Item, limit int) rueidis.Completed
+	// first are reads sent with the first seek, in its pipeline; their
+	// replies are handed to keep.
+	first []rueidis.Completed
+	// keep returns, for each entry read, what the page shows of it, nil
+	// where the viewer is not to see it.
+	keep func(ctx context.Context, first []rueidis.RedisResult, items []Item) ([]*T, error)
+}
+
+// collectList walks l from position from until it has need entries to
+// show, the list ends, or the read bound is reached. It returns the
+// entries found, how far it read, and whether more may follow.
+func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *Item, need int) ([]entry[T], *Item, bool, error) {
+	var found []entry[T]
+	var first []rueidis.RedisResult
+	cur, batch := from, need
+	for round := 0; round < maxRounds; round++ {
+		cmds := []rueidis.Completed{l.seek(cur, batch)}
+		if round == 0 {
+			cmds = append(cmds, l.first...)
+		}
+		rs := s.doMulti(ctx, cmds...)
+		if round == 0 {
+			first = rs[1:]
+		}
+		items, frontier, err := parseListSeek(rs[0])
+		if err != nil {
+			return nil, nil, false, err
+		}
+		vals, err := l.keep(ctx, first, items)
+		if errors.Is(err, errNothingShown) {
+			return nil, nil, false, nil
+		}
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for i, v := range vals {
+			if v == nil {
+				continue
+			}
+			found = append(found, entry[T]{it: items[i], val: v})
+			if len(found) == need {
+				return found, &items[i], true, nil
+			}
+		}
+		if frontier == nil { // the list ended
+			if len(items) > 0 {
+				cur = &items[len(items)-1]
+			}
+			return found, cur, false, nil
+		}
+		cur = frontier
+		batch = min(2*batch, maxBatch)
+	}
+	return found, cur, true, nil
+}
+
+// listSeek reads the list KEYS[1] after (ARGV[1] score, ARGV[2] member;
+// an empty member starts at the top), up to ARGV[3] entries, newest
+// first, ties by member highest first. With KEYS[2], an entry is kept
+// only if its score there is above ARGV[4] (a member of fr or fg; a
+// mute not ended). It replies {kept entries (flat member, score),
+// frontier}: the frontier is the last entry read when ARGV[3] were (more
+// may follow), else empty.
+//
+// The seek costs O(log n) whatever the ties: it finds the cursor's
+// entry by rank, or, when that entry has gone (an unfollow, an
+// unfavorite), binary-searches the run of entries with the cursor's
+// score for the first below its member.
+var listSeek = newScript(true, luaLess+`
+local key, ts, id, n = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])
+local from = 0
+if id ~= '' then
+  local sc = redis.call('ZSCORE', key, id)
+  if sc and tonumber(sc) == tonumber(ts) then
+    from = redis.call('ZREVRANK', key, id) + 1
+  else
+    local lo = redis.call('ZCOUNT', key, '(' .. ts, '+inf')
+    local hi = lo + redis.call('ZCOUNT', key, ts, ts)
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      if lt(redis.call('ZRANGE', key, mid, mid, 'REV')[1], id) then hi = mid else lo = mid + 1 end
+    end
+    from = lo
+  end
+end
+local got = redis.call('ZRANGE', key, from, from + n - 1, 'REV', 'WITHSCORES')
+local out = {}
+for i = 1, #got, 2 do
+  local keep = #KEYS < 2
+  if not keep then
+    local sc = redis.call('ZSCORE', KEYS[2], got[i])
+    keep = sc and tonumber(sc) > tonumber(ARGV[4])
+  end
+  if keep then add(out, got[i], got[i + 1]) end
+end
+local frontier = {}
+if #got == 2 * n then frontier = {got[#got - 1], got[#got]} end
+return {out, frontier}
+`)
+
+// listSeekCmd is listSeek of the list key from position from, up to
+// limit entries; check, when not "", is the set an entry must score
+// above above in.
+func (s *Service) listSeekCmd(key, check, above string, from *Item, limit int) rueidis.Completed {
+	ts, m := "", ""
+	if from != nil {
+		ts, m = scoreArg(from.TS), member(from.ID)
+	}
+	keys := []string{key}
+	if check != "" {
+		keys = append(keys, check)
+	}
+	return listSeek.cmd(s.c.B(), keys, []string{ts, m, itoa(limit), above})
+}
+
+// parseListSeek reads listSeek's reply: the entries kept, and the
+// frontier (nil at the list's end).
+func parseListSeek(r rueidis.RedisResult) ([]Item, *Item, error) {
+	arr, err := r.ToArray()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read a list: %w", err)
+	}
+	if len(arr) != 2 {
+		return nil, nil, fmt.Errorf("read a list: %d values, want 2", len(arr))
+	}
+	items, err := entriesOf(arr[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	fr, err := entriesOf(arr[1])
+	if err != nil || len(fr) == 0 {
+		return items, nil, err
+	}
+	return items, &fr[0], nil
+}
+
+// sealPage turns what collectList found into a page of at most n entries
+// of q's list: their values and cursors, whether more follow, and the end
+// cursor, which advances past everything read (or to the last entry
+// shown when the next one is already known).
+func sealPage[T any](s *Service, q listAt, n int, found []entry[T], scanned *Item, more bool) (vals []*T, cursors []string, hasNext bool, end string) {
+	seal := func(it Item) string { return s.sealListCursor(q.viewer, q.kind, q.owner, it) }
+	shown := found[:min(n, len(found))]
+	vals, cursors = make([]*T, len(shown)), make([]string, len(shown))
+	for i, e := range shown {
+		vals[i], cursors[i] = e.val, seal(e.it)
+	}
+	switch {
+	case len(found) > n:
+		end = cursors[n-1]
+	case scanned != nil:
+		end = seal(*scanned)
+	default:
+		end = q.after
+	}
+	return vals, cursors, more, end
+}
+
+// postPage is a page of a list of posts (favorites, an author's posts).
+func postPage(q listAt, posts []*Post, cursors []string, hasNext bool, end string) *FeedPage {
+	pg := &FeedPage{Edges: make([]FeedEdge, len(posts)), HasNext: hasNext, HasPrevious: q.after != "", StartCursor: q.after, EndCursor: end}
+	for i, p := range posts {
+		pg.Edges[i] = FeedEdge{Post: p, Cursor: cursors[i]}
+	}
+	if len(cursors) > 0 {
+		pg.StartCursor = cursors[0]
+	}
+	return pg
+}
+
+// userPage is a page of a list of users.
+func userPage(users []*ID, cursors []string, hasNext bool, end string) *UserPage {
+	pg := &UserPage{Users: make([]ID, len(users)), Cursors: cursors, HasNextPage: hasNext, EndCursor: end}
+	for i, u := range users {
+		pg.Users[i] = *u
+	}
+	return pg
+}
+
+// readList reads one page of q's list as l says: the shown values with
+// their cursors, whether more follow, and the end cursor.
+func readList[T any](ctx context.Context, s *Service, q listAt, l func(from *Item) listScan[T]) (vals []*T, cursors []string, hasNext bool, end string, err error) {
+	n, from, err := s.start(ctx, q)
+	if err != nil {
+		return nil, nil, false, "", err
+	}
+	found, scanned, more, err := collectList(ctx, s, l(from), from, n+1)
+	if err != nil {
+		return nil, nil, false, "", err
+	}
+	vals, cursors, hasNext, end = sealPage(s, q, n, found, scanned, more)
+	return vals, cursors, hasNext, end, nil
+}
+
+// Separations: what keeps a user's entries out of the viewer's lists,
+// the feeds' rule (DESIGN): nothing of a user a block separates from the
+// viewer, either way, or whom the viewer mutes (a mute in force: one that
+// has ended counts as gone at once, whatever the settle has pruned), and,
+// in lists of posts, nothing of an author who hides its posts from the
+// viewer.
+//
+// Lists of posts read the viewer's hidden authors (keys.hiddenAuthors,
+// hx), the set the feeds read, which says exactly that: each author so
+// kept from the viewer with when that ends (relationForever for a block
+// or a hide). Lists of users read the records instead (bk, the mirror bb,
+// and the mute ends mue): hx cannot tell a hide from a block, and a hide
+// is kept from its target, so a user who hides its posts from the viewer
+// stays in the viewer's lists of users (its posts do not), where its
+// leaving would tell.
+//
+// A list's first round trip reads up to sepPrefetch of each of those
+// sets (hiddenPrefetchCmds, sepPrefetchCmds): a viewer in none (most) or
+// in a few (some mutes, a block or two) then pays nothing more, and only
+// one in more pays one round trip a page, for the entries it found.
+
+// sepPrefetch bounds how much of each of the viewer's separation sets a
+// list's first round trip reads.
+const sepPrefetch = 64
+
+// sepSet is what a page knows of the users separated from its viewer:
+// those read, whether they are all of them, and else how to read whether
+// given users are (one round trip).
+type sepSet struct {
+	users    map[ID]bool
+	complete bool
+	read     func(ctx context.Context, users []ID) (map[ID]bool, error)
+}
+
+// of returns which of users are separated from the viewer: from the set
+// when it holds them all, else read.
+func (h sepSet) of(ctx context.Context, users []ID) (map[ID]bool, error) {
+	if h.complete || len(users) == 0 {
+		return h.users, nil
+	}
+	return h.read(ctx, users)
+}
+
+// prefetchCmd reads up to sepPrefetch members of key scored above min.
+func (s *Service) prefetchCmd(key, min string) rueidis.Completed {
+	return s.c.B().Zrange().Key(key).Min(min).Max("+inf").Byscore().Limit(0, sepPrefetch).Build()
+}
+
+// parsePrefetch reads prefetchCmds' replies into a sepSet falling back to
+// read when one of the sets may hold more.
+func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []ID) (map[ID]bool, error)) (sepSet, error) {
+	h := sepSet{users: map[ID]bool{}, complete: true, read: read}
+	for _, r := range rs {
+		ms, err := r.AsStrSlice()
+		if err != nil {
+			return sepSet{}, fmt.Errorf("read separations: %w", err)
+		}
+		ids, err := idsOf(ms)
+		if err != nil {
+			return sepSet{}, err
+		}
+		h.complete = h.complete && len(ids) < sepPrefetch
+		for _, id := range ids {
+			h.users[id] = true
+		}
+	}
+	return h, nil
+}
+
+// hiddenPrefetchCmds read, for a list of posts, the authors hidden from
+// viewer after now (ms); parseHiddenPrefetch reads the replies.
+func (s *Service) hiddenPrefetchCmds(viewer ID, now int64) []rueidis.Completed {
+	return []rueidis.Completed{s.prefetchCmd(s.k.hiddenAuthors(viewer), "("+scoreArg(now))}
+}
+
+// parseHiddenPrefetch reads hiddenPrefetchCmds' replies, sent at now.
+func (s *Service) parseHiddenPrefetch(rs []rueidis.RedisResult, viewer ID, now int64) (sepSet, error) {
+	return parsePrefetch(rs, func(ctx context.Context, authors []ID) (map[ID]bool, error) {
+		return parseHidden(s.do(ctx, s.hiddenCmd(viewer, authors)), authors, now)
+	})
+}
+
+// hiddenCmd reads when each of authors (not empty) stops being hidden
+// from viewer; parseHidden reads the reply.
+func (s *Service) hiddenCmd(viewer ID, authors []ID) rueidis.Completed {
+	return s.c.B().Zmscore().Key(s.k.hiddenAuthors(viewer)).Member(members(authors)...).Build()
+}
+
+// parseHidden reads hiddenCmd's reply: the authors hidden after now (ms).
+func parseHidden(r rueidis.RedisResult, authors []ID, now int64) (map[ID]bool, error) {
+	out := map[ID]bool{}
+	if err := inForceOf(r, authors, now, out); err != nil {
+		return nil, fmt.Errorf("read hidden authors: %w", err)
+	}
+	return out, nil
+}
+
+// inForceOf marks in out the users whose score in a ZMSCORE reply r (in
+// the order of users) is above now: a relation, scored by its end, in
+// force. now below 0 takes every score.
+func inForceOf(r rueidis.RedisResult, users []ID, now int64, out map[ID]bool) error {
+	scores, err := r.ToArray()
+	if err != nil {
+		return err
+	}
+	for i, sc := range scores {
+		if sc.IsNil() || i >= len(users) {
+			continue
+		}
+		if until, err := sc.AsFloat64(); err != nil {
+			return err
+		} else if until > float64(now) {
+			out[users[i]] = true
+		}
+	}
+	return nil
+}
+
+// sepPrefetchCmds read, for a list of users, the users a block separates
+// from viewer, either way, and those it mutes after now (ms);
+// parseSepPrefetch reads the replies.
+func (s *Service) sepPrefetchCmds(viewer ID, now int64) []rueidis.Completed {
+	return []rueidis.Completed{
+		s.prefetchCmd(s.k.blocks(viewer), "-inf"),
+		s.prefetchCmd(s.k.blockedBy(viewer), "-inf"),
+		s.prefetchCmd(s.k.muteEnds(viewer), "("+scoreArg(now)),
+	}
+}
+
+// parseSepPrefetch reads sepPrefetchCmds' replies, sent at now.
+func (s *Service) parseSepPrefetch(rs []rueidis.RedisResult, viewer ID, now int64) (sepSet, error) {
+	return parsePrefetch(rs, func(ctx context.Context, users []ID) (map[ID]bool, error) {
+		return parseSeparations(s.doMulti(ctx, s.separationCmds(viewer, users)...), users, now)
+	})
+}
+
+// separationCmds read whether a block stands between viewer and each of
+// users, or viewer mutes it; parse the replies with parseSeparations.
+// users must not be empty.
+func (s *Service) separationCmds(viewer ID, users []ID) []rueidis.Completed {
+	ms := members(users)
+	return []rueidis.Completed{
+		s.c.B().Zmscore().Key(s.k.blocks(viewer)).Member(ms...).Build(),
+		s.c.B().Zmscore().Key(s.k.blockedBy(viewer)).Member(ms...).Build(),
+		s.c.B().Zmscore().Key(s.k.muteEnds(viewer)).Member(ms...).Build(),
+	}
+}
+
+// parseSeparations reads separationCmds' replies, sent at now (ms): the
+// users separated from the viewer.
+func parseSeparations(rs []rueidis.RedisResult, users []ID, now int64) (map[ID]bool, error) {
+	out := map[ID]bool{}
+	for i, what := range []string{"blocks", "blocks", "mutes"} {
+		at := int64(-1) // a block's score is when it was made: any counts
+		if what == "mutes" {
+			at = now
+		}
+		if err := inForceOf(rs[i], users, at, out); err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,131 @@
+package feedcore
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/redisstore/storetest"
+)
+
+// A list cursor opens only the list, owner and viewer it was minted for;
+// feed cursors keep their spelling (version 1) and open no list, and a
+// list cursor opens no feed.
+func TestListCursorsAreBound(t *testing.T) {
+	s := newService(t, storetest.New(t), Options{})
+	ctx := context.Background()
+	at := Item{TS: 1_700_000_000_000, ID: 42}
+	raw := s.sealListCursor(7, ListFollowers, 9, at)
+	c, err := s.openListCursor(ctx, raw, 7, ListFollowers, 9)
+	if err != nil || c.Item() != at || c.List != ListFollowers || c.Owner != 9 {
+		t.Fatalf("open(seal) = %+v, %v", c, err)
+	}
+	feed := s.cursors().Seal(Cursor{State: StateTimeline, LastID: 5, TS: 1, Viewer: 7})
+	for _, tc := range []struct {
+		what   string
+		raw    string
+		viewer ID
+		kind   ListKind
+		owner  ID
+	}{
+		{"another viewer", raw, 8, ListFollowers, 9},
+		{"another kind (following)", raw, 7, ListFollowing, 9},
+		{"another owner", raw, 7, ListFollowers, 10},
+		{"another kind (favorites)", raw, 7, ListFavorites, 9},
+		{"a feed cursor", feed, 7, ListFollowers, 9},
+		{"a feed cursor as the viewer's favorites", feed, 7, ListFavorites, 7},
+		{"a replies cursor", s.sealListCursor(7, ListReplies, 9, at), 7, ListFollowers, 9},
+		{"with replies vs without", s.sealListCursor(7, ListAuthorPostsWithReplies, 9, at), 7, ListAuthorPosts, 9},
+		{"garbage", "not-a-cursor", 7, ListFollowers, 9},
+	} {
+		if _, err := s.openListCursor(ctx, tc.raw, tc.viewer, tc.kind, tc.owner); CodeOf(err) != apierr.InvalidCursor {
+			t.Errorf("%s: err = %v, want INVALID_CURSOR", tc.what, err)
+		}
+	}
+	if _, err := s.openCursor(ctx, raw, 7); CodeOf(err) != apierr.InvalidCursor {
+		t.Errorf("a list cursor opening a feed: err = %v, want INVALID_CURSOR", err)
+	}
+	if got, err := s.openCursor(ctx, feed, 7); err != nil || got.List != ListFeed || got.Owner != 0 {
+		t.Errorf("a feed cursor: %+v, %v", got, err)
+	}
+	// Feed cursors are spelled as before lists existed: version 1, state,
+	// session, id, time, viewer, MAC; a list's is version 2.
+	body := func(raw string) []byte {
+		b, err := base64.RawURLEncoding.DecodeString(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b[:len(b)-macLen]
+	}
+	if got := body(s.cursors().Seal(Cursor{State: StateTimeline, LastID: 1, TS: 2, Viewer: 7})); !bytes.Equal(got, []byte{1, 1, 0, 1, 4, 7}) {
+		t.Errorf("a feed cursor's body is now %v", got)
+	}
+	if got := body(s.sealListCursor(7, ListFollowers, 9, Item{TS: 2, ID: 1})); !bytes.Equal(got, []byte{2, 1, 0, 1, 4, 7, byte(ListFollowers), 9}) {
+		t.Errorf("a list cursor's body is %v", got)
+	}
+}
+
+// listSeek pages a list whose entries share few scores, while entries
+// go (the one a cursor points at among them), without a duplicate or a
+// gap, whatever the page size: a cursor whose entry is gone finds its
+// place among the ties by value.
+func TestListSeekAcrossTies(t *testing.T) {
+	s := newService(t, storetest.New(t), Options{})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	key := s.k.favorites(1)
+	var all []Item
+	for i := range 300 {
+		it := Item{TS: int64(1000 + rng.IntN(4)), ID: ID(1+rng.IntN(1<<20))<<8 | ID(i)}
+		all = append(all, it)
+		if err := s.do(ctx, s.c.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.SortFunc(all, func(a, b Item) int {
+		if a.Before(b) {
+			return -1
+		}
+		return 1
+	})
+	for _, n := range []int{1, 3, 7, 50} {
+		t.Run(fmt.Sprint("first=", n), func(t *testing.T) {
+			var got, gone []Item
+			var from *Item
+			defer func() { // put back what went, for the next page size
+				for _, it := range gone {
+					s.do(ctx, s.c.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+				}
+			}()
+			for pages := 0; ; pages++ {
+				if pages > 400 {
+					t.Fatal("the list does not end")
+				}
+				items, frontier, err := parseListSeek(s.do(ctx, s.listSeekCmd(key, "", "", from, n)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, items...)
+				if frontier == nil {
+					break
+				}
+				last := *frontier
+				from = &last
+				// Now and then the entry the cursor points at goes: the
+				// next page must find its place among the ties by value.
+				if rng.IntN(3) == 0 {
+					s.do(ctx, s.c.B().Zrem().Key(key).Member(member(last.ID)).Build())
+					gone = append(gone, last)
+				}
+			}
+			if !slices.Equal(got, all) {
+				t.Fatalf("paged %d entries, want %d, in order, once each", len(got), len(all))
+			}
+		})
+	}
+}

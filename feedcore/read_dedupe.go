@@ -1,0 +1,223 @@
+package feedcore
+
+import "context"
+
+// Never the same post twice (Mastodon's REBLOG_FALLOFF). Call F the
+// viewer's feed as every other rule leaves it (read_items.go), in feed
+// order. An item of F shows a post: its own, or a repost's original. A
+// repost is left out when one of the repostFalloff items of F that follow
+// it (older) shows the same post: the original, or another repost of it.
+// Those were the newest when it arrived, so of reposts that come close
+// together the first one shows; one of an older post, past the window,
+// shows, and the original stays where it is further down. Posts are never
+// left out.
+//
+// It is decided at read time over F, so an inbox reader and a reader
+// merged on read, who read the same F, see the same thing; when the shown
+// one is taken back or its original deleted, the next read shows the
+// hidden one in its place. A decision depends only on the items older
+// than the repost, which new items (newer) do not change: a page paged to
+// later agrees with the pages before it, and a cursor, which moves only
+// toward older items, yields an item once.
+//
+// A page toward older items looks repostFalloff items of F past its last
+// repost; a page toward newer items looks that far behind its cursor. The
+// look is bounded by the read bound (maxRounds, maxBatch): a window the
+// bound cuts short is decided on the part read.
+
+// repostFalloff is how many items after a repost (older) are searched for
+// the post it shows.
+const repostFalloff = 40
+
+// deduper decides, item by item of F in scan order, which are shown.
+type deduper struct {
+	o     scanOrder
+	n     int               // the page's size
+	found []entry[feedItem] // shown, in scan order (older: then the first item of F after the n-th)
+	seen  int               // items of F so far
+	// Toward older items a repost is decided once repostFalloff items of
+	// F follow it; pend holds the items of F not yet passed on, in order.
+	pend []pending
+	// Toward newer items a repost is decided at once by the originals of
+	// the repostFalloff items before it (older), oldest first; behind
+	// says the items older than the cursor are in it.
+	recent []ID
+	behind bool
+}
+
+// pending is an item of F waiting for its decision (older pages).
+type pending struct {
+	e       entry[feedItem]
+	idx     int // its place in F
+	decided bool
+	hidden  bool
+}
+
+func newDeduper(o scanOrder, n int) *deduper { return &deduper{o: o, n: n} }
+
+// add takes the next item of F in scan order.
+func (d *deduper) add(e entry[feedItem]) {
+	idx := d.seen
+	d.seen++
+	if d.o == newer {
+		shown := e.val.repost == nil || !containsID(d.recent, e.val.original())
+		d.recent = append(d.recent, e.val.original())
+		if len(d.recent) > repostFalloff {
+			d.recent = d.recent[1:]
+		}
+		if shown {
+			d.found = append(d.found, e)
+		}
+		return
+	}
+	for j := len(d.pend) - 1; j >= 0 && idx-d.pend[j].idx <= repostFalloff; j-- {
+		if p := &d.pend[j]; !p.decided && p.e.val.original() == e.val.original() {
+			p.decided, p.hidden = true, true
+		}
+	}
+	d.pend = append(d.pend, pending{e: e, idx: idx, decided: e.val.repost == nil})
+	for j := range d.pend {
+		if p := &d.pend[j]; !p.decided && idx-p.idx >= repostFalloff {
+			p.decided = true
+		}
+	}
+	d.pass(false)
+}
+
+// pass moves the decided items at the head of pend to found: all of them
+// with all set, else until the page holds n.
+func (d *deduper) pass(all bool) {
+	for len(d.pend) > 0 && (all || len(d.found) < d.n) {
+		p := d.pend[0]
+		if !p.decided && !all {
+			return
+		}
+		if !p.hidden {
+			d.found = append(d.found, p.e)
+		}
+		d.pend = d.pend[1:]
+	}
+}
+
+// done reports whether the page is decided: n items shown and more known
+// to follow. Toward older items, any item of F after the n-th shown one
+// means a shown one follows (a repost left out has an item after it that
+// shows the same post; the last of such a chain shows), so that one item
+// stands in for the next page's first.
+func (d *deduper) done() bool {
+	if d.o == newer {
+		return len(d.found) > d.n
+	}
+	if len(d.found) == d.n && len(d.pend) > 0 {
+		d.found = append(d.found, d.pend[0].e)
+		return true
+	}
+	return false
+}
+
+// end decides what is still pending on what was read: the feed ended, or
+// the read bound was reached.
+func (d *deduper) end() {
+	for j := range d.pend {
+		d.pend[j].decided = true
+	}
+	d.pass(true)
+}
+
+// needsBehind reports whether a page toward newer items must read the
+// items of F older than its cursor before it decides e.
+func (d *deduper) needsBehind(e *feedItem) bool {
+	return d.o == newer && !d.behind && e.repost != nil && d.seen < repostFalloff
+}
+
+// setBehind takes the items of F older than the cursor, closest first.
+func (d *deduper) setBehind(older []entry[feedItem]) {
+	d.behind = true
+	keys := make([]ID, 0, len(older)+len(d.recent))
+	for i := len(older) - 1; i >= 0; i-- {
+		keys = append(keys, older[i].val.original())
+	}
+	keys = append(keys, d.recent...)
+	d.recent = keys[max(0, len(keys)-repostFalloff):]
+}
+
+func containsID(ids []ID, id ID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// collectFeed walks the viewer's feed from pos in order o until a page of
+// n items is decided (see deduper), the feed ends or the read bound is
+// reached. It returns the items shown (more than n when the page is full:
+// the next one, or its stand-in, is at n), how far it read, and whether
+// more may follow. Each round loads what it scanned at once (two cached
+// reads: the items, then what their reposts and replies need), so a cold
+// page pays those two round trips once, and a warm one none.
+func (s *Service) collectFeed(ctx context.Context, v *view, o scanOrder, pos *Item, n int) ([]entry[feedItem], *Item, bool, error) {
+	d := newDeduper(o, n)
+	cur, batch := pos, firstBatch(o, n)
+	for round := 0; round < maxRounds; round++ {
+		items, next, err := s.scan(ctx, v, o, cur, batch)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		vals, err := s.visibleItems(ctx, v, items)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for i, val := range vals {
+			if val == nil {
+				continue
+			}
+			if d.needsBehind(val) {
+				if err := s.lookBehind(ctx, v, pos, d); err != nil {
+					return nil, nil, false, err
+				}
+			}
+			d.add(entry[feedItem]{it: items[i], val: val})
+			if d.done() {
+				return d.found, &items[i], true, nil
+			}
+		}
+		if len(items) > 0 {
+			cur = &items[len(items)-1]
+		}
+		if next == nil {
+			d.end()
+			return d.found, cur, len(d.found) > n, nil
+		}
+		cur = next
+		batch = min(2*batch, maxBatch)
+	}
+	d.end()
+	return d.found, cur, true, nil
+}
+
+// firstBatch is how many entries a page of n reads first (and the view's
+// speculative seek with it): toward older items, the page and the window
+// of a repost on it, and a quarter of a window more for the items the
+// rules leave out (replies to strangers, mostly), so a warm page with
+// reposts and replies decides in one read. Past that, filtering reads on
+// as it always did.
+func firstBatch(o scanOrder, n int) int {
+	if o == older {
+		return n + 1 + repostFalloff + repostFalloff/4
+	}
+	return n + 1
+}
+
+// lookBehind gives d the repostFalloff items of F at and older than the
+// cursor pos of a page toward newer items.
+func (s *Service) lookBehind(ctx context.Context, v *view, pos *Item, d *deduper) error {
+	from := Item{TS: pos.TS, ID: pos.ID + 1} // the cursor's own item is the first of them
+	behind, _, _, err := collect(ctx, s, v, older, &from, repostFalloff, s.visibleItems)
+	if err != nil {
+		return err
+	}
+	d.setBehind(behind)
+	return nil
+}

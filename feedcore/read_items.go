@@ -1,0 +1,188 @@
+package feedcore
+
+import (
+	"context"
+
+	"github.com/redis/rueidis"
+)
+
+// A following feed's items are posts, replies and reposts. Which of them
+// a viewer may see is decided at read time, the same way whichever path
+// (the inbox, or outboxes merged on read) brought them:
+//
+//   - every item: not deleted, its author not suspended, by the viewer
+//     or by an author not skipped (recent unfollows, followees hidden
+//     until their clean-up) whose text no keyword filter of the viewer
+//     matches;
+//   - a repost: its original is not deleted, its author not suspended and
+//     not hidden from the viewer (blocks either way, the viewer's mutes,
+//     hides), and its text no filter of the viewer matches (unless the
+//     viewer wrote it);
+//   - a reply (Mastodon's rule): by the viewer, or to the viewer's post,
+//     or to its own author's (a thread), or to an author the viewer
+//     follows and does not hide.
+//
+// What an item needs besides its own hash is read in one more step, all
+// of it through the client-side cache: the originals of its reposts, and
+// whether the viewer follows, or hides, the authors they name (a ZSCORE of
+// the viewer's following set or hidden authors per author). A warm page
+// finds it all cached and pays no round trip for it; a write to the
+// viewer's sets or a delete of an original invalidates the copies.
+
+// feedItem is an item a page may show: post is what its edge shows (the
+// post, or a repost's original), repost the repost's record (nil for a
+// post).
+type feedItem struct {
+	post   *Post
+	repost *Post
+}
+
+// original is the post the item shows, whose id counts for dedupe.
+func (f *feedItem) original() ID { return f.post.ID }
+
+// linkReads is what the items of a page need read besides their hashes.
+type linkReads struct {
+	posts   []ID // originals of reposts
+	follows []ID // authors replied to: does the viewer follow them?
+	hidden  []ID // authors of originals and of posts replied to: hidden from the viewer?
+}
+
+// links is what linkReads read.
+type links struct {
+	posts   map[ID]*Post
+	follows map[ID]bool
+	hidden  map[ID]bool
+}
+
+// visibleItems loads the items and keeps those the viewer may see (nil
+// for the others), in at most two cached reads: the items' hashes (with
+// the view's pending writes riding along), then what reposts and replies
+// among them need.
+func (s *Service) visibleItems(ctx context.Context, v *view, items []Item) ([]*feedItem, error) {
+	ids := make([]ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	ps, err := s.cachedPostsWith(ctx, v.extra, ids)
+	v.extra = nil
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*feedItem, len(items))
+	var ask linkReads
+	for i, p := range ps {
+		if p == nil || p.Deleted || p.AuthorSuspended || p.CreatedAt.UnixMilli() != items[i].TS ||
+			(p.Author != v.viewer && (v.skip[p.Author] || v.filtered(p.Text))) {
+			continue
+		}
+		out[i] = &feedItem{post: p}
+		switch {
+		case p.IsRepost():
+			ask.posts = append(ask.posts, p.RepostOf)
+			if p.RepostOfAuthor != v.viewer {
+				ask.hidden = append(ask.hidden, p.RepostOfAuthor)
+			}
+		case p.ReplyTo != 0 && !replyShownAlways(v.viewer, p):
+			ask.follows = append(ask.follows, p.ReplyToAuthor)
+			ask.hidden = append(ask.hidden, p.ReplyToAuthor)
+		}
+	}
+	if len(ask.posts)+len(ask.follows)+len(ask.hidden) == 0 {
+		return out, nil
+	}
+	l, err := s.readLinks(ctx, v.viewer, ask)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range out {
+		switch p := f.pointer(); {
+		case p == nil:
+		case p.IsRepost():
+			o := l.posts[p.RepostOf]
+			if o == nil || o.Deleted || o.AuthorSuspended || o.IsRepost() || o.Author == 0 ||
+				(o.Author != v.viewer && (l.hidden[o.Author] || v.filtered(o.Text))) {
+				out[i] = nil
+			} else {
+				out[i] = &feedItem{post: o, repost: p}
+			}
+		case p.ReplyTo != 0 && !replyShownAlways(v.viewer, p):
+			if !l.follows[p.ReplyToAuthor] || l.hidden[p.ReplyToAuthor] {
+				out[i] = nil
+			}
+		}
+	}
+	return out, nil
+}
+
+// pointer is the item's post, nil for a nil item.
+func (f *feedItem) pointer() *Post {
+	if f == nil {
+		return nil
+	}
+	return f.post
+}
+
+// replyShownAlways reports whether the reply p is shown to viewer
+// whatever the viewer follows: the viewer wrote it, it answers the
+// viewer, or it answers its own author (a thread).
+func replyShownAlways(viewer ID, p *Post) bool {
+	return p.Author == viewer || p.ReplyToAuthor == viewer || p.ReplyToAuthor == p.Author
+}
+
+// readLinks reads what ask names, through the client-side cache, in one
+// round trip when anything is not cached.
+func (s *Service) readLinks(ctx context.Context, viewer ID, ask linkReads) (*links, error) {
+	ask.follows, ask.hidden = distinct(ask.follows), distinct(ask.hidden)
+	cmds := s.cachedPostCmds(ask.posts)
+	score := func(key string) func(ID) rueidis.CacheableTTL {
+		return func(u ID) rueidis.CacheableTTL {
+			return rueidis.CT(s.c.B().Zscore().Key(key).Member(member(u)).Cache().ToStaticTTL(), postTTL)
+		}
+	}
+	cmds = append(cmds, cmdsFor(ask.follows, score(s.k.following(viewer)))...)
+	cmds = append(cmds, cmdsFor(ask.hidden, score(s.k.hiddenAuthors(viewer)))...)
+	rs := s.c.DoMultiCache(ctx, cmds...)
+	l := &links{posts: make(map[ID]*Post, len(ask.posts)), follows: make(map[ID]bool, len(ask.follows)),
+		hidden: make(map[ID]bool, len(ask.hidden))}
+	for i, id := range ask.posts {
+		p, err := cachedPost(id, rs[i])
+		if err != nil {
+			return nil, err
+		}
+		l.posts[id] = p
+	}
+	rs = rs[len(ask.posts):]
+	for i, u := range ask.follows {
+		ok, err := isMember(rs[i])
+		if err != nil {
+			return nil, err
+		}
+		l.follows[u] = ok
+	}
+	rs = rs[len(ask.follows):]
+	now := s.nowMS()
+	for i, u := range ask.hidden {
+		until, err := rs[i].AsFloat64()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return nil, err
+		}
+		l.hidden[u] = err == nil && int64(until) > now // an ended mute hides no more
+	}
+	return l, nil
+}
+
+// distinct is ids without repeats, in first-seen order.
+func distinct(ids []ID) []ID {
+	if len(ids) < 2 {
+		return ids
+	}
+	seen := make(map[ID]bool, len(ids))
+	out := ids[:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package feedcore
+
+import (
+	"context"
+	"math"
+
+	"github.com/feedd/feedd/apierr"
+)
+
+// A post's replies are paged oldest first, as a conversation reads, from
+// the parent's set of replies (keys.replies), with the seek that pages a
+// feed toward newer items. A page shows the replies the viewer may see:
+// live, their authors not suspended and not hidden from the viewer
+// (blocks either way, its mutes, hides), read through the client-side
+// cache. Replies left out
+// are read past within the read bound, and the end cursor advances past
+// everything read.
+//
+// A cursor is sealed as a list's, of kind ListReplies and owned by the
+// parent (list_page.go), so it opens only the replies of the post it was
+// minted for, for the viewer it was minted for.
+
+// repliesStart is where a first page of replies seeks from: before every
+// reply (scores are times, never negative; a deleted reply's -1 ties
+// below every member).
+var repliesStart = Item{TS: -1, ID: math.MaxUint64}
+
+// Replies returns a page of the replies of post as viewer sees them,
+// oldest first: first of them (DefaultPageSize when 0), after the cursor
+// after.
+func (s *Service) Replies(ctx context.Context, viewer, post ID, first int, after string) (_ *FeedPage, err error) {
+	defer wrap(&err, "replies of post %d", post)
+	if first < 0 || first > MaxPageSize {
+		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
+	}
+	n := orDefault(first)
+	pos := repliesStart
+	if after != "" {
+		c, err := s.openListCursor(ctx, after, viewer, ListReplies, post)
+		if err != nil {
+			return nil, err
+		}
+		pos = c.Item()
+	}
+	found, scanned, more, err := s.collectReplies(ctx, viewer, post, pos, n+1)
+	if err != nil {
+		return nil, err
+	}
+	seal := func(it Item) string { return s.sealListCursor(viewer, ListReplies, post, it) }
+	shown := found[:min(n, len(found))]
+	pg := &FeedPage{Edges: make([]FeedEdge, len(shown)), HasNext: more, HasPrevious: after != "", StartCursor: after}
+	for i, e := range shown {
+		pg.Edges[i] = FeedEdge{Post: e.val, Cursor: seal(e.it)}
+	}
+	if len(shown) > 0 {
+		pg.StartCursor = pg.Edges[0].Cursor
+	}
+	// The end advances past everything read, or to the last edge when
+	// the next reply shown is already known.
+	switch {
+	case len(found) > n:
+		pg.EndCursor = seal(found[n-1].it)
+	case scanned != nil && *scanned != repliesStart:
+		pg.EndCursor = seal(*scanned)
+	default:
+		pg.EndCursor = after
+	}
+	return pg, nil
+}
+
+// collectReplies reads the replies of post after pos, oldest first, until
+// it has need the viewer may see, the replies end or the read bound is
+// reached: those found, how far it read, and whether more may follow.
+func (s *Service) collectReplies(ctx context.Context, viewer, post ID, pos Item, need int) ([]entry[Post], *Item, bool, error) {
+	var found []entry[Post]
+	cur, batch := &pos, need
+	src := source{key: s.k.replies(post)}
+	for round := 0; round < maxRounds; round++ {
+		items, _, err := parseSeek(s.do(ctx, s.seekCmd(newer, src, cur, batch)))
+		if err != nil {
+			return nil, nil, false, err
+		}
+		vals, err := s.visibleReplies(ctx, viewer, post, items)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for i, p := range vals {
+			if p == nil {
+				continue
+			}
+			found = append(found, entry[Post]{it: items[i], val: p})
+			if len(found) == need {
+				return found, &items[i], true, nil
+			}
+		}
+		if len(items) > 0 {
+			cur = &items[len(items)-1]
+		}
+		if len(items) < batch {
+			return found, cur, false, nil
+		}
+		batch = min(2*batch, maxBatch)
+	}
+	return found, cur, true, nil
+}
+
+// visibleReplies loads the replies at items and keeps those viewer may
+// see (nil for the others).
+func (s *Service) visibleReplies(ctx context.Context, viewer, post ID, items []Item) ([]*Post, error) {
+	ps, err := s.CachedPosts(ctx, cmdsFor(items, func(it Item) ID { return it.ID }))
+	if err != nil {
+		return nil, err
+	}
+	var ask linkReads
+	for i, p := range ps {
+		if p == nil || p.Deleted || p.AuthorSuspended || p.ReplyTo != post || p.CreatedAt.UnixMilli() != items[i].TS {
+			ps[i] = nil
+		} else if viewer != 0 && p.Author != viewer {
+			ask.hidden = append(ask.hidden, p.Author)
+		}
+	}
+	if len(ask.hidden) == 0 {
+		return ps, nil
+	}
+	l, err := s.readLinks(ctx, viewer, ask)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		if p != nil && l.hidden[p.Author] {
+			ps[i] = nil
+		}
+	}
+	return ps, nil
+}

@@ -1,0 +1,590 @@
+package feedcore
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/feedd/feedd/apierr"
+)
+
+// Keyword filters: posts and live sessions whose text or title matches one
+// of a viewer's keywords (safety_keyword_match.go) leave the viewer's
+// feeds; its own posts stay.
+//
+// The filters are a record in the viewer's slot: the hash kf of filter id
+// to "w created expires keyword" (w 1 for whole word, times in ms, expires
+// 0 for never), and beside it kfv, a token of 8 random bytes that every
+// change replaces (so it never repeats, even after a restored or rebuilt
+// Redis; it is deleted with the last filter). A page's first round trip
+// sends the token of the set this replica has compiled for the viewer
+// (luaKeywordView, in the script that reads the viewer's relations,
+// safety_filter.go) and gets back only the token when it is the current one,
+// the whole list when it is not: a change applies to the next page on
+// every replica, no replica keeps a stale copy, no page pays a round trip
+// for it, and a warm page pays a few bytes. Compiled sets are kept in a
+// bounded LRU per process (Service.keywords).
+//
+// A filter's id is derived from its owner and its normalized keyword
+// (keywordFilterID): adding a keyword the viewer already filters, in any
+// spelling that normalizes the same, updates that filter (wholeWord and
+// expiresAt; createdAt stays) and returns it, rather than adding a second.
+// An expired filter stops applying at once (every check compares its end
+// with the service clock), is not listed or found, does not count toward
+// the limit, and is pruned by the viewer's next add.
+
+// The limits of keyword filters.
+const (
+	MaxKeywordFilters = 100 // filters per viewer, expired ones not counted
+	MaxKeywordLen     = 100 // characters of a keyword, once trimmed
+	// maxKeywordBytes bounds a keyword once normalized, which may be longer
+	// than as given (NFKC spells out some characters: "㍿" is four):
+	// what MaxKeywordLen characters take at most in UTF-8. It bounds what
+	// one compiled filter holds in memory.
+	maxKeywordBytes = 4 * MaxKeywordLen
+	// keywordSets is how many viewers' compiled filters a process keeps
+	// (viewers without filters take no room): at most about 50 KB each
+	// (100 filters of maxKeywordBytes), a few hundred bytes for a typical
+	// viewer.
+	keywordSets = 4096
+)
+
+// KeywordFilter is one of a user's keyword filters.
+type KeywordFilter struct {
+	ID        ID
+	User      ID // whose filter it is
+	Keyword   string
+	WholeWord bool
+	ExpiresAt *time.Time // nil: never
+	CreatedAt time.Time
+}
+
+// keywordFilterID is the id of owner's filter of the normalized keyword
+// word: 63 bits of a SHA-256, never 0.
+func keywordFilterID(owner ID, word string) ID {
+	h := sha256.New()
+	h.Write(binary.BigEndian.AppendUint64(nil, owner))
+	h.Write([]byte(word))
+	id := binary.BigEndian.Uint64(h.Sum(nil)) >> 1
+	return max(id, 1)
+}
+
+// newKeywordVersion is a fresh version token for a viewer's filters.
+func newKeywordVersion() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return string(b[:])
+}
+
+// luaKeywordExpires: expires(rec) is a record's end (ms, 0 for none), and
+// expired(rec, now) whether it has passed.
+const luaKeywordExpires = `
+local function expires(rec) return tonumber(string.match(rec, '^%d+ %d+ (%d+) ')) or 0 end
+local function expired(rec, now) local e = expires(rec); return e > 0 and e <= now end
+`
+
+// keywordAdd adds or updates filter ARGV[1] in the filters KEYS[1]
+// (record "ARGV[3] created ARGV[4] ARGV[8]") and sets the version KEYS[2]
+// to ARGV[7]. Filters expired at ARGV[2] (ms) are pruned first; a new
+// filter is created at ARGV[5], unless ARGV[6] others are in force
+// already: then nothing changes and it replies -1. An existing one keeps
+// its creation time. Replies the filter's creation time.
+var keywordAdd = newScript(false, luaKeywordExpires+`
+local now, n, created = tonumber(ARGV[2]), 0, nil
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if expired(all[i + 1], now) then
+    redis.call('HDEL', KEYS[1], all[i])
+  else
+    n = n + 1
+    if all[i] == ARGV[1] then created = string.match(all[i + 1], '^%d+ (%d+) ') end
+  end
+end
+if not created then
+  if n >= tonumber(ARGV[6]) then return -1 end
+  created = ARGV[5]
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3] .. ' ' .. created .. ' ' .. ARGV[4] .. ' ' .. ARGV[8])
+redis.call('SET', KEYS[2], ARGV[7])
+return tonumber(created)
+`)
+
+// keywordRemove removes filter ARGV[1] from the filters KEYS[1] and sets
+// the version KEYS[2] to ARGV[3] (deletes it with the last filter).
+// Replies 1, or 0 when there was no such filter in force at ARGV[2] (ms).
+var keywordRemove = newScript(false, luaKeywordExpires+`
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if not rec then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+if redis.call('HLEN', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[2])
+else
+  redis.call('SET', KEYS[2], ARGV[3])
+end
+if expired(rec, tonumber(ARGV[2])) then return 0 end
+return 1
+`)
+
+// luaKeywordView: keywords(kf, kfv, have) is what a page reads of a
+// viewer's filters kf with their version kfv, given the version have the
+// replica has compiled (empty: none): false when the viewer has no
+// filters, the version alone when it is have, else {version, id, record,
+// id, record...}.
+const luaKeywordView = `
+local function keywords(kf, kfv, have)
+  local v = redis.call('GET', kfv)
+  if not v then return false end
+  if v == have then return v end
+  local out = redis.call('HGETALL', kf)
+  table.insert(out, 1, v)
+  return out
+end
+`
+
+// keywordView replies, in an array of one, what luaKeywordView reads of
+// the viewer's filters KEYS[1] with their version KEYS[2], given the
+// version ARGV[1]: the read of a page that reads no other relations of
+// its viewer in a script (a list's), in its first round trip.
+var keywordView = newScript(true, luaKeywordView+`
+return {keywords(KEYS[1], KEYS[2], ARGV[1])}
+`)
+
+// keywordViewCmd reads viewer's keyword filters unless they are those of
+// version (keywordView); readKeywordViewReply reads its reply.
+func (s *Service) keywordViewCmd(viewer ID, version string) rueidis.Completed {
+	return keywordView.cmd(s.c.B(), s.keywordKeys(viewer), []string{version})
+}
+
+// readKeywordViewReply reads keywordView's reply for viewer, sent with
+// have's version, as readKeywordView does.
+func (s *Service) readKeywordViewReply(viewer ID, have *keywordSet, r rueidis.RedisResult) (*keywordSet, error) {
+	arr, err := r.ToArray()
+	if err == nil && len(arr) != 1 {
+		err = fmt.Errorf("a reply of %d values", len(arr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the keyword filters: %w", err)
+	}
+	return s.readKeywordView(viewer, have, arr[0])
+}
+
+// keywordRecords replies the filters KEYS[1] (flat) and their version
+// KEYS[2] (empty when none), read together: {version, {id, record, ...}}.
+var keywordRecords = newScript(true, `
+return {redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[1])}
+`)
+
+// keywordReplace replaces the filters KEYS[1] with ARGV[3..] (id, record,
+// ...) and their version KEYS[2] with ARGV[2] (none: both deleted), if the
+// version is still ARGV[1] (empty: none). Replies 1 if it did.
+var keywordReplace = newScript(false, `
+if (redis.call('GET', KEYS[2]) or '') ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+if #ARGV > 2 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+return 1
+`)
+
+func (s *Service) keywordKeys(viewer ID) []string {
+	return []string{s.k.keywordFilters(viewer), s.k.keywordVersion(viewer)}
+}
+
+// checkKeywordFilter checks f as an add takes it, at now (ms), and returns
+// it with its keyword trimmed, and the keyword normalized.
+func checkKeywordFilter(f KeywordFilter, now int64) (KeywordFilter, string, error) {
+	kw, err := CheckText("keyword", f.Keyword, MaxKeywordLen)
+	if err != nil {
+		return f, "", err
+	}
+	f.Keyword = kw
+	word := normalizeText(kw)
+	switch {
+	case word == "":
+		return f, "", apierr.Errorf(apierr.BadInput, "keyword normalizes to nothing; give a word to filter")
+	case len(word) > maxKeywordBytes:
+		return f, "", apierr.Errorf(apierr.BadInput, "keyword is %d bytes long once normalized; at most %d are allowed", len(word), maxKeywordBytes)
+	case f.ExpiresAt != nil && f.ExpiresAt.UnixMilli() <= now:
+		return f, "", apierr.Errorf(apierr.BadInput, "expiresAt must be in the future")
+	case f.ExpiresAt != nil:
+		at := time.UnixMilli(f.ExpiresAt.UnixMilli()).UTC() // as stored
+		f.ExpiresAt = &at
+	}
+	return f, word, nil
+}
+
+// keywordAddCmd is the add of f, checked, normalized word, as new at
+// created (ms) unless it exists, at now.
+func (s *Service) keywordAddCmd(f KeywordFilter, word string, now, created int64) (keys, args []string) {
+	w, expires := keywordFields(f)
+	id := keywordFilterID(f.User, word)
+	return s.keywordKeys(f.User), []string{FormatID(id), itoa64(now), w, expires, itoa64(created),
+		itoa(MaxKeywordFilters), newKeywordVersion(), f.Keyword}
+}
+
+// errKeywordLimit is an add past MaxKeywordFilters.
+func errKeywordLimit() error {
+	return apierr.Errorf(apierr.BadInput, "you have %d keyword filters, the most allowed; remove one first (expired ones do not count)", MaxKeywordFilters)
+}
+
+// AddKeywordFilter adds a keyword filter for f.User (the viewer): posts
+// and live titles matching f.Keyword leave its feeds from its next page,
+// until f.ExpiresAt (nil: until removed; else it must be in the future).
+// The keyword is trimmed, 1 to MaxKeywordLen characters, and the viewer
+// has at most MaxKeywordFilters. Adding a keyword the viewer filters
+// already updates that filter. It returns the filter as stored.
+func (s *Service) AddKeywordFilter(ctx context.Context, f KeywordFilter) (_ *KeywordFilter, err error) {
+	defer wrap(&err, "user %d adds a keyword filter", f.User)
+	if f.User == 0 {
+		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
+	}
+	now := s.nowMS()
+	f, word, err := checkKeywordFilter(f, now)
+	if err != nil {
+		return nil, err
+	}
+	keys, args := s.keywordAddCmd(f, word, now, now)
+	created, err := s.commit(ctx, keywordAdd, keys, args, keywordAdd.cmd(s.c.B(), keys, args)).AsInt64()
+	if err != nil {
+		return nil, fmt.Errorf("record the filter: %w", err)
+	}
+	if created < 0 {
+		return nil, errKeywordLimit()
+	}
+	f.ID = keywordFilterID(f.User, word)
+	f.CreatedAt = time.UnixMilli(created).UTC()
+	return &f, nil
+}
+
+// RemoveKeywordFilter removes viewer's filter id: NOT_FOUND when the
+// viewer has no such filter in force (another's, removed, expired).
+func (s *Service) RemoveKeywordFilter(ctx context.Context, viewer, id ID) (err error) {
+	defer wrap(&err, "user %d removes keyword filter %d", viewer, id)
+	if viewer == 0 {
+		return apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
+	}
+	keys, args := s.keywordKeys(viewer), []string{FormatID(id), itoa64(s.nowMS()), newKeywordVersion()}
+	n, err := s.commit(ctx, keywordRemove, keys, args, keywordRemove.cmd(s.c.B(), keys, args)).AsInt64()
+	if err != nil {
+		return fmt.Errorf("remove the filter: %w", err)
+	}
+	if n == 0 {
+		return errNoKeywordFilter(id)
+	}
+	return nil
+}
+
+func errNoKeywordFilter(id ID) error {
+	return apierr.Errorf(apierr.NotFound, "you have no keyword filter %d", id)
+}
+
+// KeywordFilters returns viewer's filters in force, newest first.
+func (s *Service) KeywordFilters(ctx context.Context, viewer ID) (_ []KeywordFilter, err error) {
+	defer wrap(&err, "list the keyword filters of user %d", viewer)
+	m, err := s.do(ctx, s.c.B().Hgetall().Key(s.k.keywordFilters(viewer)).Build()).AsStrMap()
+	if err != nil {
+		return nil, err
+	}
+	return s.keywordFiltersIn(viewer, m), nil
+}
+
+// keywordFiltersIn reads viewer's filters hash m: those in force now,
+// newest first. Malformed records are left out.
+func (s *Service) keywordFiltersIn(viewer ID, m map[string]string) []KeywordFilter {
+	now := s.nowMS()
+	out := make([]KeywordFilter, 0, len(m))
+	for id, rec := range m {
+		if f, ok := parseKeywordFilter(viewer, id, rec); ok && inForce(f, now) {
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b KeywordFilter) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
+	})
+	return out
+}
+
+// KeywordFilter returns viewer's filter id, or NOT_FOUND when the viewer
+// has no such filter in force: another viewer's filter is not found.
+func (s *Service) KeywordFilter(ctx context.Context, viewer, id ID) (_ *KeywordFilter, err error) {
+	defer wrap(&err, "read keyword filter %d of user %d", id, viewer)
+	if viewer == 0 {
+		return nil, errNoKeywordFilter(id)
+	}
+	rec, err := s.do(ctx, s.c.B().Hget().Key(s.k.keywordFilters(viewer)).Field(FormatID(id)).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return nil, errNoKeywordFilter(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, ok := parseKeywordFilter(viewer, FormatID(id), rec)
+	if !ok || !inForce(f, s.nowMS()) {
+		return nil, errNoKeywordFilter(id)
+	}
+	return &f, nil
+}
+
+func inForce(f KeywordFilter, now int64) bool {
+	return f.ExpiresAt == nil || f.ExpiresAt.UnixMilli() > now
+}
+
+// parseKeywordFilter reads owner's filter id from its record.
+func parseKeywordFilter(owner ID, id, rec string) (KeywordFilter, bool) {
+	parts := strings.SplitN(rec, " ", 4)
+	if len(parts) != 4 {
+		return KeywordFilter{}, false
+	}
+	fid, err := ParseID(id)
+	created, err1 := parseInt(parts[1])
+	expires, err2 := parseInt(parts[2])
+	if err != nil || err1 != nil || err2 != nil {
+		return KeywordFilter{}, false
+	}
+	f := KeywordFilter{ID: fid, User: owner, Keyword: parts[3], WholeWord: parts[0] == "1",
+		CreatedAt: time.UnixMilli(created).UTC()}
+	if expires > 0 {
+		at := time.UnixMilli(expires).UTC()
+		f.ExpiresAt = &at
+	}
+	return f, true
+}
+
+// compiledKeywords is the set of viewer's filters this process has
+// compiled, nil if none: a page sends its version (versionOf) with its
+// first read.
+func (s *Service) compiledKeywords(viewer ID) *keywordSet {
+	ks, _ := s.keywords.Get(viewer)
+	return ks
+}
+
+// versionOf is ks's version, empty for none.
+func (ks *keywordSet) versionOf() string {
+	if ks == nil {
+		return ""
+	}
+	return ks.version
+}
+
+// readKeywordView reads what luaKeywordView replied for viewer, sent with
+// have's version: the filters that apply to its page, compiled anew (and
+// kept) when they changed; nil when it has none.
+func (s *Service) readKeywordView(viewer ID, have *keywordSet, msg rueidis.RedisMessage) (*keywordSet, error) {
+	if msg.IsNil() {
+		if have != nil {
+			s.keywords.Remove(viewer)
+		}
+		return nil, nil
+	}
+	if !msg.IsArray() {
+		v, err := msg.ToString()
+		if err != nil || have == nil || v != have.version {
+			return nil, fmt.Errorf("read the keyword filters' version: %q, %w", v, err)
+		}
+		return have, nil
+	}
+	arr, _ := msg.ToArray()
+	flat := make([]string, len(arr))
+	for i, m := range arr {
+		flat[i], _ = m.ToString()
+	}
+	if len(flat)%2 != 1 {
+		return nil, fmt.Errorf("read the keyword filters: a reply of %d values", len(flat))
+	}
+	ks := compileKeywords(viewer, flat[0], flat[1:])
+	s.keywords.Add(viewer, ks)
+	return ks, nil
+}
+
+// compileKeywords compiles viewer's filters at version from their hash
+// (flat: id, record, ...). Expired filters are kept: the page checks each
+// end against its own time.
+func compileKeywords(viewer ID, version string, flat []string) *keywordSet {
+	rules := make([]keywordRule, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		f, ok := parseKeywordFilter(viewer, flat[i], flat[i+1])
+		if !ok {
+			continue
+		}
+		until := int64(0)
+		if f.ExpiresAt != nil {
+			until = f.ExpiresAt.UnixMilli()
+		}
+		rules = append(rules, newKeywordRule(f.Keyword, f.WholeWord, until))
+	}
+	return newKeywordSet(version, rules)
+}
+
+// filtered reports whether one of the viewer's keyword filters in force
+// at the page's time matches text. Reads apply it to a post's text and a
+// live session's title; it is what applies a viewer's filters to any
+// other text a page shows (a replied-to or reposted post's). Safe for
+// concurrent use.
+func (v *view) filtered(text string) bool { return v.keywords.matches(text, v.now) }
+
+// PutKeywordFilters records filters as AddKeywordFilter does (import):
+// each owner must exist, CreatedAt is kept (zero: now), and one expired
+// already is skipped. It returns how many were applied before the first
+// refused (bad input, a missing user, the limit) with the refusal; those
+// after a refusal at the limit may have been applied too, harmlessly.
+func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ int, err error) {
+	defer wrap(&err, "record keyword filters")
+	now := s.nowMS()
+	var stop error
+	type add struct {
+		at         int // index in fs
+		keys, args []string
+	}
+	var adds []add
+	for i, f := range fs {
+		if f.ExpiresAt != nil && f.ExpiresAt.UnixMilli() <= now {
+			continue
+		}
+		f, word, err := checkKeywordFilter(f, now)
+		if err == nil && f.User == 0 {
+			err = apierr.Errorf(apierr.BadInput, "a keyword filter needs a positive user id")
+		}
+		if err != nil {
+			fs, stop = fs[:i], err
+			break
+		}
+		created := now
+		if !f.CreatedAt.IsZero() {
+			created = f.CreatedAt.UnixMilli()
+		}
+		keys, args := s.keywordAddCmd(f, word, now, created)
+		adds = append(adds, add{i, keys, args})
+	}
+	owners := cmdsFor(adds, func(a add) ID { return fs[a.at].User })
+	if n, err := s.existing(ctx, owners); err != nil {
+		return 0, err
+	} else if n < len(owners) {
+		fs, stop = fs[:adds[n].at], apierr.Errorf(apierr.NotFound, "no user with id %d", owners[n])
+		adds = adds[:n]
+	}
+	cmds := cmdsFor(adds, func(a add) rueidis.Completed { return keywordAdd.cmd(s.c.B(), a.keys, a.args) })
+	for i, r := range s.doMulti(ctx, cmds...) {
+		created, err := r.AsInt64()
+		if err != nil {
+			return adds[i].at, err
+		}
+		if created < 0 {
+			return adds[i].at, fmt.Errorf("user %d: %w", fs[adds[i].at].User, errKeywordLimit())
+		}
+	}
+	return len(fs), stop
+}
+
+// exportKeywordFilters writes the filters in force of users ids.
+func (s *Service) exportKeywordFilters(ctx context.Context, ids []ID, sink ExportSink) error {
+	if sink.KeywordFilter == nil {
+		return nil
+	}
+	hgetall := func(id ID) rueidis.Completed { return s.c.B().Hgetall().Key(s.k.keywordFilters(id)).Build() }
+	for i, r := range s.doMulti(ctx, cmdsFor(ids, hgetall)...) {
+		m, err := r.AsStrMap()
+		if err != nil {
+			return err
+		}
+		for _, f := range s.keywordFiltersIn(ids[i], m) {
+			if err := sink.KeywordFilter(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rebuildKeywordFilters brings each user's filters to what the records
+// say now: expired ones pruned, ids derived again from the keywords (the
+// normalization follows the Unicode version of golang.org/x/text; two
+// that now normalize the same are one, the newer), a version token where
+// filters lack one. A user whose filters are so already is left alone;
+// one whose filters changed since they were read is left to that change.
+func (s *Service) rebuildKeywordFilters(ctx context.Context, users []ID, st *RebuildStats) error {
+	read := func(u ID) rueidis.Completed { return keywordRecords.cmd(s.c.B(), s.keywordKeys(u), nil) }
+	var cmds []rueidis.Completed
+	for i, r := range s.doMulti(ctx, cmdsFor(users, read)...) {
+		arr, err := r.ToArray()
+		if err == nil && len(arr) != 2 {
+			err = fmt.Errorf("a reply of %d values", len(arr))
+		}
+		if err != nil {
+			return fmt.Errorf("read the keyword filters of user %d: %w", users[i], err)
+		}
+		version, _ := arr[0].ToString()
+		m, err := arr[1].AsStrMap()
+		if err != nil {
+			return fmt.Errorf("read the keyword filters of user %d: %w", users[i], err)
+		}
+		want := s.canonicalKeywords(users[i], m)
+		if maps.Equal(want, m) && (version != "") == (len(m) > 0) {
+			continue
+		}
+		args := []string{version, newKeywordVersion()}
+		for id, rec := range want {
+			args = append(args, id, rec)
+		}
+		cmds = append(cmds, keywordReplace.cmd(s.c.B(), s.keywordKeys(users[i]), args))
+	}
+	for _, r := range s.doMulti(ctx, cmds...) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return err
+		}
+		st.KeywordFilters += n
+	}
+	return nil
+}
+
+// canonicalKeywords is owner's filters hash m as the records make it now:
+// the filters in force, each under the id its keyword derives, the newer
+// of two that share one.
+func (s *Service) canonicalKeywords(owner ID, m map[string]string) map[string]string {
+	now := s.nowMS()
+	best := map[ID]KeywordFilter{}
+	for id, rec := range m {
+		f, ok := parseKeywordFilter(owner, id, rec)
+		if !ok || !inForce(f, now) {
+			continue
+		}
+		f.ID = keywordFilterID(owner, normalizeText(f.Keyword))
+		if old, ok := best[f.ID]; !ok || f.CreatedAt.After(old.CreatedAt) {
+			best[f.ID] = f
+		}
+	}
+	out := make(map[string]string, len(best))
+	for id, f := range best {
+		out[FormatID(id)] = keywordRecord(f)
+	}
+	return out
+}
+
+// keywordRecord is f's record, as keywordAdd writes it.
+func keywordRecord(f KeywordFilter) string {
+	w, expires := keywordFields(f)
+	return w + " " + itoa64(f.CreatedAt.UnixMilli()) + " " + expires + " " + f.Keyword
+}
+
+// keywordFields are the fields of f's record that an add sets: whole
+// word ("1" or "0") and the end (ms, "0" for none).
+func keywordFields(f KeywordFilter) (w, expires string) {
+	w, expires = "0", "0"
+	if f.WholeWord {
+		w = "1"
+	}
+	if f.ExpiresAt != nil {
+		expires = itoa64(f.ExpiresAt.UnixMilli())
+	}
+	return w, expires
+}
