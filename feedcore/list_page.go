@@ -99,10 +99,8 @@ type listScan[T any] struct {
 // show, the list ends, or the read bound is reached. It returns the
 // entries found, how far it read, and whether more may follow.
 func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *Item, need int) ([]entry[T], *Item, bool, error) {
-	var found []entry[T]
 	var first []rueidis.RedisResult
-	cur, batch := from, need
-	for round := 0; round < maxRounds; round++ {
+	found, cur, more, err := fill(from, need, func(round int, cur *Item, batch int) ([]Item, []*T, *Item, error) {
 		cmds := []rueidis.Completed{l.seek(cur, batch)}
 		if round == 0 {
 			cmds = append(cmds, l.first...)
@@ -113,34 +111,15 @@ func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *It
 		}
 		items, frontier, err := parseListSeek(rs[0])
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, err
 		}
 		vals, err := l.keep(ctx, first, items)
-		if errors.Is(err, errNothingShown) {
-			return nil, nil, false, nil
-		}
-		if err != nil {
-			return nil, nil, false, err
-		}
-		for i, v := range vals {
-			if v == nil {
-				continue
-			}
-			found = append(found, entry[T]{it: items[i], val: v})
-			if len(found) == need {
-				return found, &items[i], true, nil
-			}
-		}
-		if frontier == nil { // the list ended
-			if len(items) > 0 {
-				cur = &items[len(items)-1]
-			}
-			return found, cur, false, nil
-		}
-		cur = frontier
-		batch = min(2*batch, maxBatch)
+		return items, vals, frontier, err
+	})
+	if errors.Is(err, errNothingShown) {
+		return nil, nil, false, nil
 	}
-	return found, cur, true, nil
+	return found, cur, more, err
 }
 
 // listSeek reads the list KEYS[1] after (ARGV[1] score, ARGV[2] member;

@@ -193,14 +193,33 @@ func (s *Service) loadFollowees(ctx context.Context, v *view) error {
 // posts, the timeline ends, or the read bound is reached. It returns the
 // posts found, how far it scanned, and whether more may follow.
 func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *Item, need int, load loader[T]) ([]entry[T], *Item, bool, error) {
+	return fill(pos, need, func(_ int, cur *Item, batch int) ([]Item, []*T, *Item, error) {
+		items, next, err := s.scan(ctx, v, o, cur, batch)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		vals, err := load(ctx, v, items)
+		return items, vals, next, err
+	})
+}
+
+// readRound reads one round of a page from cur (nil: the top), at most
+// batch entries: the entries, what the page shows of each (nil where the
+// viewer is not to see it), and where the next round starts (nil: the
+// list ended). round counts from 0.
+type readRound[T any] func(round int, cur *Item, batch int) (items []Item, vals []*T, next *Item, err error)
+
+// fill is the page filler of every list but the following feed, which
+// also dedupes (collectFeed): it reads rounds from pos until need entries
+// are shown, the list ends, or the read bound is reached (maxRounds
+// rounds, each twice the last up to maxBatch), so a page's work is
+// bounded whatever the viewer hides. It returns the entries found, how
+// far it read, and whether more may follow.
+func fill[T any](pos *Item, need int, read readRound[T]) ([]entry[T], *Item, bool, error) {
 	var found []entry[T]
 	cur, batch := pos, need
 	for round := 0; round < maxRounds; round++ {
-		items, next, err := s.scan(ctx, v, o, cur, batch)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		vals, err := load(ctx, v, items)
+		items, vals, next, err := read(round, cur, batch)
 		if err != nil {
 			return nil, nil, false, err
 		}

@@ -72,36 +72,18 @@ func (s *Service) Replies(ctx context.Context, viewer, post ID, first int, after
 // it has need the viewer may see, the replies end or the read bound is
 // reached: those found, how far it read, and whether more may follow.
 func (s *Service) collectReplies(ctx context.Context, viewer, post ID, pos Item, need int) ([]entry[Post], *Item, bool, error) {
-	var found []entry[Post]
-	cur, batch := &pos, need
 	src := source{key: s.k.replies(post)}
-	for round := 0; round < maxRounds; round++ {
+	return fill(&pos, need, func(_ int, cur *Item, batch int) ([]Item, []*Post, *Item, error) {
 		items, _, err := parseSeek(s.do(ctx, s.seekCmd(newer, src, cur, batch)))
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, err
 		}
 		vals, err := s.visibleReplies(ctx, viewer, post, items)
-		if err != nil {
-			return nil, nil, false, err
+		if err != nil || len(items) < batch { // a short read: the replies ended
+			return items, vals, nil, err
 		}
-		for i, p := range vals {
-			if p == nil {
-				continue
-			}
-			found = append(found, entry[Post]{it: items[i], val: p})
-			if len(found) == need {
-				return found, &items[i], true, nil
-			}
-		}
-		if len(items) > 0 {
-			cur = &items[len(items)-1]
-		}
-		if len(items) < batch {
-			return found, cur, false, nil
-		}
-		batch = min(2*batch, maxBatch)
-	}
-	return found, cur, true, nil
+		return items, vals, &items[len(items)-1], nil
+	})
 }
 
 // visibleReplies loads the replies at items and keeps those viewer may
