@@ -47,10 +47,10 @@ func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
 // (DefaultPageSize when 0), after a cursor of this list. Users separated
 // from the viewer (a block, either way, or the viewer's mute in force)
 // are left out (of the viewer's own lists too); when one stands between
-// the viewer and user, the list is empty. A suspended account is listed: its profile carries no mark
-// (only its posts and sessions do, safety_moderation.go), and reading
-// each user's suspension marker, on its stream shard, would cost a page
-// a round trip.
+// // the viewer and user, the list is empty. A suspended account is in no
+// list and its own are empty, as if it blocked everyone: the suspension's
+// job marks its profile (safety_moderation.go), which the page reads
+// through the client-side cache with the profiles it shows.
 func (s *Service) Followers(ctx context.Context, viewer, user ID, first int, after string) (_ *UserPage, err error) {
 	defer wrap(&err, "list the followers of user %d", user)
 	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowers, owner: user, first: first, after: after},
@@ -85,7 +85,8 @@ func (s *Service) followList(ctx context.Context, q listAt, times, graph string)
 			first: first,
 			keep: func(ctx context.Context, first []rueidis.RedisResult, items []Item) ([]*ID, error) {
 				if !gate {
-					return keepAll(ctx, nil, items)
+					out, _ := keepAll(ctx, nil, items)
+					return s.dropSuspended(ctx, q.owner, out)
 				}
 				if sep == nil {
 					h, err := s.gateOwner(q, now, first)
@@ -94,7 +95,11 @@ func (s *Service) followList(ctx context.Context, q listAt, times, graph string)
 					}
 					sep = &h
 				}
-				return keepUnseparated(ctx, *sep, items)
+				out, err := keepUnseparated(ctx, *sep, items)
+				if err != nil {
+					return nil, err
+				}
+				return s.dropSuspended(ctx, q.owner, out)
 			},
 		}
 	})
@@ -227,4 +232,40 @@ func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *Rebuil
 		}
 	}
 	return firstErr(s.doMulti(ctx, writes...))
+}
+
+// dropSuspended leaves out of ids (nil where already left out) the
+// accounts an operator has suspended, and shows nothing of a suspended
+// owner's lists: a suspension works as a block by everyone. It reads the
+// profiles the page shows anyway, through the client-side cache (Users),
+// so the hydration that follows reads none of them again.
+func (s *Service) dropSuspended(ctx context.Context, owner ID, ids []*ID) ([]*ID, error) {
+	want := []ID{owner}
+	for _, id := range ids {
+		if id != nil {
+			want = append(want, *id)
+		}
+	}
+	if len(want) == 1 {
+		return ids, nil
+	}
+	us, err := s.Users(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	suspended := map[ID]bool{}
+	for _, u := range us {
+		if u != nil && u.Suspended {
+			suspended[u.ID] = true
+		}
+	}
+	if suspended[owner] {
+		return nil, errNothingShown
+	}
+	for i, id := range ids {
+		if id != nil && suspended[*id] {
+			ids[i] = nil
+		}
+	}
+	return ids, nil
 }

@@ -199,8 +199,8 @@ func TestFollowListsCheckTheGraph(t *testing.T) {
 // reads (its own following list too) while the mute is in force, and
 // the whole list of a muted owner is empty; an ended mute shows them at
 // once. A user hiding its posts from the viewer stays listed (the hide is
-// kept from its target), and so does a suspended account (its profile
-// carries no mark: see Followers). Pages are filled past what they hide
+// kept from its target); a suspended account is in no list, as if it
+// blocked everyone, and is back once unsuspended. Pages are filled past what they hide
 // and their cursors advance (pageList).
 func TestFollowerListsObeyMutes(t *testing.T) {
 	f := newListSafetyFixture(t)
@@ -240,7 +240,10 @@ func TestFollowerListsObeyMutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.suspend(7, true)
-	check("followers of 4, 5 hiding from the viewer and 7 suspended", s.Followers, 4, []ID{7, 6, 5, 3, 2})
+	check("followers of 4, 5 hiding from the viewer and 7 suspended", s.Followers, 4, []ID{6, 5, 3, 2})
+	check("following of suspended 7", s.Following, 7, nil)
+	f.suspend(7, false)
+	check("followers of 4, 7 unsuspended", s.Followers, 4, []ID{7, 6, 5, 3, 2})
 	// More mutes than a page reads with its list (sepPrefetch), ending
 	// before the mute of 6: the page reads its users' separations.
 	f.muteMany(sepPrefetch + 6)
@@ -252,4 +255,6 @@ func TestFollowerListsObeyMutes(t *testing.T) {
 		t.Fatalf("the prefetch: complete %v, holds 6 %v, %v; want it short of 6", h.complete, h.users[6], err)
 	}
 	check("followers of 4, 6 muted among many", s.Followers, 4, []ID{7, 5, 3, 2})
+	f.suspend(7, true)
+	check("followers of 4, 6 muted among many and 7 suspended", s.Followers, 4, []ID{5, 3, 2})
 }

@@ -12,6 +12,9 @@ type User struct {
 	Handle      string
 	DisplayName string
 	AvatarURL   string
+	// Suspended is set while an operator's suspension stands (and its job
+	// has marked the profile): lists of users leave the account out.
+	Suspended bool
 }
 
 // Post is a stored post. Deleted posts are kept as tombstones and never

@@ -200,9 +200,10 @@ func (lm *listsModel) shown(m *model, viewer ID, p *Post) bool {
 	return !p.Deleted && !m.suspended[p.Author] && (viewer == 0 || !m.hidden(viewer, p.Author) && !m.filtered(viewer, p))
 }
 
-// followers and following are user's lists as viewer sees them.
+// followers and following are user's lists as viewer sees them: a
+// suspended account is in none, and its own are empty.
 func (lm *listsModel) follows(m *model, viewer, user ID, followers bool) []ID {
-	if lm.separated(m, viewer, user) || m.gone[user] {
+	if lm.separated(m, viewer, user) || m.gone[user] || m.suspended[user] {
 		return nil
 	}
 	var items []Item
@@ -211,7 +212,7 @@ func (lm *listsModel) follows(m *model, viewer, user ID, followers bool) []ID {
 		if !followers {
 			other, mine = e.Followee, e.Follower
 		}
-		if mine == user && !lm.separated(m, viewer, other) {
+		if mine == user && !lm.separated(m, viewer, other) && !m.suspended[other] {
 			items = append(items, Item{TS: at, ID: other})
 		}
 	}

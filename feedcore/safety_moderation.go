@@ -410,6 +410,8 @@ func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string)
 		}
 		pos.src, pos.last = pos.src+1, nil
 	}
+	// The profile last: its mark keeps the account out of follower lists.
+	writes = append(writes, s.markCmd(s.k.user(u), pos.on))
 	if len(writes) > 0 {
 		if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
 			return out, fmt.Errorf("mark the items of user %d: %w", u, err)

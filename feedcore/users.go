@@ -115,14 +115,14 @@ func (s *Service) Users(ctx context.Context, ids []ID) (_ []*User, err error) {
 		return rueidis.CT(s.c.B().Hmget().Key(s.k.user(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
 	})
 	out := make([]*User, len(ids))
-	var f [3]string
+	var f [4]string
 	for i, r := range s.c.DoMultiCache(ctx, cmds...) {
 		found, err := hashFields(r, f[:])
 		if err != nil {
 			return nil, err
 		}
 		if found {
-			out[i] = &User{ID: ids[i], Handle: f[0], DisplayName: f[1], AvatarURL: f[2]}
+			out[i] = &User{ID: ids[i], Handle: f[0], DisplayName: f[1], AvatarURL: f[2], Suspended: f[3] != ""}
 			s.known.add(ids[i])
 		}
 	}
@@ -172,7 +172,9 @@ func (k *knownSet) add(id ID) {
 
 // profileFields are the fields of a profile hash (see PutUsers) that Users
 // reads, in this order.
-var profileFields = []string{"h", "n", "a"}
+// sx is the suspension's mark (safety_moderation.go): the lists of users
+// leave a suspended account out by it, at no round trip of their own.
+var profileFields = []string{"h", "n", "a", fieldSuspended}
 
 // User returns one profile, or NOT_FOUND.
 func (s *Service) User(ctx context.Context, id ID) (_ *User, err error) {

@@ -72,7 +72,10 @@ func TestListPageRoundTrips(t *testing.T) {
 			{"ProfilePosts", `query ProfilePosts($first: Int) { user(handle: "author10") { posts(first: $first) { edges { node { ` + post + ` } } } } }`,
 				func(d map[string]any) []any { return edgesOf(d["user"].(map[string]any)["posts"]) }, []int{1, 20}, 5, 3},
 			{"ProfileFollowers", `query ProfileFollowers($first: Int) { user(handle: "author10") { followers(first: $first) { edges { node { handle followerCount viewerIsFollowing viewerHasBlocked } } } } }`,
-				func(d map[string]any) []any { return edgesOf(d["user"].(map[string]any)["followers"]) }, []int{1, 7}, 4, 3},
+				// Cold, the page reads its users' profiles before the
+				// hydration does (a suspended account is left out by its
+				// profile's mark); warm, they come from the cache.
+				func(d map[string]any) []any { return edgesOf(d["user"].(map[string]any)["followers"]) }, []int{1, 7}, 5, 3},
 		} {
 			for _, n := range tc.sizes {
 				t.Run(fmt.Sprintf("%s/%s/first=%d", pass, tc.op, n), func(t *testing.T) {
