@@ -62,6 +62,10 @@ func newEnvWith(t *testing.T, c rueidis.Client, prefix string, opts feedcore.Opt
 		Service:  svc,
 		DevAuth:  true,
 		Verifier: &auth.Verifier{HS256Secret: secret},
+		// These tests check what is answered, never how fast: -race on a
+		// machine busy with the other packages' tests can take a request
+		// past the default timeout, which would answer UNAVAILABLE.
+		RequestTimeout: 2 * time.Minute,
 	}
 	if set != nil {
 		set(&cfg)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -46,6 +47,12 @@ func newEnvWith(t *testing.T, client rueidis.Client, prefix string, api APIConfi
 	return newEnvOpts(t, client, feedcore.Options{Prefix: prefix}, api)
 }
 
+// testRequestTimeout replaces DefaultRequestTimeout in the tests' servers:
+// they check what is answered, never how fast, and -race on a machine busy
+// with the other packages' tests can take a large request past 5s, which
+// would answer UNAVAILABLE.
+const testRequestTimeout = 2 * time.Minute
+
 // newEnvOpts is newEnvWith over a Service with opts.
 func newEnvOpts(t *testing.T, client rueidis.Client, opts feedcore.Options, api APIConfig) *env {
 	t.Helper()
@@ -55,11 +62,12 @@ func newEnvOpts(t *testing.T, client rueidis.Client, opts feedcore.Options, api 
 	}
 	reg := NewMetrics()
 	srv := httptest.NewServer(New(Config{
-		Service:   svc,
-		DevAuth:   true,
-		Verifier:  &auth.Verifier{HS256Secret: testSecret},
-		Metrics:   reg,
-		APIConfig: api,
+		Service:        svc,
+		DevAuth:        true,
+		Verifier:       &auth.Verifier{HS256Secret: testSecret},
+		Metrics:        reg,
+		APIConfig:      api,
+		RequestTimeout: testRequestTimeout,
 	}))
 	t.Cleanup(srv.Close)
 	return &env{t: t, svc: svc, srv: srv, metrics: reg}

@@ -34,11 +34,8 @@ func newHostile(t *testing.T, api APIConfig, devAuth bool) *hostile {
 		t.Fatal(err)
 	}
 	reg := NewMetrics()
-	// The operations here are as large as the limits allow, and -race on
-	// a busy machine can take them past the default request timeout: what
-	// these tests bound is the work, never the time.
 	srv := httptest.NewServer(New(Config{Service: svc, DevAuth: devAuth, Verifier: &auth.Verifier{HS256Secret: testSecret},
-		Metrics: reg, Logger: discardLogger(), APIConfig: api, RequestTimeout: 2 * time.Minute}))
+		Metrics: reg, Logger: discardLogger(), APIConfig: api, RequestTimeout: testRequestTimeout}))
 	t.Cleanup(srv.Close)
 	return &hostile{env: &env{t: t, svc: svc, srv: srv, metrics: reg}, prefix: st.Prefix}
 }
