@@ -196,6 +196,14 @@ func TestSuspension(t *testing.T) {
 	if _, err := client.Viewer(ctx, ann); err != nil {
 		t.Errorf("ann's own requests: %v", err)
 	}
+	// As if bob blocked everyone: he is in no follower list, and his own
+	// are empty.
+	if got := listed(t, 20, followingList(t, ann, "ann")); slices.Contains(got, "bob") {
+		t.Errorf("ann's following list with bob suspended: %v", got)
+	}
+	if got := listed(t, 20, followersList(t, ann, "bob")); len(got) != 0 {
+		t.Errorf("bob's followers list while suspended: %v, want none", got)
+	}
 
 	if out, err := e.svc.Unsuspend(ctx, 2, mod); err != nil || !out.Changed {
 		t.Fatalf("unsuspend: %+v, %v", out, err)
@@ -208,6 +216,12 @@ func TestSuspension(t *testing.T) {
 	}
 	if n := must(client.Node(ctx, ann, posts[0]))(t).Node; n == nil {
 		t.Error("node(bob's post) after unsuspending = null")
+	}
+	if got := listed(t, 20, followingList(t, ann, "ann")); !slices.Contains(got, "bob") {
+		t.Errorf("ann's following list after unsuspending bob: %v", got)
+	}
+	if got := listed(t, 20, followersList(t, ann, "bob")); len(got) != 3 {
+		t.Errorf("bob's followers list after unsuspending: %v, want his 3 followers", got)
 	}
 	publish(t, e.as(2), "back")
 	e.drain()
