@@ -425,16 +425,6 @@ func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favori
 	return favs, stop
 }
 
-// unfavoriteGone takes the favorite of ARGV[1] off the post whose
-// favoriters set is KEYS[1], moving its counter KEYS[2] as an unfavorite
-// does (deleted posts too).
-var unfavoriteGone = newScript(false, `
-if redis.call('SREM', KEYS[1], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[2], 'f', -1) < 0 then
-  redis.call('HSET', KEYS[2], 'f', 0)
-end
-return 0
-`)
-
 // dropFavorites takes a deleted account's favorites back, counters
 // updated: its record names the posts, so this costs its own favorites,
 // not the store's. The record is the phase's checkpoint.
@@ -442,7 +432,7 @@ func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
 	m := member(g.user)
 	return s.drainSet(ctx, s.k.favorites(g.user), func(posts []ID) []rueidis.Completed {
 		return cmdsFor(posts, func(p ID) rueidis.Completed {
-			return unfavoriteGone.cmd(s.c.B(), []string{s.k.favoriters(p), s.k.postCounts(p)}, []string{m})
+			return uncountGone.cmd(s.c.B(), []string{s.k.favoriters(p), s.k.postCounts(p)}, []string{m, "f"})
 		})
 	})
 }

@@ -345,12 +345,14 @@ func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
 	})
 }
 
-// unlikeGone takes the like of ARGV[1] off the post whose likers set is
-// KEYS[1], moving its counter KEYS[2] as an unlike does (deleted posts
-// too: the like script leaves those alone).
-var unlikeGone = newScript(false, `
-if redis.call('SREM', KEYS[1], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[2], 'l', -1) < 0 then
-  redis.call('HSET', KEYS[2], 'l', 0)
+// uncountGone takes a deleted account's like or favorite, ARGV[1], off a
+// post: out of its likers or favoriters set KEYS[1] and, when it was
+// there, one off the counter field ARGV[2] (l or f) of KEYS[2], never
+// below 0, as an unlike or an unfavorite does (deleted posts too: the
+// like and favorite scripts leave those alone).
+var uncountGone = newScript(false, `
+if redis.call('SREM', KEYS[1], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[2], ARGV[2], -1) < 0 then
+  redis.call('HSET', KEYS[2], ARGV[2], 0)
 end
 return 0
 `)
@@ -363,7 +365,7 @@ func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
 	m := member(g.user)
 	return s.scanIDs(ctx, s.k.likers, func(ids []ID) error {
 		return firstErr(s.doMulti(ctx, cmdsFor(ids, func(p ID) rueidis.Completed {
-			return unlikeGone.cmd(s.c.B(), []string{s.k.likers(p), s.k.postCounts(p)}, []string{m})
+			return uncountGone.cmd(s.c.B(), []string{s.k.likers(p), s.k.postCounts(p)}, []string{m, "l"})
 		})...))
 	})
 }
