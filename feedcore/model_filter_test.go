@@ -2,12 +2,9 @@ package feedcore
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,16 +60,7 @@ var filterKeywords = []string{"cat", "CAT", "café", "CAFE\u0301", "fish", "ﬁs
 // sizes both ways, and every viewer's list of filters must match the
 // oracle.
 func TestFeedMatchesModelWithFilters(t *testing.T) {
-	seeds := 4
-	if testing.Short() {
-		seeds = 2
-	}
-	if n, err := strconv.Atoi(os.Getenv("FEED_MODEL_SEEDS")); err == nil {
-		seeds = n
-	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runFilterModel(t, uint64(seed)) })
-	}
+	forEachSeed(t, 4, 0, runFilterModel)
 }
 
 func runFilterModel(t *testing.T, seed uint64) {
@@ -82,7 +70,6 @@ func runFilterModel(t *testing.T, seed uint64) {
 	bigV.Store(int64(2 + rng.IntN(3)))
 	s := testService(t, Options{InboxCap: 4 + rng.IntN(8), ActiveWindow: time.Hour, Now: clk.now,
 		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
-	ctx := context.Background()
 	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
 	for u := ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
@@ -105,15 +92,9 @@ func runFilterModel(t *testing.T, seed uint64) {
 		case op < 53:
 			r.unfollow()
 		case op < 58:
-			if err := s.Touch(ctx, r.user()); err != nil {
-				t.Fatal(err)
-			}
-		case op < 62: // time passes: filters and mutes end, readers go quiet
-			drain(t, s)
-			clk.advance(time.Duration(rng.IntN(90)) * time.Minute)
-			if _, err := s.Sweep(ctx, 100); err != nil {
-				t.Fatal(err)
-			}
+			r.touch()
+		case op < 62:
+			r.timePasses()
 		case op < 64:
 			bigV.Store(int64(1 + rng.IntN(4)))
 		case op < 72:

@@ -2,7 +2,6 @@ package feedcore
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -22,13 +21,7 @@ import (
 // and every post's favorites counter and the viewer's flag, against an
 // oracle built on the model's.
 func TestListsMatchModel(t *testing.T) {
-	seeds := 4
-	if testing.Short() {
-		seeds = 1
-	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runListsModel(t, uint64(seed)) })
-	}
+	forEachSeed(t, 4, 0, runListsModel)
 }
 
 // listsModel is the oracle of the lists, beside the model's.

@@ -2,11 +2,8 @@ package feedcore
 
 import (
 	"context"
-	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -27,16 +24,7 @@ import (
 // show what it hides; after each drain every feed, paged both ways, must
 // equal the oracle's.
 func TestModerationMatchesModel(t *testing.T) {
-	seeds := 4
-	if testing.Short() {
-		seeds = 2
-	}
-	if n, err := strconv.Atoi(os.Getenv("FEED_MODEL_SEEDS")); err == nil {
-		seeds = n
-	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runModerationModel(t, uint64(1000+seed)) })
-	}
+	forEachSeed(t, 4, 1000, runModerationModel)
 }
 
 // modRun is a model run with what the oracle needs of moderation beside

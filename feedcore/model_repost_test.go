@@ -2,11 +2,8 @@ package feedcore
 
 import (
 	"context"
-	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -97,21 +94,12 @@ func (m *model) repostCount(post ID) int {
 // reposting across a block is FORBIDDEN, replying to a deleted post
 // NOT_FOUND.
 func TestConversationsMatchModel(t *testing.T) {
-	seeds := 4
-	if testing.Short() {
-		seeds = 2
-	}
-	if n, err := strconv.Atoi(os.Getenv("FEED_MODEL_SEEDS")); err == nil {
-		seeds = n
-	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runConversationModel(t, uint64(seed)) })
-	}
+	forEachSeed(t, 4, 21_000, runConversationModel) // runs of their own, not the model test's
 }
 
 func runConversationModel(t *testing.T, seed uint64) {
-	r, bigV := newModelRun(t, seed+21_000) // runs of their own, not the model test's
-	s, clk, rng, ctx := r.s, r.clk, r.rng, context.Background()
+	r, bigV := newModelRun(t, seed)
+	clk, rng := r.clk, r.rng
 	for step := 0; step < 300; step++ {
 		switch op := rng.IntN(100); {
 		case op < 14:
@@ -131,13 +119,9 @@ func runConversationModel(t *testing.T, seed uint64) {
 		case op < 74:
 			r.unfollow()
 		case op < 78:
-			r.must(s.Touch(ctx, r.user()))
+			r.touch()
 		case op < 80:
-			drain(t, s)
-			clk.advance(time.Duration(rng.IntN(90)) * time.Minute)
-			if _, err := s.Sweep(ctx, 100); err != nil {
-				t.Fatal(err)
-			}
+			r.timePasses()
 		case op < 82:
 			bigV.Store(int64(1 + rng.IntN(5)))
 		case op < 95:

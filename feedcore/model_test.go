@@ -91,15 +91,23 @@ var testEpoch = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 // touches must already leave the hidden author out (model_safety_test.go).
 // A small inbox cap makes reads cross the inbox horizon often.
 func TestFeedMatchesModel(t *testing.T) {
-	seeds := 6
+	forEachSeed(t, 6, 0, runModel)
+}
+
+// forEachSeed runs run as a subtest a seed: seeds of them (2 with -short,
+// FEED_MODEL_SEEDS when set, for a longer hunt: FEED_MODEL_SEEDS=200 go
+// test -run Model ./feedcore), base+0, base+1, ... A failure names its
+// seed in the subtest's name.
+func forEachSeed(t *testing.T, seeds int, base uint64, run func(*testing.T, uint64)) {
 	if testing.Short() {
-		seeds = 2
+		seeds = min(seeds, 2)
 	}
 	if n, err := strconv.Atoi(os.Getenv("FEED_MODEL_SEEDS")); err == nil {
-		seeds = n // a longer hunt: FEED_MODEL_SEEDS=200 go test -run Model ./feedcore
+		seeds = n
 	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runModel(t, uint64(seed)) })
+	for i := range seeds {
+		seed := base + uint64(i)
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { run(t, seed) })
 	}
 }
 
@@ -136,7 +144,7 @@ func newModelRun(t *testing.T, seed uint64) (r *modelRun, bigV *atomic.Int64) {
 
 func runModel(t *testing.T, seed uint64) {
 	r, bigV := newModelRun(t, seed)
-	s, rng, clk, ctx := r.s, r.rng, r.clk, context.Background()
+	rng, clk := r.rng, r.clk
 	for step := 0; step < 250; step++ {
 		switch op := rng.IntN(100); {
 		case op < 34:
@@ -147,19 +155,10 @@ func runModel(t *testing.T, seed uint64) {
 			r.follow()
 		case op < 63:
 			r.unfollow()
-		case op < 69: // a reader reads (becomes active, upgrades)
-			if err := s.Touch(ctx, r.user()); err != nil {
-				t.Fatal(err)
-			}
-		case op < 72: // time passes: quiet readers are demoted, mutes end
-			// A fan-out chunk that read its targets before a relation
-			// writes within Options.CleanupGrace (its note covers it until
-			// then); the workers finish first so this jump cannot outrun that.
-			drain(t, s)
-			clk.advance(time.Duration(rng.IntN(90)) * time.Minute)
-			if _, err := s.Sweep(ctx, 100); err != nil {
-				t.Fatal(err)
-			}
+		case op < 69:
+			r.touch()
+		case op < 72:
+			r.timePasses()
 		case op < 74: // the threshold moves; authors cross it
 			bigV.Store(int64(1 + rng.IntN(5)))
 		case op < 78:
@@ -175,6 +174,21 @@ func runModel(t *testing.T, seed uint64) {
 			r.settle()
 			r.checkAll()
 		}
+	}
+}
+
+// touch: a random reader reads (becomes active, upgrades).
+func (r *modelRun) touch() { r.must(r.s.Touch(context.Background(), r.user())) }
+
+// timePasses: up to 90 minutes pass, so quiet readers are demoted and
+// mutes and filters end. A fan-out chunk that read its targets before a
+// relation writes within Options.CleanupGrace (its note covers it until
+// then); the workers finish first so this jump cannot outrun that.
+func (r *modelRun) timePasses() {
+	drain(r.t, r.s)
+	r.clk.advance(time.Duration(r.rng.IntN(90)) * time.Minute)
+	if _, err := r.s.Sweep(context.Background(), 100); err != nil {
+		r.t.Fatal(err)
 	}
 }
 
