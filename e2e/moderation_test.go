@@ -196,6 +196,19 @@ func TestSuspension(t *testing.T) {
 	if _, err := client.Viewer(ctx, ann); err != nil {
 		t.Errorf("ann's own requests: %v", err)
 	}
+	// His posts are in no feed, so nobody can like, favorite, repost or
+	// answer them: NOT_FOUND, as for a deleted post.
+	for name, run := range map[string]func() error{
+		"likePost":     func() error { _, err := client.LikePost(ctx, ann, posts[0]); return err },
+		"favoritePost": func() error { _, err := client.FavoritePost(ctx, ann, posts[0]); return err },
+		"repost":       func() error { _, err := client.Repost(ctx, ann, posts[0]); return err },
+		"reply": func() error {
+			_, err := client.PublishPost(ctx, ann, client.PublishPostInput{Text: "hello?", ReplyTo: &posts[0]})
+			return err
+		},
+	} {
+		wantCode(t, name+" of suspended bob's post", run(), "NOT_FOUND")
+	}
 	// As if bob blocked everyone: he is in no follower list, and his own
 	// are empty.
 	if got := listed(t, 20, followingList(t, ann, "ann")); slices.Contains(got, "bob") {
@@ -217,6 +230,7 @@ func TestSuspension(t *testing.T) {
 	if n := must(client.Node(ctx, ann, posts[0]))(t).Node; n == nil {
 		t.Error("node(bob's post) after unsuspending = null")
 	}
+	must(client.LikePost(ctx, ann, posts[0]))(t)
 	if got := listed(t, 20, followingList(t, ann, "ann")); !slices.Contains(got, "bob") {
 		t.Errorf("ann's following list after unsuspending bob: %v", got)
 	}

@@ -25,13 +25,16 @@ const MaxCount = 1<<31 - 1
 // step, so the counter cannot drift from what likers did. A new like on a
 // post whose counter is at ARGV[3] (MaxCount) changes nothing and replies
 // {'full'}: the liker is not recorded without the counter. A missing or
-// deleted post (or a repost's record) replies an empty array. Otherwise
+// deleted post (or a repost's record) replies an empty array, and so does
+// a new like of a suspended author's post when ARGV[4] is "1" (a request:
+// the post is in no feed; an import replays its likes). Otherwise
 // it replies the post's author, time, text, media and content warning,
 // its four counters (empty when never set), and the post it replies to
 // and that post's author (empty when none).
 var likeScript = newScript(false, `
-local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd', 'm', 'cw', 'o', 'r', 'ra')
+local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd', 'm', 'cw', 'o', 'r', 'ra', 'sx')
 if not p[1] or p[4] == '1' or p[7] then return {} end
+if p[10] and ARGV[2] == '1' and ARGV[4] == '1' then return {} end
 if ARGV[2] == '1' then
   if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 0 then
     if (tonumber(redis.call('HGET', KEYS[3], 'l')) or 0) >= tonumber(ARGV[3]) then return {'full'} end
@@ -61,8 +64,8 @@ return 1
 `)
 
 // Like records that viewer likes post, once however often it is called,
-// and returns the post with its counters. A missing or deleted post is
-// NOT_FOUND.
+// and returns the post with its counters. A missing or deleted post, or
+// one of a suspended account, is NOT_FOUND.
 func (s *Service) Like(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
 	defer wrap(&err, "user %d likes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "1")
@@ -84,7 +87,7 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 			return nil, PostCounts{}, err
 		}
 	}
-	keys, args := s.likeKeysArgs(viewer, post, delta)
+	keys, args := s.likeKeysArgs(viewer, post, delta, true)
 	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.c.B(), keys, args)), post)
 	if err != nil {
 		return nil, PostCounts{}, err
@@ -104,10 +107,14 @@ func likedPost(post ID, vs []rueidis.RedisMessage) (*Post, PostCounts, error) {
 }
 
 // likeKeysArgs are the like script's keys and arguments for viewer's like
-// (delta "1") or unlike ("-1") of post.
-func (s *Service) likeKeysArgs(viewer, post ID, delta string) (keys, args []string) {
+// (delta "1") or unlike ("-1") of post, in a request (live) or an import.
+func (s *Service) likeKeysArgs(viewer, post ID, delta string, live bool) (keys, args []string) {
+	flag := "0"
+	if live {
+		flag = "1"
+	}
 	return []string{s.k.post(post), s.k.likers(post), s.k.postCounts(post)},
-		[]string{member(viewer), delta, strconv.Itoa(MaxCount)}
+		[]string{member(viewer), delta, strconv.Itoa(MaxCount), flag}
 }
 
 // likeReply is the like script's reply for post: the post's author, time,
@@ -145,7 +152,7 @@ func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err er
 		if l.User == 0 || l.Post == 0 {
 			return 0, apierr.Errorf(apierr.BadInput, "like user and post must be positive numbers")
 		}
-		keys, args := s.likeKeysArgs(l.User, l.Post, "1")
+		keys, args := s.likeKeysArgs(l.User, l.Post, "1", false)
 		cmds[i] = likeScript.cmd(s.c.B(), keys, args)
 	}
 	for i, r := range s.doMulti(ctx, cmds...) {

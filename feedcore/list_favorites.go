@@ -73,7 +73,8 @@ return {p[1], p[2], p[3], p[5] or '', p[6] or '', c[1] or '', c[2] or '', c[3] o
 
 // FavoritePost records that viewer favorites post, once however often it
 // is called (the first time is kept), and returns the post with its
-// counters. A missing or deleted post is NOT_FOUND; a post whose author
+// counters. A missing or deleted post, or one of a suspended account, is
+// NOT_FOUND; a post whose author
 // and the viewer are separated by a block, either way, is FORBIDDEN.
 func (s *Service) FavoritePost(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
 	defer wrap(&err, "user %d favorites post %d", viewer, post)
@@ -96,7 +97,9 @@ func (s *Service) favorite(ctx context.Context, viewer, post ID, on bool) (*Post
 	if err != nil {
 		return nil, PostCounts{}, err
 	}
-	if p := ps[0]; p == nil || p.Deleted || p.Author == 0 || p.IsRepost() { // a repost's record is no post
+	// A repost's record is no post, and a suspended account's post is in
+	// no feed (taking a favorite of it back is fine).
+	if p := ps[0]; p == nil || p.Deleted || p.Author == 0 || p.IsRepost() || on && p.AuthorSuspended {
 		return nil, PostCounts{}, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
 	}
 	pair := []Edge{{Follower: viewer, Followee: post}}

@@ -122,6 +122,9 @@ func (lm *listsModel) favorite(r *modelRun, on bool) {
 	case p.Deleted:
 		r.wantCode(err, apierr.NotFound, "user %d favorites deleted post %d", u, p.ID)
 		return
+	case on && r.m.suspended[p.Author]: // read before the block is
+		r.wantCode(err, apierr.NotFound, "user %d favorites post %d of a suspended account", u, p.ID)
+		return
 	case on && r.m.blocked(u, p.Author):
 		r.wantCode(err, apierr.Forbidden, "user %d favorites post %d across a block", u, p.ID)
 		return

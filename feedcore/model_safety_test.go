@@ -114,7 +114,8 @@ func (r *modelRun) mute(a, b ID) {
 }
 
 // like likes a random post: FORBIDDEN across a block, NOT_FOUND when it
-// is deleted (or its author is), changing nothing either way.
+// is deleted (or its author is) or its author suspended, changing nothing
+// either way.
 func (r *modelRun) like() {
 	if len(r.m.posts) == 0 {
 		return
@@ -125,8 +126,8 @@ func (r *modelRun) like() {
 	switch {
 	case r.m.blocked(u, p.Author): // checked first: a deleted post's author is known
 		r.wantCode(err, apierr.Forbidden, "user %d likes post %d of %d across a block", u, p.ID, p.Author)
-	case p.Deleted:
-		r.wantCode(err, apierr.NotFound, "user %d likes deleted post %d", u, p.ID)
+	case p.Deleted || r.m.suspended[p.Author]:
+		r.wantCode(err, apierr.NotFound, "user %d likes deleted post %d or one of a suspended account", u, p.ID)
 	case err != nil:
 		r.t.Fatal(err)
 	default:

@@ -19,14 +19,15 @@ import (
 // file it again.
 
 // replyable checks that replier may reply to the post parent and returns
-// the parent's author: NOT_FOUND unless it is a live post, FORBIDDEN when
+// the parent's author: NOT_FOUND unless it is a live post (not of a
+// suspended account: it is in no feed), FORBIDDEN when
 // a block stands between replier and its author.
 func (s *Service) replyable(ctx context.Context, replier, parent ID) (ID, error) {
 	p, err := s.readUnblocked(ctx, replier, parent, true)
 	if err != nil {
 		return 0, err
 	}
-	if p == nil || p.Deleted || p.IsRepost() || p.Author == 0 {
+	if p == nil || p.Deleted || p.IsRepost() || p.Author == 0 || p.AuthorSuspended {
 		return 0, apierr.Errorf(apierr.NotFound, "replyTo: no post with id %d", parent)
 	}
 	return p.Author, nil

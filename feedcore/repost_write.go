@@ -42,13 +42,17 @@ type RepostResult struct {
 }
 
 // Repost makes viewer repost post: once however often it is called. A
-// missing or deleted post (or a repost's record) is NOT_FOUND; a block
+// missing or deleted post (or a repost's record), or one of a suspended
+// account, is NOT_FOUND; a block
 // between viewer and its author, either way, is FORBIDDEN.
 func (s *Service) Repost(ctx context.Context, viewer, post ID) (_ *RepostResult, err error) {
 	defer wrap(&err, "user %d reposts post %d", viewer, post)
 	p, err := s.repostable(ctx, viewer, post)
 	if err != nil {
 		return nil, err
+	}
+	if p.AuthorSuspended { // in no feed; taking a repost of it back is fine
+		return nil, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
 	}
 	rec, err := s.logRepost(ctx, viewer, p, s.nowMS(), 0)
 	if err != nil {
