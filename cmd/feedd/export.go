@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
@@ -67,8 +68,30 @@ func export(ctx context.Context, svc *feedcore.Service, path string, stdout io.W
 		return fmt.Errorf("export to %s: %w (after %d lines)", path, err, stats.Lines)
 	}
 	d := time.Since(start)
-	fmt.Fprintf(report, "Exported %d users, %d follows, %d posts, %d live sessions, %d likes, %d favorites, %d counters: %d lines to %s in %v (%.0f lines/s).\n",
-		stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Favorites, stats.Counts, stats.Lines, path,
-		d.Round(time.Millisecond), float64(stats.Lines)/max(d.Seconds(), 1e-9))
+	fmt.Fprintf(report, "Exported %d users, %d follows, %d posts, %d live sessions, %d likes, %d favorites, %d counters%s: %d lines to %s in %v (%.0f lines/s).\n",
+		stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Favorites, stats.Counts,
+		alsoCounted(counted{stats.Reposts, "reposts"}, counted{stats.Relations, "relations"},
+			counted{stats.KeywordFilters, "keyword filters"}, counted{stats.Deleted, "deleted accounts"},
+			counted{stats.Suspended, "suspensions"}, counted{stats.Takedowns, "takedowns"},
+			counted{stats.Reports, "reports"}, counted{stats.Audit, "audit entries"}),
+		stats.Lines, path, d.Round(time.Millisecond), float64(stats.Lines)/max(d.Seconds(), 1e-9))
 	return nil
+}
+
+// counted is a number of lines of one kind, for a summary.
+type counted struct {
+	n    int
+	what string
+}
+
+// alsoCounted names the kinds of lines a summary lists only when there
+// are some: ", 3 reposts, 1 relations", or "".
+func alsoCounted(cs ...counted) string {
+	var b strings.Builder
+	for _, c := range cs {
+		if c.n > 0 {
+			fmt.Fprintf(&b, ", %d %s", c.n, c.what)
+		}
+	}
+	return b.String()
 }

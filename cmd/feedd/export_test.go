@@ -91,3 +91,20 @@ func TestExportCommand(t *testing.T) {
 		t.Errorf("export - wrote\n%s\nwant\n%s", stdout.String(), b)
 	}
 }
+
+// TestAlsoCounted: a summary names the other kinds of lines only when
+// there are some, in the order given.
+func TestAlsoCounted(t *testing.T) {
+	for _, tc := range []struct {
+		in   []counted
+		want string
+	}{
+		{nil, ""},
+		{[]counted{{0, "reposts"}, {0, "relations"}}, ""},
+		{[]counted{{3, "reposts"}, {0, "relations"}, {1, "audit entries"}}, ", 3 reposts, 1 audit entries"},
+	} {
+		if got := alsoCounted(tc.in...); got != tc.want {
+			t.Errorf("alsoCounted(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

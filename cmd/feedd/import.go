@@ -54,9 +54,12 @@ func loadFile(ctx context.Context, svc *feedcore.Service, path string, stdout io
 	}
 	stats, err := importer.LoadWith(ctx, svc, in, o)
 	line.done()
-	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d likes, %d favorites, %d counters (%d skipped) from %d lines in %v.\n",
-		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Favorites, stats.Counts, stats.Skipped, stats.Lines,
-		time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "Imported %s: %d users, %d follows, %d posts, %d live sessions, %d likes, %d favorites, %d counters%s (%d skipped) from %d lines in %v.\n",
+		path, stats.Users, stats.Follows, stats.Posts, stats.Lives, stats.Likes, stats.Favorites, stats.Counts,
+		alsoCounted(counted{stats.Reposts, "reposts"}, counted{stats.Relations, "relations"},
+			counted{stats.KeywordFilters, "keyword filters"}, counted{stats.Deleted, "deleted accounts"},
+			counted{stats.Moderation, "moderation lines"}),
+		stats.Skipped, stats.Lines, time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		return fmt.Errorf("import %s: %w", path, err)
 	}
