@@ -97,6 +97,9 @@ func Load(ctx context.Context, svc *feedcore.Service, seed int64, mediaBase stri
 	users := make([]feedcore.User, len(people))
 	for i, p := range people {
 		users[i] = p.User
+		if p.AvatarURL != "" {
+			users[i].AvatarURL = mediaBase + p.AvatarURL
+		}
 	}
 	if _, err := svc.PutUsers(ctx, users); err != nil {
 		return Report{}, fmt.Errorf("demo users: %w", err)

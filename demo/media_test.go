@@ -36,7 +36,7 @@ func TestMediaFilesAreSmall(t *testing.T) {
 	}
 }
 
-// Every media URL of the demo names a file MediaHandler serves, with the
+// Every media URL of the demo (avatars too) names a file MediaHandler serves, with the
 // type its kind says; the video answers range requests (players seek);
 // directories are not listed.
 func TestMediaServed(t *testing.T) {
@@ -55,6 +55,16 @@ func TestMediaServed(t *testing.T) {
 	}
 	for _, c := range covers {
 		urls = append(urls, base+c)
+	}
+	avatared := 0
+	for _, p := range people {
+		if p.AvatarURL != "" {
+			urls = append(urls, base+p.AvatarURL)
+			avatared++
+		}
+	}
+	if avatared == 0 || avatared == len(people) {
+		t.Errorf("%d of %d people have an avatar; want most, not all (avatarUrl is nullable)", avatared, len(people))
 	}
 	want := map[string]string{".png": "image/png", ".gif": "image/gif", ".mp4": "video/mp4"}
 	for _, u := range urls {

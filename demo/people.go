@@ -55,9 +55,10 @@ func makePeople(rng *rand.Rand, n int) []person {
 			p.Handle = handleFor(rng, first, last, taken)
 		}
 		taken[p.Handle] = true
-		// Most people have an avatar; the rest show that avatarUrl is nullable.
+		// Most people have an avatar; the rest show that avatarUrl is
+		// nullable. Load makes the file name a URL (mediaBase).
 		if rng.IntN(10) < 7 {
-			p.AvatarURL = fmt.Sprintf("https://i.pravatar.cc/150?u=feedd-%d", p.ID)
+			p.AvatarURL = avatarFile(p.ID)
 		}
 		out[i] = p
 	}
@@ -80,3 +81,10 @@ func handleFor(rng *rand.Rand, first, last string, taken map[string]bool) string
 	}
 	return h
 }
+
+// avatars is how many avatars the demo's people share, drawn by
+// internal/mediagen and served by MediaHandler.
+const avatars = 16
+
+// avatarFile is the avatar of the person with id: a file of MediaHandler.
+func avatarFile(id feedcore.ID) string { return fmt.Sprintf("avatar-%02d.png", id%avatars) }

@@ -1,7 +1,7 @@
 // Command mediagen draws the demo's media files into a directory (the
 // demo package's media/, where go:embed takes them): four photos of a
 // trip, a sensitive one (a spider), an animated GIF, a short video of
-// waves and its poster frame. Everything is flat shapes on a small
+// waves and its poster frame, and the avatars of the demo's people. Everything is flat shapes on a small
 // palette, so each file is a few kilobytes. The video is encoded by
 // ffmpeg (H.264 baseline, which every browser plays); without ffmpeg on
 // PATH the committed clip.mp4 is left as it is.
@@ -254,6 +254,30 @@ func writeVideo(dir, name string) error {
 	return cmd.Run()
 }
 
+// avatars is how many avatars the demo's people share (avatar-00.png
+// ...): demo.avatarFor picks one by id.
+const avatars = 16
+
+// avatar draws avatar i: a symmetric 5x5 pattern (an identicon) in one of
+// the palette's colours on a light ground, 80 pixels square.
+func avatar(i int) canvas {
+	const side, cell, pad = 80, 12, 10
+	inks := []uint8{2, 3, 5, 6, 10, 11, 12, 16}
+	c := newCanvas(side, side, 9)
+	ink := inks[i%len(inks)]
+	bits := uint32(i)*2654435761 + 0x9e3779b9 // a fixed hash of i: the pattern
+	for y := range 5 {
+		for x := range 3 {
+			if bits>>(y*3+x)&1 == 1 {
+				for _, col := range []int{x, 4 - x} {
+					c.rect(pad+col*cell, pad+y*cell, pad+(col+1)*cell, pad+(y+1)*cell, ink)
+				}
+			}
+		}
+	}
+	return c
+}
+
 func main() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: mediagen DIR")
@@ -269,6 +293,9 @@ func main() {
 		func() error { return writePNG(dir, "waves-poster.png", waves(0, 20)) },
 		func() error { return writeGIF(dir, "spinner.gif", 12) },
 		func() error { return writeVideo(dir, "waves.mp4") },
+	}
+	for i := range avatars {
+		steps = append(steps, func() error { return writePNG(dir, fmt.Sprintf("avatar-%02d.png", i), avatar(i)) })
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
