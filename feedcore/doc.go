@@ -10,7 +10,8 @@
 // # Where things are
 //
 //   - Read path: read_feed.go (FollowingFeed: the reader's view, the scan
-//     across the inbox horizon, page and cursors), read_merge.go (k-way
+//     across the inbox horizon, page and cursors; fill, the page filler
+//     of every list within the read bound), read_merge.go (k-way
 //     merge), read_timeline.go (posts and replays as one machinery),
 //     read_hydrate.go (Hydrate, cached posts), read_cursor.go (sealed
 //     cursors), read_cursorkey.go (the key shared in Redis),
@@ -31,7 +32,8 @@
 //   - Reposts: repost_write.go (Repost, UndoRepost, PutReposts: the
 //     commit with the reposter's record, the record's materialization,
 //     the original's set of reposts, taking back the reposts of a deleted
-//     post, Reposted).
+//     post, Reposted), repost_list.go (the reposts among a list's items,
+//     shown as their originals).
 //   - Replies: reply_write.go (who may reply, the parent's set of replies
 //     and comments counter, recounting), reply_list.go (Replies: a post's
 //     replies, oldest first).
@@ -51,11 +53,14 @@
 //   - Rate limit: ratelimit.go (GCRA in Redis; a Charge rides the first
 //     pipeline, and a viewer's checks the account is not deleted, with the
 //     limit on or off), throttle.go (per-process throttles of activity writes).
+//   - Persisted queries: persisted.go (texts registered by hash, shared
+//     by every replica).
 //   - Lists: list_page.go (list cursors bound to kind and owner, the
 //     seek by rank, collecting a page past filtered entries, separations),
 //     list_favorites.go (FavoritePost, Favorites, Favorited, their
 //     settle, import, export, rebuild and counters), list_author.go
-//     (AuthorPosts), list_follows.go (Followers, Following, follow times).
+//     (AuthorPosts), list_follows.go (Followers, Following, follow times;
+//     a suspended account left out by its profile's mark).
 //   - Ops: ops_export.go (Export), ops_rebuild.go (Rebuild), ops_scan.go
 //     (walking every record of a kind).
 //   - Safety: safety_filter.go (reads and fan-out leave out authors hidden
