@@ -118,8 +118,6 @@ func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
 	return false, nil
 }
 
-var relationKinds = []RelationKind{RelationBlock, RelationMute, RelationHide}
-
 // relationRecords is the record key of viewer's relations of kind, the
 // key of their ends (mutes only; "" otherwise), and the kind of their
 // list (the cursor's).

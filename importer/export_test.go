@@ -136,6 +136,7 @@ func rtMutate(t *testing.T, svc *feedcore.Service) {
 		must(err)
 	}
 	_, err = svc.UndoRepost(ctx, 8, 1005)
+	must(err)
 	_, err = svc.PublishPost(ctx, 3, feedcore.NewPost{ContentWarning: "spoilers", Media: []feedcore.Media{
 		{URL: "https://cdn.example.com/m.jpg", Kind: feedcore.MediaImage, AltText: "what cid saw", Sensitive: true}}})
 	must(err)

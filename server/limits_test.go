@@ -146,7 +146,7 @@ func TestComplexityBudget(t *testing.T) {
 		"User": client.User_Operation, "Viewer": client.Viewer_Operation,
 	}
 	for name, q := range ops {
-		doc, err := gqlparser.LoadQuery(es.Schema(), q)
+		doc, err := gqlparser.LoadQueryWithRules(es.Schema(), q, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -163,7 +163,7 @@ func TestComplexityBudget(t *testing.T) {
 		}
 	}
 	// A connection costs its base plus its page size times an edge.
-	doc, _ := gqlparser.LoadQuery(es.Schema(), `query($n: Int) { followingFeed(first: $n) { edges { cursor } } }`)
+	doc, _ := gqlparser.LoadQueryWithRules(es.Schema(), `query($n: Int) { followingFeed(first: $n) { edges { cursor } } }`, nil)
 	op := doc.Operations[0]
 	if a, b := complexity.Calculate(context.Background(), es, op, map[string]any{"n": 10})-costFollowingFeed,
 		complexity.Calculate(context.Background(), es, op, map[string]any{"n": 100})-costFollowingFeed; b < 9*a || a <= 0 {

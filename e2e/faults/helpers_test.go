@@ -119,8 +119,7 @@ func (k *kinds) total() int {
 // countingHandler is a slog handler that counts the records at or above
 // Warn by message and error, and forwards nothing.
 type countingHandler struct {
-	k     *kinds
-	attrs string
+	k *kinds
 }
 
 func (h countingHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }

@@ -113,7 +113,7 @@ func Documents(schemaFile, opsGlob string) (map[string]string, error) {
 		all.Operations = append(all.Operations, d.Operations...)
 		all.Fragments = append(all.Fragments, d.Fragments...)
 	}
-	if errs := validator.Validate(schema, all); len(errs) > 0 {
+	if errs := validator.ValidateWithRules(schema, all, nil); len(errs) > 0 {
 		return nil, errs
 	}
 	docs := map[string]string{}
