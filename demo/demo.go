@@ -1,9 +1,10 @@
 // Package demo generates deterministic demo data through the feedcore API:
 // about 300 users with a skewed follower graph (a few big-V authors, a long
-// tail) whose follows were made over the last 90 days, about 3,000 posts
+// tail) whose follows were made over the last 90 days, about 3,600 posts
 // over the last 7 days with some timestamp ties, the newest few with
 // pictures, a GIF, a video and content warnings (served by feedd itself:
-// media.go), threads of replies and reposts, a mix of active and inactive
+// media.go, with the avatars), threads of replies (600 of those posts) and
+// reposts, a mix of active and inactive
 // readers, and the active readers' favorites, so every path of the hybrid
 // feed, and every list, can be tried from GraphiQL.
 package demo
