@@ -53,7 +53,9 @@ import (
 // gone by. The second pass, RepairAfter after the commit (above the
 // longest a mutation's writes may take; secondPassLoop), walks again; a
 // post the dispatcher materializes late from a logged publish event, and
-// whatever an import stores, is marked as it is written (markSuspended).
+// whatever an import stores, is marked as it is written (markSuspended,
+// which reads the marker again after writing, so an unsuspension that
+// commits in between cannot leave a stale mark behind).
 //
 // Takedown. A takedown is a delete by an operator: one script on the
 // author's shard sets the takedown record (keys.takenDown), appends the
@@ -422,31 +424,61 @@ func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string)
 
 // markSuspended marks the posts or sessions (hashes) of the authors given
 // (one each) whose accounts are suspended: what the dispatcher or an
-// import writes after a suspension's job has gone by. Two round trips
-// when any author is suspended, else one.
+// import writes after a suspension's job has gone by. The items must be
+// in their author's lists already (markSources), so that a suspension or
+// unsuspension committed after the markers are read has its own job find
+// them.
+//
+// The marker and the item live in different slots, so reading one and
+// writing the other cannot be one step: an unsuspension committed between
+// them would have its job walk past the item before its mark is written,
+// leaving it hidden until the second pass. So, as settleSuspension does,
+// every write is followed by a read of the markers, and the marks follow
+// again whatever changed meanwhile, until a read confirms what was last
+// written. One round trip when no author is suspended, three when some
+// are and nothing changes.
 func (s *Service) markSuspended(ctx context.Context, authors []ID, hashes []string) error {
 	distinct := slices.Compact(slices.Sorted(slices.Values(authors)))
 	if len(distinct) == 0 {
 		return nil
 	}
-	rs := s.doMulti(ctx, cmdsFor(distinct, func(a ID) rueidis.Completed {
+	marked := map[ID]bool{} // what the marks written so far say: none yet
+	for range maxSettleRounds {
+		now, err := s.suspendedNow(ctx, distinct)
+		if err != nil {
+			return err
+		}
+		var marks []rueidis.Completed
+		for i, a := range authors {
+			if now[a] != marked[a] {
+				marks = append(marks, s.markCmd(hashes[i], now[a]))
+			}
+		}
+		if len(marks) == 0 {
+			return nil
+		}
+		if err := firstErr(s.doMulti(ctx, marks...)); err != nil {
+			return fmt.Errorf("mark items of suspended accounts: %w", err)
+		}
+		marked = now
+	}
+	return fmt.Errorf("mark items of suspended accounts: the suspensions kept changing; the second pass finishes it")
+}
+
+// suspendedNow reads whether each of users is suspended (its marker).
+func (s *Service) suspendedNow(ctx context.Context, users []ID) (map[ID]bool, error) {
+	rs := s.doMulti(ctx, cmdsFor(users, func(a ID) rueidis.Completed {
 		return s.c.B().Exists().Key(s.k.suspended(s.shardOf(a), a)).Build()
 	})...)
-	suspended := map[ID]bool{}
+	out := make(map[ID]bool, len(users))
 	for i, r := range rs {
 		n, err := r.AsInt64()
 		if err != nil {
-			return fmt.Errorf("read the suspension of user %d: %w", distinct[i], err)
+			return nil, fmt.Errorf("read the suspension of user %d: %w", users[i], err)
 		}
-		suspended[distinct[i]] = n == 1
+		out[users[i]] = n == 1
 	}
-	var marks []rueidis.Completed
-	for i, a := range authors {
-		if suspended[a] {
-			marks = append(marks, s.markCmd(hashes[i], true))
-		}
-	}
-	return firstErr(s.doMulti(ctx, marks...))
+	return out, nil
 }
 
 // markSuspendedPosts is markSuspended for posts.
