@@ -83,34 +83,43 @@ func forbidden(t *testing.T, what string, err error) {
 type listPage func(first *int, after *string) (client.UserPageFields, error)
 
 // listed pages a user list to the end, n at a time, and returns the
-// handles in list order, checking that every cursor advances.
+// handles in list order, checking that every cursor advances (pageAll).
 func listed(t *testing.T, n int, page listPage) []string {
 	t.Helper()
-	var (
-		out   []string
-		after *string
-	)
-	for range 100 {
-		p := must(page(&n, after))(t)
-		if len(p.Edges) > n {
-			t.Fatalf("asked for %d users, got %d", n, len(p.Edges))
+	var out []string
+	pageAll(t, n, func(first *int, after *string) (client.PageInfoFields, error) {
+		p, err := page(first, after)
+		if len(p.Edges) > *first {
+			t.Fatalf("asked for %d users, got %d", *first, len(p.Edges))
 		}
 		for _, e := range p.Edges {
 			out = append(out, e.Node.Handle)
 		}
-		if p.PageInfo.HasPreviousPage != (after != nil) {
-			t.Errorf("page after %v: hasPreviousPage %v", after, p.PageInfo.HasPreviousPage)
+		return p.PageInfo.PageInfoFields, err
+	})
+	return out
+}
+
+// pageAll reads a list to the end through page, n at a time, checking
+// that hasPreviousPage says whether a page started from a cursor and that
+// every cursor advances; page takes each page's items.
+func pageAll(t *testing.T, n int, page func(first *int, after *string) (client.PageInfoFields, error)) {
+	t.Helper()
+	var after *string
+	for range 100 {
+		info := must(page(&n, after))(t)
+		if info.HasPreviousPage != (after != nil) {
+			t.Errorf("page after %v: hasPreviousPage %v", after, info.HasPreviousPage)
 		}
-		if !p.PageInfo.HasNextPage {
-			return out
+		if !info.HasNextPage {
+			return
 		}
-		if p.PageInfo.EndCursor == nil || after != nil && *p.PageInfo.EndCursor == *after {
-			t.Fatalf("hasNextPage but endCursor %v does not advance", p.PageInfo.EndCursor)
+		if info.EndCursor == nil || after != nil && *info.EndCursor == *after {
+			t.Fatalf("hasNextPage but endCursor %v does not advance", info.EndCursor)
 		}
-		after = p.PageInfo.EndCursor
+		after = info.EndCursor
 	}
 	t.Fatal("the list never ended")
-	return nil
 }
 
 // The three lists of c's viewer.
