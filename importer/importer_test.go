@@ -34,30 +34,6 @@ func newService(tb testing.TB) *feedcore.Service {
 
 func drain(tb testing.TB, svc *feedcore.Service) { tb.Helper(); feedtest.Drain(tb, svc) }
 
-// feed pages viewer's whole following feed, page size n, and returns the
-// post ids.
-func feed(tb testing.TB, svc *feedcore.Service, viewer feedcore.ID, n int) []feedcore.ID {
-	tb.Helper()
-	out := []feedcore.ID{}
-	after := ""
-	for pages := 0; ; pages++ {
-		if pages > 1000 {
-			tb.Fatal("feed does not end")
-		}
-		pg, err := svc.FollowingFeed(context.Background(), feedcore.FeedRequest{Viewer: viewer, First: n, After: after})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, e := range pg.Edges {
-			out = append(out, e.Post.ID)
-		}
-		if !pg.HasNext {
-			return out
-		}
-		after = pg.EndCursor
-	}
-}
-
 func counts(tb testing.TB, svc *feedcore.Service, ids ...feedcore.ID) []feedcore.GraphCounts {
 	tb.Helper()
 	cs, err := svc.Counts(context.Background(), ids)
@@ -118,7 +94,7 @@ func TestLoadSmallFile(t *testing.T) {
 			drain(t, svc)
 			for viewer, ids := range want {
 				for _, n := range []int{1, 2, 100} {
-					if got := feed(t, svc, viewer, n); !reflect.DeepEqual(got, ids) {
+					if got := feedtest.Feed(t, svc, viewer, n); !reflect.DeepEqual(got, ids) {
 						t.Errorf("viewer %d, page size %d: feed %v, want %v", viewer, n, got, ids)
 					}
 				}
@@ -162,7 +138,7 @@ func TestLoadTwice(t *testing.T) {
 		}
 	}
 	drain(t, svc)
-	if got, want := feed(t, svc, 1, 100), []feedcore.ID{107, 105, 103, 104, 102, 101}; !reflect.DeepEqual(got, want) {
+	if got, want := feedtest.Feed(t, svc, 1, 100), []feedcore.ID{107, 105, 103, 104, 102, 101}; !reflect.DeepEqual(got, want) {
 		t.Errorf("feed %v, want %v", got, want)
 	}
 	if got := counts(t, svc, 3); got[0] != (feedcore.GraphCounts{Followers: 3}) {
@@ -614,7 +590,7 @@ func TestLoadRandomModel(t *testing.T) {
 				for _, p := range want {
 					wantIDs = append(wantIDs, p.id)
 				}
-				if got := feed(t, svc, viewer, 10); !reflect.DeepEqual(got, wantIDs) {
+				if got := feedtest.Feed(t, svc, viewer, 10); !reflect.DeepEqual(got, wantIDs) {
 					t.Errorf("viewer %d: feed\n%v\nwant\n%v", viewer, got, wantIDs)
 				}
 				followers := 0

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -86,7 +87,7 @@ func TestExportModeration(t *testing.T) {
 		t.Errorf("import applied %d moderation lines, want 7", ist.Moderation)
 	}
 	drain(t, dst)
-	if got := feed(t, dst, 1, 10); !slices.Equal(got, []feedcore.ID{12}) {
+	if got := feedtest.Feed(t, dst, 1, 10); !slices.Equal(got, []feedcore.ID{12}) {
 		t.Errorf("ann's feed in the copy: %v, want [12] (bob suspended, 11 taken down)", got)
 	}
 	ch := dst.NewCharge(feedcore.Subject{Viewer: 2}, 1, feedcore.RateLimit{})

@@ -165,12 +165,12 @@ func TestModerationCommands(t *testing.T) {
 	post := feedcore.FormatID(bad.ID)
 	e.ok("Took down post "+post, "moderate", "takedown", "--post", post, "--reason", "spam ads")
 	e.ok("was taken down already; nothing changed", "moderate", "takedown", "--post", post, "--reason", "spam ads")
-	if got := feedIDs(t, svc, 1); !slices.Equal(got, []feedcore.ID{fine.ID}) {
+	if got := feedtest.Feed(t, svc, 1, 100); !slices.Equal(got, []feedcore.ID{fine.ID}) {
 		t.Errorf("ann's feed after the takedown: %v, want [%d]", got, fine.ID)
 	}
 	e.ok("Suspended user 2: 1 posts and 0 live sessions hidden", "moderate", "suspend", "--user", "2", "--reason", "repeat spammer")
 	e.ok("User 2 was suspended already; nothing changed", "moderate", "suspend", "--user", "2", "--reason", "again")
-	if got := feedIDs(t, svc, 1); len(got) != 0 {
+	if got := feedtest.Feed(t, svc, 1, 100); len(got) != 0 {
 		t.Errorf("ann's feed with bob suspended: %v", got)
 	}
 	ch := svc.NewCharge(feedcore.Subject{Viewer: 2}, 1, feedcore.RateLimit{})
@@ -179,7 +179,7 @@ func TestModerationCommands(t *testing.T) {
 	}
 	e.ok("Unsuspended user 2: 1 posts and 0 live sessions shown again", "moderate", "unsuspend", "--user", "2", "--reason", "appeal granted")
 	e.ok("User 2 is not suspended; nothing changed", "moderate", "unsuspend", "--user", "2", "--reason", "again")
-	if got := feedIDs(t, svc, 1); !slices.Equal(got, []feedcore.ID{fine.ID}) {
+	if got := feedtest.Feed(t, svc, 1, 100); !slices.Equal(got, []feedcore.ID{fine.ID}) {
 		t.Errorf("ann's feed after unsuspending bob: %v, want [%d]", got, fine.ID)
 	}
 	e.ok("Resolved report "+first, "moderate", "resolve", "--report", first)
@@ -217,18 +217,4 @@ func TestModerationCommands(t *testing.T) {
 	if rows := lines(t, e.ok("", "moderate", "log", "--since", log[1]["id"])); len(rows) != 2 || rows[0]["action"] != "unsuspend" {
 		t.Errorf("moderate log --since %s: %v", log[1]["id"], rows)
 	}
-}
-
-// feedIDs is viewer's whole following feed.
-func feedIDs(t *testing.T, svc *feedcore.Service, viewer feedcore.ID) []feedcore.ID {
-	t.Helper()
-	pg, err := svc.FollowingFeed(context.Background(), feedcore.FeedRequest{Viewer: viewer, First: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []feedcore.ID
-	for _, e := range pg.Edges {
-		out = append(out, e.Post.ID)
-	}
-	return out
 }

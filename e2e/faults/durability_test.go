@@ -82,7 +82,7 @@ func TestDurableConfigKeepsDataAcrossRestart(t *testing.T) {
 	stop := feedtest.Workers(t, svc)
 	feedtest.Drain(t, svc)
 	stop()
-	if got := feedIDs(t, svc, 2); !slices.Equal(got, want) {
+	if got := feedtest.Feed(t, svc, 2, 100); !slices.Equal(got, want) {
 		t.Fatalf("before the restart: %v, want %v", got, want)
 	}
 	// A clean shutdown (as an orchestrator's SIGTERM gives), then a start
@@ -93,7 +93,7 @@ func TestDurableConfigKeepsDataAcrossRestart(t *testing.T) {
 	srv = start()
 	st, svc = open()
 	defer st.Close()
-	if got := feedIDs(t, svc, 2); !slices.Equal(got, want) {
+	if got := feedtest.Feed(t, svc, 2, 100); !slices.Equal(got, want) {
 		t.Fatalf("after the restart the follower's feed is %v, want %v", got, want)
 	}
 	if info, err := st.Client.Do(ctx, st.Client.B().ConfigGet().Parameter("appendonly").Build()).AsStrMap(); err != nil || info["appendonly"] != "yes" {
@@ -112,17 +112,4 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-func feedIDs(t *testing.T, svc *feedcore.Service, viewer feedcore.ID) []feedcore.ID {
-	t.Helper()
-	pg, err := svc.FollowingFeed(context.Background(), feedcore.FeedRequest{Viewer: viewer, First: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []feedcore.ID
-	for _, e := range pg.Edges {
-		out = append(out, e.Post.ID)
-	}
-	return out
 }

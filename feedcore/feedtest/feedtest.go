@@ -1,6 +1,6 @@
 // Package feedtest runs a feedcore.Service's fan-out for tests outside
 // feedcore: start the workers for the test's lifetime, wait for them to
-// drain with a deadline.
+// drain with a deadline, and read a viewer's feed whole.
 package feedtest
 
 import (
@@ -35,4 +35,27 @@ func Drain(tb testing.TB, svc *feedcore.Service) {
 	if err := svc.Drain(ctx); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// Feed pages viewer's whole following feed, n a page, and returns the
+// post ids in feed order, failing the test if it does not end.
+func Feed(tb testing.TB, svc *feedcore.Service, viewer feedcore.ID, n int) []feedcore.ID {
+	tb.Helper()
+	out := []feedcore.ID{}
+	after := ""
+	for range 1000 {
+		pg, err := svc.FollowingFeed(context.Background(), feedcore.FeedRequest{Viewer: viewer, First: n, After: after})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, e := range pg.Edges {
+			out = append(out, e.Post.ID)
+		}
+		if !pg.HasNext {
+			return out
+		}
+		after = pg.EndCursor
+	}
+	tb.Fatal("the feed does not end")
+	return nil
 }
