@@ -448,6 +448,9 @@ func (s *Service) markSuspended(ctx context.Context, authors []ID, hashes []stri
 		if err != nil {
 			return err
 		}
+		if s.afterMarkerRead != nil {
+			s.afterMarkerRead()
+		}
 		var marks []rueidis.Completed
 		for i, a := range authors {
 			if now[a] != marked[a] {

@@ -49,6 +49,11 @@ type Service struct {
 	// once (after a restart or a failover) load the scripts one after the
 	// other, not all at the same time.
 	loadMu sync.Mutex
+
+	// afterMarkerRead, set only by tests, runs in markSuspended between
+	// its read of the markers and its write of the marks: where another
+	// process's suspension change can land.
+	afterMarkerRead func()
 }
 
 // touchEvery bounds how stale this process lets a reader's last-seen get;
