@@ -10,7 +10,9 @@ import (
 	"github.com/feedd/feedd/server/graphiql"
 )
 
-// exampleQuery is what GraphiQL opens with: the feed, a page at a time.
+// exampleQuery is what GraphiQL opens with: the feed, a page at a time,
+// with the fields of the README's Feed (why a post is there: a repost or
+// a reply; media, counters).
 const exampleQuery = `# feedd: the Following tab's feeds over GraphQL.
 # Page on with after: "<pageInfo.endCursor>"; pull-to-refresh with
 # last: 20, before: "<first edge's cursor>".
@@ -19,6 +21,8 @@ query Feed {
   followingFeed(first: 10) {
     edges {
       cursor
+      repostedBy { handle }
+      repostedAt
       node {
         id
         text
@@ -26,6 +30,9 @@ query Feed {
         author { handle displayName }
         contentWarning
         media { kind url width height altText thumbnailUrl durationMs sensitive }
+        counts { likes comments reposts }
+        viewerHasReposted
+        replyTo { id text author { handle } }
       }
     }
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
