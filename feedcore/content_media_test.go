@@ -250,7 +250,7 @@ func TestMediaStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.c.Do(ctx, s.c.B().Hlen().Key(s.k.post(plain.ID)).Build()).AsInt64()
+	n, err := s.Redis.Do(ctx, s.Redis.B().Hlen().Key(s.Keys.post(plain.ID)).Build()).AsInt64()
 	if err != nil || n != 3 {
 		t.Errorf("a text post's hash has %d fields (%v), want 3: a, t, x", n, err)
 	}

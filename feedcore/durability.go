@@ -2,19 +2,11 @@ package feedcore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/rueidis"
 )
-
-// errNotReplicated: a commit write reached its master but not
-// Options.WaitReplicas replicas in time. The write may yet replicate, or
-// be lost if the master fails first; a retry is safe (publishes carry an
-// idempotency key; the other commits are idempotent), so callers see
-// UNAVAILABLE.
-var errNotReplicated = errors.New("write not confirmed by enough replicas in time")
 
 // commit runs a mutation's commit write: the one whose success makes the
 // mutation happen (a publish or delete event, a journal entry). Redis
@@ -37,7 +29,7 @@ func (s *Service) commit(ctx context.Context, sc *script, keys, args []string, c
 	}
 	timeout := s.o.WaitTimeout
 	var res rueidis.RedisResult
-	err := s.c.Dedicated(func(d rueidis.DedicatedClient) error {
+	err := s.Redis.Dedicated(func(d rueidis.DedicatedClient) error {
 		write := cmd
 		if sc != nil {
 			write = d.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()

@@ -95,3 +95,10 @@ func wrap(err *error, format string, args ...any) {
 	}
 	*err = fmt.Errorf(format+": %w", append(args, *err)...)
 }
+
+// errNotReplicated: a commit write reached its master but not
+// Options.WaitReplicas replicas in time. The write may yet replicate, or
+// be lost if the master fails first; a retry is safe (publishes carry an
+// idempotency key; the other commits are idempotent), so callers see
+// UNAVAILABLE.
+var errNotReplicated = errors.New("write not confirmed by enough replicas in time")

@@ -20,7 +20,7 @@ func TestErrorsKeepTheirCause(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1)
 	// The author's outbox holds the wrong type: the publish's writes fail.
-	if err := s.c.Do(ctx, s.c.B().Set().Key(s.k.outbox(1)).Value("x").Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.outbox(1)).Value("x").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.Publish(ctx, 1, "hello")
@@ -48,10 +48,10 @@ func TestEntryPointsNameTheirOperation(t *testing.T) {
 	limit := RateLimit{Rate: 10, Burst: 10}
 	viewer := Subject{Viewer: 5}
 	for _, cmd := range []func() error{
-		func() error { return s.c.Do(ctx, s.c.B().Set().Key(s.k.post(7)).Value("x").Build()).Error() },
-		func() error { return s.c.Do(ctx, s.c.B().Set().Key(s.k.user(8)).Value("x").Build()).Error() },
+		func() error { return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.post(7)).Value("x").Build()).Error() },
+		func() error { return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.user(8)).Value("x").Build()).Error() },
 		func() error {
-			return s.c.Do(ctx, s.c.B().Hset().Key(s.rateKey(viewer)).FieldValue().FieldValue("f", "v").Build()).Error()
+			return s.Redis.Do(ctx, s.Redis.B().Hset().Key(s.rateKey(viewer)).FieldValue().FieldValue("f", "v").Build()).Error()
 		},
 	} {
 		if err := cmd(); err != nil {

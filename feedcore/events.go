@@ -75,7 +75,7 @@ func (e event) linkFields() []string {
 }
 
 func (s *Service) emitCmd(e event) rueidis.Completed {
-	return s.c.B().Arbitrary("XADD").Keys(s.k.events(s.shardOf(e.User))).Args("*").Args(e.fields()...).Build()
+	return s.Redis.B().Arbitrary("XADD").Keys(s.Keys.events(s.shardOf(e.User))).Args("*").Args(e.fields()...).Build()
 }
 
 // emit appends e to its events stream; once it returns, the event is

@@ -27,7 +27,7 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 
 func outboxIDs(tb testing.TB, s *Service, author ID) []ID {
 	tb.Helper()
-	return timelineIDs(tb, s, s.k.outbox(author))
+	return timelineIDs(tb, s, s.Keys.outbox(author))
 }
 
 // timelineIDs lists the ids in a timeline key, newest first.
@@ -126,11 +126,11 @@ func TestNoGhostWhenTheLogFails(t *testing.T) {
 	if err := s.Follow(ctx, 2, 1); err != nil {
 		t.Fatal(err)
 	}
-	events := s.k.events(s.shardOf(1))
-	if err := s.c.Do(ctx, s.c.B().Del().Key(events).Build()).Error(); err != nil {
+	events := s.Keys.events(s.shardOf(1))
+	if err := s.Redis.Do(ctx, s.Redis.B().Del().Key(events).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.c.Do(ctx, s.c.B().Set().Key(events).Value("broken").Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Set().Key(events).Value("broken").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.PublishOnce(ctx, 1, "lost", "k"); err == nil {
@@ -142,14 +142,14 @@ func TestNoGhostWhenTheLogFails(t *testing.T) {
 	// (A feed read would fail too: it queues the reader's activation on
 	// the same broken stream.)
 	for _, reader := range []ID{1, 2} {
-		if n, err := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.inbox(reader)).Build()).AsInt64(); err != nil || n != 0 {
+		if n, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.inbox(reader)).Build()).AsInt64(); err != nil || n != 0 {
 			t.Fatalf("a failed publish left %d entries in reader %d's inbox (%v)", n, reader, err)
 		}
 	}
-	if keys, err := storetest.Keys(ctx, st.Client, s.k.p+"p:"); err != nil || len(keys) != 0 {
+	if keys, err := storetest.Keys(ctx, st.Client, s.Keys.p+"p:"); err != nil || len(keys) != 0 {
 		t.Fatalf("a failed publish left post hashes %v (%v)", keys, err)
 	}
-	if err := s.c.Do(ctx, s.c.B().Del().Key(events).Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Del().Key(events).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	startWorkers(t, s, WorkerOptions{})
@@ -174,16 +174,16 @@ func TestDeadLetters(t *testing.T) {
 	ctx := context.Background()
 	startWorkers(t, s, WorkerOptions{ReclaimIdle: 100 * time.Millisecond, MaxDeliveries: 3})
 	// No user field: malformed.
-	if err := s.c.Do(ctx, s.c.B().Xadd().Key(s.k.events(0)).Id("*").FieldValue().FieldValue("t", evPublish).Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.events(0)).Id("*").FieldValue().FieldValue("t", evPublish).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	// A task whose target set is not a sorted set fails every time.
-	bad := s.k.p + "not-a-set"
-	if err := s.c.Do(ctx, s.c.B().Set().Key(bad).Value("x").Build()).Error(); err != nil {
+	bad := s.Keys.p + "not-a-set"
+	if err := s.Redis.Do(ctx, s.Redis.B().Set().Key(bad).Value("x").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	tk := task{Type: evPublish, Author: 1, Item: Item{TS: 1, ID: 1}, Set: bad, Lo: "-", Hi: "+"}
-	if err := s.c.Do(ctx, s.c.B().Xadd().Key(s.k.tasks(0)).Id("*").FieldValue().
+	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.tasks(0)).Id("*").FieldValue().
 		FieldValue("t", tk.Type).FieldValue("u", "1").FieldValue("p", "1").FieldValue("s", "1").
 		FieldValue("set", tk.Set).FieldValue("lo", tk.Lo).FieldValue("hi", tk.Hi).Build()).Error(); err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestDeadLetters(t *testing.T) {
 	if got := s.Stats().DeadLetters; got != 2 {
 		t.Fatalf("Stats.DeadLetters = %d, want 2", got)
 	}
-	dl, err := s.c.Do(ctx, s.c.B().Xrange().Key(s.k.deadLetters(0)).Start("-").End("+").Build()).AsXRange()
+	dl, err := s.Redis.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.deadLetters(0)).Start("-").End("+").Build()).AsXRange()
 	if err != nil || len(dl) != 2 {
 		t.Fatalf("dead letters %v, %v", dl, err)
 	}
@@ -240,7 +240,7 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 		t.Fatal(err)
 	}
 	die(s.shardOf(3), "k", jEdges, "e", encodeEdges([]Edge{{Follower: 3, Followee: 2}}))
-	if err := s.c.Do(ctx, s.c.B().Zrem().Key(s.k.following(3)).Member(member(2)).Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.following(3)).Member(member(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	die(s.shardOf(2), "k", jLive, "a", "2", "p", FormatID(l.ID))
@@ -267,10 +267,10 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 	if got := readAll(t, s, 3, 3); len(got) != 0 {
 		t.Fatalf("unfollower's feed %v, want empty", got)
 	}
-	if n, err := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.liveQueue(2)).Build()).AsInt64(); err != nil || n != 0 {
+	if n, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.liveQueue(2)).Build()).AsInt64(); err != nil || n != 0 {
 		t.Fatalf("ended session still queued: %d, %v", n, err)
 	}
-	if got := timelineIDs(t, s, s.k.replayOutbox(2)); !slices.Equal(got, []ID{l.ID}) {
+	if got := timelineIDs(t, s, s.Keys.replayOutbox(2)); !slices.Equal(got, []ID{l.ID}) {
 		t.Fatalf("replay outbox %v, want [%d]", got, l.ID)
 	}
 }
@@ -282,12 +282,12 @@ func TestLockReleasesOnlyItsOwn(t *testing.T) {
 	ctx := context.Background()
 	ok, err := s.withLock(ctx, 7, func(context.Context) error {
 		// Our lock expires and another worker takes it.
-		return s.c.Do(ctx, s.c.B().Set().Key(s.k.lock(7)).Value("other").Build()).Error()
+		return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.lock(7)).Value("other").Build()).Error()
 	})
 	if !ok || err != nil {
 		t.Fatalf("withLock = %v, %v", ok, err)
 	}
-	if got, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.lock(7)).Build()).ToString(); err != nil || got != "other" {
+	if got, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.lock(7)).Build()).ToString(); err != nil || got != "other" {
 		t.Fatalf("the other worker's lock is %q (%v) after we released ours", got, err)
 	}
 	if ok, err := s.withLock(ctx, 7, func(context.Context) error { return nil }); ok || err != nil {

@@ -67,7 +67,7 @@ return 'ok'
 // resumes after the last task queued, queues none twice, and an event is
 // never done before all its tasks are queued.
 func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e event) error {
-	ck := s.k.eventCheckpoint(shard, eventID)
+	ck := s.Keys.eventCheckpoint(shard, eventID)
 	set, err := s.pushTargets(ctx, e.User)
 	if err != nil {
 		return err
@@ -79,7 +79,7 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e eve
 	for {
 		// The taskSize-th member after lo closes this task; none means the
 		// rest fits in it.
-		next, err := s.c.Do(ctx, s.c.B().Zrange().Key(set).Min(lo).Max("+").Bylex().
+		next, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(set).Min(lo).Max("+").Bylex().
 			Limit(taskSize-1, 1).Build()).AsStrSlice()
 		if err != nil {
 			return fmt.Errorf("split targets: %w", err)
@@ -90,7 +90,7 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e eve
 		}
 		t := task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
 		args := append([]string{lo, nextLo, eventID, groupDispatch, itoa64(int64(checkpointTTL.Seconds()))}, t.fields()...)
-		res, err := s.do(ctx, queueTask.cmd(s.c.B(), []string{ck, s.k.tasks(shard), s.k.events(shard)}, args)).ToString()
+		res, err := s.do(ctx, queueTask.cmd(s.Redis.B(), []string{ck, s.Keys.tasks(shard), s.Keys.events(shard)}, args)).ToString()
 		if err != nil {
 			return fmt.Errorf("queue task: %w", err)
 		}
@@ -110,7 +110,7 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e eve
 // dispatchCheckpoint is where an event's dispatch stands: "-" before its
 // first task, else the lower bound of the next.
 func (s *Service) dispatchCheckpoint(ctx context.Context, ck string) (string, error) {
-	lo, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString()
+	lo, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(ck).Build()).ToString()
 	if rueidis.IsRedisNil(err) {
 		return "-", nil
 	}
@@ -125,8 +125,8 @@ func (s *Service) dispatchCheckpoint(ctx context.Context, ck string) (string, er
 // found over the threshold is promoted first.
 func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 	rs := s.doMulti(ctx,
-		s.c.B().Get().Key(s.k.pushMode(author)).Build(),
-		s.c.B().Zcard().Key(s.k.followers(author)).Build())
+		s.Redis.B().Get().Key(s.Keys.pushMode(author)).Build(),
+		s.Redis.B().Zcard().Key(s.Keys.followers(author)).Build())
 	if err := firstErr(rs); err != nil {
 		return "", err
 	}
@@ -141,9 +141,9 @@ func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 		mode = pushAct
 	}
 	if mode == pushAct {
-		return s.k.active(author), nil
+		return s.Keys.active(author), nil
 	}
-	return s.k.followers(author), nil
+	return s.Keys.followers(author), nil
 }
 
 // promote makes author a big-V: its mode becomes "pull", so new follows
@@ -155,12 +155,12 @@ func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 // inactive follower.
 func (s *Service) promote(ctx context.Context, author ID) error {
 	// NX: a mode already "active" stays (a rebuild re-runs promotions).
-	if err := s.do(ctx, s.c.B().Set().Key(s.k.pushMode(author)).Value(pushPull).Nx().Build()).Error(); err != nil && !rueidis.IsRedisNil(err) {
+	if err := s.do(ctx, s.Redis.B().Set().Key(s.Keys.pushMode(author)).Value(pushPull).Nx().Build()).Error(); err != nil && !rueidis.IsRedisNil(err) {
 		return err
 	}
 	lo := "-"
 	for {
-		page, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.followers(author)).Min(lo).Max("+").Bylex().
+		page, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.followers(author)).Min(lo).Max("+").Bylex().
 			Limit(0, taskSize).Build()).AsStrSlice()
 		if err != nil {
 			return err
@@ -173,7 +173,7 @@ func (s *Service) promote(ctx context.Context, author ID) error {
 		}
 		lo = "(" + page[len(page)-1]
 	}
-	return s.do(ctx, s.c.B().Set().Key(s.k.pushMode(author)).Value(pushAct).Build()).Error()
+	return s.do(ctx, s.Redis.B().Set().Key(s.Keys.pushMode(author)).Value(pushAct).Build()).Error()
 }
 
 // promoteTo notes author among the big-V followees of the followers in
@@ -185,14 +185,14 @@ func (s *Service) promoteTo(ctx context.Context, author ID, page []string) error
 	nSeen := len(cmds)
 	for _, m := range page {
 		id, _ := memberID(m)
-		cmds = append(cmds, s.c.B().Hget().Key(s.k.reader(id)).Field("c").Build(), s.bigFolloweeAddCmd(id, author))
+		cmds = append(cmds, s.Redis.B().Hget().Key(s.Keys.reader(id)).Field("c").Build(), s.bigFolloweeAddCmd(id, author))
 	}
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
 		return err
 	}
 	seen := seenScores(rs, groups)
-	add := s.c.B().Zadd().Key(s.k.active(author)).ScoreMember()
+	add := s.Redis.B().Zadd().Key(s.Keys.active(author)).ScoreMember()
 	any := false
 	for i, m := range page {
 		complete, _ := rs[nSeen+2*i].ToString()
@@ -210,7 +210,7 @@ func (s *Service) promoteTo(ctx context.Context, author ID, page []string) error
 // bigFolloweeAddCmd notes big-V author among follower's big-V followees,
 // if follower still follows it.
 func (s *Service) bigFolloweeAddCmd(follower, author ID) rueidis.Completed {
-	return bigFolloweeAdd.cmd(s.c.B(), []string{s.k.following(follower), s.k.bigFollowees(follower)}, []string{member(author)})
+	return bigFolloweeAdd.cmd(s.Redis.B(), []string{s.Keys.following(follower), s.Keys.bigFollowees(follower)}, []string{member(author)})
 }
 
 func (t task) fields() []string {
@@ -249,9 +249,9 @@ return redis.call('XDEL', KEYS[2], ARGV[1])
 // afterChunk, when not nil, runs after each confirmed chunk
 // (WorkerOptions.AfterChunk).
 func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error {
-	ck := s.k.taskCheckpoint(t.Shard, t.ID)
+	ck := s.Keys.taskCheckpoint(t.Shard, t.ID)
 	lo := t.Lo
-	if last, err := s.c.Do(ctx, s.c.B().Get().Key(ck).Build()).ToString(); err == nil {
+	if last, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(ck).Build()).ToString(); err == nil {
 		lo = "(" + last
 	} else if !rueidis.IsRedisNil(err) {
 		return fmt.Errorf("read task checkpoint: %w", err)
@@ -288,7 +288,7 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 }
 
 func (s *Service) finish(ctx context.Context, t task, ck string) error {
-	err := s.do(ctx, finishTask.cmd(s.c.B(), []string{ck, s.k.tasks(t.Shard)}, []string{t.ID, groupExecute})).Error()
+	err := s.do(ctx, finishTask.cmd(s.Redis.B(), []string{ck, s.Keys.tasks(t.Shard)}, []string{t.ID, groupExecute})).Error()
 	if err != nil {
 		return fmt.Errorf("acknowledge task: %w", err)
 	}
@@ -325,8 +325,8 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 	if confirmed == "" {
 		return cmds
 	}
-	return append(cmds, s.c.B().Set().Key(ck).Value(confirmed).Ex(checkpointTTL).Build(),
-		s.c.B().Xclaim().Key(s.k.tasks(t.Shard)).Group(groupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
+	return append(cmds, s.Redis.B().Set().Key(ck).Value(confirmed).Ex(checkpointTTL).Build(),
+		s.Redis.B().Xclaim().Key(s.Keys.tasks(t.Shard)).Group(groupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
 }
 
 // inboxKeys names the inboxes of readers, tl.inbox of each, in one
@@ -381,7 +381,7 @@ type push struct {
 }
 
 func (s *Service) newPush(it Item) push {
-	return push{b: s.c.B(), score: scoreArg(it.TS), member: member(it.ID), cap: itoa(-s.o.InboxCap - 1)}
+	return push{b: s.Redis.B(), score: scoreArg(it.TS), member: member(it.ID), cap: itoa(-s.o.InboxCap - 1)}
 }
 
 // append appends ZADD inbox score member and, when trim is set, the trim
@@ -399,7 +399,7 @@ func (s *Service) inboxRemoveCmd(tl timeline, reader ID, posts ...ID) rueidis.Co
 	args := make([]string, 0, 1+len(posts))
 	args = append(args, itoa(s.o.InboxCap))
 	args = append(args, members(posts)...)
-	return inboxRemove.cmd(s.c.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
+	return inboxRemove.cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

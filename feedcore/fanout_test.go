@@ -77,7 +77,7 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	}
 	cmds := make([]string, 0, len(followers))
 	for _, f := range followers {
-		cmds = append(cmds, a.k.inbox(f))
+		cmds = append(cmds, a.Keys.inbox(f))
 	}
 	for i, f := range followers {
 		got, err := a.newest(ctx, cmds[i], 10)

@@ -108,19 +108,19 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time
 		if i < len(at) && !at[i].IsZero() {
 			ms = at[i].UnixMilli()
 		}
-		return []string{s.k.following(e.Follower), s.k.unfollowed(e.Follower), s.k.blocks(e.Follower), s.k.blockedBy(e.Follower),
-				s.k.followingTimes(e.Follower)},
+		return []string{s.Keys.following(e.Follower), s.Keys.unfollowed(e.Follower), s.Keys.blocks(e.Follower), s.Keys.blockedBy(e.Follower),
+				s.Keys.followingTimes(e.Follower)},
 			[]string{member(e.Followee), itoa(s.o.FollowLimit), scoreArg(ms)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
 		keys, args := keysArgs(0)
-		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, followAdd.cmd(s.c.B(), keys, args))}
+		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, followAdd.cmd(s.Redis.B(), keys, args))}
 	} else {
 		cmds := make([]rueidis.Completed, len(edges))
 		for i := range edges {
 			keys, args := keysArgs(i)
-			cmds[i] = followAdd.cmd(s.c.B(), keys, args)
+			cmds[i] = followAdd.cmd(s.Redis.B(), keys, args)
 		}
 		rs = s.doMulti(ctx, cmds...)
 	}
@@ -145,8 +145,8 @@ func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.Re
 	var cmds []rueidis.Completed
 	for i, e := range edges {
 		if n, _ := rs[i].AsInt64(); n == 1 {
-			cmds = append(cmds, s.c.B().Zrem().Key(s.k.following(e.Follower)).Member(member(e.Followee)).Build(),
-				s.c.B().Zrem().Key(s.k.followingTimes(e.Follower)).Member(member(e.Followee)).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.following(e.Follower)).Member(member(e.Followee)).Build(),
+				s.Redis.B().Zrem().Key(s.Keys.followingTimes(e.Follower)).Member(member(e.Followee)).Build())
 		}
 	}
 	s.doMulti(ctx, cmds...)
@@ -161,11 +161,11 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 	now := s.nowMS()
 	for i, e := range edges {
 		cmds = append(cmds,
-			s.c.B().Zadd().Key(s.k.followers(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build(),
-			s.c.B().Zcard().Key(s.k.followers(e.Followee)).Build(),
-			s.c.B().Get().Key(s.k.pushMode(e.Followee)).Build(),
+			s.Redis.B().Zadd().Key(s.Keys.followers(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build(),
+			s.Redis.B().Zcard().Key(s.Keys.followers(e.Followee)).Build(),
+			s.Redis.B().Get().Key(s.Keys.pushMode(e.Followee)).Build(),
 			s.seenCmd(e.Follower),
-			s.c.B().Hget().Key(s.k.reader(e.Follower)).Field("c").Build())
+			s.Redis.B().Hget().Key(s.Keys.reader(e.Follower)).Field("c").Build())
 		var ms int64
 		if i < len(at) {
 			ms = at[i]
@@ -195,7 +195,7 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 			writes = append(writes, s.bigFolloweeAddCmd(e.Follower, e.Followee))
 		}
 		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
-			writes = append(writes, s.c.B().Zadd().Key(s.k.active(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build())
+			writes = append(writes, s.Redis.B().Zadd().Key(s.Keys.active(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build())
 		}
 		if !bigV && followers > s.o.bigVThreshold() && !promoted[e.Followee] {
 			promoted[e.Followee] = true
@@ -210,7 +210,7 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 
 // existing returns how many of ids, from the first, name users.
 func (s *Service) existing(ctx context.Context, ids []ID) (int, error) {
-	exists := func(id ID) rueidis.Completed { return s.c.B().Exists().Key(s.k.user(id)).Build() }
+	exists := func(id ID) rueidis.Completed { return s.Redis.B().Exists().Key(s.Keys.user(id)).Build() }
 	for i, r := range s.doMulti(ctx, cmdsFor(ids, exists)...) {
 		n, err := r.AsInt64()
 		if err != nil {
@@ -252,10 +252,10 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
 	if err != nil {
 		return err
 	}
-	keys := []string{s.k.following(viewer), s.k.bigFollowees(viewer), s.k.unfollowed(viewer)}
+	keys := []string{s.Keys.following(viewer), s.Keys.bigFollowees(viewer), s.Keys.unfollowed(viewer)}
 	now := s.nowMS()
 	args := []string{member(target), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
-	if err := s.commit(ctx, unfollowCommit, keys, args, unfollowCommit.cmd(s.c.B(), keys, args)).Error(); err != nil {
+	if err := s.commit(ctx, unfollowCommit, keys, args, unfollowCommit.cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		return fmt.Errorf("remove from following: %w", err)
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
@@ -272,9 +272,9 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 	cmds := make([]rueidis.Completed, 0, 3*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
-			s.c.B().Zrem().Key(s.k.followers(e.Followee)).Member(member(e.Follower)).Build(),
-			s.c.B().Zrem().Key(s.k.active(e.Followee)).Member(member(e.Follower)).Build(),
-			s.c.B().Srem().Key(s.k.bigFollowees(e.Follower)).Member(member(e.Followee)).Build())
+			s.Redis.B().Zrem().Key(s.Keys.followers(e.Followee)).Member(member(e.Follower)).Build(),
+			s.Redis.B().Zrem().Key(s.Keys.active(e.Followee)).Member(member(e.Follower)).Build(),
+			s.Redis.B().Srem().Key(s.Keys.bigFollowees(e.Follower)).Member(member(e.Followee)).Build())
 		cmds = append(cmds, s.unfollowTimeCmds(e)...)
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
@@ -394,7 +394,7 @@ func (s *Service) inboxAddCmd(tl timeline, reader, author ID, items []Item, floo
 	for _, it := range items {
 		args = append(args, scoreArg(it.TS), member(it.ID))
 	}
-	return inboxAdd.cmd(s.c.B(), []string{tl.inbox(reader), tl.horizon(reader), s.k.hiddenAuthors(reader)}, args)
+	return inboxAdd.cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader), s.Keys.hiddenAuthors(reader)}, args)
 }
 
 // newest returns up to n newest entries of a timeline.
@@ -403,13 +403,13 @@ func (s *Service) newest(ctx context.Context, key string, n int) ([]Item, error)
 }
 
 func (s *Service) newestCmd(key string, n int) rueidis.Completed {
-	return s.c.B().Zrange().Key(key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
+	return s.Redis.B().Zrange().Key(key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
 }
 
 // followingIDs returns the ids viewer follows (hidden ones too; reads
 // use visibleFollowees).
 func (s *Service) followingIDs(ctx context.Context, viewer ID) ([]ID, error) {
-	ms, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+	ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}

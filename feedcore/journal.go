@@ -46,7 +46,7 @@ const maxSettleRounds = 4
 
 // begin journals a mutation on shard and returns its entry id.
 func (s *Service) begin(ctx context.Context, shard int, fields ...string) (string, error) {
-	b := s.c.B().Xadd().Key(s.k.journal(shard)).Id("*").FieldValue()
+	b := s.Redis.B().Xadd().Key(s.Keys.journal(shard)).Id("*").FieldValue()
 	for i := 0; i+1 < len(fields); i += 2 {
 		b = b.FieldValue(fields[i], fields[i+1])
 	}
@@ -60,7 +60,7 @@ func (s *Service) begin(ctx context.Context, shard int, fields ...string) (strin
 // end drops a finished mutation's journal entry. Failing to is harmless: a
 // worker settles the entry again, which changes nothing.
 func (s *Service) end(ctx context.Context, shard int, id string) {
-	s.do(context.WithoutCancel(ctx), s.c.B().Xdel().Key(s.k.journal(shard)).Id(id).Build())
+	s.do(context.WithoutCancel(ctx), s.Redis.B().Xdel().Key(s.Keys.journal(shard)).Id(id).Build())
 }
 
 func encodeEdges(edges []Edge) string {
@@ -129,8 +129,8 @@ func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64,
 	cmds := make([]rueidis.Completed, 0, 2*len(edges))
 	for _, e := range edges {
 		m := member(e.Followee)
-		cmds = append(cmds, s.c.B().Zscore().Key(s.k.following(e.Follower)).Member(m).Build(),
-			s.c.B().Zscore().Key(s.k.followingTimes(e.Follower)).Member(m).Build())
+		cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.following(e.Follower)).Member(m).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.followingTimes(e.Follower)).Member(m).Build())
 	}
 	rs := s.doMulti(ctx, cmds...)
 	out, at := make([]bool, len(edges)), make([]int64, len(edges))
@@ -202,7 +202,7 @@ func (s *Service) repairLoop(ctx context.Context, o WorkerOptions) {
 // measured on the wall clock, not the service's (tests move that one).
 func (s *Service) repairShard(ctx context.Context, o WorkerOptions, shard int) error {
 	cutoff := time.Now().Add(-o.RepairAfter).UnixMilli()
-	entries, err := s.c.Do(ctx, s.c.B().Xrange().Key(s.k.journal(shard)).Start("-").End(itoa64(cutoff)).
+	entries, err := s.Redis.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.journal(shard)).Start("-").End(itoa64(cutoff)).
 		Count(64).Build()).AsXRange()
 	if err != nil {
 		return fmt.Errorf("read journal: %w", err)
@@ -210,7 +210,7 @@ func (s *Service) repairShard(ctx context.Context, o WorkerOptions, shard int) e
 	for _, e := range entries {
 		err := s.repair(ctx, shard, e)
 		if errors.Is(err, errMalformed) {
-			s.deadLetter(ctx, o, stream{shard: shard, key: s.k.journal(shard), name: "journal"}, e.ID, err.Error())
+			s.deadLetter(ctx, o, stream{shard: shard, key: s.Keys.journal(shard), name: "journal"}, e.ID, err.Error())
 			continue
 		}
 		if err != nil {

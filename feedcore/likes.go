@@ -88,7 +88,7 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 		}
 	}
 	keys, args := s.likeKeysArgs(viewer, post, delta, true)
-	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.c.B(), keys, args)), post)
+	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.Redis.B(), keys, args)), post)
 	if err != nil {
 		return nil, PostCounts{}, err
 	}
@@ -113,7 +113,7 @@ func (s *Service) likeKeysArgs(viewer, post ID, delta string, live bool) (keys, 
 	if live {
 		flag = "1"
 	}
-	return []string{s.k.post(post), s.k.likers(post), s.k.postCounts(post)},
+	return []string{s.Keys.post(post), s.Keys.likers(post), s.Keys.postCounts(post)},
 		[]string{member(viewer), delta, strconv.Itoa(MaxCount), flag}
 }
 
@@ -153,7 +153,7 @@ func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err er
 			return 0, apierr.Errorf(apierr.BadInput, "like user and post must be positive numbers")
 		}
 		keys, args := s.likeKeysArgs(l.User, l.Post, "1", false)
-		cmds[i] = likeScript.cmd(s.c.B(), keys, args)
+		cmds[i] = likeScript.cmd(s.Redis.B(), keys, args)
 	}
 	for i, r := range s.doMulti(ctx, cmds...) {
 		if _, err := likeReply(r, likes[i].Post); err != nil {
@@ -175,8 +175,8 @@ func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err err
 			return apierr.Errorf(apierr.BadInput, "counts must be between 0 and %d", MaxCount)
 		}
 	}
-	n, err := s.do(ctx, setCountsScript.cmd(s.c.B(), []string{s.k.post(post), s.k.postCounts(post), s.k.likers(post), s.k.favoriters(post),
-		s.k.replies(post), s.k.reposts(post)},
+	n, err := s.do(ctx, setCountsScript.cmd(s.Redis.B(), []string{s.Keys.post(post), s.Keys.postCounts(post), s.Keys.likers(post), s.Keys.favoriters(post),
+		s.Keys.replies(post), s.Keys.reposts(post)},
 		[]string{strconv.Itoa(c.Likes), strconv.Itoa(c.Comments), strconv.Itoa(c.Reposts), strconv.Itoa(c.Favorites)})).AsInt64()
 	if err != nil {
 		return err
@@ -203,12 +203,12 @@ func (s *Service) Liked(ctx context.Context, viewer ID, posts []ID) (_ []bool, e
 }
 
 func (s *Service) postCountsCmd(post ID) rueidis.Completed {
-	return s.c.B().Hmget().Key(s.k.postCounts(post)).Field(counterFields...).Build()
+	return s.Redis.B().Hmget().Key(s.Keys.postCounts(post)).Field(counterFields...).Build()
 }
 
 // likedCmd asks whether the viewer whose member (see member) is vm likes post.
 func (s *Service) likedCmd(vm string, post ID) rueidis.Completed {
-	return s.c.B().Sismember().Key(s.k.likers(post)).Member(vm).Build()
+	return s.Redis.B().Sismember().Key(s.Keys.likers(post)).Member(vm).Build()
 }
 
 // parseCounts reads the replies of postCountsCmd.

@@ -44,7 +44,7 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author ID, withReplie
 	// The author is the only one on the list: once it is not hidden, no
 	// post's author needs a check.
 	safety := &postSafety{hidden: sepSet{complete: true}, v: &view{viewer: viewer, now: now}}
-	key := s.k.outbox(author)
+	key := s.Keys.outbox(author)
 	origs := map[ID]*Post{} // the originals of the author's reposts shown
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*Item) listScan[Post] {
 		return listScan[Post]{

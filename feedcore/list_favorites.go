@@ -113,7 +113,7 @@ func (s *Service) favorite(ctx context.Context, viewer, post ID, on bool) (*Post
 		author = member(ps[0].Author)
 	}
 	keys, args := s.favoriteCommitArgs(viewer, post, author, on, s.nowMS())
-	n, err := s.commit(ctx, favoriteCommit, keys, args, favoriteCommit.cmd(s.c.B(), keys, args)).AsInt64()
+	n, err := s.commit(ctx, favoriteCommit, keys, args, favoriteCommit.cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return nil, PostCounts{}, fmt.Errorf("record the favorite: %w", err)
 	}
@@ -139,7 +139,7 @@ func (s *Service) favoriteCommitArgs(user, post ID, author string, on bool, ms i
 	if on {
 		flag = "1"
 	}
-	return []string{s.k.favorites(user), s.k.blocks(user), s.k.blockedBy(user)},
+	return []string{s.Keys.favorites(user), s.Keys.blocks(user), s.Keys.blockedBy(user)},
 		[]string{member(post), author, flag, scoreArg(ms)}
 }
 
@@ -168,7 +168,7 @@ func (s *Service) settleFavorites(ctx context.Context, pairs []Edge, known []boo
 			if truth[i] {
 				flag = "1"
 			}
-			cmds[i] = favoriteApply.cmd(s.c.B(), []string{s.k.post(p.Followee), s.k.favoriters(p.Followee), s.k.postCounts(p.Followee)},
+			cmds[i] = favoriteApply.cmd(s.Redis.B(), []string{s.Keys.post(p.Followee), s.Keys.favoriters(p.Followee), s.Keys.postCounts(p.Followee)},
 				[]string{member(p.Follower), flag})
 		}
 		last = s.doMulti(ctx, cmds...)
@@ -184,7 +184,7 @@ func (s *Service) settleFavorites(ctx context.Context, pairs []Edge, known []boo
 // post now.
 func (s *Service) favorited(ctx context.Context, pairs []Edge) ([]bool, error) {
 	holds := func(p Edge) rueidis.Completed {
-		return s.c.B().Zscore().Key(s.k.favorites(p.Follower)).Member(member(p.Followee)).Build()
+		return s.Redis.B().Zscore().Key(s.Keys.favorites(p.Follower)).Member(member(p.Followee)).Build()
 	}
 	out, err := parseEach(s.doMulti(ctx, cmdsFor(pairs, holds)...), isMember)
 	if err != nil {
@@ -206,7 +206,7 @@ func (s *Service) Favorited(ctx context.Context, viewer ID, posts []ID) (_ []boo
 // favoritedCmd reads whether viewer has favorited each of posts (not
 // empty); parseFavorited reads its reply.
 func (s *Service) favoritedCmd(viewer ID, posts []ID) rueidis.Completed {
-	return s.c.B().Zmscore().Key(s.k.favorites(viewer)).Member(members(posts)...).Build()
+	return s.Redis.B().Zmscore().Key(s.Keys.favorites(viewer)).Member(members(posts)...).Build()
 }
 
 func parseFavorited(r rueidis.RedisResult, n int) ([]bool, error) {
@@ -237,7 +237,7 @@ func (s *Service) Favorites(ctx context.Context, viewer ID, first int, after str
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your favorites")
 	}
 	q := listAt{viewer: viewer, kind: ListFavorites, owner: viewer, first: first, after: after}
-	key := s.k.favorites(viewer)
+	key := s.Keys.favorites(viewer)
 	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
 	var safety *postSafety
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*Item) listScan[Post] {
@@ -283,7 +283,7 @@ func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items [
 	if len(gone) > 0 {
 		// A tombstone is final: the favorite can only ever be skipped.
 		// The post's side needs no change (a deleted post shows no count).
-		cmd := s.c.B().Zrem().Key(s.k.favorites(viewer)).Member(members(gone)...).Build()
+		cmd := s.Redis.B().Zrem().Key(s.Keys.favorites(viewer)).Member(members(gone)...).Build()
 		if err := s.do(context.WithoutCancel(ctx), cmd).Error(); err != nil {
 			return nil, fmt.Errorf("drop deleted favorites: %w", err)
 		}
@@ -381,7 +381,7 @@ func (s *Service) PutFavorites(ctx context.Context, favs []Favorite) (_ int, err
 			ms = f.At.UnixMilli()
 		}
 		keys, args := s.favoriteCommitArgs(f.User, f.Post, "", true, ms)
-		return favoriteCommit.cmd(s.c.B(), keys, args)
+		return favoriteCommit.cmd(s.Redis.B(), keys, args)
 	})
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		return 0, fmt.Errorf("record favorites: %w", err)
@@ -433,9 +433,9 @@ func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favori
 // not the store's. The record is the phase's checkpoint.
 func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
 	m := member(g.user)
-	return s.drainSet(ctx, s.k.favorites(g.user), func(posts []ID) []rueidis.Completed {
+	return s.drainSet(ctx, s.Keys.favorites(g.user), func(posts []ID) []rueidis.Completed {
 		return cmdsFor(posts, func(p ID) rueidis.Completed {
-			return uncountGone.cmd(s.c.B(), []string{s.k.favoriters(p), s.k.postCounts(p)}, []string{m, "f"})
+			return uncountGone.cmd(s.Redis.B(), []string{s.Keys.favoriters(p), s.Keys.postCounts(p)}, []string{m, "f"})
 		})
 	})
 }
@@ -446,7 +446,7 @@ func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
 func (s *Service) exportFavorites(ctx context.Context, users []ID, sink ExportSink) error {
 	for _, u := range users {
 		for from := int64(0); ; from += exportChunk {
-			items, err := parseEntries(s.do(ctx, s.c.B().Zrange().Key(s.k.favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
+			items, err := parseEntries(s.do(ctx, s.Redis.B().Zrange().Key(s.Keys.favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
 			if err != nil {
 				return err
 			}
@@ -477,7 +477,7 @@ func (s *Service) rebuildFavorites(ctx context.Context, users []ID, st *RebuildS
 	for _, u := range users {
 		m := member(u)
 		for from := int64(0); ; from += exportChunk {
-			ms, err := s.do(ctx, s.c.B().Zrange().Key(s.k.favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Build()).AsStrSlice()
+			ms, err := s.do(ctx, s.Redis.B().Zrange().Key(s.Keys.favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Build()).AsStrSlice()
 			if err != nil {
 				return err
 			}
@@ -486,7 +486,7 @@ func (s *Service) rebuildFavorites(ctx context.Context, users []ID, st *RebuildS
 				return err
 			}
 			if err := firstErr(s.doMulti(ctx, cmdsFor(posts, func(p ID) rueidis.Completed {
-				return s.c.B().Sadd().Key(s.k.favoriters(p)).Member(m).Build()
+				return s.Redis.B().Sadd().Key(s.Keys.favoriters(p)).Member(m).Build()
 			})...)); err != nil {
 				return err
 			}
@@ -539,7 +539,7 @@ func (s *Service) rebuildCounters(ctx context.Context, posts []ID, st *RebuildSt
 		}
 	}
 	rs := s.doMulti(ctx, cmdsFor(posts, func(p ID) rueidis.Completed {
-		return recount.cmd(s.c.B(), []string{s.k.post(p), s.k.postCounts(p), s.k.likers(p), s.k.favoriters(p)}, nil)
+		return recount.cmd(s.Redis.B(), []string{s.Keys.post(p), s.Keys.postCounts(p), s.Keys.likers(p), s.Keys.favoriters(p)}, nil)
 	})...)
 	for _, r := range rs {
 		n, err := r.AsInt64()
@@ -556,7 +556,7 @@ func (s *Service) rebuildCounters(ctx context.Context, posts []ID, st *RebuildSt
 func (s *Service) pruneFavoriters(ctx context.Context, post ID, st *RebuildStats) error {
 	pm := member(post)
 	for cursor := uint64(0); ; {
-		e, err := s.do(ctx, s.c.B().Sscan().Key(s.k.favoriters(post)).Cursor(cursor).Count(exportChunk).Build()).AsScanEntry()
+		e, err := s.do(ctx, s.Redis.B().Sscan().Key(s.Keys.favoriters(post)).Cursor(cursor).Count(exportChunk).Build()).AsScanEntry()
 		if err != nil {
 			return err
 		}
@@ -565,7 +565,7 @@ func (s *Service) pruneFavoriters(ctx context.Context, post ID, st *RebuildStats
 			return err
 		}
 		held, err := parseEach(s.doMulti(ctx, cmdsFor(users, func(u ID) rueidis.Completed {
-			return s.c.B().Zscore().Key(s.k.favorites(u)).Member(pm).Build()
+			return s.Redis.B().Zscore().Key(s.Keys.favorites(u)).Member(pm).Build()
 		})...), isMember)
 		if err != nil {
 			return err
@@ -578,7 +578,7 @@ func (s *Service) pruneFavoriters(ctx context.Context, post ID, st *RebuildStats
 		}
 		if len(stale) > 0 {
 			st.Removed += int64(len(stale))
-			if err := s.do(ctx, s.c.B().Srem().Key(s.k.favoriters(post)).Member(stale...).Build()).Error(); err != nil {
+			if err := s.do(ctx, s.Redis.B().Srem().Key(s.Keys.favoriters(post)).Member(stale...).Build()).Error(); err != nil {
 				return err
 			}
 		}

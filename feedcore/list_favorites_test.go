@@ -116,7 +116,7 @@ func TestFavorites(t *testing.T) {
 	if got, want := favoritesOf(t, s, 1), []ID{101}; !slices.Equal(got, want) {
 		t.Fatalf("favorites after a delete %v, want %v", got, want)
 	}
-	if got := zscores(t, s, s.k.favorites(1)); len(got) != 1 {
+	if got := zscores(t, s, s.Keys.favorites(1)); len(got) != 1 {
 		t.Fatalf("the record still holds the deleted post: %v", got)
 	}
 	_, _, err := s.FavoritePost(ctx, 1, 104)
@@ -192,7 +192,7 @@ func TestFavoriteRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, args := s.favoriteCommitArgs(1, 101, member(2), true, s.nowMS())
-	if err := s.do(ctx, favoriteCommit.cmd(s.c.B(), keys, args)).Error(); err != nil {
+	if err := s.do(ctx, favoriteCommit.cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if got := favoriteCount(t, s, 101); got != 0 {
@@ -201,7 +201,7 @@ func TestFavoriteRepair(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	drain(t, s)
 	waitFor(t, "the journal's repair of the favorite", func() bool { return favoriteCount(t, s, 101) == 1 })
-	if in, err := s.do(ctx, s.c.B().Sismember().Key(s.k.favoriters(101)).Member(member(1)).Build()).AsBool(); err != nil || !in {
+	if in, err := s.do(ctx, s.Redis.B().Sismember().Key(s.Keys.favoriters(101)).Member(member(1)).Build()).AsBool(); err != nil || !in {
 		t.Fatalf("favoriters after the repair: %v, %v", in, err)
 	}
 }
@@ -226,7 +226,7 @@ func TestPutFavoritesAndDeletion(t *testing.T) {
 	if n != 3 || CodeOf(err) != apierr.NotFound {
 		t.Fatalf("PutFavorites: %d, %v; want 3 and NOT_FOUND", n, err)
 	}
-	if got := zscores(t, s, s.k.favorites(1)); got[101] != old.Add(time.Second).UnixMilli() || got[102] != old.UnixMilli() || len(got) != 2 {
+	if got := zscores(t, s, s.Keys.favorites(1)); got[101] != old.Add(time.Second).UnixMilli() || got[102] != old.UnixMilli() || len(got) != 2 {
 		t.Fatalf("favorites of 1: %v", got)
 	}
 	if got := favoriteCount(t, s, 101); got != 2 {
@@ -244,7 +244,7 @@ func TestPutFavoritesAndDeletion(t *testing.T) {
 	if a, b := favoriteCount(t, s, 101), favoriteCount(t, s, 102); a != 1 || b != 0 {
 		t.Fatalf("after the favoriter's deletion: %d and %d favorites, want 1 and 0", a, b)
 	}
-	if got := zscores(t, s, s.k.favorites(1)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.favorites(1)); len(got) != 0 {
 		t.Fatalf("a deleted account's favorites stay: %v", got)
 	}
 }
@@ -272,9 +272,9 @@ func TestCountersRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Drift, and a counter from before bases were kept.
-	s.do(ctx, s.c.B().Hset().Key(s.k.postCounts(101)).FieldValue().FieldValue("f", "99").FieldValue("l", "0").Build())
-	s.do(ctx, s.c.B().Hset().Key(s.k.postCounts(102)).FieldValue().FieldValue("f", "7").Build())
-	s.do(ctx, s.c.B().Hset().Key(s.k.postCounts(103)).FieldValue().FieldValue("f", itoa(MaxCount)).FieldValue("fb", "2147483647").Build())
+	s.do(ctx, s.Redis.B().Hset().Key(s.Keys.postCounts(101)).FieldValue().FieldValue("f", "99").FieldValue("l", "0").Build())
+	s.do(ctx, s.Redis.B().Hset().Key(s.Keys.postCounts(102)).FieldValue().FieldValue("f", "7").Build())
+	s.do(ctx, s.Redis.B().Hset().Key(s.Keys.postCounts(103)).FieldValue().FieldValue("f", itoa(MaxCount)).FieldValue("fb", "2147483647").Build())
 	if _, _, err := s.FavoritePost(ctx, 3, 103); err != nil {
 		t.Fatal(err)
 	}

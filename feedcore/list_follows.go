@@ -28,8 +28,8 @@ func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
 		at = now
 	}
 	return []rueidis.Completed{
-		s.c.B().Zadd().Key(s.k.followerTimes(e.Followee)).ScoreMember().ScoreMember(float64(at), member(e.Follower)).Build(),
-		s.c.B().Zadd().Key(s.k.followingTimes(e.Follower)).Nx().ScoreMember().ScoreMember(float64(at), member(e.Followee)).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.followerTimes(e.Followee)).ScoreMember().ScoreMember(float64(at), member(e.Follower)).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.followingTimes(e.Follower)).Nx().ScoreMember().ScoreMember(float64(at), member(e.Followee)).Build(),
 	}
 }
 
@@ -37,8 +37,8 @@ func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
 // following set.
 func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
 	return []rueidis.Completed{
-		s.c.B().Zrem().Key(s.k.followerTimes(e.Followee)).Member(member(e.Follower)).Build(),
-		s.c.B().Zrem().Key(s.k.followingTimes(e.Follower)).Member(member(e.Followee)).Build(),
+		s.Redis.B().Zrem().Key(s.Keys.followerTimes(e.Followee)).Member(member(e.Follower)).Build(),
+		s.Redis.B().Zrem().Key(s.Keys.followingTimes(e.Follower)).Member(member(e.Followee)).Build(),
 	}
 }
 
@@ -54,14 +54,14 @@ func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
 func (s *Service) Followers(ctx context.Context, viewer, user ID, first int, after string) (_ *UserPage, err error) {
 	defer wrap(&err, "list the followers of user %d", user)
 	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowers, owner: user, first: first, after: after},
-		s.k.followerTimes(user), s.k.followers(user))
+		s.Keys.followerTimes(user), s.Keys.followers(user))
 }
 
 // Following pages the accounts user follows, as Followers does.
 func (s *Service) Following(ctx context.Context, viewer, user ID, first int, after string) (_ *UserPage, err error) {
 	defer wrap(&err, "list the accounts user %d follows", user)
 	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowing, owner: user, first: first, after: after},
-		s.k.followingTimes(user), s.k.following(user))
+		s.Keys.followingTimes(user), s.Keys.following(user))
 }
 
 // followList pages the time set times of q's owner, each entry checked
@@ -156,16 +156,16 @@ var errNothingShown = errors.New("the list is not shown to this viewer")
 // sides. It runs after the authors phase, which leaves each followers set
 // exactly what the following sets say.
 func (s *Service) rebuildFollowTimes(ctx context.Context, users []ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.k.following, users)
+	fgs, err := s.allOf(ctx, s.Keys.following, users)
 	if err != nil {
 		return err
 	}
 	whole := func(keyOf func(ID) string) func(ID) rueidis.Completed {
 		return func(id ID) rueidis.Completed {
-			return s.c.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Withscores().Build()
+			return s.Redis.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Withscores().Build()
 		}
 	}
-	fgts, err := parseEach(s.doMulti(ctx, cmdsFor(users, whole(s.k.followingTimes))...), parseEntries)
+	fgts, err := parseEach(s.doMulti(ctx, cmdsFor(users, whole(s.Keys.followingTimes))...), parseEntries)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []ID, st *Rebuil
 			st.FollowTimes++
 		}
 		for f := range timed { // timed, but no longer followed
-			cmds = append(cmds, s.c.B().Zrem().Key(s.k.followingTimes(u)).Member(member(f)).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.followingTimes(u)).Member(member(f)).Build())
 			st.Removed++
 		}
 	}
@@ -203,7 +203,7 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []ID, st *Rebuil
 // pruneFollowerTimes removes from users' follower times those no longer
 // in their followers sets.
 func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *RebuildStats) error {
-	frts, err := s.allOf(ctx, s.k.followerTimes, users)
+	frts, err := s.allOf(ctx, s.Keys.followerTimes, users)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *Rebuil
 	var at []int
 	for i, u := range users {
 		if len(frts[i]) > 0 {
-			reads = append(reads, s.c.B().Zmscore().Key(s.k.followers(u)).Member(frts[i]...).Build())
+			reads = append(reads, s.Redis.B().Zmscore().Key(s.Keys.followers(u)).Member(frts[i]...).Build())
 			at = append(at, i)
 		}
 	}
@@ -226,7 +226,7 @@ func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *Rebuil
 		for k, sc := range scores {
 			stale[k] = sc.IsNil()
 		}
-		if cmd, n := s.zremWhere(s.k.followerTimes(users[i]), frts[i], stale); n > 0 {
+		if cmd, n := s.zremWhere(s.Keys.followerTimes(users[i]), frts[i], stale); n > 0 {
 			writes = append(writes, cmd)
 			st.Removed += int64(n)
 		}

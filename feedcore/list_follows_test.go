@@ -89,11 +89,11 @@ func TestFollowerLists(t *testing.T) {
 	}
 	check("followers of 1", s.Followers, 0, 1, []ID{7, 6, 5, 4, 3, 2})
 	check("following of 1", s.Following, 0, 1, []ID{2, 3})
-	if got := zscores(t, s, s.k.followerTimes(1)); got[5] != testEpoch.Add(2*time.Second).UnixMilli() {
+	if got := zscores(t, s, s.Keys.followerTimes(1)); got[5] != testEpoch.Add(2*time.Second).UnixMilli() {
 		t.Errorf("follower times of 1: %v", got)
 	}
 	// Fan-out pages the graph's sets by member: their scores stay 0.
-	if got := zscores(t, s, s.k.followers(1)); got[5] != 0 || len(got) != 6 {
+	if got := zscores(t, s, s.Keys.followers(1)); got[5] != 0 || len(got) != 6 {
 		t.Errorf("followers of 1: %v, want six at score 0", got)
 	}
 	at(10)
@@ -111,7 +111,7 @@ func TestFollowerLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("followers of 1 after unfollows", s.Followers, 0, 1, []ID{2, 7, 6, 5, 3})
-	if got := zscores(t, s, s.k.followingTimes(4)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.followingTimes(4)); len(got) != 0 {
 		t.Errorf("the unfollow left follow times: %v", got)
 	}
 	// Viewer 3 blocks 6 and mutes 7; 5 blocks viewer 3.
@@ -152,22 +152,22 @@ func TestFollowTimesImportAndRebuild(t *testing.T) {
 	if got := pageUsers(t, s.Followers, 0, 1, 2); !slices.Equal(got, want) {
 		t.Fatalf("followers %v, want %v", got, want)
 	}
-	before := zscores(t, s, s.k.followerTimes(1))
+	before := zscores(t, s, s.Keys.followerTimes(1))
 	// The followers' side lost; a follow from before times were kept.
-	s.do(ctx, s.c.B().Del().Key(s.k.followerTimes(1)).Build())
-	s.do(ctx, s.c.B().Zrem().Key(s.k.followingTimes(3)).Member(member(1)).Build())
-	s.do(ctx, s.c.B().Zadd().Key(s.k.followerTimes(1)).ScoreMember().ScoreMember(5, member(9)).Build()) // not a follower
+	s.do(ctx, s.Redis.B().Del().Key(s.Keys.followerTimes(1)).Build())
+	s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.followingTimes(3)).Member(member(1)).Build())
+	s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.followerTimes(1)).ScoreMember().ScoreMember(5, member(9)).Build()) // not a follower
 	clk.advance(time.Hour)
 	st, err := s.Rebuild(ctx, RebuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := zscores(t, s, s.k.followerTimes(1))
+	after := zscores(t, s, s.Keys.followerTimes(1))
 	now := clk.now().UnixMilli()
 	if after[3] != now || after[2] != before[2] || after[4] != before[4] || after[5] != before[5] || len(after) != 4 || st.FollowTimes < 4 {
 		t.Fatalf("follower times after the rebuild %v (before %v), stats %+v", after, before, st)
 	}
-	if got := zscores(t, s, s.k.followingTimes(3)); got[1] != now {
+	if got := zscores(t, s, s.Keys.followingTimes(3)); got[1] != now {
 		t.Fatalf("following times of 3 after the rebuild: %v", got)
 	}
 	if got, want := pageUsers(t, s.Followers, 0, 1, 3), []ID{3, 4, 2, 5}; !slices.Equal(got, want) {
@@ -185,8 +185,8 @@ func TestFollowListsCheckTheGraph(t *testing.T) {
 	follow(t, s, 2, []ID{1})
 	follow(t, s, 3, []ID{1})
 	// Leftovers: 3 no longer follows 1, its times not yet removed.
-	s.do(ctx, s.c.B().Zrem().Key(s.k.following(3)).Member(member(1)).Build())
-	s.do(ctx, s.c.B().Zrem().Key(s.k.followers(1)).Member(member(3)).Build())
+	s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.following(3)).Member(member(1)).Build())
+	s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.followers(1)).Member(member(3)).Build())
 	if got := pageUsers(t, s.Followers, 0, 1, 1); !slices.Equal(got, []ID{2}) {
 		t.Errorf("followers of 1: %v, want [2]", got)
 	}

@@ -178,7 +178,7 @@ func (s *Service) listSeekCmd(key, check, above string, from *Item, limit int) r
 	if check != "" {
 		keys = append(keys, check)
 	}
-	return listSeek.cmd(s.c.B(), keys, []string{ts, m, itoa(limit), above})
+	return listSeek.cmd(s.Redis.B(), keys, []string{ts, m, itoa(limit), above})
 }
 
 // parseListSeek reads listSeek's reply: the entries kept, and the
@@ -305,7 +305,7 @@ func (h sepSet) of(ctx context.Context, users []ID) (map[ID]bool, error) {
 
 // prefetchCmd reads up to sepPrefetch members of key scored above min.
 func (s *Service) prefetchCmd(key, min string) rueidis.Completed {
-	return s.c.B().Zrange().Key(key).Min(min).Max("+inf").Byscore().Limit(0, sepPrefetch).Build()
+	return s.Redis.B().Zrange().Key(key).Min(min).Max("+inf").Byscore().Limit(0, sepPrefetch).Build()
 }
 
 // parsePrefetch reads prefetchCmds' replies into a sepSet falling back to
@@ -332,7 +332,7 @@ func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []ID) (m
 // hiddenPrefetchCmds read, for a list of posts, the authors hidden from
 // viewer after now (ms); parseHiddenPrefetch reads the replies.
 func (s *Service) hiddenPrefetchCmds(viewer ID, now int64) []rueidis.Completed {
-	return []rueidis.Completed{s.prefetchCmd(s.k.hiddenAuthors(viewer), "("+scoreArg(now))}
+	return []rueidis.Completed{s.prefetchCmd(s.Keys.hiddenAuthors(viewer), "("+scoreArg(now))}
 }
 
 // parseHiddenPrefetch reads hiddenPrefetchCmds' replies, sent at now.
@@ -345,7 +345,7 @@ func (s *Service) parseHiddenPrefetch(rs []rueidis.RedisResult, viewer ID, now i
 // hiddenCmd reads when each of authors (not empty) stops being hidden
 // from viewer; parseHidden reads the reply.
 func (s *Service) hiddenCmd(viewer ID, authors []ID) rueidis.Completed {
-	return s.c.B().Zmscore().Key(s.k.hiddenAuthors(viewer)).Member(members(authors)...).Build()
+	return s.Redis.B().Zmscore().Key(s.Keys.hiddenAuthors(viewer)).Member(members(authors)...).Build()
 }
 
 // parseHidden reads hiddenCmd's reply: the authors hidden after now (ms).
@@ -383,9 +383,9 @@ func inForceOf(r rueidis.RedisResult, users []ID, now int64, out map[ID]bool) er
 // parseSepPrefetch reads the replies.
 func (s *Service) sepPrefetchCmds(viewer ID, now int64) []rueidis.Completed {
 	return []rueidis.Completed{
-		s.prefetchCmd(s.k.blocks(viewer), "-inf"),
-		s.prefetchCmd(s.k.blockedBy(viewer), "-inf"),
-		s.prefetchCmd(s.k.muteEnds(viewer), "("+scoreArg(now)),
+		s.prefetchCmd(s.Keys.blocks(viewer), "-inf"),
+		s.prefetchCmd(s.Keys.blockedBy(viewer), "-inf"),
+		s.prefetchCmd(s.Keys.muteEnds(viewer), "("+scoreArg(now)),
 	}
 }
 
@@ -402,9 +402,9 @@ func (s *Service) parseSepPrefetch(rs []rueidis.RedisResult, viewer ID, now int6
 func (s *Service) separationCmds(viewer ID, users []ID) []rueidis.Completed {
 	ms := members(users)
 	return []rueidis.Completed{
-		s.c.B().Zmscore().Key(s.k.blocks(viewer)).Member(ms...).Build(),
-		s.c.B().Zmscore().Key(s.k.blockedBy(viewer)).Member(ms...).Build(),
-		s.c.B().Zmscore().Key(s.k.muteEnds(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.blocks(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.blockedBy(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.muteEnds(viewer)).Member(ms...).Build(),
 	}
 }
 

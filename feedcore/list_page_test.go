@@ -78,12 +78,12 @@ func TestListSeekAcrossTies(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	key := s.k.favorites(1)
+	key := s.Keys.favorites(1)
 	var all []Item
 	for i := range 300 {
 		it := Item{TS: int64(1000 + rng.IntN(4)), ID: ID(1+rng.IntN(1<<20))<<8 | ID(i)}
 		all = append(all, it)
-		if err := s.do(ctx, s.c.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error(); err != nil {
+		if err := s.do(ctx, s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,7 +99,7 @@ func TestListSeekAcrossTies(t *testing.T) {
 			var from *Item
 			defer func() { // put back what went, for the next page size
 				for _, it := range gone {
-					s.do(ctx, s.c.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+					s.do(ctx, s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
 				}
 			}()
 			for pages := 0; ; pages++ {
@@ -119,7 +119,7 @@ func TestListSeekAcrossTies(t *testing.T) {
 				// Now and then the entry the cursor points at goes: the
 				// next page must find its place among the ties by value.
 				if rng.IntN(3) == 0 {
-					s.do(ctx, s.c.B().Zrem().Key(key).Member(member(last.ID)).Build())
+					s.do(ctx, s.Redis.B().Zrem().Key(key).Member(member(last.ID)).Build())
 					gone = append(gone, last)
 				}
 			}

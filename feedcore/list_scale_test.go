@@ -150,20 +150,20 @@ func buildTimedFollowers(tb testing.TB, s *Service, viewer, author ID, n int) {
 					return
 				}
 				hi := min(lo+batch, n)
-				fr := s.c.B().Zadd().Key(s.k.followers(author)).ScoreMember()
-				frt := s.c.B().Zadd().Key(s.k.followerTimes(author)).ScoreMember()
+				fr := s.Redis.B().Zadd().Key(s.Keys.followers(author)).ScoreMember()
+				frt := s.Redis.B().Zadd().Key(s.Keys.followerTimes(author)).ScoreMember()
 				var cmds []rueidis.Completed
 				for i := lo; i < hi; i++ {
 					f, at := author+1+ID(i), float64(base+int64(i))
 					fr, frt = fr.ScoreMember(0, member(f)), frt.ScoreMember(at, member(f))
 					if i >= n-1000 {
-						cmds = append(cmds, s.c.B().Hset().Key(s.k.user(f)).FieldValue().FieldValue("h", "u"+FormatID(f)).FieldValue("n", "U").Build(),
-							s.c.B().Zadd().Key(s.k.following(f)).ScoreMember().ScoreMember(0, member(author)).Build(),
-							s.c.B().Zadd().Key(s.k.followingTimes(f)).ScoreMember().ScoreMember(at, member(author)).Build())
+						cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.user(f)).FieldValue().FieldValue("h", "u"+FormatID(f)).FieldValue("n", "U").Build(),
+							s.Redis.B().Zadd().Key(s.Keys.following(f)).ScoreMember().ScoreMember(0, member(author)).Build(),
+							s.Redis.B().Zadd().Key(s.Keys.followingTimes(f)).ScoreMember().ScoreMember(at, member(author)).Build())
 					}
 				}
 				cmds = append(cmds, fr.Build(), frt.Build())
-				if err := firstErr(s.c.DoMulti(ctx, cmds...)); err != nil {
+				if err := firstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
 					errs <- err
 					return
 				}
@@ -177,18 +177,18 @@ func buildTimedFollowers(tb testing.TB, s *Service, viewer, author ID, n int) {
 	}
 	var cmds []rueidis.Completed
 	for _, u := range []ID{author, viewer} {
-		cmds = append(cmds, s.c.B().Hset().Key(s.k.user(u)).FieldValue().FieldValue("h", "u"+FormatID(u)).FieldValue("n", "U").Build())
+		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.user(u)).FieldValue().FieldValue("h", "u"+FormatID(u)).FieldValue("n", "U").Build())
 	}
 	for i := range 100 {
 		p, at := author*1000+ID(i), base+int64(i)*1000
-		cmds = append(cmds, s.c.B().Hset().Key(s.k.post(p)).FieldValue().FieldValue("a", FormatID(author)).
+		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.post(p)).FieldValue().FieldValue("a", FormatID(author)).
 			FieldValue("t", scoreArg(at)).FieldValue("x", "post "+itoa(i)).Build(),
-			s.c.B().Zadd().Key(s.k.outbox(author)).ScoreMember().ScoreMember(float64(at), member(p)).Build())
+			s.Redis.B().Zadd().Key(s.Keys.outbox(author)).ScoreMember().ScoreMember(float64(at), member(p)).Build())
 	}
-	if err := firstErr(s.c.DoMulti(ctx, cmds...)); err != nil {
+	if err := firstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
 		tb.Fatal(err)
 	}
-	if card, err := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.followerTimes(author)).Build()).AsInt64(); err != nil || card != int64(n) {
+	if card, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.followerTimes(author)).Build()).AsInt64(); err != nil || card != int64(n) {
 		tb.Fatalf("author %d has %d timed followers (%v), want %d", author, card, err, n)
 	}
 }

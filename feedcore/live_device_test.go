@@ -15,7 +15,7 @@ import (
 // snapshotKeys counts the live feed snapshots stored under s's prefix.
 func snapshotKeys(t *testing.T, s *Service) int {
 	t.Helper()
-	keys, err := storetest.Keys(context.Background(), s.c, s.o.Prefix)
+	keys, err := storetest.Keys(context.Background(), s.Redis, s.o.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

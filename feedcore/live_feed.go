@@ -187,14 +187,14 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 	if !ok {
 		return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 	}
-	key := s.k.snapshot(req.Viewer, ref.encode())
+	key := s.Keys.snapshot(req.Viewer, ref.encode())
 	pos := &Item{TS: c.TS, ID: c.LastID}
 	var v *view
 	if c.State == StateTimeline {
 		var exists int64
 		err := roundtrip.Parallel(ctx,
 			func(ctx context.Context) (err error) {
-				exists, err = s.do(ctx, s.c.B().Exists().Key(key).Build()).AsInt64()
+				exists, err = s.do(ctx, s.Redis.B().Exists().Key(key).Build()).AsInt64()
 				return err
 			},
 			func(ctx context.Context) (err error) {
@@ -230,7 +230,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 // (up to n+1), and, when they fall short, the replays from the top (those
 // are read at the same time as the sessions).
 func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref snapshotRef, items []Item, n int) (*LivePage, error) {
-	key := s.k.snapshot(viewer, ref.encode())
+	key := s.Keys.snapshot(viewer, ref.encode())
 	top := &Item{TS: ref.taken, ID: math.MaxUint64}
 	var (
 		snap []liveEntry
@@ -293,7 +293,7 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 		cmds := s.liveCmds(append([]rueidis.Completed(nil), v.extra...), ids)
 		check := snapshot != "" && len(ids) > 0
 		if check {
-			cmds = append(cmds, s.c.B().Zmscore().Key(snapshot).Member(members(ids)...).Build())
+			cmds = append(cmds, s.Redis.B().Zmscore().Key(snapshot).Member(members(ids)...).Build())
 		}
 		rs := s.doMulti(ctx, cmds...)
 		if err := firstErr(rs); err != nil {

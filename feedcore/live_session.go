@@ -64,9 +64,9 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor ID, in NewLive
 	// The journal entry takes the session's id from the shard's clock in
 	// the same step.
 	shard := s.shardOf(anchor)
-	keys := []string{s.k.journal(shard), s.k.clock(shard)}
+	keys := []string{s.Keys.journal(shard), s.Keys.clock(shard)}
 	args := append(logArgs("alloc", s.nowMS(), "", 0, false, nil), "k", jLive, "a", FormatID(anchor))
-	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 4 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -109,13 +109,13 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 	}
 	s.end(ctx, shard, jid)
 	// An imported session of a suspended anchor is shown nowhere.
-	return s.markSuspended(ctx, []ID{l.Anchor}, []string{s.k.live(l.ID)})
+	return s.markSuspended(ctx, []ID{l.Anchor}, []string{s.Keys.live(l.ID)})
 }
 
 // storeLive writes a journaled session's hash, its record of truth, and
 // settles the rest from it.
 func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
-	hset := s.c.B().Hset().Key(s.k.live(l.ID)).FieldValue().FieldValue("a", FormatID(l.Anchor)).FieldValue("t", l.Title)
+	hset := s.Redis.B().Hset().Key(s.Keys.live(l.ID)).FieldValue().FieldValue("a", FormatID(l.Anchor)).FieldValue("t", l.Title)
 	if l.CoverURL != "" {
 		hset = hset.FieldValue("cv", l.CoverURL)
 	}
@@ -140,13 +140,13 @@ func queueScore(l *LiveSession) int64 {
 }
 
 func (s *Service) enqueue(ctx context.Context, anchor ID, it Item) error {
-	return s.do(ctx, s.c.B().Zadd().Key(s.k.liveQueue(anchor)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error()
+	return s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.liveQueue(anchor)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error()
 }
 
 // fileReplay adds an ended session to its anchor's replay outbox and queues
 // its fan-out to followers' replay inboxes.
 func (s *Service) fileReplay(ctx context.Context, anchor ID, it Item) error {
-	if err := s.do(ctx, s.c.B().Zadd().Key(s.k.replayOutbox(anchor)).ScoreMember().
+	if err := s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.replayOutbox(anchor)).ScoreMember().
 		ScoreMember(float64(it.TS), member(it.ID)).Build()).Error(); err != nil {
 		return err
 	}
@@ -190,8 +190,8 @@ func (s *Service) changeLive(ctx context.Context, anchor, id ID, field string) (
 }
 
 func (s *Service) transition(ctx context.Context, anchor, id ID, field string, now int64) (started bool, err error) {
-	keys, args := []string{s.k.live(id)}, []string{FormatID(anchor), field, scoreArg(now)}
-	res, err := s.commit(ctx, liveTransition, keys, args, liveTransition.cmd(s.c.B(), keys, args)).ToString()
+	keys, args := []string{s.Keys.live(id)}, []string{FormatID(anchor), field, scoreArg(now)}
+	res, err := s.commit(ctx, liveTransition, keys, args, liveTransition.cmd(s.Redis.B(), keys, args)).ToString()
 	if err != nil {
 		return false, err
 	}
@@ -212,7 +212,7 @@ func (s *Service) transition(ctx context.Context, anchor, id ID, field string, n
 // index of the anchors that have sessions (readers find them by live
 // shard, liveQueued), so there is nothing else to settle.
 func (s *Service) dequeue(ctx context.Context, anchor, id ID) error {
-	return s.do(ctx, s.c.B().Zrem().Key(s.k.liveQueue(anchor)).Member(member(id)).Build()).Error()
+	return s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.liveQueue(anchor)).Member(member(id)).Build()).Error()
 }
 
 // LiveSessions returns sessions by id in order, nil where none exists. One
@@ -226,7 +226,7 @@ func (s *Service) LiveSessions(ctx context.Context, ids []ID) (_ []*LiveSession,
 // their replies).
 func (s *Service) liveCmds(cmds []rueidis.Completed, ids []ID) []rueidis.Completed {
 	for _, id := range ids {
-		cmds = append(cmds, s.c.B().Hgetall().Key(s.k.live(id)).Build())
+		cmds = append(cmds, s.Redis.B().Hgetall().Key(s.Keys.live(id)).Build())
 	}
 	return cmds
 }
@@ -286,12 +286,12 @@ func (s *Service) liveQueued(ctx context.Context, anchors []ID) ([]Item, error) 
 	var byShard [liveShards][]string
 	for _, a := range anchors {
 		n := liveShardOf(a)
-		byShard[n] = append(byShard[n], s.k.liveQueueIn(n, a))
+		byShard[n] = append(byShard[n], s.Keys.liveQueueIn(n, a))
 	}
 	var cmds []rueidis.Completed
 	for _, keys := range byShard {
 		if len(keys) > 0 {
-			cmds = append(cmds, liveQueues.cmd(s.c.B(), keys, nil))
+			cmds = append(cmds, liveQueues.cmd(s.Redis.B(), keys, nil))
 		}
 	}
 	var items []Item

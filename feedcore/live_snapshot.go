@@ -119,8 +119,8 @@ return {}
 // recentSnapshot returns device's snapshot with its first need entries
 // when it was taken after since (ms), else nil.
 func (s *Service) recentSnapshot(ctx context.Context, viewer ID, device string, since int64, need int) (*snapshotRead, error) {
-	arr, err := s.do(ctx, recentDevice.cmd(s.c.B(), []string{s.k.liveDevices(viewer)},
-		[]string{device, scoreArg(since), s.k.snapshot(viewer, ""), itoa(need)})).ToArray()
+	arr, err := s.do(ctx, recentDevice.cmd(s.Redis.B(), []string{s.Keys.liveDevices(viewer)},
+		[]string{device, scoreArg(since), s.Keys.snapshot(viewer, ""), itoa(need)})).ToArray()
 	if err != nil || len(arr) < 2 {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 	if err != nil {
 		return ref, nil, err
 	}
-	key := s.k.snapshot(viewer, ref.encode())
+	key := s.Keys.snapshot(viewer, ref.encode())
 	ids := make([]ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -164,14 +164,14 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 	cmds := s.liveCmds(make([]rueidis.Completed, 0, len(items)+3), ids)
 	// A sentinel (id 0, lowest score) keeps an empty snapshot's key alive, so
 	// its expiry is always noticed.
-	add := s.c.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), member(0))
+	add := s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), member(0))
 	for _, it := range items {
 		add = add.ScoreMember(float64(it.TS), member(it.ID))
 	}
 	ttl := s.o.SnapshotTTL.Milliseconds()
-	cmds = append(cmds, add.Build(), s.c.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
-		snapSwap.cmd(s.c.B(), []string{s.k.liveDevices(viewer), key}, []string{
-			s.k.snapshot(viewer, ""), device, ref.encode(), scoreArg(ref.taken), strconv.FormatInt(ttl, 10), itoa(s.o.MaxDevices)}))
+	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
+		snapSwap.cmd(s.Redis.B(), []string{s.Keys.liveDevices(viewer), key}, []string{
+			s.Keys.snapshot(viewer, ""), device, ref.encode(), scoreArg(ref.taken), strconv.FormatInt(ttl, 10), itoa(s.o.MaxDevices)}))
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
 		return ref, nil, fmt.Errorf("store live snapshot: %w", err)
@@ -192,7 +192,7 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 		out = append(out, liveEntry{it: it, state: l.State(), l: l})
 	}
 	if len(stale) > 0 {
-		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(stale...).Build()).Error(); err != nil {
+		if err := s.do(ctx, s.Redis.B().Zrem().Key(key).Member(stale...).Build()).Error(); err != nil {
 			return ref, nil, fmt.Errorf("store live snapshot: drop stale entries: %w", err)
 		}
 	}
@@ -211,7 +211,7 @@ var errSnapshotExpired = apierr.Errorf(apierr.CursorExpired, "the live feed snap
 // CURSOR_EXPIRED when the snapshot is gone (expired, or replaced by a newer
 // one of its device).
 func (s *Service) snapshotItems(ctx context.Context, key string, pos *Item, need int) ([]Item, error) {
-	rs := s.doMulti(ctx, s.c.B().Exists().Key(key).Build(), s.seekCmd(older, source{key: key}, pos, need))
+	rs := s.doMulti(ctx, s.Redis.B().Exists().Key(key).Build(), s.seekCmd(older, source{key: key}, pos, need))
 	if err := firstErr(rs); err != nil {
 		return nil, err
 	}

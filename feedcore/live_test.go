@@ -230,10 +230,10 @@ func runLiveModel(t *testing.T, seed uint64) {
 						l := m.sessions[w.id]
 						t.Logf("session %d anchor %d sched %v start %v end %v", w.id, l.Anchor, l.ScheduledStartAt, l.StartedAt, l.EndedAt)
 					}
-					in, _ := s.newest(ctx, s.k.replayInbox(v), 100)
-					rr, _ := s.c.Do(ctx, s.c.B().Hgetall().Key(s.k.replayReader(v)).Build()).AsStrMap()
-					rs, _ := s.c.Do(ctx, s.c.B().Hgetall().Key(s.k.reader(v)).Build()).AsStrMap()
-					bv, _ := s.c.Do(ctx, s.c.B().Smembers().Key(s.k.bigFollowees(v)).Build()).AsStrSlice()
+					in, _ := s.newest(ctx, s.Keys.replayInbox(v), 100)
+					rr, _ := s.Redis.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.replayReader(v)).Build()).AsStrMap()
+					rs, _ := s.Redis.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.reader(v)).Build()).AsStrMap()
+					bv, _ := s.Redis.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.bigFollowees(v)).Build()).AsStrSlice()
 					t.Logf("taken %d replay inbox %v horizon %q reader %q bigv %q follows %v", clk.ms.Load(), in, rr, rs, bv, m.follows[v])
 					t.Fatalf("viewer %d, page size %d:\n got %v\nwant %v", v, n, got, want)
 				}
@@ -282,7 +282,7 @@ func TestLiveCursors(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the snapshot did not expire within 10s of its 200ms TTL")
 		}
-		n, _ = s.c.Do(ctx, s.c.B().Exists().Key(s.k.snapshot(1, mustRef(t, s, pg.EndCursor))).Build()).AsInt64()
+		n, _ = s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.snapshot(1, mustRef(t, s, pg.EndCursor))).Build()).AsInt64()
 	}
 	_, err = s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: pg.EndCursor})
 	var fe *apierr.Error

@@ -39,12 +39,12 @@ func TestInboxMemoryPerEntry(t *testing.T) {
 		it := Item{TS: ts + int64(i)*1000, ID: 117657342161455529 + ID(i)*7919}
 		cmds = s.appendPush(cmds, s.postsTL(), reader, it, trimDue(reader, it.ID))
 	}
-	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.k.inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
+	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.Keys.inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		t.Fatal(err)
 	}
-	n, _ := c.Do(ctx, c.B().Zcard().Key(s.k.inbox(reader)).Build()).AsInt64()
-	bytes, err := c.Do(ctx, c.B().MemoryUsage().Key(s.k.inbox(reader)).Samples(0).Build()).AsInt64()
+	n, _ := c.Do(ctx, c.B().Zcard().Key(s.Keys.inbox(reader)).Build()).AsInt64()
+	bytes, err := c.Do(ctx, c.B().MemoryUsage().Key(s.Keys.inbox(reader)).Samples(0).Build()).AsInt64()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,6 @@ package feedcore
 
 import "time"
 
-// ID is a database id: users, posts and live sessions are numbered with
-// 64-bit unsigned integers, written in decimal outside the store.
-type ID = uint64
-
 // User is a profile.
 type User struct {
 	ID          ID
@@ -48,20 +44,6 @@ type Post struct {
 
 // IsRepost reports whether p is a repost's record, not a post.
 func (p *Post) IsRepost() bool { return p.RepostOf != 0 }
-
-// Item is a position in a timeline: newer ts first, then larger id first.
-type Item struct {
-	TS int64 // milliseconds since the epoch
-	ID ID
-}
-
-// Before reports whether a comes before b in feed order (a is newer).
-func (a Item) Before(b Item) bool {
-	if a.TS != b.TS {
-		return a.TS > b.TS
-	}
-	return a.ID > b.ID
-}
 
 // FeedRequest asks for one page of a viewer's following feed. Set First
 // (with After) to page toward older posts, or Last (with Before) for posts

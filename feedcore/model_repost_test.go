@@ -221,7 +221,7 @@ func (r *modelRun) undoRepost() {
 func (r *modelRun) repostRecord(u, post ID) *Post {
 	r.t.Helper()
 	shard := r.s.shardOf(u)
-	rec, err := r.s.c.Do(context.Background(), r.s.c.B().Get().Key(r.s.k.repostRecord(shard, u, post)).Build()).ToString()
+	rec, err := r.s.Redis.Do(context.Background(), r.s.Redis.B().Get().Key(r.s.Keys.repostRecord(shard, u, post)).Build()).ToString()
 	r.must(err)
 	it, err := parseRepostRecord(rec, shard)
 	r.must(err)

@@ -342,8 +342,8 @@ func (r *modelRun) logRelations(v ID) {
 // logState logs v's relation sets and inbox, for a failure.
 func (r *modelRun) logState(v ID) {
 	ctx, s := context.Background(), r.s
-	for _, key := range []string{s.k.hiddenAuthors(v), s.k.hideNotes(v), s.k.following(v), s.k.inbox(v)} {
-		zs, err := s.c.Do(ctx, s.c.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()).AsZScores()
+	for _, key := range []string{s.Keys.hiddenAuthors(v), s.Keys.hideNotes(v), s.Keys.following(v), s.Keys.inbox(v)} {
+		zs, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()).AsZScores()
 		var ids []string
 		for _, z := range zs {
 			id, _ := memberID(z.Member)

@@ -275,8 +275,8 @@ func (r *modelRun) checkAll() {
 		if !slices.Equal(got, want) {
 			again := readAll(t, s, v, n)
 			t.Logf("paged again: %v", again)
-			st, _ := s.c.Do(context.Background(), s.c.B().Hgetall().Key(s.k.reader(v)).Build()).AsStrMap()
-			in, _ := s.newest(context.Background(), s.k.inbox(v), 100)
+			st, _ := s.Redis.Do(context.Background(), s.Redis.B().Hgetall().Key(s.Keys.reader(v)).Build()).AsStrMap()
+			in, _ := s.newest(context.Background(), s.Keys.inbox(v), 100)
 			t.Logf("reader state %q, inbox %v, cap %d", st, in, s.o.InboxCap)
 			for _, id := range want {
 				p := m.posts[id]

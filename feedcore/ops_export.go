@@ -103,18 +103,18 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 		posts bool            // the posts pass: later passes write again what it may have missed
 		read  func(context.Context, []ID, ExportSink) error
 	}{
-		{keyOf: s.k.user, read: s.exportUsers},
-		{keyOf: s.k.following, read: s.exportFollowTimes},
-		{keyOf: s.k.blocks, read: s.exportRelations(RelationBlock)},
-		{keyOf: s.k.mutes, read: s.exportRelations(RelationMute)},
-		{keyOf: s.k.hides, read: s.exportRelations(RelationHide)},
-		{keyOf: s.k.keywordFilters, read: s.exportKeywordFilters},
-		{keyOf: s.k.post, posts: true, read: s.exportPosts},
-		{keyOf: s.k.post, read: s.exportReposts},
-		{keyOf: s.k.live, read: s.exportLives},
-		{keyOf: s.k.likers, read: s.exportLikes},
-		{keyOf: s.k.favorites, read: s.exportFavorites},
-		{keyOf: s.k.postCounts, read: s.exportCounts},
+		{keyOf: s.Keys.user, read: s.exportUsers},
+		{keyOf: s.Keys.following, read: s.exportFollowTimes},
+		{keyOf: s.Keys.blocks, read: s.exportRelations(RelationBlock)},
+		{keyOf: s.Keys.mutes, read: s.exportRelations(RelationMute)},
+		{keyOf: s.Keys.hides, read: s.exportRelations(RelationHide)},
+		{keyOf: s.Keys.keywordFilters, read: s.exportKeywordFilters},
+		{keyOf: s.Keys.post, posts: true, read: s.exportPosts},
+		{keyOf: s.Keys.post, read: s.exportReposts},
+		{keyOf: s.Keys.live, read: s.exportLives},
+		{keyOf: s.Keys.likers, read: s.exportLikes},
+		{keyOf: s.Keys.favorites, read: s.exportFavorites},
+		{keyOf: s.Keys.postCounts, read: s.exportCounts},
 	}
 	for _, ph := range phases {
 		if ph.posts {
@@ -156,7 +156,7 @@ func each[T any](items []T, fn func(T) error) error {
 }
 
 func (s *Service) exportUsers(ctx context.Context, ids []ID, sink ExportSink) error {
-	hgetall := func(id ID) rueidis.Completed { return s.c.B().Hgetall().Key(s.k.user(id)).Build() }
+	hgetall := func(id ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.user(id)).Build() }
 	for i, r := range s.doMulti(ctx, cmdsFor(ids, hgetall)...) {
 		m, err := r.AsStrMap()
 		if err != nil {
@@ -179,7 +179,7 @@ func (s *Service) exportUsers(ctx context.Context, ids []ID, sink ExportSink) er
 // longer set after.
 func (s *Service) exportFollowTimes(ctx context.Context, ids []ID, sink ExportSink) error {
 	rangeCmd := func(id ID, from int64) rueidis.Completed {
-		return s.c.B().Zrange().Key(s.k.following(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
+		return s.Redis.B().Zrange().Key(s.Keys.following(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
 	}
 	chunks, err := parseEach(s.doMulti(ctx, cmdsFor(ids, func(id ID) rueidis.Completed { return rangeCmd(id, 0) })...),
 		rueidis.RedisResult.AsStrSlice)
@@ -214,7 +214,7 @@ func (s *Service) followTimesOf(ctx context.Context, ids []ID, chunks [][]string
 	var at []int
 	for i, id := range ids {
 		if len(chunks[i]) > 0 {
-			cmds = append(cmds, s.c.B().Zmscore().Key(s.k.followingTimes(id)).Member(chunks[i]...).Build())
+			cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.followingTimes(id)).Member(chunks[i]...).Build())
 			at = append(at, i)
 		}
 	}
@@ -355,7 +355,7 @@ func (s *Service) exportLikes(ctx context.Context, ids []ID, sink ExportSink) er
 		return err
 	}
 	sscan := func(id ID, cursor uint64) rueidis.Completed {
-		return s.c.B().Sscan().Key(s.k.likers(id)).Cursor(cursor).Count(exportChunk).Build()
+		return s.Redis.B().Sscan().Key(s.Keys.likers(id)).Cursor(cursor).Count(exportChunk).Build()
 	}
 	var cmds []rueidis.Completed
 	var posts []ID

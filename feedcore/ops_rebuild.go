@@ -63,13 +63,13 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 	if err := s.reindexReports(ctx, &st); err != nil {
 		return st, err
 	}
-	ck := s.k.rebuild()
+	ck := s.Keys.rebuild()
 	if o.Restart {
-		if err := s.do(ctx, s.c.B().Del().Key(ck).Build()).Error(); err != nil {
+		if err := s.do(ctx, s.Redis.B().Del().Key(ck).Build()).Error(); err != nil {
 			return st, err
 		}
 	}
-	cur, err := s.do(ctx, s.c.B().Hgetall().Key(ck).Build()).AsStrMap()
+	cur, err := s.do(ctx, s.Redis.B().Hgetall().Key(ck).Build()).AsStrMap()
 	if err != nil {
 		return st, fmt.Errorf("read checkpoint: %w", err)
 	}
@@ -85,7 +85,7 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 	for ; phase < len(rebuildPhases); phase++ {
 		p := rebuildPhases[phase]
 		name := p.name
-		keyOf := func(id ID) string { return p.records(s.k, id) }
+		keyOf := func(id ID) string { return p.records(s.Keys, id) }
 		kind := tagHead(keyOf)
 		ids, ok := scanned[kind]
 		if !ok {
@@ -106,7 +106,7 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 			if err := p.run(s, ctx, chunk, &st); err != nil {
 				return st, fmt.Errorf("%s phase: %w", name, err)
 			}
-			if err := s.do(ctx, s.c.B().Hset().Key(ck).FieldValue().FieldValue("phase", name).
+			if err := s.do(ctx, s.Redis.B().Hset().Key(ck).FieldValue().FieldValue("phase", name).
 				FieldValue("last", FormatID(chunk[len(chunk)-1])).Build()).Error(); err != nil {
 				return st, fmt.Errorf("write checkpoint: %w", err)
 			}
@@ -116,13 +116,13 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 		}
 		last = 0
 		if phase+1 < len(rebuildPhases) {
-			if err := s.do(ctx, s.c.B().Hset().Key(ck).FieldValue().FieldValue("phase", rebuildPhases[phase+1].name).
+			if err := s.do(ctx, s.Redis.B().Hset().Key(ck).FieldValue().FieldValue("phase", rebuildPhases[phase+1].name).
 				FieldValue("last", "0").Build()).Error(); err != nil {
 				return st, fmt.Errorf("write checkpoint: %w", err)
 			}
 		}
 	}
-	return st, s.do(ctx, s.c.B().Del().Key(ck).Build()).Error()
+	return st, s.do(ctx, s.Redis.B().Del().Key(ck).Build()).Error()
 }
 
 // RebuildOptions tune Rebuild.
@@ -205,12 +205,12 @@ func (s *Service) recordIDs(ctx context.Context, keyOf func(ID) string) ([]ID, e
 
 // allOf reads whole sorted sets (members only) in one round trip.
 func (s *Service) allOf(ctx context.Context, keyOf func(ID) string, ids []ID) ([][]string, error) {
-	all := func(id ID) rueidis.Completed { return s.c.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build() }
+	all := func(id ID) rueidis.Completed { return s.Redis.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build() }
 	return parseEach(s.doMulti(ctx, cmdsFor(ids, all)...), rueidis.RedisResult.AsStrSlice)
 }
 
 func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.k.following, users)
+	fgs, err := s.allOf(ctx, s.Keys.following, users)
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildS
 			if err != nil {
 				return err
 			}
-			cmds = append(cmds, s.c.B().Zadd().Key(s.k.followers(f)).ScoreMember().ScoreMember(0, member(u)).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.followers(f)).ScoreMember().ScoreMember(0, member(u)).Build())
 		}
 	}
 	st.Follows += int64(len(cmds))
@@ -232,7 +232,7 @@ func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildS
 // post hash does not exist.
 func (s *Service) postFields(ctx context.Context, ids []ID) (authors []ID, ts []int64, deleted []bool, err error) {
 	cmds := cmdsFor(ids, func(id ID) rueidis.Completed {
-		return s.c.B().Hmget().Key(s.k.post(id)).Field("a", "t", "d").Build()
+		return s.Redis.B().Hmget().Key(s.Keys.post(id)).Field("a", "t", "d").Build()
 	})
 	authors, ts, deleted = make([]ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
 	var f [3]string
@@ -257,9 +257,9 @@ func (s *Service) rebuildOutboxes(ctx context.Context, posts []ID, st *RebuildSt
 		switch {
 		case authors[i] == 0:
 		case deleted[i]:
-			cmds = append(cmds, s.c.B().Zrem().Key(s.k.outbox(authors[i])).Member(member(id)).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.outbox(authors[i])).Member(member(id)).Build())
 		default:
-			cmds = append(cmds, s.c.B().Zadd().Key(s.k.outbox(authors[i])).ScoreMember().ScoreMember(float64(ts[i]), member(id)).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.outbox(authors[i])).ScoreMember().ScoreMember(float64(ts[i]), member(id)).Build())
 			st.Posts++
 		}
 	}
@@ -282,7 +282,7 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []ID, st *Rebu
 		switch {
 		case p == nil || p.Author == 0:
 		case p.IsRepost() && p.Deleted:
-			cmds = append(cmds, repostDrop.cmd(s.c.B(), []string{s.k.reposts(p.RepostOf), s.k.postCounts(p.RepostOf)},
+			cmds = append(cmds, repostDrop.cmd(s.Redis.B(), []string{s.Keys.reposts(p.RepostOf), s.Keys.postCounts(p.RepostOf)},
 				[]string{member(p.Author), member(p.ID)}))
 		case p.IsRepost():
 			recs = append(recs, p)
@@ -327,7 +327,7 @@ func (s *Service) rebuildLive(ctx context.Context, ids []ID, st *RebuildStats) e
 			err = s.dequeue(ctx, l.Anchor, l.ID)
 		case l.State() == StateReplay:
 			if err = s.dequeue(ctx, l.Anchor, l.ID); err == nil {
-				err = s.do(ctx, s.c.B().Zadd().Key(s.k.replayOutbox(l.Anchor)).ScoreMember().
+				err = s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.replayOutbox(l.Anchor)).ScoreMember().
 					ScoreMember(float64(l.EndedAt.UnixMilli()), member(l.ID)).Build()).Error()
 			}
 		default:
@@ -374,17 +374,17 @@ func (s *Service) zremWhere(key string, ms []string, stale []bool) (cmd rueidis.
 	if len(out) == 0 {
 		return cmd, 0
 	}
-	return s.c.B().Zrem().Key(key).Member(out...).Build(), len(out)
+	return s.Redis.B().Zrem().Key(key).Member(out...).Build(), len(out)
 }
 
 func (s *Service) pruneFollowers(ctx context.Context, u ID, st *RebuildStats) error {
-	fr, err := s.allOf(ctx, s.k.followers, []ID{u})
+	fr, err := s.allOf(ctx, s.Keys.followers, []ID{u})
 	if err != nil || len(fr[0]) == 0 {
 		return err
 	}
 	follows := func(m string) rueidis.Completed {
 		f, _ := memberID(m)
-		return s.c.B().Zscore().Key(s.k.following(f)).Member(member(u)).Build()
+		return s.Redis.B().Zscore().Key(s.Keys.following(f)).Member(member(u)).Build()
 	}
 	still, err := parseEach(s.doMulti(ctx, cmdsFor(fr[0], follows)...), isMember)
 	if err != nil {
@@ -394,7 +394,7 @@ func (s *Service) pruneFollowers(ctx context.Context, u ID, st *RebuildStats) er
 	for i, ok := range still {
 		stale[i] = !ok
 	}
-	return s.removeStale(ctx, s.k.followers(u), fr[0], stale, st)
+	return s.removeStale(ctx, s.Keys.followers(u), fr[0], stale, st)
 }
 
 func (s *Service) removeStale(ctx context.Context, key string, ms []string, stale []bool, st *RebuildStats) error {
@@ -410,7 +410,7 @@ func (s *Service) removeStale(ctx context.Context, key string, ms []string, stal
 // An entry whose post hash does not exist yet is left: a publish writes
 // them in either order, and reads skip it.
 func (s *Service) pruneOutbox(ctx context.Context, u ID, st *RebuildStats) error {
-	ob, err := s.allOf(ctx, s.k.outbox, []ID{u})
+	ob, err := s.allOf(ctx, s.Keys.outbox, []ID{u})
 	if err != nil || len(ob[0]) == 0 {
 		return err
 	}
@@ -426,18 +426,18 @@ func (s *Service) pruneOutbox(ctx context.Context, u ID, st *RebuildStats) error
 	for i := range ids {
 		stale[i] = authors[i] != 0 && (deleted[i] || authors[i] != u)
 	}
-	return s.removeStale(ctx, s.k.outbox(u), ob[0], stale, st)
+	return s.removeStale(ctx, s.Keys.outbox(u), ob[0], stale, st)
 }
 
 // pruneLive removes from u's queue and replay outbox the sessions whose
 // hash no longer puts them there. (The queues need no index: readers find
 // them by live shard.)
 func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
-	sets, err := s.allOf(ctx, func(id ID) string { return s.k.liveQueue(id) }, []ID{u})
+	sets, err := s.allOf(ctx, func(id ID) string { return s.Keys.liveQueue(id) }, []ID{u})
 	if err != nil {
 		return err
 	}
-	ros, err := s.allOf(ctx, s.k.replayOutbox, []ID{u})
+	ros, err := s.allOf(ctx, s.Keys.replayOutbox, []ID{u})
 	if err != nil {
 		return err
 	}
@@ -445,7 +445,7 @@ func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
 		key    string
 		ms     []string
 		replay bool
-	}{{s.k.liveQueue(u), sets[0], false}, {s.k.replayOutbox(u), ros[0], true}} {
+	}{{s.Keys.liveQueue(u), sets[0], false}, {s.Keys.replayOutbox(u), ros[0], true}} {
 		if len(q.ms) == 0 {
 			continue
 		}
@@ -475,8 +475,8 @@ func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
 // that).
 func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error {
 	rs := s.doMulti(ctx,
-		s.c.B().Zcard().Key(s.k.followers(u)).Build(),
-		s.c.B().Get().Key(s.k.pushMode(u)).Build())
+		s.Redis.B().Zcard().Key(s.Keys.followers(u)).Build(),
+		s.Redis.B().Get().Key(s.Keys.pushMode(u)).Build())
 	n, err := rs[0].AsInt64()
 	if err != nil {
 		return err
@@ -489,7 +489,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 		return err
 	}
 	st.BigV++
-	ac, err := s.allOf(ctx, s.k.active, []ID{u})
+	ac, err := s.allOf(ctx, s.Keys.active, []ID{u})
 	if err != nil {
 		return err
 	}
@@ -500,9 +500,9 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 		}
 		if _, err := s.withLock(ctx, reader, func(ctx context.Context) error {
 			rs := s.doMulti(ctx,
-				s.c.B().Zscore().Key(s.k.followers(u)).Member(m).Build(),
+				s.Redis.B().Zscore().Key(s.Keys.followers(u)).Member(m).Build(),
 				s.seenCmd(reader),
-				s.c.B().Hget().Key(s.k.reader(reader)).Field("c").Build())
+				s.Redis.B().Hget().Key(s.Keys.reader(reader)).Field("c").Build())
 			_, notFollower := rs[0].AsFloat64()
 			seen, seenErr := rs[1].AsFloat64()
 			complete, _ := rs[2].ToString()
@@ -510,7 +510,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 				return nil
 			}
 			st.Removed++
-			return s.do(ctx, s.c.B().Zrem().Key(s.k.active(u)).Member(m).Build()).Error()
+			return s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.active(u)).Member(m).Build()).Error()
 		}); err != nil {
 			return err
 		}
@@ -522,7 +522,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 // fan-out and backfill would have left there, after taking out entries of
 // authors a reader does not follow and tombstones.
 func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.k.following, readers)
+	fgs, err := s.allOf(ctx, s.Keys.following, readers)
 	if err != nil {
 		return err
 	}
@@ -553,7 +553,7 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildS
 		for _, f := range follows[i] {
 			if big[f] {
 				asks = append(asks, pair{r, f})
-				cmds = append(cmds, s.c.B().Zscore().Key(s.k.active(f)).Member(member(r)).Build())
+				cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.active(f)).Member(member(r)).Build())
 			}
 		}
 	}
@@ -604,7 +604,7 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, e
 			}
 		}
 	}
-	mode := func(f ID) rueidis.Completed { return s.c.B().Get().Key(s.k.pushMode(f)).Build() }
+	mode := func(f ID) rueidis.Completed { return s.Redis.B().Get().Key(s.Keys.pushMode(f)).Build() }
 	big := make(map[ID]bool, len(ids))
 	for i, r := range s.doMulti(ctx, cmdsFor(ids, mode)...) {
 		mode, err := r.ToString()
@@ -621,7 +621,7 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, e
 // ones is the authors phase's: promoting a big-V notes it in every
 // follower's set.
 func (s *Service) pruneBigFollowees(ctx context.Context, readers []ID, follows [][]ID, big map[ID]bool, st *RebuildStats) error {
-	bf := func(r ID) rueidis.Completed { return s.c.B().Smembers().Key(s.k.bigFollowees(r)).Build() }
+	bf := func(r ID) rueidis.Completed { return s.Redis.B().Smembers().Key(s.Keys.bigFollowees(r)).Build() }
 	rs := s.doMulti(ctx, cmdsFor(readers, bf)...)
 	var writes []rueidis.Completed
 	for i, r := range readers {
@@ -641,7 +641,7 @@ func (s *Service) pruneBigFollowees(ctx context.Context, readers []ID, follows [
 		}
 		if len(stale) > 0 {
 			st.Removed += int64(len(stale))
-			writes = append(writes, s.c.B().Srem().Key(s.k.bigFollowees(r)).Member(stale...).Build())
+			writes = append(writes, s.Redis.B().Srem().Key(s.Keys.bigFollowees(r)).Member(stale...).Build())
 		}
 	}
 	return firstErr(s.doMulti(ctx, writes...))
@@ -655,7 +655,7 @@ func (s *Service) pruneInbox(ctx context.Context, r ID, follows []ID, st *Rebuil
 	for _, f := range follows {
 		ok[f] = true
 	}
-	in, err := s.allOf(ctx, s.k.inbox, []ID{r})
+	in, err := s.allOf(ctx, s.Keys.inbox, []ID{r})
 	if err != nil {
 		return err
 	}
@@ -680,7 +680,7 @@ func (s *Service) pruneInbox(ctx context.Context, r ID, follows []ID, st *Rebuil
 		}
 	}
 	delete(ok, r)
-	ri, err := s.allOf(ctx, s.k.replayInbox, []ID{r})
+	ri, err := s.allOf(ctx, s.Keys.replayInbox, []ID{r})
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func TestRebuildConversations(t *testing.T) {
 		t.Fatal("no derived key to drop")
 	}
 	// Counters drift as if the sets were lost with counts kept.
-	r.must(s.c.Do(ctx, s.c.B().Hset().Key(s.k.postCounts(based.ID)).FieldValue().FieldValue("c", "999").Build()).Error())
+	r.must(s.Redis.Do(ctx, s.Redis.B().Hset().Key(s.Keys.postCounts(based.ID)).FieldValue().FieldValue("c", "999").Build()).Error())
 	st, err := s.Rebuild(ctx, RebuildOptions{Batch: 7})
 	r.must(err)
 	if st.Replies == 0 || st.Reposts == 0 {

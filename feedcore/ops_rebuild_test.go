@@ -166,9 +166,9 @@ func dropDerived(t *testing.T, s *Service) int {
 	ctx := context.Background()
 	n := 0
 	for _, p := range derivedPatterns {
-		err := redisstore.ScanPrefix(ctx, s.c, s.k.p+p, func(keys []string) error {
+		err := redisstore.ScanPrefix(ctx, s.Redis, s.Keys.p+p, func(keys []string) error {
 			for _, k := range keys {
-				if err := s.c.Do(ctx, s.c.B().Unlink().Key(k).Build()).Error(); err != nil {
+				if err := s.Redis.Do(ctx, s.Redis.B().Unlink().Key(k).Build()).Error(); err != nil {
 					return err
 				}
 				n++
@@ -179,9 +179,9 @@ func dropDerived(t *testing.T, s *Service) int {
 			t.Fatal(err)
 		}
 	}
-	err := redisstore.ScanPrefix(ctx, s.c, s.k.p+"rs:{", func(keys []string) error {
+	err := redisstore.ScanPrefix(ctx, s.Redis, s.Keys.p+"rs:{", func(keys []string) error {
 		for _, k := range keys {
-			if err := s.c.Do(ctx, s.c.B().Hdel().Key(k).Field("ht", "hm").Build()).Error(); err != nil {
+			if err := s.Redis.Do(ctx, s.Redis.B().Hdel().Key(k).Field("ht", "hm").Build()).Error(); err != nil {
 				return err
 			}
 		}
@@ -229,24 +229,24 @@ func TestRebuildRepairsInboxes(t *testing.T) {
 	corrupted := 0
 	stale := map[ID]ID{}
 	for v := ID(1); v <= ID(f.users); v++ {
-		in, err := s.newest(ctx, s.k.inbox(v), 100)
+		in, err := s.newest(ctx, s.Keys.inbox(v), 100)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, it := range in {
 			if i%2 == 0 {
-				if err := s.do(ctx, s.c.B().Zrem().Key(s.k.inbox(v)).Member(member(it.ID)).Build()).Error(); err != nil {
+				if err := s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.inbox(v)).Member(member(it.ID)).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		for _, p := range f.m.posts { // a post by someone v does not follow
 			if p.Author != v && !f.m.follows[v][p.Author] && !p.Deleted {
-				if err := s.do(ctx, s.c.B().Zadd().Key(s.k.inbox(v)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()+10_000_000), member(p.ID)).Build()).Error(); err != nil {
+				if err := s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.inbox(v)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()+10_000_000), member(p.ID)).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
 				// and that author among v's big-V followees
-				if err := s.do(ctx, s.c.B().Sadd().Key(s.k.bigFollowees(v)).Member(member(p.Author)).Build()).Error(); err != nil {
+				if err := s.do(ctx, s.Redis.B().Sadd().Key(s.Keys.bigFollowees(v)).Member(member(p.Author)).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
 				stale[v] = p.Author
@@ -266,7 +266,7 @@ func TestRebuildRepairsInboxes(t *testing.T) {
 		t.Fatalf("removed %d entries, corrupted %d", st.Removed, corrupted)
 	}
 	for v, a := range stale {
-		if in, _ := s.do(ctx, s.c.B().Sismember().Key(s.k.bigFollowees(v)).Member(member(a)).Build()).AsBool(); in {
+		if in, _ := s.do(ctx, s.Redis.B().Sismember().Key(s.Keys.bigFollowees(v)).Member(member(a)).Build()).AsBool(); in {
 			t.Errorf("user %d still lists %d, whom it does not follow, among its big-V followees", v, a)
 		}
 	}
@@ -296,7 +296,7 @@ func TestRebuildResumes(t *testing.T) {
 		t.Fatalf("second run did not resume where the first stopped: %+v", st)
 	}
 	f.check(t, "after a resumed rebuild")
-	if n, err := f.s.c.Do(context.Background(), f.s.c.B().Exists().Key(f.s.k.rebuild()).Build()).AsInt64(); err != nil || n != 0 {
+	if n, err := f.s.Redis.Do(context.Background(), f.s.Redis.B().Exists().Key(f.s.Keys.rebuild()).Build()).AsInt64(); err != nil || n != 0 {
 		t.Fatalf("checkpoint left after a finished rebuild: %d %v", n, err)
 	}
 }

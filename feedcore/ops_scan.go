@@ -8,13 +8,13 @@ import (
 )
 
 // scanIDs calls fn with the ids of every key keyOf names (a per-id key
-// method of keys, such as s.k.user), a SCAN batch at a time, from every
+// method of keys, such as s.Keys.user), a SCAN batch at a time, from every
 // master: Export and Rebuild walk the records so. The pattern comes from
 // the key method (tagHead), so a key's name is spelled once, in keys.go.
 // SCAN visits the whole keyspace (other prefixes' keys too); MATCH filters.
 func (s *Service) scanIDs(ctx context.Context, keyOf func(ID) string, fn func(ids []ID) error) error {
 	head := tagHead(keyOf)
-	return redisstore.ScanKeys(ctx, s.c, redisstore.GlobEscape(head)+"*}", func(keys []string) error {
+	return redisstore.ScanKeys(ctx, s.Redis, redisstore.GlobEscape(head)+"*}", func(keys []string) error {
 		ids := make([]ID, 0, len(keys))
 		for _, k := range keys {
 			if id, err := ParseID(strings.TrimSuffix(strings.TrimPrefix(k, head), "}")); err == nil {

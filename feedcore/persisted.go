@@ -18,7 +18,7 @@ import (
 // is (never registered, or expired).
 func (s *Service) PersistedQuery(ctx context.Context, hash string) (_ string, err error) {
 	defer wrap(&err, "read persisted query %s", hash)
-	q, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.persistedQuery(hash)).Build()).ToString()
+	q, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.persistedQuery(hash)).Build()).ToString()
 	if rueidis.IsRedisNil(err) {
 		return "", nil
 	}
@@ -29,5 +29,5 @@ func (s *Service) PersistedQuery(ctx context.Context, hash string) (_ string, er
 // starts its ttl over.
 func (s *Service) PersistQuery(ctx context.Context, hash, text string, ttl time.Duration) (err error) {
 	defer wrap(&err, "register persisted query %s", hash)
-	return s.c.Do(ctx, s.c.B().Set().Key(s.k.persistedQuery(hash)).Value(text).Ex(ttl).Build()).Error()
+	return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.persistedQuery(hash)).Value(text).Ex(ttl).Build()).Error()
 }

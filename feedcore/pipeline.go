@@ -1,6 +1,8 @@
 package feedcore
 
 import (
+	"strconv"
+
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
@@ -52,4 +54,19 @@ func single[T any](vs []*T, err error, what string, id ID) (*T, error) {
 		return nil, apierr.Errorf(apierr.NotFound, "no %s with id %d", what, id)
 	}
 	return vs[0], nil
+}
+
+// scoreArg writes a sorted-set score argument.
+func scoreArg(ts int64) string { return strconv.FormatInt(ts, 10) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// first returns the first error among results, ignoring nil replies.
+func firstErr(rs []rueidis.RedisResult) error {
+	for _, r := range rs {
+		if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) {
+			return err
+		}
+	}
+	return nil
 }

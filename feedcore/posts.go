@@ -103,10 +103,10 @@ func (s *Service) logPublish(ctx context.Context, author ID, in NewPost, parentA
 	key := in.IdempotencyKey
 	link := event{Parent: in.ReplyTo, ParentAuthor: parentAuthor}
 	shard := s.shardOf(author)
-	keys := []string{s.k.events(shard), s.k.clock(shard)}
+	keys := []string{s.Keys.events(shard), s.Keys.clock(shard)}
 	if key != "" {
 		sum := sha256.Sum256([]byte(key))
-		keys = append(keys, s.k.idempotency(shard, author, hex.EncodeToString(sum[:16])))
+		keys = append(keys, s.Keys.idempotency(shard, author, hex.EncodeToString(sum[:16])))
 	}
 	ch := chargeOf(ctx)
 	chargeKeys, charge, rides := ch.spendIn(author)
@@ -118,7 +118,7 @@ func (s *Service) logPublish(ctx context.Context, author ID, in NewPost, parentA
 	args := append(logArgs("alloc", s.nowMS(), withLink(content.record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
 		content.eventFields("t", evPublish, "u", FormatID(author))...)
 	args = append(args, link.linkFields()...)
-	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 3 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -234,7 +234,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 		shard := s.shardOf(p.Author)
 		e := event{Type: evPublish, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, postContent: contentOf(p),
 			Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor}
-		cmds[i] = logScript.cmd(s.c.B(), []string{s.k.events(shard), s.k.clock(shard)},
+		cmds[i] = logScript.cmd(s.Redis.B(), []string{s.Keys.events(shard), s.Keys.clock(shard)},
 			append(logArgs("given", 0, "", 0, false, nil), e.fields()...))
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
@@ -284,11 +284,11 @@ func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, err
 	for i, p := range ps {
 		it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
 		created[i] = len(cmds)
-		cmds = append(cmds, postCreate.cmd(s.c.B(), []string{s.k.post(p.ID)}, p.hashFields()))
+		cmds = append(cmds, postCreate.cmd(s.Redis.B(), []string{s.Keys.post(p.ID)}, p.hashFields()))
 		if p.ReplyTo != 0 {
 			cmds = append(cmds, s.replyAddCmd(p))
 		}
-		cmds = append(cmds, s.c.B().Zadd().Key(s.k.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+		cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
 		cmds = s.appendPush(cmds, s.postsTL(), p.Author, it, true)
 	}
 	rs := s.doMulti(ctx, cmds...)
@@ -352,7 +352,7 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 // deleting request and the dispatcher both run it.
 func (s *Service) tombstone(ctx context.Context, p *Post) error {
 	cmds := append(s.unindexCmds([]*Post{p}),
-		s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().FieldValue("d", "1").Build())
+		s.Redis.B().Hset().Key(s.Keys.post(p.ID)).FieldValue().FieldValue("d", "1").Build())
 	if p.ReplyTo != 0 {
 		cmds = append(cmds, s.replyDropCmd(p))
 	}
@@ -367,7 +367,7 @@ func (s *Service) unindexPosts(ctx context.Context, ps []*Post) error {
 func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
 	cmds := make([]rueidis.Completed, 0, 2*len(ps)+1)
 	for _, p := range ps {
-		cmds = append(cmds, s.c.B().Zrem().Key(s.k.outbox(p.Author)).Member(member(p.ID)).Build(),
+		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.outbox(p.Author)).Member(member(p.ID)).Build(),
 			s.inboxRemoveCmd(s.postsTL(), p.Author, p.ID))
 	}
 	return cmds
@@ -379,7 +379,7 @@ func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
 // use it; feeds use CachedPosts.
 func (s *Service) Posts(ctx context.Context, ids []ID) (_ []*Post, err error) {
 	defer wrap(&err, "read posts")
-	hgetall := func(id ID) rueidis.Completed { return s.c.B().Hgetall().Key(s.k.post(id)).Build() }
+	hgetall := func(id ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.post(id)).Build() }
 	return parsePosts(ids, s.doMulti(ctx, cmdsFor(ids, hgetall)...))
 }
 

@@ -82,9 +82,9 @@ type Subject struct {
 // where a publish's log script can spend it (keys.rateLimitIn).
 func (s *Service) rateKey(sub Subject) string {
 	if sub.Viewer != 0 {
-		return s.k.rateLimitIn(s.shardOf(sub.Viewer), sub.Viewer, sub.Kind)
+		return s.Keys.rateLimitIn(s.shardOf(sub.Viewer), sub.Viewer, sub.Kind)
 	}
-	return s.k.rateLimitAddr(sub.Addr, sub.Kind)
+	return s.Keys.rateLimitAddr(sub.Addr, sub.Kind)
 }
 
 // Verdict is the outcome of spending a cost.
@@ -127,7 +127,7 @@ func (s *Service) spend(ctx context.Context, sub Subject, cost int, l RateLimit)
 		return Verdict{Cost: cost}, nil
 	}
 	key, args, cost := s.spendArgs(sub, cost, l)
-	return verdictOf(s.do(ctx, gcra.cmd(s.c.B(), []string{key}, args)), cost)
+	return verdictOf(s.do(ctx, gcra.cmd(s.Redis.B(), []string{key}, args)), cost)
 }
 
 // spendArgs is the allowance key and luaSpend's arguments for spending
@@ -221,9 +221,9 @@ func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
 	keys := []string{key}
 	if sub.Viewer != 0 {
 		shard := s.shardOf(sub.Viewer)
-		keys = append(keys, s.k.gone(shard, sub.Viewer), s.k.suspended(shard, sub.Viewer))
+		keys = append(keys, s.Keys.gone(shard, sub.Viewer), s.Keys.suspended(shard, sub.Viewer))
 	}
-	cmd := gcra.cmd(s.c.B(), keys, args).Pin()
+	cmd := gcra.cmd(s.Redis.B(), keys, args).Pin()
 	return &Charge{s: s, cmd: cmd, cost: cost, sub: sub, keys: keys, args: args, rated: l.Rate > 0, done: make(chan struct{})}
 }
 
@@ -302,7 +302,7 @@ func (ch *Charge) resolve(ctx context.Context, r rueidis.RedisResult) {
 		if err := ch.s.loadScripts(ctx); err != nil {
 			r = rueidis.NewErrorResult(fmt.Errorf("load scripts: %w", err))
 		} else {
-			r = ch.s.c.Do(withoutCharge(ctx), ch.cmd)
+			r = ch.s.Redis.Do(withoutCharge(ctx), ch.cmd)
 		}
 	}
 	ch.verdict, ch.err = verdictOf(r, ch.cost)
@@ -368,7 +368,7 @@ func (ch *Charge) Settle(ctx context.Context) (_ Verdict, err error) {
 	defer wrap(&err, "spend an operation's cost of %d points", ch.cost)
 	if ch.claim() {
 		ctx := withoutCharge(ctx)
-		ch.resolve(ctx, ch.s.c.Do(ctx, ch.cmd))
+		ch.resolve(ctx, ch.s.Redis.Do(ctx, ch.cmd))
 	}
 	select {
 	case <-ch.done:

@@ -135,13 +135,13 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	}
 	// Over the allowance: refused in the log script, nothing written.
 	drain(t, s)
-	before, err := storetest.Keys(context.Background(), s.c, s.o.Prefix)
+	before, err := storetest.Keys(context.Background(), s.Redis, s.o.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := s.k.events(s.shardOf(2))
+	events := s.Keys.events(s.shardOf(2))
 	length := func() int64 {
-		n, err := s.c.Do(context.Background(), s.c.B().Xlen().Key(events).Build()).AsInt64()
+		n, err := s.Redis.Do(context.Background(), s.Redis.B().Xlen().Key(events).Build()).AsInt64()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	if CodeOf(v.Err) != apierr.RateLimited || n != 1 {
 		t.Errorf("refused publish: verdict %+v after %d round trips, want RATE_LIMITED after 1", v, n)
 	}
-	after, err := storetest.Keys(context.Background(), s.c, s.o.Prefix)
+	after, err := storetest.Keys(context.Background(), s.Redis, s.o.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

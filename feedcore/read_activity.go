@@ -22,7 +22,7 @@ func activityShard(reader ID) int { return spread(reader, activityShards) }
 
 // seenCmd reads reader's last read time (nil when never seen).
 func (s *Service) seenCmd(reader ID) rueidis.Completed {
-	return s.c.B().Zscore().Key(s.k.seen(activityShard(reader))).Member(member(reader)).Build()
+	return s.Redis.B().Zscore().Key(s.Keys.seen(activityShard(reader))).Member(member(reader)).Build()
 }
 
 // seenManyCmds reads the last read times of readers, given as members:
@@ -37,7 +37,7 @@ func (s *Service) seenManyCmds(readers []string) (cmds []rueidis.Completed, grou
 	}
 	for sh, ms := range byShard {
 		if len(ms) > 0 {
-			cmds = append(cmds, s.c.B().Zmscore().Key(s.k.seen(sh)).Member(ms...).Build())
+			cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.seen(sh)).Member(ms...).Build())
 			groups = append(groups, ms)
 		}
 	}
@@ -71,7 +71,7 @@ func (s *Service) touchCmd(viewer ID) *rueidis.Completed {
 	if !s.touches.due(viewer, now) {
 		return nil
 	}
-	cmd := s.c.B().Zadd().Key(s.k.seen(activityShard(viewer))).ScoreMember().ScoreMember(float64(now), member(viewer)).Build()
+	cmd := s.Redis.B().Zadd().Key(s.Keys.seen(activityShard(viewer))).ScoreMember().ScoreMember(float64(now), member(viewer)).Build()
 	return &cmd
 }
 
@@ -81,7 +81,7 @@ func (s *Service) Touch(ctx context.Context, viewer ID) (err error) {
 	defer wrap(&err, "record a read by user %d", viewer)
 	s.touches.forget(viewer)
 	cmd := s.touchCmd(viewer)
-	rs := s.doMulti(ctx, *cmd, s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build())
+	rs := s.doMulti(ctx, *cmd, s.Redis.B().Hget().Key(s.Keys.reader(viewer)).Field("c").Build())
 	if err := firstErr(rs); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func newLocker(client rueidis.Client, k keys) (rueidislock.Locker, error) {
 // only if it is still ours: one that outlived its TTL and was taken by
 // another worker is left to that worker.
 func (s *Service) withLock(ctx context.Context, id ID, fn func(ctx context.Context) error) (bool, error) {
-	lctx, release, err := s.locks.TryWithContext(ctx, s.k.lockName(id))
+	lctx, release, err := s.locks.TryWithContext(ctx, s.Keys.lockName(id))
 	if errors.Is(err, rueidislock.ErrNotLocked) {
 		return false, nil
 	}
@@ -140,7 +140,7 @@ func (s *Service) withLock(ctx context.Context, id ID, fn func(ctx context.Conte
 func (s *Service) upgrade(ctx context.Context, reader ID) error {
 	_, err := s.withLock(ctx, reader, func(ctx context.Context) error {
 		rs := s.doMulti(ctx,
-			s.c.B().Hget().Key(s.k.reader(reader)).Field("c").Build(),
+			s.Redis.B().Hget().Key(s.Keys.reader(reader)).Field("c").Build(),
 			s.seenCmd(reader))
 		if c, _ := rs[0].ToString(); c == "1" {
 			return nil
@@ -154,7 +154,7 @@ func (s *Service) upgrade(ctx context.Context, reader ID) error {
 		}
 		cmds := make([]rueidis.Completed, 0, len(bigs))
 		for _, f := range bigs {
-			cmds = append(cmds, s.c.B().Zadd().Key(s.k.active(f)).ScoreMember().ScoreMember(0, member(reader)).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.active(f)).ScoreMember().ScoreMember(0, member(reader)).Build())
 		}
 		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 			return err
@@ -166,7 +166,7 @@ func (s *Service) upgrade(ctx context.Context, reader ID) error {
 		if err := s.backfillMany(ctx, edges); err != nil {
 			return err
 		}
-		return s.do(ctx, s.c.B().Hset().Key(s.k.reader(reader)).FieldValue().FieldValue("c", "1").Build()).Error()
+		return s.do(ctx, s.Redis.B().Hset().Key(s.Keys.reader(reader)).FieldValue().FieldValue("c", "1").Build()).Error()
 	})
 	return err
 }
@@ -174,7 +174,7 @@ func (s *Service) upgrade(ctx context.Context, reader ID) error {
 // bigVFollowees lists the big-V authors reader follows: its own set, kept
 // by follows, unfollows and promotions, never the network's.
 func (s *Service) bigVFollowees(ctx context.Context, reader ID) ([]ID, error) {
-	ms, err := s.do(ctx, s.c.B().Smembers().Key(s.k.bigFollowees(reader)).Build()).AsStrSlice()
+	ms, err := s.do(ctx, s.Redis.B().Smembers().Key(s.Keys.bigFollowees(reader)).Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 	cutoff := s.nowMS() - s.o.ActiveWindow.Milliseconds()
 	var quiet []string
 	for sh := 0; sh < activityShards && len(quiet) < limit; sh++ {
-		ms, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.seen(sh)).Min("-inf").Max("("+scoreArg(cutoff)).Byscore().
+		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.seen(sh)).Min("-inf").Max("("+scoreArg(cutoff)).Byscore().
 			Limit(0, int64(limit-len(quiet))).Build()).AsStrSlice()
 		if err != nil {
 			return 0, err
@@ -215,12 +215,12 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 }
 
 func (s *Service) demote(ctx context.Context, reader ID, cutoff int64) error {
-	seen, err := s.c.Do(ctx, s.seenCmd(reader)).AsFloat64()
+	seen, err := s.Redis.Do(ctx, s.seenCmd(reader)).AsFloat64()
 	if err == nil && int64(seen) >= cutoff {
 		return nil // read again since we listed it
 	}
 	// Incomplete first: from here reads merge, whatever the active sets say.
-	if err := s.do(ctx, s.c.B().Hdel().Key(s.k.reader(reader)).Field("c").Build()).Error(); err != nil {
+	if err := s.do(ctx, s.Redis.B().Hdel().Key(s.Keys.reader(reader)).Field("c").Build()).Error(); err != nil {
 		return err
 	}
 	bigs, err := s.bigVFollowees(ctx, reader)
@@ -229,8 +229,8 @@ func (s *Service) demote(ctx context.Context, reader ID, cutoff int64) error {
 	}
 	cmds := make([]rueidis.Completed, 0, len(bigs)+1)
 	for _, f := range bigs {
-		cmds = append(cmds, s.c.B().Zrem().Key(s.k.active(f)).Member(member(reader)).Build())
+		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.active(f)).Member(member(reader)).Build())
 	}
-	cmds = append(cmds, s.c.B().Zrem().Key(s.k.seen(activityShard(reader))).Member(member(reader)).Build())
+	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.seen(activityShard(reader))).Member(member(reader)).Build())
 	return firstErr(s.doMulti(ctx, cmds...))
 }

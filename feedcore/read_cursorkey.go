@@ -104,8 +104,8 @@ func (s *Service) sharedCursorKey(ctx context.Context, mine []byte) ([]byte, err
 	}
 	// SET NX, then GET, in one pipeline on the key's node: the first
 	// replica's key wins and everyone reads it.
-	rs := s.c.DoMulti(ctx, s.c.B().Set().Key(s.k.cursorKey()).Value(string(mine)).Nx().Build(),
-		s.c.B().Get().Key(s.k.cursorKey()).Build())
+	rs := s.Redis.DoMulti(ctx, s.Redis.B().Set().Key(s.Keys.cursorKey()).Value(string(mine)).Nx().Build(),
+		s.Redis.B().Get().Key(s.Keys.cursorKey()).Build())
 	if err := rs[0].Error(); err != nil && !rueidis.IsRedisNil(err) {
 		return nil, err
 	}

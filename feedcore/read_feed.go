@@ -136,8 +136,8 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOr
 	compiled := s.compiledKeywords(viewer)
 	cmds := []rueidis.Completed{
 		s.viewSetsCmd(viewer, now, tl.eagerFollowees, compiled.versionOf()),
-		s.c.B().Zrange().Key(s.k.unfollowed(viewer)).Min(scoreArg(since)).Max("+inf").Byscore().Build(),
-		s.c.B().Hget().Key(s.k.reader(viewer)).Field("c").Build(),
+		s.Redis.B().Zrange().Key(s.Keys.unfollowed(viewer)).Min(scoreArg(since)).Max("+inf").Byscore().Build(),
+		s.Redis.B().Hget().Key(s.Keys.reader(viewer)).Field("c").Build(),
 		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
 	}
 	if t := s.touchCmd(viewer); t != nil {
@@ -411,9 +411,9 @@ func (s *Service) seekCmd(o scanOrder, src source, from *Item, limit int) rueidi
 		sc = seekNewer
 	}
 	if src.horizon != "" {
-		return sc.cmd(s.c.B(), []string{src.key, src.horizon}, []string{ts, m, itoa(limit), itoa(s.o.InboxCap)})
+		return sc.cmd(s.Redis.B(), []string{src.key, src.horizon}, []string{ts, m, itoa(limit), itoa(s.o.InboxCap)})
 	}
-	return sc.cmd(s.c.B(), []string{src.key}, []string{ts, m, itoa(limit)})
+	return sc.cmd(s.Redis.B(), []string{src.key}, []string{ts, m, itoa(limit)})
 }
 
 // page turns what collect found into a FeedPage of n edges.

@@ -39,7 +39,7 @@ var cachedPostFields = []string{"a", "t", "x", "d", "m", "cw", fieldSuspended, "
 // cachedPostCmds are the cacheable reads of posts ids.
 func (s *Service) cachedPostCmds(ids []ID) []rueidis.CacheableTTL {
 	return cmdsFor(ids, func(id ID) rueidis.CacheableTTL {
-		return rueidis.CT(s.c.B().Hmget().Key(s.k.post(id)).Field(cachedPostFields...).Cache().ToStaticTTL(), postTTL)
+		return rueidis.CT(s.Redis.B().Hmget().Key(s.Keys.post(id)).Field(cachedPostFields...).Cache().ToStaticTTL(), postTTL)
 	})
 }
 
@@ -51,7 +51,7 @@ func (s *Service) CachedPosts(ctx context.Context, ids []ID) (_ []*Post, err err
 		return nil, nil
 	}
 	out := make([]*Post, len(ids))
-	for i, r := range s.c.DoMultiCache(ctx, s.cachedPostCmds(ids)...) {
+	for i, r := range s.Redis.DoMultiCache(ctx, s.cachedPostCmds(ids)...) {
 		p, err := cachedPost(ids[i], r)
 		if err != nil {
 			return nil, err
@@ -167,10 +167,10 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		cmds = append(cmds, s.repostedCmd(vm, id))
 	}
 	for _, id := range req.GraphCounts {
-		cmds = append(cmds, s.c.B().Zcard().Key(s.k.followers(id)).Build(), s.c.B().Zcard().Key(s.k.following(id)).Build())
+		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.following(id)).Build())
 	}
 	if len(following) > 0 {
-		cmds = append(cmds, s.c.B().Zmscore().Key(s.k.following(req.Viewer)).Member(members(following)...).Build())
+		cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.following(req.Viewer)).Member(members(following)...).Build())
 	}
 	if len(relations) > 0 {
 		cmds = append(cmds, s.relationFlagsCmds(req.Viewer, relations)...)
@@ -184,7 +184,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		}
 		// No script rides here, so the commands need not be pinned for a
 		// resend (doMulti): rueidis recycles them.
-		rs := s.c.DoMulti(ctx, cmds...)
+		rs := s.Redis.DoMulti(ctx, cmds...)
 		var err error
 		if len(favorited) > 0 {
 			if h.Favorited, err = parseFavorited(rs[len(rs)-1], len(favorited)); err != nil {

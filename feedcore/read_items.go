@@ -136,12 +136,12 @@ func (s *Service) readLinks(ctx context.Context, viewer ID, ask linkReads) (*lin
 	cmds := s.cachedPostCmds(ask.posts)
 	score := func(key string) func(ID) rueidis.CacheableTTL {
 		return func(u ID) rueidis.CacheableTTL {
-			return rueidis.CT(s.c.B().Zscore().Key(key).Member(member(u)).Cache().ToStaticTTL(), postTTL)
+			return rueidis.CT(s.Redis.B().Zscore().Key(key).Member(member(u)).Cache().ToStaticTTL(), postTTL)
 		}
 	}
-	cmds = append(cmds, cmdsFor(ask.follows, score(s.k.following(viewer)))...)
-	cmds = append(cmds, cmdsFor(ask.hidden, score(s.k.hiddenAuthors(viewer)))...)
-	rs := s.c.DoMultiCache(ctx, cmds...)
+	cmds = append(cmds, cmdsFor(ask.follows, score(s.Keys.following(viewer)))...)
+	cmds = append(cmds, cmdsFor(ask.hidden, score(s.Keys.hiddenAuthors(viewer)))...)
+	rs := s.Redis.DoMultiCache(ctx, cmds...)
 	l := &links{posts: make(map[ID]*Post, len(ask.posts)), follows: make(map[ID]bool, len(ask.follows)),
 		hidden: make(map[ID]bool, len(ask.hidden))}
 	for i, id := range ask.posts {

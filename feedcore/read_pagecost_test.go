@@ -141,7 +141,7 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 
 func isBigV(t *testing.T, s *Service, id ID) bool {
 	t.Helper()
-	mode, _ := s.do(context.Background(), s.c.B().Get().Key(s.k.pushMode(id)).Build()).ToString()
+	mode, _ := s.do(context.Background(), s.Redis.B().Get().Key(s.Keys.pushMode(id)).Build()).ToString()
 	return mode == pushAct
 }
 
@@ -213,7 +213,7 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 	drain(t, s)
 	notes := func() []string {
 		t.Helper()
-		ms, err := s.c.Do(ctx, s.c.B().Zrange().Key(s.k.unfollowed(reader)).Min("0").Max("-1").Build()).AsStrSlice()
+		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.unfollowed(reader)).Min("0").Max("-1").Build()).AsStrSlice()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func TestActivityIsThrottled(t *testing.T) {
 	mustUsers(t, s, reader)
 	seenAt := func() int64 {
 		t.Helper()
-		ms, err := s.c.Do(ctx, s.seenCmd(reader)).AsFloat64()
+		ms, err := s.Redis.Do(ctx, s.seenCmd(reader)).AsFloat64()
 		if err != nil {
 			t.Fatal(err)
 		}

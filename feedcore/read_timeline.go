@@ -18,11 +18,11 @@ func (tl timeline) withFollowees() timeline {
 }
 
 func (s *Service) postsTL() timeline {
-	return timeline{inbox: s.k.inbox, outbox: s.k.outbox, horizon: s.k.reader}
+	return timeline{inbox: s.Keys.inbox, outbox: s.Keys.outbox, horizon: s.Keys.reader}
 }
 
 func (s *Service) replaysTL() timeline {
-	return timeline{inbox: s.k.replayInbox, outbox: s.k.replayOutbox, horizon: s.k.replayReader}
+	return timeline{inbox: s.Keys.replayInbox, outbox: s.Keys.replayOutbox, horizon: s.Keys.replayReader}
 }
 
 // timelines are every kind, for follows, unfollows and upgrades.

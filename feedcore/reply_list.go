@@ -72,7 +72,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post ID, first int, after
 // it has need the viewer may see, the replies end or the read bound is
 // reached: those found, how far it read, and whether more may follow.
 func (s *Service) collectReplies(ctx context.Context, viewer, post ID, pos Item, need int) ([]entry[Post], *Item, bool, error) {
-	src := source{key: s.k.replies(post)}
+	src := source{key: s.Keys.replies(post)}
 	return fill(&pos, need, func(_ int, cur *Item, batch int) ([]Item, []*Post, *Item, error) {
 		items, _, err := parseSeek(s.do(ctx, s.seekCmd(newer, src, cur, batch)))
 		if err != nil {

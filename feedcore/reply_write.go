@@ -57,13 +57,13 @@ return 1
 
 // replyAddCmd files p, a reply, in its parent's replies.
 func (s *Service) replyAddCmd(p *Post) rueidis.Completed {
-	return replyAdd.cmd(s.c.B(), []string{s.k.replies(p.ReplyTo), s.k.postCounts(p.ReplyTo)},
+	return replyAdd.cmd(s.Redis.B(), []string{s.Keys.replies(p.ReplyTo), s.Keys.postCounts(p.ReplyTo)},
 		[]string{scoreArg(p.CreatedAt.UnixMilli()), member(p.ID)})
 }
 
 // replyDropCmd takes p, a deleted reply, out of its parent's replies.
 func (s *Service) replyDropCmd(p *Post) rueidis.Completed {
-	return replyDrop.cmd(s.c.B(), []string{s.k.replies(p.ReplyTo), s.k.postCounts(p.ReplyTo)}, []string{member(p.ID)})
+	return replyDrop.cmd(s.Redis.B(), []string{s.Keys.replies(p.ReplyTo), s.Keys.postCounts(p.ReplyTo)}, []string{member(p.ID)})
 }
 
 // fillParentAuthors sets ReplyToAuthor on the replies among ps that lack
@@ -134,5 +134,5 @@ return 1
 
 // recountCmd recounts post's comments and reposts (recountConversation).
 func (s *Service) recountCmd(post ID) rueidis.Completed {
-	return recountConversation.cmd(s.c.B(), []string{s.k.postCounts(post), s.k.replies(post), s.k.reposts(post)}, nil)
+	return recountConversation.cmd(s.Redis.B(), []string{s.Keys.postCounts(post), s.Keys.replies(post), s.Keys.reposts(post)}, nil)
 }

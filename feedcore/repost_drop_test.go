@@ -46,7 +46,7 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 	drain(t, s)
 	// The reader's inbox holds its followees' reposts; the window shows
 	// only the first of them.
-	if in, err := s.newest(ctx, s.k.inbox(reader), 200); err != nil || len(in) != min(n, 100) {
+	if in, err := s.newest(ctx, s.Keys.inbox(reader), 200); err != nil || len(in) != min(n, 100) {
 		t.Fatalf("the reader's inbox holds %d items (%v), want its %d followees' reposts", len(in), err, min(n, 100))
 	}
 	if got := readAll(t, s, reader, 100); len(got) != 1 || got[0] != recs[0].ID {
@@ -77,14 +77,14 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 		}
 	}
 	for _, u := range []ID{reposters[0], reposters[n-1]} {
-		if got, err := s.newest(ctx, s.k.outbox(u), 10); err != nil || len(got) != 0 {
+		if got, err := s.newest(ctx, s.Keys.outbox(u), 10); err != nil || len(got) != 0 {
 			t.Fatalf("reposter %d's outbox: %v, %v", u, got, err)
 		}
 	}
-	if got, err := s.newest(ctx, s.k.inbox(reader), 10); err != nil || len(got) != 0 {
+	if got, err := s.newest(ctx, s.Keys.inbox(reader), 10); err != nil || len(got) != 0 {
 		t.Fatalf("the reader's inbox: %v, %v", got, err)
 	}
-	rb, err := s.c.Do(ctx, s.c.B().Hvals().Key(s.k.reposts(orig.ID)).Build()).AsStrSlice()
+	rb, err := s.Redis.Do(ctx, s.Redis.B().Hvals().Key(s.Keys.reposts(orig.ID)).Build()).AsStrSlice()
 	if err != nil || len(rb) != n {
 		t.Fatalf("the original's set of reposts: %d entries, %v", len(rb), err)
 	}

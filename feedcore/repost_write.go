@@ -181,13 +181,13 @@ return {1, rec}
 // repost's record: the one just made, or the one an earlier call made.
 func (s *Service) logRepost(ctx context.Context, reposter ID, p *Post, ms int64, id ID) (*Post, error) {
 	keys, args := s.repostLogArgs(reposter, p, ms, id)
-	return s.repostLogged(reposter, p, s.commit(ctx, repostLog, keys, args, repostLog.cmd(s.c.B(), keys, args)))
+	return s.repostLogged(reposter, p, s.commit(ctx, repostLog, keys, args, repostLog.cmd(s.Redis.B(), keys, args)))
 }
 
 // repostLogArgs are repostLog's keys and arguments for logRepost.
 func (s *Service) repostLogArgs(reposter ID, p *Post, ms int64, id ID) (keys, args []string) {
 	shard := s.shardOf(reposter)
-	keys = []string{s.k.events(shard), s.k.clock(shard), s.k.repostRecord(shard, reposter, p.ID)}
+	keys = []string{s.Keys.events(shard), s.Keys.clock(shard), s.Keys.repostRecord(shard, reposter, p.ID)}
 	mode, given := "alloc", ""
 	if id != 0 {
 		mode, given = "given", FormatID(id)
@@ -244,13 +244,13 @@ func parseRepostRecord(rec string, shard int) (Item, error) {
 // record is deleted if it names rec.
 func (s *Service) logUnrepost(ctx context.Context, reposter ID, p *Post, rec *Post) (*Post, error) {
 	shard := s.shardOf(reposter)
-	keys := []string{s.k.events(shard), s.k.repostRecord(shard, reposter, p.ID)}
+	keys := []string{s.Keys.events(shard), s.Keys.repostRecord(shard, reposter, p.ID)}
 	args := []string{"user", FormatID(reposter), FormatID(p.ID)}
 	if rec != nil {
 		args[0] = "drop"
 		args = append(args, FormatID(rec.ID), clockRecord(rec.ID, shard), "g "+FormatID(rec.ID)+" ")
 	}
-	arr, err := s.commit(ctx, unrepostLog, keys, args, unrepostLog.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, unrepostLog, keys, args, unrepostLog.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return nil, fmt.Errorf("queue the undoing of the repost: %w", err)
 	}
@@ -342,10 +342,10 @@ func (s *Service) materializeReposts(ctx context.Context, recs []*Post) ([]repos
 	for i, r := range recs {
 		it := Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID}
 		at[i] = len(cmds)
-		cmds = append(cmds, postCreate.cmd(s.c.B(), []string{s.k.post(r.ID)}, r.hashFields()),
-			repostAdd.cmd(s.c.B(), []string{s.k.reposts(r.RepostOf), s.k.postCounts(r.RepostOf), s.k.post(r.RepostOf)},
+		cmds = append(cmds, postCreate.cmd(s.Redis.B(), []string{s.Keys.post(r.ID)}, r.hashFields()),
+			repostAdd.cmd(s.Redis.B(), []string{s.Keys.reposts(r.RepostOf), s.Keys.postCounts(r.RepostOf), s.Keys.post(r.RepostOf)},
 				[]string{member(r.Author), member(r.ID)}),
-			s.c.B().Zadd().Key(s.k.outbox(r.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+			s.Redis.B().Zadd().Key(s.Keys.outbox(r.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
 		cmds = s.appendPush(cmds, s.postsTL(), r.Author, it, true)
 	}
 	rs := s.doMulti(ctx, cmds...)
@@ -389,8 +389,8 @@ func (s *Service) dropRepost(ctx context.Context, r *Post) error {
 func (s *Service) unindexReposts(ctx context.Context, recs []*Post) error {
 	cmds := s.unindexCmds(recs)
 	for _, r := range recs {
-		cmds = append(cmds, s.c.B().Hset().Key(s.k.post(r.ID)).FieldValue().FieldValue("d", "1").Build(),
-			repostDrop.cmd(s.c.B(), []string{s.k.reposts(r.RepostOf), s.k.postCounts(r.RepostOf)},
+		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.post(r.ID)).FieldValue().FieldValue("d", "1").Build(),
+			repostDrop.cmd(s.Redis.B(), []string{s.Keys.reposts(r.RepostOf), s.Keys.postCounts(r.RepostOf)},
 				[]string{member(r.Author), member(r.ID)}))
 	}
 	return firstErr(s.doMulti(ctx, cmds...))
@@ -401,10 +401,10 @@ func (s *Service) unindexReposts(ctx context.Context, recs []*Post) error {
 // reposts marked taken back, a chunk at a time, so a run that dies
 // resumes past what it did. Work proportional to p's reposts.
 func (s *Service) dropRepostsOf(ctx context.Context, p *Post) error {
-	key := s.k.reposts(p.ID)
+	key := s.Keys.reposts(p.ID)
 	var cursor uint64
 	for {
-		e, err := s.do(ctx, s.c.B().Hscan().Key(key).Cursor(cursor).Count(accountChunk).Build()).AsScanEntry()
+		e, err := s.do(ctx, s.Redis.B().Hscan().Key(key).Cursor(cursor).Count(accountChunk).Build()).AsScanEntry()
 		if err != nil {
 			return fmt.Errorf("read reposts of post %d: %w", p.ID, err)
 		}
@@ -437,16 +437,16 @@ func (s *Service) logUnreposts(ctx context.Context, p *Post, recs []*Post) error
 	cmds := make([]rueidis.Completed, 0, 2*len(recs))
 	for _, r := range recs {
 		shard := s.shardOf(r.Author)
-		keys := []string{s.k.events(shard), s.k.repostRecord(shard, r.Author, p.ID)}
+		keys := []string{s.Keys.events(shard), s.Keys.repostRecord(shard, r.Author, p.ID)}
 		args := []string{"drop", FormatID(r.Author), FormatID(p.ID), FormatID(r.ID), clockRecord(r.ID, shard), "g " + FormatID(r.ID) + " "}
-		cmds = append(cmds, unrepostLog.cmd(s.c.B(), keys, args))
+		cmds = append(cmds, unrepostLog.cmd(s.Redis.B(), keys, args))
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("queue the undoing of reposts of post %d: %w", p.ID, err)
 	}
 	cmds = cmds[:0]
 	for _, r := range recs {
-		cmds = append(cmds, repostDrop.cmd(s.c.B(), []string{s.k.reposts(p.ID), s.k.postCounts(p.ID)},
+		cmds = append(cmds, repostDrop.cmd(s.Redis.B(), []string{s.Keys.reposts(p.ID), s.Keys.postCounts(p.ID)},
 			[]string{member(r.Author), member(r.ID)}))
 	}
 	return firstErr(s.doMulti(ctx, cmds...))
@@ -462,7 +462,7 @@ func (s *Service) Reposted(ctx context.Context, viewer ID, posts []ID) (_ []bool
 
 // repostedCmd asks whether the viewer whose member is vm reposts post.
 func (s *Service) repostedCmd(vm string, post ID) rueidis.Completed {
-	return s.c.B().Hget().Key(s.k.reposts(post)).Field(vm).Build()
+	return s.Redis.B().Hget().Key(s.Keys.reposts(post)).Field(vm).Build()
 }
 
 // isLiveRepost reads a repostedCmd reply.
@@ -511,7 +511,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err erro
 	// anything of the batch is logged.
 	recorded := s.doMulti(ctx, cmdsFor(recs, func(r *Post) rueidis.Completed {
 		shard := s.shardOf(r.Author)
-		return s.c.B().Get().Key(s.k.repostRecord(shard, r.Author, r.RepostOf)).Build()
+		return s.Redis.B().Get().Key(s.Keys.repostRecord(shard, r.Author, r.RepostOf)).Build()
 	})...)
 	for i, r := range recs {
 		rec, err := recorded[i].ToString()
@@ -528,7 +528,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err erro
 	}
 	rs := s.doMulti(ctx, cmdsFor(recs, func(r *Post) rueidis.Completed {
 		keys, args := s.repostLogArgs(r.Author, &Post{ID: r.RepostOf, Author: r.RepostOfAuthor}, r.CreatedAt.UnixMilli(), r.ID)
-		return repostLog.cmd(s.c.B(), keys, args)
+		return repostLog.cmd(s.Redis.B(), keys, args)
 	})...)
 	for i, r := range recs {
 		if _, err := s.repostLogged(r.Author, origs[i], rs[i]); err != nil {

@@ -57,8 +57,8 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer ID, confirmHandle st
 	defer wrap(&err, "delete the account of user %d", viewer)
 	chargeOf(ctx).AllowGone() // a retry comes from a deleted account
 	shard := s.shardOf(viewer)
-	rs := s.doMulti(ctx, s.c.B().Hget().Key(s.k.gone(shard, viewer)).Field("h").Build(),
-		s.c.B().Hget().Key(s.k.user(viewer)).Field("h").Build())
+	rs := s.doMulti(ctx, s.Redis.B().Hget().Key(s.Keys.gone(shard, viewer)).Field("h").Build(),
+		s.Redis.B().Hget().Key(s.Keys.user(viewer)).Field("h").Build())
 	if err := firstErr(rs); err != nil {
 		return fmt.Errorf("read the account: %w", err)
 	}
@@ -92,9 +92,9 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer ID, confirmHandle st
 // ("" when a racing request committed it first).
 func (s *Service) commitGone(ctx context.Context, u ID, handle string) (string, error) {
 	shard := s.shardOf(u)
-	keys := []string{s.k.gone(shard, u), s.k.journal(shard), s.k.accountSweeps(shard)}
+	keys := []string{s.Keys.gone(shard, u), s.Keys.journal(shard), s.Keys.accountSweeps(shard)}
 	args := []string{scoreArg(s.nowMS()), handle, jAccount, FormatID(u)}
-	arr, err := s.commit(ctx, accountGone, keys, args, accountGone.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, accountGone, keys, args, accountGone.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -140,13 +140,13 @@ func (s *Service) finishAccount(ctx context.Context, u ID) error {
 	if err != nil {
 		return err
 	}
-	marker := s.k.gone(s.shardOf(u), u)
+	marker := s.Keys.gone(s.shardOf(u), u)
 	for ; g.phase < len(accountPhases); g.phase++ {
 		p := accountPhases[g.phase]
 		if err := p.run(s, ctx, g); err != nil {
 			return fmt.Errorf("%s phase: %w", p.name, err)
 		}
-		if err := s.do(ctx, s.c.B().Hset().Key(marker).FieldValue().FieldValue("ph", itoa(g.phase+1)).Build()).Error(); err != nil {
+		if err := s.do(ctx, s.Redis.B().Hset().Key(marker).FieldValue().FieldValue("ph", itoa(g.phase+1)).Build()).Error(); err != nil {
 			return fmt.Errorf("write the checkpoint: %w", err)
 		}
 	}
@@ -159,7 +159,7 @@ func (s *Service) goneAccount(ctx context.Context, id string) (goneAccount, erro
 	if err != nil {
 		return goneAccount{}, fmt.Errorf("%w: deleted user %q", errMalformed, id)
 	}
-	m, err := s.do(ctx, s.c.B().Hgetall().Key(s.k.gone(s.shardOf(u), u)).Build()).AsStrMap()
+	m, err := s.do(ctx, s.Redis.B().Hgetall().Key(s.Keys.gone(s.shardOf(u), u)).Build()).AsStrMap()
 	if err != nil {
 		return goneAccount{}, fmt.Errorf("read the gone marker: %w", err)
 	}
@@ -198,7 +198,7 @@ return false
 `)
 
 func (s *Service) claimHandleCmd(handle string, id ID) rueidis.Completed {
-	return claimHandle.cmd(s.c.B(), []string{s.k.handle(handle)}, []string{FormatID(id), scoreArg(s.nowMS())})
+	return claimHandle.cmd(s.Redis.B(), []string{s.Keys.handle(handle)}, []string{FormatID(id), scoreArg(s.nowMS())})
 }
 
 // heldHandle reports whether a handle key's value is a deleted account's
@@ -209,13 +209,13 @@ func heldHandle(v string) bool { return strings.Contains(v, " ") }
 // UNAUTHENTICATED as for any id without a user) and holds the handle.
 func (s *Service) dropProfile(ctx context.Context, g goneAccount) error {
 	until := g.deletedAt + s.o.HandleHold.Milliseconds()
-	return firstErr(s.doMulti(ctx, s.c.B().Del().Key(s.k.user(g.user)).Build(),
-		holdHandle.cmd(s.c.B(), []string{s.k.handle(g.handle)}, []string{FormatID(g.user), scoreArg(until)})))
+	return firstErr(s.doMulti(ctx, s.Redis.B().Del().Key(s.Keys.user(g.user)).Build(),
+		holdHandle.cmd(s.Redis.B(), []string{s.Keys.handle(g.handle)}, []string{FormatID(g.user), scoreArg(until)})))
 }
 
 // chunkOf reads up to accountChunk members of the set key.
 func (s *Service) chunkOf(ctx context.Context, key string) ([]ID, error) {
-	ms, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk-1)).Build()).AsStrSlice()
+	ms, err := s.do(ctx, s.Redis.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk-1)).Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func (s *Service) drainSetReading(ctx context.Context, key string, step func(ids
 		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 			return err
 		}
-		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(members(ids)...).Build()).Error(); err != nil {
+		if err := s.do(ctx, s.Redis.B().Zrem().Key(key).Member(members(ids)...).Build()).Error(); err != nil {
 			return err
 		}
 	}
@@ -268,19 +268,19 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 	}
 	now := s.nowMS()
 	args := []string{member(g.user), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
-	return s.drainSet(ctx, s.k.followers(g.user), func(fs []ID) []rueidis.Completed {
+	return s.drainSet(ctx, s.Keys.followers(g.user), func(fs []ID) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, 0, 3*len(fs)+1)
 		for _, f := range fs {
-			cmds = append(cmds, unfollowCommit.cmd(s.c.B(),
-				[]string{s.k.following(f), s.k.bigFollowees(f), s.k.unfollowed(f)}, args),
-				s.c.B().Zrem().Key(s.k.followingTimes(f)).Member(member(g.user)).Build())
+			cmds = append(cmds, unfollowCommit.cmd(s.Redis.B(),
+				[]string{s.Keys.following(f), s.Keys.bigFollowees(f), s.Keys.unfollowed(f)}, args),
+				s.Redis.B().Zrem().Key(s.Keys.followingTimes(f)).Member(member(g.user)).Build())
 			for i, tl := range tls {
 				if len(recent[i]) > 0 {
 					cmds = append(cmds, s.inboxRemoveCmd(tl, f, recent[i]...))
 				}
 			}
 		}
-		return append(cmds, s.c.B().Zrem().Key(s.k.active(g.user)).Member(members(fs)...).Build())
+		return append(cmds, s.Redis.B().Zrem().Key(s.Keys.active(g.user)).Member(members(fs)...).Build())
 	})
 }
 
@@ -288,12 +288,12 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 // active sets.
 func (s *Service) dropFollowing(ctx context.Context, g goneAccount) error {
 	m := member(g.user)
-	return s.drainSet(ctx, s.k.following(g.user), func(gs []ID) []rueidis.Completed {
+	return s.drainSet(ctx, s.Keys.following(g.user), func(gs []ID) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, 0, 2*len(gs))
 		for _, id := range gs {
-			cmds = append(cmds, s.c.B().Zrem().Key(s.k.followers(id)).Member(m).Build(),
-				s.c.B().Zrem().Key(s.k.followerTimes(id)).Member(m).Build(),
-				s.c.B().Zrem().Key(s.k.active(id)).Member(m).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.followers(id)).Member(m).Build(),
+				s.Redis.B().Zrem().Key(s.Keys.followerTimes(id)).Member(m).Build(),
+				s.Redis.B().Zrem().Key(s.Keys.active(id)).Member(m).Build())
 		}
 		return cmds
 	})
@@ -302,9 +302,9 @@ func (s *Service) dropFollowing(ctx context.Context, g goneAccount) error {
 // dropLives deletes the account's queued sessions and replays: a reader
 // skips a session whose hash is gone, wherever it is still listed.
 func (s *Service) dropLives(ctx context.Context, g goneAccount) error {
-	for _, key := range []string{s.k.liveQueue(g.user), s.k.replayOutbox(g.user)} {
+	for _, key := range []string{s.Keys.liveQueue(g.user), s.Keys.replayOutbox(g.user)} {
 		if err := s.drainSet(ctx, key, func(ids []ID) []rueidis.Completed {
-			return cmdsFor(ids, func(id ID) rueidis.Completed { return s.c.B().Del().Key(s.k.live(id)).Build() })
+			return cmdsFor(ids, func(id ID) rueidis.Completed { return s.Redis.B().Del().Key(s.Keys.live(id)).Build() })
 		}); err != nil {
 			return err
 		}
@@ -318,19 +318,19 @@ func (s *Service) dropLives(ctx context.Context, g goneAccount) error {
 // originals' counters, and the reposts of its posts are taken back
 // (dropRepostsOf).
 func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
-	return s.drainSetReading(ctx, s.k.outbox(g.user), func(ids []ID) ([]rueidis.Completed, error) {
+	return s.drainSetReading(ctx, s.Keys.outbox(g.user), func(ids []ID) ([]rueidis.Completed, error) {
 		ps, err := s.Posts(ctx, ids)
 		if err != nil {
 			return nil, err
 		}
 		cmds := make([]rueidis.Completed, 0, 3*len(ids)+1)
 		for i, id := range ids {
-			cmds = append(cmds, s.c.B().Hset().Key(s.k.post(id)).FieldValue().FieldValue("d", "1").Build(),
-				s.c.B().Hdel().Key(s.k.post(id)).Field("x").Build())
+			cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.post(id)).FieldValue().FieldValue("d", "1").Build(),
+				s.Redis.B().Hdel().Key(s.Keys.post(id)).Field("x").Build())
 			switch p := ps[i]; {
 			case p == nil:
 			case p.IsRepost():
-				cmds = append(cmds, repostDrop.cmd(s.c.B(), []string{s.k.reposts(p.RepostOf), s.k.postCounts(p.RepostOf)},
+				cmds = append(cmds, repostDrop.cmd(s.Redis.B(), []string{s.Keys.reposts(p.RepostOf), s.Keys.postCounts(p.RepostOf)},
 					[]string{member(p.Author), member(p.ID)}))
 			default:
 				if p.ReplyTo != 0 {
@@ -363,9 +363,9 @@ return 0
 // posts in the store, once.
 func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
 	m := member(g.user)
-	return s.scanIDs(ctx, s.k.likers, func(ids []ID) error {
+	return s.scanIDs(ctx, s.Keys.likers, func(ids []ID) error {
 		return firstErr(s.doMulti(ctx, cmdsFor(ids, func(p ID) rueidis.Completed {
-			return uncountGone.cmd(s.c.B(), []string{s.k.likers(p), s.k.postCounts(p)}, []string{m, "l"})
+			return uncountGone.cmd(s.Redis.B(), []string{s.Keys.likers(p), s.Keys.postCounts(p)}, []string{m, "l"})
 		})...))
 	})
 }
@@ -380,8 +380,8 @@ func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
 // and stays in its maker's records.)
 func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 	u := g.user
-	mine := []string{s.k.blocks(u), s.k.mutes(u), s.k.muteEnds(u), s.k.hides(u),
-		s.k.blockedBy(u), s.k.hiddenAuthors(u), s.k.noPush(u), s.k.hideNotes(u)}
+	mine := []string{s.Keys.blocks(u), s.Keys.mutes(u), s.Keys.muteEnds(u), s.Keys.hides(u),
+		s.Keys.blockedBy(u), s.Keys.hiddenAuthors(u), s.Keys.noPush(u), s.Keys.hideNotes(u)}
 	for {
 		others, err := s.relatedChunk(ctx, mine)
 		if err != nil || len(others) == 0 {
@@ -391,9 +391,9 @@ func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 		pairs := make([]Edge, len(others))
 		for i, x := range others {
 			pairs[i] = Edge{Follower: u, Followee: x}
-			for _, key := range []func(ID) string{s.k.blocks, s.k.mutes, s.k.muteEnds, s.k.hides} {
-				cmds = append(cmds, s.c.B().Zrem().Key(key(x)).Member(member(u)).Build(),
-					s.c.B().Zrem().Key(key(u)).Member(member(x)).Build())
+			for _, key := range []func(ID) string{s.Keys.blocks, s.Keys.mutes, s.Keys.muteEnds, s.Keys.hides} {
+				cmds = append(cmds, s.Redis.B().Zrem().Key(key(x)).Member(member(u)).Build(),
+					s.Redis.B().Zrem().Key(key(u)).Member(member(x)).Build())
 			}
 		}
 		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
@@ -403,7 +403,7 @@ func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 			return err
 		}
 		cmds = cmdsFor(mine, func(key string) rueidis.Completed {
-			return s.c.B().Zrem().Key(key).Member(members(others)...).Build()
+			return s.Redis.B().Zrem().Key(key).Member(members(others)...).Build()
 		})
 		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 			return err
@@ -415,7 +415,7 @@ func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 // (one slot's), and returns them once each.
 func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]ID, error) {
 	rs := s.doMulti(ctx, cmdsFor(keys, func(key string) rueidis.Completed {
-		return s.c.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk - 1)).Build()
+		return s.Redis.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk - 1)).Build()
 	})...)
 	seen := map[ID]bool{}
 	var out []ID
@@ -442,17 +442,17 @@ func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]ID, error)
 // in the activity index.
 func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 	u := g.user
-	names := []func(ID) string{s.k.inbox, s.k.outbox, s.k.reader, s.k.following, s.k.followers, s.k.active,
-		s.k.pushMode, s.k.bigFollowees, s.k.unfollowed, s.k.replayInbox, s.k.replayOutbox, s.k.replayReader,
-		s.k.liveQueue, s.k.liveDevices, s.k.blocks, s.k.mutes, s.k.muteEnds, s.k.hides, s.k.blockedBy,
-		s.k.hiddenAuthors, s.k.noPush, s.k.hideNotes, s.k.keywordFilters, s.k.keywordVersion,
-		s.k.followingTimes, s.k.followerTimes, s.k.favorites}
+	names := []func(ID) string{s.Keys.inbox, s.Keys.outbox, s.Keys.reader, s.Keys.following, s.Keys.followers, s.Keys.active,
+		s.Keys.pushMode, s.Keys.bigFollowees, s.Keys.unfollowed, s.Keys.replayInbox, s.Keys.replayOutbox, s.Keys.replayReader,
+		s.Keys.liveQueue, s.Keys.liveDevices, s.Keys.blocks, s.Keys.mutes, s.Keys.muteEnds, s.Keys.hides, s.Keys.blockedBy,
+		s.Keys.hiddenAuthors, s.Keys.noPush, s.Keys.hideNotes, s.Keys.keywordFilters, s.Keys.keywordVersion,
+		s.Keys.followingTimes, s.Keys.followerTimes, s.Keys.favorites}
 	cmds := make([]rueidis.Completed, 0, len(names)+2)
 	for _, name := range names {
-		cmds = append(cmds, s.c.B().Del().Key(name(u)).Build())
+		cmds = append(cmds, s.Redis.B().Del().Key(name(u)).Build())
 	}
-	cmds = append(cmds, s.c.B().Zrem().Key(s.k.seen(activityShard(u))).Member(member(u)).Build(),
-		s.c.B().Del().Key(s.k.rateLimitIn(s.shardOf(u), u, "")).Build())
+	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.seen(activityShard(u))).Member(member(u)).Build(),
+		s.Redis.B().Del().Key(s.Keys.rateLimitIn(s.shardOf(u), u, "")).Build())
 	return firstErr(s.doMulti(ctx, cmds...))
 }
 
@@ -480,7 +480,7 @@ func (s *Service) secondPassLoop(ctx context.Context, o WorkerOptions) {
 // cutoff: every phase again, without the checkpoint (the first pass may
 // still be running; both are idempotent).
 func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time) error {
-	return s.secondPasses(ctx, s.k.accountSweeps(shard), cutoff, func(m string) error {
+	return s.secondPasses(ctx, s.Keys.accountSweeps(shard), cutoff, func(m string) error {
 		g, err := s.goneAccount(ctx, m)
 		if err != nil {
 			return err
@@ -499,7 +499,7 @@ func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time
 // drops its timer once the pass succeeded, or can never run
 // (errMalformed: nothing to sweep, ever).
 func (s *Service) secondPasses(ctx context.Context, key string, cutoff time.Time, pass func(m string) error) error {
-	due, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
+	due, err := s.do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
 		Limit(0, 16).Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read the second passes due: %w", err)
@@ -508,7 +508,7 @@ func (s *Service) secondPasses(ctx context.Context, key string, cutoff time.Time
 		if err := pass(m); err != nil && !errors.Is(err, errMalformed) {
 			return err
 		}
-		if err := s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
+		if err := s.do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
 			return fmt.Errorf("drop a second pass: %w", err)
 		}
 	}
@@ -534,7 +534,7 @@ type DeletedAccount struct {
 // DeletedAccounts calls fn with the deleted accounts, a batch at a time.
 func (s *Service) DeletedAccounts(ctx context.Context, fn func([]DeletedAccount) error) (err error) {
 	defer wrap(&err, "list deleted accounts")
-	return s.shardHashes(ctx, s.k.gone, []string{"h", "at"}, func(ids []ID, fs [][]string) error {
+	return s.shardHashes(ctx, s.Keys.gone, []string{"h", "at"}, func(ids []ID, fs [][]string) error {
 		out := make([]DeletedAccount, len(ids))
 		for i, f := range fs {
 			ms, _ := parseInt(f[1])
@@ -552,9 +552,9 @@ func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err 
 		return apierr.Errorf(apierr.BadInput, "a deleted account needs a positive user id")
 	}
 	shard := s.shardOf(d.User)
-	keys := []string{s.k.gone(shard, d.User), s.k.journal(shard), s.k.accountSweeps(shard)}
+	keys := []string{s.Keys.gone(shard, d.User), s.Keys.journal(shard), s.Keys.accountSweeps(shard)}
 	args := []string{scoreArg(d.DeletedAt.UnixMilli()), d.Handle, jAccount, FormatID(d.User)}
-	arr, err := s.do(ctx, accountGone.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.do(ctx, accountGone.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return err
 	}

@@ -101,8 +101,8 @@ func (w accountWorld) check(t *testing.T) {
 		t.Errorf("outbox of 1 = %v, want empty", out)
 	}
 	// No relation of 1's, nor anyone's naming 1, is left anywhere.
-	for _, key := range []string{s.k.blocks(5), s.k.hiddenAuthors(5), s.k.noPush(2), s.k.hides(4), s.k.noPush(4), s.k.hiddenAuthors(4)} {
-		if in, err := isMember(s.do(ctx, s.c.B().Zscore().Key(key).Member(member(1)).Build())); err != nil || in {
+	for _, key := range []string{s.Keys.blocks(5), s.Keys.hiddenAuthors(5), s.Keys.noPush(2), s.Keys.hides(4), s.Keys.noPush(4), s.Keys.hiddenAuthors(4)} {
+		if in, err := isMember(s.do(ctx, s.Redis.B().Zscore().Key(key).Member(member(1)).Build())); err != nil || in {
 			t.Errorf("%s still names user 1 (%v)", key, err)
 		}
 	}
@@ -121,7 +121,7 @@ func TestDeleteAccountWrongHandle(t *testing.T) {
 	if u, _ := s.User(ctx, 1); u == nil {
 		t.Fatal("a refused deletion deleted the profile")
 	}
-	if n, _ := s.c.Do(ctx, s.c.B().Exists().Key(s.k.gone(s.shardOf(1), 1)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.gone(s.shardOf(1), 1)).Build()).AsInt64(); n != 0 {
 		t.Fatal("a refused deletion wrote the gone marker")
 	}
 	if err := s.DeleteAccount(ctx, 9, "u9"); CodeOf(err) != apierr.Unauthenticated {
@@ -207,11 +207,11 @@ func TestDeleteAccountFinishedByWorkers(t *testing.T) {
 	if err := s.dropProfile(ctx, goneAccount{user: 1, handle: "u1", deletedAt: clk.now().UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
-	marker := s.k.gone(s.shardOf(1), 1)
-	s.do(ctx, s.c.B().Hset().Key(marker).FieldValue().FieldValue("ph", "1").Build())
+	marker := s.Keys.gone(s.shardOf(1), 1)
+	s.do(ctx, s.Redis.B().Hset().Key(marker).FieldValue().FieldValue("ph", "1").Build())
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the deletion job", func() bool {
-		ph, _ := s.c.Do(ctx, s.c.B().Hget().Key(marker).Field("ph").Build()).AsInt64()
+		ph, _ := s.Redis.Do(ctx, s.Redis.B().Hget().Key(marker).Field("ph").Build()).AsInt64()
 		return ph == int64(len(accountPhases))
 	})
 	drain(t, s)
@@ -227,7 +227,7 @@ func TestDeleteAccountRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.check(t)
-	if n, _ := s.c.Do(ctx, s.c.B().Xlen().Key(s.k.journal(s.shardOf(1))).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.journal(s.shardOf(1))).Build()).AsInt64(); n != 0 {
 		t.Errorf("journal after the rebuild: %d entries, want 0", n)
 	}
 }
@@ -255,7 +255,7 @@ func TestDeleteAccountScale(t *testing.T) {
 	}
 	drain(t, s)
 	reader := ID(author + n/2)
-	if got := timelineIDs(t, s, s.k.inbox(reader)); len(got) != 20 {
+	if got := timelineIDs(t, s, s.Keys.inbox(reader)); len(got) != 20 {
 		t.Fatalf("reader %d's inbox holds %d posts before, want 20", reader, len(got))
 	}
 	start := time.Now()
@@ -263,7 +263,7 @@ func TestDeleteAccountScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := time.Since(start)
-	if got := timelineIDs(t, s, s.k.inbox(reader)); len(got) != 0 {
+	if got := timelineIDs(t, s, s.Keys.inbox(reader)); len(got) != 0 {
 		t.Fatalf("reader %d's inbox holds %v after, want none", reader, got)
 	}
 	if c, _ := s.Counts(ctx, []ID{reader}); c[0].Following != 0 {
@@ -297,7 +297,7 @@ func TestDeleteAccountSecondPass(t *testing.T) {
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the second pass", func() bool {
-		n, _ := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.accountSweeps(s.shardOf(1))).Build()).AsInt64()
+		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.accountSweeps(s.shardOf(1))).Build()).AsInt64()
 		return n == 0
 	})
 	w.check(t)

@@ -22,7 +22,7 @@ func BenchmarkCleanup800(b *testing.B) {
 		items[i] = Item{TS: testEpoch.UnixMilli() + int64(i), ID: ID(1_000_000 + i)}
 	}
 	fill := func(key string) {
-		add := s.c.B().Zadd().Key(key).ScoreMember()
+		add := s.Redis.B().Zadd().Key(key).ScoreMember()
 		for _, it := range items {
 			add = add.ScoreMember(float64(it.TS), member(it.ID))
 		}
@@ -30,18 +30,18 @@ func BenchmarkCleanup800(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	fill(s.k.outbox(author))
+	fill(s.Keys.outbox(author))
 	hideForTest(b, s, viewer, author, relationForever)
 	for b.Loop() {
 		b.StopTimer()
-		fill(s.k.inbox(viewer))
+		fill(s.Keys.inbox(viewer))
 		b.StartTimer()
 		if err := s.cleanUp(ctx, cleanupJob{viewer: viewer, author: author}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
-	if n, _ := s.do(ctx, s.c.B().Zcard().Key(s.k.inbox(viewer)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.do(ctx, s.Redis.B().Zcard().Key(s.Keys.inbox(viewer)).Build()).AsInt64(); n != 0 {
 		b.Fatalf("the clean-up left %d entries", n)
 	}
 }

@@ -25,7 +25,7 @@ import (
 const groupCleanup = "cleanup"
 
 func (s *Service) cleanupStream(shard int) stream {
-	return stream{shard: shard, key: s.k.cleanup(shard), group: groupCleanup, name: "cleanup"}
+	return stream{shard: shard, key: s.Keys.cleanup(shard), group: groupCleanup, name: "cleanup"}
 }
 
 // cleanupJob is one clean-up: author's items out of viewer's feeds, then
@@ -109,8 +109,8 @@ func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 	for i, tl := range tls {
 		if ids := recent[0][i]; len(ids) > 0 {
 			args := append([]string{itoa(s.o.InboxCap), member(j.author), now}, members(ids)...)
-			removes = append(removes, hiddenRemove.cmd(s.c.B(),
-				[]string{tl.inbox(j.viewer), tl.horizon(j.viewer), s.k.hiddenAuthors(j.viewer)}, args))
+			removes = append(removes, hiddenRemove.cmd(s.Redis.B(),
+				[]string{tl.inbox(j.viewer), tl.horizon(j.viewer), s.Keys.hiddenAuthors(j.viewer)}, args))
 		}
 	}
 	if err := firstErr(s.doMulti(ctx, removes...)); err != nil {
@@ -126,7 +126,7 @@ func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
 	if j.note != 0 {
 		token = scoreArg(j.note)
 	}
-	err := s.do(ctx, noteShorten.cmd(s.c.B(), []string{s.k.hideNotes(j.viewer)},
+	err := s.do(ctx, noteShorten.cmd(s.Redis.B(), []string{s.Keys.hideNotes(j.viewer)},
 		[]string{member(j.author), scoreArg(nowMS + s.o.CleanupGrace.Milliseconds()), scoreArg(nowMS), token})).Error()
 	if err != nil {
 		return fmt.Errorf("shorten hide note: %w", err)
@@ -139,7 +139,7 @@ func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
 // session begun before the relation does not show them once the note has
 // lapsed.
 func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
-	devs, err := s.do(ctx, s.c.B().Zrange().Key(s.k.liveDevices(j.viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+	devs, err := s.do(ctx, s.Redis.B().Zrange().Key(s.Keys.liveDevices(j.viewer)).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read live snapshots: %w", err)
 	}
@@ -147,9 +147,9 @@ func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
 	var reads []rueidis.Completed
 	for _, d := range devs {
 		if len(d) >= 16 {
-			key := s.k.snapshot(j.viewer, d[:16])
+			key := s.Keys.snapshot(j.viewer, d[:16])
 			keys = append(keys, key)
-			reads = append(reads, s.c.B().Zrange().Key(key).Min("0").Max("-1").Build())
+			reads = append(reads, s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Build())
 		}
 	}
 	rs := s.doMulti(ctx, reads...)
@@ -180,7 +180,7 @@ func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
 			}
 		}
 		if len(drop) > 0 {
-			drops = append(drops, s.c.B().Zrem().Key(key).Member(drop...).Build())
+			drops = append(drops, s.Redis.B().Zrem().Key(key).Member(drop...).Build())
 		}
 	}
 	if err := firstErr(s.doMulti(ctx, drops...)); err != nil {
@@ -198,7 +198,7 @@ func dropSentinelIDs(ids []ID) []ID {
 // every shard.
 func (s *Service) CleanupBacklog(ctx context.Context) (_ int64, err error) {
 	defer wrap(&err, "read safety clean-up backlog")
-	return s.streamsLen(ctx, s.k.cleanup)
+	return s.streamsLen(ctx, s.Keys.cleanup)
 }
 
 // defaultCleanupGrace is Options.CleanupGrace's default.

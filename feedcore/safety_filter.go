@@ -62,12 +62,12 @@ return out
 // its visible followees when followees is set, and its keyword filters
 // unless they are those of version (safety_keyword.go).
 func (s *Service) viewSetsCmd(viewer ID, now int64, followees bool, version string) rueidis.Completed {
-	keys := append([]string{s.k.bigFollowees(viewer), s.k.hiddenAuthors(viewer), s.k.hideNotes(viewer)},
+	keys := append([]string{s.Keys.bigFollowees(viewer), s.Keys.hiddenAuthors(viewer), s.Keys.hideNotes(viewer)},
 		s.keywordKeys(viewer)...)
 	if followees {
-		keys = append(keys, s.k.following(viewer))
+		keys = append(keys, s.Keys.following(viewer))
 	}
-	return viewSets.cmd(s.c.B(), keys, []string{scoreArg(now), version})
+	return viewSets.cmd(s.Redis.B(), keys, []string{scoreArg(now), version})
 }
 
 // readViewSets reads a viewSets reply into v: its big-V followees, the
@@ -106,7 +106,7 @@ return visible(redis.call('ZRANGE', KEYS[1], 0, -1))
 // visibleFollowees returns the accounts viewer follows, less those hidden
 // from it.
 func (s *Service) visibleFollowees(ctx context.Context, viewer ID) ([]ID, error) {
-	ms, err := s.do(ctx, visibleFollowing.cmd(s.c.B(), []string{s.k.following(viewer), s.k.hiddenAuthors(viewer)},
+	ms, err := s.do(ctx, visibleFollowing.cmd(s.Redis.B(), []string{s.Keys.following(viewer), s.Keys.hiddenAuthors(viewer)},
 		[]string{scoreArg(s.nowMS())})).AsStrSlice()
 	if err != nil {
 		return nil, fmt.Errorf("read followees: %w", err)
@@ -158,14 +158,14 @@ func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChu
 	// must be one of the author's (its followers or active followers): a
 	// task naming another key could not be sent to a cluster at all, and
 	// fails here, every time, into the dead letters.
-	if t.Set != s.k.followers(t.Author) && t.Set != s.k.active(t.Author) {
+	if t.Set != s.Keys.followers(t.Author) && t.Set != s.Keys.active(t.Author) {
 		return targetChunk{}, fmt.Errorf("read task targets: %q is not a target set of author %d", t.Set, t.Author)
 	}
 	now := ""
 	if !removal(t.Type) {
 		now = scoreArg(s.nowMS())
 	}
-	arr, err := s.do(ctx, pushTargets.cmd(s.c.B(), []string{t.Set, s.k.noPush(t.Author)},
+	arr, err := s.do(ctx, pushTargets.cmd(s.Redis.B(), []string{t.Set, s.Keys.noPush(t.Author)},
 		[]string{lo, t.Hi, itoa(chunkSize), now})).ToArray()
 	if err != nil {
 		return targetChunk{}, fmt.Errorf("read task targets: %w", err)

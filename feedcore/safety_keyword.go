@@ -161,7 +161,7 @@ return {keywords(KEYS[1], KEYS[2], ARGV[1])}
 // keywordViewCmd reads viewer's keyword filters unless they are those of
 // version (keywordView); readKeywordViewReply reads its reply.
 func (s *Service) keywordViewCmd(viewer ID, version string) rueidis.Completed {
-	return keywordView.cmd(s.c.B(), s.keywordKeys(viewer), []string{version})
+	return keywordView.cmd(s.Redis.B(), s.keywordKeys(viewer), []string{version})
 }
 
 // readKeywordViewReply reads keywordView's reply for viewer, sent with
@@ -197,7 +197,7 @@ return 1
 `)
 
 func (s *Service) keywordKeys(viewer ID) []string {
-	return []string{s.k.keywordFilters(viewer), s.k.keywordVersion(viewer)}
+	return []string{s.Keys.keywordFilters(viewer), s.Keys.keywordVersion(viewer)}
 }
 
 // checkKeywordFilter checks f as an add takes it, at now (ms), and returns
@@ -254,7 +254,7 @@ func (s *Service) AddKeywordFilter(ctx context.Context, f KeywordFilter) (_ *Key
 		return nil, err
 	}
 	keys, args := s.keywordAddCmd(f, word, now, now)
-	created, err := s.commit(ctx, keywordAdd, keys, args, keywordAdd.cmd(s.c.B(), keys, args)).AsInt64()
+	created, err := s.commit(ctx, keywordAdd, keys, args, keywordAdd.cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return nil, fmt.Errorf("record the filter: %w", err)
 	}
@@ -274,7 +274,7 @@ func (s *Service) RemoveKeywordFilter(ctx context.Context, viewer, id ID) (err e
 		return apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
 	}
 	keys, args := s.keywordKeys(viewer), []string{FormatID(id), itoa64(s.nowMS()), newKeywordVersion()}
-	n, err := s.commit(ctx, keywordRemove, keys, args, keywordRemove.cmd(s.c.B(), keys, args)).AsInt64()
+	n, err := s.commit(ctx, keywordRemove, keys, args, keywordRemove.cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return fmt.Errorf("remove the filter: %w", err)
 	}
@@ -291,7 +291,7 @@ func errNoKeywordFilter(id ID) error {
 // KeywordFilters returns viewer's filters in force, newest first.
 func (s *Service) KeywordFilters(ctx context.Context, viewer ID) (_ []KeywordFilter, err error) {
 	defer wrap(&err, "list the keyword filters of user %d", viewer)
-	m, err := s.do(ctx, s.c.B().Hgetall().Key(s.k.keywordFilters(viewer)).Build()).AsStrMap()
+	m, err := s.do(ctx, s.Redis.B().Hgetall().Key(s.Keys.keywordFilters(viewer)).Build()).AsStrMap()
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func (s *Service) KeywordFilter(ctx context.Context, viewer, id ID) (_ *KeywordF
 	if viewer == 0 {
 		return nil, errNoKeywordFilter(id)
 	}
-	rec, err := s.do(ctx, s.c.B().Hget().Key(s.k.keywordFilters(viewer)).Field(FormatID(id)).Build()).ToString()
+	rec, err := s.do(ctx, s.Redis.B().Hget().Key(s.Keys.keywordFilters(viewer)).Field(FormatID(id)).Build()).ToString()
 	if rueidis.IsRedisNil(err) {
 		return nil, errNoKeywordFilter(id)
 	}
@@ -472,7 +472,7 @@ func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ 
 		fs, stop = fs[:adds[n].at], apierr.Errorf(apierr.NotFound, "no user with id %d", owners[n])
 		adds = adds[:n]
 	}
-	cmds := cmdsFor(adds, func(a add) rueidis.Completed { return keywordAdd.cmd(s.c.B(), a.keys, a.args) })
+	cmds := cmdsFor(adds, func(a add) rueidis.Completed { return keywordAdd.cmd(s.Redis.B(), a.keys, a.args) })
 	for i, r := range s.doMulti(ctx, cmds...) {
 		created, err := r.AsInt64()
 		if err != nil {
@@ -490,7 +490,7 @@ func (s *Service) exportKeywordFilters(ctx context.Context, ids []ID, sink Expor
 	if sink.KeywordFilter == nil {
 		return nil
 	}
-	hgetall := func(id ID) rueidis.Completed { return s.c.B().Hgetall().Key(s.k.keywordFilters(id)).Build() }
+	hgetall := func(id ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.keywordFilters(id)).Build() }
 	for i, r := range s.doMulti(ctx, cmdsFor(ids, hgetall)...) {
 		m, err := r.AsStrMap()
 		if err != nil {
@@ -512,7 +512,7 @@ func (s *Service) exportKeywordFilters(ctx context.Context, ids []ID, sink Expor
 // filters lack one. A user whose filters are so already is left alone;
 // one whose filters changed since they were read is left to that change.
 func (s *Service) rebuildKeywordFilters(ctx context.Context, users []ID, st *RebuildStats) error {
-	read := func(u ID) rueidis.Completed { return keywordRecords.cmd(s.c.B(), s.keywordKeys(u), nil) }
+	read := func(u ID) rueidis.Completed { return keywordRecords.cmd(s.Redis.B(), s.keywordKeys(u), nil) }
 	var cmds []rueidis.Completed
 	for i, r := range s.doMulti(ctx, cmdsFor(users, read)...) {
 		arr, err := r.ToArray()
@@ -535,7 +535,7 @@ func (s *Service) rebuildKeywordFilters(ctx context.Context, users []ID, st *Reb
 		for id, rec := range want {
 			args = append(args, id, rec)
 		}
-		cmds = append(cmds, keywordReplace.cmd(s.c.B(), s.keywordKeys(users[i]), args))
+		cmds = append(cmds, keywordReplace.cmd(s.Redis.B(), s.keywordKeys(users[i]), args))
 	}
 	for _, r := range s.doMulti(ctx, cmds...) {
 		n, err := r.AsInt64()

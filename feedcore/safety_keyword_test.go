@@ -294,7 +294,7 @@ func TestKeywordFilterRecords(t *testing.T) {
 		t.Errorf("%d filters listed once one expired, want %d", len(list), MaxKeywordFilters-1)
 	}
 	addFilter(t, s, 1, "one more", true, nil) // in the expired one's place
-	if n, _ := s.do(ctx, s.c.B().Hlen().Key(s.k.keywordFilters(1)).Build()).AsInt64(); n != MaxKeywordFilters {
+	if n, _ := s.do(ctx, s.Redis.B().Hlen().Key(s.Keys.keywordFilters(1)).Build()).AsInt64(); n != MaxKeywordFilters {
 		t.Errorf("%d records after an add past an expired filter, want it pruned (%d)", n, MaxKeywordFilters)
 	}
 
@@ -305,7 +305,7 @@ func TestKeywordFilterRecords(t *testing.T) {
 	if err := s.RemoveKeywordFilter(ctx, 2, keywordFilterID(2, "spoiler")); CodeOf(err) != apierr.NotFound {
 		t.Errorf("removing twice: %v, want NOT_FOUND", err)
 	}
-	if n, _ := s.do(ctx, s.c.B().Exists().Key(s.k.keywordFilters(2), s.k.keywordVersion(2)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.do(ctx, s.Redis.B().Exists().Key(s.Keys.keywordFilters(2), s.Keys.keywordVersion(2)).Build()).AsInt64(); n != 0 {
 		t.Errorf("%d keys of viewer 2's filters left after removing the last", n)
 	}
 	if _, err := s.AddKeywordFilter(ctx, KeywordFilter{Keyword: "anon", WholeWord: true}); CodeOf(err) != apierr.Unauthenticated {
@@ -356,7 +356,7 @@ func filterScene(t *testing.T, o Options, texts ...string) *Service {
 	if !isBigV(t, s, 9) {
 		t.Fatal("9 is not big-V")
 	}
-	if c, _ := s.do(ctx, s.c.B().Hget().Key(s.k.reader(2)).Field("c").Build()).ToString(); c == "1" {
+	if c, _ := s.do(ctx, s.Redis.B().Hget().Key(s.Keys.reader(2)).Field("c").Build()).ToString(); c == "1" {
 		t.Fatal("viewer 2's inbox is complete: it would not merge")
 	}
 	return s
@@ -629,7 +629,7 @@ func TestKeywordFiltersLeaveWithTheAccount(t *testing.T) {
 	if err := s.DeleteAccount(ctx, 1, "u1"); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := s.do(ctx, s.c.B().Exists().Key(s.k.keywordFilters(1), s.k.keywordVersion(1)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.do(ctx, s.Redis.B().Exists().Key(s.Keys.keywordFilters(1), s.Keys.keywordVersion(1)).Build()).AsInt64(); n != 0 {
 		t.Errorf("%d keys of the deleted account's filters left", n)
 	}
 }
@@ -682,10 +682,10 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 	// Rebuild: an expired record and one under a stale id go, a version
 	// comes back.
 	stale := KeywordFilter{User: 2, Keyword: "stale id", WholeWord: true, CreatedAt: clk.now()}
-	if err := s.do(ctx, s.c.B().Hset().Key(s.k.keywordFilters(2)).FieldValue().FieldValue("12345", keywordRecord(stale)).Build()).Error(); err != nil {
+	if err := s.do(ctx, s.Redis.B().Hset().Key(s.Keys.keywordFilters(2)).FieldValue().FieldValue("12345", keywordRecord(stale)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.do(ctx, s.c.B().Del().Key(s.k.keywordVersion(2)).Build()).Error(); err != nil {
+	if err := s.do(ctx, s.Redis.B().Del().Key(s.Keys.keywordVersion(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.Rebuild(ctx, RebuildOptions{Restart: true})
@@ -696,7 +696,7 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 		t.Errorf("rebuild rewrote the filters of %d users, want 2", st.KeywordFilters)
 	}
 	for u, want := range map[ID][]ID{1: {kept[0].ID}, 2: {kept[1].ID, keywordFilterID(2, "stale id")}} {
-		m, _ := s.do(ctx, s.c.B().Hgetall().Key(s.k.keywordFilters(u)).Build()).AsStrMap()
+		m, _ := s.do(ctx, s.Redis.B().Hgetall().Key(s.Keys.keywordFilters(u)).Build()).AsStrMap()
 		var ids []ID
 		for id := range m {
 			n, _ := ParseID(id)
@@ -707,7 +707,7 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 		if !slices.Equal(ids, want) {
 			t.Errorf("user %d's filters after rebuild: %v, want %v", u, ids, want)
 		}
-		if v, _ := s.do(ctx, s.c.B().Get().Key(s.k.keywordVersion(u)).Build()).ToString(); len(v) != 8 {
+		if v, _ := s.do(ctx, s.Redis.B().Get().Key(s.Keys.keywordVersion(u)).Build()).ToString(); len(v) != 8 {
 			t.Errorf("user %d's filters have version %q after rebuild", u, v)
 		}
 	}

@@ -40,7 +40,7 @@ func (s *Service) RelationFlags(ctx context.Context, viewer ID, users []ID) (_ [
 	if viewer == 0 || len(users) == 0 {
 		return make([]RelationFlags, len(users)), nil
 	}
-	return s.parseRelationFlags(s.c.DoMulti(ctx, s.relationFlagsCmds(viewer, users)...), len(users))
+	return s.parseRelationFlags(s.Redis.DoMulti(ctx, s.relationFlagsCmds(viewer, users)...), len(users))
 }
 
 // relationFlagsCmds are RelationFlags' reads, for a caller's own pipeline
@@ -49,10 +49,10 @@ func (s *Service) RelationFlags(ctx context.Context, viewer ID, users []ID) (_ [
 func (s *Service) relationFlagsCmds(viewer ID, users []ID) []rueidis.Completed {
 	ms := members(users)
 	return []rueidis.Completed{
-		s.c.B().Zmscore().Key(s.k.blocks(viewer)).Member(ms...).Build(),
-		s.c.B().Zmscore().Key(s.k.blockedBy(viewer)).Member(ms...).Build(),
-		s.c.B().Zmscore().Key(s.k.muteEnds(viewer)).Member(ms...).Build(),
-		s.c.B().Zmscore().Key(s.k.hides(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.blocks(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.blockedBy(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.muteEnds(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.hides(viewer)).Member(ms...).Build(),
 	}
 }
 
@@ -104,8 +104,8 @@ func (s *Service) Blocked(ctx context.Context, viewer, other ID) (_ bool, err er
 func (s *Service) blockedCmds(viewer, other ID) []rueidis.Completed {
 	m := member(other)
 	return []rueidis.Completed{
-		s.c.B().Zscore().Key(s.k.blocks(viewer)).Member(m).Build(),
-		s.c.B().Zscore().Key(s.k.blockedBy(viewer)).Member(m).Build(),
+		s.Redis.B().Zscore().Key(s.Keys.blocks(viewer)).Member(m).Build(),
+		s.Redis.B().Zscore().Key(s.Keys.blockedBy(viewer)).Member(m).Build(),
 	}
 }
 
@@ -124,11 +124,11 @@ func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
 func (s *Service) relationRecords(kind RelationKind, viewer ID) (rec, ends string, list ListKind, err error) {
 	switch kind {
 	case RelationBlock:
-		return s.k.blocks(viewer), "", ListBlocked, nil
+		return s.Keys.blocks(viewer), "", ListBlocked, nil
 	case RelationMute:
-		return s.k.mutes(viewer), s.k.muteEnds(viewer), ListMuted, nil
+		return s.Keys.mutes(viewer), s.Keys.muteEnds(viewer), ListMuted, nil
 	case RelationHide:
-		return s.k.hides(viewer), "", ListHidden, nil
+		return s.Keys.hides(viewer), "", ListHidden, nil
 	}
 	return "", "", 0, apierr.Errorf(apierr.BadInput, "no relation kind %q", kind)
 }
@@ -195,7 +195,7 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 		}
 		keys, args := s.relationCommitArgs(r.Kind, r.User, r.Target, true, now, until)
 		args[len(args)-1] = scoreArg(created)
-		cmds = append(cmds, relationCommit.cmd(s.c.B(), keys, args))
+		cmds = append(cmds, relationCommit.cmd(s.Redis.B(), keys, args))
 		pairs = append(pairs, Edge{Follower: r.User, Followee: r.Target})
 		at = append(at, i)
 	}
@@ -251,7 +251,7 @@ func (s *Service) exportRelations(kind RelationKind) func(context.Context, []ID,
 		for _, id := range ids {
 			rec, ends, _, _ := s.relationRecords(kind, id)
 			for from := int64(0); ; from += exportChunk {
-				items, err := parseEntries(s.do(ctx, s.c.B().Zrange().Key(rec).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
+				items, err := parseEntries(s.do(ctx, s.Redis.B().Zrange().Key(rec).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
 				if err != nil {
 					return err
 				}
@@ -290,7 +290,7 @@ func (s *Service) relationEnds(ctx context.Context, ends string, items []Item) (
 	for i, it := range items {
 		ms[i] = member(it.ID)
 	}
-	scores, err := s.do(ctx, s.c.B().Zmscore().Key(ends).Member(ms...).Build()).ToArray()
+	scores, err := s.do(ctx, s.Redis.B().Zmscore().Key(ends).Member(ms...).Build()).ToArray()
 	if err != nil {
 		return nil, fmt.Errorf("read mute ends: %w", err)
 	}

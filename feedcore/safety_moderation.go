@@ -182,8 +182,8 @@ func (s *Service) Unsuspend(ctx context.Context, user ID, a ModAction) (_ ModOut
 
 // accountExists is NOT_FOUND unless user has a profile and no deletion.
 func (s *Service) accountExists(ctx context.Context, user ID) error {
-	rs := s.doMulti(ctx, s.c.B().Exists().Key(s.k.user(user)).Build(),
-		s.c.B().Exists().Key(s.k.gone(s.shardOf(user), user)).Build())
+	rs := s.doMulti(ctx, s.Redis.B().Exists().Key(s.Keys.user(user)).Build(),
+		s.Redis.B().Exists().Key(s.Keys.gone(s.shardOf(user), user)).Build())
 	if err := firstErr(rs); err != nil {
 		return fmt.Errorf("read the account: %w", err)
 	}
@@ -204,9 +204,9 @@ func (s *Service) changeSuspension(ctx context.Context, user ID, on bool, a ModA
 	if on {
 		flag = "1"
 	}
-	keys := []string{s.k.suspended(shard, user), s.k.journal(shard), s.k.suspendSweeps(shard)}
+	keys := []string{s.Keys.suspended(shard, user), s.Keys.journal(shard), s.Keys.suspendSweeps(shard)}
 	args := append([]string{flag, scoreArg(at), a.Reason, a.Operator, FormatID(user)}, fields...)
-	arr, err := s.commit(ctx, suspensionCommit, keys, args, suspensionCommit.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, suspensionCommit, keys, args, suspensionCommit.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("commit: %w", err)
 	}
@@ -239,7 +239,7 @@ func (s *Service) runSuspensionJob(ctx context.Context, shard int, jid string, f
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("%w: journal field u %q", errMalformed, fv["u"])
 	}
-	out, err := s.settleSuspension(ctx, u, s.k.suspendCheckpoint(shard, jid))
+	out, err := s.settleSuspension(ctx, u, s.Keys.suspendCheckpoint(shard, jid))
 	if err != nil {
 		return out, err
 	}
@@ -257,9 +257,9 @@ type markSource struct {
 // markSources are the lists that hold every post and live session of u.
 func (s *Service) markSources(u ID) []markSource {
 	return []markSource{
-		{key: s.k.outbox(u), hash: s.k.post, isPost: true},
-		{key: s.k.liveQueue(u), hash: s.k.live},
-		{key: s.k.replayOutbox(u), hash: s.k.live},
+		{key: s.Keys.outbox(u), hash: s.Keys.post, isPost: true},
+		{key: s.Keys.liveQueue(u), hash: s.Keys.live},
+		{key: s.Keys.replayOutbox(u), hash: s.Keys.live},
 	}
 }
 
@@ -277,9 +277,9 @@ return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 
 func (s *Service) markCmd(hash string, on bool) rueidis.Completed {
 	if !on {
-		return s.c.B().Hdel().Key(hash).Field(fieldSuspended).Build()
+		return s.Redis.B().Hdel().Key(hash).Field(fieldSuspended).Build()
 	}
-	return markIfExists.cmd(s.c.B(), []string{hash}, []string{fieldSuspended, "1"})
+	return markIfExists.cmd(s.Redis.B(), []string{hash}, []string{fieldSuspended, "1"})
 }
 
 // markPos is where a job stands: the marks it sets (on), the source it
@@ -343,7 +343,7 @@ func (s *Service) settleSuspension(ctx context.Context, u ID, ck string) (ModOut
 			return out, err
 		}
 		if ck != "" {
-			if err := s.do(ctx, s.c.B().Del().Key(ck).Build()).Error(); err != nil {
+			if err := s.do(ctx, s.Redis.B().Del().Key(ck).Build()).Error(); err != nil {
 				return out, fmt.Errorf("drop the checkpoint: %w", err)
 			}
 		}
@@ -357,9 +357,9 @@ func (s *Service) settleSuspension(ctx context.Context, u ID, ck string) (ModOut
 // markStart reads whether u is suspended and, with ck, where its job
 // stands: from the start unless the checkpoint sets the same marks.
 func (s *Service) markStart(ctx context.Context, u ID, ck string) (markPos, error) {
-	cmds := []rueidis.Completed{s.c.B().Exists().Key(s.k.suspended(s.shardOf(u), u)).Build()}
+	cmds := []rueidis.Completed{s.Redis.B().Exists().Key(s.Keys.suspended(s.shardOf(u), u)).Build()}
 	if ck != "" {
-		cmds = append(cmds, s.c.B().Get().Key(ck).Build())
+		cmds = append(cmds, s.Redis.B().Get().Key(ck).Build())
 	}
 	rs := s.doMulti(ctx, cmds...)
 	if err := firstErr(rs); err != nil {
@@ -389,7 +389,7 @@ func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string)
 		src := srcs[pos.src]
 		cmds := append(writes, s.seekCmd(older, source{key: src.key}, pos.last, markChunk))
 		if ck != "" {
-			cmds = append(cmds, s.c.B().Set().Key(ck).Value(done.String()).Ex(checkpointTTL).Build())
+			cmds = append(cmds, s.Redis.B().Set().Key(ck).Value(done.String()).Ex(checkpointTTL).Build())
 		}
 		rs := s.doMulti(ctx, cmds...)
 		if err := firstErr(rs); err != nil {
@@ -413,7 +413,7 @@ func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string)
 		pos.src, pos.last = pos.src+1, nil
 	}
 	// The profile last: its mark keeps the account out of follower lists.
-	writes = append(writes, s.markCmd(s.k.user(u), pos.on))
+	writes = append(writes, s.markCmd(s.Keys.user(u), pos.on))
 	if len(writes) > 0 {
 		if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
 			return out, fmt.Errorf("mark the items of user %d: %w", u, err)
@@ -471,7 +471,7 @@ func (s *Service) markSuspended(ctx context.Context, authors []ID, hashes []stri
 // suspendedNow reads whether each of users is suspended (its marker).
 func (s *Service) suspendedNow(ctx context.Context, users []ID) (map[ID]bool, error) {
 	rs := s.doMulti(ctx, cmdsFor(users, func(a ID) rueidis.Completed {
-		return s.c.B().Exists().Key(s.k.suspended(s.shardOf(a), a)).Build()
+		return s.Redis.B().Exists().Key(s.Keys.suspended(s.shardOf(a), a)).Build()
 	})...)
 	out := make(map[ID]bool, len(users))
 	for i, r := range rs {
@@ -488,7 +488,7 @@ func (s *Service) suspendedNow(ctx context.Context, users []ID) (map[ID]bool, er
 func (s *Service) markSuspendedPosts(ctx context.Context, ps []*Post) error {
 	authors, hashes := make([]ID, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
-		authors[i], hashes[i] = p.Author, s.k.post(p.ID)
+		authors[i], hashes[i] = p.Author, s.Keys.post(p.ID)
 	}
 	return s.markSuspended(ctx, authors, hashes)
 }
@@ -503,7 +503,7 @@ func (s *Service) repairSuspension(ctx context.Context, shard int, e rueidis.XRa
 // unsuspensions committed before cutoff: the marks settled again,
 // without a checkpoint.
 func (s *Service) sweepSuspensions(ctx context.Context, shard int, cutoff time.Time) error {
-	return s.secondPasses(ctx, s.k.suspendSweeps(shard), cutoff, func(m string) error {
+	return s.secondPasses(ctx, s.Keys.suspendSweeps(shard), cutoff, func(m string) error {
 		u, err := ParseID(m)
 		if err != nil {
 			return fmt.Errorf("%w: suspended user %q", errMalformed, m)
@@ -524,7 +524,7 @@ type Suspension struct {
 // Suspensions calls fn with the suspended accounts, a batch at a time.
 func (s *Service) Suspensions(ctx context.Context, fn func([]Suspension) error) (err error) {
 	defer wrap(&err, "list suspended accounts")
-	return s.shardHashes(ctx, s.k.suspended, []string{"at", "r", "o"}, func(ids []ID, fs [][]string) error {
+	return s.shardHashes(ctx, s.Keys.suspended, []string{"at", "r", "o"}, func(ids []ID, fs [][]string) error {
 		out := make([]Suspension, len(ids))
 		for i, f := range fs {
 			ms, _ := parseInt(f[0])
@@ -542,7 +542,7 @@ func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id ID) 
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		head := keyOf(sh, 0)
 		head = head[:len(head)-1]
-		err := redisstore.ScanKeys(ctx, s.c, redisstore.GlobEscape(head)+"*", func(keys []string) error {
+		err := redisstore.ScanKeys(ctx, s.Redis, redisstore.GlobEscape(head)+"*", func(keys []string) error {
 			var ids []ID
 			for _, k := range keys {
 				if id, err := ParseID(strings.TrimPrefix(k, head)); err == nil {
@@ -550,7 +550,7 @@ func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id ID) 
 				}
 			}
 			rs := s.doMulti(ctx, cmdsFor(ids, func(id ID) rueidis.Completed {
-				return s.c.B().Hmget().Key(keyOf(sh, id)).Field(fields...).Build()
+				return s.Redis.B().Hmget().Key(keyOf(sh, id)).Field(fields...).Build()
 			})...)
 			var found []ID
 			var vals [][]string
@@ -645,9 +645,9 @@ func (s *Service) takedown(ctx context.Context, p *Post, a ModAction, action str
 	if p.Deleted {
 		deleted = "1"
 	}
-	keys := []string{s.k.takenDown(shard, p.ID), s.k.events(shard), s.k.journal(shard)}
+	keys := []string{s.Keys.takenDown(shard, p.ID), s.Keys.events(shard), s.Keys.journal(shard)}
 	args := append(append([]string{scoreArg(ms), deleted, itoa(len(ev))}, ev...), fields...)
-	arr, err := s.commit(ctx, takedownCommit, keys, args, takedownCommit.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, takedownCommit, keys, args, takedownCommit.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("commit: %w", err)
 	}
@@ -678,7 +678,7 @@ func (s *Service) finishTakedown(ctx context.Context, jid string, fv map[string]
 	if err := s.tombstone(ctx, &Post{ID: post, Author: author}); err != nil {
 		return fmt.Errorf("tombstone: %w", err)
 	}
-	mark := s.c.B().Hset().Key(s.k.post(post)).FieldValue().
+	mark := s.Redis.B().Hset().Key(s.Keys.post(post)).FieldValue().
 		FieldValue(fieldTakenDown, fv["t"]).FieldValue(fieldTakedownReason, fv["r"]).Build()
 	if err := s.do(ctx, mark).Error(); err != nil {
 		return fmt.Errorf("mark taken down: %w", err)
@@ -712,13 +712,13 @@ func (s *Service) PutTakedown(ctx context.Context, p *Post) (err error) {
 		_, err := s.takedown(ctx, old, ModAction{Reason: p.TakedownReason}, "", ms)
 		return err
 	}
-	hset := s.c.B().Hset().Key(s.k.post(p.ID)).FieldValue().FieldValue("d", "1").
+	hset := s.Redis.B().Hset().Key(s.Keys.post(p.ID)).FieldValue().FieldValue("d", "1").
 		FieldValue(fieldTakenDown, scoreArg(ms)).FieldValue(fieldTakedownReason, p.TakedownReason)
 	if ps[0] == nil { // as postCreate writes it; a tombstone there keeps its own
 		hset = hset.FieldValue("a", FormatID(p.Author)).FieldValue("t", scoreArg(p.CreatedAt.UnixMilli())).FieldValue("x", p.Text)
 	}
 	return firstErr(s.doMulti(ctx, hset.Build(),
-		s.c.B().Set().Key(s.k.takenDown(s.shardOf(p.Author), p.ID)).Value(scoreArg(ms)).Build()))
+		s.Redis.B().Set().Key(s.Keys.takenDown(s.shardOf(p.Author), p.ID)).Value(scoreArg(ms)).Build()))
 }
 
 // finishJobs finishes every job of the given kinds still journaled
@@ -726,7 +726,7 @@ func (s *Service) PutTakedown(ctx context.Context, p *Post) (err error) {
 // down or account suspended, may be rebuilt as if it were not).
 func (s *Service) finishJobs(ctx context.Context, kinds ...string) error {
 	for sh := 0; sh < s.o.StreamShards; sh++ {
-		entries, err := s.do(ctx, s.c.B().Xrange().Key(s.k.journal(sh)).Start("-").End("+").Build()).AsXRange()
+		entries, err := s.do(ctx, s.Redis.B().Xrange().Key(s.Keys.journal(sh)).Start("-").End("+").Build()).AsXRange()
 		if err != nil {
 			return fmt.Errorf("read journal: %w", err)
 		}

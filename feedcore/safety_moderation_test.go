@@ -264,7 +264,7 @@ func TestTakedown(t *testing.T) {
 		}
 	}
 	drain(t, s)
-	if got := timelineIDs(t, s, s.k.inbox(2)); slices.Contains(got, p.ID) {
+	if got := timelineIDs(t, s, s.Keys.inbox(2)); slices.Contains(got, p.ID) {
 		t.Errorf("the removal did not fan out: 2's inbox %v", got)
 	}
 	ps, err := s.Posts(ctx, []ID{p.ID})
@@ -293,16 +293,16 @@ func TestModerationJobsFinishedByRepair(t *testing.T) {
 	stop()
 	shard := s.shardOf(2)
 	commit := func(keys, args []string, sc *script) {
-		if err := s.do(ctx, sc.cmd(s.c.B(), keys, args)).Error(); err != nil {
+		if err := s.do(ctx, sc.cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	fields := append([]string{"k", jSuspend, "u", "2"}, op.auditFields(ActionSuspend, "user:2", s.nowMS())...)
-	commit([]string{s.k.suspended(shard, 2), s.k.journal(shard), s.k.suspendSweeps(shard)},
+	commit([]string{s.Keys.suspended(shard, 2), s.Keys.journal(shard), s.Keys.suspendSweeps(shard)},
 		append([]string{"1", "0", op.Reason, op.Operator, "2"}, fields...), suspensionCommit)
 	ev := event{Type: evDelete, User: 5, Item: Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.fields()
 	tfields := append([]string{"k", jTakedown, "p", FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+FormatID(bad.ID), s.nowMS())...)
-	commit([]string{s.k.takenDown(s.shardOf(5), bad.ID), s.k.events(s.shardOf(5)), s.k.journal(s.shardOf(5))},
+	commit([]string{s.Keys.takenDown(s.shardOf(5), bad.ID), s.Keys.events(s.shardOf(5)), s.Keys.journal(s.shardOf(5))},
 		append(append([]string{"1", "", itoa(len(ev))}, ev...), tfields...), takedownCommit)
 
 	ch := s.NewCharge(Subject{Viewer: 2}, 1, RateLimit{})
@@ -310,8 +310,8 @@ func TestModerationJobsFinishedByRepair(t *testing.T) {
 	wantSuspended(t, "a read right after the commit", err)
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the repair", func() bool {
-		n, _ := s.c.Do(ctx, s.c.B().Xlen().Key(s.k.journal(shard)).Build()).AsInt64()
-		m, _ := s.c.Do(ctx, s.c.B().Xlen().Key(s.k.journal(s.shardOf(5))).Build()).AsInt64()
+		n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.journal(shard)).Build()).AsInt64()
+		m, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.journal(s.shardOf(5))).Build()).AsInt64()
 		return n+m == 0
 	})
 	drain(t, s)
@@ -358,7 +358,7 @@ func TestSuspendSecondPass(t *testing.T) {
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the second pass", func() bool {
-		n, _ := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.suspendSweeps(s.shardOf(2))).Build()).AsInt64()
+		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.suspendSweeps(s.shardOf(2))).Build()).AsInt64()
 		return n == 0
 	})
 	w.check(t, "after the second pass", false)
@@ -388,14 +388,14 @@ func TestSuspendResumesFromCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	shard := s.shardOf(1)
-	if err := s.do(ctx, s.c.B().Hset().Key(s.k.suspended(shard, 1)).FieldValue().FieldValue("at", "1").Build()).Error(); err != nil {
+	if err := s.do(ctx, s.Redis.B().Hset().Key(s.Keys.suspended(shard, 1)).FieldValue().FieldValue("at", "1").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	// The checkpoint says the newest 600 are done (walked newest first).
 	mid := ps[n-600]
-	ck := s.k.suspendCheckpoint(shard, "1-1")
+	ck := s.Keys.suspendCheckpoint(shard, "1-1")
 	pos := markPos{on: true, last: &Item{TS: mid.CreatedAt.UnixMilli(), ID: mid.ID}}
-	if err := s.do(ctx, s.c.B().Set().Key(ck).Value(pos.String()).Build()).Error(); err != nil {
+	if err := s.do(ctx, s.Redis.B().Set().Key(ck).Value(pos.String()).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	out, err := s.settleSuspension(ctx, 1, ck)
@@ -410,7 +410,7 @@ func TestSuspendResumesFromCheckpoint(t *testing.T) {
 		t.Errorf("oldest marked %v, newest marked %v; want the oldest only (the newest were done before)",
 			got[0].AuthorSuspended, got[1].AuthorSuspended)
 	}
-	if n, _ := s.c.Do(ctx, s.c.B().Exists().Key(ck).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Redis.Do(ctx, s.Redis.B().Exists().Key(ck).Build()).AsInt64(); n != 0 {
 		t.Error("the checkpoint outlived its job")
 	}
 	if out, err := s.settleSuspension(ctx, 1, ""); err != nil || out.Posts != n {
@@ -484,18 +484,18 @@ func TestModerationRebuild(t *testing.T) {
 	}
 	drain(t, s)
 	stop()
-	for _, cmd := range []string{s.k.post(w.posts[0]), s.k.live(w.live)} {
-		if err := s.do(ctx, s.c.B().Hdel().Key(cmd).Field(fieldSuspended).Build()).Error(); err != nil {
+	for _, cmd := range []string{s.Keys.post(w.posts[0]), s.Keys.live(w.live)} {
+		if err := s.do(ctx, s.Redis.B().Hdel().Key(cmd).Field(fieldSuspended).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.do(ctx, s.c.B().Del().Key(s.k.reportIndex()).Build()).Error(); err != nil {
+	if err := s.do(ctx, s.Redis.B().Del().Key(s.Keys.reportIndex()).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	shard := s.shardOf(5)
 	ev := event{Type: evDelete, User: 5, Item: Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.fields()
 	tfields := append([]string{"k", jTakedown, "p", FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+FormatID(bad.ID), s.nowMS())...)
-	if err := s.do(ctx, takedownCommit.cmd(s.c.B(), []string{s.k.takenDown(shard, bad.ID), s.k.events(shard), s.k.journal(shard)},
+	if err := s.do(ctx, takedownCommit.cmd(s.Redis.B(), []string{s.Keys.takenDown(shard, bad.ID), s.Keys.events(shard), s.Keys.journal(shard)},
 		append(append([]string{"1", "", itoa(len(ev))}, ev...), tfields...))).Error(); err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 		return err
 	}
 	keys, args := s.relationCommitArgs(kind, viewer, target, on, s.nowMS(), until)
-	n, err := s.commit(ctx, relationCommit, keys, args, relationCommit.cmd(s.c.B(), keys, args)).AsInt64()
+	n, err := s.commit(ctx, relationCommit, keys, args, relationCommit.cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return fmt.Errorf("record the %s: %w", kind, err)
 	}
@@ -174,8 +174,8 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other ID, on bool,
 	if on {
 		flag = "1"
 	}
-	keys = []string{s.k.blocks(user), s.k.mutes(user), s.k.muteEnds(user), s.k.hides(user),
-		s.k.following(user), s.k.unfollowed(user), s.k.bigFollowees(user)}
+	keys = []string{s.Keys.blocks(user), s.Keys.mutes(user), s.Keys.muteEnds(user), s.Keys.hides(user),
+		s.Keys.following(user), s.Keys.unfollowed(user), s.Keys.bigFollowees(user)}
 	args = []string{string(kind), flag, member(other), scoreArg(now), scoreArg(until), itoa(s.o.MaxRelations),
 		scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes), scoreArg(now)}
 	return keys, args
@@ -216,7 +216,7 @@ func (s *Service) readUnblocked(ctx context.Context, viewer, post ID, fresh bool
 			return err
 		},
 		func(ctx context.Context) error {
-			n, err := s.do(ctx, s.c.B().Exists().Key(s.k.blocks(viewer), s.k.blockedBy(viewer)).Build()).AsInt64()
+			n, err := s.do(ctx, s.Redis.B().Exists().Key(s.Keys.blocks(viewer), s.Keys.blockedBy(viewer)).Build()).AsInt64()
 			any = n > 0
 			return err
 		})

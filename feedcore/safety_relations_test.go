@@ -17,7 +17,7 @@ import (
 // zscores reads a sorted set of the test's as member id -> score.
 func zscores(tb testing.TB, s *Service, key string) map[ID]int64 {
 	tb.Helper()
-	items, err := parseEntries(s.do(context.Background(), s.c.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()))
+	items, err := parseEntries(s.do(context.Background(), s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestRelationInput(t *testing.T) {
 			t.Fatalf("repeat at the limit: %v", err)
 		}
 	}
-	if got := zscores(t, s, s.k.hides(1)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.hides(1)); len(got) != 0 {
 		t.Fatalf("refused hide recorded: %v", got)
 	}
 	if err := s.Unmute(ctx, 1, 3); err != nil {
@@ -81,9 +81,9 @@ func TestRelationSets(t *testing.T) {
 	check := func(what string, want map[string]map[ID]int64) {
 		t.Helper()
 		for name, key := range map[string]string{
-			"bk:1": s.k.blocks(1), "bb:2": s.k.blockedBy(2), "hx:1": s.k.hiddenAuthors(1), "hx:2": s.k.hiddenAuthors(2),
-			"nx:1": s.k.noPush(1), "nx:2": s.k.noPush(2), "hd:1": s.k.hides(1), "mu:1": s.k.mutes(1), "mue:1": s.k.muteEnds(1),
-			"bb:1": s.k.blockedBy(1), "bk:2": s.k.blocks(2),
+			"bk:1": s.Keys.blocks(1), "bb:2": s.Keys.blockedBy(2), "hx:1": s.Keys.hiddenAuthors(1), "hx:2": s.Keys.hiddenAuthors(2),
+			"nx:1": s.Keys.noPush(1), "nx:2": s.Keys.noPush(2), "hd:1": s.Keys.hides(1), "mu:1": s.Keys.mutes(1), "mue:1": s.Keys.muteEnds(1),
+			"bb:1": s.Keys.blockedBy(1), "bk:2": s.Keys.blocks(2),
 		} {
 			got := zscores(t, s, key)
 			w := want[name]
@@ -210,7 +210,7 @@ func TestBlockForbids(t *testing.T) {
 // cleanupJobs reads the clean-up stream of viewer's shard as "v>a" pairs.
 func cleanupJobs(tb testing.TB, s *Service, viewer ID) []string {
 	tb.Helper()
-	es, err := s.c.Do(context.Background(), s.c.B().Xrange().Key(s.k.cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
+	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 	if got := cleanupJobs(t, s, 1); !slices.Equal(got, []string{"1>2"}) {
 		t.Fatalf("clean-up jobs %v, want [1>2]", got)
 	}
-	if got := zscores(t, s, s.k.hideNotes(1)); got[2] <= notePendingFloor || len(got) != 1 {
+	if got := zscores(t, s, s.Keys.hideNotes(1)); got[2] <= notePendingFloor || len(got) != 1 {
 		t.Fatalf("notes %v, want 2 until cleaned up", got)
 	}
 	if err := s.Mute(ctx, 1, 2, time.Hour); err != nil { // still hidden, clean-up pending: queued again
@@ -257,7 +257,7 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 	if err := s.do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.do(ctx, s.c.B().Zadd().Key(s.k.hideNotes(1)).ScoreMember().ScoreMember(float64(s.nowMS()), member(2)).Build()).Error(); err != nil {
+	if err := s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.hideNotes(1)).ScoreMember().ScoreMember(float64(s.nowMS()), member(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Mute(ctx, 1, 2, 2*time.Hour); err != nil { // cleaned: not queued again
@@ -269,15 +269,15 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 	if err := s.Unmute(ctx, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := timelineIDs(t, s, s.k.inbox(1)); !slices.Contains(got, p.ID) {
+	if got := timelineIDs(t, s, s.Keys.inbox(1)); !slices.Contains(got, p.ID) {
 		t.Fatalf("inbox after the unmute %v, want %d backfilled", got, p.ID)
 	}
-	for _, key := range []string{s.k.hiddenAuthors(1), s.k.hideNotes(1)} {
+	for _, key := range []string{s.Keys.hiddenAuthors(1), s.Keys.hideNotes(1)} {
 		if got := zscores(t, s, key); len(got) != 0 {
 			t.Fatalf("%s after the unmute: %v", key, got)
 		}
 	}
-	if got := zscores(t, s, s.k.noPush(2)); len(got) != 1 || got[3] != relationForever {
+	if got := zscores(t, s, s.Keys.noPush(2)); len(got) != 1 || got[3] != relationForever {
 		t.Fatalf("2's no-push set after 1's unmute: %v, want only 3", got)
 	}
 }
@@ -391,10 +391,10 @@ func TestRelationRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, args := s.relationCommitArgs(RelationBlock, 1, 2, true, s.nowMS(), 0)
-	if err := s.do(ctx, relationCommit.cmd(s.c.B(), keys, args)).Error(); err != nil {
+	if err := s.do(ctx, relationCommit.cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if got := zscores(t, s, s.k.blockedBy(2)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.blockedBy(2)); len(got) != 0 {
 		t.Fatalf("mirror before the repair: %v", got)
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
@@ -402,10 +402,10 @@ func TestRelationRepair(t *testing.T) {
 	if s.Stats().Repairs != 1 {
 		t.Fatalf("repairs = %d, want 1", s.Stats().Repairs)
 	}
-	if got := zscores(t, s, s.k.blockedBy(2)); len(got) != 1 {
+	if got := zscores(t, s, s.Keys.blockedBy(2)); len(got) != 1 {
 		t.Fatalf("mirror after the repair: %v", got)
 	}
-	if got := zscores(t, s, s.k.hiddenAuthors(2)); got[1] != relationForever {
+	if got := zscores(t, s, s.Keys.hiddenAuthors(2)); got[1] != relationForever {
 		t.Fatalf("hidden from 2 after the repair: %v", got)
 	}
 	counts, err := s.Counts(ctx, []ID{1, 2})
@@ -432,16 +432,16 @@ func TestPutRelations(t *testing.T) {
 	if n != 4 || CodeOf(err) != apierr.NotFound {
 		t.Fatalf("PutRelations = %d, %v; want 4 and NOT_FOUND for user 9", n, err)
 	}
-	if got := zscores(t, s, s.k.blockedBy(2)); got[1] != at.UnixMilli() {
+	if got := zscores(t, s, s.Keys.blockedBy(2)); got[1] != at.UnixMilli() {
 		t.Fatalf("mirror %v, want 1 at its time", got)
 	}
-	if got := zscores(t, s, s.k.mutes(2)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.mutes(2)); len(got) != 0 {
 		t.Fatalf("ended mute imported: %v", got)
 	}
-	if got := zscores(t, s, s.k.hiddenAuthors(1)); got[3] != relationForever || got[2] != relationForever {
+	if got := zscores(t, s, s.Keys.hiddenAuthors(1)); got[3] != relationForever || got[2] != relationForever {
 		t.Fatalf("hidden from 1: %v; want 2 (block) and 3 (hides from 1)", got)
 	}
-	if got := zscores(t, s, s.k.muteEnds(1)); got[3] != clk.now().Add(time.Hour).UnixMilli() {
+	if got := zscores(t, s, s.Keys.muteEnds(1)); got[3] != clk.now().Add(time.Hour).UnixMilli() {
 		t.Fatalf("mute end %v", got)
 	}
 }
@@ -467,11 +467,11 @@ func TestRebuildRelations(t *testing.T) {
 	// Lose the derived sets, put the hidden posts back, add a stray.
 	var cmds []rueidis.Completed
 	for u := ID(1); u <= 4; u++ {
-		cmds = append(cmds, s.c.B().Del().Key(s.k.blockedBy(u), s.k.hiddenAuthors(u), s.k.noPush(u), s.k.hideNotes(u)).Build())
+		cmds = append(cmds, s.Redis.B().Del().Key(s.Keys.blockedBy(u), s.Keys.hiddenAuthors(u), s.Keys.noPush(u), s.Keys.hideNotes(u)).Build())
 	}
 	cmds = append(cmds,
-		s.c.B().Zadd().Key(s.k.inbox(1)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()), member(p.ID)).Build(),
-		s.c.B().Zadd().Key(s.k.hiddenAuthors(3)).ScoreMember().ScoreMember(float64(relationForever), member(2)).Build())
+		s.Redis.B().Zadd().Key(s.Keys.inbox(1)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()), member(p.ID)).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.hiddenAuthors(3)).ScoreMember().ScoreMember(float64(relationForever), member(2)).Build())
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		t.Fatal(err)
 	}
@@ -486,8 +486,8 @@ func TestRebuildRelations(t *testing.T) {
 		key  string
 		want []ID
 	}{
-		{s.k.hiddenAuthors(1), []ID{2, 3}}, {s.k.hiddenAuthors(3), []ID{1}}, {s.k.hiddenAuthors(4), []ID{2}},
-		{s.k.noPush(2), []ID{1, 4}}, {s.k.blockedBy(3), []ID{1}}, {s.k.blockedBy(1), nil},
+		{s.Keys.hiddenAuthors(1), []ID{2, 3}}, {s.Keys.hiddenAuthors(3), []ID{1}}, {s.Keys.hiddenAuthors(4), []ID{2}},
+		{s.Keys.noPush(2), []ID{1, 4}}, {s.Keys.blockedBy(3), []ID{1}}, {s.Keys.blockedBy(1), nil},
 	} {
 		got := zscores(t, s, c.key)
 		if len(got) != len(c.want) {
@@ -500,7 +500,7 @@ func TestRebuildRelations(t *testing.T) {
 		}
 	}
 	for v, want := range map[ID]bool{1: false, 3: true, 4: false} {
-		if got := slices.Contains(timelineIDs(t, s, s.k.inbox(v)), p.ID); got != want {
+		if got := slices.Contains(timelineIDs(t, s, s.Keys.inbox(v)), p.ID); got != want {
 			t.Errorf("after the rebuild, 2's post in %d's inbox: %v, want %v", v, got, want)
 		}
 	}
@@ -529,7 +529,7 @@ func TestMuteEndSettles(t *testing.T) {
 	}
 	clk.advance(time.Hour)
 	waitFor(t, "the ended mute settled and backfilled", func() bool {
-		return len(zscores(t, s, s.k.hiddenAuthors(1))) == 0 && len(zscores(t, s, s.k.noPush(2))) == 0 &&
-			len(zscores(t, s, s.k.muteTimers(s.shardOf(1)))) == 0 && slices.Contains(timelineIDs(t, s, s.k.inbox(1)), p.ID)
+		return len(zscores(t, s, s.Keys.hiddenAuthors(1))) == 0 && len(zscores(t, s, s.Keys.noPush(2))) == 0 &&
+			len(zscores(t, s, s.Keys.muteTimers(s.shardOf(1)))) == 0 && slices.Contains(timelineIDs(t, s, s.Keys.inbox(1)), p.ID)
 	})
 }

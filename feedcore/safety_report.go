@@ -158,10 +158,10 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 			return "", v.Err
 		}
 	}
-	keys := []string{s.k.reports(), s.k.reportIndex(), s.k.reportState()}
+	keys := []string{s.Keys.reports(), s.Keys.reportIndex(), s.Keys.reportState()}
 	args := []string{FormatID(r.Reporter) + " " + r.Subject.String(), "*", "",
 		"r", FormatID(r.Reporter), "s", r.Subject.String(), "n", r.Reason, "c", comment}
-	arr, err := s.commit(ctx, reportAppend, keys, args, reportAppend.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, reportAppend, keys, args, reportAppend.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -276,7 +276,7 @@ const listChunk = 500
 func (s *Service) walkStream(ctx context.Context, key string, sc Since, fn func([]rueidis.XRangeEntry) error) error {
 	start := sc.start()
 	for {
-		es, err := s.do(ctx, s.c.B().Xrange().Key(key).Start(start).End("+").Count(listChunk).Build()).AsXRange()
+		es, err := s.do(ctx, s.Redis.B().Xrange().Key(key).Start(start).End("+").Count(listChunk).Build()).AsXRange()
 		if err != nil {
 			return fmt.Errorf("read %s: %w", key, err)
 		}
@@ -297,12 +297,12 @@ func (s *Service) walkStream(ctx context.Context, key string, sc Since, fn func(
 // batch at a time, each with whether it was resolved.
 func (s *Service) Reports(ctx context.Context, sc Since, fn func([]Report) error) (err error) {
 	defer wrap(&err, "list reports")
-	return s.walkStream(ctx, s.k.reports(), sc, func(es []rueidis.XRangeEntry) error {
+	return s.walkStream(ctx, s.Keys.reports(), sc, func(es []rueidis.XRangeEntry) error {
 		ids := make([]string, len(es))
 		for i, e := range es {
 			ids[i] = e.ID
 		}
-		state, err := s.do(ctx, s.c.B().Hmget().Key(s.k.reportState()).Field(ids...).Build()).ToArray()
+		state, err := s.do(ctx, s.Redis.B().Hmget().Key(s.Keys.reportState()).Field(ids...).Build()).ToArray()
 		if err != nil {
 			return fmt.Errorf("read the reports' state: %w", err)
 		}
@@ -344,9 +344,9 @@ func (s *Service) ResolveReport(ctx context.Context, id string, a ModAction) (_ 
 		return ModOutcome{}, err
 	}
 	now := s.nowMS()
-	keys := []string{s.k.reports(), s.k.reportState(), s.k.audit()}
+	keys := []string{s.Keys.reports(), s.Keys.reportState(), s.Keys.audit()}
 	args := append([]string{id, scoreArg(now)}, a.auditFields(ActionResolve, "report:"+id, now)...)
-	st, err := s.commit(ctx, reportResolve, keys, args, reportResolve.cmd(s.c.B(), keys, args)).AsInt64()
+	st, err := s.commit(ctx, reportResolve, keys, args, reportResolve.cmd(s.Redis.B(), keys, args)).AsInt64()
 	switch {
 	case err != nil:
 		return ModOutcome{}, err
@@ -375,10 +375,10 @@ func (s *Service) PutReport(ctx context.Context, r Report) (err error) {
 	if !r.Resolved.IsZero() {
 		resolved = scoreArg(r.Resolved.UnixMilli())
 	}
-	keys := []string{s.k.reports(), s.k.reportIndex(), s.k.reportState()}
+	keys := []string{s.Keys.reports(), s.Keys.reportIndex(), s.Keys.reportState()}
 	args := []string{FormatID(r.Reporter) + " " + r.Subject.String(), r.ID, resolved,
 		"r", FormatID(r.Reporter), "s", r.Subject.String(), "n", r.Reason, "c", r.Comment}
-	arr, err := s.do(ctx, reportAppend.cmd(s.c.B(), keys, args)).ToArray()
+	arr, err := s.do(ctx, reportAppend.cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return err
 	}
@@ -395,9 +395,9 @@ func (s *Service) PutReport(ctx context.Context, r Report) (err error) {
 // reindexReports sets the index of every report from the stream, the
 // first report of each reporter and subject winning (Rebuild).
 func (s *Service) reindexReports(ctx context.Context, st *RebuildStats) error {
-	return s.walkStream(ctx, s.k.reports(), Since{}, func(es []rueidis.XRangeEntry) error {
+	return s.walkStream(ctx, s.Keys.reports(), Since{}, func(es []rueidis.XRangeEntry) error {
 		cmds := cmdsFor(es, func(e rueidis.XRangeEntry) rueidis.Completed {
-			return s.c.B().Hsetnx().Key(s.k.reportIndex()).Field(e.FieldValues["r"] + " " + e.FieldValues["s"]).Value(e.ID).Build()
+			return s.Redis.B().Hsetnx().Key(s.Keys.reportIndex()).Field(e.FieldValues["r"] + " " + e.FieldValues["s"]).Value(e.ID).Build()
 		})
 		st.Reports += int64(len(es))
 		return firstErr(s.doMulti(ctx, cmds...))
@@ -433,7 +433,7 @@ func (s *Service) appendAudit(ctx context.Context, key string, fv map[string]str
 	for _, f := range []string{"t", "o", "a", "s", "r"} {
 		args = append(args, f, fv[f])
 	}
-	if err := s.do(ctx, auditOnce.cmd(s.c.B(), []string{s.k.audit(), s.k.auditDone()}, args)).Error(); err != nil {
+	if err := s.do(ctx, auditOnce.cmd(s.Redis.B(), []string{s.Keys.audit(), s.Keys.auditDone()}, args)).Error(); err != nil {
 		return fmt.Errorf("append the audit entry: %w", err)
 	}
 	return nil
@@ -443,7 +443,7 @@ func (s *Service) appendAudit(ctx context.Context, key string, fv map[string]str
 // first, a batch at a time.
 func (s *Service) AuditLog(ctx context.Context, sc Since, fn func([]AuditEntry) error) (err error) {
 	defer wrap(&err, "read the audit log")
-	return s.walkStream(ctx, s.k.audit(), sc, func(es []rueidis.XRangeEntry) error {
+	return s.walkStream(ctx, s.Keys.audit(), sc, func(es []rueidis.XRangeEntry) error {
 		out := make([]AuditEntry, len(es))
 		for i, e := range es {
 			fv := e.FieldValues
@@ -477,7 +477,7 @@ func (s *Service) PutAudit(ctx context.Context, e AuditEntry) (err error) {
 		return apierr.Errorf(apierr.BadInput, "action %q is not takedown, suspend, unsuspend or resolve", e.Action)
 	}
 	args := []string{e.ID, "t", scoreArg(e.At.UnixMilli()), "o", e.Operator, "a", e.Action, "s", e.Subject, "r", e.Reason}
-	arr, err := s.do(ctx, auditPut.cmd(s.c.B(), []string{s.k.audit()}, args)).ToArray()
+	arr, err := s.do(ctx, auditPut.cmd(s.Redis.B(), []string{s.Keys.audit()}, args)).ToArray()
 	if err != nil {
 		return err
 	}

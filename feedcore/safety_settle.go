@@ -76,10 +76,10 @@ func (s *Service) readPair(ctx context.Context, users [2]ID, now int64) (pairSta
 	for d := range 2 {
 		u, o := users[d], member(users[1-d])
 		cmds = append(cmds,
-			s.c.B().Zscore().Key(s.k.blocks(u)).Member(o).Build(),
-			s.c.B().Zscore().Key(s.k.muteEnds(u)).Member(o).Build(),
-			s.c.B().Zscore().Key(s.k.hides(u)).Member(o).Build(),
-			s.c.B().Zscore().Key(s.k.following(u)).Member(o).Build())
+			s.Redis.B().Zscore().Key(s.Keys.blocks(u)).Member(o).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.muteEnds(u)).Member(o).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.hides(u)).Member(o).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.following(u)).Member(o).Build())
 	}
 	rs := s.doMulti(ctx, cmds...)
 	var st pairState
@@ -123,13 +123,13 @@ func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now 
 	for d := range 2 {
 		v, u := users[d], users[1-d]
 		if until := st.hiddenUntil(d); until != 0 && until < relationForever {
-			cmds = append(cmds, s.c.B().Zadd().Key(s.k.muteTimers(s.shardOf(v))).ScoreMember().
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.muteTimers(s.shardOf(v))).ScoreMember().
 				ScoreMember(float64(until), encodeEdges([]Edge{{Follower: v, Followee: u}})).Build())
 		}
 		if until := st.hiddenUntil(d); until != 0 {
-			cmds = append(cmds, s.c.B().Zadd().Key(s.k.noPush(u)).ScoreMember().ScoreMember(float64(until), member(v)).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.noPush(u)).ScoreMember().ScoreMember(float64(until), member(v)).Build())
 		} else {
-			cmds = append(cmds, s.c.B().Zrem().Key(s.k.noPush(u)).Member(member(v)).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.noPush(u)).Member(member(v)).Build())
 		}
 	}
 	for d := range 2 {
@@ -138,8 +138,8 @@ func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now 
 		if st.blocked[1-d] != 0 {
 			mirror = scoreArg(st.blocked[1-d])
 		}
-		cmds = append(cmds, relationViewer.cmd(s.c.B(),
-			[]string{s.k.hiddenAuthors(v), s.k.hideNotes(v), s.k.following(v), s.k.blockedBy(v)},
+		cmds = append(cmds, relationViewer.cmd(s.Redis.B(),
+			[]string{s.Keys.hiddenAuthors(v), s.Keys.hideNotes(v), s.Keys.following(v), s.Keys.blockedBy(v)},
 			[]string{member(u), scoreArg(st.hiddenUntil(d)), scoreArg(now), mirror, scoreArg(notePendingFloor), scoreArg(noteToken(now))}))
 	}
 	rs := s.doMulti(ctx, cmds...)
@@ -171,9 +171,9 @@ func (s *Service) unfollowPair(ctx context.Context, users [2]ID, st pairState, n
 	edges := []Edge{{Follower: users[0], Followee: users[1]}, {Follower: users[1], Followee: users[0]}}
 	for d, e := range edges {
 		if st.follows[d] {
-			keys := []string{s.k.following(e.Follower), s.k.bigFollowees(e.Follower), s.k.unfollowed(e.Follower)}
+			keys := []string{s.Keys.following(e.Follower), s.Keys.bigFollowees(e.Follower), s.Keys.unfollowed(e.Follower)}
 			args := []string{member(e.Followee), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
-			cmds = append(cmds, unfollowCommit.cmd(s.c.B(), keys, args))
+			cmds = append(cmds, unfollowCommit.cmd(s.Redis.B(), keys, args))
 		}
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
@@ -196,7 +196,7 @@ func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, bac
 	}
 	now := scoreArg(s.nowMS())
 	done := func(e Edge) rueidis.Completed {
-		return zremIfDue.cmd(s.c.B(), []string{s.k.hiddenAuthors(e.Follower)}, []string{member(e.Followee), now})
+		return zremIfDue.cmd(s.Redis.B(), []string{s.Keys.hiddenAuthors(e.Follower)}, []string{member(e.Followee), now})
 	}
 	return firstErr(s.doMulti(ctx, cmdsFor(backfills, done)...))
 }
@@ -205,7 +205,7 @@ func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, bac
 // inboxes on the viewer's shard's clean-up stream: fields v (viewer) and a
 // (author) as decimal ids, t "hide", n the note's token (its score).
 func (s *Service) cleanupJobCmd(j cleanupJob) rueidis.Completed {
-	return s.c.B().Xadd().Key(s.k.cleanup(s.shardOf(j.viewer))).Id("*").FieldValue().
+	return s.Redis.B().Xadd().Key(s.Keys.cleanup(s.shardOf(j.viewer))).Id("*").FieldValue().
 		FieldValue("v", FormatID(j.viewer)).FieldValue("a", FormatID(j.author)).FieldValue("t", "hide").
 		FieldValue("n", scoreArg(j.note)).Build()
 }
@@ -271,7 +271,7 @@ return 0
 // left of a relation whose records are gone is removed, and what the
 // records say is written.
 func (s *Service) rebuildRelations(ctx context.Context, users []ID, st *RebuildStats) error {
-	kinds := []func(ID) string{s.k.blocks, s.k.mutes, s.k.hides, s.k.blockedBy, s.k.hiddenAuthors, s.k.noPush, s.k.hideNotes}
+	kinds := []func(ID) string{s.Keys.blocks, s.Keys.mutes, s.Keys.hides, s.Keys.blockedBy, s.Keys.hiddenAuthors, s.Keys.noPush, s.Keys.hideNotes}
 	var pairs []Edge
 	for _, keyOf := range kinds {
 		sets, err := s.allOf(ctx, keyOf, users)
@@ -309,7 +309,7 @@ func (s *Service) rebuildRelations(ctx context.Context, users []ID, st *RebuildS
 func (s *Service) dropHidden(ctx context.Context, readers []ID, follows [][]ID) error {
 	now := scoreArg(s.nowMS())
 	hidden := func(r ID) rueidis.Completed {
-		return s.c.B().Zrange().Key(s.k.hiddenAuthors(r)).Min("(" + now).Max("+inf").Byscore().Build()
+		return s.Redis.B().Zrange().Key(s.Keys.hiddenAuthors(r)).Min("(" + now).Max("+inf").Byscore().Build()
 	}
 	for i, r := range s.doMulti(ctx, cmdsFor(readers, hidden)...) {
 		ms, err := r.AsStrSlice()
@@ -347,22 +347,22 @@ func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
 
 // endMutes settles the ended mutes of shard's timers, up to a batch.
 func (s *Service) endMutes(ctx context.Context, shard int) error {
-	key, now := s.k.muteTimers(shard), scoreArg(s.nowMS())
-	due, err := s.do(ctx, s.c.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
+	key, now := s.Keys.muteTimers(shard), scoreArg(s.nowMS())
+	due, err := s.do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read mute timers: %w", err)
 	}
 	for _, m := range due {
 		pairs, err := decodeEdges(m)
 		if err != nil {
-			s.do(ctx, s.c.B().Zrem().Key(key).Member(m).Build())
+			s.do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build())
 			continue
 		}
 		if err := s.settleRelations(ctx, pairs); err != nil {
 			return err
 		}
 		// Only if not set again meanwhile, to a later end.
-		if err := s.do(ctx, zremIfDue.cmd(s.c.B(), []string{key}, []string{m, now})).Error(); err != nil {
+		if err := s.do(ctx, zremIfDue.cmd(s.Redis.B(), []string{key}, []string{m, now})).Error(); err != nil {
 			return fmt.Errorf("drop a mute timer: %w", err)
 		}
 	}

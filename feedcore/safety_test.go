@@ -19,14 +19,14 @@ import (
 func hideForTest(tb testing.TB, s *Service, viewer, author ID, until int64) {
 	tb.Helper()
 	ctx := context.Background()
-	b := s.c.B()
+	b := s.Redis.B()
 	cmds := []rueidis.Completed{
-		b.Zadd().Key(s.k.hiddenAuthors(viewer)).ScoreMember().ScoreMember(float64(until), member(author)).Build(),
-		b.Zadd().Key(s.k.noPush(author)).ScoreMember().ScoreMember(float64(until), member(viewer)).Build(),
+		b.Zadd().Key(s.Keys.hiddenAuthors(viewer)).ScoreMember().ScoreMember(float64(until), member(author)).Build(),
+		b.Zadd().Key(s.Keys.noPush(author)).ScoreMember().ScoreMember(float64(until), member(viewer)).Build(),
 	}
-	follows, err := s.do(ctx, b.Zscore().Key(s.k.following(viewer)).Member(member(author)).Build()).ToString()
+	follows, err := s.do(ctx, b.Zscore().Key(s.Keys.following(viewer)).Member(member(author)).Build()).ToString()
 	if err == nil && follows != "" {
-		cmds = append(cmds, b.Zadd().Key(s.k.hideNotes(viewer)).ScoreMember().ScoreMember(float64(relationForever), member(author)).Build())
+		cmds = append(cmds, b.Zadd().Key(s.Keys.hideNotes(viewer)).ScoreMember().ScoreMember(float64(relationForever), member(author)).Build())
 	}
 	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
 		tb.Fatal(err)
@@ -37,7 +37,7 @@ func hideForTest(tb testing.TB, s *Service, viewer, author ID, until int64) {
 // feeds, as a relation's settle does.
 func queueCleanup(tb testing.TB, s *Service, viewer, author ID) {
 	tb.Helper()
-	err := s.do(context.Background(), s.c.B().Xadd().Key(s.k.cleanup(s.shardOf(viewer))).Id("*").FieldValue().
+	err := s.do(context.Background(), s.Redis.B().Xadd().Key(s.Keys.cleanup(s.shardOf(viewer))).Id("*").FieldValue().
 		FieldValue("v", FormatID(viewer)).FieldValue("a", FormatID(author)).FieldValue("t", "hide").Build()).Error()
 	if err != nil {
 		tb.Fatal(err)
@@ -101,7 +101,7 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	if len(pg.Edges) != 4 || !pg.HasNext {
 		t.Fatalf("a page across 30 hidden posts has %d edges (next %v), want 4 and more", len(pg.Edges), pg.HasNext)
 	}
-	if got := timelineIDs(t, s, s.k.inbox(1)); len(got) != 36 {
+	if got := timelineIDs(t, s, s.Keys.inbox(1)); len(got) != 36 {
 		t.Fatalf("before the clean-up the inbox holds %d entries, want 36", len(got))
 	}
 	queueCleanup(t, s, 1, 2)
@@ -109,16 +109,16 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	if n, err := s.CleanupBacklog(ctx); err != nil || n != 0 {
 		t.Fatalf("clean-up backlog after draining %d, %v; want 0", n, err)
 	}
-	if got := timelineIDs(t, s, s.k.inbox(1)); !slices.Equal(got, want) {
+	if got := timelineIDs(t, s, s.Keys.inbox(1)); !slices.Equal(got, want) {
 		t.Fatalf("after the clean-up the inbox holds %v, want %v", got, want)
 	}
-	until, err := s.do(ctx, s.c.B().Zscore().Key(s.k.hideNotes(1)).Member(member(2)).Build()).AsInt64()
+	until, err := s.do(ctx, s.Redis.B().Zscore().Key(s.Keys.hideNotes(1)).Member(member(2)).Build()).AsInt64()
 	if err != nil || until != clk.now().Add(defaultCleanupGrace).UnixMilli() {
 		t.Fatalf("note after the clean-up ends at %d (%v), want now + grace", until, err)
 	}
 	late := publishN(t, s, 2, 1)
 	drain(t, s)
-	if in := timelineIDs(t, s, s.k.inbox(1)); slices.Contains(in, late[0]) {
+	if in := timelineIDs(t, s, s.Keys.inbox(1)); slices.Contains(in, late[0]) {
 		t.Fatal("a post of the hidden author was pushed")
 	}
 	clk.advance(defaultCleanupGrace + time.Second)
@@ -194,7 +194,7 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	if err := firstErr(s.doMulti(ctx, late...)); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(timelineIDs(t, s, s.k.inbox(1)), p) {
+	if !slices.Contains(timelineIDs(t, s, s.Keys.inbox(1)), p) {
 		t.Fatal("the straggler did not reach the inbox")
 	}
 	if got := readAll(t, s, 1, 5); !slices.Equal(got, newestFirst(mine)) {
@@ -203,7 +203,7 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	if err := s.backfillMany(ctx, []Edge{{Follower: 1, Followee: 2}, {Follower: 1, Followee: 3}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := timelineIDs(t, s, s.k.inbox(1)); len(got) != 3 {
+	if got := timelineIDs(t, s, s.Keys.inbox(1)); len(got) != 3 {
 		t.Fatalf("after a backfill the inbox holds %v, want the two of 3 and the straggler", got)
 	}
 }
@@ -252,7 +252,7 @@ func TestSafetyPageCost(t *testing.T) {
 	drain(t, s)
 	// 9,998 more authors hidden from guarded, none of whom it follows,
 	// in one write.
-	hx := s.c.B().Zadd().Key(s.k.hiddenAuthors(guarded)).ScoreMember()
+	hx := s.Redis.B().Zadd().Key(s.Keys.hiddenAuthors(guarded)).ScoreMember()
 	for i, a := range idRange(100_000, 9_998) {
 		until := float64(relationForever)
 		if i%2 == 1 {
@@ -400,12 +400,12 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 		t.Fatalf("merged reader 1 after 2 hid from it: %v, want 3's only", got)
 	}
 	drain(t, s)
-	if in := timelineIDs(t, s, s.k.inbox(4)); !slices.Equal(in, newestFirst(twos)) {
+	if in := timelineIDs(t, s, s.Keys.inbox(4)); !slices.Equal(in, newestFirst(twos)) {
 		t.Fatalf("4's inbox after the clean-up: %v, want 2's only", in)
 	}
 	late := publishN(t, s, 3, 1)
 	drain(t, s)
-	if slices.Contains(timelineIDs(t, s, s.k.inbox(4)), late[0]) {
+	if slices.Contains(timelineIDs(t, s, s.Keys.inbox(4)), late[0]) {
 		t.Fatal("the muted author's new post was pushed")
 	}
 	if err := s.Unmute(ctx, 4, 3); err != nil {
@@ -429,7 +429,7 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 // worker parses them.
 func queuedCleanups(tb testing.TB, s *Service, viewer ID) []cleanupJob {
 	tb.Helper()
-	es, err := s.c.Do(context.Background(), s.c.B().Xrange().Key(s.k.cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
+	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -461,7 +461,7 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	muted := publishN(t, s, 2, 1)
 	drain(t, s)
 	stop() // the jobs are run by hand below, in the straddling order
-	note := func() int64 { return zscores(t, s, s.k.hideNotes(1))[2] }
+	note := func() int64 { return zscores(t, s, s.Keys.hideNotes(1))[2] }
 
 	if err := s.Mute(ctx, 1, 2, 0); err != nil {
 		t.Fatal(err)
@@ -474,14 +474,14 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	if err := s.cleanFeeds(ctx, old); err != nil { // the old job's inbox step
 		t.Fatal(err)
 	}
-	if got := timelineIDs(t, s, s.k.inbox(1)); slices.Contains(got, muted[0]) {
+	if got := timelineIDs(t, s, s.Keys.inbox(1)); slices.Contains(got, muted[0]) {
 		t.Fatalf("inbox after the old job's inbox step %v still holds %d", got, muted[0])
 	}
 	clk.advance(time.Second)
 	if err := s.Unmute(ctx, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := timelineIDs(t, s, s.k.inbox(1)); !slices.Contains(got, muted[0]) {
+	if got := timelineIDs(t, s, s.Keys.inbox(1)); !slices.Contains(got, muted[0]) {
 		t.Fatalf("inbox after the unmute %v, want %d backfilled", got, muted[0])
 	}
 	clk.advance(time.Second)
@@ -510,7 +510,7 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	if got := note(); got != clk.now().Add(defaultCleanupGrace).UnixMilli() {
 		t.Fatalf("note after the new job %d, want now + grace", got)
 	}
-	if got := timelineIDs(t, s, s.k.inbox(1)); slices.Contains(got, muted[0]) {
+	if got := timelineIDs(t, s, s.Keys.inbox(1)); slices.Contains(got, muted[0]) {
 		t.Fatalf("inbox after the new job %v still holds %d", got, muted[0])
 	}
 	clk.advance(defaultCleanupGrace + time.Second)

@@ -113,7 +113,7 @@ func buildFollowers(tb testing.TB, s *Service, author ID, n int) {
 	if len(errs) > 0 {
 		tb.Fatal(errs[0])
 	}
-	card, err := s.c.Do(ctx, s.c.B().Zcard().Key(s.k.followers(author)).Build()).AsInt64()
+	card, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.followers(author)).Build()).AsInt64()
 	if err != nil || card != int64(n) {
 		tb.Fatalf("author %d has %d followers (%v), want %d", author, card, err, n)
 	}
@@ -123,14 +123,14 @@ func buildFollowers(tb testing.TB, s *Service, author ID, n int) {
 
 func followBulk(ctx context.Context, s *Service, author ID, lo, hi int) error {
 	cmds := make([]rueidis.Completed, 0, hi-lo+1)
-	fr := s.c.B().Zadd().Key(s.k.followers(author)).ScoreMember()
+	fr := s.Redis.B().Zadd().Key(s.Keys.followers(author)).ScoreMember()
 	for i := lo; i < hi; i++ {
 		f := author + 1 + ID(i)
-		cmds = append(cmds, s.c.B().Zadd().Key(s.k.following(f)).ScoreMember().ScoreMember(0, member(author)).Build())
+		cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.following(f)).ScoreMember().ScoreMember(0, member(author)).Build())
 		fr = fr.ScoreMember(0, member(f))
 	}
 	cmds = append(cmds, fr.Build())
-	return firstErr(s.c.DoMulti(ctx, cmds...))
+	return firstErr(s.Redis.DoMulti(ctx, cmds...))
 }
 
 func followAPI(ctx context.Context, s *Service, author ID, lo, hi int) error {
@@ -159,7 +159,7 @@ func touchFollowers(tb testing.TB, s *Service, author ID, n int) {
 				cmds = append(cmds, *c)
 			}
 		}
-		if err := firstErr(s.c.DoMulti(ctx, cmds...)); err != nil {
+		if err := firstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -173,7 +173,7 @@ func usedMemory(tb testing.TB, s *Service) int64 {
 	tb.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		info, err := s.c.Do(context.Background(), s.c.B().Info().Section("memory").Build()).ToString()
+		info, err := s.Redis.Do(context.Background(), s.Redis.B().Info().Section("memory").Build()).ToString()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -203,10 +203,10 @@ func sampleInboxBytes(tb testing.TB, s *Service, author ID, n int) float64 {
 	step := max(1, n/1000)
 	var cmds []rueidis.Completed
 	for i := 0; i < n; i += step {
-		cmds = append(cmds, s.c.B().MemoryUsage().Key(s.k.inbox(author+1+ID(i))).Samples(0).Build())
+		cmds = append(cmds, s.Redis.B().MemoryUsage().Key(s.Keys.inbox(author+1+ID(i))).Samples(0).Build())
 	}
 	var sum int64
-	for _, r := range s.c.DoMulti(context.Background(), cmds...) {
+	for _, r := range s.Redis.DoMulti(context.Background(), cmds...) {
 		v, err := r.AsInt64()
 		if err != nil {
 			tb.Fatal(err)
@@ -265,7 +265,7 @@ type delivery struct {
 // redisCPU is the server's used CPU time, user and system.
 func redisCPU(tb testing.TB, s *Service) time.Duration {
 	tb.Helper()
-	info, err := s.c.Do(context.Background(), s.c.B().Info().Section("cpu").Build()).ToString()
+	info, err := s.Redis.Do(context.Background(), s.Redis.B().Info().Section("cpu").Build()).ToString()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func publishAndWait(tb testing.TB, s *Service, author ID, n int) delivery {
 		tb.Fatal(err)
 	}
 	t0 := time.Now()
-	lastInbox, m := s.k.inbox(author+ID(n)), member(p.ID)
+	lastInbox, m := s.Keys.inbox(author+ID(n)), member(p.ID)
 	deadline := t0.Add(10 * time.Minute)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -315,7 +315,7 @@ func publishAndWait(tb testing.TB, s *Service, author ID, n int) delivery {
 		}
 		<-tick.C
 		if d.last == 0 {
-			_, err := s.c.Do(ctx, s.c.B().Zscore().Key(lastInbox).Member(m).Build()).AsFloat64()
+			_, err := s.Redis.Do(ctx, s.Redis.B().Zscore().Key(lastInbox).Member(m).Build()).AsFloat64()
 			if rueidis.IsRedisNil(err) {
 				continue
 			}
@@ -363,9 +363,9 @@ func countHolding(tb testing.TB, s *Service, author ID, n int, post ID) int {
 	for lo := 0; lo < n; lo += 10000 {
 		cmds := make([]rueidis.Completed, 0, 10000)
 		for i := lo; i < min(lo+10000, n); i++ {
-			cmds = append(cmds, s.c.B().Zscore().Key(s.k.inbox(author+1+ID(i))).Member(m).Build())
+			cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.inbox(author+1+ID(i))).Member(m).Build())
 		}
-		for _, r := range s.c.DoMulti(context.Background(), cmds...) {
+		for _, r := range s.Redis.DoMulti(context.Background(), cmds...) {
 			if _, err := r.AsFloat64(); err == nil {
 				got++
 			} else if !rueidis.IsRedisNil(err) {
@@ -483,10 +483,10 @@ func TestScaleBigVFanout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if set != s.k.active(author) {
+	if set != s.Keys.active(author) {
 		t.Fatalf("author with %d followers over a threshold of %d pushes to %s, want its active set", n, n-1, set)
 	}
-	active, err := s.c.Do(ctx, s.c.B().Zcard().Key(set).Build()).AsInt64()
+	active, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(set).Build()).AsInt64()
 	if err != nil || active != int64(n) {
 		t.Fatalf("active set of %d (%v), want %d", active, err, n)
 	}

@@ -1,98 +1,11 @@
 package feedcore
 
 import (
-	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 
 	"github.com/redis/rueidis"
 )
-
-// script is a Lua script run by EVALSHA inside ordinary pipelines, so a
-// script call costs no extra round trip. Service.doMulti loads the scripts
-// when a server answers NOSCRIPT (first use, restart, failover) and retries.
-type script struct {
-	src, sha string
-	readOnly bool
-}
-
-var allScripts []*script
-
-func newScript(readOnly bool, src string) *script {
-	sum := sha1.Sum([]byte(src))
-	sc := &script{src: src, sha: hex.EncodeToString(sum[:]), readOnly: readOnly}
-	allScripts = append(allScripts, sc)
-	return sc
-}
-
-func (sc *script) cmd(b rueidis.Builder, keys, args []string) rueidis.Completed {
-	if sc.readOnly {
-		return b.EvalshaRo().Sha1(sc.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
-	}
-	return b.Evalsha().Sha1(sc.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
-}
-
-// doMulti sends cmds as one pipeline. Script calls a server did not know
-// (first use, restart, failover) are resent, and only those, once the
-// scripts are loaded: the others ran, and some (a log append) must not run
-// twice.
-func (s *Service) doMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	for i := range cmds {
-		if isScript(cmds[i]) {
-			cmds[i] = cmds[i].Pin() // kept, not recycled, so it can be resent
-		}
-	}
-	rs := s.c.DoMulti(ctx, cmds...)
-	var again []int
-	for i, r := range rs {
-		if e, ok := rueidis.IsRedisErr(r.Error()); ok && e.IsNoScript() {
-			again = append(again, i)
-		}
-	}
-	if len(again) == 0 {
-		return rs
-	}
-	if err := s.loadScripts(ctx); err != nil {
-		for _, i := range again {
-			rs[i] = rueidis.NewErrorResult(fmt.Errorf("load scripts: %w", err))
-		}
-		return rs
-	}
-	resend := make([]rueidis.Completed, len(again))
-	for j, i := range again {
-		resend[j] = cmds[i]
-	}
-	for j, r := range s.c.DoMulti(ctx, resend...) {
-		rs[again[j]] = r
-	}
-	return rs
-}
-
-// isScript reports whether cmd calls a script by its hash (script.cmd).
-func isScript(cmd rueidis.Completed) bool {
-	name := cmd.Commands()[0]
-	return name == "EVALSHA" || name == "EVALSHA_RO"
-}
-
-func (s *Service) do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	return s.doMulti(ctx, cmd)[0]
-}
-
-// loadScripts loads every script on every node.
-func (s *Service) loadScripts(ctx context.Context) error {
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
-	for _, n := range s.c.Nodes() {
-		for _, sc := range allScripts {
-			if err := n.Do(ctx, n.B().ScriptLoad().Script(sc.src).Build()).Error(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // Members are 8 raw bytes; Lua's string < follows the server's collation
 // locale, so compare bytes explicitly.
@@ -355,7 +268,3 @@ func scoreOf(m rueidis.RedisMessage) (int64, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	return int64(f), err
 }
-
-func scoreArg(ts int64) string { return strconv.FormatInt(ts, 10) }
-
-func itoa(n int) string { return strconv.Itoa(n) }

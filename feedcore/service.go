@@ -3,7 +3,6 @@ package feedcore
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,8 +15,7 @@ import (
 // Service reads and writes feeds. It is safe for concurrent use; many
 // replicas may share one Redis.
 type Service struct {
-	c rueidis.Client
-	k keys
+	*Store
 	o Options
 	// sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (read_cursorkey.go).
@@ -45,11 +43,6 @@ type Service struct {
 	// locks takes readers' upgrade and demotion locks (withLock).
 	locks rueidislock.Locker
 
-	// loadMu serialises loadScripts: the pipelines that meet NOSCRIPT at
-	// once (after a restart or a failover) load the scripts one after the
-	// other, not all at the same time.
-	loadMu sync.Mutex
-
 	// afterMarkerRead, set only by tests, runs in markSuspended between
 	// its read of the markers and its write of the marks: where another
 	// process's suspension change can land.
@@ -72,15 +65,15 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	if opts.StreamShards <= 0 && client.Mode() == rueidis.ClientModeCluster {
 		opts.StreamShards = defaultClusterShards
 	}
-	s := &Service{k: keys{p: opts.Prefix}, o: opts.withDefaults(),
+	s := &Service{Store: &Store{Keys: keys{p: opts.Prefix}}, o: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
 	s.media = urlPolicy(s.o)
-	s.c = riding{Client: client, s: s}
+	s.Redis = riding{Client: client, s: s}
 	var err error
 	if s.keywords, err = lru.New[ID, *keywordSet](keywordSets); err != nil {
 		return nil, fmt.Errorf("make the keyword filter cache: %w", err)
 	}
-	if s.locks, err = newLocker(client, s.k); err != nil {
+	if s.locks, err = newLocker(client, s.Keys); err != nil {
 		return nil, fmt.Errorf("make the reader locker: %w", err)
 	}
 	key := opts.CursorKey
@@ -107,16 +100,6 @@ func (s *Service) Options() Options {
 }
 
 // Client is the Redis client the service uses.
-func (s *Service) Client() rueidis.Client { return s.c }
+func (s *Service) Client() rueidis.Client { return s.Redis }
 
 func (s *Service) nowMS() int64 { return s.o.Now().UnixMilli() }
-
-// first returns the first error among results, ignoring nil replies.
-func firstErr(rs []rueidis.RedisResult) error {
-	for _, r := range rs {
-		if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) {
-			return err
-		}
-	}
-	return nil
-}

@@ -46,7 +46,7 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 		cmds = append(cmds, s.claimHandleCmd(u.Handle, u.ID))
 	}
 	for _, u := range us {
-		cmds = append(cmds, s.c.B().Hget().Key(s.k.user(u.ID)).Field("h").Build())
+		cmds = append(cmds, s.Redis.B().Hget().Key(s.Keys.user(u.ID)).Field("h").Build())
 	}
 	rs := s.doMulti(ctx, cmds...)
 	claimed := make([]bool, n) // the handle key was created by this call
@@ -75,7 +75,7 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 		if u.DisplayName == "" {
 			u.DisplayName = u.Handle
 		}
-		writes = append(writes, s.c.B().Hset().Key(s.k.user(u.ID)).FieldValue().
+		writes = append(writes, s.Redis.B().Hset().Key(s.Keys.user(u.ID)).FieldValue().
 			FieldValue("h", u.Handle).FieldValue("n", u.DisplayName).FieldValue("a", u.AvatarURL).Build())
 	}
 	if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
@@ -95,7 +95,7 @@ return 0
 `)
 
 func (s *Service) releaseHandleCmd(handle string, id ID) rueidis.Completed {
-	return deleteIfEquals.cmd(s.c.B(), []string{s.k.handle(handle)}, []string{FormatID(id)})
+	return deleteIfEquals.cmd(s.Redis.B(), []string{s.Keys.handle(handle)}, []string{FormatID(id)})
 }
 
 func validHandle(h string) error {
@@ -112,11 +112,11 @@ func (s *Service) Users(ctx context.Context, ids []ID) (_ []*User, err error) {
 	// Static TTL: profile keys never expire in Redis, so rueidis's
 	// per-read PTTL check would only add commands to every miss.
 	cmds := cmdsFor(ids, func(id ID) rueidis.CacheableTTL {
-		return rueidis.CT(s.c.B().Hmget().Key(s.k.user(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
+		return rueidis.CT(s.Redis.B().Hmget().Key(s.Keys.user(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
 	})
 	out := make([]*User, len(ids))
 	var f [4]string
-	for i, r := range s.c.DoMultiCache(ctx, cmds...) {
+	for i, r := range s.Redis.DoMultiCache(ctx, cmds...) {
 		found, err := hashFields(r, f[:])
 		if err != nil {
 			return nil, err
@@ -186,7 +186,7 @@ func (s *Service) User(ctx context.Context, id ID) (_ *User, err error) {
 // UserByHandle returns the profile with handle h, or nil when none has it.
 func (s *Service) UserByHandle(ctx context.Context, h string) (_ *User, err error) {
 	defer wrap(&err, "find user by handle")
-	v, err := s.c.Do(ctx, s.c.B().Get().Key(s.k.handle(h)).Build()).ToString()
+	v, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.handle(h)).Build()).ToString()
 	if rueidis.IsRedisNil(err) || err == nil && heldHandle(v) { // held: a deleted account's
 		return nil, nil
 	}
@@ -213,9 +213,9 @@ func (s *Service) Counts(ctx context.Context, ids []ID) (_ []GraphCounts, err er
 	defer wrap(&err, "read follow counts")
 	cmds := make(rueidis.Commands, 0, 2*len(ids))
 	for _, id := range ids {
-		cmds = append(cmds, s.c.B().Zcard().Key(s.k.followers(id)).Build(), s.c.B().Zcard().Key(s.k.following(id)).Build())
+		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.following(id)).Build())
 	}
-	rs := s.c.DoMulti(ctx, cmds...)
+	rs := s.Redis.DoMulti(ctx, cmds...)
 	out := make([]GraphCounts, len(ids))
 	for i := range ids {
 		fr, err := rs[2*i].AsInt64()
@@ -238,7 +238,7 @@ func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) (_ [
 	if len(targets) == 0 {
 		return out, nil
 	}
-	scores, err := s.c.Do(ctx, s.c.B().Zmscore().Key(s.k.following(viewer)).Member(members(targets)...).Build()).ToArray()
+	scores, err := s.Redis.Do(ctx, s.Redis.B().Zmscore().Key(s.Keys.following(viewer)).Member(members(targets)...).Build()).ToArray()
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ type stream struct {
 }
 
 func (s *Service) eventStream(shard int) stream {
-	return stream{shard: shard, key: s.k.events(shard), group: groupDispatch, name: "events", beside: isUpgrade}
+	return stream{shard: shard, key: s.Keys.events(shard), group: groupDispatch, name: "events", beside: isUpgrade}
 }
 
 // isUpgrade: a reader's upgrade is independent of the events after it (it
@@ -118,7 +118,7 @@ func (s *Service) eventStream(shard int) stream {
 func isUpgrade(e rueidis.XRangeEntry) bool { return e.FieldValues["t"] == evActivate }
 
 func (s *Service) taskStream(shard int) stream {
-	return stream{shard: shard, key: s.k.tasks(shard), group: groupExecute, name: "tasks"}
+	return stream{shard: shard, key: s.Keys.tasks(shard), group: groupExecute, name: "tasks"}
 }
 
 // RunWorkers runs the fan-out pipeline until ctx ends: per stream shard a
@@ -160,7 +160,7 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 func (s *Service) ensureGroups(ctx context.Context) error {
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		for _, st := range []stream{s.eventStream(sh), s.taskStream(sh), s.cleanupStream(sh)} {
-			err := s.c.Do(ctx, s.c.B().XgroupCreate().Key(st.key).Group(st.group).Id("0").Mkstream().Build()).Error()
+			err := s.Redis.Do(ctx, s.Redis.B().XgroupCreate().Key(st.key).Group(st.group).Id("0").Mkstream().Build()).Error()
 			if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
 				return fmt.Errorf("create consumer group %s on %s: %w", st.group, st.key, err)
 			}
@@ -191,7 +191,7 @@ func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consu
 	for ctx.Err() == nil {
 		// One entry at a time: entries fetched ahead would sit pending and
 		// idle, and the reclaimer would hand them to a second worker.
-		res, err := s.c.Do(ctx, s.c.B().Xreadgroup().Group(st.group, consumer).Count(1).
+		res, err := s.Redis.Do(ctx, s.Redis.B().Xreadgroup().Group(st.group, consumer).Count(1).
 			Block(o.Block.Milliseconds()).Streams().Key(st.key).Id(">").Build()).AsXRead()
 		if err != nil {
 			if !rueidis.IsRedisNil(err) && ctx.Err() == nil {
@@ -259,7 +259,7 @@ func (s *Service) handle(ctx context.Context, o WorkerOptions, st stream, consum
 func (s *Service) ack(ctx context.Context, o WorkerOptions, st stream, id string) {
 	// Acknowledge and delete in one step (one slot): the stream's length
 	// stays the work not yet done.
-	err := s.do(ctx, ackEntry.cmd(s.c.B(), []string{st.key}, []string{id, st.group})).Error()
+	err := s.do(ctx, ackEntry.cmd(s.Redis.B(), []string{st.key}, []string{id, st.group})).Error()
 	if err != nil && ctx.Err() == nil {
 		o.Logger.Error("fan-out: ack", "stream", st.key, "id", id, "err", err)
 	}
@@ -363,7 +363,7 @@ func (s *Service) reclaim(ctx context.Context, o WorkerOptions, consumer string)
 // MaxDeliveries times, and claims and handles the others.
 func (s *Service) reclaimStream(ctx context.Context, o WorkerOptions, st stream, consumer string, h handler) {
 	idle := o.ReclaimIdle.Milliseconds()
-	res, err := s.c.Do(ctx, s.c.B().Xpending().Key(st.key).Group(st.group).Idle(idle).
+	res, err := s.Redis.Do(ctx, s.Redis.B().Xpending().Key(st.key).Group(st.group).Idle(idle).
 		Start("-").End("+").Count(64).Build()).ToArray()
 	if err != nil {
 		if ctx.Err() == nil && !strings.Contains(err.Error(), "NOGROUP") {
@@ -382,7 +382,7 @@ func (s *Service) reclaimStream(ctx context.Context, o WorkerOptions, st stream,
 			s.deadLetter(ctx, o, st, id, fmt.Sprintf("delivered %d times without success", deliveries))
 			continue
 		}
-		claimed, err := s.c.Do(ctx, s.c.B().Xclaim().Key(st.key).Group(st.group).Consumer(consumer).
+		claimed, err := s.Redis.Do(ctx, s.Redis.B().Xclaim().Key(st.key).Group(st.group).Consumer(consumer).
 			MinIdleTime(itoa64(idle)).Id(id).Build()).AsXRange()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -418,7 +418,7 @@ return #e
 // stream, where an operator can read why (XRANGE), and is logged and
 // counted.
 func (s *Service) deadLetter(ctx context.Context, o WorkerOptions, st stream, id, reason string) {
-	err := s.do(ctx, moveToDeadLetters.cmd(s.c.B(), []string{st.key, s.k.deadLetters(st.shard)},
+	err := s.do(ctx, moveToDeadLetters.cmd(s.Redis.B(), []string{st.key, s.Keys.deadLetters(st.shard)},
 		[]string{id, st.group, reason, st.name})).Error()
 	if err != nil {
 		o.Logger.Error("fan-out: dead-lettering failed, will retry", "stream", st.key, "id", id, "reason", reason, "err", err)
@@ -426,7 +426,7 @@ func (s *Service) deadLetter(ctx context.Context, o WorkerOptions, st stream, id
 	}
 	s.stats.deadLetters.Add(1)
 	o.Logger.Error("fan-out: entry moved to the dead letters", "stream", st.key, "id", id, "reason", reason,
-		"dead_letters", s.k.deadLetters(st.shard))
+		"dead_letters", s.Keys.deadLetters(st.shard))
 }
 
 func (s *Service) sweepLoop(ctx context.Context, o WorkerOptions) {
@@ -451,7 +451,7 @@ func (s *Service) Drain(ctx context.Context) (err error) {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		n, err := s.streamsLen(ctx, s.k.events, s.k.tasks, s.k.journal, s.k.cleanup)
+		n, err := s.streamsLen(ctx, s.Keys.events, s.Keys.tasks, s.Keys.journal, s.Keys.cleanup)
 		if err != nil {
 			return err
 		}
@@ -470,13 +470,13 @@ func (s *Service) Drain(ctx context.Context) (err error) {
 // (/readyz and the fan-out gauge; safety clean-ups are CleanupBacklog).
 func (s *Service) Backlog(ctx context.Context) (_ int64, err error) {
 	defer wrap(&err, "read fan-out backlog")
-	return s.streamsLen(ctx, s.k.events, s.k.tasks, s.k.journal)
+	return s.streamsLen(ctx, s.Keys.events, s.Keys.tasks, s.Keys.journal)
 }
 
 // DeadLetters is how many entries the dead-letter streams hold.
 func (s *Service) DeadLetters(ctx context.Context) (_ int64, err error) {
 	defer wrap(&err, "read dead letters")
-	return s.streamsLen(ctx, s.k.deadLetters)
+	return s.streamsLen(ctx, s.Keys.deadLetters)
 }
 
 // streamsLen adds up the lengths of the streams that kinds name, on every
@@ -485,7 +485,7 @@ func (s *Service) streamsLen(ctx context.Context, kinds ...func(shard int) strin
 	cmds := make([]rueidis.Completed, 0, len(kinds)*s.o.StreamShards)
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		for _, key := range kinds {
-			cmds = append(cmds, s.c.B().Xlen().Key(key(sh)).Build())
+			cmds = append(cmds, s.Redis.B().Xlen().Key(key(sh)).Build())
 		}
 	}
 	rs := s.doMulti(ctx, cmds...)
@@ -529,7 +529,7 @@ func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		streams = append(streams, s.eventStream(sh), s.taskStream(sh))
 	}
-	summary := func(st stream) rueidis.Completed { return s.c.B().Xpending().Key(st.key).Group(st.group).Build() }
+	summary := func(st stream) rueidis.Completed { return s.Redis.B().Xpending().Key(st.key).Group(st.group).Build() }
 	out := []StreamPending{{Stream: "events"}, {Stream: "tasks"}}
 	for i, r := range s.doMulti(ctx, cmdsFor(streams, summary)...) {
 		sum := &out[i%2]
