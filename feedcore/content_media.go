@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/internal/hostmatch"
 )
 
@@ -367,7 +368,7 @@ func parseRecord(s string) (postContent, error) {
 }
 
 // post is the post of id by author at ts (ms) with content c.
-func (c postContent) post(id, author ID, ts int64) (*Post, error) {
+func (c postContent) post(id, author store.ID, ts int64) (*Post, error) {
 	media, err := decodeMedia(c.Media)
 	if err != nil {
 		return nil, fmt.Errorf("post %d: %w", id, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/internal/hostmatch"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -67,7 +68,7 @@ func TestCheckURL(t *testing.T) {
 		case tc.err == "" && (err != nil || got != tc.in):
 			t.Errorf("%s: CheckURL(%q) = %q, %v; want it accepted", tc.name, tc.in, got, err)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) ||
-			!strings.HasPrefix(err.Error(), "media[1].url ") || CodeOf(err) != apierr.BadInput):
+			!strings.HasPrefix(err.Error(), "media[1].url ") || store.CodeOf(err) != apierr.BadInput):
 			t.Errorf("%s: CheckURL(%q) err = %v, want BAD_USER_INPUT naming media[1].url and saying %q", tc.name, tc.in, err, tc.err)
 		}
 	}
@@ -118,7 +119,7 @@ func TestCheckMedia(t *testing.T) {
 		switch {
 		case tc.err == "" && (err != nil || !reflect.DeepEqual(got, tc.items) && len(tc.items) > 0):
 			t.Errorf("%s: CheckMedia = %+v, %v; want it accepted as is", tc.name, got, err)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || CodeOf(err) != apierr.BadInput):
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || store.CodeOf(err) != apierr.BadInput):
 			t.Errorf("%s: CheckMedia err = %v, want BAD_USER_INPUT saying %q", tc.name, err, tc.err)
 		}
 	}
@@ -149,7 +150,7 @@ func TestPublishPostRules(t *testing.T) {
 		{"long idempotency key", NewPost{Text: "x", IdempotencyKey: strings.Repeat("k", maxIdempotencyKey+1)}, "idempotencyKey has 129 bytes"},
 		{"media host not allowed", NewPost{Media: []Media{{URL: "https://elsewhere.example.com/a.jpg", Kind: MediaImage}}}, "media[0].url names host"},
 	} {
-		if _, err := s.PublishPost(ctx, 1, tc.in); err == nil || !strings.Contains(err.Error(), tc.err) || CodeOf(err) != apierr.BadInput {
+		if _, err := s.PublishPost(ctx, 1, tc.in); err == nil || !strings.Contains(err.Error(), tc.err) || store.CodeOf(err) != apierr.BadInput {
 			t.Errorf("%s: PublishPost err = %v, want BAD_USER_INPUT saying %q", tc.name, err, tc.err)
 		}
 	}
@@ -203,12 +204,12 @@ func TestMediaStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("retry with the key", retry)
-	ps, err := s.Posts(ctx, []ID{p.ID})
+	ps, err := s.Posts(ctx, []store.ID{p.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	same("Posts", ps[0])
-	if ps, err = s.CachedPosts(ctx, []ID{p.ID}); err != nil {
+	if ps, err = s.CachedPosts(ctx, []store.ID{p.ID}); err != nil {
 		t.Fatal(err)
 	}
 	same("CachedPosts", ps[0])
@@ -230,7 +231,7 @@ func TestMediaStored(t *testing.T) {
 	}
 	startWorkers(t, s, WorkerOptions{})
 	drain(t, s)
-	if ps, err = s.Posts(ctx, []ID{logged.ID}); err != nil || ps[0] == nil {
+	if ps, err = s.Posts(ctx, []store.ID{logged.ID}); err != nil || ps[0] == nil {
 		t.Fatalf("post finished by the workers: %v, %v", ps, err)
 	}
 	if !reflect.DeepEqual(ps[0].Media, in.Media[:1]) || ps[0].ContentWarning != "cw" || ps[0].Text != "" {
@@ -242,7 +243,7 @@ func TestMediaStored(t *testing.T) {
 	if err := s.PutPost(ctx, put); err != nil {
 		t.Fatal(err)
 	}
-	if ps, err = s.Posts(ctx, []ID{77}); err != nil || !reflect.DeepEqual(ps[0], put) {
+	if ps, err = s.Posts(ctx, []store.ID{77}); err != nil || !reflect.DeepEqual(ps[0], put) {
 		t.Errorf("PutPost: %+v, %v; want %+v", ps[0], err, put)
 	}
 
@@ -250,7 +251,7 @@ func TestMediaStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.Redis.Do(ctx, s.Redis.B().Hlen().Key(s.Keys.post(plain.ID)).Build()).AsInt64()
+	n, err := s.Redis.Do(ctx, s.Redis.B().Hlen().Key(s.Keys.Post(plain.ID)).Build()).AsInt64()
 	if err != nil || n != 3 {
 		t.Errorf("a text post's hash has %d fields (%v), want 3: a, t, x", n, err)
 	}
@@ -301,7 +302,7 @@ func TestLiveCover(t *testing.T) {
 	at := now.Add(time.Hour)
 	for _, bad := range []string{"http://cdn.example.com/c.jpg", "https://evil.org/c.jpg", "https://u@cdn.example.com/c.jpg", "cover.jpg"} {
 		_, err := s.ScheduleLiveSession(ctx, 1, NewLive{Title: "t", ScheduledStartAt: at, CoverURL: bad})
-		if CodeOf(err) != apierr.BadInput || !strings.HasPrefix(err.Error(), "coverUrl ") {
+		if store.CodeOf(err) != apierr.BadInput || !strings.HasPrefix(err.Error(), "coverUrl ") {
 			t.Errorf("cover %q: err = %v, want BAD_USER_INPUT naming coverUrl", bad, err)
 		}
 	}
@@ -316,7 +317,7 @@ func TestLiveCover(t *testing.T) {
 	if err != nil || plain.CoverURL != "" {
 		t.Fatalf("schedule without a cover: %+v, %v", plain, err)
 	}
-	if ls, err := s.LiveSessions(ctx, []ID{plain.ID}); err != nil || ls[0].CoverURL != "" {
+	if ls, err := s.LiveSessions(ctx, []store.ID{plain.ID}); err != nil || ls[0].CoverURL != "" {
 		t.Fatalf("session without a cover: %+v, %v", ls, err)
 	}
 }

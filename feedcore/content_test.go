@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -36,7 +37,7 @@ func TestCheckText(t *testing.T) {
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want):
 			t.Errorf("%s: CheckText(%q) = %q, %v; want %q", tc.name, tc.in, got, err, tc.want)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || CodeOf(err) != apierr.BadInput):
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || store.CodeOf(err) != apierr.BadInput):
 			t.Errorf("%s: CheckText(%q) err = %v, want BAD_USER_INPUT mentioning %q", tc.name, tc.in, err, tc.err)
 		}
 	}
@@ -50,7 +51,7 @@ func TestContentRulesChangeNothing(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1)
 	for _, text := range []string{"\x00", "\u200b", "a\x07"} {
-		if _, err := s.Publish(ctx, 1, text); CodeOf(err) != apierr.BadInput {
+		if _, err := s.Publish(ctx, 1, text); store.CodeOf(err) != apierr.BadInput {
 			t.Errorf("Publish(%q) err = %v", text, err)
 		}
 	}
@@ -67,11 +68,11 @@ func TestContentRulesChangeNothing(t *testing.T) {
 		{now.Add(ScheduleHorizon + time.Second), "a year ahead"},
 		{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), "a year ahead"},
 	} {
-		if _, err := s.ScheduleLive(ctx, 1, "t", tc.at); CodeOf(err) != apierr.BadInput || !strings.Contains(err.Error(), tc.want) {
+		if _, err := s.ScheduleLive(ctx, 1, "t", tc.at); store.CodeOf(err) != apierr.BadInput || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ScheduleLive(%v) err = %v, want %q", tc.at, err, tc.want)
 		}
 	}
-	if _, err := s.ScheduleLive(ctx, 1, "\u200b", now.Add(time.Hour)); CodeOf(err) != apierr.BadInput {
+	if _, err := s.ScheduleLive(ctx, 1, "\u200b", now.Add(time.Hour)); store.CodeOf(err) != apierr.BadInput {
 		t.Errorf("zero-width title: err = %v", err)
 	}
 	live, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 10})
@@ -102,17 +103,17 @@ func TestLikeAtMaxCount(t *testing.T) {
 	if err := s.SetCounts(ctx, p.ID, PostCounts{Likes: MaxCount}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetCounts(ctx, p.ID, PostCounts{Likes: MaxCount + 1}); CodeOf(err) != apierr.BadInput {
+	if err := s.SetCounts(ctx, p.ID, PostCounts{Likes: MaxCount + 1}); store.CodeOf(err) != apierr.BadInput {
 		t.Fatalf("SetCounts over MaxCount: %v", err)
 	}
-	if _, _, err := s.Like(ctx, 2, p.ID); CodeOf(err) != apierr.BadInput {
+	if _, _, err := s.Like(ctx, 2, p.ID); store.CodeOf(err) != apierr.BadInput {
 		t.Fatalf("like at the max: err = %v", err)
 	}
-	liked, err := s.Liked(ctx, 2, []ID{p.ID})
+	liked, err := s.Liked(ctx, 2, []store.ID{p.ID})
 	if err != nil || liked[0] {
 		t.Fatalf("a refused like was recorded: %v, %v", liked, err)
 	}
-	cs, err := s.PostCounts(ctx, []ID{p.ID})
+	cs, err := s.PostCounts(ctx, []store.ID{p.ID})
 	if err != nil || cs[0].Likes != MaxCount {
 		t.Fatalf("counts %+v, %v", cs, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -15,10 +16,10 @@ import (
 // the write is sent with WAIT on the same connection, and acknowledged only
 // once that many replicas have it. Scripts go as EVAL there: a dedicated
 // connection does not load them on NOSCRIPT.
-func (s *Service) commit(ctx context.Context, sc *script, keys, args []string, cmd rueidis.Completed) rueidis.RedisResult {
+func (s *Service) commit(ctx context.Context, sc *store.Script, keys, args []string, cmd rueidis.Completed) rueidis.RedisResult {
 	n := s.o.WaitReplicas
 	if n <= 0 {
-		return s.do(ctx, cmd)
+		return s.Do(ctx, cmd)
 	}
 	// A dedicated connection does not carry the operation's pending rate
 	// charge (riding): spend it first, so a refused mutation writes nothing.
@@ -32,7 +33,7 @@ func (s *Service) commit(ctx context.Context, sc *script, keys, args []string, c
 	err := s.Redis.Dedicated(func(d rueidis.DedicatedClient) error {
 		write := cmd
 		if sc != nil {
-			write = d.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+			write = d.B().Eval().Script(sc.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 		}
 		rs := d.DoMulti(ctx, write, d.B().Wait().Numreplicas(int64(n)).Timeout(timeout.Milliseconds()).Build())
 		res = rs[0]
@@ -44,7 +45,7 @@ func (s *Service) commit(ctx context.Context, sc *script, keys, args []string, c
 		case err != nil:
 			res = rueidis.NewErrorResult(fmt.Errorf("wait for replicas: %w", err))
 		case got < int64(n):
-			res = rueidis.NewErrorResult(fmt.Errorf("%w: %d of %d replicas within %v", errNotReplicated, got, n, timeout))
+			res = rueidis.NewErrorResult(fmt.Errorf("%w: %d of %d replicas within %v", store.ErrNotReplicated, got, n, timeout))
 		}
 		return nil
 	})

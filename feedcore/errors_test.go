@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -20,7 +21,7 @@ func TestErrorsKeepTheirCause(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1)
 	// The author's outbox holds the wrong type: the publish's writes fail.
-	if err := s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.outbox(1)).Value("x").Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.Outbox(1)).Value("x").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.Publish(ctx, 1, "hello")
@@ -48,8 +49,8 @@ func TestEntryPointsNameTheirOperation(t *testing.T) {
 	limit := RateLimit{Rate: 10, Burst: 10}
 	viewer := Subject{Viewer: 5}
 	for _, cmd := range []func() error{
-		func() error { return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.post(7)).Value("x").Build()).Error() },
-		func() error { return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.user(8)).Value("x").Build()).Error() },
+		func() error { return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.Post(7)).Value("x").Build()).Error() },
+		func() error { return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.User(8)).Value("x").Build()).Error() },
 		func() error {
 			return s.Redis.Do(ctx, s.Redis.B().Hset().Key(s.rateKey(viewer)).FieldValue().FieldValue("f", "v").Build()).Error()
 		},
@@ -61,7 +62,7 @@ func TestEntryPointsNameTheirOperation(t *testing.T) {
 	sink := ExportSink{
 		User: func(User) error { return nil }, Follow: func(Edge, time.Time) error { return nil }, Relation: func(Relation) error { return nil },
 		Post: func(*Post) error { return nil }, Live: func(*LiveSession) error { return nil },
-		Like: func(_, _ ID) error { return nil }, Counts: func(ID, PostCounts) error { return nil },
+		Like: func(_, _ store.ID) error { return nil }, Counts: func(store.ID, PostCounts) error { return nil },
 		Favorite: func(Favorite) error { return nil },
 	}
 	for _, tc := range []struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -29,13 +30,13 @@ func removal(t string) bool { return t == evDelete || t == evUnrepost }
 // request died after logging it.
 type event struct {
 	Type string
-	User ID   // author, or the reader for evActivate
-	Item Item // the post, for evPublish and evDelete; the repost's record for evRepost and evUnrepost
+	User store.ID   // author, or the reader for evActivate
+	Item store.Item // the post, for evPublish and evDelete; the repost's record for evRepost and evUnrepost
 	postContent
 	// Parent and ParentAuthor: a reply's parent post and its author
 	// (evPublish, evDelete). Orig and OrigAuthor: a repost's original
 	// and its author (evRepost, evUnrepost).
-	Parent, ParentAuthor, Orig, OrigAuthor ID
+	Parent, ParentAuthor, Orig, OrigAuthor store.ID
 }
 
 // maxShards bounds StreamShards: new ids carry the shard in their low
@@ -51,12 +52,12 @@ const (
 // shardOf is the stream shard of a user's events: fixed per user, so one
 // author's publishes and deletes queue in order on one stream, next to
 // their idempotency records.
-func (s *Service) shardOf(user ID) int {
-	return spread(user, s.o.StreamShards)
+func (s *Service) shardOf(user store.ID) int {
+	return store.Spread(user, s.o.StreamShards)
 }
 
 func (e event) fields() []string {
-	fv := e.eventFields("t", e.Type, "u", FormatID(e.User), "p", FormatID(e.Item.ID), "s", scoreArg(e.Item.TS))
+	fv := e.eventFields("t", e.Type, "u", store.FormatID(e.User), "p", store.FormatID(e.Item.ID), "s", store.ScoreArg(e.Item.TS))
 	return append(fv, e.linkFields()...)
 }
 
@@ -65,23 +66,23 @@ func (e event) linkFields() []string {
 	var fv []string
 	for _, f := range []struct {
 		name string
-		id   ID
+		id   store.ID
 	}{{"r", e.Parent}, {"ra", e.ParentAuthor}, {"o", e.Orig}, {"oa", e.OrigAuthor}} {
 		if f.id != 0 {
-			fv = append(fv, f.name, FormatID(f.id))
+			fv = append(fv, f.name, store.FormatID(f.id))
 		}
 	}
 	return fv
 }
 
 func (s *Service) emitCmd(e event) rueidis.Completed {
-	return s.Redis.B().Arbitrary("XADD").Keys(s.Keys.events(s.shardOf(e.User))).Args("*").Args(e.fields()...).Build()
+	return s.Redis.B().Arbitrary("XADD").Keys(s.Keys.Events(s.shardOf(e.User))).Args("*").Args(e.fields()...).Build()
 }
 
 // emit appends e to its events stream; once it returns, the event is
 // durable in Redis and a worker will process it.
 func (s *Service) emit(ctx context.Context, e event) error {
-	if err := s.do(ctx, s.emitCmd(e)).Error(); err != nil {
+	if err := s.Do(ctx, s.emitCmd(e)).Error(); err != nil {
 		return fmt.Errorf("queue %s event: %w", e.Type, err)
 	}
 	return nil
@@ -103,7 +104,7 @@ func (s *Service) emit(ctx context.Context, e event) error {
 // a replay, {-1, retry after ms, remaining} for a refused charge
 // (remaining 0 without a charge), {-2, 0, 0} for a deleted account, {-3,
 // 0, 0} for a suspended one. ARGV[10..] are the entry's other fields.
-var logScript = newScript(false, luaSpend+luaAlloc+`
+var logScript = store.NewScript(false, luaSpend+luaAlloc+`
 local left = 0
 if ARGV[7] ~= '' then
   if redis.call('EXISTS', KEYS[#KEYS - 1]) == 1 then return {-2, 0, 0} end
@@ -161,12 +162,12 @@ func logArgs(mode string, ms int64, record string, ttl int, idem bool, charge []
 	if charge == nil {
 		charge = []string{"", "", "", ""}
 	}
-	return append([]string{mode, scoreArg(ms), record, strconv.Itoa(ttl), i}, charge...)
+	return append([]string{mode, store.ScoreArg(ms), record, strconv.Itoa(ttl), i}, charge...)
 }
 
 // composeID is the id handed out as (ms, count) by shard's clock.
-func composeID(ms int64, count uint64, shard int) ID {
-	return ID(ms)<<16 | ID(count)<<shardBits | ID(shard)
+func composeID(ms int64, count uint64, shard int) store.ID {
+	return store.ID(ms)<<16 | store.ID(count)<<shardBits | store.ID(shard)
 }
 
 // parseEvent reads an entry of shard's events stream.
@@ -199,7 +200,7 @@ func parseEvent(fv map[string]string, shard int) (event, error) {
 	if e.Item.TS < 0 {
 		return event{}, fmt.Errorf("event field s %d: negative", e.Item.TS)
 	}
-	for name, dst := range map[string]*ID{"r": &e.Parent, "ra": &e.ParentAuthor, "o": &e.Orig, "oa": &e.OrigAuthor} {
+	for name, dst := range map[string]*store.ID{"r": &e.Parent, "ra": &e.ParentAuthor, "o": &e.Orig, "oa": &e.OrigAuthor} {
 		if v := fv[name]; v != "" {
 			if *dst, err = strconv.ParseUint(v, 10, 64); err != nil {
 				return event{}, fmt.Errorf("event field %s %q: %w", name, v, err)

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"testing"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -12,9 +13,9 @@ func BenchmarkChunkCmds(b *testing.B) {
 	s := newService(b, storetest.New(b), Options{})
 	targets := make([]string, chunkSize)
 	for i := range targets {
-		targets[i] = member(ID(1_000_000 + i))
+		targets[i] = store.Member(store.ID(1_000_000 + i))
 	}
-	t := task{Type: evPublish, Author: 1, Item: Item{TS: 1_700_000_000_123, ID: 117657342161455529}}
+	t := task{Type: evPublish, Author: 1, Item: store.Item{TS: 1_700_000_000_123, ID: 117657342161455529}}
 	b.ReportAllocs()
 	for b.Loop() {
 		cmds := s.chunkCmds(t, targets, "ck", "x")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -25,19 +26,19 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
-func outboxIDs(tb testing.TB, s *Service, author ID) []ID {
+func outboxIDs(tb testing.TB, s *Service, author store.ID) []store.ID {
 	tb.Helper()
-	return timelineIDs(tb, s, s.Keys.outbox(author))
+	return timelineIDs(tb, s, s.Keys.Outbox(author))
 }
 
 // timelineIDs lists the ids in a timeline key, newest first.
-func timelineIDs(tb testing.TB, s *Service, key string) []ID {
+func timelineIDs(tb testing.TB, s *Service, key string) []store.ID {
 	tb.Helper()
 	items, err := s.newest(context.Background(), key, 1000)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ids := make([]ID, len(items))
+	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
@@ -73,7 +74,7 @@ func TestPublishIdempotent(t *testing.T) {
 		t.Fatalf("a new key: %+v, %v", second, err)
 	}
 	drain(t, s)
-	if got, want := readAll(t, s, 3, 5), []ID{second.ID, first.ID}; !slices.Equal(got, want) {
+	if got, want := readAll(t, s, 3, 5), []store.ID{second.ID, first.ID}; !slices.Equal(got, want) {
 		t.Fatalf("follower's feed %v, want %v", got, want)
 	}
 	if got := outboxIDs(t, s, 1); len(got) != 2 {
@@ -98,17 +99,17 @@ func TestPublishFinishedByWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ps, err := s.Posts(ctx, []ID{p.ID}); err != nil || ps[0] != nil {
+	if ps, err := s.Posts(ctx, []store.ID{p.ID}); err != nil || ps[0] != nil {
 		t.Fatalf("post stored before any worker ran: %v, %v", ps[0], err)
 	}
 	startWorkers(t, s, WorkerOptions{})
 	drain(t, s)
-	ps, err := s.Posts(ctx, []ID{p.ID})
+	ps, err := s.Posts(ctx, []store.ID{p.ID})
 	if err != nil || ps[0] == nil || ps[0].Text != "logged only" || !ps[0].CreatedAt.Equal(p.CreatedAt) {
 		t.Fatalf("post after the workers: %+v, %v", ps[0], err)
 	}
-	for _, reader := range []ID{1, 2} {
-		if got := readAll(t, s, reader, 3); !slices.Equal(got, []ID{p.ID}) {
+	for _, reader := range []store.ID{1, 2} {
+		if got := readAll(t, s, reader, 3); !slices.Equal(got, []store.ID{p.ID}) {
 			t.Fatalf("reader %d feed %v, want [%d]", reader, got, p.ID)
 		}
 	}
@@ -126,7 +127,7 @@ func TestNoGhostWhenTheLogFails(t *testing.T) {
 	if err := s.Follow(ctx, 2, 1); err != nil {
 		t.Fatal(err)
 	}
-	events := s.Keys.events(s.shardOf(1))
+	events := s.Keys.Events(s.shardOf(1))
 	if err := s.Redis.Do(ctx, s.Redis.B().Del().Key(events).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -141,12 +142,12 @@ func TestNoGhostWhenTheLogFails(t *testing.T) {
 	}
 	// (A feed read would fail too: it queues the reader's activation on
 	// the same broken stream.)
-	for _, reader := range []ID{1, 2} {
-		if n, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.inbox(reader)).Build()).AsInt64(); err != nil || n != 0 {
+	for _, reader := range []store.ID{1, 2} {
+		if n, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.Inbox(reader)).Build()).AsInt64(); err != nil || n != 0 {
 			t.Fatalf("a failed publish left %d entries in reader %d's inbox (%v)", n, reader, err)
 		}
 	}
-	if keys, err := storetest.Keys(ctx, st.Client, s.Keys.p+"p:"); err != nil || len(keys) != 0 {
+	if keys, err := storetest.Keys(ctx, st.Client, s.Keys.Prefix+"p:"); err != nil || len(keys) != 0 {
 		t.Fatalf("a failed publish left post hashes %v (%v)", keys, err)
 	}
 	if err := s.Redis.Do(ctx, s.Redis.B().Del().Key(events).Build()).Error(); err != nil {
@@ -158,8 +159,8 @@ func TestNoGhostWhenTheLogFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	drain(t, s)
-	for _, reader := range []ID{1, 2} {
-		if got := readAll(t, s, reader, 3); !slices.Equal(got, []ID{p.ID}) {
+	for _, reader := range []store.ID{1, 2} {
+		if got := readAll(t, s, reader, 3); !slices.Equal(got, []store.ID{p.ID}) {
 			t.Fatalf("reader %d feed %v, want [%d]", reader, got, p.ID)
 		}
 	}
@@ -174,16 +175,16 @@ func TestDeadLetters(t *testing.T) {
 	ctx := context.Background()
 	startWorkers(t, s, WorkerOptions{ReclaimIdle: 100 * time.Millisecond, MaxDeliveries: 3})
 	// No user field: malformed.
-	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.events(0)).Id("*").FieldValue().FieldValue("t", evPublish).Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.Events(0)).Id("*").FieldValue().FieldValue("t", evPublish).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	// A task whose target set is not a sorted set fails every time.
-	bad := s.Keys.p + "not-a-set"
+	bad := s.Keys.Prefix + "not-a-set"
 	if err := s.Redis.Do(ctx, s.Redis.B().Set().Key(bad).Value("x").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	tk := task{Type: evPublish, Author: 1, Item: Item{TS: 1, ID: 1}, Set: bad, Lo: "-", Hi: "+"}
-	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.tasks(0)).Id("*").FieldValue().
+	tk := task{Type: evPublish, Author: 1, Item: store.Item{TS: 1, ID: 1}, Set: bad, Lo: "-", Hi: "+"}
+	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.Tasks(0)).Id("*").FieldValue().
 		FieldValue("t", tk.Type).FieldValue("u", "1").FieldValue("p", "1").FieldValue("s", "1").
 		FieldValue("set", tk.Set).FieldValue("lo", tk.Lo).FieldValue("hi", tk.Hi).Build()).Error(); err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestDeadLetters(t *testing.T) {
 	if got := s.Stats().DeadLetters; got != 2 {
 		t.Fatalf("Stats.DeadLetters = %d, want 2", got)
 	}
-	dl, err := s.Redis.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.deadLetters(0)).Start("-").End("+").Build()).AsXRange()
+	dl, err := s.Redis.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.DeadLetters(0)).Start("-").End("+").Build()).AsXRange()
 	if err != nil || len(dl) != 2 {
 		t.Fatalf("dead letters %v, %v", dl, err)
 	}
@@ -240,14 +241,14 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 		t.Fatal(err)
 	}
 	die(s.shardOf(3), "k", jEdges, "e", encodeEdges([]Edge{{Follower: 3, Followee: 2}}))
-	if err := s.Redis.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.following(3)).Member(member(2)).Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Following(3)).Member(store.Member(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	die(s.shardOf(2), "k", jLive, "a", "2", "p", FormatID(l.ID))
+	die(s.shardOf(2), "k", jLive, "a", "2", "p", store.FormatID(l.ID))
 	if _, err := s.transition(ctx, 2, l.ID, "e", s.nowMS()); err != nil {
 		t.Fatal(err)
 	}
-	counts, err := s.Counts(ctx, []ID{2})
+	counts, err := s.Counts(ctx, []store.ID{2})
 	if err != nil || counts[0].Followers != 1 {
 		t.Fatalf("before the repair, 2 has %+v followers (%v): want the half-done state, 1", counts, err)
 	}
@@ -257,20 +258,20 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 	if s.Stats().Repairs != 3 {
 		t.Fatalf("repairs = %d, want 3", s.Stats().Repairs)
 	}
-	counts, err = s.Counts(ctx, []ID{1, 2, 3})
+	counts, err = s.Counts(ctx, []store.ID{1, 2, 3})
 	if err != nil || counts[1].Followers != 1 || counts[0].Following != 1 || counts[2].Following != 0 {
 		t.Fatalf("counts after the repair: %+v, %v", counts, err)
 	}
-	if got := readAll(t, s, 1, 3); !slices.Equal(got, []ID{p.ID}) {
+	if got := readAll(t, s, 1, 3); !slices.Equal(got, []store.ID{p.ID}) {
 		t.Fatalf("new follower's feed %v, want [%d]", got, p.ID)
 	}
 	if got := readAll(t, s, 3, 3); len(got) != 0 {
 		t.Fatalf("unfollower's feed %v, want empty", got)
 	}
-	if n, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.liveQueue(2)).Build()).AsInt64(); err != nil || n != 0 {
+	if n, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.LiveQueue(2)).Build()).AsInt64(); err != nil || n != 0 {
 		t.Fatalf("ended session still queued: %d, %v", n, err)
 	}
-	if got := timelineIDs(t, s, s.Keys.replayOutbox(2)); !slices.Equal(got, []ID{l.ID}) {
+	if got := timelineIDs(t, s, s.Keys.ReplayOutbox(2)); !slices.Equal(got, []store.ID{l.ID}) {
 		t.Fatalf("replay outbox %v, want [%d]", got, l.ID)
 	}
 }
@@ -282,12 +283,12 @@ func TestLockReleasesOnlyItsOwn(t *testing.T) {
 	ctx := context.Background()
 	ok, err := s.withLock(ctx, 7, func(context.Context) error {
 		// Our lock expires and another worker takes it.
-		return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.lock(7)).Value("other").Build()).Error()
+		return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.Lock(7)).Value("other").Build()).Error()
 	})
 	if !ok || err != nil {
 		t.Fatalf("withLock = %v, %v", ok, err)
 	}
-	if got, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.lock(7)).Build()).ToString(); err != nil || got != "other" {
+	if got, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.Lock(7)).Build()).ToString(); err != nil || got != "other" {
 		t.Fatalf("the other worker's lock is %q (%v) after we released ours", got, err)
 	}
 	if ok, err := s.withLock(ctx, 7, func(context.Context) error { return nil }); ok || err != nil {
@@ -323,7 +324,7 @@ func TestWaitReplicas(t *testing.T) {
 		return
 	}
 	first, err := s.PublishOnce(ctx, 1, "unreplicated", "k")
-	if CodeOf(err) != apierr.Unavailable || !errors.Is(err, errNotReplicated) {
+	if store.CodeOf(err) != apierr.Unavailable || !errors.Is(err, store.ErrNotReplicated) {
 		t.Fatalf("publish with no replica to wait for: %v, %v; want UNAVAILABLE", first, err)
 	}
 	plain := newService(t, st, Options{})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -28,8 +29,8 @@ type task struct {
 	ID     string // stream entry id, names the checkpoint
 	Shard  int    // the stream shard of the task and of its event
 	Type   string // evPublish, evDelete, evReplay, evRepost or evUnrepost
-	Author ID
-	Item   Item
+	Author store.ID
+	Item   store.Item
 	Set    string // followers or active-followers key
 	Lo, Hi string // lex range bounds, as ZRANGE BYLEX takes them
 	// Consumer is the worker running the task; it renews its claim with
@@ -45,7 +46,7 @@ type task struct {
 // never before. A checkpoint that moved (another dispatcher took the event
 // over) or an event already done queues nothing. ARGV[5] is the
 // checkpoint's TTL in seconds, ARGV[6..] the task's fields.
-var queueTask = newScript(false, `
+var queueTask = store.NewScript(false, `
 local cur = redis.call('GET', KEYS[1]) or '-'
 if cur ~= ARGV[1] then return 'moved' end
 if #redis.call('XRANGE', KEYS[3], ARGV[3], ARGV[3]) == 0 then return 'done' end
@@ -67,7 +68,7 @@ return 'ok'
 // resumes after the last task queued, queues none twice, and an event is
 // never done before all its tasks are queued.
 func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e event) error {
-	ck := s.Keys.eventCheckpoint(shard, eventID)
+	ck := s.Keys.EventCheckpoint(shard, eventID)
 	set, err := s.pushTargets(ctx, e.User)
 	if err != nil {
 		return err
@@ -90,7 +91,7 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e eve
 		}
 		t := task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
 		args := append([]string{lo, nextLo, eventID, groupDispatch, itoa64(int64(checkpointTTL.Seconds()))}, t.fields()...)
-		res, err := s.do(ctx, queueTask.cmd(s.Redis.B(), []string{ck, s.Keys.tasks(shard), s.Keys.events(shard)}, args)).ToString()
+		res, err := s.Do(ctx, queueTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(shard), s.Keys.Events(shard)}, args)).ToString()
 		if err != nil {
 			return fmt.Errorf("queue task: %w", err)
 		}
@@ -123,11 +124,11 @@ func (s *Service) dispatchCheckpoint(ctx context.Context, ck string) (string, er
 // pushTargets returns the set an author's posts are pushed to: all
 // followers, or only the active ones once the author is a big-V. An author
 // found over the threshold is promoted first.
-func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
-	rs := s.doMulti(ctx,
-		s.Redis.B().Get().Key(s.Keys.pushMode(author)).Build(),
-		s.Redis.B().Zcard().Key(s.Keys.followers(author)).Build())
-	if err := firstErr(rs); err != nil {
+func (s *Service) pushTargets(ctx context.Context, author store.ID) (string, error) {
+	rs := s.DoMulti(ctx,
+		s.Redis.B().Get().Key(s.Keys.PushMode(author)).Build(),
+		s.Redis.B().Zcard().Key(s.Keys.Followers(author)).Build())
+	if err := store.FirstErr(rs); err != nil {
 		return "", err
 	}
 	mode, _ := rs[0].ToString()
@@ -141,9 +142,9 @@ func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 		mode = pushAct
 	}
 	if mode == pushAct {
-		return s.Keys.active(author), nil
+		return s.Keys.Active(author), nil
 	}
-	return s.Keys.followers(author), nil
+	return s.Keys.Followers(author), nil
 }
 
 // promote makes author a big-V: its mode becomes "pull", so new follows
@@ -153,14 +154,14 @@ func (s *Service) pushTargets(ctx context.Context, author ID) (string, error) {
 // reader misses a post meanwhile: until then every follower still gets it
 // pushed. Big-V status is sticky: leaving it would need a backfill of every
 // inactive follower.
-func (s *Service) promote(ctx context.Context, author ID) error {
+func (s *Service) promote(ctx context.Context, author store.ID) error {
 	// NX: a mode already "active" stays (a rebuild re-runs promotions).
-	if err := s.do(ctx, s.Redis.B().Set().Key(s.Keys.pushMode(author)).Value(pushPull).Nx().Build()).Error(); err != nil && !rueidis.IsRedisNil(err) {
+	if err := s.Do(ctx, s.Redis.B().Set().Key(s.Keys.PushMode(author)).Value(pushPull).Nx().Build()).Error(); err != nil && !rueidis.IsRedisNil(err) {
 		return err
 	}
 	lo := "-"
 	for {
-		page, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.followers(author)).Min(lo).Max("+").Bylex().
+		page, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Followers(author)).Min(lo).Max("+").Bylex().
 			Limit(0, taskSize).Build()).AsStrSlice()
 		if err != nil {
 			return err
@@ -173,26 +174,26 @@ func (s *Service) promote(ctx context.Context, author ID) error {
 		}
 		lo = "(" + page[len(page)-1]
 	}
-	return s.do(ctx, s.Redis.B().Set().Key(s.Keys.pushMode(author)).Value(pushAct).Build()).Error()
+	return s.Do(ctx, s.Redis.B().Set().Key(s.Keys.PushMode(author)).Value(pushAct).Build()).Error()
 }
 
 // promoteTo notes author among the big-V followees of the followers in
 // page, and adds to its active set those active, or whose inbox is
 // complete (they read it alone, so they must get the pushes even if not
 // swept yet).
-func (s *Service) promoteTo(ctx context.Context, author ID, page []string) error {
+func (s *Service) promoteTo(ctx context.Context, author store.ID, page []string) error {
 	cmds, groups := s.seenManyCmds(page)
 	nSeen := len(cmds)
 	for _, m := range page {
-		id, _ := memberID(m)
-		cmds = append(cmds, s.Redis.B().Hget().Key(s.Keys.reader(id)).Field("c").Build(), s.bigFolloweeAddCmd(id, author))
+		id, _ := store.MemberID(m)
+		cmds = append(cmds, s.Redis.B().Hget().Key(s.Keys.Reader(id)).Field("c").Build(), s.bigFolloweeAddCmd(id, author))
 	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return err
 	}
 	seen := seenScores(rs, groups)
-	add := s.Redis.B().Zadd().Key(s.Keys.active(author)).ScoreMember()
+	add := s.Redis.B().Zadd().Key(s.Keys.Active(author)).ScoreMember()
 	any := false
 	for i, m := range page {
 		complete, _ := rs[nSeen+2*i].ToString()
@@ -204,17 +205,17 @@ func (s *Service) promoteTo(ctx context.Context, author ID, page []string) error
 	if !any {
 		return nil
 	}
-	return s.do(ctx, add.Build()).Error()
+	return s.Do(ctx, add.Build()).Error()
 }
 
 // bigFolloweeAddCmd notes big-V author among follower's big-V followees,
 // if follower still follows it.
-func (s *Service) bigFolloweeAddCmd(follower, author ID) rueidis.Completed {
-	return bigFolloweeAdd.cmd(s.Redis.B(), []string{s.Keys.following(follower), s.Keys.bigFollowees(follower)}, []string{member(author)})
+func (s *Service) bigFolloweeAddCmd(follower, author store.ID) rueidis.Completed {
+	return bigFolloweeAdd.Cmd(s.Redis.B(), []string{s.Keys.Following(follower), s.Keys.BigFollowees(follower)}, []string{store.Member(author)})
 }
 
 func (t task) fields() []string {
-	return []string{"t", t.Type, "u", FormatID(t.Author), "p", FormatID(t.Item.ID), "s", scoreArg(t.Item.TS),
+	return []string{"t", t.Type, "u", store.FormatID(t.Author), "p", store.FormatID(t.Item.ID), "s", store.ScoreArg(t.Item.TS),
 		"set", t.Set, "lo", t.Lo, "hi", t.Hi}
 }
 
@@ -232,7 +233,7 @@ func parseTask(e rueidis.XRangeEntry, shard int) (task, error) {
 
 // finishTask acknowledges and deletes the task ARGV[1] of the stream
 // KEYS[2] for group ARGV[2] and drops its checkpoint KEYS[1], atomically.
-var finishTask = newScript(false, `
+var finishTask = store.NewScript(false, `
 redis.call('DEL', KEYS[1])
 redis.call('XACK', KEYS[2], ARGV[2], ARGV[1])
 return redis.call('XDEL', KEYS[2], ARGV[1])
@@ -249,7 +250,7 @@ return redis.call('XDEL', KEYS[2], ARGV[1])
 // afterChunk, when not nil, runs after each confirmed chunk
 // (WorkerOptions.AfterChunk).
 func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error {
-	ck := s.Keys.taskCheckpoint(t.Shard, t.ID)
+	ck := s.Keys.TaskCheckpoint(t.Shard, t.ID)
 	lo := t.Lo
 	if last, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(ck).Build()).ToString(); err == nil {
 		lo = "(" + last
@@ -271,7 +272,7 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 		// A chunk whose readers were all left out writes only the
 		// checkpoint of the one before, if any.
 		if cmds := s.chunkCmds(t, c.targets, ck, confirmed); len(cmds) > 0 {
-			if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+			if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 				return fmt.Errorf("write chunk: %w", err)
 			}
 		}
@@ -288,7 +289,7 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 }
 
 func (s *Service) finish(ctx context.Context, t task, ck string) error {
-	err := s.do(ctx, finishTask.cmd(s.Redis.B(), []string{ck, s.Keys.tasks(t.Shard)}, []string{t.ID, groupExecute})).Error()
+	err := s.Do(ctx, finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, groupExecute})).Error()
 	if err != nil {
 		return fmt.Errorf("acknowledge task: %w", err)
 	}
@@ -309,14 +310,14 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 	}
 	if removal(t.Type) {
 		for _, m := range targets {
-			reader, _ := memberID(m)
+			reader, _ := store.MemberID(m)
 			cmds = append(cmds, s.inboxRemoveCmd(tl, reader, t.Item.ID))
 		}
 	} else {
 		p := s.newPush(t.Item)
-		readers := make([]ID, len(targets))
+		readers := make([]store.ID, len(targets))
 		for i, m := range targets {
-			readers[i], _ = memberID(m)
+			readers[i], _ = store.MemberID(m)
 		}
 		for i, inbox := range inboxKeys(tl, readers) {
 			cmds = p.append(cmds, inbox, trimDue(readers[i], t.Item.ID))
@@ -326,18 +327,18 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 		return cmds
 	}
 	return append(cmds, s.Redis.B().Set().Key(ck).Value(confirmed).Ex(checkpointTTL).Build(),
-		s.Redis.B().Xclaim().Key(s.Keys.tasks(t.Shard)).Group(groupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
+		s.Redis.B().Xclaim().Key(s.Keys.Tasks(t.Shard)).Group(groupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
 }
 
 // inboxKeys names the inboxes of readers, tl.inbox of each, in one
 // allocation rather than two a reader: every inbox key is its kind's
 // head (tagHead) followed by the reader's id and "}" (keys.go), which
 // TestInboxKeys holds.
-func inboxKeys(tl timeline, readers []ID) []string {
+func inboxKeys(tl timeline, readers []store.ID) []string {
 	if len(readers) == 0 {
 		return nil
 	}
-	head := tagHead(tl.inbox)
+	head := store.TagHead(tl.inbox)
 	buf := make([]byte, 0, len(readers)*(len(head)+21))
 	ends := make([]int, len(readers))
 	for i, r := range readers {
@@ -363,12 +364,12 @@ func inboxKeys(tl timeline, readers []ID) []string {
 const trimEvery = 8
 
 // trimDue spreads trims evenly and deterministically over readers and posts.
-func trimDue(reader, post ID) bool {
+func trimDue(reader, post store.ID) bool {
 	return ((reader*0x9E3779B97F4A7C15)^post)%trimEvery == 0
 }
 
 // appendPush appends the writes that push it into reader's inbox.
-func (s *Service) appendPush(cmds []rueidis.Completed, tl timeline, reader ID, it Item, trim bool) []rueidis.Completed {
+func (s *Service) appendPush(cmds []rueidis.Completed, tl timeline, reader store.ID, it store.Item, trim bool) []rueidis.Completed {
 	return s.newPush(it).append(cmds, tl.inbox(reader), trim)
 }
 
@@ -380,8 +381,8 @@ type push struct {
 	score, member, cap string
 }
 
-func (s *Service) newPush(it Item) push {
-	return push{b: s.Redis.B(), score: scoreArg(it.TS), member: member(it.ID), cap: itoa(-s.o.InboxCap - 1)}
+func (s *Service) newPush(it store.Item) push {
+	return push{b: s.Redis.B(), score: store.ScoreArg(it.TS), member: store.Member(it.ID), cap: store.Itoa(-s.o.InboxCap - 1)}
 }
 
 // append appends ZADD inbox score member and, when trim is set, the trim
@@ -395,11 +396,11 @@ func (p push) append(cmds []rueidis.Completed, inbox string, trim bool) []rueidi
 }
 
 // inboxRemoveCmd removes posts from reader's inbox, keeping its horizon.
-func (s *Service) inboxRemoveCmd(tl timeline, reader ID, posts ...ID) rueidis.Completed {
+func (s *Service) inboxRemoveCmd(tl timeline, reader store.ID, posts ...store.ID) rueidis.Completed {
 	args := make([]string, 0, 1+len(posts))
-	args = append(args, itoa(s.o.InboxCap))
-	args = append(args, members(posts)...)
-	return inboxRemove.cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
+	args = append(args, store.Itoa(s.o.InboxCap))
+	args = append(args, store.Members(posts)...)
+	return inboxRemove.Cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

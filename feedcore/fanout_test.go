@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
 // makeFollowers makes n users, author+1 on, following author, in bulk.
-func makeFollowers(tb testing.TB, s *Service, author ID, n int) []ID {
+func makeFollowers(tb testing.TB, s *Service, author store.ID, n int) []store.ID {
 	tb.Helper()
 	ids := idRange(author+1, n)
 	putUsers(tb, s, ids)
@@ -77,7 +78,7 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	}
 	cmds := make([]string, 0, len(followers))
 	for _, f := range followers {
-		cmds = append(cmds, a.Keys.inbox(f))
+		cmds = append(cmds, a.Keys.Inbox(f))
 	}
 	for i, f := range followers {
 		got, err := a.newest(ctx, cmds[i], 10)
@@ -97,14 +98,14 @@ func TestFanoutChunkBudget(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	targets := make([]string, chunkSize)
 	for i := range targets {
-		targets[i] = member(ID(i + 1))
+		targets[i] = store.Member(store.ID(i + 1))
 	}
-	cmds := s.chunkCmds(task{Type: evDelete, Author: 1, Item: Item{TS: 1, ID: 9}}, targets, "ck", "0")
+	cmds := s.chunkCmds(task{Type: evDelete, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
 	if len(cmds) != chunkSize+2 {
 		t.Fatalf("delete chunk of %d targets: %d commands, want %d", chunkSize, len(cmds), chunkSize+2)
 	}
 	// Publishing trims about one inbox in trimEvery.
-	cmds = s.chunkCmds(task{Type: evPublish, Author: 1, Item: Item{TS: 1, ID: 9}}, targets, "ck", "0")
+	cmds = s.chunkCmds(task{Type: evPublish, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
 	trims := len(cmds) - chunkSize - 2
 	if want := chunkSize / trimEvery; trims < want/2 || trims > 2*want {
 		t.Fatalf("publish chunk of %d targets: %d trims, want about %d", chunkSize, trims, want)
@@ -114,7 +115,7 @@ func TestFanoutChunkBudget(t *testing.T) {
 // TestInboxKeys: the fan-out's batch of inbox names is each timeline's own.
 func TestInboxKeys(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
-	readers := []ID{1, 9, 10, 4242, 117657342161455529, 1<<64 - 1}
+	readers := []store.ID{1, 9, 10, 4242, 117657342161455529, 1<<64 - 1}
 	for _, tl := range s.timelines() {
 		got := inboxKeys(tl, readers)
 		for i, r := range readers {

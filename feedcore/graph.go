@@ -8,15 +8,16 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Edge is one follow: Follower follows Followee.
-type Edge struct{ Follower, Followee ID }
+type Edge struct{ Follower, Followee store.ID }
 
 // Follow makes viewer follow target and backfills target's recent posts into
 // viewer's inbox. Idempotent: following again repairs anything a failed
 // earlier attempt left half done.
-func (s *Service) Follow(ctx context.Context, viewer, target ID) error {
+func (s *Service) Follow(ctx context.Context, viewer, target store.ID) error {
 	_, err := s.FollowMany(ctx, []Edge{{Follower: viewer, Followee: target}})
 	return err
 }
@@ -34,7 +35,7 @@ func (s *Service) FollowMany(ctx context.Context, edges []Edge) (_ int, err erro
 // at[i] for edges[i], the service's clock where at is nil or at[i] zero.
 // A follow already there keeps its time.
 func (s *Service) FollowManyAt(ctx context.Context, edges []Edge, at []time.Time) (_ int, err error) {
-	defer wrap(&err, "follow")
+	defer store.Wrap(&err, "follow")
 	edges, stop := s.checkEdges(ctx, edges)
 	if len(edges) == 0 {
 		return 0, stop
@@ -45,7 +46,7 @@ func (s *Service) FollowManyAt(ctx context.Context, edges []Edge, at []time.Time
 		return 0, err
 	}
 	applied, limitErr := s.addFollowing(ctx, edges, at)
-	if applied == nil && limitErr != nil && CodeOf(limitErr) != apierr.FollowLimit {
+	if applied == nil && limitErr != nil && store.CodeOf(limitErr) != apierr.FollowLimit {
 		return 0, limitErr // the journal settles whatever went through
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
@@ -70,7 +71,7 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 	}
 	n, err := s.existingPairs(ctx, edges)
 	switch {
-	case CodeOf(err) == apierr.NotFound:
+	case store.CodeOf(err) == apierr.NotFound:
 		edges, stop = edges[:n], err
 	case err != nil:
 		return nil, err
@@ -82,7 +83,7 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 // existing users, with NOT_FOUND naming the first missing one (or the
 // store's error, and 0).
 func (s *Service) existingPairs(ctx context.Context, pairs []Edge) (int, error) {
-	users := make([]ID, 0, 2*len(pairs))
+	users := make([]store.ID, 0, 2*len(pairs))
 	for _, e := range pairs {
 		users = append(users, e.Follower, e.Followee)
 	}
@@ -108,21 +109,21 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time
 		if i < len(at) && !at[i].IsZero() {
 			ms = at[i].UnixMilli()
 		}
-		return []string{s.Keys.following(e.Follower), s.Keys.unfollowed(e.Follower), s.Keys.blocks(e.Follower), s.Keys.blockedBy(e.Follower),
-				s.Keys.followingTimes(e.Follower)},
-			[]string{member(e.Followee), itoa(s.o.FollowLimit), scoreArg(ms)}
+		return []string{s.Keys.Following(e.Follower), s.Keys.Unfollowed(e.Follower), s.Keys.Blocks(e.Follower), s.Keys.BlockedBy(e.Follower),
+				s.Keys.FollowingTimes(e.Follower)},
+			[]string{store.Member(e.Followee), store.Itoa(s.o.FollowLimit), store.ScoreArg(ms)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
 		keys, args := keysArgs(0)
-		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, followAdd.cmd(s.Redis.B(), keys, args))}
+		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, followAdd.Cmd(s.Redis.B(), keys, args))}
 	} else {
 		cmds := make([]rueidis.Completed, len(edges))
 		for i := range edges {
 			keys, args := keysArgs(i)
-			cmds[i] = followAdd.cmd(s.Redis.B(), keys, args)
+			cmds[i] = followAdd.Cmd(s.Redis.B(), keys, args)
 		}
-		rs = s.doMulti(ctx, cmds...)
+		rs = s.DoMulti(ctx, cmds...)
 	}
 	for i, r := range rs {
 		added, err := r.AsInt64()
@@ -145,11 +146,11 @@ func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.Re
 	var cmds []rueidis.Completed
 	for i, e := range edges {
 		if n, _ := rs[i].AsInt64(); n == 1 {
-			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.following(e.Follower)).Member(member(e.Followee)).Build(),
-				s.Redis.B().Zrem().Key(s.Keys.followingTimes(e.Follower)).Member(member(e.Followee)).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Following(e.Follower)).Member(store.Member(e.Followee)).Build(),
+				s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(e.Follower)).Member(store.Member(e.Followee)).Build())
 		}
 	}
-	s.doMulti(ctx, cmds...)
+	s.DoMulti(ctx, cmds...)
 }
 
 // addFollows writes the followers side (with each follow's time: at[i],
@@ -161,19 +162,19 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 	now := s.nowMS()
 	for i, e := range edges {
 		cmds = append(cmds,
-			s.Redis.B().Zadd().Key(s.Keys.followers(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build(),
-			s.Redis.B().Zcard().Key(s.Keys.followers(e.Followee)).Build(),
-			s.Redis.B().Get().Key(s.Keys.pushMode(e.Followee)).Build(),
+			s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build(),
+			s.Redis.B().Zcard().Key(s.Keys.Followers(e.Followee)).Build(),
+			s.Redis.B().Get().Key(s.Keys.PushMode(e.Followee)).Build(),
 			s.seenCmd(e.Follower),
-			s.Redis.B().Hget().Key(s.Keys.reader(e.Follower)).Field("c").Build())
+			s.Redis.B().Hget().Key(s.Keys.Reader(e.Follower)).Field("c").Build())
 		var ms int64
 		if i < len(at) {
 			ms = at[i]
 		}
 		cmds = append(cmds, s.followTimeCmds(e, ms, now)...)
 	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return err
 	}
 	// A reader with a complete inbox, or an active one about to get it, must
@@ -181,7 +182,7 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 	// post published in between is then either in the outbox we read or
 	// pushed to us.
 	var writes []rueidis.Completed
-	promoted := map[ID]bool{}
+	promoted := map[store.ID]bool{}
 	for i, e := range edges {
 		r := rs[7*i : 7*i+5]
 		followers, _ := r[1].AsInt64()
@@ -195,23 +196,23 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 			writes = append(writes, s.bigFolloweeAddCmd(e.Follower, e.Followee))
 		}
 		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
-			writes = append(writes, s.Redis.B().Zadd().Key(s.Keys.active(e.Followee)).ScoreMember().ScoreMember(0, member(e.Follower)).Build())
+			writes = append(writes, s.Redis.B().Zadd().Key(s.Keys.Active(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build())
 		}
 		if !bigV && followers > s.o.bigVThreshold() && !promoted[e.Followee] {
 			promoted[e.Followee] = true
 			writes = append(writes, s.emitCmd(event{Type: evPromote, User: e.Followee}))
 		}
 	}
-	if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, writes...)); err != nil {
 		return err
 	}
 	return s.backfillMany(ctx, edges)
 }
 
 // existing returns how many of ids, from the first, name users.
-func (s *Service) existing(ctx context.Context, ids []ID) (int, error) {
-	exists := func(id ID) rueidis.Completed { return s.Redis.B().Exists().Key(s.Keys.user(id)).Build() }
-	for i, r := range s.doMulti(ctx, cmdsFor(ids, exists)...) {
+func (s *Service) existing(ctx context.Context, ids []store.ID) (int, error) {
+	exists := func(id store.ID) rueidis.Completed { return s.Redis.B().Exists().Key(s.Keys.User(id)).Build() }
+	for i, r := range s.DoMulti(ctx, store.CmdsFor(ids, exists)...) {
 		n, err := r.AsInt64()
 		if err != nil {
 			return 0, err
@@ -238,8 +239,8 @@ const (
 // unfollowed within unfollowMemory (see unfollowCommit), so a fan-out
 // racing with this never shows an unfollowed author. Journaled like
 // FollowMany.
-func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
-	defer wrap(&err, "user %d unfollows %d", viewer, target)
+func (s *Service) Unfollow(ctx context.Context, viewer, target store.ID) (err error) {
+	defer store.Wrap(&err, "user %d unfollows %d", viewer, target)
 	if viewer == target {
 		return apierr.Errorf(apierr.BadInput, "you cannot unfollow yourself")
 	}
@@ -252,10 +253,10 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target ID) (err error) {
 	if err != nil {
 		return err
 	}
-	keys := []string{s.Keys.following(viewer), s.Keys.bigFollowees(viewer), s.Keys.unfollowed(viewer)}
+	keys := []string{s.Keys.Following(viewer), s.Keys.BigFollowees(viewer), s.Keys.Unfollowed(viewer)}
 	now := s.nowMS()
-	args := []string{member(target), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
-	if err := s.commit(ctx, unfollowCommit, keys, args, unfollowCommit.cmd(s.Redis.B(), keys, args)).Error(); err != nil {
+	args := []string{store.Member(target), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
+	if err := s.commit(ctx, unfollowCommit, keys, args, unfollowCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		return fmt.Errorf("remove from following: %w", err)
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
@@ -272,16 +273,16 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 	cmds := make([]rueidis.Completed, 0, 3*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
-			s.Redis.B().Zrem().Key(s.Keys.followers(e.Followee)).Member(member(e.Follower)).Build(),
-			s.Redis.B().Zrem().Key(s.Keys.active(e.Followee)).Member(member(e.Follower)).Build(),
-			s.Redis.B().Srem().Key(s.Keys.bigFollowees(e.Follower)).Member(member(e.Followee)).Build())
+			s.Redis.B().Zrem().Key(s.Keys.Followers(e.Followee)).Member(store.Member(e.Follower)).Build(),
+			s.Redis.B().Zrem().Key(s.Keys.Active(e.Followee)).Member(store.Member(e.Follower)).Build(),
+			s.Redis.B().Srem().Key(s.Keys.BigFollowees(e.Follower)).Member(store.Member(e.Followee)).Build())
 		cmds = append(cmds, s.unfollowTimeCmds(e)...)
 	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("remove followers: %w", err)
 	}
 	tls := s.timelines()
-	authors := make([]ID, len(edges))
+	authors := make([]store.ID, len(edges))
 	for i, e := range edges {
 		authors[i] = e.Followee
 	}
@@ -297,29 +298,29 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 			}
 		}
 	}
-	return firstErr(s.doMulti(ctx, removes...))
+	return store.FirstErr(s.DoMulti(ctx, removes...))
 }
 
 // inboxableIDs reads the items of each author that may be in an inbox, for
 // each timeline of tls (ids[author][timeline]): only an author's newest
 // cap items can be in an inbox of cap entries. One round trip.
-func (s *Service) inboxableIDs(ctx context.Context, tls []timeline, authors []ID) ([][][]ID, error) {
+func (s *Service) inboxableIDs(ctx context.Context, tls []timeline, authors []store.ID) ([][][]store.ID, error) {
 	var reads []rueidis.Completed
 	for _, a := range authors {
 		for _, tl := range tls {
 			reads = append(reads, s.newestCmd(tl.outbox(a), s.o.InboxCap))
 		}
 	}
-	rs := s.doMulti(ctx, reads...)
-	out := make([][][]ID, len(authors))
+	rs := s.DoMulti(ctx, reads...)
+	out := make([][][]store.ID, len(authors))
 	for i := range authors {
-		out[i] = make([][]ID, len(tls))
+		out[i] = make([][]store.ID, len(tls))
 		for j := range tls {
 			recent, err := parseEntries(rs[i*len(tls)+j])
 			if err != nil {
 				return nil, fmt.Errorf("read outbox: %w", err)
 			}
-			ids := make([]ID, len(recent))
+			ids := make([]store.ID, len(recent))
 			for k, it := range recent {
 				ids[k] = it.ID
 			}
@@ -343,7 +344,7 @@ func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
 func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (int, error) {
 	type source struct {
 		tl     int
-		author ID
+		author store.ID
 	}
 	at := map[source]int{}
 	var reads []rueidis.Completed
@@ -356,7 +357,7 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 			}
 		}
 	}
-	rs := s.doMulti(ctx, reads...)
+	rs := s.DoMulti(ctx, reads...)
 	var writes []rueidis.Completed
 	n := 0
 	for t, tl := range tls {
@@ -368,7 +369,7 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 			if len(recent) == 0 {
 				continue
 			}
-			var floor *Item
+			var floor *store.Item
 			if len(recent) > s.o.InboxCap {
 				recent = recent[:s.o.InboxCap]
 				floor = &recent[len(recent)-1]
@@ -377,29 +378,29 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 			writes = append(writes, s.inboxAddCmd(tl, e.Follower, e.Followee, recent, floor))
 		}
 	}
-	return n, firstErr(s.doMulti(ctx, writes...))
+	return n, store.FirstErr(s.DoMulti(ctx, writes...))
 }
 
 // inboxAddCmd copies author's items into reader's inbox (inboxAdd),
 // unless the author is hidden from the reader.
-func (s *Service) inboxAddCmd(tl timeline, reader, author ID, items []Item, floor *Item) rueidis.Completed {
+func (s *Service) inboxAddCmd(tl timeline, reader, author store.ID, items []store.Item, floor *store.Item) rueidis.Completed {
 	args := make([]string, 0, 5+2*len(items))
-	args = append(args, itoa(s.o.InboxCap))
+	args = append(args, store.Itoa(s.o.InboxCap))
 	if floor != nil {
-		args = append(args, scoreArg(floor.TS), member(floor.ID))
+		args = append(args, store.ScoreArg(floor.TS), store.Member(floor.ID))
 	} else {
 		args = append(args, "", "")
 	}
-	args = append(args, member(author), scoreArg(s.nowMS()))
+	args = append(args, store.Member(author), store.ScoreArg(s.nowMS()))
 	for _, it := range items {
-		args = append(args, scoreArg(it.TS), member(it.ID))
+		args = append(args, store.ScoreArg(it.TS), store.Member(it.ID))
 	}
-	return inboxAdd.cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader), s.Keys.hiddenAuthors(reader)}, args)
+	return inboxAdd.Cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader), s.Keys.HiddenAuthors(reader)}, args)
 }
 
 // newest returns up to n newest entries of a timeline.
-func (s *Service) newest(ctx context.Context, key string, n int) ([]Item, error) {
-	return parseEntries(s.do(ctx, s.newestCmd(key, n)))
+func (s *Service) newest(ctx context.Context, key string, n int) ([]store.Item, error) {
+	return parseEntries(s.Do(ctx, s.newestCmd(key, n)))
 }
 
 func (s *Service) newestCmd(key string, n int) rueidis.Completed {
@@ -408,8 +409,8 @@ func (s *Service) newestCmd(key string, n int) rueidis.Completed {
 
 // followingIDs returns the ids viewer follows (hidden ones too; reads
 // use visibleFollowees).
-func (s *Service) followingIDs(ctx context.Context, viewer ID) ([]ID, error) {
-	ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+func (s *Service) followingIDs(ctx context.Context, viewer store.ID) ([]store.ID, error) {
+	ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
@@ -417,4 +418,4 @@ func (s *Service) followingIDs(ctx context.Context, viewer ID) ([]ID, error) {
 }
 
 // idsOf reads sorted-set members as ids.
-func idsOf(ms []string) ([]ID, error) { return parseEach(ms, memberID) }
+func idsOf(ms []string) ([]store.ID, error) { return store.ParseEach(ms, store.MemberID) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -55,17 +56,17 @@ func drain(tb testing.TB, s *Service) {
 	}
 }
 
-func mustUsers(tb testing.TB, s *Service, ids ...ID) {
+func mustUsers(tb testing.TB, s *Service, ids ...store.ID) {
 	tb.Helper()
 	for _, id := range ids {
-		if err := s.PutUser(context.Background(), User{ID: id, Handle: "u" + FormatID(id)}); err != nil {
+		if err := s.PutUser(context.Background(), User{ID: id, Handle: "u" + store.FormatID(id)}); err != nil {
 			tb.Fatal(err)
 		}
 	}
 }
 
 // itemID is the id of the item an edge is: its repost's, or its post's.
-func itemID(e FeedEdge) ID {
+func itemID(e FeedEdge) store.ID {
 	if e.Repost != nil {
 		return e.Repost.ID
 	}
@@ -74,9 +75,9 @@ func itemID(e FeedEdge) ID {
 
 // readAll pages the whole feed with page size n and returns the item ids
 // (post ids, and repost ids for reposts).
-func readAll(tb testing.TB, s *Service, viewer ID, n int) []ID {
+func readAll(tb testing.TB, s *Service, viewer store.ID, n int) []store.ID {
 	tb.Helper()
-	var out []ID
+	var out []store.ID
 	after := ""
 	for pages := 0; ; pages++ {
 		if pages > 10000 {
@@ -103,21 +104,21 @@ func readAll(tb testing.TB, s *Service, viewer ID, n int) []ID {
 }
 
 // idRange is the n ids from, from+1, ...
-func idRange(from ID, n int) []ID {
-	out := make([]ID, n)
+func idRange(from store.ID, n int) []store.ID {
+	out := make([]store.ID, n)
 	for i := range out {
-		out[i] = from + ID(i)
+		out[i] = from + store.ID(i)
 	}
 	return out
 }
 
 // addUsers stores users ids (handles "u<id>"), 1,000 a batch.
-func addUsers(ctx context.Context, s *Service, ids []ID) error {
+func addUsers(ctx context.Context, s *Service, ids []store.ID) error {
 	for len(ids) > 0 {
 		n := min(len(ids), 1000)
 		us := make([]User, n)
 		for i, id := range ids[:n] {
-			us[i] = User{ID: id, Handle: "u" + FormatID(id)}
+			us[i] = User{ID: id, Handle: "u" + store.FormatID(id)}
 		}
 		if _, err := s.PutUsers(ctx, us); err != nil {
 			return err
@@ -139,7 +140,7 @@ func addFollows(ctx context.Context, s *Service, edges []Edge) error {
 	return nil
 }
 
-func putUsers(tb testing.TB, s *Service, ids []ID) {
+func putUsers(tb testing.TB, s *Service, ids []store.ID) {
 	tb.Helper()
 	if err := addUsers(context.Background(), s, ids); err != nil {
 		tb.Fatal(err)
@@ -154,7 +155,7 @@ func followEdges(tb testing.TB, s *Service, edges []Edge) {
 }
 
 // follow makes reader follow targets.
-func follow(tb testing.TB, s *Service, reader ID, targets []ID) {
+func follow(tb testing.TB, s *Service, reader store.ID, targets []store.ID) {
 	tb.Helper()
 	edges := make([]Edge, len(targets))
 	for i, f := range targets {
@@ -164,7 +165,7 @@ func follow(tb testing.TB, s *Service, reader ID, targets []ID) {
 }
 
 // followerEdges are the edges of ids following author.
-func followerEdges(ids []ID, author ID) []Edge {
+func followerEdges(ids []store.ID, author store.ID) []Edge {
 	edges := make([]Edge, len(ids))
 	for i, f := range ids {
 		edges[i] = Edge{Follower: f, Followee: author}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -46,7 +47,7 @@ const maxSettleRounds = 4
 
 // begin journals a mutation on shard and returns its entry id.
 func (s *Service) begin(ctx context.Context, shard int, fields ...string) (string, error) {
-	b := s.Redis.B().Xadd().Key(s.Keys.journal(shard)).Id("*").FieldValue()
+	b := s.Redis.B().Xadd().Key(s.Keys.Journal(shard)).Id("*").FieldValue()
 	for i := 0; i+1 < len(fields); i += 2 {
 		b = b.FieldValue(fields[i], fields[i+1])
 	}
@@ -60,7 +61,7 @@ func (s *Service) begin(ctx context.Context, shard int, fields ...string) (strin
 // end drops a finished mutation's journal entry. Failing to is harmless: a
 // worker settles the entry again, which changes nothing.
 func (s *Service) end(ctx context.Context, shard int, id string) {
-	s.do(context.WithoutCancel(ctx), s.Redis.B().Xdel().Key(s.Keys.journal(shard)).Id(id).Build())
+	s.Do(context.WithoutCancel(ctx), s.Redis.B().Xdel().Key(s.Keys.Journal(shard)).Id(id).Build())
 }
 
 func encodeEdges(edges []Edge) string {
@@ -69,9 +70,9 @@ func encodeEdges(edges []Edge) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(FormatID(e.Follower))
+		b.WriteString(store.FormatID(e.Follower))
 		b.WriteByte(':')
-		b.WriteString(FormatID(e.Followee))
+		b.WriteString(store.FormatID(e.Followee))
 	}
 	return b.String()
 }
@@ -128,15 +129,15 @@ func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64, error) {
 	cmds := make([]rueidis.Completed, 0, 2*len(edges))
 	for _, e := range edges {
-		m := member(e.Followee)
-		cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.following(e.Follower)).Member(m).Build(),
-			s.Redis.B().Zscore().Key(s.Keys.followingTimes(e.Follower)).Member(m).Build())
+		m := store.Member(e.Followee)
+		cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.Following(e.Follower)).Member(m).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.FollowingTimes(e.Follower)).Member(m).Build())
 	}
-	rs := s.doMulti(ctx, cmds...)
+	rs := s.DoMulti(ctx, cmds...)
 	out, at := make([]bool, len(edges)), make([]int64, len(edges))
 	for i := range edges {
 		var err error
-		if out[i], err = isMember(rs[2*i]); err == nil {
+		if out[i], err = store.IsMember(rs[2*i]); err == nil {
 			at[i], err = scoreOrZero(rs[2*i+1])
 		}
 		if err != nil {
@@ -148,10 +149,10 @@ func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64,
 
 // settleLive brings an anchor's queue and the replay
 // timelines in line with the session's hash, its record of truth.
-func (s *Service) settleLive(ctx context.Context, anchor, id ID) error {
+func (s *Service) settleLive(ctx context.Context, anchor, id store.ID) error {
 	var applied *LiveSession
 	for range maxSettleRounds {
-		ls, err := s.LiveSessions(ctx, []ID{id})
+		ls, err := s.LiveSessions(ctx, []store.ID{id})
 		if err != nil {
 			return fmt.Errorf("settle live session %d: %w", id, err)
 		}
@@ -173,7 +174,7 @@ func (s *Service) settleLive(ctx context.Context, anchor, id ID) error {
 // fileLive files a session where its state belongs: an anchor's queue
 // while PREVIEW or LIVE, the replay timelines once ended after starting,
 // nowhere when cancelled or missing (l nil).
-func (s *Service) fileLive(ctx context.Context, anchor, id ID, l *LiveSession) error {
+func (s *Service) fileLive(ctx context.Context, anchor, id store.ID, l *LiveSession) error {
 	switch {
 	case l == nil || l.Cancelled():
 		return s.dequeue(ctx, anchor, id)
@@ -181,9 +182,9 @@ func (s *Service) fileLive(ctx context.Context, anchor, id ID, l *LiveSession) e
 		if err := s.dequeue(ctx, anchor, id); err != nil {
 			return err
 		}
-		return s.fileReplay(ctx, anchor, Item{TS: l.EndedAt.UnixMilli(), ID: id})
+		return s.fileReplay(ctx, anchor, store.Item{TS: l.EndedAt.UnixMilli(), ID: id})
 	}
-	return s.enqueue(ctx, anchor, Item{TS: queueScore(l), ID: id})
+	return s.enqueue(ctx, anchor, store.Item{TS: queueScore(l), ID: id})
 }
 
 // repairLoop settles the journal entries of mutations that died.
@@ -202,7 +203,7 @@ func (s *Service) repairLoop(ctx context.Context, o WorkerOptions) {
 // measured on the wall clock, not the service's (tests move that one).
 func (s *Service) repairShard(ctx context.Context, o WorkerOptions, shard int) error {
 	cutoff := time.Now().Add(-o.RepairAfter).UnixMilli()
-	entries, err := s.Redis.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.journal(shard)).Start("-").End(itoa64(cutoff)).
+	entries, err := s.Redis.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.Journal(shard)).Start("-").End(itoa64(cutoff)).
 		Count(64).Build()).AsXRange()
 	if err != nil {
 		return fmt.Errorf("read journal: %w", err)
@@ -210,7 +211,7 @@ func (s *Service) repairShard(ctx context.Context, o WorkerOptions, shard int) e
 	for _, e := range entries {
 		err := s.repair(ctx, shard, e)
 		if errors.Is(err, errMalformed) {
-			s.deadLetter(ctx, o, stream{shard: shard, key: s.Keys.journal(shard), name: "journal"}, e.ID, err.Error())
+			s.deadLetter(ctx, o, stream{shard: shard, key: s.Keys.Journal(shard), name: "journal"}, e.ID, err.Error())
 			continue
 		}
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // PostCounts are a post's engagement counters.
@@ -31,7 +32,7 @@ const MaxCount = 1<<31 - 1
 // it replies the post's author, time, text, media and content warning,
 // its four counters (empty when never set), and the post it replies to
 // and that post's author (empty when none).
-var likeScript = newScript(false, `
+var likeScript = store.NewScript(false, `
 local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd', 'm', 'cw', 'o', 'r', 'ra', 'sx')
 if not p[1] or p[4] == '1' or p[7] then return {} end
 if p[10] and ARGV[2] == '1' and ARGV[4] == '1' then return {} end
@@ -55,7 +56,7 @@ return {p[1], p[2], p[3], p[5] or '', p[6] or '', c[1] or '', c[2] or '', c[3] o
 // Rebuild recomputes each as its base plus its records (rebuildCounters,
 // recountConversation). A base may be negative: a counter set below the
 // records it already has.
-var setCountsScript = newScript(false, luaLiveReposts+`
+var setCountsScript = store.NewScript(false, luaLiveReposts+`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], 'l', ARGV[1], 'c', ARGV[2], 'r', ARGV[3], 'f', ARGV[4],
   'lb', tonumber(ARGV[1]) - redis.call('SCARD', KEYS[3]), 'fb', tonumber(ARGV[4]) - redis.call('SCARD', KEYS[4]),
@@ -66,19 +67,19 @@ return 1
 // Like records that viewer likes post, once however often it is called,
 // and returns the post with its counters. A missing or deleted post, or
 // one of a suspended account, is NOT_FOUND.
-func (s *Service) Like(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
-	defer wrap(&err, "user %d likes post %d", viewer, post)
+func (s *Service) Like(ctx context.Context, viewer, post store.ID) (_ *Post, _ PostCounts, err error) {
+	defer store.Wrap(&err, "user %d likes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "1")
 }
 
 // Unlike takes viewer's like of post back, if any, and returns the post
 // with its counters. A missing or deleted post is NOT_FOUND.
-func (s *Service) Unlike(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
-	defer wrap(&err, "user %d unlikes post %d", viewer, post)
+func (s *Service) Unlike(ctx context.Context, viewer, post store.ID) (_ *Post, _ PostCounts, err error) {
+	defer store.Wrap(&err, "user %d unlikes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "-1")
 }
 
-func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Post, PostCounts, error) {
+func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string) (*Post, PostCounts, error) {
 	if viewer == 0 {
 		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to like posts")
 	}
@@ -88,7 +89,7 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 		}
 	}
 	keys, args := s.likeKeysArgs(viewer, post, delta, true)
-	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.cmd(s.Redis.B(), keys, args)), post)
+	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.Cmd(s.Redis.B(), keys, args)), post)
 	if err != nil {
 		return nil, PostCounts{}, err
 	}
@@ -97,7 +98,7 @@ func (s *Service) like(ctx context.Context, viewer, post ID, delta string) (*Pos
 
 // likedPost reads a likeReply (the like and favorite scripts reply
 // alike): the post and its counters.
-func likedPost(post ID, vs []rueidis.RedisMessage) (*Post, PostCounts, error) {
+func likedPost(post store.ID, vs []rueidis.RedisMessage) (*Post, PostCounts, error) {
 	str := func(i int) string { s, _ := vs[i].ToString(); return s }
 	p, err := newPost(post, postFields{str(0), str(1), str(2), "", str(3), str(4), "", str(9), str(10)})
 	if err != nil {
@@ -108,19 +109,19 @@ func likedPost(post ID, vs []rueidis.RedisMessage) (*Post, PostCounts, error) {
 
 // likeKeysArgs are the like script's keys and arguments for viewer's like
 // (delta "1") or unlike ("-1") of post, in a request (live) or an import.
-func (s *Service) likeKeysArgs(viewer, post ID, delta string, live bool) (keys, args []string) {
+func (s *Service) likeKeysArgs(viewer, post store.ID, delta string, live bool) (keys, args []string) {
 	flag := "0"
 	if live {
 		flag = "1"
 	}
-	return []string{s.Keys.post(post), s.Keys.likers(post), s.Keys.postCounts(post)},
-		[]string{member(viewer), delta, strconv.Itoa(MaxCount), flag}
+	return []string{s.Keys.Post(post), s.Keys.Likers(post), s.Keys.PostCounts(post)},
+		[]string{store.Member(viewer), delta, strconv.Itoa(MaxCount), flag}
 }
 
 // likeReply is the like script's reply for post: the post's author, time,
 // text, media and content warning, four counters and parent, or why the
 // script refused.
-func likeReply(r rueidis.RedisResult, post ID) ([]rueidis.RedisMessage, error) {
+func likeReply(r rueidis.RedisResult, post store.ID) ([]rueidis.RedisMessage, error) {
 	vs, err := r.ToArray()
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func likeReply(r rueidis.RedisResult, post ID) ([]rueidis.RedisMessage, error) {
 }
 
 // PostLike is one user's like of one post.
-type PostLike struct{ User, Post ID }
+type PostLike struct{ User, Post store.ID }
 
 // LikeMany records likes (import), each as Like does, pipelined in one
 // round trip. It returns how many were applied before the first one
@@ -146,16 +147,16 @@ type PostLike struct{ User, Post ID }
 // likes after that one may have been applied too, which is harmless: a
 // like is idempotent.
 func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err error) {
-	defer wrap(&err, "record likes")
+	defer store.Wrap(&err, "record likes")
 	cmds := make([]rueidis.Completed, len(likes))
 	for i, l := range likes {
 		if l.User == 0 || l.Post == 0 {
 			return 0, apierr.Errorf(apierr.BadInput, "like user and post must be positive numbers")
 		}
 		keys, args := s.likeKeysArgs(l.User, l.Post, "1", false)
-		cmds[i] = likeScript.cmd(s.Redis.B(), keys, args)
+		cmds[i] = likeScript.Cmd(s.Redis.B(), keys, args)
 	}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	for i, r := range s.DoMulti(ctx, cmds...) {
 		if _, err := likeReply(r, likes[i].Post); err != nil {
 			return i, err
 		}
@@ -168,15 +169,15 @@ func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err er
 // reposts recorded so far stay, later ones (and their undoing) move the
 // counters from the values set, and Rebuild recomputes each counter as
 // its base plus the records. A missing post is NOT_FOUND.
-func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err error) {
-	defer wrap(&err, "set counters of post %d", post)
+func (s *Service) SetCounts(ctx context.Context, post store.ID, c PostCounts) (err error) {
+	defer store.Wrap(&err, "set counters of post %d", post)
 	for _, n := range []int{c.Likes, c.Comments, c.Reposts, c.Favorites} {
 		if n < 0 || n > MaxCount {
 			return apierr.Errorf(apierr.BadInput, "counts must be between 0 and %d", MaxCount)
 		}
 	}
-	n, err := s.do(ctx, setCountsScript.cmd(s.Redis.B(), []string{s.Keys.post(post), s.Keys.postCounts(post), s.Keys.likers(post), s.Keys.favoriters(post),
-		s.Keys.replies(post), s.Keys.reposts(post)},
+	n, err := s.Do(ctx, setCountsScript.Cmd(s.Redis.B(), []string{s.Keys.Post(post), s.Keys.PostCounts(post), s.Keys.Likers(post), s.Keys.Favoriters(post),
+		s.Keys.Replies(post), s.Keys.Reposts(post)},
 		[]string{strconv.Itoa(c.Likes), strconv.Itoa(c.Comments), strconv.Itoa(c.Reposts), strconv.Itoa(c.Favorites)})).AsInt64()
 	if err != nil {
 		return err
@@ -189,31 +190,31 @@ func (s *Service) SetCounts(ctx context.Context, post ID, c PostCounts) (err err
 
 // PostCounts returns the counters of posts in order (zero for a post that
 // has none), in one round trip. Counters are never cached.
-func (s *Service) PostCounts(ctx context.Context, ids []ID) (_ []PostCounts, err error) {
-	defer wrap(&err, "read counters")
-	return parseCounts(s.doMulti(ctx, cmdsFor(ids, s.postCountsCmd)...))
+func (s *Service) PostCounts(ctx context.Context, ids []store.ID) (_ []PostCounts, err error) {
+	defer store.Wrap(&err, "read counters")
+	return parseCounts(s.DoMulti(ctx, store.CmdsFor(ids, s.postCountsCmd)...))
 }
 
 // Liked reports, for each post, whether viewer likes it, in one round trip.
-func (s *Service) Liked(ctx context.Context, viewer ID, posts []ID) (_ []bool, err error) {
-	defer wrap(&err, "read likes of user %d", viewer)
-	vm := member(viewer)
-	liked := func(id ID) rueidis.Completed { return s.likedCmd(vm, id) }
-	return parseFlags(s.doMulti(ctx, cmdsFor(posts, liked)...))
+func (s *Service) Liked(ctx context.Context, viewer store.ID, posts []store.ID) (_ []bool, err error) {
+	defer store.Wrap(&err, "read likes of user %d", viewer)
+	vm := store.Member(viewer)
+	liked := func(id store.ID) rueidis.Completed { return s.likedCmd(vm, id) }
+	return parseFlags(s.DoMulti(ctx, store.CmdsFor(posts, liked)...))
 }
 
-func (s *Service) postCountsCmd(post ID) rueidis.Completed {
-	return s.Redis.B().Hmget().Key(s.Keys.postCounts(post)).Field(counterFields...).Build()
+func (s *Service) postCountsCmd(post store.ID) rueidis.Completed {
+	return s.Redis.B().Hmget().Key(s.Keys.PostCounts(post)).Field(counterFields...).Build()
 }
 
 // likedCmd asks whether the viewer whose member (see member) is vm likes post.
-func (s *Service) likedCmd(vm string, post ID) rueidis.Completed {
-	return s.Redis.B().Sismember().Key(s.Keys.likers(post)).Member(vm).Build()
+func (s *Service) likedCmd(vm string, post store.ID) rueidis.Completed {
+	return s.Redis.B().Sismember().Key(s.Keys.Likers(post)).Member(vm).Build()
 }
 
 // parseCounts reads the replies of postCountsCmd.
 func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
-	return parseEach(rs, func(r rueidis.RedisResult) (PostCounts, error) {
+	return store.ParseEach(rs, func(r rueidis.RedisResult) (PostCounts, error) {
 		var f [4]string // "": never set, 0
 		_, err := hashFields(r, f[:])
 		return countsOf(f[0], f[1], f[2], f[3]), err
@@ -232,5 +233,5 @@ func countsOf(l, c, r, f string) PostCounts {
 }
 
 func parseFlags(rs []rueidis.RedisResult) ([]bool, error) {
-	return parseEach(rs, rueidis.RedisResult.AsBool)
+	return store.ParseEach(rs, rueidis.RedisResult.AsBool)
 }

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
 
-func mustPost(tb testing.TB, s *Service, id, author ID) {
+func mustPost(tb testing.TB, s *Service, id, author store.ID) {
 	tb.Helper()
-	p := &Post{ID: id, Author: author, Text: "post " + FormatID(id), CreatedAt: time.UnixMilli(int64(1e12 + id)).UTC()}
+	p := &Post{ID: id, Author: author, Text: "post " + store.FormatID(id), CreatedAt: time.UnixMilli(int64(1e12 + id)).UTC()}
 	if err := s.PutPost(context.Background(), p); err != nil {
 		tb.Fatal(err)
 	}
@@ -37,9 +38,9 @@ func TestLikes(t *testing.T) {
 	mustPost(t, s, 10, 1)
 	mustPost(t, s, 11, 1)
 
-	check := func(what string, post ID, likes int, liked map[ID]bool) {
+	check := func(what string, post store.ID, likes int, liked map[store.ID]bool) {
 		t.Helper()
-		cs, err := s.PostCounts(ctx, []ID{post})
+		cs, err := s.PostCounts(ctx, []store.ID{post})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +48,7 @@ func TestLikes(t *testing.T) {
 			t.Errorf("%s: likes = %d, want %d", what, cs[0].Likes, likes)
 		}
 		for viewer, want := range liked {
-			got, err := s.Liked(ctx, viewer, []ID{post})
+			got, err := s.Liked(ctx, viewer, []store.ID{post})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +57,7 @@ func TestLikes(t *testing.T) {
 			}
 		}
 	}
-	check("no likes", 10, 0, map[ID]bool{2: false})
+	check("no likes", 10, 0, map[store.ID]bool{2: false})
 	p, c, err := s.Like(ctx, 2, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +71,8 @@ func TestLikes(t *testing.T) {
 	if _, c, _ = s.Like(ctx, 3, 10); c.Likes != 2 {
 		t.Errorf("second liker: %d likes, want 2", c.Likes)
 	}
-	check("two likers", 10, 2, map[ID]bool{1: false, 2: true, 3: true})
-	check("other post", 11, 0, map[ID]bool{2: false})
+	check("two likers", 10, 2, map[store.ID]bool{1: false, 2: true, 3: true})
+	check("other post", 11, 0, map[store.ID]bool{2: false})
 	if _, c, _ = s.Unlike(ctx, 2, 10); c.Likes != 1 {
 		t.Errorf("unlike: %d likes, want 1", c.Likes)
 	}
@@ -81,7 +82,7 @@ func TestLikes(t *testing.T) {
 	if _, c, _ = s.Unlike(ctx, 1, 10); c.Likes != 1 {
 		t.Errorf("unliking what one never liked: %d likes, want 1", c.Likes)
 	}
-	check("after unlikes", 10, 1, map[ID]bool{2: false, 3: true})
+	check("after unlikes", 10, 1, map[store.ID]bool{2: false, 3: true})
 
 	// Counters set by an import stay, and likes count from them.
 	if err := s.SetCounts(ctx, 11, PostCounts{Likes: 5, Comments: 4, Reposts: 3, Favorites: 2}); err != nil {
@@ -111,7 +112,7 @@ func TestLikes(t *testing.T) {
 	wantCode(t, "like a deleted post", err, apierr.NotFound)
 	_, _, err = s.Unlike(ctx, 3, 10)
 	wantCode(t, "unlike a deleted post", err, apierr.NotFound)
-	check("deleted", 10, 1, map[ID]bool{1: false, 3: true})
+	check("deleted", 10, 1, map[store.ID]bool{1: false, 3: true})
 }
 
 // Many viewers like and unlike the same posts at once, each several times
@@ -123,13 +124,13 @@ func TestLikesConcurrent(t *testing.T) {
 	const viewers, posts, ops = 40, 3, 30
 	us := make([]User, viewers)
 	for i := range us {
-		us[i] = User{ID: ID(i + 1), Handle: fmt.Sprintf("v%d", i+1)}
+		us[i] = User{ID: store.ID(i + 1), Handle: fmt.Sprintf("v%d", i+1)}
 	}
 	if _, err := s.PutUsers(ctx, us); err != nil {
 		t.Fatal(err)
 	}
 	for p := range posts {
-		mustPost(t, s, ID(1000+p), 1)
+		mustPost(t, s, store.ID(1000+p), 1)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*viewers)
@@ -138,12 +139,12 @@ func TestLikesConcurrent(t *testing.T) {
 			wg.Go(func() {
 				rng := rand.New(rand.NewPCG(uint64(v), uint64(g)))
 				for range ops {
-					post := ID(1000 + rng.IntN(posts))
+					post := store.ID(1000 + rng.IntN(posts))
 					op := s.Like
 					if rng.IntN(2) == 0 {
 						op = s.Unlike
 					}
-					if _, _, err := op(ctx, ID(v+1), post); err != nil {
+					if _, _, err := op(ctx, store.ID(v+1), post); err != nil {
 						errs <- err
 						return
 					}
@@ -156,7 +157,7 @@ func TestLikesConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	ids := []ID{1000, 1001, 1002}
+	ids := []store.ID{1000, 1001, 1002}
 	counts, err := s.PostCounts(ctx, ids)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +166,7 @@ func TestLikesConcurrent(t *testing.T) {
 	for i, post := range ids {
 		likers := 0
 		for v := range viewers {
-			liked, err := s.Liked(ctx, ID(v+1), []ID{post})
+			liked, err := s.Liked(ctx, store.ID(v+1), []store.ID{post})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,8 +201,8 @@ func TestHydrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	rctx, trips := roundtrip.NewContext(ctx)
-	h, err := s.Hydrate(rctx, HydrateRequest{Viewer: 1, Counts: []ID{10, 11}, Liked: []ID{10, 11},
-		Users: []ID{2, 3, 9}, GraphCounts: []ID{2, 3}, Following: []ID{2, 3}})
+	h, err := s.Hydrate(rctx, HydrateRequest{Viewer: 1, Counts: []store.ID{10, 11}, Liked: []store.ID{10, 11},
+		Users: []store.ID{2, 3, 9}, GraphCounts: []store.ID{2, 3}, Following: []store.ID{2, 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestHydrate(t *testing.T) {
 		fmt.Sprint(h.GraphCounts) != "[{2 0} {0 1}]" || fmt.Sprint(h.Following) != "[true false]" {
 		t.Errorf("hydration %+v", h)
 	}
-	h, err = s.Hydrate(ctx, HydrateRequest{Liked: []ID{11}, Following: []ID{2}})
+	h, err = s.Hydrate(ctx, HydrateRequest{Liked: []store.ID{11}, Following: []store.ID{2}})
 	if err != nil || fmt.Sprint(h.Liked, h.Following) != "[false] [false]" {
 		t.Errorf("anonymous hydration %+v, %v", h, err)
 	}

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -29,8 +30,8 @@ import (
 // viewer's keyword filters (their version only, when this process has
 // them compiled), are read in the outbox read's round trip; the posts
 // come through the client-side cache.
-func (s *Service) AuthorPosts(ctx context.Context, viewer, author ID, withReplies bool, first int, after string) (_ *FeedPage, err error) {
-	defer wrap(&err, "list the posts of user %d", author)
+func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, withReplies bool, first int, after string) (_ *FeedPage, err error) {
+	defer store.Wrap(&err, "list the posts of user %d", author)
 	q := listAt{viewer: viewer, kind: ListAuthorPosts, owner: author, first: first, after: after}
 	if withReplies {
 		q.kind = ListAuthorPostsWithReplies
@@ -39,18 +40,18 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author ID, withReplie
 	gate := viewer != 0 && viewer != author
 	var reads []rueidis.Completed
 	if gate {
-		reads = []rueidis.Completed{s.hiddenCmd(viewer, []ID{author}), s.keywordViewCmd(viewer, compiled.versionOf())}
+		reads = []rueidis.Completed{s.hiddenCmd(viewer, []store.ID{author}), s.keywordViewCmd(viewer, compiled.versionOf())}
 	}
 	// The author is the only one on the list: once it is not hidden, no
 	// post's author needs a check.
 	safety := &postSafety{hidden: sepSet{complete: true}, v: &view{viewer: viewer, now: now}}
-	key := s.Keys.outbox(author)
-	origs := map[ID]*Post{} // the originals of the author's reposts shown
-	posts, cursors, more, end, err := readList(ctx, s, q, func(*Item) listScan[Post] {
+	key := s.Keys.Outbox(author)
+	origs := map[store.ID]*Post{} // the originals of the author's reposts shown
+	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[Post] {
 		return listScan[Post]{
-			seek:  func(from *Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
+			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
 			first: reads,
-			keep: func(ctx context.Context, first []rueidis.RedisResult, items []Item) ([]*Post, error) {
+			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*Post, error) {
 				if gate {
 					if err := s.gateAuthor(safety, author, compiled, first); err != nil {
 						return nil, err
@@ -82,8 +83,8 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author ID, withReplie
 // (hiddenCmd's for the author, keywordView's sent with compiled's
 // version) into safety: errNothingShown when the author is hidden from
 // the viewer.
-func (s *Service) gateAuthor(safety *postSafety, author ID, compiled *keywordSet, first []rueidis.RedisResult) error {
-	hidden, err := parseHidden(first[0], []ID{author}, safety.v.now)
+func (s *Service) gateAuthor(safety *postSafety, author store.ID, compiled *keywordSet, first []rueidis.RedisResult) error {
+	hidden, err := parseHidden(first[0], []store.ID{author}, safety.v.now)
 	if err != nil {
 		return err
 	}

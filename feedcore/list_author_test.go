@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // postsOf pages author's posts as viewer at several page sizes, checks
 // they agree, and returns them.
-func postsOf(tb testing.TB, s *Service, viewer, author ID) []ID {
+func postsOf(tb testing.TB, s *Service, viewer, author store.ID) []store.ID {
 	tb.Helper()
-	var first []ID
+	var first []store.ID
 	for i, n := range []int{1, 3, 20} {
 		got := pagePosts(tb, n, func(first int, after string) (*FeedPage, error) {
 			return s.AuthorPosts(context.Background(), viewer, author, false, first, after)
@@ -36,9 +37,9 @@ func TestAuthorPosts(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4)
 	at := testEpoch.Add(-time.Hour)
-	var want []ID
+	var want []store.ID
 	for i := range 12 {
-		p := &Post{ID: ID(100 + i), Author: 2, Text: "post " + itoa(i), CreatedAt: at.Add(time.Duration(i/3) * time.Second)}
+		p := &Post{ID: store.ID(100 + i), Author: 2, Text: "post " + store.Itoa(i), CreatedAt: at.Add(time.Duration(i/3) * time.Second)}
 		if err := s.PutPost(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -50,8 +51,8 @@ func TestAuthorPosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Reverse(want)
-	want = slices.DeleteFunc(want, func(id ID) bool { return id == 105 })
-	for _, viewer := range []ID{0, 1, 2, 3} {
+	want = slices.DeleteFunc(want, func(id store.ID) bool { return id == 105 })
+	for _, viewer := range []store.ID{0, 1, 2, 3} {
 		if got := postsOf(t, s, viewer, 2); !slices.Equal(got, want) {
 			t.Fatalf("posts of 2 as %d: %v, want %v", viewer, got, want)
 		}
@@ -69,7 +70,7 @@ func TestAuthorPosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		viewer, author ID
+		viewer, author store.ID
 		shown          bool
 	}{{1, 2, false}, {2, 1, false}, {4, 2, false}, {1, 3, false}, {3, 2, false}, {3, 1, true}, {2, 3, true}, {0, 2, true}} {
 		got := postsOf(t, s, tc.viewer, tc.author)
@@ -112,12 +113,12 @@ func TestAuthorPostsObeyMutesFiltersSuspensions(t *testing.T) {
 	f := newListSafetyFixture(t)
 	s, ctx := f.s, context.Background()
 	texts := []string{"cats", "plain", "cats again", "plain", "plain", "cats", "plain"}
-	var all []ID
+	var all []store.ID
 	for i, x := range texts {
-		f.post(ID(200+i), 2, x)
-		all = append([]ID{ID(200 + i)}, all...)
+		f.post(store.ID(200+i), 2, x)
+		all = append([]store.ID{store.ID(200 + i)}, all...)
 	}
-	check := func(what string, viewer ID, want []ID) {
+	check := func(what string, viewer store.ID, want []store.ID) {
 		t.Helper()
 		if got := postsOf(t, s, viewer, 2); !slices.Equal(got, want) {
 			t.Fatalf("%s: posts of 2 as %d %v, want %v", what, viewer, got, want)
@@ -128,7 +129,7 @@ func TestAuthorPostsObeyMutesFiltersSuspensions(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("muted", 1, nil)
-	if fl, err := s.RelationFlags(ctx, 1, []ID{2}); err != nil || !fl[0].Muted || fl[0].Forbidden() != nil {
+	if fl, err := s.RelationFlags(ctx, 1, []store.ID{2}); err != nil || !fl[0].Muted || fl[0].Forbidden() != nil {
 		t.Fatalf("the profile's flags while muted: %+v, %v", fl, err)
 	}
 	check("muted, as another viewer", 3, all)
@@ -138,7 +139,7 @@ func TestAuthorPostsObeyMutesFiltersSuspensions(t *testing.T) {
 	f.kw("plain", time.Minute)
 	check("filtering cats, and plain for a minute", 1, nil)
 	f.clk.advance(time.Minute + time.Second)
-	plain := []ID{206, 204, 203, 201}
+	plain := []store.ID{206, 204, 203, 201}
 	check("the plain filter expired", 1, plain)
 	if _, err := s.AddKeywordFilter(ctx, KeywordFilter{User: 2, Keyword: "cats", WholeWord: true}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Favorites (收藏): a viewer's private bookmarks, and a public counter.
@@ -34,7 +35,7 @@ const jFav = "fav"
 
 // Favorite is one user's favorite of one post, since At (import).
 type Favorite struct {
-	User, Post ID
+	User, Post store.ID
 	At         time.Time
 }
 
@@ -43,7 +44,7 @@ type Favorite struct {
 // author's ("": no block check, an import), "1" favorite or "0" not, now
 // ms. Favoriting replies -2 across a block, 0 when already there (its
 // time kept), 1 when added; unfavoriting 1 when removed, else 0.
-var favoriteCommit = newScript(false, `
+var favoriteCommit = store.NewScript(false, `
 local m = ARGV[1]
 if ARGV[3] == '0' then return redis.call('ZREM', KEYS[1], m) end
 if ARGV[2] ~= '' and (redis.call('ZSCORE', KEYS[2], ARGV[2]) or redis.call('ZSCORE', KEYS[3], ARGV[2])) then return -2 end
@@ -58,7 +59,7 @@ return 1
 // favoriters set makes it idempotent: the counter moves only when the set
 // did. A missing or deleted post gains no favoriter and replies an empty
 // array; otherwise it replies as the like script does (likeReply).
-var favoriteApply = newScript(false, `
+var favoriteApply = store.NewScript(false, `
 local p = redis.call('HMGET', KEYS[1], 'a', 't', 'x', 'd', 'm', 'cw', 'r', 'ra')
 local gone = not p[1] or p[4] == '1'
 if ARGV[2] == '1' then
@@ -76,24 +77,24 @@ return {p[1], p[2], p[3], p[5] or '', p[6] or '', c[1] or '', c[2] or '', c[3] o
 // counters. A missing or deleted post, or one of a suspended account, is
 // NOT_FOUND; a post whose author
 // and the viewer are separated by a block, either way, is FORBIDDEN.
-func (s *Service) FavoritePost(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
-	defer wrap(&err, "user %d favorites post %d", viewer, post)
+func (s *Service) FavoritePost(ctx context.Context, viewer, post store.ID) (_ *Post, _ PostCounts, err error) {
+	defer store.Wrap(&err, "user %d favorites post %d", viewer, post)
 	return s.favorite(ctx, viewer, post, true)
 }
 
 // UnfavoritePost takes viewer's favorite of post back, if any, and
 // returns the post with its counters. A missing or deleted post is
 // NOT_FOUND.
-func (s *Service) UnfavoritePost(ctx context.Context, viewer, post ID) (_ *Post, _ PostCounts, err error) {
-	defer wrap(&err, "user %d unfavorites post %d", viewer, post)
+func (s *Service) UnfavoritePost(ctx context.Context, viewer, post store.ID) (_ *Post, _ PostCounts, err error) {
+	defer store.Wrap(&err, "user %d unfavorites post %d", viewer, post)
 	return s.favorite(ctx, viewer, post, false)
 }
 
-func (s *Service) favorite(ctx context.Context, viewer, post ID, on bool) (*Post, PostCounts, error) {
+func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) (*Post, PostCounts, error) {
 	if viewer == 0 {
 		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to favorite posts")
 	}
-	ps, err := s.CachedPosts(ctx, []ID{post})
+	ps, err := s.CachedPosts(ctx, []store.ID{post})
 	if err != nil {
 		return nil, PostCounts{}, err
 	}
@@ -110,10 +111,10 @@ func (s *Service) favorite(ctx context.Context, viewer, post ID, on bool) (*Post
 	}
 	author := ""
 	if on {
-		author = member(ps[0].Author)
+		author = store.Member(ps[0].Author)
 	}
 	keys, args := s.favoriteCommitArgs(viewer, post, author, on, s.nowMS())
-	n, err := s.commit(ctx, favoriteCommit, keys, args, favoriteCommit.cmd(s.Redis.B(), keys, args)).AsInt64()
+	n, err := s.commit(ctx, favoriteCommit, keys, args, favoriteCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return nil, PostCounts{}, fmt.Errorf("record the favorite: %w", err)
 	}
@@ -134,13 +135,13 @@ func (s *Service) favorite(ctx context.Context, viewer, post ID, on bool) (*Post
 }
 
 // favoriteCommitArgs are favoriteCommit's keys and arguments.
-func (s *Service) favoriteCommitArgs(user, post ID, author string, on bool, ms int64) (keys, args []string) {
+func (s *Service) favoriteCommitArgs(user, post store.ID, author string, on bool, ms int64) (keys, args []string) {
 	flag := "0"
 	if on {
 		flag = "1"
 	}
-	return []string{s.Keys.favorites(user), s.Keys.blocks(user), s.Keys.blockedBy(user)},
-		[]string{member(post), author, flag, scoreArg(ms)}
+	return []string{s.Keys.Favorites(user), s.Keys.Blocks(user), s.Keys.BlockedBy(user)},
+		[]string{store.Member(post), author, flag, store.ScoreArg(ms)}
 }
 
 // settleFavorites brings the post side of each pair (Follower: the user,
@@ -168,11 +169,11 @@ func (s *Service) settleFavorites(ctx context.Context, pairs []Edge, known []boo
 			if truth[i] {
 				flag = "1"
 			}
-			cmds[i] = favoriteApply.cmd(s.Redis.B(), []string{s.Keys.post(p.Followee), s.Keys.favoriters(p.Followee), s.Keys.postCounts(p.Followee)},
-				[]string{member(p.Follower), flag})
+			cmds[i] = favoriteApply.Cmd(s.Redis.B(), []string{s.Keys.Post(p.Followee), s.Keys.Favoriters(p.Followee), s.Keys.PostCounts(p.Followee)},
+				[]string{store.Member(p.Follower), flag})
 		}
-		last = s.doMulti(ctx, cmds...)
-		if err := firstErr(last); err != nil {
+		last = s.DoMulti(ctx, cmds...)
+		if err := store.FirstErr(last); err != nil {
 			return nil, fmt.Errorf("settle favorites: %w", err)
 		}
 		applied, truth = truth, nil
@@ -184,9 +185,9 @@ func (s *Service) settleFavorites(ctx context.Context, pairs []Edge, known []boo
 // post now.
 func (s *Service) favorited(ctx context.Context, pairs []Edge) ([]bool, error) {
 	holds := func(p Edge) rueidis.Completed {
-		return s.Redis.B().Zscore().Key(s.Keys.favorites(p.Follower)).Member(member(p.Followee)).Build()
+		return s.Redis.B().Zscore().Key(s.Keys.Favorites(p.Follower)).Member(store.Member(p.Followee)).Build()
 	}
-	out, err := parseEach(s.doMulti(ctx, cmdsFor(pairs, holds)...), isMember)
+	out, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(pairs, holds)...), store.IsMember)
 	if err != nil {
 		return nil, fmt.Errorf("read favorites: %w", err)
 	}
@@ -195,18 +196,18 @@ func (s *Service) favorited(ctx context.Context, pairs []Edge) ([]bool, error) {
 
 // Favorited reports, for each post, whether viewer has favorited it, in
 // one round trip (one read of the viewer's record); all false for viewer 0.
-func (s *Service) Favorited(ctx context.Context, viewer ID, posts []ID) (_ []bool, err error) {
-	defer wrap(&err, "read favorites of user %d", viewer)
+func (s *Service) Favorited(ctx context.Context, viewer store.ID, posts []store.ID) (_ []bool, err error) {
+	defer store.Wrap(&err, "read favorites of user %d", viewer)
 	if viewer == 0 || len(posts) == 0 {
 		return make([]bool, len(posts)), nil
 	}
-	return parseFavorited(s.do(ctx, s.favoritedCmd(viewer, posts)), len(posts))
+	return parseFavorited(s.Do(ctx, s.favoritedCmd(viewer, posts)), len(posts))
 }
 
 // favoritedCmd reads whether viewer has favorited each of posts (not
 // empty); parseFavorited reads its reply.
-func (s *Service) favoritedCmd(viewer ID, posts []ID) rueidis.Completed {
-	return s.Redis.B().Zmscore().Key(s.Keys.favorites(viewer)).Member(members(posts)...).Build()
+func (s *Service) favoritedCmd(viewer store.ID, posts []store.ID) rueidis.Completed {
+	return s.Redis.B().Zmscore().Key(s.Keys.Favorites(viewer)).Member(store.Members(posts)...).Build()
 }
 
 func parseFavorited(r rueidis.RedisResult, n int) ([]bool, error) {
@@ -231,20 +232,20 @@ func parseFavorited(r rueidis.RedisResult, n int) ([]bool, error) {
 // block either way, the viewer's mute in force, the author hiding its
 // posts from it) and posts a keyword filter of the viewer's matches (not
 // its own) are left out, the page filled past them.
-func (s *Service) Favorites(ctx context.Context, viewer ID, first int, after string) (_ *FeedPage, err error) {
-	defer wrap(&err, "list the favorites of user %d", viewer)
+func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, after string) (_ *FeedPage, err error) {
+	defer store.Wrap(&err, "list the favorites of user %d", viewer)
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your favorites")
 	}
 	q := listAt{viewer: viewer, kind: ListFavorites, owner: viewer, first: first, after: after}
-	key := s.Keys.favorites(viewer)
+	key := s.Keys.Favorites(viewer)
 	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
 	var safety *postSafety
-	posts, cursors, more, end, err := readList(ctx, s, q, func(*Item) listScan[Post] {
+	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[Post] {
 		return listScan[Post]{
-			seek:  func(from *Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
+			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
 			first: append(s.hiddenPrefetchCmds(viewer, now), s.keywordViewCmd(viewer, compiled.versionOf())),
-			keep: func(ctx context.Context, first []rueidis.RedisResult, items []Item) ([]*Post, error) {
+			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*Post, error) {
 				if safety == nil {
 					n := len(first) - 1
 					h, err := s.parseHiddenPrefetch(first[:n], viewer, now)
@@ -268,13 +269,13 @@ func (s *Service) Favorites(ctx context.Context, viewer ID, first int, after str
 // keepFavorites reads the posts of a page of the viewer's favorites
 // through the client-side cache and keeps those to show (shownPosts);
 // the deleted ones leave the record.
-func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items []Item) ([]*Post, error) {
+func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items []store.Item) ([]*Post, error) {
 	viewer := safety.v.viewer
 	ps, err := s.shownPosts(ctx, safety, items, false)
 	if err != nil {
 		return nil, err
 	}
-	var gone []ID
+	var gone []store.ID
 	for i, p := range ps {
 		if p != nil && p.Deleted {
 			gone, ps[i] = append(gone, p.ID), nil
@@ -283,8 +284,8 @@ func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items [
 	if len(gone) > 0 {
 		// A tombstone is final: the favorite can only ever be skipped.
 		// The post's side needs no change (a deleted post shows no count).
-		cmd := s.Redis.B().Zrem().Key(s.Keys.favorites(viewer)).Member(members(gone)...).Build()
-		if err := s.do(context.WithoutCancel(ctx), cmd).Error(); err != nil {
+		cmd := s.Redis.B().Zrem().Key(s.Keys.Favorites(viewer)).Member(store.Members(gone)...).Build()
+		if err := s.Do(context.WithoutCancel(ctx), cmd).Error(); err != nil {
 			return nil, fmt.Errorf("drop deleted favorites: %w", err)
 		}
 	}
@@ -301,7 +302,7 @@ type postSafety struct {
 
 // readPostSafety reads the safety of viewer's page at now: hidden, and
 // keywordView's reply kw, sent with compiled's version.
-func (s *Service) readPostSafety(viewer ID, now int64, hidden sepSet, compiled *keywordSet, kw rueidis.RedisResult) (*postSafety, error) {
+func (s *Service) readPostSafety(viewer store.ID, now int64, hidden sepSet, compiled *keywordSet, kw rueidis.RedisResult) (*postSafety, error) {
 	ks, err := s.readKeywordViewReply(viewer, compiled, kw)
 	if err != nil {
 		return nil, err
@@ -317,8 +318,8 @@ func (s *Service) readPostSafety(viewer ID, now int64, hidden sepSet, compiled *
 // the viewer's own), or (atTime, for an index scored by the post's time)
 // when not at the item's time. A deleted post is returned, Deleted set,
 // for the caller to skip.
-func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []Item, atTime bool) ([]*Post, error) {
-	ids := make([]ID, len(items))
+func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []store.Item, atTime bool) ([]*Post, error) {
+	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
@@ -327,7 +328,7 @@ func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []It
 		return nil, err
 	}
 	v := safety.v
-	var authors []ID
+	var authors []store.ID
 	for i, p := range ps {
 		switch {
 		case p == nil || p.Author == 0 || (atTime && p.CreatedAt.UnixMilli() != items[i].TS):
@@ -363,27 +364,27 @@ func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []It
 // how many were applied before the first refused (a bad id, a missing
 // user, a missing or deleted post), with the refusal.
 func (s *Service) PutFavorites(ctx context.Context, favs []Favorite) (_ int, err error) {
-	defer wrap(&err, "record favorites")
+	defer store.Wrap(&err, "record favorites")
 	favs, stop := s.checkFavorites(ctx, favs)
 	if len(favs) == 0 {
 		return 0, stop
 	}
-	pairs := cmdsFor(favs, func(f Favorite) Edge { return Edge{Follower: f.User, Followee: f.Post} })
+	pairs := store.CmdsFor(favs, func(f Favorite) Edge { return Edge{Follower: f.User, Followee: f.Post} })
 	shard := s.shardOf(favs[0].User)
 	jid, err := s.begin(ctx, shard, "k", jFav, "p", encodeEdges(pairs))
 	if err != nil {
 		return 0, err
 	}
 	now := s.nowMS()
-	cmds := cmdsFor(favs, func(f Favorite) rueidis.Completed {
+	cmds := store.CmdsFor(favs, func(f Favorite) rueidis.Completed {
 		ms := now
 		if !f.At.IsZero() {
 			ms = f.At.UnixMilli()
 		}
 		keys, args := s.favoriteCommitArgs(f.User, f.Post, "", true, ms)
-		return favoriteCommit.cmd(s.Redis.B(), keys, args)
+		return favoriteCommit.Cmd(s.Redis.B(), keys, args)
 	})
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return 0, fmt.Errorf("record favorites: %w", err)
 	}
 	known := make([]bool, len(pairs))
@@ -407,8 +408,8 @@ func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favori
 			break
 		}
 	}
-	users := cmdsFor(favs, func(f Favorite) ID { return f.User })
-	posts := cmdsFor(favs, func(f Favorite) ID { return f.Post })
+	users := store.CmdsFor(favs, func(f Favorite) store.ID { return f.User })
+	posts := store.CmdsFor(favs, func(f Favorite) store.ID { return f.Post })
 	n, err := s.existing(ctx, users)
 	if err != nil {
 		return nil, err
@@ -432,10 +433,10 @@ func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favori
 // updated: its record names the posts, so this costs its own favorites,
 // not the store's. The record is the phase's checkpoint.
 func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
-	m := member(g.user)
-	return s.drainSet(ctx, s.Keys.favorites(g.user), func(posts []ID) []rueidis.Completed {
-		return cmdsFor(posts, func(p ID) rueidis.Completed {
-			return uncountGone.cmd(s.Redis.B(), []string{s.Keys.favoriters(p), s.Keys.postCounts(p)}, []string{m, "f"})
+	m := store.Member(g.user)
+	return s.drainSet(ctx, s.Keys.Favorites(g.user), func(posts []store.ID) []rueidis.Completed {
+		return store.CmdsFor(posts, func(p store.ID) rueidis.Completed {
+			return uncountGone.Cmd(s.Redis.B(), []string{s.Keys.Favoriters(p), s.Keys.PostCounts(p)}, []string{m, "f"})
 		})
 	})
 }
@@ -443,14 +444,14 @@ func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
 // exportFavorites is the export pass of users' favorites, exportChunk a
 // call, with their times; favorites of deleted posts are left out (and a
 // post published since the posts pass began is written again first).
-func (s *Service) exportFavorites(ctx context.Context, users []ID, sink ExportSink) error {
+func (s *Service) exportFavorites(ctx context.Context, users []store.ID, sink ExportSink) error {
 	for _, u := range users {
 		for from := int64(0); ; from += exportChunk {
-			items, err := parseEntries(s.do(ctx, s.Redis.B().Zrange().Key(s.Keys.favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
+			items, err := parseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
 			if err != nil {
 				return err
 			}
-			ps, err := s.livePosts(ctx, cmdsFor(items, func(it Item) ID { return it.ID }), sink)
+			ps, err := s.livePosts(ctx, store.CmdsFor(items, func(it store.Item) store.ID { return it.ID }), sink)
 			if err != nil {
 				return err
 			}
@@ -473,11 +474,11 @@ func (s *Service) exportFavorites(ctx context.Context, users []ID, sink ExportSi
 // rebuildFavorites is Rebuild's favorites phase, for users: every
 // favorite their records hold is in its post's favoriters (the counters
 // phase, after it, drops those no record holds and recounts).
-func (s *Service) rebuildFavorites(ctx context.Context, users []ID, st *RebuildStats) error {
+func (s *Service) rebuildFavorites(ctx context.Context, users []store.ID, st *RebuildStats) error {
 	for _, u := range users {
-		m := member(u)
+		m := store.Member(u)
 		for from := int64(0); ; from += exportChunk {
-			ms, err := s.do(ctx, s.Redis.B().Zrange().Key(s.Keys.favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Build()).AsStrSlice()
+			ms, err := s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Build()).AsStrSlice()
 			if err != nil {
 				return err
 			}
@@ -485,8 +486,8 @@ func (s *Service) rebuildFavorites(ctx context.Context, users []ID, st *RebuildS
 			if err != nil {
 				return err
 			}
-			if err := firstErr(s.doMulti(ctx, cmdsFor(posts, func(p ID) rueidis.Completed {
-				return s.Redis.B().Sadd().Key(s.Keys.favoriters(p)).Member(m).Build()
+			if err := store.FirstErr(s.DoMulti(ctx, store.CmdsFor(posts, func(p store.ID) rueidis.Completed {
+				return s.Redis.B().Sadd().Key(s.Keys.Favoriters(p)).Member(m).Build()
 			})...)); err != nil {
 				return err
 			}
@@ -505,7 +506,7 @@ func (s *Service) rebuildFavorites(ctx context.Context, users []ID, st *RebuildS
 // counter without a base (set before bases were kept) stands as it is,
 // and its base becomes what its records do not explain. Deleted and
 // missing posts are left alone.
-var recount = newScript(false, `
+var recount = store.NewScript(false, `
 local p = redis.call('HMGET', KEYS[1], 'a', 'd')
 if not p[1] or p[2] == '1' then return 0 end
 local changed = 0
@@ -532,14 +533,14 @@ return changed
 // rebuildCounters is Rebuild's counters phase, for posts: favoriters no
 // record holds are dropped, then the likes and favorites counters are
 // recomputed as their bases plus the records (recount).
-func (s *Service) rebuildCounters(ctx context.Context, posts []ID, st *RebuildStats) error {
+func (s *Service) rebuildCounters(ctx context.Context, posts []store.ID, st *RebuildStats) error {
 	for _, p := range posts {
 		if err := s.pruneFavoriters(ctx, p, st); err != nil {
 			return err
 		}
 	}
-	rs := s.doMulti(ctx, cmdsFor(posts, func(p ID) rueidis.Completed {
-		return recount.cmd(s.Redis.B(), []string{s.Keys.post(p), s.Keys.postCounts(p), s.Keys.likers(p), s.Keys.favoriters(p)}, nil)
+	rs := s.DoMulti(ctx, store.CmdsFor(posts, func(p store.ID) rueidis.Completed {
+		return recount.Cmd(s.Redis.B(), []string{s.Keys.Post(p), s.Keys.PostCounts(p), s.Keys.Likers(p), s.Keys.Favoriters(p)}, nil)
 	})...)
 	for _, r := range rs {
 		n, err := r.AsInt64()
@@ -553,10 +554,10 @@ func (s *Service) rebuildCounters(ctx context.Context, posts []ID, st *RebuildSt
 
 // pruneFavoriters drops from post's favoriters the users whose records
 // do not hold it, exportChunk a round.
-func (s *Service) pruneFavoriters(ctx context.Context, post ID, st *RebuildStats) error {
-	pm := member(post)
+func (s *Service) pruneFavoriters(ctx context.Context, post store.ID, st *RebuildStats) error {
+	pm := store.Member(post)
 	for cursor := uint64(0); ; {
-		e, err := s.do(ctx, s.Redis.B().Sscan().Key(s.Keys.favoriters(post)).Cursor(cursor).Count(exportChunk).Build()).AsScanEntry()
+		e, err := s.Do(ctx, s.Redis.B().Sscan().Key(s.Keys.Favoriters(post)).Cursor(cursor).Count(exportChunk).Build()).AsScanEntry()
 		if err != nil {
 			return err
 		}
@@ -564,21 +565,21 @@ func (s *Service) pruneFavoriters(ctx context.Context, post ID, st *RebuildStats
 		if err != nil {
 			return err
 		}
-		held, err := parseEach(s.doMulti(ctx, cmdsFor(users, func(u ID) rueidis.Completed {
-			return s.Redis.B().Zscore().Key(s.Keys.favorites(u)).Member(pm).Build()
-		})...), isMember)
+		held, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(users, func(u store.ID) rueidis.Completed {
+			return s.Redis.B().Zscore().Key(s.Keys.Favorites(u)).Member(pm).Build()
+		})...), store.IsMember)
 		if err != nil {
 			return err
 		}
 		var stale []string
 		for i, ok := range held {
 			if !ok {
-				stale = append(stale, member(users[i]))
+				stale = append(stale, store.Member(users[i]))
 			}
 		}
 		if len(stale) > 0 {
 			st.Removed += int64(len(stale))
-			if err := s.do(ctx, s.Redis.B().Srem().Key(s.Keys.favoriters(post)).Member(stale...).Build()).Error(); err != nil {
+			if err := s.Do(ctx, s.Redis.B().Srem().Key(s.Keys.Favoriters(post)).Member(stale...).Build()).Error(); err != nil {
 				return err
 			}
 		}

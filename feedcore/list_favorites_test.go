@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
 // pagePosts pages a list of posts (read: a page) n a page, to the end,
 // and returns the post ids.
-func pagePosts(tb testing.TB, n int, read func(first int, after string) (*FeedPage, error)) []ID {
+func pagePosts(tb testing.TB, n int, read func(first int, after string) (*FeedPage, error)) []store.ID {
 	tb.Helper()
-	return pageList(tb, n, func(after string) ([]ID, bool, string, error) {
+	return pageList(tb, n, func(after string) ([]store.ID, bool, string, error) {
 		pg, err := read(n, after)
 		if err != nil {
 			return nil, false, "", err
 		}
-		ids := make([]ID, len(pg.Edges))
+		ids := make([]store.ID, len(pg.Edges))
 		for i, e := range pg.Edges {
 			ids[i] = e.Post.ID
 		}
@@ -29,9 +30,9 @@ func pagePosts(tb testing.TB, n int, read func(first int, after string) (*FeedPa
 
 // favoritesOf pages viewer's favorites at several page sizes, checks they
 // agree, and returns them.
-func favoritesOf(tb testing.TB, s *Service, viewer ID) []ID {
+func favoritesOf(tb testing.TB, s *Service, viewer store.ID) []store.ID {
 	tb.Helper()
-	var first []ID
+	var first []store.ID
 	for i, n := range []int{1, 2, 20} {
 		got := pagePosts(tb, n, func(first int, after string) (*FeedPage, error) {
 			return s.Favorites(context.Background(), viewer, first, after)
@@ -45,9 +46,9 @@ func favoritesOf(tb testing.TB, s *Service, viewer ID) []ID {
 	return first
 }
 
-func favoriteCount(tb testing.TB, s *Service, post ID) int {
+func favoriteCount(tb testing.TB, s *Service, post store.ID) int {
 	tb.Helper()
-	cs, err := s.PostCounts(context.Background(), []ID{post})
+	cs, err := s.PostCounts(context.Background(), []store.ID{post})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -63,10 +64,10 @@ func TestFavorites(t *testing.T) {
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4)
-	for _, p := range []struct{ id, author ID }{{101, 2}, {102, 2}, {103, 2}, {104, 3}} {
+	for _, p := range []struct{ id, author store.ID }{{101, 2}, {102, 2}, {103, 2}, {104, 3}} {
 		mustPost(t, s, p.id, p.author)
 	}
-	fav := func(viewer, post ID, on bool) (*Post, PostCounts) {
+	fav := func(viewer, post store.ID, on bool) (*Post, PostCounts) {
 		t.Helper()
 		clk.advance(time.Second)
 		op := s.UnfavoritePost
@@ -91,10 +92,10 @@ func TestFavorites(t *testing.T) {
 	if _, c := fav(4, 101, true); c.Favorites != 2 {
 		t.Fatalf("a second favoriter: %d favorites, want 2", c.Favorites)
 	}
-	if got, want := favoritesOf(t, s, 1), []ID{104, 103, 101}; !slices.Equal(got, want) {
+	if got, want := favoritesOf(t, s, 1), []store.ID{104, 103, 101}; !slices.Equal(got, want) {
 		t.Fatalf("favorites %v, want %v (the second favorite of 101 keeps its first time)", got, want)
 	}
-	if got, err := s.Favorited(ctx, 1, []ID{101, 102, 104}); err != nil || !slices.Equal(got, []bool{true, false, true}) {
+	if got, err := s.Favorited(ctx, 1, []store.ID{101, 102, 104}); err != nil || !slices.Equal(got, []bool{true, false, true}) {
 		t.Fatalf("favorited %v, %v", got, err)
 	}
 	if _, c := fav(1, 103, false); c.Favorites != 0 {
@@ -106,17 +107,17 @@ func TestFavorites(t *testing.T) {
 	if _, c := fav(1, 102, false); c.Favorites != 0 {
 		t.Fatalf("unfavorited a post never favorited: %d favorites", c.Favorites)
 	}
-	if got, want := favoritesOf(t, s, 1), []ID{104, 101}; !slices.Equal(got, want) {
+	if got, want := favoritesOf(t, s, 1), []store.ID{104, 101}; !slices.Equal(got, want) {
 		t.Fatalf("favorites %v, want %v", got, want)
 	}
 	// A deleted post leaves the list, and the record.
 	if err := s.Delete(ctx, 3, 104); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := favoritesOf(t, s, 1), []ID{101}; !slices.Equal(got, want) {
+	if got, want := favoritesOf(t, s, 1), []store.ID{101}; !slices.Equal(got, want) {
 		t.Fatalf("favorites after a delete %v, want %v", got, want)
 	}
-	if got := zscores(t, s, s.Keys.favorites(1)); len(got) != 1 {
+	if got := zscores(t, s, s.Keys.Favorites(1)); len(got) != 1 {
 		t.Fatalf("the record still holds the deleted post: %v", got)
 	}
 	_, _, err := s.FavoritePost(ctx, 1, 104)
@@ -164,7 +165,7 @@ func TestFavorites(t *testing.T) {
 	if err := s.Unmute(ctx, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := favoritesOf(t, s, 1), []ID{102, 101}; !slices.Equal(got, want) {
+	if got, want := favoritesOf(t, s, 1), []store.ID{102, 101}; !slices.Equal(got, want) {
 		t.Fatalf("favorites after the unmute %v, want %v", got, want)
 	}
 	// Cursors are the viewer's, and this list's.
@@ -191,8 +192,8 @@ func TestFavoriteRepair(t *testing.T) {
 	if _, err := s.begin(ctx, s.shardOf(1), "k", jFav, "p", encodeEdges(pair)); err != nil {
 		t.Fatal(err)
 	}
-	keys, args := s.favoriteCommitArgs(1, 101, member(2), true, s.nowMS())
-	if err := s.do(ctx, favoriteCommit.cmd(s.Redis.B(), keys, args)).Error(); err != nil {
+	keys, args := s.favoriteCommitArgs(1, 101, store.Member(2), true, s.nowMS())
+	if err := s.Do(ctx, favoriteCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if got := favoriteCount(t, s, 101); got != 0 {
@@ -201,7 +202,7 @@ func TestFavoriteRepair(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	drain(t, s)
 	waitFor(t, "the journal's repair of the favorite", func() bool { return favoriteCount(t, s, 101) == 1 })
-	if in, err := s.do(ctx, s.Redis.B().Sismember().Key(s.Keys.favoriters(101)).Member(member(1)).Build()).AsBool(); err != nil || !in {
+	if in, err := s.Do(ctx, s.Redis.B().Sismember().Key(s.Keys.Favoriters(101)).Member(store.Member(1)).Build()).AsBool(); err != nil || !in {
 		t.Fatalf("favoriters after the repair: %v, %v", in, err)
 	}
 }
@@ -214,7 +215,7 @@ func TestPutFavoritesAndDeletion(t *testing.T) {
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	for _, p := range []ID{101, 102, 103} {
+	for _, p := range []store.ID{101, 102, 103} {
 		mustPost(t, s, p, 2)
 	}
 	if err := s.Block(ctx, 2, 1); err != nil {
@@ -223,10 +224,10 @@ func TestPutFavoritesAndDeletion(t *testing.T) {
 	old := testEpoch.Add(-time.Hour)
 	n, err := s.PutFavorites(ctx, []Favorite{{User: 1, Post: 101, At: old.Add(time.Second)}, {User: 1, Post: 102, At: old},
 		{User: 3, Post: 101}, {User: 1, Post: 999}, {User: 1, Post: 103}})
-	if n != 3 || CodeOf(err) != apierr.NotFound {
+	if n != 3 || store.CodeOf(err) != apierr.NotFound {
 		t.Fatalf("PutFavorites: %d, %v; want 3 and NOT_FOUND", n, err)
 	}
-	if got := zscores(t, s, s.Keys.favorites(1)); got[101] != old.Add(time.Second).UnixMilli() || got[102] != old.UnixMilli() || len(got) != 2 {
+	if got := zscores(t, s, s.Keys.Favorites(1)); got[101] != old.Add(time.Second).UnixMilli() || got[102] != old.UnixMilli() || len(got) != 2 {
 		t.Fatalf("favorites of 1: %v", got)
 	}
 	if got := favoriteCount(t, s, 101); got != 2 {
@@ -235,7 +236,7 @@ func TestPutFavoritesAndDeletion(t *testing.T) {
 	if err := s.Unblock(ctx, 2, 1); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := favoritesOf(t, s, 1), []ID{101, 102}; !slices.Equal(got, want) {
+	if got, want := favoritesOf(t, s, 1), []store.ID{101, 102}; !slices.Equal(got, want) {
 		t.Fatalf("favorites %v, want %v", got, want)
 	}
 	if err := s.DeleteAccount(ctx, 1, "u1"); err != nil {
@@ -244,7 +245,7 @@ func TestPutFavoritesAndDeletion(t *testing.T) {
 	if a, b := favoriteCount(t, s, 101), favoriteCount(t, s, 102); a != 1 || b != 0 {
 		t.Fatalf("after the favoriter's deletion: %d and %d favorites, want 1 and 0", a, b)
 	}
-	if got := zscores(t, s, s.Keys.favorites(1)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.Favorites(1)); len(got) != 0 {
 		t.Fatalf("a deleted account's favorites stay: %v", got)
 	}
 }
@@ -256,7 +257,7 @@ func TestCountersRebuild(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4)
-	for _, p := range []ID{101, 102, 103} {
+	for _, p := range []store.ID{101, 102, 103} {
 		mustPost(t, s, p, 2)
 	}
 	if _, _, err := s.FavoritePost(ctx, 3, 101); err != nil {
@@ -272,9 +273,9 @@ func TestCountersRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Drift, and a counter from before bases were kept.
-	s.do(ctx, s.Redis.B().Hset().Key(s.Keys.postCounts(101)).FieldValue().FieldValue("f", "99").FieldValue("l", "0").Build())
-	s.do(ctx, s.Redis.B().Hset().Key(s.Keys.postCounts(102)).FieldValue().FieldValue("f", "7").Build())
-	s.do(ctx, s.Redis.B().Hset().Key(s.Keys.postCounts(103)).FieldValue().FieldValue("f", itoa(MaxCount)).FieldValue("fb", "2147483647").Build())
+	s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.PostCounts(101)).FieldValue().FieldValue("f", "99").FieldValue("l", "0").Build())
+	s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.PostCounts(102)).FieldValue().FieldValue("f", "7").Build())
+	s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.PostCounts(103)).FieldValue().FieldValue("f", store.Itoa(MaxCount)).FieldValue("fb", "2147483647").Build())
 	if _, _, err := s.FavoritePost(ctx, 3, 103); err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestCountersRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := s.PostCounts(ctx, []ID{101, 102})
+	cs, err := s.PostCounts(ctx, []store.ID{101, 102})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,8 +306,8 @@ type listSafetyFixture struct {
 	t       *testing.T
 	s       *Service
 	clk     *clock
-	kw      func(word string, until time.Duration) ID
-	suspend func(u ID, on bool)
+	kw      func(word string, until time.Duration) store.ID
+	suspend func(u store.ID, on bool)
 }
 
 func newListSafetyFixture(t *testing.T) listSafetyFixture {
@@ -315,7 +316,7 @@ func newListSafetyFixture(t *testing.T) listSafetyFixture {
 	mustUsers(t, s, 1, 2, 3, 4)
 	ctx := context.Background()
 	f := listSafetyFixture{t: t, s: s, clk: clk}
-	f.kw = func(word string, until time.Duration) ID {
+	f.kw = func(word string, until time.Duration) store.ID {
 		t.Helper()
 		kf := KeywordFilter{User: 1, Keyword: word, WholeWord: true}
 		if until > 0 {
@@ -328,7 +329,7 @@ func newListSafetyFixture(t *testing.T) listSafetyFixture {
 		}
 		return got.ID
 	}
-	f.suspend = func(u ID, on bool) {
+	f.suspend = func(u store.ID, on bool) {
 		t.Helper()
 		op := s.Unsuspend
 		if on {
@@ -344,8 +345,8 @@ func newListSafetyFixture(t *testing.T) listSafetyFixture {
 // muteMany has the viewer mute n new users, 1000 on, for an hour.
 func (f listSafetyFixture) muteMany(n int) {
 	f.t.Helper()
-	var many []ID
-	for u := ID(1000); u < 1000+ID(n); u++ {
+	var many []store.ID
+	for u := store.ID(1000); u < 1000+store.ID(n); u++ {
 		many = append(many, u)
 	}
 	mustUsers(f.t, f.s, many...)
@@ -357,7 +358,7 @@ func (f listSafetyFixture) muteMany(n int) {
 }
 
 // post publishes post id of author with text, at its id's second.
-func (f listSafetyFixture) post(id, author ID, text string) {
+func (f listSafetyFixture) post(id, author store.ID, text string) {
 	f.t.Helper()
 	p := &Post{ID: id, Author: author, Text: text, CreatedAt: testEpoch.Add(-time.Hour + time.Duration(id)*time.Second)}
 	if err := f.s.PutPost(context.Background(), p); err != nil {
@@ -379,14 +380,14 @@ func TestFavoritesObeyMutesFiltersSuspensions(t *testing.T) {
 	f.post(101, 1, "my cats")
 	f.post(202, 2, "plain")
 	f.post(302, 3, "news of cats")
-	for _, p := range []ID{201, 301, 101, 202, 302} {
+	for _, p := range []store.ID{201, 301, 101, 202, 302} {
 		f.clk.advance(time.Second)
 		if _, _, err := s.FavoritePost(ctx, 1, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all := []ID{302, 202, 101, 301, 201}
-	check := func(what string, want []ID) {
+	all := []store.ID{302, 202, 101, 301, 201}
+	check := func(what string, want []store.ID) {
 		t.Helper()
 		if got := favoritesOf(t, s, 1); !slices.Equal(got, want) {
 			t.Fatalf("%s: favorites %v, want %v", what, got, want)
@@ -396,25 +397,25 @@ func TestFavoritesObeyMutesFiltersSuspensions(t *testing.T) {
 	if err := s.Mute(ctx, 1, 2, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	check("author 2 muted", []ID{302, 101, 301})
+	check("author 2 muted", []store.ID{302, 101, 301})
 	f.clk.advance(time.Minute + time.Second)
 	check("the mute ended", all)
 	cats := f.kw("cats", 0)
-	check("filtering cats (not the viewer's own)", []ID{202, 101, 301})
+	check("filtering cats (not the viewer's own)", []store.ID{202, 101, 301})
 	f.kw("plain", time.Minute)
-	check("filtering plain too, for a minute", []ID{101})
+	check("filtering plain too, for a minute", []store.ID{101})
 	f.clk.advance(time.Minute + time.Second)
-	check("the plain filter expired", []ID{202, 101, 301})
+	check("the plain filter expired", []store.ID{202, 101, 301})
 	if err := s.RemoveKeywordFilter(ctx, 1, cats); err != nil {
 		t.Fatal(err)
 	}
 	check("the cats filter removed", all)
 	f.suspend(3, true)
-	check("author 3 suspended", []ID{202, 101, 201})
+	check("author 3 suspended", []store.ID{202, 101, 201})
 	f.suspend(3, false)
 	check("author 3 unsuspended", all)
 	f.suspend(1, true)
-	check("the viewer suspended: its own posts too, as in the feed", []ID{302, 202, 301, 201})
+	check("the viewer suspended: its own posts too, as in the feed", []store.ID{302, 202, 301, 201})
 	f.suspend(1, false)
 	check("the viewer unsuspended", all)
 }
@@ -430,7 +431,7 @@ func TestFavoritesOfAViewerWithManyHidden(t *testing.T) {
 	f.muteMany(sepPrefetch + 6)
 	f.post(201, 2, "a")
 	f.post(301, 3, "b")
-	for _, p := range []ID{201, 301} {
+	for _, p := range []store.ID{201, 301} {
 		f.clk.advance(time.Second)
 		if _, _, err := s.FavoritePost(ctx, 1, p); err != nil {
 			t.Fatal(err)
@@ -440,11 +441,11 @@ func TestFavoritesOfAViewerWithManyHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := s.nowMS()
-	h, err := s.parseHiddenPrefetch(s.doMulti(ctx, s.hiddenPrefetchCmds(1, now)...), 1, now)
+	h, err := s.parseHiddenPrefetch(s.DoMulti(ctx, s.hiddenPrefetchCmds(1, now)...), 1, now)
 	if err != nil || h.complete || h.users[2] {
 		t.Fatalf("the prefetch: complete %v, holds author 2 %v, %v; want it short of author 2", h.complete, h.users[2], err)
 	}
-	if got, want := favoritesOf(t, s, 1), []ID{301}; !slices.Equal(got, want) {
+	if got, want := favoritesOf(t, s, 1), []store.ID{301}; !slices.Equal(got, want) {
 		t.Fatalf("favorites %v, want %v", got, want)
 	}
 }

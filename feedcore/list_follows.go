@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -28,8 +29,8 @@ func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
 		at = now
 	}
 	return []rueidis.Completed{
-		s.Redis.B().Zadd().Key(s.Keys.followerTimes(e.Followee)).ScoreMember().ScoreMember(float64(at), member(e.Follower)).Build(),
-		s.Redis.B().Zadd().Key(s.Keys.followingTimes(e.Follower)).Nx().ScoreMember().ScoreMember(float64(at), member(e.Followee)).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).ScoreMember().ScoreMember(float64(at), store.Member(e.Follower)).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.FollowingTimes(e.Follower)).Nx().ScoreMember().ScoreMember(float64(at), store.Member(e.Followee)).Build(),
 	}
 }
 
@@ -37,8 +38,8 @@ func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
 // following set.
 func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
 	return []rueidis.Completed{
-		s.Redis.B().Zrem().Key(s.Keys.followerTimes(e.Followee)).Member(member(e.Follower)).Build(),
-		s.Redis.B().Zrem().Key(s.Keys.followingTimes(e.Follower)).Member(member(e.Followee)).Build(),
+		s.Redis.B().Zrem().Key(s.Keys.FollowerTimes(e.Followee)).Member(store.Member(e.Follower)).Build(),
+		s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(e.Follower)).Member(store.Member(e.Followee)).Build(),
 	}
 }
 
@@ -51,17 +52,17 @@ func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
 // list and its own are empty, as if it blocked everyone: the suspension's
 // job marks its profile (safety_moderation.go), which the page reads
 // through the client-side cache with the profiles it shows.
-func (s *Service) Followers(ctx context.Context, viewer, user ID, first int, after string) (_ *UserPage, err error) {
-	defer wrap(&err, "list the followers of user %d", user)
+func (s *Service) Followers(ctx context.Context, viewer, user store.ID, first int, after string) (_ *UserPage, err error) {
+	defer store.Wrap(&err, "list the followers of user %d", user)
 	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowers, owner: user, first: first, after: after},
-		s.Keys.followerTimes(user), s.Keys.followers(user))
+		s.Keys.FollowerTimes(user), s.Keys.Followers(user))
 }
 
 // Following pages the accounts user follows, as Followers does.
-func (s *Service) Following(ctx context.Context, viewer, user ID, first int, after string) (_ *UserPage, err error) {
-	defer wrap(&err, "list the accounts user %d follows", user)
+func (s *Service) Following(ctx context.Context, viewer, user store.ID, first int, after string) (_ *UserPage, err error) {
+	defer store.Wrap(&err, "list the accounts user %d follows", user)
 	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowing, owner: user, first: first, after: after},
-		s.Keys.followingTimes(user), s.Keys.following(user))
+		s.Keys.FollowingTimes(user), s.Keys.Following(user))
 }
 
 // followList pages the time set times of q's owner, each entry checked
@@ -71,19 +72,21 @@ func (s *Service) Following(ctx context.Context, viewer, user ID, first int, aft
 // the users found.
 func (s *Service) followList(ctx context.Context, q listAt, times, graph string) (*UserPage, error) {
 	now := s.nowMS()
-	users, cursors, more, end, err := readList(ctx, s, q, func(*Item) listScan[ID] {
+	users, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[store.ID] {
 		// The viewer's own lists too: a mute leaves the viewer's own
 		// followees out of its following list, as from everything else.
 		gate := q.viewer != 0
 		var first []rueidis.Completed
 		if gate {
-			first = append(s.separationCmds(q.viewer, []ID{q.owner}), s.sepPrefetchCmds(q.viewer, now)...)
+			first = append(s.separationCmds(q.viewer, []store.ID{q.owner}), s.sepPrefetchCmds(q.viewer, now)...)
 		}
 		var sep *sepSet
-		return listScan[ID]{
-			seek:  func(from *Item, limit int) rueidis.Completed { return s.listSeekCmd(times, graph, "-1", from, limit) },
+		return listScan[store.ID]{
+			seek: func(from *store.Item, limit int) rueidis.Completed {
+				return s.listSeekCmd(times, graph, "-1", from, limit)
+			},
 			first: first,
-			keep: func(ctx context.Context, first []rueidis.RedisResult, items []Item) ([]*ID, error) {
+			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*store.ID, error) {
 				if !gate {
 					out, _ := keepAll(ctx, nil, items)
 					return s.dropSuspended(ctx, q.owner, out)
@@ -114,7 +117,7 @@ func (s *Service) followList(ctx context.Context, q listAt, times, graph string)
 // errNothingShown when the owner is separated from the viewer, else what
 // the page knows of the viewer's separations.
 func (s *Service) gateOwner(q listAt, now int64, first []rueidis.RedisResult) (sepSet, error) {
-	owner, err := parseSeparations(first[:3], []ID{q.owner}, now)
+	owner, err := parseSeparations(first[:3], []store.ID{q.owner}, now)
 	if err != nil {
 		return sepSet{}, err
 	}
@@ -126,9 +129,9 @@ func (s *Service) gateOwner(q listAt, now int64, first []rueidis.RedisResult) (s
 
 // keepUnseparated keeps the users of items that nothing in sep separates
 // from the viewer.
-func keepUnseparated(ctx context.Context, sep sepSet, items []Item) ([]*ID, error) {
+func keepUnseparated(ctx context.Context, sep sepSet, items []store.Item) ([]*store.ID, error) {
 	out, _ := keepAll(ctx, nil, items)
-	ids := make([]ID, len(items))
+	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
@@ -155,24 +158,24 @@ var errNothingShown = errors.New("the list is not shown to this viewer")
 // side, and the times of follows that are gone are removed from both
 // sides. It runs after the authors phase, which leaves each followers set
 // exactly what the following sets say.
-func (s *Service) rebuildFollowTimes(ctx context.Context, users []ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.Keys.following, users)
+func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *RebuildStats) error {
+	fgs, err := s.allOf(ctx, s.Keys.Following, users)
 	if err != nil {
 		return err
 	}
-	whole := func(keyOf func(ID) string) func(ID) rueidis.Completed {
-		return func(id ID) rueidis.Completed {
+	whole := func(keyOf func(store.ID) string) func(store.ID) rueidis.Completed {
+		return func(id store.ID) rueidis.Completed {
 			return s.Redis.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Withscores().Build()
 		}
 	}
-	fgts, err := parseEach(s.doMulti(ctx, cmdsFor(users, whole(s.Keys.followingTimes))...), parseEntries)
+	fgts, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(users, whole(s.Keys.FollowingTimes))...), parseEntries)
 	if err != nil {
 		return err
 	}
 	now := s.nowMS()
 	var cmds []rueidis.Completed
 	for i, u := range users {
-		timed := make(map[ID]int64, len(fgts[i]))
+		timed := make(map[store.ID]int64, len(fgts[i]))
 		for _, it := range fgts[i] {
 			timed[it.ID] = it.TS
 		}
@@ -190,11 +193,11 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []ID, st *Rebuil
 			st.FollowTimes++
 		}
 		for f := range timed { // timed, but no longer followed
-			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.followingTimes(u)).Member(member(f)).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(u)).Member(store.Member(f)).Build())
 			st.Removed++
 		}
 	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return err
 	}
 	return s.pruneFollowerTimes(ctx, users, st)
@@ -202,8 +205,8 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []ID, st *Rebuil
 
 // pruneFollowerTimes removes from users' follower times those no longer
 // in their followers sets.
-func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *RebuildStats) error {
-	frts, err := s.allOf(ctx, s.Keys.followerTimes, users)
+func (s *Service) pruneFollowerTimes(ctx context.Context, users []store.ID, st *RebuildStats) error {
+	frts, err := s.allOf(ctx, s.Keys.FollowerTimes, users)
 	if err != nil {
 		return err
 	}
@@ -211,12 +214,12 @@ func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *Rebuil
 	var at []int
 	for i, u := range users {
 		if len(frts[i]) > 0 {
-			reads = append(reads, s.Redis.B().Zmscore().Key(s.Keys.followers(u)).Member(frts[i]...).Build())
+			reads = append(reads, s.Redis.B().Zmscore().Key(s.Keys.Followers(u)).Member(frts[i]...).Build())
 			at = append(at, i)
 		}
 	}
 	var writes []rueidis.Completed
-	for j, r := range s.doMulti(ctx, reads...) {
+	for j, r := range s.DoMulti(ctx, reads...) {
 		scores, err := r.ToArray()
 		if err != nil {
 			return err
@@ -226,12 +229,12 @@ func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *Rebuil
 		for k, sc := range scores {
 			stale[k] = sc.IsNil()
 		}
-		if cmd, n := s.zremWhere(s.Keys.followerTimes(users[i]), frts[i], stale); n > 0 {
+		if cmd, n := s.zremWhere(s.Keys.FollowerTimes(users[i]), frts[i], stale); n > 0 {
 			writes = append(writes, cmd)
 			st.Removed += int64(n)
 		}
 	}
-	return firstErr(s.doMulti(ctx, writes...))
+	return store.FirstErr(s.DoMulti(ctx, writes...))
 }
 
 // dropSuspended leaves out of ids (nil where already left out) the
@@ -239,8 +242,8 @@ func (s *Service) pruneFollowerTimes(ctx context.Context, users []ID, st *Rebuil
 // owner's lists: a suspension works as a block by everyone. It reads the
 // profiles the page shows anyway, through the client-side cache (Users),
 // so the hydration that follows reads none of them again.
-func (s *Service) dropSuspended(ctx context.Context, owner ID, ids []*ID) ([]*ID, error) {
-	want := []ID{owner}
+func (s *Service) dropSuspended(ctx context.Context, owner store.ID, ids []*store.ID) ([]*store.ID, error) {
+	want := []store.ID{owner}
 	for _, id := range ids {
 		if id != nil {
 			want = append(want, *id)
@@ -253,7 +256,7 @@ func (s *Service) dropSuspended(ctx context.Context, owner ID, ids []*ID) ([]*ID
 	if err != nil {
 		return nil, err
 	}
-	suspended := map[ID]bool{}
+	suspended := map[store.ID]bool{}
 	for _, u := range us {
 		if u != nil && u.Suspended {
 			suspended[u.ID] = true

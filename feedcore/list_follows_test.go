@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
 // pageUsers pages one of user's follower lists (list: Followers or
 // Following) as viewer, n a page, to the end.
-func pageUsers(tb testing.TB, list func(context.Context, ID, ID, int, string) (*UserPage, error), viewer, user ID, n int) []ID {
+func pageUsers(tb testing.TB, list func(context.Context, store.ID, store.ID, int, string) (*UserPage, error), viewer, user store.ID, n int) []store.ID {
 	tb.Helper()
-	return pageList(tb, n, func(after string) ([]ID, bool, string, error) {
+	return pageList(tb, n, func(after string) ([]store.ID, bool, string, error) {
 		pg, err := list(context.Background(), viewer, user, n, after)
 		if err != nil {
 			return nil, false, "", err
@@ -30,9 +31,9 @@ func pageUsers(tb testing.TB, list func(context.Context, ID, ID, int, string) (*
 // on a page over n, on a page short of n that says more follow (a page
 // is filled past the entries it hides: the tests' lists are far below
 // the read bound), and on an end cursor that does not advance.
-func pageList(tb testing.TB, n int, read func(after string) ([]ID, bool, string, error)) []ID {
+func pageList(tb testing.TB, n int, read func(after string) ([]store.ID, bool, string, error)) []store.ID {
 	tb.Helper()
-	var out []ID
+	var out []store.ID
 	after := ""
 	for pages := 0; ; pages++ {
 		if pages > 1000 {
@@ -71,15 +72,15 @@ func TestFollowerLists(t *testing.T) {
 	at := func(sec int) { clk.ms.Store(testEpoch.Add(time.Duration(sec) * time.Second).UnixMilli()) }
 	for _, f := range []struct {
 		sec      int
-		follower ID
-		followee ID
+		follower store.ID
+		followee store.ID
 	}{{0, 2, 1}, {1, 3, 1}, {2, 4, 1}, {2, 5, 1}, {3, 1, 3}, {4, 6, 1}, {5, 1, 2}, {6, 7, 1}} {
 		at(f.sec)
 		if err := s.Follow(ctx, f.follower, f.followee); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check := func(what string, list func(context.Context, ID, ID, int, string) (*UserPage, error), viewer, user ID, want []ID) {
+	check := func(what string, list func(context.Context, store.ID, store.ID, int, string) (*UserPage, error), viewer, user store.ID, want []store.ID) {
 		t.Helper()
 		for _, n := range []int{1, 2, 3, 20} {
 			if got := pageUsers(t, list, viewer, user, n); !slices.Equal(got, want) {
@@ -87,13 +88,13 @@ func TestFollowerLists(t *testing.T) {
 			}
 		}
 	}
-	check("followers of 1", s.Followers, 0, 1, []ID{7, 6, 5, 4, 3, 2})
-	check("following of 1", s.Following, 0, 1, []ID{2, 3})
-	if got := zscores(t, s, s.Keys.followerTimes(1)); got[5] != testEpoch.Add(2*time.Second).UnixMilli() {
+	check("followers of 1", s.Followers, 0, 1, []store.ID{7, 6, 5, 4, 3, 2})
+	check("following of 1", s.Following, 0, 1, []store.ID{2, 3})
+	if got := zscores(t, s, s.Keys.FollowerTimes(1)); got[5] != testEpoch.Add(2*time.Second).UnixMilli() {
 		t.Errorf("follower times of 1: %v", got)
 	}
 	// Fan-out pages the graph's sets by member: their scores stay 0.
-	if got := zscores(t, s, s.Keys.followers(1)); got[5] != 0 || len(got) != 6 {
+	if got := zscores(t, s, s.Keys.Followers(1)); got[5] != 0 || len(got) != 6 {
 		t.Errorf("followers of 1: %v, want six at score 0", got)
 	}
 	at(10)
@@ -110,8 +111,8 @@ func TestFollowerLists(t *testing.T) {
 	if err := s.Follow(ctx, 2, 1); err != nil { // again: keeps its time
 		t.Fatal(err)
 	}
-	check("followers of 1 after unfollows", s.Followers, 0, 1, []ID{2, 7, 6, 5, 3})
-	if got := zscores(t, s, s.Keys.followingTimes(4)); len(got) != 0 {
+	check("followers of 1 after unfollows", s.Followers, 0, 1, []store.ID{2, 7, 6, 5, 3})
+	if got := zscores(t, s, s.Keys.FollowingTimes(4)); len(got) != 0 {
 		t.Errorf("the unfollow left follow times: %v", got)
 	}
 	// Viewer 3 blocks 6 and mutes 7; 5 blocks viewer 3.
@@ -124,11 +125,11 @@ func TestFollowerLists(t *testing.T) {
 	if err := s.Mute(ctx, 3, 7, 0); err != nil {
 		t.Fatal(err)
 	}
-	check("followers of 1 as 3", s.Followers, 3, 1, []ID{2, 3})
-	check("followers of 1 as 2", s.Followers, 2, 1, []ID{2, 7, 6, 5, 3})
+	check("followers of 1 as 3", s.Followers, 3, 1, []store.ID{2, 3})
+	check("followers of 1 as 2", s.Followers, 2, 1, []store.ID{2, 7, 6, 5, 3})
 	check("followers of 6 as 3 (a block between them)", s.Followers, 3, 6, nil)
 	check("following of 5 as 3 (a block between them)", s.Following, 3, 5, nil)
-	check("following of 3 as itself", s.Following, 3, 3, []ID{1})
+	check("following of 3 as itself", s.Following, 3, 3, []store.ID{1})
 }
 
 // Imported follows keep their times; a follow already there keeps its
@@ -148,29 +149,29 @@ func TestFollowTimesImportAndRebuild(t *testing.T) {
 	if n, err := s.FollowManyAt(ctx, edges[:1], []time.Time{old}); err != nil || n != 1 {
 		t.Fatalf("FollowManyAt again: %d, %v", n, err)
 	}
-	want := []ID{4, 2, 5, 3} // 4 at the clock's now, then by the times given
+	want := []store.ID{4, 2, 5, 3} // 4 at the clock's now, then by the times given
 	if got := pageUsers(t, s.Followers, 0, 1, 2); !slices.Equal(got, want) {
 		t.Fatalf("followers %v, want %v", got, want)
 	}
-	before := zscores(t, s, s.Keys.followerTimes(1))
+	before := zscores(t, s, s.Keys.FollowerTimes(1))
 	// The followers' side lost; a follow from before times were kept.
-	s.do(ctx, s.Redis.B().Del().Key(s.Keys.followerTimes(1)).Build())
-	s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.followingTimes(3)).Member(member(1)).Build())
-	s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.followerTimes(1)).ScoreMember().ScoreMember(5, member(9)).Build()) // not a follower
+	s.Do(ctx, s.Redis.B().Del().Key(s.Keys.FollowerTimes(1)).Build())
+	s.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(3)).Member(store.Member(1)).Build())
+	s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(1)).ScoreMember().ScoreMember(5, store.Member(9)).Build()) // not a follower
 	clk.advance(time.Hour)
 	st, err := s.Rebuild(ctx, RebuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := zscores(t, s, s.Keys.followerTimes(1))
+	after := zscores(t, s, s.Keys.FollowerTimes(1))
 	now := clk.now().UnixMilli()
 	if after[3] != now || after[2] != before[2] || after[4] != before[4] || after[5] != before[5] || len(after) != 4 || st.FollowTimes < 4 {
 		t.Fatalf("follower times after the rebuild %v (before %v), stats %+v", after, before, st)
 	}
-	if got := zscores(t, s, s.Keys.followingTimes(3)); got[1] != now {
+	if got := zscores(t, s, s.Keys.FollowingTimes(3)); got[1] != now {
 		t.Fatalf("following times of 3 after the rebuild: %v", got)
 	}
-	if got, want := pageUsers(t, s.Followers, 0, 1, 3), []ID{3, 4, 2, 5}; !slices.Equal(got, want) {
+	if got, want := pageUsers(t, s.Followers, 0, 1, 3), []store.ID{3, 4, 2, 5}; !slices.Equal(got, want) {
 		t.Fatalf("followers after the rebuild %v, want %v", got, want)
 	}
 }
@@ -182,12 +183,12 @@ func TestFollowListsCheckTheGraph(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	follow(t, s, 2, []ID{1})
-	follow(t, s, 3, []ID{1})
+	follow(t, s, 2, []store.ID{1})
+	follow(t, s, 3, []store.ID{1})
 	// Leftovers: 3 no longer follows 1, its times not yet removed.
-	s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.following(3)).Member(member(1)).Build())
-	s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.followers(1)).Member(member(3)).Build())
-	if got := pageUsers(t, s.Followers, 0, 1, 1); !slices.Equal(got, []ID{2}) {
+	s.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Following(3)).Member(store.Member(1)).Build())
+	s.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Followers(1)).Member(store.Member(3)).Build())
+	if got := pageUsers(t, s.Followers, 0, 1, 1); !slices.Equal(got, []store.ID{2}) {
 		t.Errorf("followers of 1: %v, want [2]", got)
 	}
 	if got := pageUsers(t, s.Following, 0, 3, 1); len(got) != 0 {
@@ -206,7 +207,7 @@ func TestFollowerListsObeyMutes(t *testing.T) {
 	f := newListSafetyFixture(t)
 	s, ctx := f.s, context.Background()
 	mustUsers(t, s, 5, 6, 7)
-	for _, u := range []ID{2, 3, 5, 6, 7} {
+	for _, u := range []store.ID{2, 3, 5, 6, 7} {
 		f.clk.advance(time.Second)
 		if err := s.Follow(ctx, u, 4); err != nil {
 			t.Fatal(err)
@@ -215,7 +216,7 @@ func TestFollowerListsObeyMutes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check := func(what string, list func(context.Context, ID, ID, int, string) (*UserPage, error), user ID, want []ID) {
+	check := func(what string, list func(context.Context, store.ID, store.ID, int, string) (*UserPage, error), user store.ID, want []store.ID) {
 		t.Helper()
 		for _, n := range []int{1, 2, 3, 20} {
 			if got := pageUsers(t, list, 1, user, n); !slices.Equal(got, want) {
@@ -223,27 +224,27 @@ func TestFollowerListsObeyMutes(t *testing.T) {
 			}
 		}
 	}
-	check("followers of 4", s.Followers, 4, []ID{7, 6, 5, 3, 2})
-	for _, u := range []ID{6, 3} {
+	check("followers of 4", s.Followers, 4, []store.ID{7, 6, 5, 3, 2})
+	for _, u := range []store.ID{6, 3} {
 		if err := s.Mute(ctx, 1, u, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check("followers of 4, 6 and 3 muted", s.Followers, 4, []ID{7, 5, 2})
-	check("the viewer's own following, 6 and 3 muted", s.Following, 1, []ID{7, 5, 2})
+	check("followers of 4, 6 and 3 muted", s.Followers, 4, []store.ID{7, 5, 2})
+	check("the viewer's own following, 6 and 3 muted", s.Following, 1, []store.ID{7, 5, 2})
 	check("followers of muted 6", s.Followers, 6, nil)
 	check("following of muted 3", s.Following, 3, nil)
 	f.clk.advance(time.Minute + time.Second)
-	check("followers of 4, the mutes ended", s.Followers, 4, []ID{7, 6, 5, 3, 2})
-	check("following of 3, the mute ended", s.Following, 3, []ID{4})
+	check("followers of 4, the mutes ended", s.Followers, 4, []store.ID{7, 6, 5, 3, 2})
+	check("following of 3, the mute ended", s.Following, 3, []store.ID{4})
 	if err := s.HidePostsFrom(ctx, 5, 1); err != nil {
 		t.Fatal(err)
 	}
 	f.suspend(7, true)
-	check("followers of 4, 5 hiding from the viewer and 7 suspended", s.Followers, 4, []ID{6, 5, 3, 2})
+	check("followers of 4, 5 hiding from the viewer and 7 suspended", s.Followers, 4, []store.ID{6, 5, 3, 2})
 	check("following of suspended 7", s.Following, 7, nil)
 	f.suspend(7, false)
-	check("followers of 4, 7 unsuspended", s.Followers, 4, []ID{7, 6, 5, 3, 2})
+	check("followers of 4, 7 unsuspended", s.Followers, 4, []store.ID{7, 6, 5, 3, 2})
 	// More mutes than a page reads with its list (sepPrefetch), ending
 	// before the mute of 6: the page reads its users' separations.
 	f.muteMany(sepPrefetch + 6)
@@ -251,10 +252,10 @@ func TestFollowerListsObeyMutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := s.nowMS()
-	if h, err := s.parseSepPrefetch(s.doMulti(ctx, s.sepPrefetchCmds(1, now)...), 1, now); err != nil || h.complete || h.users[6] {
+	if h, err := s.parseSepPrefetch(s.DoMulti(ctx, s.sepPrefetchCmds(1, now)...), 1, now); err != nil || h.complete || h.users[6] {
 		t.Fatalf("the prefetch: complete %v, holds 6 %v, %v; want it short of 6", h.complete, h.users[6], err)
 	}
-	check("followers of 4, 6 muted among many", s.Followers, 4, []ID{7, 5, 3, 2})
+	check("followers of 4, 6 muted among many", s.Followers, 4, []store.ID{7, 5, 3, 2})
 	f.suspend(7, true)
-	check("followers of 4, 6 muted among many and 7 suspended", s.Followers, 4, []ID{5, 3, 2})
+	check("followers of 4, 6 muted among many and 7 suspended", s.Followers, 4, []store.ID{5, 3, 2})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Lists: a viewer's favorites, an author's posts, a user's followers and
@@ -29,7 +30,7 @@ import (
 
 // UserPage is one page of a list of users, in list order.
 type UserPage struct {
-	Users       []ID
+	Users       []store.ID
 	Cursors     []string
 	HasNextPage bool
 	EndCursor   string
@@ -37,23 +38,23 @@ type UserPage struct {
 
 // listAt is a request for one page of a list.
 type listAt struct {
-	viewer ID
+	viewer store.ID
 	kind   ListKind
-	owner  ID
+	owner  store.ID
 	first  int    // 1..MaxPageSize; 0: DefaultPageSize
 	after  string // a cursor of this list; "": from the top
 }
 
 // sealListCursor is the cursor of the entry at of viewer's list kind of
 // owner.
-func (s *Service) sealListCursor(viewer ID, kind ListKind, owner ID, at Item) string {
+func (s *Service) sealListCursor(viewer store.ID, kind ListKind, owner store.ID, at store.Item) string {
 	return s.cursors().Seal(Cursor{State: StateTimeline, LastID: at.ID, TS: at.TS, Viewer: viewer, List: kind, Owner: owner})
 }
 
 // openListCursor opens raw, a cursor of viewer's list kind of owner. A
 // cursor of a feed, of another list or owner, or another viewer's is
 // INVALID_CURSOR.
-func (s *Service) openListCursor(ctx context.Context, raw string, viewer ID, kind ListKind, owner ID) (Cursor, error) {
+func (s *Service) openListCursor(ctx context.Context, raw string, viewer store.ID, kind ListKind, owner store.ID) (Cursor, error) {
 	c, err := s.openWith(ctx, raw, viewer, (*Sealer).open)
 	if err != nil {
 		return Cursor{}, err
@@ -66,7 +67,7 @@ func (s *Service) openListCursor(ctx context.Context, raw string, viewer ID, kin
 
 // start checks q's page size and opens its cursor: n, the page size, and
 // the position to read after (nil: the top).
-func (s *Service) start(ctx context.Context, q listAt) (n int, from *Item, err error) {
+func (s *Service) start(ctx context.Context, q listAt) (n int, from *store.Item, err error) {
 	if q.first < 0 || q.first > MaxPageSize {
 		return 0, nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
 	}
@@ -86,26 +87,26 @@ func (s *Service) start(ctx context.Context, q listAt) (n int, from *Item, err e
 type listScan[T any] struct {
 	// seek reads up to limit entries after from (nil: the top): a
 	// listSeek call (listSeekCmd).
-	seek func(from *Item, limit int) rueidis.Completed
+	seek func(from *store.Item, limit int) rueidis.Completed
 	// first are reads sent with the first seek, in its pipeline; their
 	// replies are handed to keep.
 	first []rueidis.Completed
 	// keep returns, for each entry read, what the page shows of it, nil
 	// where the viewer is not to see it.
-	keep func(ctx context.Context, first []rueidis.RedisResult, items []Item) ([]*T, error)
+	keep func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*T, error)
 }
 
 // collectList walks l from position from until it has need entries to
 // show, the list ends, or the read bound is reached. It returns the
 // entries found, how far it read, and whether more may follow.
-func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *Item, need int) ([]entry[T], *Item, bool, error) {
+func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *store.Item, need int) ([]entry[T], *store.Item, bool, error) {
 	var first []rueidis.RedisResult
-	found, cur, more, err := fill(from, need, func(round int, cur *Item, batch int) ([]Item, []*T, *Item, error) {
+	found, cur, more, err := fill(from, need, func(round int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
 		cmds := []rueidis.Completed{l.seek(cur, batch)}
 		if round == 0 {
 			cmds = append(cmds, l.first...)
 		}
-		rs := s.doMulti(ctx, cmds...)
+		rs := s.DoMulti(ctx, cmds...)
 		if round == 0 {
 			first = rs[1:]
 		}
@@ -134,7 +135,7 @@ func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *It
 // entry by rank, or, when that entry has gone (an unfollow, an
 // unfavorite), binary-searches the run of entries with the cursor's
 // score for the first below its member.
-var listSeek = newScript(true, luaLess+`
+var listSeek = store.NewScript(true, luaLess+`
 local key, ts, id, n = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])
 local from = 0
 if id ~= '' then
@@ -169,21 +170,21 @@ return {out, frontier}
 // listSeekCmd is listSeek of the list key from position from, up to
 // limit entries; check, when not "", is the set an entry must score
 // above above in.
-func (s *Service) listSeekCmd(key, check, above string, from *Item, limit int) rueidis.Completed {
+func (s *Service) listSeekCmd(key, check, above string, from *store.Item, limit int) rueidis.Completed {
 	ts, m := "", ""
 	if from != nil {
-		ts, m = scoreArg(from.TS), member(from.ID)
+		ts, m = store.ScoreArg(from.TS), store.Member(from.ID)
 	}
 	keys := []string{key}
 	if check != "" {
 		keys = append(keys, check)
 	}
-	return listSeek.cmd(s.Redis.B(), keys, []string{ts, m, itoa(limit), above})
+	return listSeek.Cmd(s.Redis.B(), keys, []string{ts, m, store.Itoa(limit), above})
 }
 
 // parseListSeek reads listSeek's reply: the entries kept, and the
 // frontier (nil at the list's end).
-func parseListSeek(r rueidis.RedisResult) ([]Item, *Item, error) {
+func parseListSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	arr, err := r.ToArray()
 	if err != nil {
 		return nil, nil, fmt.Errorf("read a list: %w", err)
@@ -206,8 +207,8 @@ func parseListSeek(r rueidis.RedisResult) ([]Item, *Item, error) {
 // of q's list: their values and cursors, whether more follow, and the end
 // cursor, which advances past everything read (or to the last entry
 // shown when the next one is already known).
-func sealPage[T any](s *Service, q listAt, n int, found []entry[T], scanned *Item, more bool) (vals []*T, cursors []string, hasNext bool, end string) {
-	seal := func(it Item) string { return s.sealListCursor(q.viewer, q.kind, q.owner, it) }
+func sealPage[T any](s *Service, q listAt, n int, found []entry[T], scanned *store.Item, more bool) (vals []*T, cursors []string, hasNext bool, end string) {
+	seal := func(it store.Item) string { return s.sealListCursor(q.viewer, q.kind, q.owner, it) }
 	shown := found[:min(n, len(found))]
 	vals, cursors = make([]*T, len(shown)), make([]string, len(shown))
 	for i, e := range shown {
@@ -237,8 +238,8 @@ func postPage(q listAt, posts []*Post, cursors []string, hasNext bool, end strin
 }
 
 // userPage is a page of a list of users.
-func userPage(users []*ID, cursors []string, hasNext bool, end string) *UserPage {
-	pg := &UserPage{Users: make([]ID, len(users)), Cursors: cursors, HasNextPage: hasNext, EndCursor: end}
+func userPage(users []*store.ID, cursors []string, hasNext bool, end string) *UserPage {
+	pg := &UserPage{Users: make([]store.ID, len(users)), Cursors: cursors, HasNextPage: hasNext, EndCursor: end}
 	for i, u := range users {
 		pg.Users[i] = *u
 	}
@@ -247,7 +248,7 @@ func userPage(users []*ID, cursors []string, hasNext bool, end string) *UserPage
 
 // readList reads one page of q's list as l says: the shown values with
 // their cursors, whether more follow, and the end cursor.
-func readList[T any](ctx context.Context, s *Service, q listAt, l func(from *Item) listScan[T]) (vals []*T, cursors []string, hasNext bool, end string, err error) {
+func readList[T any](ctx context.Context, s *Service, q listAt, l func(from *store.Item) listScan[T]) (vals []*T, cursors []string, hasNext bool, end string, err error) {
 	n, from, err := s.start(ctx, q)
 	if err != nil {
 		return nil, nil, false, "", err
@@ -289,14 +290,14 @@ const sepPrefetch = 64
 // those read, whether they are all of them, and else how to read whether
 // given users are (one round trip).
 type sepSet struct {
-	users    map[ID]bool
+	users    map[store.ID]bool
 	complete bool
-	read     func(ctx context.Context, users []ID) (map[ID]bool, error)
+	read     func(ctx context.Context, users []store.ID) (map[store.ID]bool, error)
 }
 
 // of returns which of users are separated from the viewer: from the set
 // when it holds them all, else read.
-func (h sepSet) of(ctx context.Context, users []ID) (map[ID]bool, error) {
+func (h sepSet) of(ctx context.Context, users []store.ID) (map[store.ID]bool, error) {
 	if h.complete || len(users) == 0 {
 		return h.users, nil
 	}
@@ -310,8 +311,8 @@ func (s *Service) prefetchCmd(key, min string) rueidis.Completed {
 
 // parsePrefetch reads prefetchCmds' replies into a sepSet falling back to
 // read when one of the sets may hold more.
-func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []ID) (map[ID]bool, error)) (sepSet, error) {
-	h := sepSet{users: map[ID]bool{}, complete: true, read: read}
+func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []store.ID) (map[store.ID]bool, error)) (sepSet, error) {
+	h := sepSet{users: map[store.ID]bool{}, complete: true, read: read}
 	for _, r := range rs {
 		ms, err := r.AsStrSlice()
 		if err != nil {
@@ -331,26 +332,26 @@ func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []ID) (m
 
 // hiddenPrefetchCmds read, for a list of posts, the authors hidden from
 // viewer after now (ms); parseHiddenPrefetch reads the replies.
-func (s *Service) hiddenPrefetchCmds(viewer ID, now int64) []rueidis.Completed {
-	return []rueidis.Completed{s.prefetchCmd(s.Keys.hiddenAuthors(viewer), "("+scoreArg(now))}
+func (s *Service) hiddenPrefetchCmds(viewer store.ID, now int64) []rueidis.Completed {
+	return []rueidis.Completed{s.prefetchCmd(s.Keys.HiddenAuthors(viewer), "("+store.ScoreArg(now))}
 }
 
 // parseHiddenPrefetch reads hiddenPrefetchCmds' replies, sent at now.
-func (s *Service) parseHiddenPrefetch(rs []rueidis.RedisResult, viewer ID, now int64) (sepSet, error) {
-	return parsePrefetch(rs, func(ctx context.Context, authors []ID) (map[ID]bool, error) {
-		return parseHidden(s.do(ctx, s.hiddenCmd(viewer, authors)), authors, now)
+func (s *Service) parseHiddenPrefetch(rs []rueidis.RedisResult, viewer store.ID, now int64) (sepSet, error) {
+	return parsePrefetch(rs, func(ctx context.Context, authors []store.ID) (map[store.ID]bool, error) {
+		return parseHidden(s.Do(ctx, s.hiddenCmd(viewer, authors)), authors, now)
 	})
 }
 
 // hiddenCmd reads when each of authors (not empty) stops being hidden
 // from viewer; parseHidden reads the reply.
-func (s *Service) hiddenCmd(viewer ID, authors []ID) rueidis.Completed {
-	return s.Redis.B().Zmscore().Key(s.Keys.hiddenAuthors(viewer)).Member(members(authors)...).Build()
+func (s *Service) hiddenCmd(viewer store.ID, authors []store.ID) rueidis.Completed {
+	return s.Redis.B().Zmscore().Key(s.Keys.HiddenAuthors(viewer)).Member(store.Members(authors)...).Build()
 }
 
 // parseHidden reads hiddenCmd's reply: the authors hidden after now (ms).
-func parseHidden(r rueidis.RedisResult, authors []ID, now int64) (map[ID]bool, error) {
-	out := map[ID]bool{}
+func parseHidden(r rueidis.RedisResult, authors []store.ID, now int64) (map[store.ID]bool, error) {
+	out := map[store.ID]bool{}
 	if err := inForceOf(r, authors, now, out); err != nil {
 		return nil, fmt.Errorf("read hidden authors: %w", err)
 	}
@@ -360,7 +361,7 @@ func parseHidden(r rueidis.RedisResult, authors []ID, now int64) (map[ID]bool, e
 // inForceOf marks in out the users whose score in a ZMSCORE reply r (in
 // the order of users) is above now: a relation, scored by its end, in
 // force. now below 0 takes every score.
-func inForceOf(r rueidis.RedisResult, users []ID, now int64, out map[ID]bool) error {
+func inForceOf(r rueidis.RedisResult, users []store.ID, now int64, out map[store.ID]bool) error {
 	scores, err := r.ToArray()
 	if err != nil {
 		return err
@@ -381,37 +382,37 @@ func inForceOf(r rueidis.RedisResult, users []ID, now int64, out map[ID]bool) er
 // sepPrefetchCmds read, for a list of users, the users a block separates
 // from viewer, either way, and those it mutes after now (ms);
 // parseSepPrefetch reads the replies.
-func (s *Service) sepPrefetchCmds(viewer ID, now int64) []rueidis.Completed {
+func (s *Service) sepPrefetchCmds(viewer store.ID, now int64) []rueidis.Completed {
 	return []rueidis.Completed{
-		s.prefetchCmd(s.Keys.blocks(viewer), "-inf"),
-		s.prefetchCmd(s.Keys.blockedBy(viewer), "-inf"),
-		s.prefetchCmd(s.Keys.muteEnds(viewer), "("+scoreArg(now)),
+		s.prefetchCmd(s.Keys.Blocks(viewer), "-inf"),
+		s.prefetchCmd(s.Keys.BlockedBy(viewer), "-inf"),
+		s.prefetchCmd(s.Keys.MuteEnds(viewer), "("+store.ScoreArg(now)),
 	}
 }
 
 // parseSepPrefetch reads sepPrefetchCmds' replies, sent at now.
-func (s *Service) parseSepPrefetch(rs []rueidis.RedisResult, viewer ID, now int64) (sepSet, error) {
-	return parsePrefetch(rs, func(ctx context.Context, users []ID) (map[ID]bool, error) {
-		return parseSeparations(s.doMulti(ctx, s.separationCmds(viewer, users)...), users, now)
+func (s *Service) parseSepPrefetch(rs []rueidis.RedisResult, viewer store.ID, now int64) (sepSet, error) {
+	return parsePrefetch(rs, func(ctx context.Context, users []store.ID) (map[store.ID]bool, error) {
+		return parseSeparations(s.DoMulti(ctx, s.separationCmds(viewer, users)...), users, now)
 	})
 }
 
 // separationCmds read whether a block stands between viewer and each of
 // users, or viewer mutes it; parse the replies with parseSeparations.
 // users must not be empty.
-func (s *Service) separationCmds(viewer ID, users []ID) []rueidis.Completed {
-	ms := members(users)
+func (s *Service) separationCmds(viewer store.ID, users []store.ID) []rueidis.Completed {
+	ms := store.Members(users)
 	return []rueidis.Completed{
-		s.Redis.B().Zmscore().Key(s.Keys.blocks(viewer)).Member(ms...).Build(),
-		s.Redis.B().Zmscore().Key(s.Keys.blockedBy(viewer)).Member(ms...).Build(),
-		s.Redis.B().Zmscore().Key(s.Keys.muteEnds(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.Blocks(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.BlockedBy(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.MuteEnds(viewer)).Member(ms...).Build(),
 	}
 }
 
 // parseSeparations reads separationCmds' replies, sent at now (ms): the
 // users separated from the viewer.
-func parseSeparations(rs []rueidis.RedisResult, users []ID, now int64) (map[ID]bool, error) {
-	out := map[ID]bool{}
+func parseSeparations(rs []rueidis.RedisResult, users []store.ID, now int64) (map[store.ID]bool, error) {
+	out := map[store.ID]bool{}
 	for i, what := range []string{"blocks", "blocks", "mutes"} {
 		at := int64(-1) // a block's score is when it was made: any counts
 		if what == "mutes" {

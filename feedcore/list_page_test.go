@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestListCursorsAreBound(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
-	at := Item{TS: 1_700_000_000_000, ID: 42}
+	at := store.Item{TS: 1_700_000_000_000, ID: 42}
 	raw := s.sealListCursor(7, ListFollowers, 9, at)
 	c, err := s.openListCursor(ctx, raw, 7, ListFollowers, 9)
 	if err != nil || c.Item() != at || c.List != ListFollowers || c.Owner != 9 {
@@ -29,9 +30,9 @@ func TestListCursorsAreBound(t *testing.T) {
 	for _, tc := range []struct {
 		what   string
 		raw    string
-		viewer ID
+		viewer store.ID
 		kind   ListKind
-		owner  ID
+		owner  store.ID
 	}{
 		{"another viewer", raw, 8, ListFollowers, 9},
 		{"another kind (following)", raw, 7, ListFollowing, 9},
@@ -43,11 +44,11 @@ func TestListCursorsAreBound(t *testing.T) {
 		{"with replies vs without", s.sealListCursor(7, ListAuthorPostsWithReplies, 9, at), 7, ListAuthorPosts, 9},
 		{"garbage", "not-a-cursor", 7, ListFollowers, 9},
 	} {
-		if _, err := s.openListCursor(ctx, tc.raw, tc.viewer, tc.kind, tc.owner); CodeOf(err) != apierr.InvalidCursor {
+		if _, err := s.openListCursor(ctx, tc.raw, tc.viewer, tc.kind, tc.owner); store.CodeOf(err) != apierr.InvalidCursor {
 			t.Errorf("%s: err = %v, want INVALID_CURSOR", tc.what, err)
 		}
 	}
-	if _, err := s.openCursor(ctx, raw, 7); CodeOf(err) != apierr.InvalidCursor {
+	if _, err := s.openCursor(ctx, raw, 7); store.CodeOf(err) != apierr.InvalidCursor {
 		t.Errorf("a list cursor opening a feed: err = %v, want INVALID_CURSOR", err)
 	}
 	if got, err := s.openCursor(ctx, feed, 7); err != nil || got.List != ListFeed || got.Owner != 0 {
@@ -65,7 +66,7 @@ func TestListCursorsAreBound(t *testing.T) {
 	if got := body(s.cursors().Seal(Cursor{State: StateTimeline, LastID: 1, TS: 2, Viewer: 7})); !bytes.Equal(got, []byte{1, 1, 0, 1, 4, 7}) {
 		t.Errorf("a feed cursor's body is now %v", got)
 	}
-	if got := body(s.sealListCursor(7, ListFollowers, 9, Item{TS: 2, ID: 1})); !bytes.Equal(got, []byte{2, 1, 0, 1, 4, 7, byte(ListFollowers), 9}) {
+	if got := body(s.sealListCursor(7, ListFollowers, 9, store.Item{TS: 2, ID: 1})); !bytes.Equal(got, []byte{2, 1, 0, 1, 4, 7, byte(ListFollowers), 9}) {
 		t.Errorf("a list cursor's body is %v", got)
 	}
 }
@@ -78,16 +79,16 @@ func TestListSeekAcrossTies(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	key := s.Keys.favorites(1)
-	var all []Item
+	key := s.Keys.Favorites(1)
+	var all []store.Item
 	for i := range 300 {
-		it := Item{TS: int64(1000 + rng.IntN(4)), ID: ID(1+rng.IntN(1<<20))<<8 | ID(i)}
+		it := store.Item{TS: int64(1000 + rng.IntN(4)), ID: store.ID(1+rng.IntN(1<<20))<<8 | store.ID(i)}
 		all = append(all, it)
-		if err := s.do(ctx, s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error(); err != nil {
+		if err := s.Do(ctx, s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	slices.SortFunc(all, func(a, b Item) int {
+	slices.SortFunc(all, func(a, b store.Item) int {
 		if a.Before(b) {
 			return -1
 		}
@@ -95,18 +96,18 @@ func TestListSeekAcrossTies(t *testing.T) {
 	})
 	for _, n := range []int{1, 3, 7, 50} {
 		t.Run(fmt.Sprint("first=", n), func(t *testing.T) {
-			var got, gone []Item
-			var from *Item
+			var got, gone []store.Item
+			var from *store.Item
 			defer func() { // put back what went, for the next page size
 				for _, it := range gone {
-					s.do(ctx, s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+					s.Do(ctx, s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
 				}
 			}()
 			for pages := 0; ; pages++ {
 				if pages > 400 {
 					t.Fatal("the list does not end")
 				}
-				items, frontier, err := parseListSeek(s.do(ctx, s.listSeekCmd(key, "", "", from, n)))
+				items, frontier, err := parseListSeek(s.Do(ctx, s.listSeekCmd(key, "", "", from, n)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +120,7 @@ func TestListSeekAcrossTies(t *testing.T) {
 				// Now and then the entry the cursor points at goes: the
 				// next page must find its place among the ties by value.
 				if rng.IntN(3) == 0 {
-					s.do(ctx, s.Redis.B().Zrem().Key(key).Member(member(last.ID)).Build())
+					s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(store.Member(last.ID)).Build())
 					gone = append(gone, last)
 				}
 			}

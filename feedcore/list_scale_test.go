@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -40,9 +41,9 @@ func TestListPageCostIsFlat(t *testing.T) {
 	st := storetest.New(t)
 	s := newService(t, st, Options{})
 	counted, bytes := countedService(t, st, Options{})
-	const small, viewer = 1000, ID(1)
+	const small, viewer = 1000, store.ID(1)
 	authors := []struct {
-		id        ID
+		id        store.ID
 		followers int
 	}{{10_000_000, small}, {20_000_000, big}}
 	buildTimedFollowers(t, s, viewer, authors[0].id, authors[0].followers)
@@ -61,7 +62,7 @@ func TestListPageCostIsFlat(t *testing.T) {
 	}
 	// The scripts loaded first: a server that has not seen one answers
 	// NOSCRIPT once, which no page pays twice.
-	if err := counted.loadScripts(context.Background()); err != nil {
+	if err := counted.LoadScripts(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var got [2]map[string]cost
@@ -98,7 +99,7 @@ func TestListPageCostIsFlat(t *testing.T) {
 // followersPage reads a page of author's followers as the API does for
 // a UserConnection of users with their counts and the viewer's flags,
 // and returns its end cursor.
-func followersPage(ctx context.Context, s *Service, viewer, author ID, after string) (string, error) {
+func followersPage(ctx context.Context, s *Service, viewer, author store.ID, after string) (string, error) {
 	pg, err := s.Followers(ctx, viewer, author, DefaultPageSize, after)
 	if err != nil {
 		return "", err
@@ -113,7 +114,7 @@ func followersPage(ctx context.Context, s *Service, viewer, author ID, after str
 // postsPage reads a page of author's posts as the API does for posts with
 // their counters, the viewer's flags and the author, and returns its end
 // cursor.
-func postsPage(ctx context.Context, s *Service, viewer, author ID, after string) (string, error) {
+func postsPage(ctx context.Context, s *Service, viewer, author store.ID, after string) (string, error) {
 	pg, err := s.AuthorPosts(ctx, viewer, author, false, DefaultPageSize, after)
 	if err != nil {
 		return "", err
@@ -121,11 +122,11 @@ func postsPage(ctx context.Context, s *Service, viewer, author ID, after string)
 	if len(pg.Edges) != DefaultPageSize {
 		return "", fmt.Errorf("%d posts on a page", len(pg.Edges))
 	}
-	ids := make([]ID, len(pg.Edges))
+	ids := make([]store.ID, len(pg.Edges))
 	for i, e := range pg.Edges {
 		ids[i] = e.Post.ID
 	}
-	_, err = s.Hydrate(ctx, HydrateRequest{Viewer: viewer, Counts: ids, Liked: ids, Favorited: ids, Users: []ID{author}})
+	_, err = s.Hydrate(ctx, HydrateRequest{Viewer: viewer, Counts: ids, Liked: ids, Favorited: ids, Users: []store.ID{author}})
 	return pg.EndCursor, err
 }
 
@@ -134,7 +135,7 @@ func postsPage(ctx context.Context, s *Service, viewer, author ID, after string)
 // writes of 10,000 commands, two workers: the followers and follower
 // times sets in full; profiles, following sets and their times for the
 // newest 1,000 (and for the author and viewer).
-func buildTimedFollowers(tb testing.TB, s *Service, viewer, author ID, n int) {
+func buildTimedFollowers(tb testing.TB, s *Service, viewer, author store.ID, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	const batch = 10000
@@ -150,20 +151,20 @@ func buildTimedFollowers(tb testing.TB, s *Service, viewer, author ID, n int) {
 					return
 				}
 				hi := min(lo+batch, n)
-				fr := s.Redis.B().Zadd().Key(s.Keys.followers(author)).ScoreMember()
-				frt := s.Redis.B().Zadd().Key(s.Keys.followerTimes(author)).ScoreMember()
+				fr := s.Redis.B().Zadd().Key(s.Keys.Followers(author)).ScoreMember()
+				frt := s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(author)).ScoreMember()
 				var cmds []rueidis.Completed
 				for i := lo; i < hi; i++ {
-					f, at := author+1+ID(i), float64(base+int64(i))
-					fr, frt = fr.ScoreMember(0, member(f)), frt.ScoreMember(at, member(f))
+					f, at := author+1+store.ID(i), float64(base+int64(i))
+					fr, frt = fr.ScoreMember(0, store.Member(f)), frt.ScoreMember(at, store.Member(f))
 					if i >= n-1000 {
-						cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.user(f)).FieldValue().FieldValue("h", "u"+FormatID(f)).FieldValue("n", "U").Build(),
-							s.Redis.B().Zadd().Key(s.Keys.following(f)).ScoreMember().ScoreMember(0, member(author)).Build(),
-							s.Redis.B().Zadd().Key(s.Keys.followingTimes(f)).ScoreMember().ScoreMember(at, member(author)).Build())
+						cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.User(f)).FieldValue().FieldValue("h", "u"+store.FormatID(f)).FieldValue("n", "U").Build(),
+							s.Redis.B().Zadd().Key(s.Keys.Following(f)).ScoreMember().ScoreMember(0, store.Member(author)).Build(),
+							s.Redis.B().Zadd().Key(s.Keys.FollowingTimes(f)).ScoreMember().ScoreMember(at, store.Member(author)).Build())
 					}
 				}
 				cmds = append(cmds, fr.Build(), frt.Build())
-				if err := firstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
+				if err := store.FirstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
 					errs <- err
 					return
 				}
@@ -176,19 +177,19 @@ func buildTimedFollowers(tb testing.TB, s *Service, viewer, author ID, n int) {
 		}
 	}
 	var cmds []rueidis.Completed
-	for _, u := range []ID{author, viewer} {
-		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.user(u)).FieldValue().FieldValue("h", "u"+FormatID(u)).FieldValue("n", "U").Build())
+	for _, u := range []store.ID{author, viewer} {
+		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.User(u)).FieldValue().FieldValue("h", "u"+store.FormatID(u)).FieldValue("n", "U").Build())
 	}
 	for i := range 100 {
-		p, at := author*1000+ID(i), base+int64(i)*1000
-		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.post(p)).FieldValue().FieldValue("a", FormatID(author)).
-			FieldValue("t", scoreArg(at)).FieldValue("x", "post "+itoa(i)).Build(),
-			s.Redis.B().Zadd().Key(s.Keys.outbox(author)).ScoreMember().ScoreMember(float64(at), member(p)).Build())
+		p, at := author*1000+store.ID(i), base+int64(i)*1000
+		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.Post(p)).FieldValue().FieldValue("a", store.FormatID(author)).
+			FieldValue("t", store.ScoreArg(at)).FieldValue("x", "post "+store.Itoa(i)).Build(),
+			s.Redis.B().Zadd().Key(s.Keys.Outbox(author)).ScoreMember().ScoreMember(float64(at), store.Member(p)).Build())
 	}
-	if err := firstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
 		tb.Fatal(err)
 	}
-	if card, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.followerTimes(author)).Build()).AsInt64(); err != nil || card != int64(n) {
+	if card, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.FollowerTimes(author)).Build()).AsInt64(); err != nil || card != int64(n) {
 		tb.Fatalf("author %d has %d timed followers (%v), want %d", author, card, err, n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -66,7 +67,7 @@ func TestLiveSnapshotPerDevice(t *testing.T) {
 	}
 	// The first page's snapshot was replaced: its cursor is expired, never
 	// served from another snapshot.
-	if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: first.EndCursor}); CodeOf(err) != apierr.CursorExpired {
+	if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: first.EndCursor}); store.CodeOf(err) != apierr.CursorExpired {
 		t.Fatalf("cursor of a replaced snapshot: %v, want CURSOR_EXPIRED", err)
 	}
 	// The current snapshot's cursors page on.
@@ -90,7 +91,7 @@ func TestLiveSnapshotPerDevice(t *testing.T) {
 		t.Fatalf("%d snapshots for six devices, want the cap of 3", n)
 	}
 	for _, d := range []string{"x y", strings.Repeat("d", 65), "é"} {
-		if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, Device: d}); CodeOf(err) != apierr.BadInput {
+		if _, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, Device: d}); store.CodeOf(err) != apierr.BadInput {
 			t.Errorf("device %q: %v, want BAD_USER_INPUT", d, err)
 		}
 	}
@@ -150,15 +151,15 @@ func TestLiveFeedRoundTrips(t *testing.T) {
 			clk := clockAt(time.Now())
 			s := testService(t, Options{SnapshotReuse: reuse, Now: clk.now})
 			ctx := context.Background()
-			const viewer = ID(1)
-			anchors := []ID{2, 3, 4, 5, 6, 7, 8, 9}
-			mustUsers(t, s, append([]ID{viewer}, anchors...)...)
+			const viewer = store.ID(1)
+			anchors := []store.ID{2, 3, 4, 5, 6, 7, 8, 9}
+			mustUsers(t, s, append([]store.ID{viewer}, anchors...)...)
 			shards := map[int]bool{}
 			for _, a := range anchors {
 				if err := s.Follow(ctx, viewer, a); err != nil {
 					t.Fatal(err)
 				}
-				shards[liveShardOf(a)] = true
+				shards[store.LiveShardOf(a)] = true
 			}
 			if len(shards) < 3 {
 				t.Fatalf("anchors on %d live shards; the test wants several", len(shards))

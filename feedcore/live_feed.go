@@ -8,12 +8,13 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
 )
 
 // liveEntry is a session found for a live page and the state it is shown in.
 type liveEntry struct {
-	it    Item
+	it    store.Item
 	state LiveState
 	l     *LiveSession
 }
@@ -33,7 +34,7 @@ type liveEntry struct {
 // stored snapshot), a replay scan that crosses its inbox's horizon or reads
 // on past filtered entries (as followingFeed does).
 func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, err error) {
-	defer wrap(&err, "live feed of user %d", req.Viewer)
+	defer store.Wrap(&err, "live feed of user %d", req.Viewer)
 	if req.First < 0 || req.First > MaxPageSize {
 		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
 	}
@@ -52,7 +53,7 @@ func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, e
 // of entries, how far it scanned, and whether more may follow.
 type replayRead struct {
 	found   []liveEntry
-	scanned *Item
+	scanned *store.Item
 	more    bool
 }
 
@@ -61,13 +62,13 @@ type replayRead struct {
 // the same time as the read that carries it, and must not wait for its
 // verdict (a refused request fails on that read; this one only reads, bar
 // the throttled activity touch any refused read may carry).
-func (s *Service) loadReplayView(ctx context.Context, tl timeline, viewer ID, pos *Item, need int) (*view, error) {
+func (s *Service) loadReplayView(ctx context.Context, tl timeline, viewer store.ID, pos *store.Item, need int) (*view, error) {
 	return s.loadView(withoutCharge(ctx), tl, viewer, older, pos, need)
 }
 
 // collectReplays reads up to need replays visible to v's viewer from pos,
 // leaving out those in the stored snapshot (empty: none stored yet).
-func (s *Service) collectReplays(ctx context.Context, v *view, pos *Item, need int, snapshot string) (replayRead, error) {
+func (s *Service) collectReplays(ctx context.Context, v *view, pos *store.Item, need int, snapshot string) (replayRead, error) {
 	found, scanned, more, err := collect(ctx, s, v, older, pos, need, s.visibleReplays(snapshot))
 	if err != nil {
 		return replayRead{}, err
@@ -92,7 +93,7 @@ func (v *view) unfiltered(es []liveEntry) []liveEntry {
 // finishLivePage makes a page of n edges of the snapshot's entries snap
 // (from the cursor on, up to n+1 of them), followed, when they fall short,
 // by the replays rp (read for a need of n+1 from where they begin).
-func (s *Service) finishLivePage(viewer ID, ref snapshotRef, n int, snap []liveEntry, rp replayRead) *LivePage {
+func (s *Service) finishLivePage(viewer store.ID, ref snapshotRef, n int, snap []liveEntry, rp replayRead) *LivePage {
 	found := slices.Clip(snap) // a snapshot build's entries may be shared: append copies
 	more := len(found) > n
 	var scanned *liveEntry
@@ -111,9 +112,9 @@ func (s *Service) finishLivePage(viewer ID, ref snapshotRef, n int, snap []liveE
 // when taken less than Options.SnapshotReuse ago, otherwise a new one that
 // replaces it. Concurrent first pages of one device in this process
 // (aliases of one operation, double taps) share one build.
-func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n int) (*LivePage, error) {
+func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device string, n int) (*LivePage, error) {
 	now := s.nowMS()
-	top := &Item{TS: now, ID: math.MaxUint64}
+	top := &store.Item{TS: now, ID: math.MaxUint64}
 	tl := s.replaysTL().withFollowees() // a new snapshot files the followed anchors' sessions
 	var (
 		v      *view
@@ -149,7 +150,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n
 	)
 	err = roundtrip.Parallel(ctx,
 		func(ctx context.Context) error {
-			got, err, _ := s.snapshots.Do(FormatID(viewer)+"/"+device, func() (any, error) {
+			got, err, _ := s.snapshots.Do(store.FormatID(viewer)+"/"+device, func() (any, error) {
 				ref, entries, err := s.takeSnapshot(ctx, viewer, device, now, v.followees)
 				return builtSnapshot{ref, entries}, err
 			})
@@ -168,7 +169,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer ID, device string, n
 	// may be in both: it is shown once, from the snapshot. A build shared
 	// with a concurrent first page may be a little older than this request:
 	// its replays begin at its time.
-	in := make(map[ID]bool, len(snap))
+	in := make(map[store.ID]bool, len(snap))
 	for _, e := range snap {
 		in[e.it.ID] = true
 	}
@@ -187,14 +188,14 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 	if !ok {
 		return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 	}
-	key := s.Keys.snapshot(req.Viewer, ref.encode())
-	pos := &Item{TS: c.TS, ID: c.LastID}
+	key := s.Keys.Snapshot(req.Viewer, ref.encode())
+	pos := &store.Item{TS: c.TS, ID: c.LastID}
 	var v *view
 	if c.State == StateTimeline {
 		var exists int64
 		err := roundtrip.Parallel(ctx,
 			func(ctx context.Context) (err error) {
-				exists, err = s.do(ctx, s.Redis.B().Exists().Key(key).Build()).AsInt64()
+				exists, err = s.Do(ctx, s.Redis.B().Exists().Key(key).Build()).AsInt64()
 				return err
 			},
 			func(ctx context.Context) (err error) {
@@ -213,11 +214,11 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 		}
 		return s.finishLivePage(req.Viewer, ref, n, nil, rp), nil
 	}
-	var items []Item
+	var items []store.Item
 	err = roundtrip.Parallel(ctx,
 		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, pos, n+1); return err },
 		func(ctx context.Context) (err error) {
-			v, err = s.loadReplayView(ctx, s.replaysTL(), req.Viewer, &Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
+			v, err = s.loadReplayView(ctx, s.replaysTL(), req.Viewer, &store.Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
 			return err
 		})
 	if err != nil {
@@ -229,9 +230,9 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 // pageFromSnapshot serves a page from items, the snapshot's next entries
 // (up to n+1), and, when they fall short, the replays from the top (those
 // are read at the same time as the sessions).
-func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref snapshotRef, items []Item, n int) (*LivePage, error) {
-	key := s.Keys.snapshot(viewer, ref.encode())
-	top := &Item{TS: ref.taken, ID: math.MaxUint64}
+func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *view, ref snapshotRef, items []store.Item, n int) (*LivePage, error) {
+	key := s.Keys.Snapshot(viewer, ref.encode())
+	top := &store.Item{TS: ref.taken, ID: math.MaxUint64}
 	var (
 		snap []liveEntry
 		rp   replayRead
@@ -285,18 +286,18 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer ID, v *view, ref 
 // shown once, from the snapshot. Titles the viewer's keyword filters
 // match are left out.
 func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
-	return func(ctx context.Context, v *view, items []Item) ([]*LiveSession, error) {
-		ids := make([]ID, len(items))
+	return func(ctx context.Context, v *view, items []store.Item) ([]*LiveSession, error) {
+		ids := make([]store.ID, len(items))
 		for i, it := range items {
 			ids[i] = it.ID
 		}
 		cmds := s.liveCmds(append([]rueidis.Completed(nil), v.extra...), ids)
 		check := snapshot != "" && len(ids) > 0
 		if check {
-			cmds = append(cmds, s.Redis.B().Zmscore().Key(snapshot).Member(members(ids)...).Build())
+			cmds = append(cmds, s.Redis.B().Zmscore().Key(snapshot).Member(store.Members(ids)...).Build())
 		}
-		rs := s.doMulti(ctx, cmds...)
-		if err := firstErr(rs); err != nil {
+		rs := s.DoMulti(ctx, cmds...)
+		if err := store.FirstErr(rs); err != nil {
 			return nil, err
 		}
 		rs = rs[len(v.extra):]
@@ -324,7 +325,7 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 // livePage makes a page of n edges of found (up to n+1 entries); when
 // found falls short, its end cursor is scanned, the last entry read (nil:
 // the last edge).
-func (s *Service) livePage(viewer ID, ref snapshotRef, n int, found []liveEntry, scanned *liveEntry, more bool) *LivePage {
+func (s *Service) livePage(viewer store.ID, ref snapshotRef, n int, found []liveEntry, scanned *liveEntry, more bool) *LivePage {
 	sealer, session := s.cursors(), ref.encode() // once a page
 	seal := func(e liveEntry) string {
 		state := StateTimeline

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // MaxTitleLen is the longest live title, in characters.
@@ -19,7 +20,7 @@ const MaxTitleLen = 200
 // (ARGV[2] "b") or ended ("e") at ARGV[3], atomically, so racing requests
 // cannot start an ended session or end one twice. It returns "ok:<b>"
 // (b: the start time, empty when never started) or a refusal.
-var liveTransition = newScript(false, `
+var liveTransition = store.NewScript(false, `
 local l = redis.call('HMGET', KEYS[1], 'a', 'b', 'e')
 if not l[1] then return 'missing' end
 if l[1] ~= ARGV[1] then return 'forbidden' end
@@ -31,7 +32,7 @@ return 'ok:' .. (l[2] or '')
 
 // ScheduleLive schedules a session with a title alone (see
 // ScheduleLiveSession).
-func (s *Service) ScheduleLive(ctx context.Context, anchor ID, title string, at time.Time) (*LiveSession, error) {
+func (s *Service) ScheduleLive(ctx context.Context, anchor store.ID, title string, at time.Time) (*LiveSession, error) {
 	return s.ScheduleLiveSession(ctx, anchor, NewLive{Title: title, ScheduledStartAt: at})
 }
 
@@ -44,8 +45,8 @@ type NewLive struct {
 }
 
 // ScheduleLiveSession creates a PREVIEW session of anchor.
-func (s *Service) ScheduleLiveSession(ctx context.Context, anchor ID, in NewLive) (_ *LiveSession, err error) {
-	defer wrap(&err, "schedule a live session of user %d", anchor)
+func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in NewLive) (_ *LiveSession, err error) {
+	defer store.Wrap(&err, "schedule a live session of user %d", anchor)
 	title, err := CheckText("title", in.Title, MaxTitleLen)
 	if err != nil {
 		return nil, err
@@ -64,9 +65,9 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor ID, in NewLive
 	// The journal entry takes the session's id from the shard's clock in
 	// the same step.
 	shard := s.shardOf(anchor)
-	keys := []string{s.Keys.journal(shard), s.Keys.clock(shard)}
-	args := append(logArgs("alloc", s.nowMS(), "", 0, false, nil), "k", jLive, "a", FormatID(anchor))
-	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.Redis.B(), keys, args)).ToArray()
+	keys := []string{s.Keys.Journal(shard), s.Keys.Clock(shard)}
+	args := append(logArgs("alloc", s.nowMS(), "", 0, false, nil), "k", jLive, "a", store.FormatID(anchor))
+	arr, err := s.commit(ctx, logScript, keys, args, logScript.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 4 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -89,7 +90,7 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor ID, in NewLive
 // ScheduleLive) and files it where its state belongs: an anchor's queue
 // while PREVIEW or LIVE, the replay timelines once ended after starting.
 func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
-	defer wrap(&err, "store live session %d", l.ID)
+	defer store.Wrap(&err, "store live session %d", l.ID)
 	if l.ID == 0 || l.Anchor == 0 {
 		return apierr.Errorf(apierr.BadInput, "live session id and anchor must be positive numbers")
 	}
@@ -100,7 +101,7 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 		return err
 	}
 	shard := s.shardOf(l.Anchor)
-	jid, err := s.begin(ctx, shard, "k", jLive, "a", FormatID(l.Anchor), "p", FormatID(l.ID))
+	jid, err := s.begin(ctx, shard, "k", jLive, "a", store.FormatID(l.Anchor), "p", store.FormatID(l.ID))
 	if err != nil {
 		return err
 	}
@@ -109,19 +110,19 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 	}
 	s.end(ctx, shard, jid)
 	// An imported session of a suspended anchor is shown nowhere.
-	return s.markSuspended(ctx, []ID{l.Anchor}, []string{s.Keys.live(l.ID)})
+	return s.markSuspended(ctx, []store.ID{l.Anchor}, []string{s.Keys.Live(l.ID)})
 }
 
 // storeLive writes a journaled session's hash, its record of truth, and
 // settles the rest from it.
 func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
-	hset := s.Redis.B().Hset().Key(s.Keys.live(l.ID)).FieldValue().FieldValue("a", FormatID(l.Anchor)).FieldValue("t", l.Title)
+	hset := s.Redis.B().Hset().Key(s.Keys.Live(l.ID)).FieldValue().FieldValue("a", store.FormatID(l.Anchor)).FieldValue("t", l.Title)
 	if l.CoverURL != "" {
 		hset = hset.FieldValue("cv", l.CoverURL)
 	}
 	for f, t := range map[string]*time.Time{"s": l.ScheduledStartAt, "b": l.StartedAt, "e": l.EndedAt} {
 		if t != nil {
-			hset = hset.FieldValue(f, scoreArg(t.UnixMilli()))
+			hset = hset.FieldValue(f, store.ScoreArg(t.UnixMilli()))
 		}
 	}
 	if err := s.commit(ctx, nil, nil, nil, hset.Build()).Error(); err != nil {
@@ -139,39 +140,39 @@ func queueScore(l *LiveSession) int64 {
 	return -l.ScheduledStartAt.UnixMilli()
 }
 
-func (s *Service) enqueue(ctx context.Context, anchor ID, it Item) error {
-	return s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.liveQueue(anchor)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build()).Error()
+func (s *Service) enqueue(ctx context.Context, anchor store.ID, it store.Item) error {
+	return s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.LiveQueue(anchor)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build()).Error()
 }
 
 // fileReplay adds an ended session to its anchor's replay outbox and queues
 // its fan-out to followers' replay inboxes.
-func (s *Service) fileReplay(ctx context.Context, anchor ID, it Item) error {
-	if err := s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.replayOutbox(anchor)).ScoreMember().
-		ScoreMember(float64(it.TS), member(it.ID)).Build()).Error(); err != nil {
+func (s *Service) fileReplay(ctx context.Context, anchor store.ID, it store.Item) error {
+	if err := s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.ReplayOutbox(anchor)).ScoreMember().
+		ScoreMember(float64(it.TS), store.Member(it.ID)).Build()).Error(); err != nil {
 		return err
 	}
 	return s.emit(ctx, event{Type: evReplay, User: anchor, Item: it})
 }
 
 // StartLive moves anchor's session from PREVIEW to LIVE.
-func (s *Service) StartLive(ctx context.Context, anchor, id ID) (_ *LiveSession, err error) {
-	defer wrap(&err, "start live session %d", id)
+func (s *Service) StartLive(ctx context.Context, anchor, id store.ID) (_ *LiveSession, err error) {
+	defer store.Wrap(&err, "start live session %d", id)
 	return s.changeLive(ctx, anchor, id, "b")
 }
 
 // EndLive ends anchor's session: a LIVE one becomes a replay, a PREVIEW one
 // is cancelled and shown nowhere.
-func (s *Service) EndLive(ctx context.Context, anchor, id ID) (_ *LiveSession, err error) {
-	defer wrap(&err, "end live session %d", id)
+func (s *Service) EndLive(ctx context.Context, anchor, id store.ID) (_ *LiveSession, err error) {
+	defer store.Wrap(&err, "end live session %d", id)
 	return s.changeLive(ctx, anchor, id, "e")
 }
 
 // changeLive journals a state change, makes it on the session's hash (the
 // record of truth, where the transition script refuses what the state
 // machine forbids) and settles the rest.
-func (s *Service) changeLive(ctx context.Context, anchor, id ID, field string) (*LiveSession, error) {
+func (s *Service) changeLive(ctx context.Context, anchor, id store.ID, field string) (*LiveSession, error) {
 	shard := s.shardOf(anchor)
-	jid, err := s.begin(ctx, shard, "k", jLive, "a", FormatID(anchor), "p", FormatID(id))
+	jid, err := s.begin(ctx, shard, "k", jLive, "a", store.FormatID(anchor), "p", store.FormatID(id))
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +190,9 @@ func (s *Service) changeLive(ctx context.Context, anchor, id ID, field string) (
 	return s.liveSession(ctx, id)
 }
 
-func (s *Service) transition(ctx context.Context, anchor, id ID, field string, now int64) (started bool, err error) {
-	keys, args := []string{s.Keys.live(id)}, []string{FormatID(anchor), field, scoreArg(now)}
-	res, err := s.commit(ctx, liveTransition, keys, args, liveTransition.cmd(s.Redis.B(), keys, args)).ToString()
+func (s *Service) transition(ctx context.Context, anchor, id store.ID, field string, now int64) (started bool, err error) {
+	keys, args := []string{s.Keys.Live(id)}, []string{store.FormatID(anchor), field, store.ScoreArg(now)}
+	res, err := s.commit(ctx, liveTransition, keys, args, liveTransition.Cmd(s.Redis.B(), keys, args)).ToString()
 	if err != nil {
 		return false, err
 	}
@@ -211,29 +212,29 @@ func (s *Service) transition(ctx context.Context, anchor, id ID, field string, n
 // dequeue removes a session from its anchor's queue. The queues need no
 // index of the anchors that have sessions (readers find them by live
 // shard, liveQueued), so there is nothing else to settle.
-func (s *Service) dequeue(ctx context.Context, anchor, id ID) error {
-	return s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.liveQueue(anchor)).Member(member(id)).Build()).Error()
+func (s *Service) dequeue(ctx context.Context, anchor, id store.ID) error {
+	return s.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.LiveQueue(anchor)).Member(store.Member(id)).Build()).Error()
 }
 
 // LiveSessions returns sessions by id in order, nil where none exists. One
 // pipelined round trip.
-func (s *Service) LiveSessions(ctx context.Context, ids []ID) (_ []*LiveSession, err error) {
-	defer wrap(&err, "read live sessions")
-	return parseLives(ids, s.doMulti(ctx, s.liveCmds(nil, ids)...))
+func (s *Service) LiveSessions(ctx context.Context, ids []store.ID) (_ []*LiveSession, err error) {
+	defer store.Wrap(&err, "read live sessions")
+	return parseLives(ids, s.DoMulti(ctx, s.liveCmds(nil, ids)...))
 }
 
 // liveCmds appends the reads of sessions ids to cmds (parseLives reads
 // their replies).
-func (s *Service) liveCmds(cmds []rueidis.Completed, ids []ID) []rueidis.Completed {
+func (s *Service) liveCmds(cmds []rueidis.Completed, ids []store.ID) []rueidis.Completed {
 	for _, id := range ids {
-		cmds = append(cmds, s.Redis.B().Hgetall().Key(s.Keys.live(id)).Build())
+		cmds = append(cmds, s.Redis.B().Hgetall().Key(s.Keys.Live(id)).Build())
 	}
 	return cmds
 }
 
 // parseLives reads the replies of liveCmds: one session per id, nil where
 // none exists.
-func parseLives(ids []ID, rs []rueidis.RedisResult) ([]*LiveSession, error) {
+func parseLives(ids []store.ID, rs []rueidis.RedisResult) ([]*LiveSession, error) {
 	out := make([]*LiveSession, len(ids))
 	for i, id := range ids {
 		m, err := rs[i].AsStrMap()
@@ -247,12 +248,12 @@ func parseLives(ids []ID, rs []rueidis.RedisResult) ([]*LiveSession, error) {
 	return out, nil
 }
 
-func (s *Service) liveSession(ctx context.Context, id ID) (*LiveSession, error) {
-	ls, err := s.LiveSessions(ctx, []ID{id})
-	return single(ls, err, "live session", id)
+func (s *Service) liveSession(ctx context.Context, id store.ID) (*LiveSession, error) {
+	ls, err := s.LiveSessions(ctx, []store.ID{id})
+	return store.Single(ls, err, "live session", id)
 }
 
-func parseLive(id ID, m map[string]string) *LiveSession {
+func parseLive(id store.ID, m map[string]string) *LiveSession {
 	anchor, _ := strconv.ParseUint(m["a"], 10, 64)
 	l := &LiveSession{ID: id, Anchor: anchor, Title: m["t"], CoverURL: m["cv"]}
 	at := func(f string) *time.Time {
@@ -270,7 +271,7 @@ func parseLive(id ID, m map[string]string) *LiveSession {
 
 // liveQueues replies the entries of the queues KEYS (of anchors on one live
 // shard), flat member, score, each queue newest first.
-var liveQueues = newScript(true, `
+var liveQueues = store.NewScript(true, `
 local out = {}
 for _, k in ipairs(KEYS) do
   local q = redis.call('ZRANGE', k, '+inf', '-inf', 'BYSCORE', 'REV', 'WITHSCORES')
@@ -282,20 +283,20 @@ return out
 // liveQueued lists the queued (LIVE and PREVIEW) sessions of anchors: one
 // script per live shard holding any of their queues, in one round trip.
 // The queues are not checked against the sessions here.
-func (s *Service) liveQueued(ctx context.Context, anchors []ID) ([]Item, error) {
-	var byShard [liveShards][]string
+func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.Item, error) {
+	var byShard [store.LiveShards][]string
 	for _, a := range anchors {
-		n := liveShardOf(a)
-		byShard[n] = append(byShard[n], s.Keys.liveQueueIn(n, a))
+		n := store.LiveShardOf(a)
+		byShard[n] = append(byShard[n], s.Keys.LiveQueueIn(n, a))
 	}
 	var cmds []rueidis.Completed
 	for _, keys := range byShard {
 		if len(keys) > 0 {
-			cmds = append(cmds, liveQueues.cmd(s.Redis.B(), keys, nil))
+			cmds = append(cmds, liveQueues.Cmd(s.Redis.B(), keys, nil))
 		}
 	}
-	var items []Item
-	for _, r := range s.doMulti(ctx, cmds...) {
+	var items []store.Item
+	for _, r := range s.DoMulti(ctx, cmds...) {
 		q, err := parseEntries(r)
 		if err != nil {
 			return nil, fmt.Errorf("read live queues: %w", err)

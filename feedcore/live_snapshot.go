@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // snapshotRef is what a live cursor's session field carries: the
@@ -62,7 +63,7 @@ func validDevice(d string) (string, error) {
 // snapshots. ARGV[1] is the prefix of the viewer's snapshot keys (same
 // hash tag), ARGV[5] the snapshot TTL (ms). So a viewer holds at most
 // ARGV[6] snapshots, one per device, whatever the requests.
-var snapSwap = newScript(false, `
+var snapSwap = store.NewScript(false, `
 local prefix, device, ref, taken, ttl, most = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (taken - ttl))
 for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
@@ -94,7 +95,7 @@ type builtSnapshot struct {
 // snapshotRead is a stored snapshot and its first entries.
 type snapshotRead struct {
 	ref   snapshotRef
-	items []Item
+	items []store.Item
 }
 
 // recentDevice finds device ARGV[1]'s snapshot in viewer's index of
@@ -102,7 +103,7 @@ type snapshotRead struct {
 // exists, replies {ref, its first ARGV[4] entries, flat member, score}; else
 // {}. ARGV[3] is the prefix of the viewer's snapshot keys (same hash tag),
 // so the lookup and the read are one step.
-var recentDevice = newScript(true, `
+var recentDevice = store.NewScript(true, `
 for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if string.sub(m, 17) == ARGV[1] then
     local ref = string.sub(m, 1, 16)
@@ -118,9 +119,9 @@ return {}
 
 // recentSnapshot returns device's snapshot with its first need entries
 // when it was taken after since (ms), else nil.
-func (s *Service) recentSnapshot(ctx context.Context, viewer ID, device string, since int64, need int) (*snapshotRead, error) {
-	arr, err := s.do(ctx, recentDevice.cmd(s.Redis.B(), []string{s.Keys.liveDevices(viewer)},
-		[]string{device, scoreArg(since), s.Keys.snapshot(viewer, ""), itoa(need)})).ToArray()
+func (s *Service) recentSnapshot(ctx context.Context, viewer store.ID, device string, since int64, need int) (*snapshotRead, error) {
+	arr, err := s.Do(ctx, recentDevice.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer)},
+		[]string{device, store.ScoreArg(since), s.Keys.Snapshot(viewer, ""), store.Itoa(need)})).ToArray()
 	if err != nil || len(arr) < 2 {
 		return nil, err
 	}
@@ -137,8 +138,8 @@ func (s *Service) recentSnapshot(ctx context.Context, viewer ID, device string, 
 }
 
 // dropSentinel removes an empty snapshot's sentinel (id 0) from its entries.
-func dropSentinel(items []Item) []Item {
-	return slices.DeleteFunc(items, func(it Item) bool { return it.ID == 0 })
+func dropSentinel(items []store.Item) []store.Item {
+	return slices.DeleteFunc(items, func(it store.Item) bool { return it.ID == 0 })
 }
 
 // takeSnapshot stores the LIVE and PREVIEW sessions of followees under a
@@ -147,7 +148,7 @@ func dropSentinel(items []Item) []Item {
 // queues; then the sessions, read while the snapshot is stored. A queue
 // entry must agree with its session; one left behind by a racing start or
 // end is not served, and is taken out of the stored snapshot in one more.
-func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, now int64, followees []ID) (snapshotRef, []liveEntry, error) {
+func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device string, now int64, followees []store.ID) (snapshotRef, []liveEntry, error) {
 	ref := snapshotRef{taken: now}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
@@ -156,24 +157,24 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 	if err != nil {
 		return ref, nil, err
 	}
-	key := s.Keys.snapshot(viewer, ref.encode())
-	ids := make([]ID, len(items))
+	key := s.Keys.Snapshot(viewer, ref.encode())
+	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
 	cmds := s.liveCmds(make([]rueidis.Completed, 0, len(items)+3), ids)
 	// A sentinel (id 0, lowest score) keeps an empty snapshot's key alive, so
 	// its expiry is always noticed.
-	add := s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), member(0))
+	add := s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), store.Member(0))
 	for _, it := range items {
-		add = add.ScoreMember(float64(it.TS), member(it.ID))
+		add = add.ScoreMember(float64(it.TS), store.Member(it.ID))
 	}
 	ttl := s.o.SnapshotTTL.Milliseconds()
 	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
-		snapSwap.cmd(s.Redis.B(), []string{s.Keys.liveDevices(viewer), key}, []string{
-			s.Keys.snapshot(viewer, ""), device, ref.encode(), scoreArg(ref.taken), strconv.FormatInt(ttl, 10), itoa(s.o.MaxDevices)}))
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+		snapSwap.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer), key}, []string{
+			s.Keys.Snapshot(viewer, ""), device, ref.encode(), store.ScoreArg(ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.o.MaxDevices)}))
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return ref, nil, fmt.Errorf("store live snapshot: %w", err)
 	}
 	ls, err := parseLives(ids, rs)
@@ -186,13 +187,13 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer ID, device string, no
 		l := ls[i]
 		// A suspended anchor's session is neither served nor kept.
 		if l == nil || l.EndedAt != nil || queueScore(l) != it.TS || l.AnchorSuspended {
-			stale = append(stale, member(it.ID))
+			stale = append(stale, store.Member(it.ID))
 			continue
 		}
 		out = append(out, liveEntry{it: it, state: l.State(), l: l})
 	}
 	if len(stale) > 0 {
-		if err := s.do(ctx, s.Redis.B().Zrem().Key(key).Member(stale...).Build()).Error(); err != nil {
+		if err := s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(stale...).Build()).Error(); err != nil {
 			return ref, nil, fmt.Errorf("store live snapshot: drop stale entries: %w", err)
 		}
 	}
@@ -210,9 +211,9 @@ var errSnapshotExpired = apierr.Errorf(apierr.CursorExpired, "the live feed snap
 // snapshotItems reads up to need entries of the snapshot key after pos, or
 // CURSOR_EXPIRED when the snapshot is gone (expired, or replaced by a newer
 // one of its device).
-func (s *Service) snapshotItems(ctx context.Context, key string, pos *Item, need int) ([]Item, error) {
-	rs := s.doMulti(ctx, s.Redis.B().Exists().Key(key).Build(), s.seekCmd(older, source{key: key}, pos, need))
-	if err := firstErr(rs); err != nil {
+func (s *Service) snapshotItems(ctx context.Context, key string, pos *store.Item, need int) ([]store.Item, error) {
+	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(key).Build(), s.seekCmd(older, source{key: key}, pos, need))
+	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
 	if n, _ := rs[0].AsInt64(); n == 0 {
@@ -232,8 +233,8 @@ func (s *Service) snapshotItems(ctx context.Context, key string, pos *Item, need
 // removed shows them again). The edge shows the state the
 // session had in the snapshot (its score's sign), the node its current
 // state.
-func (s *Service) snapshotEntries(ctx context.Context, v *view, items []Item) ([]liveEntry, error) {
-	ids := make([]ID, len(items))
+func (s *Service) snapshotEntries(ctx context.Context, v *view, items []store.Item) ([]liveEntry, error) {
+	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}

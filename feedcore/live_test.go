@@ -10,24 +10,25 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
 // liveModel is the oracle for the live feed.
 type liveModel struct {
-	sessions map[ID]*LiveSession
-	follows  map[ID]map[ID]bool
+	sessions map[store.ID]*LiveSession
+	follows  map[store.ID]map[store.ID]bool
 }
 
 type liveWant struct {
-	id    ID
+	id    store.ID
 	state LiveState
 }
 
 // feed applies the ordering rules to the snapshot at taken: LIVE by start
 // desc, PREVIEW by scheduled start asc, then replays ended by taken, by end
 // desc; ties by id desc.
-func (m *liveModel) feed(viewer ID, taken int64) []liveWant {
+func (m *liveModel) feed(viewer store.ID, taken int64) []liveWant {
 	var snap, rep []liveEntry
 	for _, l := range m.sessions {
 		if !m.follows[viewer][l.Anchor] {
@@ -35,9 +36,9 @@ func (m *liveModel) feed(viewer ID, taken int64) []liveWant {
 		}
 		switch {
 		case l.EndedAt == nil:
-			snap = append(snap, liveEntry{it: Item{TS: queueScore(l), ID: l.ID}, state: l.State()})
+			snap = append(snap, liveEntry{it: store.Item{TS: queueScore(l), ID: l.ID}, state: l.State()})
 		case l.StartedAt != nil && l.EndedAt.UnixMilli() <= taken:
-			rep = append(rep, liveEntry{it: Item{TS: l.EndedAt.UnixMilli(), ID: l.ID}, state: StateReplay})
+			rep = append(rep, liveEntry{it: store.Item{TS: l.EndedAt.UnixMilli(), ID: l.ID}, state: StateReplay})
 		}
 	}
 	var out []liveWant
@@ -55,7 +56,7 @@ func (m *liveModel) feed(viewer ID, taken int64) []liveWant {
 	return out
 }
 
-func pageLive(tb testing.TB, s *Service, viewer ID, n int, between func()) []liveWant {
+func pageLive(tb testing.TB, s *Service, viewer store.ID, n int, between func()) []liveWant {
 	tb.Helper()
 	var got []liveWant
 	after := ""
@@ -86,7 +87,7 @@ func TestLiveOrdering(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	for _, a := range []ID{2, 3} {
+	for _, a := range []store.ID{2, 3} {
 		if err := s.Follow(ctx, 1, a); err != nil {
 			t.Fatal(err)
 		}
@@ -144,14 +145,14 @@ func runLiveModel(t *testing.T, seed uint64) {
 	s := testService(t, Options{InboxCap: 3 + rng.IntN(4), BigVThreshold: 2, Now: clk.now})
 	ctx := context.Background()
 	const anchors, viewers = 5, 3
-	m := &liveModel{sessions: map[ID]*LiveSession{}, follows: map[ID]map[ID]bool{}}
-	for u := ID(1); u <= anchors+viewers; u++ {
+	m := &liveModel{sessions: map[store.ID]*LiveSession{}, follows: map[store.ID]map[store.ID]bool{}}
+	for u := store.ID(1); u <= anchors+viewers; u++ {
 		mustUsers(t, s, u)
-		m.follows[u] = map[ID]bool{}
+		m.follows[u] = map[store.ID]bool{}
 	}
-	anchor := func() ID { return ID(1 + rng.IntN(anchors)) }
+	anchor := func() store.ID { return store.ID(1 + rng.IntN(anchors)) }
 	inState := func(st LiveState) *LiveSession {
-		var ids []ID
+		var ids []store.ID
 		for id, l := range m.sessions {
 			if l.State() == st && !l.Cancelled() {
 				ids = append(ids, id)
@@ -202,13 +203,13 @@ func runLiveModel(t *testing.T, seed uint64) {
 		case op < 6:
 			change()
 		case op < 8:
-			v, a := ID(anchors+1+rng.IntN(viewers)), anchor()
+			v, a := store.ID(anchors+1+rng.IntN(viewers)), anchor()
 			if err := s.Follow(ctx, v, a); err != nil {
 				t.Fatal(err)
 			}
 			m.follows[v][a] = true
 		case op < 9:
-			v, a := ID(anchors+1+rng.IntN(viewers)), anchor()
+			v, a := store.ID(anchors+1+rng.IntN(viewers)), anchor()
 			if err := s.Unfollow(ctx, v, a); err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +218,7 @@ func runLiveModel(t *testing.T, seed uint64) {
 			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
 		}
 		if step%20 == 19 {
-			for v := ID(anchors + 1); v <= anchors+viewers; v++ {
+			for v := store.ID(anchors + 1); v <= anchors+viewers; v++ {
 				// The previous walk changed sessions; the oracle holds once
 				// their fan-out has drained.
 				drain(t, s)
@@ -230,10 +231,10 @@ func runLiveModel(t *testing.T, seed uint64) {
 						l := m.sessions[w.id]
 						t.Logf("session %d anchor %d sched %v start %v end %v", w.id, l.Anchor, l.ScheduledStartAt, l.StartedAt, l.EndedAt)
 					}
-					in, _ := s.newest(ctx, s.Keys.replayInbox(v), 100)
-					rr, _ := s.Redis.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.replayReader(v)).Build()).AsStrMap()
-					rs, _ := s.Redis.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.reader(v)).Build()).AsStrMap()
-					bv, _ := s.Redis.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.bigFollowees(v)).Build()).AsStrSlice()
+					in, _ := s.newest(ctx, s.Keys.ReplayInbox(v), 100)
+					rr, _ := s.Redis.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.ReplayReader(v)).Build()).AsStrMap()
+					rs, _ := s.Redis.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.Reader(v)).Build()).AsStrMap()
+					bv, _ := s.Redis.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.BigFollowees(v)).Build()).AsStrSlice()
 					t.Logf("taken %d replay inbox %v horizon %q reader %q bigv %q follows %v", clk.ms.Load(), in, rr, rs, bv, m.follows[v])
 					t.Fatalf("viewer %d, page size %d:\n got %v\nwant %v", v, n, got, want)
 				}
@@ -260,7 +261,7 @@ func TestLiveCursors(t *testing.T) {
 	if err != nil || len(pg.Edges) != 1 || !pg.HasNext {
 		t.Fatalf("first page %+v, %v", pg, err)
 	}
-	code := func(err error) apierr.Code { return CodeOf(err) }
+	code := func(err error) apierr.Code { return store.CodeOf(err) }
 	raw := []byte(pg.EndCursor)
 	raw[len(raw)/2] ^= 1
 	for name, req := range map[string]LiveRequest{
@@ -282,7 +283,7 @@ func TestLiveCursors(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the snapshot did not expire within 10s of its 200ms TTL")
 		}
-		n, _ = s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.snapshot(1, mustRef(t, s, pg.EndCursor))).Build()).AsInt64()
+		n, _ = s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Snapshot(1, mustRef(t, s, pg.EndCursor))).Build()).AsInt64()
 	}
 	_, err = s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: pg.EndCursor})
 	var fe *apierr.Error
@@ -321,7 +322,7 @@ func TestLiveTransitions(t *testing.T) {
 		{"empty title", func() error { _, err := s.ScheduleLive(ctx, 1, " ", time.Now()); return err }, apierr.BadInput},
 	} {
 		err := tc.op()
-		if (tc.want == "" && err != nil) || (tc.want != "" && CodeOf(err) != tc.want) {
+		if (tc.want == "" && err != nil) || (tc.want != "" && store.CodeOf(err) != tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/redis/rueidis"
 )
@@ -32,19 +33,19 @@ func TestInboxMemoryPerEntry(t *testing.T) {
 	t.Cleanup(func() {
 		c.Do(context.Background(), c.B().ConfigSet().ParameterValue().ParameterValue("zset-max-listpack-entries", prev).Build())
 	})
-	reader := ID(4242)
+	reader := store.ID(4242)
 	ts := int64(1_700_000_000_000)
 	var cmds []rueidis.Completed
 	for i := range 2 * s.o.InboxCap { // overfill: trims bring it back to the cap
-		it := Item{TS: ts + int64(i)*1000, ID: 117657342161455529 + ID(i)*7919}
+		it := store.Item{TS: ts + int64(i)*1000, ID: 117657342161455529 + store.ID(i)*7919}
 		cmds = s.appendPush(cmds, s.postsTL(), reader, it, trimDue(reader, it.ID))
 	}
-	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.Keys.inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.Keys.Inbox(reader)).Start(0).Stop(int64(-s.o.InboxCap-1)).Build())
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		t.Fatal(err)
 	}
-	n, _ := c.Do(ctx, c.B().Zcard().Key(s.Keys.inbox(reader)).Build()).AsInt64()
-	bytes, err := c.Do(ctx, c.B().MemoryUsage().Key(s.Keys.inbox(reader)).Samples(0).Build()).AsInt64()
+	n, _ := c.Do(ctx, c.B().Zcard().Key(s.Keys.Inbox(reader)).Build()).AsInt64()
+	bytes, err := c.Do(ctx, c.B().MemoryUsage().Key(s.Keys.Inbox(reader)).Samples(0).Build()).AsInt64()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,13 @@
 package feedcore
 
-import "time"
+import (
+	"github.com/feedd/feedd/feedcore/store"
+	"time"
+)
 
 // User is a profile.
 type User struct {
-	ID          ID
+	ID          store.ID
 	Handle      string
 	DisplayName string
 	AvatarURL   string
@@ -16,8 +19,8 @@ type User struct {
 // Post is a stored post. Deleted posts are kept as tombstones and never
 // served in feeds.
 type Post struct {
-	ID        ID
-	Author    ID
+	ID        store.ID
+	Author    store.ID
 	Text      string
 	CreatedAt time.Time // millisecond precision
 	Deleted   bool
@@ -35,11 +38,11 @@ type Post struct {
 	// ReplyTo is the post this one replies to (0: none), and
 	// ReplyToAuthor that post's author, kept with the reply so the rule
 	// of who sees it (read_items.go) needs no read of the parent.
-	ReplyTo, ReplyToAuthor ID
+	ReplyTo, ReplyToAuthor store.ID
 	// RepostOf, set, makes this the record of a repost (repost_write.go):
 	// Author reposted the post RepostOf, by RepostOfAuthor, at CreatedAt.
 	// A record is an item of feeds, never shown or addressed as a post.
-	RepostOf, RepostOfAuthor ID
+	RepostOf, RepostOfAuthor store.ID
 }
 
 // IsRepost reports whether p is a repost's record, not a post.
@@ -49,7 +52,7 @@ func (p *Post) IsRepost() bool { return p.RepostOf != 0 }
 // (with After) to page toward older posts, or Last (with Before) for posts
 // newer than a cursor. Zero First and Last means First = 20.
 type FeedRequest struct {
-	Viewer ID
+	Viewer store.ID
 	First  int
 	After  string
 	Last   int
@@ -88,8 +91,8 @@ const (
 // ended without starting was cancelled: REPLAY with no StartedAt, shown in
 // no feed.
 type LiveSession struct {
-	ID               ID
-	Anchor           ID
+	ID               store.ID
+	Anchor           store.ID
 	Title            string
 	ScheduledStartAt *time.Time
 	StartedAt        *time.Time
@@ -134,7 +137,7 @@ type LiveEdge struct {
 
 // LiveRequest asks for a page of a viewer's live feed.
 type LiveRequest struct {
-	Viewer ID
+	Viewer store.ID
 	First  int
 	After  string
 	// Device names the viewer's device (app install, browser): a first

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // The model test's keyword filters: the oracle's meaning of a filter
@@ -27,7 +28,7 @@ type modelFilter struct {
 
 // filtered says whether one of viewer's filters in force keeps p from its
 // feed: never the viewer's own posts.
-func (m *model) filtered(viewer ID, p *Post) bool {
+func (m *model) filtered(viewer store.ID, p *Post) bool {
 	if p.Author == viewer {
 		return false
 	}
@@ -71,9 +72,9 @@ func runFilterModel(t *testing.T, seed uint64) {
 	s := testService(t, Options{InboxCap: 4 + rng.IntN(8), ActiveWindow: time.Hour, Now: clk.now,
 		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
 	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
-	for u := ID(1); u <= modelUsers; u++ {
+	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
-		r.m.follows[u] = map[ID]bool{}
+		r.m.follows[u] = map[store.ID]bool{}
 	}
 	filtered := 0 // posts the checks saw a filter keep out: the run must test something
 	defer func() {
@@ -111,7 +112,7 @@ func runFilterModel(t *testing.T, seed uint64) {
 		if step%25 == 24 {
 			r.settle()
 			r.checkAll()
-			for v := ID(1); v <= modelUsers; v++ {
+			for v := store.ID(1); v <= modelUsers; v++ {
 				r.checkFilters(v)
 				for _, p := range r.m.posts {
 					if r.m.filtered(v, p) && !p.Deleted && r.m.follows[v][p.Author] {
@@ -135,7 +136,7 @@ func (r *modelRun) publishWords() {
 		b.WriteString(filterWords[r.rng.IntN(len(filterWords))])
 	}
 	now := r.clk.now()
-	p := &Post{ID: ID(1000 + len(r.m.posts)), Author: r.user(), Text: b.String(),
+	p := &Post{ID: store.ID(1000 + len(r.m.posts)), Author: r.user(), Text: b.String(),
 		CreatedAt: now.Add(-time.Duration(r.rng.IntN(5)) * time.Second)}
 	if r.rng.IntN(4) == 0 {
 		p.CreatedAt = now.Add(-time.Duration(r.rng.IntN(3000)) * time.Second) // below horizons
@@ -192,21 +193,21 @@ func (r *modelRun) removeFilter() {
 }
 
 // checkFilters compares v's filters in force with the oracle's.
-func (r *modelRun) checkFilters(v ID) {
+func (r *modelRun) checkFilters(v store.ID) {
 	r.t.Helper()
 	if r.m.gone[v] {
 		return
 	}
 	got, err := r.s.KeywordFilters(context.Background(), v)
 	r.must(err)
-	var want []ID
+	var want []store.ID
 	now := r.clk.now().UnixMilli()
 	for word, f := range r.m.filters[v] {
 		if f.until == 0 || now < f.until {
 			want = append(want, keywordFilterID(v, word))
 		}
 	}
-	ids := make([]ID, len(got))
+	ids := make([]store.ID, len(got))
 	for i, f := range got {
 		ids[i] = f.ID
 		if mf := r.m.filters[v][normalizeText(f.Keyword)]; f.WholeWord != mf.wholeWord || f.Keyword != mf.keyword {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // TestListsMatchModel runs the model test's operations (publishes, some
@@ -26,8 +27,8 @@ func TestListsMatchModel(t *testing.T) {
 
 // listsModel is the oracle of the lists, beside the model's.
 type listsModel struct {
-	followedAt map[Edge]int64      // when each follow of the model's was made
-	favs       map[ID]map[ID]int64 // user: post: when favorited
+	followedAt map[Edge]int64                  // when each follow of the model's was made
+	favs       map[store.ID]map[store.ID]int64 // user: post: when favorited
 }
 
 func runListsModel(t *testing.T, seed uint64) {
@@ -35,11 +36,11 @@ func runListsModel(t *testing.T, seed uint64) {
 	clk := clockAt(testEpoch)
 	s := testService(t, Options{InboxCap: 6, Now: clk.now})
 	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
-	lm := &listsModel{followedAt: map[Edge]int64{}, favs: map[ID]map[ID]int64{}}
-	for u := ID(1); u <= modelUsers; u++ {
+	lm := &listsModel{followedAt: map[Edge]int64{}, favs: map[store.ID]map[store.ID]int64{}}
+	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
-		r.m.follows[u] = map[ID]bool{}
-		lm.favs[u] = map[ID]int64{}
+		r.m.follows[u] = map[store.ID]bool{}
+		lm.favs[u] = map[store.ID]int64{}
 	}
 	for step := 0; step < 200; step++ {
 		switch op := rng.IntN(100); {
@@ -100,7 +101,7 @@ func (lm *listsModel) noteFollows(r *modelRun) {
 		}
 	}
 	for u := range r.m.gone {
-		lm.favs[u] = map[ID]int64{}
+		lm.favs[u] = map[store.ID]int64{}
 	}
 }
 
@@ -140,7 +141,7 @@ func (lm *listsModel) favorite(r *modelRun, on bool) {
 	}
 }
 
-func (lm *listsModel) count(post ID) int {
+func (lm *listsModel) count(post store.ID) int {
 	n := 0
 	for _, fs := range lm.favs {
 		if _, ok := fs[post]; ok {
@@ -152,14 +153,14 @@ func (lm *listsModel) count(post ID) int {
 
 // newestFirstBy is the ids of items in feed order: newest first, ties by
 // id (the model's feed and lists).
-func newestFirstBy(items []Item) []ID {
-	slices.SortFunc(items, func(a, b Item) int {
+func newestFirstBy(items []store.Item) []store.ID {
+	slices.SortFunc(items, func(a, b store.Item) int {
 		if a.Before(b) {
 			return -1
 		}
 		return 1
 	})
-	out := make([]ID, len(items))
+	out := make([]store.ID, len(items))
 	for i, it := range items {
 		out[i] = it.ID
 	}
@@ -185,56 +186,56 @@ func (lm *listsModel) suspend(r *modelRun, on bool) {
 // separated: in a list of users, u is kept from viewer: a block between
 // them, either way, or viewer's mute of u in force; not a hide (viewer 0:
 // none).
-func (lm *listsModel) separated(m *model, viewer, u ID) bool {
+func (lm *listsModel) separated(m *model, viewer, u store.ID) bool {
 	return viewer != 0 && viewer != u && (m.blocked(viewer, u) || m.mutes[Edge{viewer, u}] > m.now().UnixMilli())
 }
 
 // shown says whether a list of posts shows viewer p: not deleted, its
 // author not suspended nor hidden from viewer (a block, a mute, a hide),
 // and no filter of viewer's matching it (its own are never hidden).
-func (lm *listsModel) shown(m *model, viewer ID, p *Post) bool {
+func (lm *listsModel) shown(m *model, viewer store.ID, p *Post) bool {
 	return !p.Deleted && !m.suspended[p.Author] && (viewer == 0 || !m.hidden(viewer, p.Author) && !m.filtered(viewer, p))
 }
 
 // followers and following are user's lists as viewer sees them: a
 // suspended account is in none, and its own are empty.
-func (lm *listsModel) follows(m *model, viewer, user ID, followers bool) []ID {
+func (lm *listsModel) follows(m *model, viewer, user store.ID, followers bool) []store.ID {
 	if lm.separated(m, viewer, user) || m.gone[user] || m.suspended[user] {
 		return nil
 	}
-	var items []Item
+	var items []store.Item
 	for e, at := range lm.followedAt {
 		other, mine := e.Follower, e.Followee
 		if !followers {
 			other, mine = e.Followee, e.Follower
 		}
 		if mine == user && !lm.separated(m, viewer, other) && !m.suspended[other] {
-			items = append(items, Item{TS: at, ID: other})
+			items = append(items, store.Item{TS: at, ID: other})
 		}
 	}
 	return newestFirstBy(items)
 }
 
 // postsOf is author's list as viewer sees it.
-func (lm *listsModel) postsOf(m *model, viewer, author ID) []ID {
-	var items []Item
+func (lm *listsModel) postsOf(m *model, viewer, author store.ID) []store.ID {
+	var items []store.Item
 	for _, p := range m.posts {
 		if p.Author == author && lm.shown(m, viewer, p) {
-			items = append(items, Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
+			items = append(items, store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
 		}
 	}
 	return newestFirstBy(items)
 }
 
 // favoritesOf is viewer's favorites list.
-func (lm *listsModel) favoritesOf(m *model, viewer ID) []ID {
-	var items []Item
+func (lm *listsModel) favoritesOf(m *model, viewer store.ID) []store.ID {
+	var items []store.Item
 	for id, at := range lm.favs[viewer] {
 		p := m.posts[id]
 		if !lm.shown(m, viewer, p) {
 			continue
 		}
-		items = append(items, Item{TS: at, ID: id})
+		items = append(items, store.Item{TS: at, ID: id})
 	}
 	return newestFirstBy(items)
 }
@@ -247,11 +248,11 @@ func (lm *listsModel) checkAll(r *modelRun) {
 	ctx := context.Background()
 	sizes := []int{1, 2, 3, 5, 100}
 	size := func() int { return sizes[r.rng.IntN(len(sizes))] }
-	for v := ID(0); v <= modelUsers; v++ {
+	for v := store.ID(0); v <= modelUsers; v++ {
 		if m.gone[v] {
 			continue
 		}
-		for u := ID(1); u <= modelUsers; u++ {
+		for u := store.ID(1); u <= modelUsers; u++ {
 			if m.gone[u] {
 				continue
 			}
@@ -278,7 +279,7 @@ func (lm *listsModel) checkAll(r *modelRun) {
 			t.Fatalf("favorites of %d (first=%d): %v, want %v", v, n, got, want)
 		}
 	}
-	var live []ID
+	var live []store.ID
 	for _, p := range r.sortedPosts() {
 		if !p.Deleted {
 			live = append(live, p.ID)
@@ -291,7 +292,7 @@ func (lm *listsModel) checkAll(r *modelRun) {
 			t.Fatalf("post %d: %d favorites, want %d", id, cs[i].Favorites, lm.count(id))
 		}
 	}
-	for v := ID(1); v <= modelUsers; v++ {
+	for v := store.ID(1); v <= modelUsers; v++ {
 		if m.gone[v] {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // The model test's moderation (model_test.go's harness): takedowns and
@@ -31,12 +32,12 @@ func TestModerationMatchesModel(t *testing.T) {
 // the model: the posts taken down.
 type modRun struct {
 	*modelRun
-	takenDown map[ID]bool
+	takenDown map[store.ID]bool
 }
 
 func runModerationModel(t *testing.T, seed uint64) {
 	mr, bigV := newModelRun(t, seed)
-	r := &modRun{modelRun: mr, takenDown: map[ID]bool{}}
+	r := &modRun{modelRun: mr, takenDown: map[store.ID]bool{}}
 	ctx := context.Background()
 	for step := 0; step < 250; step++ {
 		switch op := r.rng.IntN(100); {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // The model test's replies and reposts: the oracle's meaning of each
@@ -19,7 +20,7 @@ import (
 // viewer's feed only when the viewer wrote it, it answers the viewer or
 // its own author, or the viewer follows (and does not hide) the author it
 // answers. Posts that are not replies always pass.
-func (m *model) replyShown(viewer ID, p *Post) bool {
+func (m *model) replyShown(viewer store.ID, p *Post) bool {
 	if p.ReplyTo == 0 || p.Author == viewer || p.ReplyToAuthor == viewer || p.ReplyToAuthor == p.Author {
 		return true
 	}
@@ -29,7 +30,7 @@ func (m *model) replyShown(viewer ID, p *Post) bool {
 // showsRepost says whether viewer's feed holds the repost r (before the
 // window): r by the viewer or a followee not hidden from it, its original
 // live and by an author not hidden from it.
-func (m *model) showsRepost(viewer ID, r *Post) bool {
+func (m *model) showsRepost(viewer store.ID, r *Post) bool {
 	o := m.posts[r.RepostOf]
 	return !r.Deleted && !m.gone[r.Author] && (r.Author == viewer || m.follows[viewer][r.Author]) &&
 		!m.hidden(viewer, r.Author) && o != nil && !o.Deleted && !m.gone[o.Author] &&
@@ -38,7 +39,7 @@ func (m *model) showsRepost(viewer ID, r *Post) bool {
 
 // showsItem says whether viewer's feed holds the item id, a post or a
 // repost, the window aside.
-func (m *model) showsItem(viewer, id ID) bool {
+func (m *model) showsItem(viewer, id store.ID) bool {
 	if p := m.posts[id]; p != nil {
 		return m.shows(viewer, p)
 	}
@@ -50,11 +51,11 @@ func (m *model) showsItem(viewer, id ID) bool {
 
 // dedupe leaves out of items (newest first; shows: the post each shows)
 // every repost whose post one of the repostFalloff items after it shows.
-func (m *model) dedupe(items []ID, shows map[ID]ID) []ID {
-	var out []ID
+func (m *model) dedupe(items []store.ID, shows map[store.ID]store.ID) []store.ID {
+	var out []store.ID
 	for i, id := range items {
 		if shows[id] != id && slices.ContainsFunc(items[i+1:min(len(items), i+1+repostFalloff)],
-			func(x ID) bool { return shows[x] == shows[id] }) {
+			func(x store.ID) bool { return shows[x] == shows[id] }) {
 			continue
 		}
 		out = append(out, id)
@@ -63,7 +64,7 @@ func (m *model) dedupe(items []ID, shows map[ID]ID) []ID {
 }
 
 // liveRepost is u's live repost of post in the oracle, nil when none.
-func (m *model) liveRepost(u, post ID) *Post {
+func (m *model) liveRepost(u, post store.ID) *Post {
 	for _, r := range m.reposts {
 		if r.Author == u && r.RepostOf == post && !r.Deleted && !m.gone[u] {
 			return r
@@ -73,7 +74,7 @@ func (m *model) liveRepost(u, post ID) *Post {
 }
 
 // repostCount is how many live reposts post has in the oracle.
-func (m *model) repostCount(post ID) int {
+func (m *model) repostCount(post store.ID) int {
 	n := 0
 	for _, r := range m.reposts {
 		if r.RepostOf == post && !r.Deleted && !m.gone[r.Author] {
@@ -218,10 +219,10 @@ func (r *modelRun) undoRepost() {
 }
 
 // repostRecord reads u's repost of post as its reposter's record names it.
-func (r *modelRun) repostRecord(u, post ID) *Post {
+func (r *modelRun) repostRecord(u, post store.ID) *Post {
 	r.t.Helper()
 	shard := r.s.shardOf(u)
-	rec, err := r.s.Redis.Do(context.Background(), r.s.Redis.B().Get().Key(r.s.Keys.repostRecord(shard, u, post)).Build()).ToString()
+	rec, err := r.s.Redis.Do(context.Background(), r.s.Redis.B().Get().Key(r.s.Keys.RepostRecord(shard, u, post)).Build()).ToString()
 	r.must(err)
 	it, err := parseRepostRecord(rec, shard)
 	r.must(err)
@@ -230,7 +231,7 @@ func (r *modelRun) repostRecord(u, post ID) *Post {
 }
 
 // checkOwn checks that u's own feed holds the item id, or not, at once.
-func (r *modelRun) checkOwn(u, id ID, want bool) {
+func (r *modelRun) checkOwn(u, id store.ID, want bool) {
 	r.t.Helper()
 	if got := slices.Contains(readAll(r.t, r.s, u, 100), id); got != want {
 		r.t.Fatalf("at once: user %d's own feed holds item %d: %v, want %v", u, id, got, want)
@@ -239,10 +240,10 @@ func (r *modelRun) checkOwn(u, id ID, want bool) {
 
 // checkCounter compares a counter (of) of every live post with the
 // oracle's count (want), and returns the live posts and their ids.
-func (r *modelRun) checkCounter(name string, of func(PostCounts) int, want func(ID) int) ([]*Post, []ID) {
+func (r *modelRun) checkCounter(name string, of func(PostCounts) int, want func(store.ID) int) ([]*Post, []store.ID) {
 	r.t.Helper()
 	ps := r.livePosts()
-	ids := cmdsFor(ps, func(p *Post) ID { return p.ID })
+	ids := store.CmdsFor(ps, func(p *Post) store.ID { return p.ID })
 	counts, err := r.s.PostCounts(context.Background(), ids)
 	r.must(err)
 	for i, p := range ps {
@@ -259,7 +260,7 @@ func (r *modelRun) checkReposts() {
 	r.t.Helper()
 	ctx := context.Background()
 	ps, ids := r.checkCounter("reposts", func(c PostCounts) int { return c.Reposts }, r.m.repostCount)
-	for u := ID(1); u <= modelUsers; u++ {
+	for u := store.ID(1); u <= modelUsers; u++ {
 		if r.m.gone[u] {
 			continue
 		}
@@ -274,7 +275,7 @@ func (r *modelRun) checkReposts() {
 }
 
 // commentCount is how many live replies post has in the oracle.
-func (m *model) commentCount(post ID) int {
+func (m *model) commentCount(post store.ID) int {
 	n := 0
 	for _, p := range m.posts {
 		if p.ReplyTo == post && !p.Deleted && !m.gone[p.Author] {
@@ -351,13 +352,13 @@ func (r *modelRun) checkReplies() {
 			continue
 		}
 		v := r.user()
-		var want []Item
+		var want []store.Item
 		for _, p := range r.m.posts {
 			if p.ReplyTo == parent.ID && !p.Deleted && !r.m.gone[p.Author] && (p.Author == v || !r.m.hidden(v, p.Author)) {
-				want = append(want, Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
+				want = append(want, store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
 			}
 		}
-		slices.SortFunc(want, func(a, b Item) int {
+		slices.SortFunc(want, func(a, b store.Item) int {
 			if b.Before(a) {
 				return -1
 			}
@@ -370,8 +371,8 @@ func (r *modelRun) checkReplies() {
 	}
 }
 
-func itemIDs(items []Item) []ID {
-	out := make([]ID, len(items))
+func itemIDs(items []store.Item) []store.ID {
+	out := make([]store.ID, len(items))
 	for i, it := range items {
 		out[i] = it.ID
 	}
@@ -379,9 +380,9 @@ func itemIDs(items []Item) []ID {
 }
 
 // readReplies pages the replies of post as viewer, n at a time.
-func (r *modelRun) readReplies(viewer, post ID, n int) []ID {
+func (r *modelRun) readReplies(viewer, post store.ID, n int) []store.ID {
 	r.t.Helper()
-	var out []ID
+	var out []store.ID
 	after := ""
 	for pages := 0; ; pages++ {
 		if pages > 1000 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // The model test's relations and account deletions (model_test.go runs
@@ -16,19 +17,19 @@ import (
 // once, before any worker has run.
 
 // blocked says whether a block stands between a and b, either way.
-func (m *model) blocked(a, b ID) bool {
+func (m *model) blocked(a, b store.ID) bool {
 	return m.blocks[Edge{a, b}] || m.blocks[Edge{b, a}]
 }
 
 // hidden says whether author's posts are kept from viewer's feeds: a
 // block either way, viewer's mute not yet ended, author's hide from viewer.
-func (m *model) hidden(viewer, author ID) bool {
+func (m *model) hidden(viewer, author store.ID) bool {
 	return m.blocked(viewer, author) || m.mutes[Edge{viewer, author}] > m.now().UnixMilli() ||
 		m.hides[Edge{author, viewer}]
 }
 
 // counts are u's follower and following counts by the oracle's edges.
-func (m *model) counts(u ID) GraphCounts {
+func (m *model) counts(u store.ID) GraphCounts {
 	var c GraphCounts
 	for x, fs := range m.follows {
 		if fs[u] {
@@ -43,9 +44,9 @@ func (m *model) counts(u ID) GraphCounts {
 
 // dropAccount is what deleting u's account does: its posts, follows both
 // ways, likes and relations are gone.
-func (m *model) dropAccount(u ID) {
+func (m *model) dropAccount(u store.ID) {
 	m.gone[u] = true
-	m.follows[u] = map[ID]bool{}
+	m.follows[u] = map[store.ID]bool{}
 	for _, fs := range m.follows {
 		delete(fs, u)
 	}
@@ -100,7 +101,7 @@ func (r *modelRun) relate() {
 
 // mute mutes b for a, a third of the time with no end, else for up to two
 // hours (which the run's clock often passes).
-func (r *modelRun) mute(a, b ID) {
+func (r *modelRun) mute(a, b store.ID) {
 	var d time.Duration
 	if r.rng.IntN(3) > 0 {
 		d = time.Duration(1+r.rng.IntN(120)) * time.Minute
@@ -132,7 +133,7 @@ func (r *modelRun) like() {
 		r.t.Fatal(err)
 	default:
 		if r.m.likes[p.ID] == nil {
-			r.m.likes[p.ID] = map[ID]bool{}
+			r.m.likes[p.ID] = map[store.ID]bool{}
 		}
 		r.m.likes[p.ID][u] = true
 	}
@@ -173,8 +174,8 @@ func (r *modelRun) acrossBlock() {
 // NOT_FOUND; its own request (with the charge every signed-in request
 // carries) is UNAUTHENTICATED. Nothing changes.
 func (r *modelRun) towardGone() {
-	var gone []ID
-	for u := ID(1); u <= modelUsers; u++ {
+	var gone []store.ID
+	for u := store.ID(1); u <= modelUsers; u++ {
 		if r.m.gone[u] {
 			gone = append(gone, u)
 		}
@@ -200,7 +201,7 @@ func (r *modelRun) deleteAccount() {
 		return
 	}
 	u := r.user()
-	r.must(r.s.DeleteAccount(context.Background(), u, "u"+FormatID(u)))
+	r.must(r.s.DeleteAccount(context.Background(), u, "u"+store.FormatID(u)))
 	r.m.dropAccount(u)
 	r.checkCounts(idRange(1, modelUsers)...)
 	r.checkAtOnce(idRange(1, modelUsers)...)
@@ -224,7 +225,7 @@ func (r *modelRun) settle() {
 // checkAtOnce pages each viewer's feed now, before any clean-up: no post
 // the oracle keeps from it may show. (Posts may still be missing: their
 // fan-out may not have run.)
-func (r *modelRun) checkAtOnce(viewers ...ID) {
+func (r *modelRun) checkAtOnce(viewers ...store.ID) {
 	r.t.Helper()
 	for _, v := range viewers {
 		if r.m.gone[v] {
@@ -241,7 +242,7 @@ func (r *modelRun) checkAtOnce(viewers ...ID) {
 }
 
 // checkCounts compares ids' follow counts with the oracle's edges.
-func (r *modelRun) checkCounts(ids ...ID) {
+func (r *modelRun) checkCounts(ids ...store.ID) {
 	r.t.Helper()
 	got, err := r.s.Counts(context.Background(), ids)
 	if err != nil {
@@ -255,12 +256,12 @@ func (r *modelRun) checkCounts(ids ...ID) {
 }
 
 // checkLiked compares u's like of p, and p's like count, with the oracle.
-func (r *modelRun) checkLiked(u ID, p *Post) {
+func (r *modelRun) checkLiked(u store.ID, p *Post) {
 	r.t.Helper()
 	if p.Deleted {
 		return
 	}
-	liked, err := r.s.Liked(context.Background(), u, []ID{p.ID})
+	liked, err := r.s.Liked(context.Background(), u, []store.ID{p.ID})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func (r *modelRun) checkLikes(ps ...*Post) {
 	if len(ps) == 0 {
 		ps = slices.DeleteFunc(r.sortedPosts(), func(p *Post) bool { return p.Deleted })
 	}
-	ids := make([]ID, len(ps))
+	ids := make([]store.ID, len(ps))
 	for i, p := range ps {
 		ids[i] = p.ID
 	}
@@ -294,10 +295,10 @@ func (r *modelRun) checkLikes(ps ...*Post) {
 
 // checkRelations compares how every other user relates to v with the
 // oracle.
-func (r *modelRun) checkRelations(v ID) {
+func (r *modelRun) checkRelations(v store.ID) {
 	r.t.Helper()
-	var others []ID
-	for u := ID(1); u <= modelUsers; u++ {
+	var others []store.ID
+	for u := store.ID(1); u <= modelUsers; u++ {
 		if u != v && !r.m.gone[u] {
 			others = append(others, u)
 		}
@@ -314,7 +315,7 @@ func (r *modelRun) checkRelations(v ID) {
 }
 
 // flags is how u relates to viewer, by the oracle.
-func (m *model) flags(viewer, u ID) RelationFlags {
+func (m *model) flags(viewer, u store.ID) RelationFlags {
 	f := RelationFlags{Blocked: m.blocks[Edge{viewer, u}], BlocksViewer: m.blocks[Edge{u, viewer}],
 		HidesFrom: m.hides[Edge{viewer, u}]}
 	if until := m.mutes[Edge{viewer, u}]; until > m.now().UnixMilli() {
@@ -328,10 +329,10 @@ func (m *model) flags(viewer, u ID) RelationFlags {
 
 // logRelations logs the oracle's relations of v, for a failure: each
 // other user's flags toward v, v's follow of it and its follow of v.
-func (r *modelRun) logRelations(v ID) {
+func (r *modelRun) logRelations(v store.ID) {
 	m := r.m
 	var lines []string
-	for u := ID(1); u <= modelUsers; u++ {
+	for u := store.ID(1); u <= modelUsers; u++ {
 		if f := m.flags(v, u); u != v && (f != RelationFlags{} || m.follows[v][u] || m.follows[u][v] || m.gone[u]) {
 			lines = append(lines, fmt.Sprintf("%d: %+v follows %v/%v gone %v", u, f, m.follows[v][u], m.follows[u][v], m.gone[u]))
 		}
@@ -340,13 +341,13 @@ func (r *modelRun) logRelations(v ID) {
 }
 
 // logState logs v's relation sets and inbox, for a failure.
-func (r *modelRun) logState(v ID) {
+func (r *modelRun) logState(v store.ID) {
 	ctx, s := context.Background(), r.s
-	for _, key := range []string{s.Keys.hiddenAuthors(v), s.Keys.hideNotes(v), s.Keys.following(v), s.Keys.inbox(v)} {
+	for _, key := range []string{s.Keys.HiddenAuthors(v), s.Keys.HideNotes(v), s.Keys.Following(v), s.Keys.Inbox(v)} {
 		zs, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()).AsZScores()
 		var ids []string
 		for _, z := range zs {
-			id, _ := memberID(z.Member)
+			id, _ := store.MemberID(z.Member)
 			ids = append(ids, fmt.Sprintf("%d@%.0f", id, z.Score))
 		}
 		r.t.Logf("%s: %v %v", key, ids, err)
@@ -370,7 +371,7 @@ func (r *modelRun) must(err error) {
 // wantCode fails unless err has code.
 func (r *modelRun) wantCode(err error, code apierr.Code, format string, args ...any) {
 	r.t.Helper()
-	if CodeOf(err) != code {
+	if store.CodeOf(err) != code {
 		r.t.Fatalf("%s: %v, want %s", fmt.Sprintf(format, args...), err, code)
 	}
 }

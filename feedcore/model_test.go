@@ -12,48 +12,49 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // model is the oracle: the plain meaning of a following feed, with the
 // relations and deleted accounts that keep posts from it.
 type model struct {
-	posts   map[ID]*Post
-	follows map[ID]map[ID]bool
-	likes   map[ID]map[ID]bool // post: its likers
-	blocks  map[Edge]bool      // Follower blocks Followee
-	mutes   map[Edge]int64     // Follower mutes Followee until (ms; relationForever: no end)
-	hides   map[Edge]bool      // Follower hides its posts from Followee
-	gone    map[ID]bool        // deleted accounts
-	reposts map[ID]*Post       // repost records by id, Deleted once taken back (model_repost_test.go)
+	posts   map[store.ID]*Post
+	follows map[store.ID]map[store.ID]bool
+	likes   map[store.ID]map[store.ID]bool // post: its likers
+	blocks  map[Edge]bool                  // Follower blocks Followee
+	mutes   map[Edge]int64                 // Follower mutes Followee until (ms; relationForever: no end)
+	hides   map[Edge]bool                  // Follower hides its posts from Followee
+	gone    map[store.ID]bool              // deleted accounts
+	reposts map[store.ID]*Post             // repost records by id, Deleted once taken back (model_repost_test.go)
 
 	// filters are each viewer's keyword filters by normalized keyword
 	// (model_filter_test.go).
-	filters map[ID]map[string]modelFilter
+	filters map[store.ID]map[string]modelFilter
 	// suspended accounts (model_moderation_test.go)
-	suspended map[ID]bool
+	suspended map[store.ID]bool
 	now       func() time.Time
 }
 
 func newModel(now func() time.Time) *model {
-	return &model{posts: map[ID]*Post{}, follows: map[ID]map[ID]bool{}, likes: map[ID]map[ID]bool{},
-		blocks: map[Edge]bool{}, mutes: map[Edge]int64{}, hides: map[Edge]bool{}, gone: map[ID]bool{}, now: now,
-		filters: map[ID]map[string]modelFilter{}, suspended: map[ID]bool{}, reposts: map[ID]*Post{}}
+	return &model{posts: map[store.ID]*Post{}, follows: map[store.ID]map[store.ID]bool{}, likes: map[store.ID]map[store.ID]bool{},
+		blocks: map[Edge]bool{}, mutes: map[Edge]int64{}, hides: map[Edge]bool{}, gone: map[store.ID]bool{}, now: now,
+		filters: map[store.ID]map[string]modelFilter{}, suspended: map[store.ID]bool{}, reposts: map[store.ID]*Post{}}
 }
 
 // feed is viewer's following feed: its items' ids (a repost's for a
 // repost), newest first, reposts the window leaves out left out.
-func (m *model) feed(viewer ID) []ID {
-	var items []Item
-	shows := map[ID]ID{} // item: the post it shows
+func (m *model) feed(viewer store.ID) []store.ID {
+	var items []store.Item
+	shows := map[store.ID]store.ID{} // item: the post it shows
 	for _, p := range m.posts {
 		if m.shows(viewer, p) {
-			items = append(items, Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
+			items = append(items, store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID})
 			shows[p.ID] = p.ID
 		}
 	}
 	for _, r := range m.reposts {
 		if m.showsRepost(viewer, r) {
-			items = append(items, Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID})
+			items = append(items, store.Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID})
 			shows[r.ID] = r.RepostOf
 		}
 	}
@@ -61,7 +62,7 @@ func (m *model) feed(viewer ID) []ID {
 }
 
 // shows says whether viewer's following feed holds p (a post or a reply).
-func (m *model) shows(viewer ID, p *Post) bool {
+func (m *model) shows(viewer store.ID, p *Post) bool {
 	return !p.Deleted && !m.gone[p.Author] && !m.suspended[p.Author] && (p.Author == viewer || m.follows[viewer][p.Author]) &&
 		!m.hidden(viewer, p.Author) && !m.filtered(viewer, p) && m.replyShown(viewer, p)
 }
@@ -135,9 +136,9 @@ func newModelRun(t *testing.T, seed uint64) (r *modelRun, bigV *atomic.Int64) {
 	s := testService(t, Options{InboxCap: inboxCap, ActiveWindow: time.Hour, Now: clk.now,
 		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
 	r = &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
-	for u := ID(1); u <= modelUsers; u++ {
+	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
-		r.m.follows[u] = map[ID]bool{}
+		r.m.follows[u] = map[store.ID]bool{}
 	}
 	return r, bigV
 }
@@ -193,16 +194,16 @@ func (r *modelRun) timePasses() {
 }
 
 // user is a random user whose account is not deleted.
-func (r *modelRun) user() ID {
+func (r *modelRun) user() store.ID {
 	for {
-		if u := ID(1 + r.rng.IntN(modelUsers)); !r.m.gone[u] {
+		if u := store.ID(1 + r.rng.IntN(modelUsers)); !r.m.gone[u] {
 			return u
 		}
 	}
 }
 
 // pair is two distinct random users, neither deleted.
-func (r *modelRun) pair() (ID, ID) {
+func (r *modelRun) pair() (store.ID, store.ID) {
 	for {
 		if a, b := r.user(), r.user(); a != b {
 			return a, b
@@ -212,7 +213,7 @@ func (r *modelRun) pair() (ID, ID) {
 
 func (r *modelRun) publish() { // often on a tied timestamp
 	now := r.clk.now()
-	p := &Post{ID: ID(1000 + len(r.m.posts)), Author: r.user(), Text: "p",
+	p := &Post{ID: store.ID(1000 + len(r.m.posts)), Author: r.user(), Text: "p",
 		CreatedAt: now.Add(-time.Duration(r.rng.IntN(5)) * time.Second)}
 	if r.rng.IntN(4) == 0 {
 		p.CreatedAt = now.Add(-time.Duration(r.rng.IntN(3000)) * time.Second) // an old post, below horizons
@@ -264,7 +265,7 @@ func (r *modelRun) unfollow() {
 func (r *modelRun) checkAll() {
 	t, s, m, rng := r.t, r.s, r.m, r.rng
 	t.Helper()
-	for v := ID(1); v <= modelUsers; v++ {
+	for v := store.ID(1); v <= modelUsers; v++ {
 		if m.gone[v] {
 			continue
 		}
@@ -275,8 +276,8 @@ func (r *modelRun) checkAll() {
 		if !slices.Equal(got, want) {
 			again := readAll(t, s, v, n)
 			t.Logf("paged again: %v", again)
-			st, _ := s.Redis.Do(context.Background(), s.Redis.B().Hgetall().Key(s.Keys.reader(v)).Build()).AsStrMap()
-			in, _ := s.newest(context.Background(), s.Keys.inbox(v), 100)
+			st, _ := s.Redis.Do(context.Background(), s.Redis.B().Hgetall().Key(s.Keys.Reader(v)).Build()).AsStrMap()
+			in, _ := s.newest(context.Background(), s.Keys.Inbox(v), 100)
 			t.Logf("reader state %q, inbox %v, cap %d", st, in, s.o.InboxCap)
 			for _, id := range want {
 				p := m.posts[id]
@@ -296,11 +297,11 @@ func (r *modelRun) checkAll() {
 
 // readAllBackward finds the oldest post, then pages toward newer ones with
 // last/before, and returns the feed newest first.
-func readAllBackward(tb testing.TB, s *Service, viewer ID, n int) []ID {
+func readAllBackward(tb testing.TB, s *Service, viewer store.ID, n int) []store.ID {
 	tb.Helper()
 	ctx := context.Background()
 	var cursor string
-	var last ID
+	var last store.ID
 	after := ""
 	for { // walk to the end to find the oldest post's cursor
 		pg, err := s.FollowingFeed(ctx, FeedRequest{Viewer: viewer, First: 100, After: after})
@@ -318,7 +319,7 @@ func readAllBackward(tb testing.TB, s *Service, viewer ID, n int) []ID {
 	if cursor == "" {
 		return nil
 	}
-	out := []ID{last}
+	out := []store.ID{last}
 	for pages := 0; ; pages++ {
 		if pages > 10000 {
 			tb.Fatal("backward paging does not end")
@@ -327,7 +328,7 @@ func readAllBackward(tb testing.TB, s *Service, viewer ID, n int) []ID {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		ids := make([]ID, len(pg.Edges))
+		ids := make([]store.ID, len(pg.Edges))
 		for i, e := range pg.Edges {
 			ids[i] = itemID(e)
 		}
@@ -347,17 +348,17 @@ func TestPagingDuringWrites(t *testing.T) {
 	s := testService(t, Options{InboxCap: 20, BigVThreshold: 3, Now: clk.now})
 	ctx := context.Background()
 	const users = 8
-	for u := ID(1); u <= users; u++ {
+	for u := store.ID(1); u <= users; u++ {
 		mustUsers(t, s, u)
 	}
-	for u := ID(2); u <= users; u++ {
+	for u := store.ID(2); u <= users; u++ {
 		if err := s.Follow(ctx, 1, u); err != nil {
 			t.Fatal(err)
 		}
 	}
-	next := ID(1)
+	next := store.ID(1)
 	publish := func(rng *rand.Rand) {
-		p := &Post{ID: next, Author: ID(1 + rng.IntN(users)), Text: "p", CreatedAt: clk.now().Add(-time.Duration(rng.IntN(600)) * time.Minute)}
+		p := &Post{ID: next, Author: store.ID(1 + rng.IntN(users)), Text: "p", CreatedAt: clk.now().Add(-time.Duration(rng.IntN(600)) * time.Minute)}
 		next++
 		if err := s.PutPost(ctx, p); err != nil {
 			t.Error(err)
@@ -379,13 +380,13 @@ func TestPagingDuringWrites(t *testing.T) {
 				case 0, 1:
 					publish(wr)
 				case 2:
-					_ = s.Unfollow(ctx, 1, ID(2+wr.IntN(users-1)))
+					_ = s.Unfollow(ctx, 1, store.ID(2+wr.IntN(users-1)))
 				case 3:
-					_ = s.Follow(ctx, 1, ID(2+wr.IntN(users-1)))
+					_ = s.Follow(ctx, 1, store.ID(2+wr.IntN(users-1)))
 				}
 			}
 		}()
-		var last *Item
+		var last *store.Item
 		after := ""
 		for {
 			pg, err := s.FollowingFeed(ctx, FeedRequest{Viewer: 1, First: 1 + rng.IntN(7), After: after})
@@ -393,7 +394,7 @@ func TestPagingDuringWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, e := range pg.Edges {
-				it := Item{TS: e.Post.CreatedAt.UnixMilli(), ID: e.Post.ID}
+				it := store.Item{TS: e.Post.CreatedAt.UnixMilli(), ID: e.Post.ID}
 				if last != nil && !last.Before(it) {
 					t.Fatalf("round %d: post %v came after %v: feed order broken or an item repeated", round, it, *last)
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -31,11 +32,11 @@ type ExportSink struct {
 	Repost func(*Post) error
 	Live   func(*LiveSession) error
 	// Like: user likes post.
-	Like func(post, user ID) error
+	Like func(post, user store.ID) error
 	// Favorite: a user's favorite of a post (deleted posts' left out).
 	Favorite func(Favorite) error
 	// Counts: a post's counters as stored.
-	Counts func(post ID, c PostCounts) error
+	Counts func(post store.ID, c PostCounts) error
 	// Deleted: a deleted account (its marker), first of all; nil skips them.
 	Deleted func(DeletedAccount) error
 	// KeywordFilter: a keyword filter in force (expired ones are not
@@ -84,7 +85,7 @@ type ExportSink struct {
 // import applies it twice, harmlessly). Each record is read whole, in one
 // command, so each is consistent.
 func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
-	defer wrap(&err, "export")
+	defer store.Wrap(&err, "export")
 	setDefault(&sink.Batch, ExportBatch)
 	if sink.Deleted != nil {
 		// First: an import records them (holding their handles) before
@@ -99,28 +100,28 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 		}
 	}
 	phases := []struct {
-		keyOf func(ID) string // the records' keys
-		posts bool            // the posts pass: later passes write again what it may have missed
-		read  func(context.Context, []ID, ExportSink) error
+		keyOf func(store.ID) string // the records' keys
+		posts bool                  // the posts pass: later passes write again what it may have missed
+		read  func(context.Context, []store.ID, ExportSink) error
 	}{
-		{keyOf: s.Keys.user, read: s.exportUsers},
-		{keyOf: s.Keys.following, read: s.exportFollowTimes},
-		{keyOf: s.Keys.blocks, read: s.exportRelations(RelationBlock)},
-		{keyOf: s.Keys.mutes, read: s.exportRelations(RelationMute)},
-		{keyOf: s.Keys.hides, read: s.exportRelations(RelationHide)},
-		{keyOf: s.Keys.keywordFilters, read: s.exportKeywordFilters},
-		{keyOf: s.Keys.post, posts: true, read: s.exportPosts},
-		{keyOf: s.Keys.post, read: s.exportReposts},
-		{keyOf: s.Keys.live, read: s.exportLives},
-		{keyOf: s.Keys.likers, read: s.exportLikes},
-		{keyOf: s.Keys.favorites, read: s.exportFavorites},
-		{keyOf: s.Keys.postCounts, read: s.exportCounts},
+		{keyOf: s.Keys.User, read: s.exportUsers},
+		{keyOf: s.Keys.Following, read: s.exportFollowTimes},
+		{keyOf: s.Keys.Blocks, read: s.exportRelations(RelationBlock)},
+		{keyOf: s.Keys.Mutes, read: s.exportRelations(RelationMute)},
+		{keyOf: s.Keys.Hides, read: s.exportRelations(RelationHide)},
+		{keyOf: s.Keys.KeywordFilters, read: s.exportKeywordFilters},
+		{keyOf: s.Keys.Post, posts: true, read: s.exportPosts},
+		{keyOf: s.Keys.Post, read: s.exportReposts},
+		{keyOf: s.Keys.Live, read: s.exportLives},
+		{keyOf: s.Keys.Likers, read: s.exportLikes},
+		{keyOf: s.Keys.Favorites, read: s.exportFavorites},
+		{keyOf: s.Keys.PostCounts, read: s.exportCounts},
 	}
 	for _, ph := range phases {
 		if ph.posts {
 			sink.recent = s.o.Now().Add(-exportRecent)
 		}
-		err := s.scanIDs(ctx, ph.keyOf, func(ids []ID) error {
+		err := s.scanIDs(ctx, ph.keyOf, func(ids []store.ID) error {
 			for len(ids) > 0 {
 				n := min(len(ids), sink.Batch)
 				if err := ph.read(ctx, ids[:n], sink); err != nil {
@@ -155,9 +156,9 @@ func each[T any](items []T, fn func(T) error) error {
 	return nil
 }
 
-func (s *Service) exportUsers(ctx context.Context, ids []ID, sink ExportSink) error {
-	hgetall := func(id ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.user(id)).Build() }
-	for i, r := range s.doMulti(ctx, cmdsFor(ids, hgetall)...) {
+func (s *Service) exportUsers(ctx context.Context, ids []store.ID, sink ExportSink) error {
+	hgetall := func(id store.ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.User(id)).Build() }
+	for i, r := range s.DoMulti(ctx, store.CmdsFor(ids, hgetall)...) {
 		m, err := r.AsStrMap()
 		if err != nil {
 			return err
@@ -177,11 +178,11 @@ func (s *Service) exportUsers(ctx context.Context, ids []ID, sink ExportSink) er
 // (zero for one made before times were kept): the first chunk of every
 // set in one round trip and their times in one more, the rest of a
 // longer set after.
-func (s *Service) exportFollowTimes(ctx context.Context, ids []ID, sink ExportSink) error {
-	rangeCmd := func(id ID, from int64) rueidis.Completed {
-		return s.Redis.B().Zrange().Key(s.Keys.following(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
+func (s *Service) exportFollowTimes(ctx context.Context, ids []store.ID, sink ExportSink) error {
+	rangeCmd := func(id store.ID, from int64) rueidis.Completed {
+		return s.Redis.B().Zrange().Key(s.Keys.Following(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
 	}
-	chunks, err := parseEach(s.doMulti(ctx, cmdsFor(ids, func(id ID) rueidis.Completed { return rangeCmd(id, 0) })...),
+	chunks, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(ids, func(id store.ID) rueidis.Completed { return rangeCmd(id, 0) })...),
 		rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return err
@@ -196,11 +197,11 @@ func (s *Service) exportFollowTimes(ctx context.Context, ids []ID, sink ExportSi
 				break
 			}
 			from += exportChunk
-			ms, err := s.do(ctx, rangeCmd(id, from)).AsStrSlice()
+			ms, err := s.Do(ctx, rangeCmd(id, from)).AsStrSlice()
 			if err != nil {
 				return err
 			}
-			chunks[i], times[i] = ms, s.followTimesOf(ctx, []ID{id}, [][]string{ms})[0]
+			chunks[i], times[i] = ms, s.followTimesOf(ctx, []store.ID{id}, [][]string{ms})[0]
 		}
 	}
 	return nil
@@ -208,17 +209,17 @@ func (s *Service) exportFollowTimes(ctx context.Context, ids []ID, sink ExportSi
 
 // followTimesOf reads, in one round trip, the times of the follows of
 // each user ids[i] whose followees' members are chunks[i]: the replies.
-func (s *Service) followTimesOf(ctx context.Context, ids []ID, chunks [][]string) []rueidis.RedisResult {
+func (s *Service) followTimesOf(ctx context.Context, ids []store.ID, chunks [][]string) []rueidis.RedisResult {
 	out := make([]rueidis.RedisResult, len(ids))
 	var cmds []rueidis.Completed
 	var at []int
 	for i, id := range ids {
 		if len(chunks[i]) > 0 {
-			cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.followingTimes(id)).Member(chunks[i]...).Build())
+			cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.FollowingTimes(id)).Member(chunks[i]...).Build())
 			at = append(at, i)
 		}
 	}
-	for j, r := range s.doMulti(ctx, cmds...) {
+	for j, r := range s.DoMulti(ctx, cmds...) {
 		out[at[j]] = r
 	}
 	return out
@@ -226,7 +227,7 @@ func (s *Service) followTimesOf(ctx context.Context, ids []ID, chunks [][]string
 
 // exportFollowChunk writes the follows of user to the followees ms, with
 // the times in times (followTimesOf's reply).
-func (s *Service) exportFollowChunk(user ID, ms []string, times rueidis.RedisResult, sink ExportSink) error {
+func (s *Service) exportFollowChunk(user store.ID, ms []string, times rueidis.RedisResult, sink ExportSink) error {
 	if len(ms) == 0 {
 		return nil
 	}
@@ -235,7 +236,7 @@ func (s *Service) exportFollowChunk(user ID, ms []string, times rueidis.RedisRes
 		return fmt.Errorf("read follow times: %w", err)
 	}
 	for j, m := range ms {
-		v, err := memberID(m)
+		v, err := store.MemberID(m)
 		if err != nil {
 			continue
 		}
@@ -256,7 +257,7 @@ func (s *Service) exportFollowChunk(user ID, ms []string, times rueidis.RedisRes
 // deleted, and has an author (not a stray hash).
 func exportable(p *Post) bool { return p != nil && !p.Deleted && p.Author != 0 }
 
-func (s *Service) exportPosts(ctx context.Context, ids []ID, sink ExportSink) error {
+func (s *Service) exportPosts(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	ps, err := s.Posts(ctx, ids)
 	if err != nil {
 		return err
@@ -279,7 +280,7 @@ func (s *Service) exportPosts(ctx context.Context, ids []ID, sink ExportSink) er
 // exportReposts writes the live reposts among the records ids whose
 // original is live, each after its original when the original is recent
 // (it may have been published after the posts pass went by).
-func (s *Service) exportReposts(ctx context.Context, ids []ID, sink ExportSink) error {
+func (s *Service) exportReposts(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	ps, err := s.Posts(ctx, ids)
 	if err != nil {
 		return err
@@ -290,7 +291,7 @@ func (s *Service) exportReposts(ctx context.Context, ids []ID, sink ExportSink) 
 			recs = append(recs, p)
 		}
 	}
-	origs, err := s.livePosts(ctx, cmdsFor(recs, func(r *Post) ID { return r.RepostOf }), sink)
+	origs, err := s.livePosts(ctx, store.CmdsFor(recs, func(r *Post) store.ID { return r.RepostOf }), sink)
 	if err != nil {
 		return err
 	}
@@ -305,7 +306,7 @@ func (s *Service) exportReposts(ctx context.Context, ids []ID, sink ExportSink) 
 	return nil
 }
 
-func (s *Service) exportLives(ctx context.Context, ids []ID, sink ExportSink) error {
+func (s *Service) exportLives(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	ls, err := s.LiveSessions(ctx, ids)
 	if err != nil {
 		return err
@@ -330,7 +331,7 @@ const exportRecent = 5 * time.Minute
 // livePosts reads the posts ids, nil where missing or deleted, and writes
 // again those published since the posts pass began (recent), so that no
 // like or counts line comes without its post.
-func (s *Service) livePosts(ctx context.Context, ids []ID, sink ExportSink) ([]*Post, error) {
+func (s *Service) livePosts(ctx context.Context, ids []store.ID, sink ExportSink) ([]*Post, error) {
 	ps, err := s.Posts(ctx, ids)
 	if err != nil {
 		return nil, err
@@ -349,30 +350,30 @@ func (s *Service) livePosts(ctx context.Context, ids []ID, sink ExportSink) ([]*
 	return ps, nil
 }
 
-func (s *Service) exportLikes(ctx context.Context, ids []ID, sink ExportSink) error {
+func (s *Service) exportLikes(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	ps, err := s.livePosts(ctx, ids, sink)
 	if err != nil {
 		return err
 	}
-	sscan := func(id ID, cursor uint64) rueidis.Completed {
-		return s.Redis.B().Sscan().Key(s.Keys.likers(id)).Cursor(cursor).Count(exportChunk).Build()
+	sscan := func(id store.ID, cursor uint64) rueidis.Completed {
+		return s.Redis.B().Sscan().Key(s.Keys.Likers(id)).Cursor(cursor).Count(exportChunk).Build()
 	}
 	var cmds []rueidis.Completed
-	var posts []ID
+	var posts []store.ID
 	for i, id := range ids {
 		if ps[i] != nil {
 			cmds = append(cmds, sscan(id, 0))
 			posts = append(posts, id)
 		}
 	}
-	for i, r := range s.doMulti(ctx, cmds...) {
+	for i, r := range s.DoMulti(ctx, cmds...) {
 		for {
 			e, err := r.AsScanEntry()
 			if err != nil {
 				return err
 			}
 			for _, m := range e.Elements {
-				if v, err := memberID(m); err == nil {
+				if v, err := store.MemberID(m); err == nil {
 					if err := sink.Like(posts[i], v); err != nil {
 						return err
 					}
@@ -381,26 +382,26 @@ func (s *Service) exportLikes(ctx context.Context, ids []ID, sink ExportSink) er
 			if e.Cursor == 0 {
 				break
 			}
-			r = s.do(ctx, sscan(posts[i], e.Cursor))
+			r = s.Do(ctx, sscan(posts[i], e.Cursor))
 		}
 	}
 	return nil
 }
 
-func (s *Service) exportCounts(ctx context.Context, ids []ID, sink ExportSink) error {
+func (s *Service) exportCounts(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	ps, err := s.livePosts(ctx, ids, sink)
 	if err != nil {
 		return err
 	}
 	var cmds []rueidis.Completed
-	var posts []ID
+	var posts []store.ID
 	for i, id := range ids {
 		if ps[i] != nil {
 			cmds = append(cmds, s.postCountsCmd(id))
 			posts = append(posts, id)
 		}
 	}
-	cs, err := parseCounts(s.doMulti(ctx, cmds...))
+	cs, err := parseCounts(s.DoMulti(ctx, cmds...))
 	if err != nil {
 		return err
 	}

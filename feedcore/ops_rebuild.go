@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -48,7 +49,7 @@ import (
 // key records the phase and the last user, post or session done, and the
 // next Rebuild continues after it unless o.Restart.
 func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
-	defer wrap(&err, "rebuild")
+	defer store.Wrap(&err, "rebuild")
 	setDefault(&o.Batch, 100)
 	// Unfinished account deletions, suspensions and takedowns first:
 	// nothing of a deleted account (its posts, its follows), no post taken
@@ -63,30 +64,30 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 	if err := s.reindexReports(ctx, &st); err != nil {
 		return st, err
 	}
-	ck := s.Keys.rebuild()
+	ck := s.Keys.Rebuild()
 	if o.Restart {
-		if err := s.do(ctx, s.Redis.B().Del().Key(ck).Build()).Error(); err != nil {
+		if err := s.Do(ctx, s.Redis.B().Del().Key(ck).Build()).Error(); err != nil {
 			return st, err
 		}
 	}
-	cur, err := s.do(ctx, s.Redis.B().Hgetall().Key(ck).Build()).AsStrMap()
+	cur, err := s.Do(ctx, s.Redis.B().Hgetall().Key(ck).Build()).AsStrMap()
 	if err != nil {
 		return st, fmt.Errorf("read checkpoint: %w", err)
 	}
 	phase := slices.IndexFunc(rebuildPhases, func(p rebuildPhase) bool { return p.name == cur["phase"] })
-	var last ID
+	var last store.ID
 	if phase < 0 {
 		phase = 0
 	} else {
 		st.Resumed = true
-		last, _ = ParseID(cur["last"])
+		last, _ = store.ParseID(cur["last"])
 	}
-	scanned := map[string][]ID{} // the ids of each kind of record, listed once a run
+	scanned := map[string][]store.ID{} // the ids of each kind of record, listed once a run
 	for ; phase < len(rebuildPhases); phase++ {
 		p := rebuildPhases[phase]
 		name := p.name
-		keyOf := func(id ID) string { return p.records(s.Keys, id) }
-		kind := tagHead(keyOf)
+		keyOf := func(id store.ID) string { return p.records(s.Keys, id) }
+		kind := store.TagHead(keyOf)
 		ids, ok := scanned[kind]
 		if !ok {
 			if ids, err = s.recordIDs(ctx, keyOf); err != nil {
@@ -106,8 +107,8 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 			if err := p.run(s, ctx, chunk, &st); err != nil {
 				return st, fmt.Errorf("%s phase: %w", name, err)
 			}
-			if err := s.do(ctx, s.Redis.B().Hset().Key(ck).FieldValue().FieldValue("phase", name).
-				FieldValue("last", FormatID(chunk[len(chunk)-1])).Build()).Error(); err != nil {
+			if err := s.Do(ctx, s.Redis.B().Hset().Key(ck).FieldValue().FieldValue("phase", name).
+				FieldValue("last", store.FormatID(chunk[len(chunk)-1])).Build()).Error(); err != nil {
 				return st, fmt.Errorf("write checkpoint: %w", err)
 			}
 			if o.Progress != nil {
@@ -116,13 +117,13 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStat
 		}
 		last = 0
 		if phase+1 < len(rebuildPhases) {
-			if err := s.do(ctx, s.Redis.B().Hset().Key(ck).FieldValue().FieldValue("phase", rebuildPhases[phase+1].name).
+			if err := s.Do(ctx, s.Redis.B().Hset().Key(ck).FieldValue().FieldValue("phase", rebuildPhases[phase+1].name).
 				FieldValue("last", "0").Build()).Error(); err != nil {
 				return st, fmt.Errorf("write checkpoint: %w", err)
 			}
 		}
 	}
-	return st, s.do(ctx, s.Redis.B().Del().Key(ck).Build()).Error()
+	return st, s.Do(ctx, s.Redis.B().Del().Key(ck).Build()).Error()
 }
 
 // RebuildOptions tune Rebuild.
@@ -172,82 +173,84 @@ type RebuildStats struct {
 // time.
 type rebuildPhase struct {
 	name    string
-	records func(keys, ID) string
-	run     func(s *Service, ctx context.Context, ids []ID, st *RebuildStats) error
+	records func(store.Keys, store.ID) string
+	run     func(s *Service, ctx context.Context, ids []store.ID, st *RebuildStats) error
 }
 
 var rebuildPhases = []rebuildPhase{
-	{"follows", keys.user, (*Service).rebuildFollowers},
-	{"posts", keys.post, (*Service).rebuildOutboxes},
-	{"conversations", keys.post, (*Service).rebuildConversations},
-	{"conversation counts", keys.post, (*Service).recountConversations},
-	{"live", keys.live, (*Service).rebuildLive},
-	{"authors", keys.user, (*Service).rebuildAuthors},
-	{"relations", keys.user, (*Service).rebuildRelations},
-	{"filters", keys.keywordFilters, (*Service).rebuildKeywordFilters},
-	{"inboxes", keys.user, (*Service).rebuildInboxes},
-	{"follow times", keys.user, (*Service).rebuildFollowTimes},
-	{"favorites", keys.user, (*Service).rebuildFavorites},
-	{"counters", keys.post, (*Service).rebuildCounters},
+	{"follows", store.Keys.User, (*Service).rebuildFollowers},
+	{"posts", store.Keys.Post, (*Service).rebuildOutboxes},
+	{"conversations", store.Keys.Post, (*Service).rebuildConversations},
+	{"conversation counts", store.Keys.Post, (*Service).recountConversations},
+	{"live", store.Keys.Live, (*Service).rebuildLive},
+	{"authors", store.Keys.User, (*Service).rebuildAuthors},
+	{"relations", store.Keys.User, (*Service).rebuildRelations},
+	{"filters", store.Keys.KeywordFilters, (*Service).rebuildKeywordFilters},
+	{"inboxes", store.Keys.User, (*Service).rebuildInboxes},
+	{"follow times", store.Keys.User, (*Service).rebuildFollowTimes},
+	{"favorites", store.Keys.User, (*Service).rebuildFavorites},
+	{"counters", store.Keys.Post, (*Service).rebuildCounters},
 }
 
 // recordIDs lists the ids of every key keyOf names, sorted, from every
 // master.
-func (s *Service) recordIDs(ctx context.Context, keyOf func(ID) string) ([]ID, error) {
-	var ids []ID
-	err := s.scanIDs(ctx, keyOf, func(batch []ID) error { ids = append(ids, batch...); return nil })
+func (s *Service) recordIDs(ctx context.Context, keyOf func(store.ID) string) ([]store.ID, error) {
+	var ids []store.ID
+	err := s.scanIDs(ctx, keyOf, func(batch []store.ID) error { ids = append(ids, batch...); return nil })
 	if err != nil {
-		return nil, fmt.Errorf("list the records %s*}: %w", tagHead(keyOf), err)
+		return nil, fmt.Errorf("list the records %s*}: %w", store.TagHead(keyOf), err)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
 }
 
 // allOf reads whole sorted sets (members only) in one round trip.
-func (s *Service) allOf(ctx context.Context, keyOf func(ID) string, ids []ID) ([][]string, error) {
-	all := func(id ID) rueidis.Completed { return s.Redis.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build() }
-	return parseEach(s.doMulti(ctx, cmdsFor(ids, all)...), rueidis.RedisResult.AsStrSlice)
+func (s *Service) allOf(ctx context.Context, keyOf func(store.ID) string, ids []store.ID) ([][]string, error) {
+	all := func(id store.ID) rueidis.Completed {
+		return s.Redis.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build()
+	}
+	return store.ParseEach(s.DoMulti(ctx, store.CmdsFor(ids, all)...), rueidis.RedisResult.AsStrSlice)
 }
 
-func (s *Service) rebuildFollowers(ctx context.Context, users []ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.Keys.following, users)
+func (s *Service) rebuildFollowers(ctx context.Context, users []store.ID, st *RebuildStats) error {
+	fgs, err := s.allOf(ctx, s.Keys.Following, users)
 	if err != nil {
 		return err
 	}
 	var cmds []rueidis.Completed
 	for i, u := range users {
 		for _, m := range fgs[i] {
-			f, err := memberID(m)
+			f, err := store.MemberID(m)
 			if err != nil {
 				return err
 			}
-			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.followers(f)).ScoreMember().ScoreMember(0, member(u)).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Followers(f)).ScoreMember().ScoreMember(0, store.Member(u)).Build())
 		}
 	}
 	st.Follows += int64(len(cmds))
-	return firstErr(s.doMulti(ctx, cmds...))
+	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
 // postFields reads the author and tombstone of posts: author 0 where the
 // post hash does not exist.
-func (s *Service) postFields(ctx context.Context, ids []ID) (authors []ID, ts []int64, deleted []bool, err error) {
-	cmds := cmdsFor(ids, func(id ID) rueidis.Completed {
-		return s.Redis.B().Hmget().Key(s.Keys.post(id)).Field("a", "t", "d").Build()
+func (s *Service) postFields(ctx context.Context, ids []store.ID) (authors []store.ID, ts []int64, deleted []bool, err error) {
+	cmds := store.CmdsFor(ids, func(id store.ID) rueidis.Completed {
+		return s.Redis.B().Hmget().Key(s.Keys.Post(id)).Field("a", "t", "d").Build()
 	})
-	authors, ts, deleted = make([]ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
+	authors, ts, deleted = make([]store.ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
 	var f [3]string
-	for i, r := range s.doMulti(ctx, cmds...) {
+	for i, r := range s.DoMulti(ctx, cmds...) {
 		if _, err := hashFields(r, f[:]); err != nil {
 			return nil, nil, nil, fmt.Errorf("read post %d: %w", ids[i], err)
 		}
-		authors[i], _ = ParseID(f[0])
+		authors[i], _ = store.ParseID(f[0])
 		ts[i], _ = parseInt(f[1])
 		deleted[i] = f[2] == "1"
 	}
 	return authors, ts, deleted, nil
 }
 
-func (s *Service) rebuildOutboxes(ctx context.Context, posts []ID, st *RebuildStats) error {
+func (s *Service) rebuildOutboxes(ctx context.Context, posts []store.ID, st *RebuildStats) error {
 	authors, ts, deleted, err := s.postFields(ctx, posts)
 	if err != nil {
 		return err
@@ -257,13 +260,13 @@ func (s *Service) rebuildOutboxes(ctx context.Context, posts []ID, st *RebuildSt
 		switch {
 		case authors[i] == 0:
 		case deleted[i]:
-			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.outbox(authors[i])).Member(member(id)).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Outbox(authors[i])).Member(store.Member(id)).Build())
 		default:
-			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.outbox(authors[i])).ScoreMember().ScoreMember(float64(ts[i]), member(id)).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Outbox(authors[i])).ScoreMember().ScoreMember(float64(ts[i]), store.Member(id)).Build())
 			st.Posts++
 		}
 	}
-	return firstErr(s.doMulti(ctx, cmds...))
+	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
 // rebuildConversations files each reply among posts in its parent's
@@ -271,7 +274,7 @@ func (s *Service) rebuildOutboxes(ctx context.Context, posts []ID, st *RebuildSt
 // deleted), as materializing and deleting them do. A live repost of a
 // deleted original is taken back, as the workers do. The counters are
 // recounted after (recountConversations).
-func (s *Service) rebuildConversations(ctx context.Context, posts []ID, st *RebuildStats) error {
+func (s *Service) rebuildConversations(ctx context.Context, posts []store.ID, st *RebuildStats) error {
 	ps, err := s.Posts(ctx, posts)
 	if err != nil {
 		return err
@@ -282,8 +285,8 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []ID, st *Rebu
 		switch {
 		case p == nil || p.Author == 0:
 		case p.IsRepost() && p.Deleted:
-			cmds = append(cmds, repostDrop.cmd(s.Redis.B(), []string{s.Keys.reposts(p.RepostOf), s.Keys.postCounts(p.RepostOf)},
-				[]string{member(p.Author), member(p.ID)}))
+			cmds = append(cmds, repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.RepostOf), s.Keys.PostCounts(p.RepostOf)},
+				[]string{store.Member(p.Author), store.Member(p.ID)}))
 		case p.IsRepost():
 			recs = append(recs, p)
 		case p.ReplyTo != 0 && p.Deleted:
@@ -293,7 +296,7 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []ID, st *Rebu
 			st.Replies++
 		}
 	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return err
 	}
 	states, err := s.materializeReposts(ctx, recs)
@@ -307,14 +310,14 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []ID, st *Rebu
 
 // recountConversations recounts the comments and reposts of posts (of
 // every post that has counters, replies or reposts).
-func (s *Service) recountConversations(ctx context.Context, posts []ID, st *RebuildStats) error {
-	return firstErr(s.doMulti(ctx, cmdsFor(posts, s.recountCmd)...))
+func (s *Service) recountConversations(ctx context.Context, posts []store.ID, st *RebuildStats) error {
+	return store.FirstErr(s.DoMulti(ctx, store.CmdsFor(posts, s.recountCmd)...))
 }
 
 // rebuildLive files each session where its state belongs, as settling a
 // live mutation does, but without queueing a replay fan-out: the inboxes
 // phase fills the replay inboxes.
-func (s *Service) rebuildLive(ctx context.Context, ids []ID, st *RebuildStats) error {
+func (s *Service) rebuildLive(ctx context.Context, ids []store.ID, st *RebuildStats) error {
 	ls, err := s.LiveSessions(ctx, ids)
 	if err != nil {
 		return err
@@ -327,11 +330,11 @@ func (s *Service) rebuildLive(ctx context.Context, ids []ID, st *RebuildStats) e
 			err = s.dequeue(ctx, l.Anchor, l.ID)
 		case l.State() == StateReplay:
 			if err = s.dequeue(ctx, l.Anchor, l.ID); err == nil {
-				err = s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.replayOutbox(l.Anchor)).ScoreMember().
-					ScoreMember(float64(l.EndedAt.UnixMilli()), member(l.ID)).Build()).Error()
+				err = s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.ReplayOutbox(l.Anchor)).ScoreMember().
+					ScoreMember(float64(l.EndedAt.UnixMilli()), store.Member(l.ID)).Build()).Error()
 			}
 		default:
-			err = s.enqueue(ctx, l.Anchor, Item{TS: queueScore(l), ID: l.ID})
+			err = s.enqueue(ctx, l.Anchor, store.Item{TS: queueScore(l), ID: l.ID})
 		}
 		if err != nil {
 			return err
@@ -343,7 +346,7 @@ func (s *Service) rebuildLive(ctx context.Context, ids []ID, st *RebuildStats) e
 
 // rebuildAuthors takes out stale author-side entries and settles big-V
 // status and active sets.
-func (s *Service) rebuildAuthors(ctx context.Context, users []ID, st *RebuildStats) error {
+func (s *Service) rebuildAuthors(ctx context.Context, users []store.ID, st *RebuildStats) error {
 	for _, u := range users {
 		if err := s.pruneFollowers(ctx, u, st); err != nil {
 			return err
@@ -377,16 +380,16 @@ func (s *Service) zremWhere(key string, ms []string, stale []bool) (cmd rueidis.
 	return s.Redis.B().Zrem().Key(key).Member(out...).Build(), len(out)
 }
 
-func (s *Service) pruneFollowers(ctx context.Context, u ID, st *RebuildStats) error {
-	fr, err := s.allOf(ctx, s.Keys.followers, []ID{u})
+func (s *Service) pruneFollowers(ctx context.Context, u store.ID, st *RebuildStats) error {
+	fr, err := s.allOf(ctx, s.Keys.Followers, []store.ID{u})
 	if err != nil || len(fr[0]) == 0 {
 		return err
 	}
 	follows := func(m string) rueidis.Completed {
-		f, _ := memberID(m)
-		return s.Redis.B().Zscore().Key(s.Keys.following(f)).Member(member(u)).Build()
+		f, _ := store.MemberID(m)
+		return s.Redis.B().Zscore().Key(s.Keys.Following(f)).Member(store.Member(u)).Build()
 	}
-	still, err := parseEach(s.doMulti(ctx, cmdsFor(fr[0], follows)...), isMember)
+	still, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(fr[0], follows)...), store.IsMember)
 	if err != nil {
 		return err
 	}
@@ -394,7 +397,7 @@ func (s *Service) pruneFollowers(ctx context.Context, u ID, st *RebuildStats) er
 	for i, ok := range still {
 		stale[i] = !ok
 	}
-	return s.removeStale(ctx, s.Keys.followers(u), fr[0], stale, st)
+	return s.removeStale(ctx, s.Keys.Followers(u), fr[0], stale, st)
 }
 
 func (s *Service) removeStale(ctx context.Context, key string, ms []string, stale []bool, st *RebuildStats) error {
@@ -403,14 +406,14 @@ func (s *Service) removeStale(ctx context.Context, key string, ms []string, stal
 		return nil
 	}
 	st.Removed += int64(n)
-	return s.do(ctx, cmd).Error()
+	return s.Do(ctx, cmd).Error()
 }
 
 // pruneOutbox removes tombstones and other authors' posts from u's outbox.
 // An entry whose post hash does not exist yet is left: a publish writes
 // them in either order, and reads skip it.
-func (s *Service) pruneOutbox(ctx context.Context, u ID, st *RebuildStats) error {
-	ob, err := s.allOf(ctx, s.Keys.outbox, []ID{u})
+func (s *Service) pruneOutbox(ctx context.Context, u store.ID, st *RebuildStats) error {
+	ob, err := s.allOf(ctx, s.Keys.Outbox, []store.ID{u})
 	if err != nil || len(ob[0]) == 0 {
 		return err
 	}
@@ -426,18 +429,18 @@ func (s *Service) pruneOutbox(ctx context.Context, u ID, st *RebuildStats) error
 	for i := range ids {
 		stale[i] = authors[i] != 0 && (deleted[i] || authors[i] != u)
 	}
-	return s.removeStale(ctx, s.Keys.outbox(u), ob[0], stale, st)
+	return s.removeStale(ctx, s.Keys.Outbox(u), ob[0], stale, st)
 }
 
 // pruneLive removes from u's queue and replay outbox the sessions whose
 // hash no longer puts them there. (The queues need no index: readers find
 // them by live shard.)
-func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
-	sets, err := s.allOf(ctx, func(id ID) string { return s.Keys.liveQueue(id) }, []ID{u})
+func (s *Service) pruneLive(ctx context.Context, u store.ID, st *RebuildStats) error {
+	sets, err := s.allOf(ctx, func(id store.ID) string { return s.Keys.LiveQueue(id) }, []store.ID{u})
 	if err != nil {
 		return err
 	}
-	ros, err := s.allOf(ctx, s.Keys.replayOutbox, []ID{u})
+	ros, err := s.allOf(ctx, s.Keys.ReplayOutbox, []store.ID{u})
 	if err != nil {
 		return err
 	}
@@ -445,7 +448,7 @@ func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
 		key    string
 		ms     []string
 		replay bool
-	}{{s.Keys.liveQueue(u), sets[0], false}, {s.Keys.replayOutbox(u), ros[0], true}} {
+	}{{s.Keys.LiveQueue(u), sets[0], false}, {s.Keys.ReplayOutbox(u), ros[0], true}} {
 		if len(q.ms) == 0 {
 			continue
 		}
@@ -473,10 +476,10 @@ func (s *Service) pruneLive(ctx context.Context, u ID, st *RebuildStats) error {
 // longer followers, or neither active nor complete (under the reader's
 // lock, as demotion does; a reader being upgraded or demoted is left to
 // that).
-func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error {
-	rs := s.doMulti(ctx,
-		s.Redis.B().Zcard().Key(s.Keys.followers(u)).Build(),
-		s.Redis.B().Get().Key(s.Keys.pushMode(u)).Build())
+func (s *Service) settleBigV(ctx context.Context, u store.ID, st *RebuildStats) error {
+	rs := s.DoMulti(ctx,
+		s.Redis.B().Zcard().Key(s.Keys.Followers(u)).Build(),
+		s.Redis.B().Get().Key(s.Keys.PushMode(u)).Build())
 	n, err := rs[0].AsInt64()
 	if err != nil {
 		return err
@@ -489,20 +492,20 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 		return err
 	}
 	st.BigV++
-	ac, err := s.allOf(ctx, s.Keys.active, []ID{u})
+	ac, err := s.allOf(ctx, s.Keys.Active, []store.ID{u})
 	if err != nil {
 		return err
 	}
 	for _, m := range ac[0] {
-		reader, err := memberID(m)
+		reader, err := store.MemberID(m)
 		if err != nil {
 			return err
 		}
 		if _, err := s.withLock(ctx, reader, func(ctx context.Context) error {
-			rs := s.doMulti(ctx,
-				s.Redis.B().Zscore().Key(s.Keys.followers(u)).Member(m).Build(),
+			rs := s.DoMulti(ctx,
+				s.Redis.B().Zscore().Key(s.Keys.Followers(u)).Member(m).Build(),
 				s.seenCmd(reader),
-				s.Redis.B().Hget().Key(s.Keys.reader(reader)).Field("c").Build())
+				s.Redis.B().Hget().Key(s.Keys.Reader(reader)).Field("c").Build())
 			_, notFollower := rs[0].AsFloat64()
 			seen, seenErr := rs[1].AsFloat64()
 			complete, _ := rs[2].ToString()
@@ -510,7 +513,7 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 				return nil
 			}
 			st.Removed++
-			return s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.active(u)).Member(m).Build()).Error()
+			return s.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Active(u)).Member(m).Build()).Error()
 		}); err != nil {
 			return err
 		}
@@ -521,12 +524,12 @@ func (s *Service) settleBigV(ctx context.Context, u ID, st *RebuildStats) error 
 // rebuildInboxes refills readers' inboxes (posts and replays) with what
 // fan-out and backfill would have left there, after taking out entries of
 // authors a reader does not follow and tombstones.
-func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.Keys.following, readers)
+func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *RebuildStats) error {
+	fgs, err := s.allOf(ctx, s.Keys.Following, readers)
 	if err != nil {
 		return err
 	}
-	follows := make([][]ID, len(readers))
+	follows := make([][]store.ID, len(readers))
 	for i := range readers {
 		if follows[i], err = idsOf(fgs[i]); err != nil {
 			return err
@@ -546,18 +549,18 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildS
 	}
 	// Which big-V followees push to each reader: those whose active set
 	// holds it.
-	type pair struct{ r, f ID }
+	type pair struct{ r, f store.ID }
 	var asks []pair
 	var cmds []rueidis.Completed
 	for i, r := range readers {
 		for _, f := range follows[i] {
 			if big[f] {
 				asks = append(asks, pair{r, f})
-				cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.active(f)).Member(member(r)).Build())
+				cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.Active(f)).Member(store.Member(r)).Build())
 			}
 		}
 	}
-	pushed, err := parseEach(s.doMulti(ctx, cmds...), isMember)
+	pushed, err := store.ParseEach(s.DoMulti(ctx, cmds...), store.IsMember)
 	if err != nil {
 		return err
 	}
@@ -593,9 +596,9 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []ID, st *RebuildS
 
 // bigVAmong tells which of the followees listed are big-V (promoted or
 // being promoted), by their push mode.
-func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, error) {
-	var ids []ID
-	seen := map[ID]bool{}
+func (s *Service) bigVAmong(ctx context.Context, follows [][]store.ID) (map[store.ID]bool, error) {
+	var ids []store.ID
+	seen := map[store.ID]bool{}
 	for _, fs := range follows {
 		for _, f := range fs {
 			if !seen[f] {
@@ -604,9 +607,9 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, e
 			}
 		}
 	}
-	mode := func(f ID) rueidis.Completed { return s.Redis.B().Get().Key(s.Keys.pushMode(f)).Build() }
-	big := make(map[ID]bool, len(ids))
-	for i, r := range s.doMulti(ctx, cmdsFor(ids, mode)...) {
+	mode := func(f store.ID) rueidis.Completed { return s.Redis.B().Get().Key(s.Keys.PushMode(f)).Build() }
+	big := make(map[store.ID]bool, len(ids))
+	for i, r := range s.DoMulti(ctx, store.CmdsFor(ids, mode)...) {
 		mode, err := r.ToString()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return nil, err
@@ -620,9 +623,9 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]ID) (map[ID]bool, e
 // accounts it does not follow or that are not big-V. Adding the missing
 // ones is the authors phase's: promoting a big-V notes it in every
 // follower's set.
-func (s *Service) pruneBigFollowees(ctx context.Context, readers []ID, follows [][]ID, big map[ID]bool, st *RebuildStats) error {
-	bf := func(r ID) rueidis.Completed { return s.Redis.B().Smembers().Key(s.Keys.bigFollowees(r)).Build() }
-	rs := s.doMulti(ctx, cmdsFor(readers, bf)...)
+func (s *Service) pruneBigFollowees(ctx context.Context, readers []store.ID, follows [][]store.ID, big map[store.ID]bool, st *RebuildStats) error {
+	bf := func(r store.ID) rueidis.Completed { return s.Redis.B().Smembers().Key(s.Keys.BigFollowees(r)).Build() }
+	rs := s.DoMulti(ctx, store.CmdsFor(readers, bf)...)
 	var writes []rueidis.Completed
 	for i, r := range readers {
 		have, err := rs[i].AsStrSlice()
@@ -631,7 +634,7 @@ func (s *Service) pruneBigFollowees(ctx context.Context, readers []ID, follows [
 		}
 		keep := map[string]bool{}
 		for _, f := range follows[i] {
-			keep[member(f)] = big[f]
+			keep[store.Member(f)] = big[f]
 		}
 		var stale []string
 		for _, m := range have {
@@ -641,21 +644,21 @@ func (s *Service) pruneBigFollowees(ctx context.Context, readers []ID, follows [
 		}
 		if len(stale) > 0 {
 			st.Removed += int64(len(stale))
-			writes = append(writes, s.Redis.B().Srem().Key(s.Keys.bigFollowees(r)).Member(stale...).Build())
+			writes = append(writes, s.Redis.B().Srem().Key(s.Keys.BigFollowees(r)).Member(stale...).Build())
 		}
 	}
-	return firstErr(s.doMulti(ctx, writes...))
+	return store.FirstErr(s.DoMulti(ctx, writes...))
 }
 
 // pruneInbox removes from r's inboxes the posts and replays of authors r
 // neither is nor follows, and tombstones, keeping the horizon. Entries of
 // followees that do not push to r are left: reads merge and deduplicate.
-func (s *Service) pruneInbox(ctx context.Context, r ID, follows []ID, st *RebuildStats) error {
-	ok := map[ID]bool{r: true}
+func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID, st *RebuildStats) error {
+	ok := map[store.ID]bool{r: true}
 	for _, f := range follows {
 		ok[f] = true
 	}
-	in, err := s.allOf(ctx, s.Keys.inbox, []ID{r})
+	in, err := s.allOf(ctx, s.Keys.Inbox, []store.ID{r})
 	if err != nil {
 		return err
 	}
@@ -666,7 +669,7 @@ func (s *Service) pruneInbox(ctx context.Context, r ID, follows []ID, st *Rebuil
 		if err != nil {
 			return err
 		}
-		var drop []ID
+		var drop []store.ID
 		for i, id := range ids {
 			if authors[i] != 0 && (deleted[i] || !ok[authors[i]]) {
 				drop = append(drop, id)
@@ -674,13 +677,13 @@ func (s *Service) pruneInbox(ctx context.Context, r ID, follows []ID, st *Rebuil
 		}
 		if len(drop) > 0 {
 			st.Removed += int64(len(drop))
-			if err := s.do(ctx, s.inboxRemoveCmd(s.postsTL(), r, drop...)).Error(); err != nil {
+			if err := s.Do(ctx, s.inboxRemoveCmd(s.postsTL(), r, drop...)).Error(); err != nil {
 				return err
 			}
 		}
 	}
 	delete(ok, r)
-	ri, err := s.allOf(ctx, s.Keys.replayInbox, []ID{r})
+	ri, err := s.allOf(ctx, s.Keys.ReplayInbox, []store.ID{r})
 	if err != nil {
 		return err
 	}
@@ -692,7 +695,7 @@ func (s *Service) pruneInbox(ctx context.Context, r ID, follows []ID, st *Rebuil
 	if err != nil {
 		return err
 	}
-	var drop []ID
+	var drop []store.ID
 	for i, l := range ls {
 		if l != nil && (!ok[l.Anchor] || l.Cancelled() || l.State() != StateReplay) {
 			drop = append(drop, ids[i])
@@ -702,5 +705,5 @@ func (s *Service) pruneInbox(ctx context.Context, r ID, follows []ID, st *Rebuil
 		return nil
 	}
 	st.Removed += int64(len(drop))
-	return s.do(ctx, s.inboxRemoveCmd(s.replaysTL(), r, drop...)).Error()
+	return s.Do(ctx, s.inboxRemoveCmd(s.replaysTL(), r, drop...)).Error()
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -17,14 +18,14 @@ func BenchmarkRebuild(b *testing.B) {
 	s := newService(b, storetest.New(b), Options{})
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 1))
-	for u := ID(1); u <= users; u++ {
+	for u := store.ID(1); u <= users; u++ {
 		mustUsers(b, s, u)
 	}
 	var ps []*Post
 	now := time.Now()
-	for u := ID(1); u <= users; u++ {
+	for u := store.ID(1); u <= users; u++ {
 		for j := range posts {
-			ps = append(ps, &Post{ID: u*100 + ID(j), Author: u, Text: "p", CreatedAt: now.Add(-time.Duration(rng.IntN(100000)) * time.Second)})
+			ps = append(ps, &Post{ID: u*100 + store.ID(j), Author: u, Text: "p", CreatedAt: now.Add(-time.Duration(rng.IntN(100000)) * time.Second)})
 		}
 	}
 	for i := 0; i < len(ps); i += 500 {
@@ -32,10 +33,10 @@ func BenchmarkRebuild(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for u := ID(1); u <= users; u++ {
+	for u := store.ID(1); u <= users; u++ {
 		var edges []Edge
 		for range follows {
-			if f := ID(1 + rng.IntN(users)); f != u {
+			if f := store.ID(1 + rng.IntN(users)); f != u {
 				edges = append(edges, Edge{Follower: u, Followee: f})
 			}
 		}

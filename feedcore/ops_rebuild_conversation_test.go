@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"github.com/feedd/feedd/feedcore/store"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -19,9 +20,9 @@ func TestRebuildConversations(t *testing.T) {
 	s := testService(t, Options{InboxCap: 6, BigVThreshold: 3, ActiveWindow: time.Hour, Now: clk.now})
 	ctx := context.Background()
 	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
-	for u := ID(1); u <= modelUsers; u++ {
+	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
-		r.m.follows[u] = map[ID]bool{}
+		r.m.follows[u] = map[store.ID]bool{}
 	}
 	for step := 0; step < 200; step++ {
 		switch op := rng.IntN(10); {
@@ -54,13 +55,13 @@ func TestRebuildConversations(t *testing.T) {
 	}
 	r.must(s.SetCounts(ctx, based.ID, PostCounts{Comments: r.m.commentCount(based.ID) + 40, Reposts: r.m.repostCount(based.ID) + 7}))
 	drain(t, s)
-	observe := func() (feeds map[ID][]ID, counts []PostCounts, replies map[ID][]ID) {
-		feeds, replies = map[ID][]ID{}, map[ID][]ID{}
-		for v := ID(1); v <= modelUsers; v++ {
+	observe := func() (feeds map[store.ID][]store.ID, counts []PostCounts, replies map[store.ID][]store.ID) {
+		feeds, replies = map[store.ID][]store.ID{}, map[store.ID][]store.ID{}
+		for v := store.ID(1); v <= modelUsers; v++ {
 			feeds[v] = readAll(t, s, v, 3)
 		}
 		ps := r.livePosts()
-		ids := cmdsFor(ps, func(p *Post) ID { return p.ID })
+		ids := store.CmdsFor(ps, func(p *Post) store.ID { return p.ID })
 		counts, err := s.PostCounts(ctx, ids)
 		r.must(err)
 		for _, id := range ids {
@@ -69,7 +70,7 @@ func TestRebuildConversations(t *testing.T) {
 		return feeds, counts, replies
 	}
 	feeds, counts, replies := observe()
-	for v := ID(1); v <= modelUsers; v++ {
+	for v := store.ID(1); v <= modelUsers; v++ {
 		if want := r.m.feed(v); !slices.Equal(feeds[v], want) {
 			t.Fatalf("before rebuild, viewer %d:\n got %v\nwant %v", v, feeds[v], want)
 		}
@@ -83,7 +84,7 @@ func TestRebuildConversations(t *testing.T) {
 		t.Fatal("no derived key to drop")
 	}
 	// Counters drift as if the sets were lost with counts kept.
-	r.must(s.Redis.Do(ctx, s.Redis.B().Hset().Key(s.Keys.postCounts(based.ID)).FieldValue().FieldValue("c", "999").Build()).Error())
+	r.must(s.Redis.Do(ctx, s.Redis.B().Hset().Key(s.Keys.PostCounts(based.ID)).FieldValue().FieldValue("c", "999").Build()).Error())
 	st, err := s.Rebuild(ctx, RebuildOptions{Batch: 7})
 	r.must(err)
 	if st.Replies == 0 || st.Reposts == 0 {
@@ -91,7 +92,7 @@ func TestRebuildConversations(t *testing.T) {
 	}
 	drain(t, s)
 	gotFeeds, gotCounts, gotReplies := observe()
-	for v := ID(1); v <= modelUsers; v++ {
+	for v := store.ID(1); v <= modelUsers; v++ {
 		if !slices.Equal(gotFeeds[v], feeds[v]) {
 			t.Errorf("after rebuild, viewer %d:\n got %v\nwant %v", v, gotFeeds[v], feeds[v])
 		}

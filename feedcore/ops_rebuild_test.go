@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore"
 )
 
@@ -19,8 +20,8 @@ type rebuildFixture struct {
 	s     *Service
 	m     *model
 	users int
-	feeds map[ID][]ID       // every reader's following feed, paged to the end
-	lives map[ID][]liveWant // and live feed
+	feeds map[store.ID][]store.ID // every reader's following feed, paged to the end
+	lives map[store.ID][]liveWant // and live feed
 }
 
 func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
@@ -30,13 +31,13 @@ func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 	ctx := context.Background()
 	const users = 10
 	m := newModel(clk.now)
-	for u := ID(1); u <= users; u++ {
+	for u := store.ID(1); u <= users; u++ {
 		mustUsers(t, s, u)
-		m.follows[u] = map[ID]bool{}
+		m.follows[u] = map[store.ID]bool{}
 	}
-	user := func() ID { return ID(1 + rng.IntN(users)) }
+	user := func() store.ID { return store.ID(1 + rng.IntN(users)) }
 	// User 1 is the big-V: most follow it.
-	for u := ID(2); u <= users; u++ {
+	for u := store.ID(2); u <= users; u++ {
 		if u%3 != 0 {
 			if err := s.Follow(ctx, u, 1); err != nil {
 				t.Fatal(err)
@@ -45,7 +46,7 @@ func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 		}
 	}
 	var sessions []*LiveSession
-	next := ID(1000)
+	next := store.ID(1000)
 	for step := 0; step < 300; step++ {
 		switch op := rng.IntN(100); {
 		case op < 40:
@@ -59,7 +60,7 @@ func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 			}
 			m.posts[p.ID] = p
 		case op < 46:
-			for _, id := range slices.Sorted(func(yield func(ID) bool) {
+			for _, id := range slices.Sorted(func(yield func(store.ID) bool) {
 				for id := range m.posts {
 					if !yield(id) {
 						return
@@ -130,8 +131,8 @@ func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 		}
 	}
 	drain(t, s)
-	f := &rebuildFixture{s: s, m: m, users: users, feeds: map[ID][]ID{}, lives: map[ID][]liveWant{}}
-	for v := ID(1); v <= users; v++ {
+	f := &rebuildFixture{s: s, m: m, users: users, feeds: map[store.ID][]store.ID{}, lives: map[store.ID][]liveWant{}}
+	for v := store.ID(1); v <= users; v++ {
 		f.feeds[v] = readAll(t, s, v, 3)
 		if want := m.feed(v); !slices.Equal(f.feeds[v], want) {
 			t.Fatalf("before rebuild, viewer %d:\n got %v\nwant %v", v, f.feeds[v], want)
@@ -144,7 +145,7 @@ func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 // check compares every reader's feeds with the recorded ones.
 func (f *rebuildFixture) check(t *testing.T, when string) {
 	t.Helper()
-	for v := ID(1); v <= ID(f.users); v++ {
+	for v := store.ID(1); v <= store.ID(f.users); v++ {
 		for _, n := range []int{1, 4, 100} {
 			if got := readAll(t, f.s, v, n); !slices.Equal(got, f.feeds[v]) {
 				t.Fatalf("%s, viewer %d, page size %d:\n got %v\nwant %v", when, v, n, got, f.feeds[v])
@@ -166,7 +167,7 @@ func dropDerived(t *testing.T, s *Service) int {
 	ctx := context.Background()
 	n := 0
 	for _, p := range derivedPatterns {
-		err := redisstore.ScanPrefix(ctx, s.Redis, s.Keys.p+p, func(keys []string) error {
+		err := redisstore.ScanPrefix(ctx, s.Redis, s.Keys.Prefix+p, func(keys []string) error {
 			for _, k := range keys {
 				if err := s.Redis.Do(ctx, s.Redis.B().Unlink().Key(k).Build()).Error(); err != nil {
 					return err
@@ -179,7 +180,7 @@ func dropDerived(t *testing.T, s *Service) int {
 			t.Fatal(err)
 		}
 	}
-	err := redisstore.ScanPrefix(ctx, s.Redis, s.Keys.p+"rs:{", func(keys []string) error {
+	err := redisstore.ScanPrefix(ctx, s.Redis, s.Keys.Prefix+"rs:{", func(keys []string) error {
 		for _, k := range keys {
 			if err := s.Redis.Do(ctx, s.Redis.B().Hdel().Key(k).Field("ht", "hm").Build()).Error(); err != nil {
 				return err
@@ -201,7 +202,7 @@ func TestRebuildFromRecords(t *testing.T) {
 				t.Fatal("no derived key to drop")
 			}
 			broken := 0
-			for v := ID(1); v <= ID(f.users); v++ {
+			for v := store.ID(1); v <= store.ID(f.users); v++ {
 				if !slices.Equal(readAll(t, f.s, v, 100), f.feeds[v]) {
 					broken++
 				}
@@ -227,26 +228,26 @@ func TestRebuildRepairsInboxes(t *testing.T) {
 	f := newRebuildFixture(t, 7)
 	s, ctx := f.s, context.Background()
 	corrupted := 0
-	stale := map[ID]ID{}
-	for v := ID(1); v <= ID(f.users); v++ {
-		in, err := s.newest(ctx, s.Keys.inbox(v), 100)
+	stale := map[store.ID]store.ID{}
+	for v := store.ID(1); v <= store.ID(f.users); v++ {
+		in, err := s.newest(ctx, s.Keys.Inbox(v), 100)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, it := range in {
 			if i%2 == 0 {
-				if err := s.do(ctx, s.Redis.B().Zrem().Key(s.Keys.inbox(v)).Member(member(it.ID)).Build()).Error(); err != nil {
+				if err := s.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Inbox(v)).Member(store.Member(it.ID)).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		for _, p := range f.m.posts { // a post by someone v does not follow
 			if p.Author != v && !f.m.follows[v][p.Author] && !p.Deleted {
-				if err := s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.inbox(v)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()+10_000_000), member(p.ID)).Build()).Error(); err != nil {
+				if err := s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.Inbox(v)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()+10_000_000), store.Member(p.ID)).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
 				// and that author among v's big-V followees
-				if err := s.do(ctx, s.Redis.B().Sadd().Key(s.Keys.bigFollowees(v)).Member(member(p.Author)).Build()).Error(); err != nil {
+				if err := s.Do(ctx, s.Redis.B().Sadd().Key(s.Keys.BigFollowees(v)).Member(store.Member(p.Author)).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
 				stale[v] = p.Author
@@ -266,7 +267,7 @@ func TestRebuildRepairsInboxes(t *testing.T) {
 		t.Fatalf("removed %d entries, corrupted %d", st.Removed, corrupted)
 	}
 	for v, a := range stale {
-		if in, _ := s.do(ctx, s.Redis.B().Sismember().Key(s.Keys.bigFollowees(v)).Member(member(a)).Build()).AsBool(); in {
+		if in, _ := s.Do(ctx, s.Redis.B().Sismember().Key(s.Keys.BigFollowees(v)).Member(store.Member(a)).Build()).AsBool(); in {
 			t.Errorf("user %d still lists %d, whom it does not follow, among its big-V followees", v, a)
 		}
 	}
@@ -296,7 +297,7 @@ func TestRebuildResumes(t *testing.T) {
 		t.Fatalf("second run did not resume where the first stopped: %+v", st)
 	}
 	f.check(t, "after a resumed rebuild")
-	if n, err := f.s.Redis.Do(context.Background(), f.s.Redis.B().Exists().Key(f.s.Keys.rebuild()).Build()).AsInt64(); err != nil || n != 0 {
+	if n, err := f.s.Redis.Do(context.Background(), f.s.Redis.B().Exists().Key(f.s.Keys.Rebuild()).Build()).AsInt64(); err != nil || n != 0 {
 		t.Fatalf("checkpoint left after a finished rebuild: %d %v", n, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore"
 )
 
@@ -12,12 +13,12 @@ import (
 // master: Export and Rebuild walk the records so. The pattern comes from
 // the key method (tagHead), so a key's name is spelled once, in keys.go.
 // SCAN visits the whole keyspace (other prefixes' keys too); MATCH filters.
-func (s *Service) scanIDs(ctx context.Context, keyOf func(ID) string, fn func(ids []ID) error) error {
-	head := tagHead(keyOf)
+func (s *Service) scanIDs(ctx context.Context, keyOf func(store.ID) string, fn func(ids []store.ID) error) error {
+	head := store.TagHead(keyOf)
 	return redisstore.ScanKeys(ctx, s.Redis, redisstore.GlobEscape(head)+"*}", func(keys []string) error {
-		ids := make([]ID, 0, len(keys))
+		ids := make([]store.ID, 0, len(keys))
 		for _, k := range keys {
-			if id, err := ParseID(strings.TrimSuffix(strings.TrimPrefix(k, head), "}")); err == nil {
+			if id, err := store.ParseID(strings.TrimSuffix(strings.TrimPrefix(k, head), "}")); err == nil {
 				ids = append(ids, id)
 			}
 		}

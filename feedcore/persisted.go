@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -17,8 +18,8 @@ import (
 // PersistedQuery returns the text registered under hash, or "" when none
 // is (never registered, or expired).
 func (s *Service) PersistedQuery(ctx context.Context, hash string) (_ string, err error) {
-	defer wrap(&err, "read persisted query %s", hash)
-	q, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.persistedQuery(hash)).Build()).ToString()
+	defer store.Wrap(&err, "read persisted query %s", hash)
+	q, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.PersistedQuery(hash)).Build()).ToString()
 	if rueidis.IsRedisNil(err) {
 		return "", nil
 	}
@@ -28,6 +29,6 @@ func (s *Service) PersistedQuery(ctx context.Context, hash string) (_ string, er
 // PersistQuery registers text under hash for ttl; registering it again
 // starts its ttl over.
 func (s *Service) PersistQuery(ctx context.Context, hash, text string, ttl time.Duration) (err error) {
-	defer wrap(&err, "register persisted query %s", hash)
-	return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.persistedQuery(hash)).Value(text).Ex(ttl).Build()).Error()
+	defer store.Wrap(&err, "register persisted query %s", hash)
+	return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.PersistedQuery(hash)).Value(text).Ex(ttl).Build()).Error()
 }

@@ -25,7 +25,7 @@ func TestPersistedQuery(t *testing.T) {
 	}
 	ttl := func() time.Duration {
 		t.Helper()
-		ms, err := s.Redis.Do(ctx, s.Redis.B().Pttl().Key(s.Keys.persistedQuery("h1")).Build()).AsInt64()
+		ms, err := s.Redis.Do(ctx, s.Redis.B().Pttl().Key(s.Keys.PersistedQuery("h1")).Build()).AsInt64()
 		if err != nil {
 			t.Fatal(err)
 		}

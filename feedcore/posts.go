@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // postTTL bounds how long a post may live in the client-side cache (see
@@ -21,13 +22,13 @@ const postTTL = 10 * time.Minute
 
 // Publish publishes a post of text alone, without an idempotency key
 // (see PublishPost).
-func (s *Service) Publish(ctx context.Context, author ID, text string) (*Post, error) {
+func (s *Service) Publish(ctx context.Context, author store.ID, text string) (*Post, error) {
 	return s.PublishPost(ctx, author, NewPost{Text: text})
 }
 
 // PublishOnce publishes a post of text alone with an idempotency key
 // (see PublishPost).
-func (s *Service) PublishOnce(ctx context.Context, author ID, text, key string) (*Post, error) {
+func (s *Service) PublishOnce(ctx context.Context, author store.ID, text, key string) (*Post, error) {
 	return s.PublishPost(ctx, author, NewPost{Text: text, IdempotencyKey: key})
 }
 
@@ -39,7 +40,7 @@ type NewPost struct {
 	IdempotencyKey string
 	// ReplyTo, when set, makes the post a reply to that post: it must be
 	// a live post whose author and the replier do not block one another.
-	ReplyTo ID
+	ReplyTo store.ID
 }
 
 // idempotencyTTL is how long a publish's idempotency key is remembered.
@@ -70,15 +71,15 @@ const maxIdempotencyKey = 128
 // blocks: one more. The check that the author exists is served from
 // this process's memory of existing users (usersExist); the first publish
 // of an author this process has never seen adds one round trip.
-func (s *Service) PublishPost(ctx context.Context, author ID, in NewPost) (_ *Post, err error) {
-	defer wrap(&err, "publish")
+func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) (_ *Post, err error) {
+	defer store.Wrap(&err, "publish")
 	if in, err = s.checkNewPost(in); err != nil {
 		return nil, err
 	}
 	if err := s.usersExist(ctx, author); err != nil {
 		return nil, err
 	}
-	var parentAuthor ID
+	var parentAuthor store.ID
 	if in.ReplyTo != 0 {
 		if parentAuthor, err = s.replyable(ctx, author, in.ReplyTo); err != nil {
 			return nil, err
@@ -99,14 +100,14 @@ func (s *Service) PublishPost(ctx context.Context, author ID, in NewPost) (_ *Po
 // The author's pending rate charge, if ctx carries one not yet spent, is
 // spent by the same script: refused, nothing is written and the error is
 // RATE_LIMITED.
-func (s *Service) logPublish(ctx context.Context, author ID, in NewPost, parentAuthor ID) (*Post, error) {
+func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, parentAuthor store.ID) (*Post, error) {
 	key := in.IdempotencyKey
 	link := event{Parent: in.ReplyTo, ParentAuthor: parentAuthor}
 	shard := s.shardOf(author)
-	keys := []string{s.Keys.events(shard), s.Keys.clock(shard)}
+	keys := []string{s.Keys.Events(shard), s.Keys.Clock(shard)}
 	if key != "" {
 		sum := sha256.Sum256([]byte(key))
-		keys = append(keys, s.Keys.idempotency(shard, author, hex.EncodeToString(sum[:16])))
+		keys = append(keys, s.Keys.Idempotency(shard, author, hex.EncodeToString(sum[:16])))
 	}
 	ch := chargeOf(ctx)
 	chargeKeys, charge, rides := ch.spendIn(author)
@@ -116,9 +117,9 @@ func (s *Service) logPublish(ctx context.Context, author ID, in NewPost, parentA
 	}
 	content := postContent{Text: in.Text, Media: encodeMedia(in.Media), CW: in.ContentWarning}
 	args := append(logArgs("alloc", s.nowMS(), withLink(content.record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
-		content.eventFields("t", evPublish, "u", FormatID(author))...)
+		content.eventFields("t", evPublish, "u", store.FormatID(author))...)
 	args = append(args, link.linkFields()...)
-	arr, err := s.commit(ctx, logScript, keys, args, logScript.cmd(s.Redis.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, logScript, keys, args, logScript.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 3 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -177,7 +178,7 @@ func withLink(record string, link event) string {
 	if link.Parent == 0 {
 		return record
 	}
-	return record + linkSep + FormatID(link.Parent) + " " + FormatID(link.ParentAuthor)
+	return record + linkSep + store.FormatID(link.Parent) + " " + store.FormatID(link.ParentAuthor)
 }
 
 // cutLink reads what withLink wrote.
@@ -207,7 +208,7 @@ func (s *Service) PutPost(ctx context.Context, p *Post) error {
 // first and materialized after, so a batch cut short by a failure is
 // finished by the workers for every post logged.
 func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
-	defer wrap(&err, "store posts")
+	defer store.Wrap(&err, "store posts")
 	var stop error
 	for i, p := range ps {
 		if p.ID == 0 || p.Author == 0 {
@@ -215,7 +216,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 			break
 		}
 	}
-	authors := make([]ID, len(ps))
+	authors := make([]store.ID, len(ps))
 	for i, p := range ps {
 		authors[i] = p.Author
 	}
@@ -224,7 +225,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 	} else if n < len(ps) {
 		ps, stop = ps[:n], apierr.Errorf(apierr.NotFound, "no user with id %d", authors[n])
 	}
-	if n, err := s.fillParentAuthors(ctx, ps); CodeOf(err) == apierr.NotFound {
+	if n, err := s.fillParentAuthors(ctx, ps); store.CodeOf(err) == apierr.NotFound {
 		ps, stop = ps[:n], err
 	} else if err != nil {
 		return 0, err
@@ -232,12 +233,12 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 	cmds := make([]rueidis.Completed, len(ps))
 	for i, p := range ps {
 		shard := s.shardOf(p.Author)
-		e := event{Type: evPublish, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, postContent: contentOf(p),
+		e := event{Type: evPublish, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, postContent: contentOf(p),
 			Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor}
-		cmds[i] = logScript.cmd(s.Redis.B(), []string{s.Keys.events(shard), s.Keys.clock(shard)},
+		cmds[i] = logScript.Cmd(s.Redis.B(), []string{s.Keys.Events(shard), s.Keys.Clock(shard)},
 			append(logArgs("given", 0, "", 0, false, nil), e.fields()...))
 	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return 0, fmt.Errorf("queue posts: %w", err)
 	}
 	if _, err := s.materializePosts(ctx, ps); err != nil {
@@ -252,7 +253,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 // postCreate stores the post (or repost record) KEYS[1], its fields and
 // values ARGV, unless it exists: "new", "exists" or "deleted". A
 // tombstone is final: a late publish event cannot revive it.
-var postCreate = newScript(false, `
+var postCreate = store.NewScript(false, `
 if redis.call('HGET', KEYS[1], 'd') == '1' then return 'deleted' end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 redis.call('HSET', KEYS[1], unpack(ARGV))
@@ -263,7 +264,7 @@ return 'new'
 // time, content (text, media, content warning, each when set), and the
 // post it replies to or reposts, if any.
 func (p *Post) hashFields() []string {
-	fv := contentOf(p).eventFields("a", FormatID(p.Author), "t", scoreArg(p.CreatedAt.UnixMilli()))
+	fv := contentOf(p).eventFields("a", store.FormatID(p.Author), "t", store.ScoreArg(p.CreatedAt.UnixMilli()))
 	return append(fv, p.linkEvent().linkFields()...)
 }
 
@@ -282,17 +283,17 @@ func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, err
 	cmds := make([]rueidis.Completed, 0, 4*len(ps))
 	created := make([]int, len(ps)) // where each post's postCreate is
 	for i, p := range ps {
-		it := Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
+		it := store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
 		created[i] = len(cmds)
-		cmds = append(cmds, postCreate.cmd(s.Redis.B(), []string{s.Keys.post(p.ID)}, p.hashFields()))
+		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(p.ID)}, p.hashFields()))
 		if p.ReplyTo != 0 {
 			cmds = append(cmds, s.replyAddCmd(p))
 		}
-		cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+		cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
 		cmds = s.appendPush(cmds, s.postsTL(), p.Author, it, true)
 	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
 	live := make([]bool, len(ps))
@@ -319,9 +320,9 @@ func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, err
 // As with Publish, the delete event is the commit: logged first, then
 // applied here and again by the dispatcher, so a delete whose request died
 // after logging still completes.
-func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
-	defer wrap(&err, "delete post %d", postID)
-	ps, err := s.Posts(ctx, []ID{postID})
+func (s *Service) Delete(ctx context.Context, viewer, postID store.ID) (err error) {
+	defer store.Wrap(&err, "delete post %d", postID)
+	ps, err := s.Posts(ctx, []store.ID{postID})
 	if err != nil {
 		return err
 	}
@@ -335,7 +336,7 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 		}
 		return apierr.Errorf(apierr.Forbidden, "only the author may delete a post")
 	}
-	e := event{Type: evDelete, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID},
+	e := event{Type: evDelete, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID},
 		Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor}
 	if err := s.commit(ctx, nil, nil, nil, s.emitCmd(e)).Error(); err != nil {
 		return fmt.Errorf("queue the delete: %w", err)
@@ -352,22 +353,22 @@ func (s *Service) Delete(ctx context.Context, viewer, postID ID) (err error) {
 // deleting request and the dispatcher both run it.
 func (s *Service) tombstone(ctx context.Context, p *Post) error {
 	cmds := append(s.unindexCmds([]*Post{p}),
-		s.Redis.B().Hset().Key(s.Keys.post(p.ID)).FieldValue().FieldValue("d", "1").Build())
+		s.Redis.B().Hset().Key(s.Keys.Post(p.ID)).FieldValue().FieldValue("d", "1").Build())
 	if p.ReplyTo != 0 {
 		cmds = append(cmds, s.replyDropCmd(p))
 	}
-	return firstErr(s.doMulti(ctx, cmds...))
+	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
 // unindexPosts removes posts from their authors' outboxes and own inboxes.
 func (s *Service) unindexPosts(ctx context.Context, ps []*Post) error {
-	return firstErr(s.doMulti(ctx, s.unindexCmds(ps)...))
+	return store.FirstErr(s.DoMulti(ctx, s.unindexCmds(ps)...))
 }
 
 func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
 	cmds := make([]rueidis.Completed, 0, 2*len(ps)+1)
 	for _, p := range ps {
-		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.outbox(p.Author)).Member(member(p.ID)).Build(),
+		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Outbox(p.Author)).Member(store.Member(p.ID)).Build(),
 			s.inboxRemoveCmd(s.postsTL(), p.Author, p.ID))
 	}
 	return cmds
@@ -377,14 +378,14 @@ func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
 // returned with Deleted set. One pipelined round trip.
 // Bulk readers that must not fill the client-side cache (the importer)
 // use it; feeds use CachedPosts.
-func (s *Service) Posts(ctx context.Context, ids []ID) (_ []*Post, err error) {
-	defer wrap(&err, "read posts")
-	hgetall := func(id ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.post(id)).Build() }
-	return parsePosts(ids, s.doMulti(ctx, cmdsFor(ids, hgetall)...))
+func (s *Service) Posts(ctx context.Context, ids []store.ID) (_ []*Post, err error) {
+	defer store.Wrap(&err, "read posts")
+	hgetall := func(id store.ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.Post(id)).Build() }
+	return parsePosts(ids, s.DoMulti(ctx, store.CmdsFor(ids, hgetall)...))
 }
 
 // parsePosts reads one post hash per id.
-func parsePosts(ids []ID, rs []rueidis.RedisResult) ([]*Post, error) {
+func parsePosts(ids []store.ID, rs []rueidis.RedisResult) ([]*Post, error) {
 	out := make([]*Post, len(ids))
 	for i, r := range rs {
 		p, err := parsePost(ids[i], r)
@@ -396,7 +397,7 @@ func parsePosts(ids []ID, rs []rueidis.RedisResult) ([]*Post, error) {
 	return out, nil
 }
 
-func parsePost(id ID, r rueidis.RedisResult) (*Post, error) {
+func parsePost(id store.ID, r rueidis.RedisResult) (*Post, error) {
 	m, err := r.AsStrMap()
 	if err != nil {
 		return nil, err
@@ -423,8 +424,8 @@ type postFields [11]string
 
 // newPost is the post a post hash's fields describe, whether read whole
 // (parsePost) or by field (CachedPosts).
-func newPost(id ID, f postFields) (*Post, error) {
-	a, _ := ParseID(f[0])
+func newPost(id store.ID, f postFields) (*Post, error) {
+	a, _ := store.ParseID(f[0])
 	ms, _ := parseInt(f[1])
 	media, err := decodeMedia(f[4])
 	if err != nil {
@@ -440,7 +441,7 @@ func newPost(id ID, f postFields) (*Post, error) {
 // parent it replies to and its author, the original a record reposts and
 // its author.
 func (p *Post) setLinks(r, ra, o, oa string) {
-	dst := [...]*ID{&p.ReplyTo, &p.ReplyToAuthor, &p.RepostOf, &p.RepostOfAuthor}
+	dst := [...]*store.ID{&p.ReplyTo, &p.ReplyToAuthor, &p.RepostOf, &p.RepostOfAuthor}
 	for i, v := range [...]string{r, ra, o, oa} {
 		if v != "" {
 			*dst[i], _ = strconv.ParseUint(v, 10, 64)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // luaSpend is the generic cell rate algorithm over one key, spending a
@@ -46,7 +47,7 @@ end
 // the 4th value replied says which exists (1 deleted, 2 suspended), so
 // the request of a deleted or suspended account is refused at no round
 // trip of its own. Replies {ok, retry after ms, remaining, gone}.
-var gcra = newScript(false, luaSpend+`
+var gcra = store.NewScript(false, luaSpend+`
 local gone = 0
 if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then gone = 1
 elseif KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then gone = 2 end
@@ -71,7 +72,7 @@ type RateLimit struct {
 // Subject is whose allowance is spent: a viewer's or, for callers without
 // a valid identity, a client address's.
 type Subject struct {
-	Viewer ID
+	Viewer store.ID
 	Addr   string
 	// Kind names a separate allowance of the same subject (like "apq" for
 	// persisted query registrations); empty is the operations' allowance.
@@ -82,9 +83,9 @@ type Subject struct {
 // where a publish's log script can spend it (keys.rateLimitIn).
 func (s *Service) rateKey(sub Subject) string {
 	if sub.Viewer != 0 {
-		return s.Keys.rateLimitIn(s.shardOf(sub.Viewer), sub.Viewer, sub.Kind)
+		return s.Keys.RateLimitIn(s.shardOf(sub.Viewer), sub.Viewer, sub.Kind)
 	}
-	return s.Keys.rateLimitAddr(sub.Addr, sub.Kind)
+	return s.Keys.RateLimitAddr(sub.Addr, sub.Kind)
 }
 
 // Verdict is the outcome of spending a cost.
@@ -105,8 +106,8 @@ type Verdict struct {
 
 // Allow spends one point of viewer's allowance, or returns RATE_LIMITED
 // with how long to wait.
-func (s *Service) Allow(ctx context.Context, viewer ID, l RateLimit) (err error) {
-	defer wrap(&err, "spend a point of user %d's allowance", viewer)
+func (s *Service) Allow(ctx context.Context, viewer store.ID, l RateLimit) (err error) {
+	defer store.Wrap(&err, "spend a point of user %d's allowance", viewer)
 	v, err := s.spend(ctx, Subject{Viewer: viewer}, 1, l)
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func (s *Service) Allow(ctx context.Context, viewer ID, l RateLimit) (err error)
 // Spend spends cost points of sub's allowance in a round trip of its own.
 // The error is the store's; a refusal is in the Verdict.
 func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit) (_ Verdict, err error) {
-	defer wrap(&err, "spend %d of an allowance's points", cost)
+	defer store.Wrap(&err, "spend %d of an allowance's points", cost)
 	return s.spend(ctx, sub, cost, l)
 }
 
@@ -127,7 +128,7 @@ func (s *Service) spend(ctx context.Context, sub Subject, cost int, l RateLimit)
 		return Verdict{Cost: cost}, nil
 	}
 	key, args, cost := s.spendArgs(sub, cost, l)
-	return verdictOf(s.do(ctx, gcra.cmd(s.Redis.B(), []string{key}, args)), cost)
+	return verdictOf(s.Do(ctx, gcra.Cmd(s.Redis.B(), []string{key}, args)), cost)
 }
 
 // spendArgs is the allowance key and luaSpend's arguments for spending
@@ -136,7 +137,7 @@ func (s *Service) spendArgs(sub Subject, cost int, l RateLimit) (string, []strin
 	cost = min(max(cost, 1), max(l.Burst, 1))
 	interval := 1000 / l.Rate
 	tolerance := interval * float64(max(l.Burst, 1))
-	return s.rateKey(sub), []string{scoreArg(s.nowMS()), ftoa(interval), ftoa(tolerance), strconv.Itoa(cost)}, cost
+	return s.rateKey(sub), []string{store.ScoreArg(s.nowMS()), ftoa(interval), ftoa(tolerance), strconv.Itoa(cost)}, cost
 }
 
 func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
@@ -214,16 +215,16 @@ func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
 	case l.Rate > 0:
 		key, args, cost = s.spendArgs(sub, cost, l)
 	case sub.Viewer != 0:
-		key, args, cost = s.rateKey(sub), []string{scoreArg(s.nowMS()), gateOnly, "", ""}, 0
+		key, args, cost = s.rateKey(sub), []string{store.ScoreArg(s.nowMS()), gateOnly, "", ""}, 0
 	default:
 		return nil
 	}
 	keys := []string{key}
 	if sub.Viewer != 0 {
 		shard := s.shardOf(sub.Viewer)
-		keys = append(keys, s.Keys.gone(shard, sub.Viewer), s.Keys.suspended(shard, sub.Viewer))
+		keys = append(keys, s.Keys.Gone(shard, sub.Viewer), s.Keys.Suspended(shard, sub.Viewer))
 	}
-	cmd := gcra.cmd(s.Redis.B(), keys, args).Pin()
+	cmd := gcra.Cmd(s.Redis.B(), keys, args).Pin()
 	return &Charge{s: s, cmd: cmd, cost: cost, sub: sub, keys: keys, args: args, rated: l.Rate > 0, done: make(chan struct{})}
 }
 
@@ -243,7 +244,7 @@ func (ch *Charge) AllowGone() {
 }
 
 // goneErr is the refusal of a deleted account's request.
-func goneErr(viewer ID) error {
+func goneErr(viewer store.ID) error {
 	return apierr.Errorf(apierr.Unauthenticated, "not signed in: the account of user %d was deleted", viewer)
 }
 
@@ -299,7 +300,7 @@ func (ch *Charge) resolve(ctx context.Context, r rueidis.RedisResult) {
 	if e, ok := rueidis.IsRedisErr(r.Error()); ok && e.IsNoScript() {
 		// First use since Redis started (or since this script changed):
 		// load the scripts and spend alone.
-		if err := ch.s.loadScripts(ctx); err != nil {
+		if err := ch.s.LoadScripts(ctx); err != nil {
 			r = rueidis.NewErrorResult(fmt.Errorf("load scripts: %w", err))
 		} else {
 			r = ch.s.Redis.Do(withoutCharge(ctx), ch.cmd)
@@ -332,7 +333,7 @@ func (ch *Charge) refuseGone() {
 // when that script runs on the slot of viewer's stream shard and the
 // charge is viewer's. The caller must then send the script with
 // withoutCharge and call settleWith with its outcome.
-func (ch *Charge) spendIn(viewer ID) (keys, args []string, ok bool) {
+func (ch *Charge) spendIn(viewer store.ID) (keys, args []string, ok bool) {
 	if ch == nil || ch.sub.Viewer != viewer || !ch.claim() {
 		return nil, nil, false
 	}
@@ -365,7 +366,7 @@ func (ch *Charge) wait(ctx context.Context) error {
 // carried it yet. The error is the store's (the caller may let the
 // operation through); a refusal is Verdict.Err.
 func (ch *Charge) Settle(ctx context.Context) (_ Verdict, err error) {
-	defer wrap(&err, "spend an operation's cost of %d points", ch.cost)
+	defer store.Wrap(&err, "spend an operation's cost of %d points", ch.cost)
 	if ch.claim() {
 		ctx := withoutCharge(ctx)
 		ch.resolve(ctx, ch.s.Redis.Do(ctx, ch.cmd))

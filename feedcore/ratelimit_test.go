@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -65,7 +66,7 @@ func TestChargeRides(t *testing.T) {
 	mustUsers(t, s, 1)
 	ch := s.NewCharge(Subject{Viewer: 1}, 7, l)
 	cctx := WithCharge(ctx, ch)
-	if _, err := s.Counts(cctx, []ID{1}); err != nil {
+	if _, err := s.Counts(cctx, []store.ID{1}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := ch.Settle(cctx)
@@ -74,13 +75,13 @@ func TestChargeRides(t *testing.T) {
 	}
 	ch = s.NewCharge(Subject{Viewer: 1}, 7, l)
 	cctx = WithCharge(ctx, ch)
-	if _, err := s.Counts(cctx, []ID{1}); CodeOf(err) != apierr.RateLimited {
+	if _, err := s.Counts(cctx, []store.ID{1}); store.CodeOf(err) != apierr.RateLimited {
 		t.Fatalf("read with a refused charge: %v, want RATE_LIMITED", err)
 	}
-	if _, err := s.Counts(cctx, []ID{1}); CodeOf(err) != apierr.RateLimited {
+	if _, err := s.Counts(cctx, []store.ID{1}); store.CodeOf(err) != apierr.RateLimited {
 		t.Fatalf("second read with a refused charge: %v, want RATE_LIMITED", err)
 	}
-	if v, err := ch.Settle(cctx); err != nil || CodeOf(v.Err) != apierr.RateLimited || v.Remaining != 3 {
+	if v, err := ch.Settle(cctx); err != nil || store.CodeOf(v.Err) != apierr.RateLimited || v.Remaining != 3 {
 		t.Fatalf("refused charge: %+v, %v", v, err)
 	}
 	// An address has an allowance of its own; a charge no call carried is
@@ -139,7 +140,7 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := s.Keys.events(s.shardOf(2))
+	events := s.Keys.Events(s.shardOf(2))
 	length := func() int64 {
 		n, err := s.Redis.Do(context.Background(), s.Redis.B().Xlen().Key(events).Build()).AsInt64()
 		if err != nil {
@@ -150,12 +151,12 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	logged := length()
 	n, v := trips(Subject{Viewer: 2}, 1000, func(ctx context.Context) error {
 		_, err := s.PublishOnce(ctx, 2, "refused", "k2")
-		if CodeOf(err) != apierr.RateLimited {
+		if store.CodeOf(err) != apierr.RateLimited {
 			t.Errorf("publish over the allowance: %v, want RATE_LIMITED", err)
 		}
 		return err
 	})
-	if CodeOf(v.Err) != apierr.RateLimited || n != 1 {
+	if store.CodeOf(v.Err) != apierr.RateLimited || n != 1 {
 		t.Errorf("refused publish: verdict %+v after %d round trips, want RATE_LIMITED after 1", v, n)
 	}
 	after, err := storetest.Keys(context.Background(), s.Redis, s.o.Prefix)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 )
@@ -18,11 +19,11 @@ import (
 const activityShards = 16
 
 // activityShard is the activity shard of reader.
-func activityShard(reader ID) int { return spread(reader, activityShards) }
+func activityShard(reader store.ID) int { return store.Spread(reader, activityShards) }
 
 // seenCmd reads reader's last read time (nil when never seen).
-func (s *Service) seenCmd(reader ID) rueidis.Completed {
-	return s.Redis.B().Zscore().Key(s.Keys.seen(activityShard(reader))).Member(member(reader)).Build()
+func (s *Service) seenCmd(reader store.ID) rueidis.Completed {
+	return s.Redis.B().Zscore().Key(s.Keys.Seen(activityShard(reader))).Member(store.Member(reader)).Build()
 }
 
 // seenManyCmds reads the last read times of readers, given as members:
@@ -31,13 +32,13 @@ func (s *Service) seenCmd(reader ID) rueidis.Completed {
 func (s *Service) seenManyCmds(readers []string) (cmds []rueidis.Completed, groups [][]string) {
 	var byShard [activityShards][]string
 	for _, m := range readers {
-		id, _ := memberID(m)
+		id, _ := store.MemberID(m)
 		sh := activityShard(id)
 		byShard[sh] = append(byShard[sh], m)
 	}
 	for sh, ms := range byShard {
 		if len(ms) > 0 {
-			cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.seen(sh)).Member(ms...).Build())
+			cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.Seen(sh)).Member(ms...).Build())
 			groups = append(groups, ms)
 		}
 	}
@@ -66,23 +67,23 @@ func (s *Service) isActive(seenMS int64) bool {
 
 // touchCmd records that viewer read now, unless this process did so within
 // touchEvery; nil when no write is due.
-func (s *Service) touchCmd(viewer ID) *rueidis.Completed {
+func (s *Service) touchCmd(viewer store.ID) *rueidis.Completed {
 	now := s.nowMS()
 	if !s.touches.due(viewer, now) {
 		return nil
 	}
-	cmd := s.Redis.B().Zadd().Key(s.Keys.seen(activityShard(viewer))).ScoreMember().ScoreMember(float64(now), member(viewer)).Build()
+	cmd := s.Redis.B().Zadd().Key(s.Keys.Seen(activityShard(viewer))).ScoreMember().ScoreMember(float64(now), store.Member(viewer)).Build()
 	return &cmd
 }
 
 // Touch marks viewer as having read now, and queues its upgrade to a pushed
 // inbox if it was not complete. Reads call it; tests and tools may too.
-func (s *Service) Touch(ctx context.Context, viewer ID) (err error) {
-	defer wrap(&err, "record a read by user %d", viewer)
+func (s *Service) Touch(ctx context.Context, viewer store.ID) (err error) {
+	defer store.Wrap(&err, "record a read by user %d", viewer)
 	s.touches.forget(viewer)
 	cmd := s.touchCmd(viewer)
-	rs := s.doMulti(ctx, *cmd, s.Redis.B().Hget().Key(s.Keys.reader(viewer)).Field("c").Build())
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, *cmd, s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build())
+	if err := store.FirstErr(rs); err != nil {
 		return err
 	}
 	if c, _ := rs[1].ToString(); c != "1" {
@@ -107,11 +108,11 @@ const (
 // waited for, and a holder extends it on a timer. One key per lock
 // (KeyMajority 1): the keys of a majority would all sit in the reader's
 // slot, on one node, and add nothing but round trips.
-func newLocker(client rueidis.Client, k keys) (rueidislock.Locker, error) {
+func newLocker(client rueidis.Client, k store.Keys) (rueidislock.Locker, error) {
 	return rueidislock.NewLocker(rueidislock.LockerOption{
 		ClientOption:  rueidis.ClientOption{DisableCache: true},
 		ClientBuilder: func(rueidis.ClientOption) (rueidis.Client, error) { return client, nil },
-		KeyPrefix:     k.lockPrefix(),
+		KeyPrefix:     k.LockPrefix(),
 		KeyMajority:   1,
 		KeyValidity:   lockTTL,
 		TryNextAfter:  lockWait,
@@ -122,8 +123,8 @@ func newLocker(client rueidis.Client, k keys) (rueidislock.Locker, error) {
 // the lock is lost; false when another holds it. The lock is released
 // only if it is still ours: one that outlived its TTL and was taken by
 // another worker is left to that worker.
-func (s *Service) withLock(ctx context.Context, id ID, fn func(ctx context.Context) error) (bool, error) {
-	lctx, release, err := s.locks.TryWithContext(ctx, s.Keys.lockName(id))
+func (s *Service) withLock(ctx context.Context, id store.ID, fn func(ctx context.Context) error) (bool, error) {
+	lctx, release, err := s.locks.TryWithContext(ctx, s.Keys.LockName(id))
 	if errors.Is(err, rueidislock.ErrNotLocked) {
 		return false, nil
 	}
@@ -137,10 +138,10 @@ func (s *Service) withLock(ctx context.Context, id ID, fn func(ctx context.Conte
 // upgrade turns a returning reader's inbox into a complete one: join the
 // active sets of its big-V followees, backfill their recent posts, then mark
 // the inbox complete so reads stop merging.
-func (s *Service) upgrade(ctx context.Context, reader ID) error {
+func (s *Service) upgrade(ctx context.Context, reader store.ID) error {
 	_, err := s.withLock(ctx, reader, func(ctx context.Context) error {
-		rs := s.doMulti(ctx,
-			s.Redis.B().Hget().Key(s.Keys.reader(reader)).Field("c").Build(),
+		rs := s.DoMulti(ctx,
+			s.Redis.B().Hget().Key(s.Keys.Reader(reader)).Field("c").Build(),
 			s.seenCmd(reader))
 		if c, _ := rs[0].ToString(); c == "1" {
 			return nil
@@ -154,9 +155,9 @@ func (s *Service) upgrade(ctx context.Context, reader ID) error {
 		}
 		cmds := make([]rueidis.Completed, 0, len(bigs))
 		for _, f := range bigs {
-			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.active(f)).ScoreMember().ScoreMember(0, member(reader)).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Active(f)).ScoreMember().ScoreMember(0, store.Member(reader)).Build())
 		}
-		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 			return err
 		}
 		edges := make([]Edge, len(bigs))
@@ -166,15 +167,15 @@ func (s *Service) upgrade(ctx context.Context, reader ID) error {
 		if err := s.backfillMany(ctx, edges); err != nil {
 			return err
 		}
-		return s.do(ctx, s.Redis.B().Hset().Key(s.Keys.reader(reader)).FieldValue().FieldValue("c", "1").Build()).Error()
+		return s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.Reader(reader)).FieldValue().FieldValue("c", "1").Build()).Error()
 	})
 	return err
 }
 
 // bigVFollowees lists the big-V authors reader follows: its own set, kept
 // by follows, unfollows and promotions, never the network's.
-func (s *Service) bigVFollowees(ctx context.Context, reader ID) ([]ID, error) {
-	ms, err := s.do(ctx, s.Redis.B().Smembers().Key(s.Keys.bigFollowees(reader)).Build()).AsStrSlice()
+func (s *Service) bigVFollowees(ctx context.Context, reader store.ID) ([]store.ID, error) {
+	ms, err := s.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.BigFollowees(reader)).Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
@@ -186,11 +187,11 @@ func (s *Service) bigVFollowees(ctx context.Context, reader ID) ([]ID, error) {
 // sets of their big-V followees, so big-V fan-out skips them. It returns how
 // many were demoted.
 func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
-	defer wrap(&err, "demote quiet readers")
+	defer store.Wrap(&err, "demote quiet readers")
 	cutoff := s.nowMS() - s.o.ActiveWindow.Milliseconds()
 	var quiet []string
 	for sh := 0; sh < activityShards && len(quiet) < limit; sh++ {
-		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.seen(sh)).Min("-inf").Max("("+scoreArg(cutoff)).Byscore().
+		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Seen(sh)).Min("-inf").Max("("+store.ScoreArg(cutoff)).Byscore().
 			Limit(0, int64(limit-len(quiet))).Build()).AsStrSlice()
 		if err != nil {
 			return 0, err
@@ -199,7 +200,7 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 	}
 	n := 0
 	for _, m := range quiet {
-		reader, err := memberID(m)
+		reader, err := store.MemberID(m)
 		if err != nil {
 			return n, err
 		}
@@ -214,13 +215,13 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 	return n, nil
 }
 
-func (s *Service) demote(ctx context.Context, reader ID, cutoff int64) error {
+func (s *Service) demote(ctx context.Context, reader store.ID, cutoff int64) error {
 	seen, err := s.Redis.Do(ctx, s.seenCmd(reader)).AsFloat64()
 	if err == nil && int64(seen) >= cutoff {
 		return nil // read again since we listed it
 	}
 	// Incomplete first: from here reads merge, whatever the active sets say.
-	if err := s.do(ctx, s.Redis.B().Hdel().Key(s.Keys.reader(reader)).Field("c").Build()).Error(); err != nil {
+	if err := s.Do(ctx, s.Redis.B().Hdel().Key(s.Keys.Reader(reader)).Field("c").Build()).Error(); err != nil {
 		return err
 	}
 	bigs, err := s.bigVFollowees(ctx, reader)
@@ -229,8 +230,8 @@ func (s *Service) demote(ctx context.Context, reader ID, cutoff int64) error {
 	}
 	cmds := make([]rueidis.Completed, 0, len(bigs)+1)
 	for _, f := range bigs {
-		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.active(f)).Member(member(reader)).Build())
+		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Active(f)).Member(store.Member(reader)).Build())
 	}
-	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.seen(activityShard(reader))).Member(member(reader)).Build())
-	return firstErr(s.doMulti(ctx, cmds...))
+	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(activityShard(reader))).Member(store.Member(reader)).Build())
+	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }

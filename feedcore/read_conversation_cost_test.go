@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -21,15 +22,15 @@ func TestConversationPageCost(t *testing.T) {
 	s := newService(t, st, Options{})
 	startWorkers(t, s, WorkerOptions{})
 	ctx := context.Background()
-	const plain, conv = ID(1), ID(2)
-	posters, talkers, stranger := idRange(11, 10), idRange(31, 10), ID(99)
+	const plain, conv = store.ID(1), store.ID(2)
+	posters, talkers, stranger := idRange(11, 10), idRange(31, 10), store.ID(99)
 	mustUsers(t, s, plain, conv, stranger)
 	putUsers(t, s, posters)
 	putUsers(t, s, talkers)
 	follow(t, s, plain, posters)
 	follow(t, s, conv, talkers)
 	clk := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	next := ID(1000)
+	next := store.ID(1000)
 	put := func(p *Post) {
 		t.Helper()
 		next++
@@ -45,7 +46,7 @@ func TestConversationPageCost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var strangers []ID
+	var strangers []store.ID
 	for range 20 {
 		put(&Post{Author: stranger})
 		strangers = append(strangers, next)
@@ -72,14 +73,14 @@ func TestConversationPageCost(t *testing.T) {
 			put(&Post{Author: talker})
 		}
 	}
-	for _, v := range []ID{plain, conv} {
+	for _, v := range []store.ID{plain, conv} {
 		if err := s.Touch(ctx, v); err != nil {
 			t.Fatal(err)
 		}
 	}
 	drain(t, s)
 	cs, bytes := countedService(t, st, Options{})
-	page := func(v ID) (n int, reply int64) {
+	page := func(v store.ID) (n int, reply int64) {
 		t.Helper()
 		before := bytes.Load()
 		pg, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: v, First: 20})
@@ -89,11 +90,11 @@ func TestConversationPageCost(t *testing.T) {
 		return len(pg.Edges), bytes.Load() - before
 	}
 	var warm [2]int64
-	for i, v := range []ID{plain, conv} {
+	for i, v := range []store.ID{plain, conv} {
 		n, cold := page(v)
 		_, w := page(v)
 		warm[i] = w
-		t.Logf("viewer %d (%s): page of %d, %d reply bytes cold, %d warm", v, map[ID]string{plain: "plain posts", conv: "replies and reposts"}[v], n, cold, w)
+		t.Logf("viewer %d (%s): page of %d, %d reply bytes cold, %d warm", v, map[store.ID]string{plain: "plain posts", conv: "replies and reposts"}[v], n, cold, w)
 		if n != 20 {
 			t.Fatalf("viewer %d: page of %d", v, n)
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Cursor states: which source a page continues from.
@@ -26,11 +27,11 @@ const (
 type Cursor struct {
 	Session string // live snapshot id; empty for timelines
 	State   uint8
-	LastID  ID
+	LastID  store.ID
 	TS      int64
-	Viewer  ID
+	Viewer  store.ID
 	List    ListKind // ListFeed for the feeds
-	Owner   ID       // whose list (the kind says what it is); 0 for the feeds
+	Owner   store.ID // whose list (the kind says what it is); 0 for the feeds
 }
 
 // ListKind is which list a cursor pages (list_page.go). Its value is
@@ -54,7 +55,7 @@ const (
 )
 
 // Item is the timeline position the cursor points at.
-func (c Cursor) Item() Item { return Item{TS: c.TS, ID: c.LastID} }
+func (c Cursor) Item() store.Item { return store.Item{TS: c.TS, ID: c.LastID} }
 
 // Cursor spellings: version 1 is a feed's (no list, no owner), as
 // cursors were before lists, so feed cursors already handed out stay
@@ -129,7 +130,7 @@ func (sc *sealScratch) macOf(b []byte) []byte {
 // Open decodes a client's feed cursor and checks it was sealed here for
 // viewer. Any failure is INVALID_CURSOR: the client should restart from
 // the top.
-func (s *Sealer) Open(raw string, viewer ID) (Cursor, error) {
+func (s *Sealer) Open(raw string, viewer store.ID) (Cursor, error) {
 	c, err := s.open(raw, viewer)
 	if err == nil && (c.List != ListFeed || c.State > StateTimeline) {
 		return Cursor{}, errBadCursor() // a list's (list_page.go)
@@ -142,7 +143,7 @@ func errBadCursor() error {
 }
 
 // open is Open for a cursor of any state.
-func (s *Sealer) open(raw string, viewer ID) (Cursor, error) {
+func (s *Sealer) open(raw string, viewer store.ID) (Cursor, error) {
 	bad := errBadCursor()
 	sc := s.scratch.Get().(*sealScratch)
 	defer s.scratch.Put(sc)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 var testCursorKey = []byte("cursor-test-key-0123456789")
@@ -36,7 +37,7 @@ func TestCursorCanonicalOnly(t *testing.T) {
 		if v == raw {
 			continue
 		}
-		if _, err := s.Open(v, 7); CodeOf(err) != apierr.InvalidCursor {
+		if _, err := s.Open(v, 7); store.CodeOf(err) != apierr.InvalidCursor {
 			t.Errorf("Open(%q) (a respelling of %q) err = %v, want INVALID_CURSOR", v, raw, err)
 		}
 	}
@@ -62,7 +63,7 @@ func FuzzOpenCursor(f *testing.F) {
 		}
 		c, err := s.Open(raw, 7)
 		if err != nil {
-			if CodeOf(err) != apierr.InvalidCursor {
+			if store.CodeOf(err) != apierr.InvalidCursor {
 				t.Fatalf("Open(%q) err = %v, want INVALID_CURSOR", raw, err)
 			}
 			return

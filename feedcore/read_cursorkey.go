@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -47,12 +48,12 @@ func (s *Service) cursors() *Sealer {
 // openCursor opens raw, a feed's cursor; if it fails, it re-reads the
 // shared key (at most once per cursorKeyRetry) and tries once more with a
 // key that changed.
-func (s *Service) openCursor(ctx context.Context, raw string, viewer ID) (Cursor, error) {
+func (s *Service) openCursor(ctx context.Context, raw string, viewer store.ID) (Cursor, error) {
 	return s.openWith(ctx, raw, viewer, (*Sealer).Open)
 }
 
 // openWith is openCursor opening with open (a feed's or any cursor).
-func (s *Service) openWith(ctx context.Context, raw string, viewer ID, open func(*Sealer, string, ID) (Cursor, error)) (Cursor, error) {
+func (s *Service) openWith(ctx context.Context, raw string, viewer store.ID, open func(*Sealer, string, store.ID) (Cursor, error)) (Cursor, error) {
 	c, err := open(s.cursors(), raw, viewer)
 	if err == nil || s.fixedKey() {
 		return c, err
@@ -104,8 +105,8 @@ func (s *Service) sharedCursorKey(ctx context.Context, mine []byte) ([]byte, err
 	}
 	// SET NX, then GET, in one pipeline on the key's node: the first
 	// replica's key wins and everyone reads it.
-	rs := s.Redis.DoMulti(ctx, s.Redis.B().Set().Key(s.Keys.cursorKey()).Value(string(mine)).Nx().Build(),
-		s.Redis.B().Get().Key(s.Keys.cursorKey()).Build())
+	rs := s.Redis.DoMulti(ctx, s.Redis.B().Set().Key(s.Keys.CursorKey()).Value(string(mine)).Nx().Build(),
+		s.Redis.B().Get().Key(s.Keys.CursorKey()).Build())
 	if err := rs[0].Error(); err != nil && !rueidis.IsRedisNil(err) {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func TestCursorKeySurvivesItsLoss(t *testing.T) {
 	crossOpens("shared key", a, b)
 
 	lose := func() {
-		if err := st.Client.Do(ctx, st.Client.B().Del().Key(a.Keys.cursorKey()).Build()).Error(); err != nil {
+		if err := st.Client.Do(ctx, st.Client.B().Del().Key(a.Keys.CursorKey()).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,9 @@
 package feedcore
 
-import "context"
+import (
+	"context"
+	"github.com/feedd/feedd/feedcore/store"
+)
 
 // Never the same post twice (Mastodon's REBLOG_FALLOFF). Call F the
 // viewer's feed as every other rule leaves it (read_items.go), in feed
@@ -41,7 +44,7 @@ type deduper struct {
 	// Toward newer items a repost is decided at once by the originals of
 	// the repostFalloff items before it (older), oldest first; behind
 	// says the items older than the cursor are in it.
-	recent []ID
+	recent []store.ID
 	behind bool
 }
 
@@ -133,7 +136,7 @@ func (d *deduper) needsBehind(e *feedItem) bool {
 // setBehind takes the items of F older than the cursor, closest first.
 func (d *deduper) setBehind(older []entry[feedItem]) {
 	d.behind = true
-	keys := make([]ID, 0, len(older)+len(d.recent))
+	keys := make([]store.ID, 0, len(older)+len(d.recent))
 	for i := len(older) - 1; i >= 0; i-- {
 		keys = append(keys, older[i].val.original())
 	}
@@ -141,7 +144,7 @@ func (d *deduper) setBehind(older []entry[feedItem]) {
 	d.recent = keys[max(0, len(keys)-repostFalloff):]
 }
 
-func containsID(ids []ID, id ID) bool {
+func containsID(ids []store.ID, id store.ID) bool {
 	for _, x := range ids {
 		if x == id {
 			return true
@@ -157,7 +160,7 @@ func containsID(ids []ID, id ID) bool {
 // more may follow. Each round loads what it scanned at once (two cached
 // reads: the items, then what their reposts and replies need), so a cold
 // page pays those two round trips once, and a warm one none.
-func (s *Service) collectFeed(ctx context.Context, v *view, o scanOrder, pos *Item, n int) ([]entry[feedItem], *Item, bool, error) {
+func (s *Service) collectFeed(ctx context.Context, v *view, o scanOrder, pos *store.Item, n int) ([]entry[feedItem], *store.Item, bool, error) {
 	d := newDeduper(o, n)
 	cur, batch := pos, firstBatch(o, n)
 	for round := 0; round < maxRounds; round++ {
@@ -212,8 +215,8 @@ func firstBatch(o scanOrder, n int) int {
 
 // lookBehind gives d the repostFalloff items of F at and older than the
 // cursor pos of a page toward newer items.
-func (s *Service) lookBehind(ctx context.Context, v *view, pos *Item, d *deduper) error {
-	from := Item{TS: pos.TS, ID: pos.ID + 1} // the cursor's own item is the first of them
+func (s *Service) lookBehind(ctx context.Context, v *view, pos *store.Item, d *deduper) error {
+	from := store.Item{TS: pos.TS, ID: pos.ID + 1} // the cursor's own item is the first of them
 	behind, _, _, err := collect(ctx, s, v, older, &from, repostFalloff, s.visibleItems)
 	if err != nil {
 		return err

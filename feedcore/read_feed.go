@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Page sizes, for every paged read: a page holds DefaultPageSize items
@@ -28,13 +29,13 @@ const (
 // view is what a read knows of its viewer, loaded in its first round trip.
 type view struct {
 	tl        timeline
-	viewer    ID
-	skip      map[ID]bool // recent unfollows and hidden followees, whose items may linger in the inbox
-	followees []ID        // read only when a page goes below the inbox horizon
+	viewer    store.ID
+	skip      map[store.ID]bool // recent unfollows and hidden followees, whose items may linger in the inbox
+	followees []store.ID        // read only when a page goes below the inbox horizon
 	fgLoaded  bool
-	bigV      []ID  // big-V followees, pulled unless the inbox is complete
-	complete  bool  // the inbox holds every post pushed or backfilled
-	horizon   *Item // inbox holds everything at or above it; nil: everything
+	bigV      []store.ID  // big-V followees, pulled unless the inbox is complete
+	complete  bool        // the inbox holds every post pushed or backfilled
+	horizon   *store.Item // inbox holds everything at or above it; nil: everything
 	spec      specRead
 	extra     []rueidis.Completed // writes to send with the next round trip
 	keywords  *keywordSet         // the viewer's keyword filters (filtered); nil: none
@@ -43,7 +44,7 @@ type view struct {
 
 // specRead is the inbox seek sent with the view load, used by round one.
 type specRead struct {
-	from  *Item
+	from  *store.Item
 	limit int
 	res   rueidis.RedisResult
 	ok    bool
@@ -51,24 +52,24 @@ type specRead struct {
 
 // entry is an item found for a page (a post, a replay), with its position.
 type entry[T any] struct {
-	it  Item
+	it  store.Item
 	val *T
 }
 
 // loader reads the items' values and returns those the viewer may see,
 // nil for the others.
-type loader[T any] func(ctx context.Context, v *view, items []Item) ([]*T, error)
+type loader[T any] func(ctx context.Context, v *view, items []store.Item) ([]*T, error)
 
 // FollowingFeed returns one page of viewer's following feed: the posts of
 // the viewer and of everyone the viewer follows, newest first. See
 // FeedRequest for paging.
 func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPage, err error) {
-	defer wrap(&err, "following feed of user %d", req.Viewer)
+	defer store.Wrap(&err, "following feed of user %d", req.Viewer)
 	o, n, raw, err := pageArgs(req)
 	if err != nil {
 		return nil, err
 	}
-	var pos *Item
+	var pos *store.Item
 	if raw != "" {
 		c, err := s.openCursor(ctx, raw, req.Viewer)
 		if err != nil {
@@ -129,22 +130,22 @@ func orDefault(n int) int {
 // Nothing it reads grows with the network, with followees who do not post
 // or with the viewer's blocks and mutes: the following set itself is read
 // only by a page that goes below the inbox horizon (or a first live page).
-func (s *Service) loadView(ctx context.Context, tl timeline, viewer ID, o scanOrder, pos *Item, limit int) (*view, error) {
+func (s *Service) loadView(ctx context.Context, tl timeline, viewer store.ID, o scanOrder, pos *store.Item, limit int) (*view, error) {
 	now := s.nowMS()
 	since := now - unfollowMemory.Milliseconds()
 	const sets, unfollows, complete, seek = 0, 1, 2, 3
 	compiled := s.compiledKeywords(viewer)
 	cmds := []rueidis.Completed{
 		s.viewSetsCmd(viewer, now, tl.eagerFollowees, compiled.versionOf()),
-		s.Redis.B().Zrange().Key(s.Keys.unfollowed(viewer)).Min(scoreArg(since)).Max("+inf").Byscore().Build(),
-		s.Redis.B().Hget().Key(s.Keys.reader(viewer)).Field("c").Build(),
+		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
+		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
 		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
 	}
 	if t := s.touchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
 	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
 	v := &view{tl: tl, viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[seek], ok: true}, now: now}
@@ -192,8 +193,8 @@ func (s *Service) loadFollowees(ctx context.Context, v *view) error {
 // collect walks the timeline from pos in order o until it has need visible
 // posts, the timeline ends, or the read bound is reached. It returns the
 // posts found, how far it scanned, and whether more may follow.
-func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *Item, need int, load loader[T]) ([]entry[T], *Item, bool, error) {
-	return fill(pos, need, func(_ int, cur *Item, batch int) ([]Item, []*T, *Item, error) {
+func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *store.Item, need int, load loader[T]) ([]entry[T], *store.Item, bool, error) {
+	return fill(pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
 		items, next, err := s.scan(ctx, v, o, cur, batch)
 		if err != nil {
 			return nil, nil, nil, err
@@ -207,7 +208,7 @@ func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *
 // batch entries: the entries, what the page shows of each (nil where the
 // viewer is not to see it), and where the next round starts (nil: the
 // list ended). round counts from 0.
-type readRound[T any] func(round int, cur *Item, batch int) (items []Item, vals []*T, next *Item, err error)
+type readRound[T any] func(round int, cur *store.Item, batch int) (items []store.Item, vals []*T, next *store.Item, err error)
 
 // fill is the page filler of every list but the following feed, which
 // also dedupes (collectFeed): it reads rounds from pos until need entries
@@ -215,7 +216,7 @@ type readRound[T any] func(round int, cur *Item, batch int) (items []Item, vals 
 // rounds, each twice the last up to maxBatch), so a page's work is
 // bounded whatever the viewer hides. It returns the entries found, how
 // far it read, and whether more may follow.
-func fill[T any](pos *Item, need int, read readRound[T]) ([]entry[T], *Item, bool, error) {
+func fill[T any](pos *store.Item, need int, read readRound[T]) ([]entry[T], *store.Item, bool, error) {
 	var found []entry[T]
 	cur, batch := pos, need
 	for round := 0; round < maxRounds; round++ {
@@ -248,16 +249,16 @@ func fill[T any](pos *Item, need int, read readRound[T]) ([]entry[T], *Item, boo
 // or above min (when set) and below max (when set).
 type source struct {
 	key      string
-	min, max *Item
+	min, max *store.Item
 	horizon  string // set for an inbox: its seek also returns the horizon kept here
 }
 
-func (src source) keeps(it Item) bool {
+func (src source) keeps(it store.Item) bool {
 	return (src.min == nil || !src.min.Before(it)) && (src.max == nil || src.max.Before(it))
 }
 
 // pastEnd reports whether it lies beyond the kept part in scan order o.
-func (src source) pastEnd(o scanOrder, it Item) bool {
+func (src source) pastEnd(o scanOrder, it store.Item) bool {
 	if o == older {
 		return src.min != nil && src.min.Before(it)
 	}
@@ -278,7 +279,7 @@ var errHorizonMoved = errors.New("inbox horizon moved")
 // returns the horizon atomically with its entries; one that has risen
 // since the view was loaded restarts the scan, so every round reads
 // sources that are complete for the ranges it takes from them.
-func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *Item, limit int) ([]Item, *Item, error) {
+func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
 	for range 8 {
 		items, next, err := s.scanOnce(ctx, v, o, cur, limit)
 		if err != errHorizonMoved {
@@ -288,7 +289,7 @@ func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *Item, lim
 	return nil, nil, errors.New("inbox horizon kept moving while reading a page")
 }
 
-func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *Item, limit int) ([]Item, *Item, error) {
+func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
 	hz := v.horizon
 	if hz == nil {
 		return s.scanPhase(ctx, v, o, cur, limit, s.pushedSources(v, nil))
@@ -307,7 +308,7 @@ func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *Item,
 		}
 		// The inbox may hold entries below the horizon; seeking the second
 		// phase from just below it keeps them from masking its frontier.
-		justBelow := Item{TS: hz.TS, ID: hz.ID - 1}
+		justBelow := store.Item{TS: hz.TS, ID: hz.ID - 1}
 		first, second, secondFrom = below, above, &justBelow
 	}
 	items, next, err := s.scanLazy(ctx, v, o, cur, limit, first)
@@ -319,7 +320,7 @@ func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *Item,
 }
 
 // scanLazy is scanPhase over the sources srcs builds.
-func (s *Service) scanLazy(ctx context.Context, v *view, o scanOrder, cur *Item, limit int, srcs func() ([]source, error)) ([]Item, *Item, error) {
+func (s *Service) scanLazy(ctx context.Context, v *view, o scanOrder, cur *store.Item, limit int, srcs func() ([]source, error)) ([]store.Item, *store.Item, error) {
 	ss, err := srcs()
 	if err != nil {
 		return nil, nil, err
@@ -329,7 +330,7 @@ func (s *Service) scanLazy(ctx context.Context, v *view, o scanOrder, cur *Item,
 
 // pushedSources are the inbox and, for an incomplete inbox, the outboxes of
 // big-V followees, kept at or above hz.
-func (s *Service) pushedSources(v *view, hz *Item) []source {
+func (s *Service) pushedSources(v *view, hz *store.Item) []source {
 	srcs := []source{{key: v.tl.inbox(v.viewer), min: hz, horizon: v.tl.horizon(v.viewer)}}
 	if !v.complete {
 		for _, f := range v.bigV {
@@ -341,7 +342,7 @@ func (s *Service) pushedSources(v *view, hz *Item) []source {
 
 // pulledSources are every followee's outbox and the viewer's own, kept
 // below hz.
-func (s *Service) pulledSources(ctx context.Context, v *view, hz *Item) ([]source, error) {
+func (s *Service) pulledSources(ctx context.Context, v *view, hz *store.Item) ([]source, error) {
 	if err := s.loadFollowees(ctx, v); err != nil {
 		return nil, err
 	}
@@ -353,7 +354,7 @@ func (s *Service) pulledSources(ctx context.Context, v *view, hz *Item) ([]sourc
 }
 
 // scanPhase seeks every source from cur in one round trip and merges.
-func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item, limit int, srcs []source) ([]Item, *Item, error) {
+func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *store.Item, limit int, srcs []source) ([]store.Item, *store.Item, error) {
 	res := make([]rueidis.RedisResult, len(srcs))
 	var cmds []rueidis.Completed
 	var at []int
@@ -367,7 +368,7 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item
 	}
 	v.spec.ok = false
 	if len(cmds) > 0 {
-		for j, r := range s.doMulti(ctx, cmds...) {
+		for j, r := range s.DoMulti(ctx, cmds...) {
 			res[at[j]] = r
 		}
 	}
@@ -399,27 +400,29 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *Item
 	return merged, frontier, nil
 }
 
-func samePos(a, b *Item) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
+func samePos(a, b *store.Item) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
 
-func (s *Service) seekCmd(o scanOrder, src source, from *Item, limit int) rueidis.Completed {
+func (s *Service) seekCmd(o scanOrder, src source, from *store.Item, limit int) rueidis.Completed {
 	ts, m := "", ""
 	if from != nil {
-		ts, m = scoreArg(from.TS), member(from.ID)
+		ts, m = store.ScoreArg(from.TS), store.Member(from.ID)
 	}
 	sc := seekOlder
 	if o == newer {
 		sc = seekNewer
 	}
 	if src.horizon != "" {
-		return sc.cmd(s.Redis.B(), []string{src.key, src.horizon}, []string{ts, m, itoa(limit), itoa(s.o.InboxCap)})
+		return sc.Cmd(s.Redis.B(), []string{src.key, src.horizon}, []string{ts, m, store.Itoa(limit), store.Itoa(s.o.InboxCap)})
 	}
-	return sc.cmd(s.Redis.B(), []string{src.key}, []string{ts, m, itoa(limit)})
+	return sc.Cmd(s.Redis.B(), []string{src.key}, []string{ts, m, store.Itoa(limit)})
 }
 
 // page turns what collect found into a FeedPage of n edges.
-func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedItem], scanned *Item, more bool) *FeedPage {
+func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedItem], scanned *store.Item, more bool) *FeedPage {
 	sealer := s.cursors() // one key for the whole page
-	seal := func(it Item) string {
+	seal := func(it store.Item) string {
 		return sealer.Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
 	shown := found[:min(n, len(found))]

@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"github.com/feedd/feedd/feedcore/store"
 	"slices"
 	"testing"
 	"time"
@@ -16,14 +17,14 @@ func TestFeedBasics(t *testing.T) {
 	}
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	// 2 and 3 publish; ties on ts included.
-	var want []ID
+	var want []store.ID
 	for i := 0; i < 10; i++ {
-		p := &Post{ID: ID(100 + i), Author: 2, Text: "x", CreatedAt: base.Add(time.Duration(i/3) * time.Second)}
+		p := &Post{ID: store.ID(100 + i), Author: 2, Text: "x", CreatedAt: base.Add(time.Duration(i/3) * time.Second)}
 		if err := s.PutPost(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, p.ID)
-		if err := s.PutPost(ctx, &Post{ID: ID(200 + i), Author: 3, Text: "y", CreatedAt: base}); err != nil {
+		if err := s.PutPost(ctx, &Post{ID: store.ID(200 + i), Author: 3, Text: "y", CreatedAt: base}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +35,7 @@ func TestFeedBasics(t *testing.T) {
 	drain(t, s)
 	want = append(want, own.ID)
 	slices.Reverse(want) // newest first: own post, then 109..100 by (ts, id) desc
-	want = append([]ID{own.ID}, want[1:]...)
+	want = append([]store.ID{own.ID}, want[1:]...)
 	for _, n := range []int{1, 2, 3, 7, 20} {
 		got := readAll(t, s, 1, n)
 		if !slices.Equal(got, want) {

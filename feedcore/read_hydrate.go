@@ -6,6 +6,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
 )
 
@@ -37,16 +38,16 @@ import (
 var cachedPostFields = []string{"a", "t", "x", "d", "m", "cw", fieldSuspended, "r", "ra", "o", "oa"}
 
 // cachedPostCmds are the cacheable reads of posts ids.
-func (s *Service) cachedPostCmds(ids []ID) []rueidis.CacheableTTL {
-	return cmdsFor(ids, func(id ID) rueidis.CacheableTTL {
-		return rueidis.CT(s.Redis.B().Hmget().Key(s.Keys.post(id)).Field(cachedPostFields...).Cache().ToStaticTTL(), postTTL)
+func (s *Service) cachedPostCmds(ids []store.ID) []rueidis.CacheableTTL {
+	return store.CmdsFor(ids, func(id store.ID) rueidis.CacheableTTL {
+		return rueidis.CT(s.Redis.B().Hmget().Key(s.Keys.Post(id)).Field(cachedPostFields...).Cache().ToStaticTTL(), postTTL)
 	})
 }
 
 // CachedPosts is Posts read through the client-side cache: no round trip
 // when every post is cached. A deleted post comes back with Deleted set.
-func (s *Service) CachedPosts(ctx context.Context, ids []ID) (_ []*Post, err error) {
-	defer wrap(&err, "read posts")
+func (s *Service) CachedPosts(ctx context.Context, ids []store.ID) (_ []*Post, err error) {
+	defer store.Wrap(&err, "read posts")
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -63,7 +64,7 @@ func (s *Service) CachedPosts(ctx context.Context, ids []ID) (_ []*Post, err err
 
 // cachedPost reads the reply of a cachedPostCmds read of post id: nil
 // when the hash does not exist.
-func cachedPost(id ID, r rueidis.RedisResult) (*Post, error) {
+func cachedPost(id store.ID, r rueidis.RedisResult) (*Post, error) {
 	var f postFields
 	found, err := hashFields(r, f[:])
 	if err != nil || !found {
@@ -96,14 +97,14 @@ func hashFields(r rueidis.RedisResult, out []string) (found bool, err error) {
 // cachedPostsWith is CachedPosts sending writes (which may be empty) to
 // Redis at the same time; the two overlap, so together they cost the one
 // round trip of the slower. It returns the first error of either.
-func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Completed, ids []ID) ([]*Post, error) {
+func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Completed, ids []store.ID) ([]*Post, error) {
 	if len(writes) == 0 {
 		return s.CachedPosts(ctx, ids)
 	}
 	var ps []*Post
 	err := roundtrip.Parallel(ctx,
 		func(ctx context.Context) (err error) { ps, err = s.CachedPosts(ctx, ids); return err },
-		func(ctx context.Context) error { return firstErr(s.doMulti(ctx, writes...)) })
+		func(ctx context.Context) error { return store.FirstErr(s.DoMulti(ctx, writes...)) })
 	if err != nil {
 		return nil, err
 	}
@@ -113,20 +114,20 @@ func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Complete
 // HydrateRequest names what a page needs read besides its items. Every
 // list may be empty; viewer flags are false for Viewer 0.
 type HydrateRequest struct {
-	Viewer ID
+	Viewer store.ID
 	// Counts, Liked and Reposted are posts whose counters, and whether
 	// the viewer likes and reposts them, are read.
-	Counts, Liked, Reposted []ID
+	Counts, Liked, Reposted []store.ID
 	// Favorited are posts whether the viewer has favorited is read.
-	Favorited []ID
+	Favorited []store.ID
 	// Users are profiles read (through the client-side cache);
 	// GraphCounts users whose follower and following counts are read;
 	// Following users the viewer may follow; Relations users whose
 	// relation to the viewer (blocks, mute, hide) is read.
-	Users, GraphCounts, Following, Relations []ID
+	Users, GraphCounts, Following, Relations []store.ID
 	// Posts are posts read through the client-side cache (the parents of
 	// a page's replies).
-	Posts []ID
+	Posts []store.ID
 }
 
 // Hydration answers a HydrateRequest: each slice in the order of its
@@ -147,7 +148,7 @@ type Hydration struct {
 // the client-side cache (free when all are cached), overlapping one
 // pipeline of the uncached reads.
 func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration, err error) {
-	defer wrap(&err, "hydrate a page")
+	defer store.Wrap(&err, "hydrate a page")
 	h := &Hydration{}
 	liked, reposted, following, relations, favorited := req.Liked, req.Reposted, req.Following, req.Relations, req.Favorited
 	if req.Viewer == 0 {
@@ -159,7 +160,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 	for _, id := range req.Counts {
 		cmds = append(cmds, s.postCountsCmd(id))
 	}
-	vm := member(req.Viewer)
+	vm := store.Member(req.Viewer)
 	for _, id := range liked {
 		cmds = append(cmds, s.likedCmd(vm, id))
 	}
@@ -167,10 +168,10 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		cmds = append(cmds, s.repostedCmd(vm, id))
 	}
 	for _, id := range req.GraphCounts {
-		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.following(id)).Build())
+		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.Followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.Following(id)).Build())
 	}
 	if len(following) > 0 {
-		cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.following(req.Viewer)).Member(members(following)...).Build())
+		cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.Following(req.Viewer)).Member(store.Members(following)...).Build())
 	}
 	if len(relations) > 0 {
 		cmds = append(cmds, s.relationFlagsCmds(req.Viewer, relations)...)
@@ -203,7 +204,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 			rs = rs[len(liked):]
 		}
 		if len(reposted) > 0 {
-			if h.Reposted, err = parseEach(rs[:len(reposted)], isLiveRepost); err != nil {
+			if h.Reposted, err = store.ParseEach(rs[:len(reposted)], isLiveRepost); err != nil {
 				return err
 			}
 			rs = rs[len(reposted):]

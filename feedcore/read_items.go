@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -38,28 +39,28 @@ type feedItem struct {
 }
 
 // original is the post the item shows, whose id counts for dedupe.
-func (f *feedItem) original() ID { return f.post.ID }
+func (f *feedItem) original() store.ID { return f.post.ID }
 
 // linkReads is what the items of a page need read besides their hashes.
 type linkReads struct {
-	posts   []ID // originals of reposts
-	follows []ID // authors replied to: does the viewer follow them?
-	hidden  []ID // authors of originals and of posts replied to: hidden from the viewer?
+	posts   []store.ID // originals of reposts
+	follows []store.ID // authors replied to: does the viewer follow them?
+	hidden  []store.ID // authors of originals and of posts replied to: hidden from the viewer?
 }
 
 // links is what linkReads read.
 type links struct {
-	posts   map[ID]*Post
-	follows map[ID]bool
-	hidden  map[ID]bool
+	posts   map[store.ID]*Post
+	follows map[store.ID]bool
+	hidden  map[store.ID]bool
 }
 
 // visibleItems loads the items and keeps those the viewer may see (nil
 // for the others), in at most two cached reads: the items' hashes (with
 // the view's pending writes riding along), then what reposts and replies
 // among them need.
-func (s *Service) visibleItems(ctx context.Context, v *view, items []Item) ([]*feedItem, error) {
-	ids := make([]ID, len(items))
+func (s *Service) visibleItems(ctx context.Context, v *view, items []store.Item) ([]*feedItem, error) {
+	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
@@ -125,25 +126,25 @@ func (f *feedItem) pointer() *Post {
 // replyShownAlways reports whether the reply p is shown to viewer
 // whatever the viewer follows: the viewer wrote it, it answers the
 // viewer, or it answers its own author (a thread).
-func replyShownAlways(viewer ID, p *Post) bool {
+func replyShownAlways(viewer store.ID, p *Post) bool {
 	return p.Author == viewer || p.ReplyToAuthor == viewer || p.ReplyToAuthor == p.Author
 }
 
 // readLinks reads what ask names, through the client-side cache, in one
 // round trip when anything is not cached.
-func (s *Service) readLinks(ctx context.Context, viewer ID, ask linkReads) (*links, error) {
+func (s *Service) readLinks(ctx context.Context, viewer store.ID, ask linkReads) (*links, error) {
 	ask.follows, ask.hidden = distinct(ask.follows), distinct(ask.hidden)
 	cmds := s.cachedPostCmds(ask.posts)
-	score := func(key string) func(ID) rueidis.CacheableTTL {
-		return func(u ID) rueidis.CacheableTTL {
-			return rueidis.CT(s.Redis.B().Zscore().Key(key).Member(member(u)).Cache().ToStaticTTL(), postTTL)
+	score := func(key string) func(store.ID) rueidis.CacheableTTL {
+		return func(u store.ID) rueidis.CacheableTTL {
+			return rueidis.CT(s.Redis.B().Zscore().Key(key).Member(store.Member(u)).Cache().ToStaticTTL(), postTTL)
 		}
 	}
-	cmds = append(cmds, cmdsFor(ask.follows, score(s.Keys.following(viewer)))...)
-	cmds = append(cmds, cmdsFor(ask.hidden, score(s.Keys.hiddenAuthors(viewer)))...)
+	cmds = append(cmds, store.CmdsFor(ask.follows, score(s.Keys.Following(viewer)))...)
+	cmds = append(cmds, store.CmdsFor(ask.hidden, score(s.Keys.HiddenAuthors(viewer)))...)
 	rs := s.Redis.DoMultiCache(ctx, cmds...)
-	l := &links{posts: make(map[ID]*Post, len(ask.posts)), follows: make(map[ID]bool, len(ask.follows)),
-		hidden: make(map[ID]bool, len(ask.hidden))}
+	l := &links{posts: make(map[store.ID]*Post, len(ask.posts)), follows: make(map[store.ID]bool, len(ask.follows)),
+		hidden: make(map[store.ID]bool, len(ask.hidden))}
 	for i, id := range ask.posts {
 		p, err := cachedPost(id, rs[i])
 		if err != nil {
@@ -153,7 +154,7 @@ func (s *Service) readLinks(ctx context.Context, viewer ID, ask linkReads) (*lin
 	}
 	rs = rs[len(ask.posts):]
 	for i, u := range ask.follows {
-		ok, err := isMember(rs[i])
+		ok, err := store.IsMember(rs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -172,11 +173,11 @@ func (s *Service) readLinks(ctx context.Context, viewer ID, ask linkReads) (*lin
 }
 
 // distinct is ids without repeats, in first-seen order.
-func distinct(ids []ID) []ID {
+func distinct(ids []store.ID) []store.ID {
 	if len(ids) < 2 {
 		return ids
 	}
-	seen := make(map[ID]bool, len(ids))
+	seen := make(map[store.ID]bool, len(ids))
 	out := ids[:0]
 	for _, id := range ids {
 		if !seen[id] {

@@ -1,5 +1,7 @@
 package feedcore
 
+import "github.com/feedd/feedd/feedcore/store"
+
 // scanOrder says which way a page walks the timeline.
 type scanOrder bool
 
@@ -9,7 +11,7 @@ const (
 )
 
 // first reports whether a comes before b when walking in order o.
-func (o scanOrder) first(a, b Item) bool {
+func (o scanOrder) first(a, b store.Item) bool {
 	if o == newer {
 		return b.Before(a)
 	}
@@ -20,8 +22,8 @@ func (o scanOrder) first(a, b Item) bool {
 // order, and its frontier: the last entry read when it returned its limit
 // and so may hold more beyond, else nil.
 type sourceRead struct {
-	items    []Item
-	frontier *Item
+	items    []store.Item
+	frontier *store.Item
 }
 
 // merge k-way merges lists that are each sorted in scan order o into one,
@@ -30,7 +32,7 @@ type sourceRead struct {
 // certain: a full source may hold items beyond its last one that belong
 // before later items of other sources. merge returns that certain prefix
 // and the frontier (nil when no source is full, so the merge is complete).
-func merge(o scanOrder, reads []sourceRead) (merged []Item, frontier *Item) {
+func merge(o scanOrder, reads []sourceRead) (merged []store.Item, frontier *store.Item) {
 	for _, r := range reads {
 		if r.frontier != nil && (frontier == nil || o.first(*r.frontier, *frontier)) {
 			frontier = r.frontier

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -45,14 +46,14 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 	cs, bytes := countedService(t, st, o)
 	ctx := context.Background()
 
-	const reader = ID(1)
+	const reader = store.ID(1)
 	authors := idRange(11, 10)
 	mustUsers(t, s, reader)
 	putUsers(t, s, authors)
 	follow(t, s, reader, authors)
 	for round := range 3 {
 		for _, a := range authors {
-			if _, err := s.Publish(ctx, a, "post "+itoa(round)); err != nil {
+			if _, err := s.Publish(ctx, a, "post "+store.Itoa(round)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -84,7 +85,7 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 	}
 
 	// 20 big-V accounts the reader does not follow.
-	bigVs := func(from ID, n int) {
+	bigVs := func(from store.ID, n int) {
 		t.Helper()
 		ids := idRange(from, n)
 		putUsers(t, s, ids)
@@ -119,8 +120,8 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 		many = 2_000
 	}
 	bigVs(100_020, many-20)
-	withBigV := warmPage(itoa(many) + " big-V elsewhere")
-	if !isBigV(t, s, 100_000+ID(many)-1) {
+	withBigV := warmPage(store.Itoa(many) + " big-V elsewhere")
+	if !isBigV(t, s, 100_000+store.ID(many)-1) {
 		t.Fatal("the network's big-V accounts were not promoted")
 	}
 
@@ -132,16 +133,16 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 	for _, c := range []struct {
 		what string
 		n    int64
-	}{{itoa(many) + " big-V accounts elsewhere", withBigV}, {"2,000 silent followees", withSilent}} {
+	}{{store.Itoa(many) + " big-V accounts elsewhere", withBigV}, {"2,000 silent followees", withSilent}} {
 		if c.n > 2*base {
 			t.Errorf("with %s a warm page costs %d reply bytes, more than twice the %d of the small network", c.what, c.n, base)
 		}
 	}
 }
 
-func isBigV(t *testing.T, s *Service, id ID) bool {
+func isBigV(t *testing.T, s *Service, id store.ID) bool {
 	t.Helper()
-	mode, _ := s.do(context.Background(), s.Redis.B().Get().Key(s.Keys.pushMode(id)).Build()).ToString()
+	mode, _ := s.Do(context.Background(), s.Redis.B().Get().Key(s.Keys.PushMode(id)).Build()).ToString()
 	return mode == pushAct
 }
 
@@ -154,7 +155,7 @@ func TestLateFanoutToAnUnfollowerIsHidden(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	follow(t, s, 1, []ID{2, 3})
+	follow(t, s, 1, []store.ID{2, 3})
 	p2, err := s.Publish(ctx, 2, "by two")
 	if err != nil {
 		t.Fatal(err)
@@ -179,14 +180,14 @@ func TestLateFanoutToAnUnfollowerIsHidden(t *testing.T) {
 		t.Fatalf("big-V followees after unfollowing 3: %v, want none", bv)
 	}
 	// The straggler: 2's post written to 1's inbox after the cleanup.
-	late := s.appendPush(nil, s.postsTL(), 1, Item{TS: p2.CreatedAt.UnixMilli(), ID: p2.ID}, false)
-	if err := firstErr(s.doMulti(ctx, late...)); err != nil {
+	late := s.appendPush(nil, s.postsTL(), 1, store.Item{TS: p2.CreatedAt.UnixMilli(), ID: p2.ID}, false)
+	if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 		t.Fatal(err)
 	}
 	if got := readAll(t, s, 1, 10); len(got) != 0 {
 		t.Fatalf("feed after unfollowing both shows %v", got)
 	}
-	follow(t, s, 1, []ID{2})
+	follow(t, s, 1, []store.ID{2})
 	drain(t, s)
 	if got := readAll(t, s, 1, 10); len(got) != 1 || got[0] != p2.ID {
 		t.Fatalf("feed after following 2 again: %v, want [%d]", got, p2.ID)
@@ -201,10 +202,10 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 	clk := clockAt(testEpoch)
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
-	const reader = ID(1)
+	const reader = store.ID(1)
 	// The first for the lapse; the other maxUnfollowNotes+1 overflow the notes.
 	authors := idRange(2, maxUnfollowNotes+2)
-	putUsers(t, s, append([]ID{reader}, authors...))
+	putUsers(t, s, append([]store.ID{reader}, authors...))
 	follow(t, s, reader, authors)
 	p, err := s.Publish(ctx, authors[0], "by the first")
 	if err != nil {
@@ -213,7 +214,7 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 	drain(t, s)
 	notes := func() []string {
 		t.Helper()
-		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.unfollowed(reader)).Min("0").Max("-1").Build()).AsStrSlice()
+		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Unfollowed(reader)).Min("0").Max("-1").Build()).AsStrSlice()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,8 +222,8 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 	}
 	straggle := func() {
 		t.Helper()
-		late := s.appendPush(nil, s.postsTL(), reader, Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, false)
-		if err := firstErr(s.doMulti(ctx, late...)); err != nil {
+		late := s.appendPush(nil, s.postsTL(), reader, store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, false)
+		if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -248,7 +249,7 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 	if len(ms) != maxUnfollowNotes {
 		t.Fatalf("%d unfollow notes, want the newest %d", len(ms), maxUnfollowNotes)
 	}
-	if ms[0] != member(authors[2]) || ms[len(ms)-1] != member(authors[len(authors)-1]) {
+	if ms[0] != store.Member(authors[2]) || ms[len(ms)-1] != store.Member(authors[len(authors)-1]) {
 		t.Fatalf("notes run from %x to %x, want the %d newest unfollows", ms[0], ms[len(ms)-1], maxUnfollowNotes)
 	}
 }
@@ -259,7 +260,7 @@ func TestActivityIsThrottled(t *testing.T) {
 	clk := clockAt(testEpoch)
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
-	const reader = ID(7)
+	const reader = store.ID(7)
 	mustUsers(t, s, reader)
 	seenAt := func() int64 {
 		t.Helper()

@@ -1,10 +1,12 @@
 package feedcore
 
+import "github.com/feedd/feedd/feedcore/store"
+
 // timeline names the keys of one kind of timeline. Posts and live replays
 // run through the same hybrid machinery: an outbox per author, an inbox
 // per reader with its horizon hash, the same fan-out and the same read.
 type timeline struct {
-	inbox, outbox, horizon func(ID) string
+	inbox, outbox, horizon func(store.ID) string
 	// eagerFollowees: a read loads the following set in its first round
 	// trip (withFollowees). Only a first live page does: it may file the
 	// followed anchors' sessions in a new snapshot. Other reads load it
@@ -18,11 +20,11 @@ func (tl timeline) withFollowees() timeline {
 }
 
 func (s *Service) postsTL() timeline {
-	return timeline{inbox: s.Keys.inbox, outbox: s.Keys.outbox, horizon: s.Keys.reader}
+	return timeline{inbox: s.Keys.Inbox, outbox: s.Keys.Outbox, horizon: s.Keys.Reader}
 }
 
 func (s *Service) replaysTL() timeline {
-	return timeline{inbox: s.Keys.replayInbox, outbox: s.Keys.replayOutbox, horizon: s.Keys.replayReader}
+	return timeline{inbox: s.Keys.ReplayInbox, outbox: s.Keys.ReplayOutbox, horizon: s.Keys.ReplayReader}
 }
 
 // timelines are every kind, for follows, unfollows and upgrades.

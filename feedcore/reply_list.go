@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // A post's replies are paged oldest first, as a conversation reads, from
@@ -23,13 +24,13 @@ import (
 // repliesStart is where a first page of replies seeks from: before every
 // reply (scores are times, never negative; a deleted reply's -1 ties
 // below every member).
-var repliesStart = Item{TS: -1, ID: math.MaxUint64}
+var repliesStart = store.Item{TS: -1, ID: math.MaxUint64}
 
 // Replies returns a page of the replies of post as viewer sees them,
 // oldest first: first of them (DefaultPageSize when 0), after the cursor
 // after.
-func (s *Service) Replies(ctx context.Context, viewer, post ID, first int, after string) (_ *FeedPage, err error) {
-	defer wrap(&err, "replies of post %d", post)
+func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int, after string) (_ *FeedPage, err error) {
+	defer store.Wrap(&err, "replies of post %d", post)
 	if first < 0 || first > MaxPageSize {
 		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
 	}
@@ -46,7 +47,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post ID, first int, after
 	if err != nil {
 		return nil, err
 	}
-	seal := func(it Item) string { return s.sealListCursor(viewer, ListReplies, post, it) }
+	seal := func(it store.Item) string { return s.sealListCursor(viewer, ListReplies, post, it) }
 	shown := found[:min(n, len(found))]
 	pg := &FeedPage{Edges: make([]FeedEdge, len(shown)), HasNext: more, HasPrevious: after != "", StartCursor: after}
 	for i, e := range shown {
@@ -71,10 +72,10 @@ func (s *Service) Replies(ctx context.Context, viewer, post ID, first int, after
 // collectReplies reads the replies of post after pos, oldest first, until
 // it has need the viewer may see, the replies end or the read bound is
 // reached: those found, how far it read, and whether more may follow.
-func (s *Service) collectReplies(ctx context.Context, viewer, post ID, pos Item, need int) ([]entry[Post], *Item, bool, error) {
-	src := source{key: s.Keys.replies(post)}
-	return fill(&pos, need, func(_ int, cur *Item, batch int) ([]Item, []*Post, *Item, error) {
-		items, _, err := parseSeek(s.do(ctx, s.seekCmd(newer, src, cur, batch)))
+func (s *Service) collectReplies(ctx context.Context, viewer, post store.ID, pos store.Item, need int) ([]entry[Post], *store.Item, bool, error) {
+	src := source{key: s.Keys.Replies(post)}
+	return fill(&pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*Post, *store.Item, error) {
+		items, _, err := parseSeek(s.Do(ctx, s.seekCmd(newer, src, cur, batch)))
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -88,8 +89,8 @@ func (s *Service) collectReplies(ctx context.Context, viewer, post ID, pos Item,
 
 // visibleReplies loads the replies at items and keeps those viewer may
 // see (nil for the others).
-func (s *Service) visibleReplies(ctx context.Context, viewer, post ID, items []Item) ([]*Post, error) {
-	ps, err := s.CachedPosts(ctx, cmdsFor(items, func(it Item) ID { return it.ID }))
+func (s *Service) visibleReplies(ctx context.Context, viewer, post store.ID, items []store.Item) ([]*Post, error) {
+	ps, err := s.CachedPosts(ctx, store.CmdsFor(items, func(it store.Item) store.ID { return it.ID }))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Replies. A reply is a post with a parent: its hash keeps the parent and
@@ -22,7 +23,7 @@ import (
 // the parent's author: NOT_FOUND unless it is a live post (not of a
 // suspended account: it is in no feed), FORBIDDEN when
 // a block stands between replier and its author.
-func (s *Service) replyable(ctx context.Context, replier, parent ID) (ID, error) {
+func (s *Service) replyable(ctx context.Context, replier, parent store.ID) (store.ID, error) {
 	p, err := s.readUnblocked(ctx, replier, parent, true)
 	if err != nil {
 		return 0, err
@@ -36,7 +37,7 @@ func (s *Service) replyable(ctx context.Context, replier, parent ID) (ID, error)
 // replyAdd files the reply ARGV[2] (a member), created at ARGV[1] ms, in
 // its parent's replies KEYS[1] and counts it in the parent's counters
 // KEYS[2], unless the set holds it already (live, or deleted at -1).
-var replyAdd = newScript(false, `
+var replyAdd = store.NewScript(false, `
 if redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HINCRBY', KEYS[2], 'c', 1)
@@ -46,7 +47,7 @@ return 1
 // replyDrop marks the reply ARGV[1] deleted in its parent's replies
 // KEYS[1] (score -1; filed deleted if it was not there yet), uncounting
 // it from the parent's counters KEYS[2] if it was counted.
-var replyDrop = newScript(false, `
+var replyDrop = store.NewScript(false, `
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) >= 0 and redis.call('HINCRBY', KEYS[2], 'c', -1) < 0 then
   redis.call('HSET', KEYS[2], 'c', 0)
@@ -57,13 +58,13 @@ return 1
 
 // replyAddCmd files p, a reply, in its parent's replies.
 func (s *Service) replyAddCmd(p *Post) rueidis.Completed {
-	return replyAdd.cmd(s.Redis.B(), []string{s.Keys.replies(p.ReplyTo), s.Keys.postCounts(p.ReplyTo)},
-		[]string{scoreArg(p.CreatedAt.UnixMilli()), member(p.ID)})
+	return replyAdd.Cmd(s.Redis.B(), []string{s.Keys.Replies(p.ReplyTo), s.Keys.PostCounts(p.ReplyTo)},
+		[]string{store.ScoreArg(p.CreatedAt.UnixMilli()), store.Member(p.ID)})
 }
 
 // replyDropCmd takes p, a deleted reply, out of its parent's replies.
 func (s *Service) replyDropCmd(p *Post) rueidis.Completed {
-	return replyDrop.cmd(s.Redis.B(), []string{s.Keys.replies(p.ReplyTo), s.Keys.postCounts(p.ReplyTo)}, []string{member(p.ID)})
+	return replyDrop.Cmd(s.Redis.B(), []string{s.Keys.Replies(p.ReplyTo), s.Keys.PostCounts(p.ReplyTo)}, []string{store.Member(p.ID)})
 }
 
 // fillParentAuthors sets ReplyToAuthor on the replies among ps that lack
@@ -72,8 +73,8 @@ func (s *Service) replyDropCmd(p *Post) rueidis.Completed {
 // first, could be filled, and NOT_FOUND naming the first whose parent is
 // not in the store.
 func (s *Service) fillParentAuthors(ctx context.Context, ps []*Post) (int, error) {
-	inBatch := make(map[ID]ID, len(ps)) // a parent earlier in the batch
-	var ask []ID
+	inBatch := make(map[store.ID]store.ID, len(ps)) // a parent earlier in the batch
+	var ask []store.ID
 	for _, p := range ps {
 		if a, ok := inBatch[p.ReplyTo]; ok && p.ReplyToAuthor == 0 {
 			p.ReplyToAuthor = a
@@ -121,7 +122,7 @@ end
 // a post to their bases (cb, rb: what an import set beyond the records)
 // plus its live replies KEYS[2] and live reposts KEYS[3]; a post with
 // none of the three is left alone (a repost's record has no counters).
-var recountConversation = newScript(false, luaLiveReposts+`
+var recountConversation = store.NewScript(false, luaLiveReposts+`
 if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3]) == 0 then return 0 end
 local b = redis.call('HMGET', KEYS[1], 'cb', 'rb')
 local c = (tonumber(b[1]) or 0) + redis.call('ZCOUNT', KEYS[2], 0, '+inf')
@@ -133,6 +134,6 @@ return 1
 `)
 
 // recountCmd recounts post's comments and reposts (recountConversation).
-func (s *Service) recountCmd(post ID) rueidis.Completed {
-	return recountConversation.cmd(s.Redis.B(), []string{s.Keys.postCounts(post), s.Keys.replies(post), s.Keys.reposts(post)}, nil)
+func (s *Service) recountCmd(post store.ID) rueidis.Completed {
+	return recountConversation.Cmd(s.Redis.B(), []string{s.Keys.PostCounts(post), s.Keys.Replies(post), s.Keys.Reposts(post)}, nil)
 }

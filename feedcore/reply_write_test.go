@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -33,11 +34,11 @@ func TestReplyRetry(t *testing.T) {
 			t.Fatalf("retry returned %+v, want reply %d to %d", p, logged.ID, parent.ID)
 		}
 	}
-	ps, err := s.Posts(ctx, []ID{logged.ID})
+	ps, err := s.Posts(ctx, []store.ID{logged.ID})
 	if err != nil || ps[0] == nil || ps[0].ReplyTo != parent.ID {
 		t.Fatalf("stored reply %+v, %v", ps[0], err)
 	}
-	cs, err := s.PostCounts(ctx, []ID{parent.ID})
+	cs, err := s.PostCounts(ctx, []store.ID{parent.ID})
 	if err != nil || cs[0].Comments != 1 {
 		t.Fatalf("parent counts %+v, %v; want 1 comment", cs, err)
 	}

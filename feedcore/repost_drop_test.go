@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -24,7 +25,7 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	startWorkers(t, s, WorkerOptions{})
 	ctx := context.Background()
-	const author, reader = ID(1), ID(2)
+	const author, reader = store.ID(1), store.ID(2)
 	mustUsers(t, s, author, reader)
 	reposters := idRange(1000, n)
 	putUsers(t, s, reposters)
@@ -36,7 +37,7 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 	recs := make([]*Post, n)
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	for i, u := range reposters {
-		recs[i] = &Post{ID: ID(1_000_000 + i), Author: u, CreatedAt: at.Add(time.Duration(i) * time.Millisecond), RepostOf: orig.ID}
+		recs[i] = &Post{ID: store.ID(1_000_000 + i), Author: u, CreatedAt: at.Add(time.Duration(i) * time.Millisecond), RepostOf: orig.ID}
 	}
 	for lo := 0; lo < n; lo += 1000 {
 		if _, err := s.PutReposts(ctx, recs[lo:min(lo+1000, n)]); err != nil {
@@ -46,7 +47,7 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 	drain(t, s)
 	// The reader's inbox holds its followees' reposts; the window shows
 	// only the first of them.
-	if in, err := s.newest(ctx, s.Keys.inbox(reader), 200); err != nil || len(in) != min(n, 100) {
+	if in, err := s.newest(ctx, s.Keys.Inbox(reader), 200); err != nil || len(in) != min(n, 100) {
 		t.Fatalf("the reader's inbox holds %d items (%v), want its %d followees' reposts", len(in), err, min(n, 100))
 	}
 	if got := readAll(t, s, reader, 100); len(got) != 1 || got[0] != recs[0].ID {
@@ -63,11 +64,11 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 	drain(t, s)
 	took := time.Since(start)
 	t.Logf("%d reposts of a deleted post taken back in %v", n, took.Round(time.Millisecond))
-	live, err := s.Reposted(ctx, reposters[0], []ID{orig.ID})
+	live, err := s.Reposted(ctx, reposters[0], []store.ID{orig.ID})
 	if err != nil || live[0] {
 		t.Fatalf("reposter %d still reposts it: %v, %v", reposters[0], live, err)
 	}
-	ps, err := s.Posts(ctx, cmdsFor(recs, func(r *Post) ID { return r.ID }))
+	ps, err := s.Posts(ctx, store.CmdsFor(recs, func(r *Post) store.ID { return r.ID }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,15 +77,15 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 			t.Fatalf("repost %d of %d not tombstoned: %+v", i, n, p)
 		}
 	}
-	for _, u := range []ID{reposters[0], reposters[n-1]} {
-		if got, err := s.newest(ctx, s.Keys.outbox(u), 10); err != nil || len(got) != 0 {
+	for _, u := range []store.ID{reposters[0], reposters[n-1]} {
+		if got, err := s.newest(ctx, s.Keys.Outbox(u), 10); err != nil || len(got) != 0 {
 			t.Fatalf("reposter %d's outbox: %v, %v", u, got, err)
 		}
 	}
-	if got, err := s.newest(ctx, s.Keys.inbox(reader), 10); err != nil || len(got) != 0 {
+	if got, err := s.newest(ctx, s.Keys.Inbox(reader), 10); err != nil || len(got) != 0 {
 		t.Fatalf("the reader's inbox: %v, %v", got, err)
 	}
-	rb, err := s.Redis.Do(ctx, s.Redis.B().Hvals().Key(s.Keys.reposts(orig.ID)).Build()).AsStrSlice()
+	rb, err := s.Redis.Do(ctx, s.Redis.B().Hvals().Key(s.Keys.Reposts(orig.ID)).Build()).AsStrSlice()
 	if err != nil || len(rb) != n {
 		t.Fatalf("the original's set of reposts: %d entries, %v", len(rb), err)
 	}

@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+	"github.com/feedd/feedd/feedcore/store"
 	"slices"
 )
 
@@ -14,9 +15,9 @@ import (
 // listReposts keeps, among the items ps of a list (nil: left out), the
 // reposts whose original the viewer of safety may see, noting each
 // original in origs (by the repost's id); the others become nil.
-func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*Post, origs map[ID]*Post) error {
+func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*Post, origs map[store.ID]*Post) error {
 	viewer := safety.v.viewer
-	var ids, authors []ID
+	var ids, authors []store.ID
 	for _, p := range ps {
 		if p != nil && p.IsRepost() {
 			ids = append(ids, p.RepostOf)
@@ -32,9 +33,9 @@ func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*Pos
 	if err != nil {
 		return err
 	}
-	sep := map[ID]bool{}
+	sep := map[store.ID]bool{}
 	if viewer != 0 && len(authors) > 0 {
-		if sep, err = parseHidden(s.do(ctx, s.hiddenCmd(viewer, authors)), authors, safety.v.now); err != nil {
+		if sep, err = parseHidden(s.Do(ctx, s.hiddenCmd(viewer, authors)), authors, safety.v.now); err != nil {
 			return err
 		}
 	}
@@ -57,7 +58,7 @@ func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*Pos
 
 // showOriginals turns the edges of pg that are reposts into edges of their
 // originals (origs, by repost id) with the repost as Repost.
-func showOriginals(pg *FeedPage, origs map[ID]*Post) {
+func showOriginals(pg *FeedPage, origs map[store.ID]*Post) {
 	for i, e := range pg.Edges {
 		if o := origs[e.Post.ID]; o != nil && e.Post.IsRepost() {
 			pg.Edges[i].Repost, pg.Edges[i].Post = e.Post, o

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Reposts. A repost is an item of its own: a record (a post hash with o
@@ -45,8 +46,8 @@ type RepostResult struct {
 // missing or deleted post (or a repost's record), or one of a suspended
 // account, is NOT_FOUND; a block
 // between viewer and its author, either way, is FORBIDDEN.
-func (s *Service) Repost(ctx context.Context, viewer, post ID) (_ *RepostResult, err error) {
-	defer wrap(&err, "user %d reposts post %d", viewer, post)
+func (s *Service) Repost(ctx context.Context, viewer, post store.ID) (_ *RepostResult, err error) {
+	defer store.Wrap(&err, "user %d reposts post %d", viewer, post)
 	p, err := s.repostable(ctx, viewer, post)
 	if err != nil {
 		return nil, err
@@ -73,7 +74,7 @@ func (s *Service) Repost(ctx context.Context, viewer, post ID) (_ *RepostResult,
 
 // repostable reads the post viewer would repost or take a repost of back:
 // NOT_FOUND unless it is a live post, FORBIDDEN across a block.
-func (s *Service) repostable(ctx context.Context, viewer, post ID) (*Post, error) {
+func (s *Service) repostable(ctx context.Context, viewer, post store.ID) (*Post, error) {
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to repost")
 	}
@@ -90,10 +91,10 @@ func (s *Service) repostable(ctx context.Context, viewer, post ID) (*Post, error
 // UndoRepost takes viewer's repost of post back, from every feed; nothing
 // when there is none. A missing or deleted post is NOT_FOUND (the reposts
 // of a deleted post go by themselves).
-func (s *Service) UndoRepost(ctx context.Context, viewer, post ID) (_ *RepostResult, err error) {
-	defer wrap(&err, "user %d takes back the repost of post %d", viewer, post)
+func (s *Service) UndoRepost(ctx context.Context, viewer, post store.ID) (_ *RepostResult, err error) {
+	defer store.Wrap(&err, "user %d takes back the repost of post %d", viewer, post)
 	p, err := s.repostable(ctx, viewer, post)
-	if err != nil && CodeOf(err) != apierr.Forbidden { // a repost made before a block may be taken back
+	if err != nil && store.CodeOf(err) != apierr.Forbidden { // a repost made before a block may be taken back
 		return nil, err
 	}
 	if p == nil {
@@ -114,8 +115,8 @@ func (s *Service) UndoRepost(ctx context.Context, viewer, post ID) (_ *RepostRes
 }
 
 // postOf reads post, NOT_FOUND unless it is a live post.
-func (s *Service) postOf(ctx context.Context, post ID) (*Post, error) {
-	ps, err := s.CachedPosts(ctx, []ID{post})
+func (s *Service) postOf(ctx context.Context, post store.ID) (*Post, error) {
+	ps, err := s.CachedPosts(ctx, []store.ID{post})
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +132,7 @@ func (s *Service) postOf(ctx context.Context, post ID) (*Post, error) {
 // the record, replying {1, record}. With ARGV[1] "alloc" the repost's id
 // is taken from the shard's clock KEYS[2] at ARGV[2] ms (record "c ms
 // count"); with "given" it is ARGV[3] at ARGV[2] (record "g id ms").
-var repostLog = newScript(false, luaAlloc+`
+var repostLog = store.NewScript(false, luaAlloc+`
 local rec = redis.call('GET', KEYS[3])
 if rec then return {0, rec} end
 local fields = {'t', '`+evRepost+`', 'u', ARGV[4], 'o', ARGV[5], 'oa', ARGV[6]}
@@ -156,7 +157,7 @@ return {1, rec}
 // repost ARGV[4] of a deleted post), the event names ARGV[4] and the
 // record is deleted only if it names that repost (ARGV[5] or a record
 // beginning with ARGV[6]); it replies {1}.
-var unrepostLog = newScript(false, `
+var unrepostLog = store.NewScript(false, `
 local rec = redis.call('GET', KEYS[2])
 local fields = {'t', '`+evUnrepost+`', 'u', ARGV[2], 'o', ARGV[3]}
 if ARGV[1] == 'user' then
@@ -179,25 +180,25 @@ return {1, rec}
 // logRepost commits reposter's repost of p (at ms; with id 0 a new id
 // from the shard's clock, else the given id, for import) and returns the
 // repost's record: the one just made, or the one an earlier call made.
-func (s *Service) logRepost(ctx context.Context, reposter ID, p *Post, ms int64, id ID) (*Post, error) {
+func (s *Service) logRepost(ctx context.Context, reposter store.ID, p *Post, ms int64, id store.ID) (*Post, error) {
 	keys, args := s.repostLogArgs(reposter, p, ms, id)
-	return s.repostLogged(reposter, p, s.commit(ctx, repostLog, keys, args, repostLog.cmd(s.Redis.B(), keys, args)))
+	return s.repostLogged(reposter, p, s.commit(ctx, repostLog, keys, args, repostLog.Cmd(s.Redis.B(), keys, args)))
 }
 
 // repostLogArgs are repostLog's keys and arguments for logRepost.
-func (s *Service) repostLogArgs(reposter ID, p *Post, ms int64, id ID) (keys, args []string) {
+func (s *Service) repostLogArgs(reposter store.ID, p *Post, ms int64, id store.ID) (keys, args []string) {
 	shard := s.shardOf(reposter)
-	keys = []string{s.Keys.events(shard), s.Keys.clock(shard), s.Keys.repostRecord(shard, reposter, p.ID)}
+	keys = []string{s.Keys.Events(shard), s.Keys.Clock(shard), s.Keys.RepostRecord(shard, reposter, p.ID)}
 	mode, given := "alloc", ""
 	if id != 0 {
-		mode, given = "given", FormatID(id)
+		mode, given = "given", store.FormatID(id)
 	}
-	return keys, []string{mode, scoreArg(ms), given, FormatID(reposter), FormatID(p.ID), FormatID(p.Author)}
+	return keys, []string{mode, store.ScoreArg(ms), given, store.FormatID(reposter), store.FormatID(p.ID), store.FormatID(p.Author)}
 }
 
 // repostLogged reads repostLog's reply r: the record of reposter's repost
 // of p.
-func (s *Service) repostLogged(reposter ID, p *Post, r rueidis.RedisResult) (*Post, error) {
+func (s *Service) repostLogged(reposter store.ID, p *Post, r rueidis.RedisResult) (*Post, error) {
 	arr, err := r.ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
@@ -214,27 +215,27 @@ func (s *Service) repostLogged(reposter ID, p *Post, r rueidis.RedisResult) (*Po
 }
 
 // repostOf is the record of reposter's repost of p at it.
-func repostOf(reposter ID, p *Post, it Item) *Post {
+func repostOf(reposter store.ID, p *Post, it store.Item) *Post {
 	return &Post{ID: it.ID, Author: reposter, CreatedAt: time.UnixMilli(it.TS).UTC(), RepostOf: p.ID, RepostOfAuthor: p.Author}
 }
 
 // parseRepostRecord reads a repost record (keys.repostRecord) of shard:
 // the repost's id and time.
-func parseRepostRecord(rec string, shard int) (Item, error) {
+func parseRepostRecord(rec string, shard int) (store.Item, error) {
 	f := strings.Fields(rec)
 	if len(f) != 3 {
-		return Item{}, fmt.Errorf("unreadable repost record %q", rec)
+		return store.Item{}, fmt.Errorf("unreadable repost record %q", rec)
 	}
 	a, err1 := parseInt(f[1])
 	b, err2 := parseInt(f[2])
 	switch {
 	case err1 != nil || err2 != nil || a < 0 || b < 0:
 	case f[0] == "c" && b < 1<<clockBits:
-		return Item{TS: a, ID: composeID(a, uint64(b), shard)}, nil
+		return store.Item{TS: a, ID: composeID(a, uint64(b), shard)}, nil
 	case f[0] == "g":
-		return Item{TS: b, ID: ID(a)}, nil
+		return store.Item{TS: b, ID: store.ID(a)}, nil
 	}
-	return Item{}, fmt.Errorf("unreadable repost record %q", rec)
+	return store.Item{}, fmt.Errorf("unreadable repost record %q", rec)
 }
 
 // logUnrepost commits the undoing of reposter's repost of p. With rec nil
@@ -242,15 +243,15 @@ func parseRepostRecord(rec string, shard int) (Item, error) {
 // back, nil when there was none. With rec set (a worker takes back a
 // repost of a deleted post) the event names rec, and the reposter's
 // record is deleted if it names rec.
-func (s *Service) logUnrepost(ctx context.Context, reposter ID, p *Post, rec *Post) (*Post, error) {
+func (s *Service) logUnrepost(ctx context.Context, reposter store.ID, p *Post, rec *Post) (*Post, error) {
 	shard := s.shardOf(reposter)
-	keys := []string{s.Keys.events(shard), s.Keys.repostRecord(shard, reposter, p.ID)}
-	args := []string{"user", FormatID(reposter), FormatID(p.ID)}
+	keys := []string{s.Keys.Events(shard), s.Keys.RepostRecord(shard, reposter, p.ID)}
+	args := []string{"user", store.FormatID(reposter), store.FormatID(p.ID)}
 	if rec != nil {
 		args[0] = "drop"
-		args = append(args, FormatID(rec.ID), clockRecord(rec.ID, shard), "g "+FormatID(rec.ID)+" ")
+		args = append(args, store.FormatID(rec.ID), clockRecord(rec.ID, shard), "g "+store.FormatID(rec.ID)+" ")
 	}
-	arr, err := s.commit(ctx, unrepostLog, keys, args, unrepostLog.cmd(s.Redis.B(), keys, args)).ToArray()
+	arr, err := s.commit(ctx, unrepostLog, keys, args, unrepostLog.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return nil, fmt.Errorf("queue the undoing of the repost: %w", err)
 	}
@@ -267,11 +268,11 @@ func (s *Service) logUnrepost(ctx context.Context, reposter ID, p *Post, rec *Po
 
 // clockRecord is the record spelling ("c ms count") of an id shard's
 // clock handed out, "" when shard's clock cannot have made id.
-func clockRecord(id ID, shard int) string {
+func clockRecord(id store.ID, shard int) string {
 	if int(id&(maxShards-1)) != shard {
 		return ""
 	}
-	return "c " + FormatID(id>>16) + " " + FormatID(id>>shardBits&(1<<clockBits-1))
+	return "c " + store.FormatID(id>>16) + " " + store.FormatID(id>>shardBits&(1<<clockBits-1))
 }
 
 // repostAdd records the repost ARGV[2] (a member) of the reposter ARGV[1]
@@ -281,7 +282,7 @@ func clockRecord(id ID, shard int) string {
 // nothing: it replies 1 if that leaves the repost live, else 0. When the
 // original KEYS[3] is missing or deleted the repost is recorded as taken
 // back and it replies -1: its reposter must take it back from the feeds.
-var repostAdd = newScript(false, luaLess+`
+var repostAdd = store.NewScript(false, luaLess+`
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 local live = cur and string.sub(cur, 1, 1) == '+'
 if cur then
@@ -307,7 +308,7 @@ return 1
 // recorded it, so a late one cannot bring it back), moving the reposts
 // counter in KEYS[2] if it was live. A newer repost recorded is left
 // alone (0); else 1.
-var repostDrop = newScript(false, luaLess+`
+var repostDrop = store.NewScript(false, luaLess+`
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if cur then
   if lt(ARGV[2], string.sub(cur, 2)) then return 0 end
@@ -340,16 +341,16 @@ func (s *Service) materializeReposts(ctx context.Context, recs []*Post) ([]repos
 	cmds := make([]rueidis.Completed, 0, 5*len(recs))
 	at := make([]int, len(recs)) // where each record's writes start
 	for i, r := range recs {
-		it := Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID}
+		it := store.Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID}
 		at[i] = len(cmds)
-		cmds = append(cmds, postCreate.cmd(s.Redis.B(), []string{s.Keys.post(r.ID)}, r.hashFields()),
-			repostAdd.cmd(s.Redis.B(), []string{s.Keys.reposts(r.RepostOf), s.Keys.postCounts(r.RepostOf), s.Keys.post(r.RepostOf)},
-				[]string{member(r.Author), member(r.ID)}),
-			s.Redis.B().Zadd().Key(s.Keys.outbox(r.Author)).ScoreMember().ScoreMember(float64(it.TS), member(it.ID)).Build())
+		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(r.ID)}, r.hashFields()),
+			repostAdd.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf), s.Keys.Post(r.RepostOf)},
+				[]string{store.Member(r.Author), store.Member(r.ID)}),
+			s.Redis.B().Zadd().Key(s.Keys.Outbox(r.Author)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
 		cmds = s.appendPush(cmds, s.postsTL(), r.Author, it, true)
 	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
 	states := make([]repostState, len(recs))
@@ -389,11 +390,11 @@ func (s *Service) dropRepost(ctx context.Context, r *Post) error {
 func (s *Service) unindexReposts(ctx context.Context, recs []*Post) error {
 	cmds := s.unindexCmds(recs)
 	for _, r := range recs {
-		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.post(r.ID)).FieldValue().FieldValue("d", "1").Build(),
-			repostDrop.cmd(s.Redis.B(), []string{s.Keys.reposts(r.RepostOf), s.Keys.postCounts(r.RepostOf)},
-				[]string{member(r.Author), member(r.ID)}))
+		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.Post(r.ID)).FieldValue().FieldValue("d", "1").Build(),
+			repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf)},
+				[]string{store.Member(r.Author), store.Member(r.ID)}))
 	}
-	return firstErr(s.doMulti(ctx, cmds...))
+	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
 // dropRepostsOf takes back every live repost of the deleted post p: one
@@ -401,21 +402,21 @@ func (s *Service) unindexReposts(ctx context.Context, recs []*Post) error {
 // reposts marked taken back, a chunk at a time, so a run that dies
 // resumes past what it did. Work proportional to p's reposts.
 func (s *Service) dropRepostsOf(ctx context.Context, p *Post) error {
-	key := s.Keys.reposts(p.ID)
+	key := s.Keys.Reposts(p.ID)
 	var cursor uint64
 	for {
-		e, err := s.do(ctx, s.Redis.B().Hscan().Key(key).Cursor(cursor).Count(accountChunk).Build()).AsScanEntry()
+		e, err := s.Do(ctx, s.Redis.B().Hscan().Key(key).Cursor(cursor).Count(accountChunk).Build()).AsScanEntry()
 		if err != nil {
 			return fmt.Errorf("read reposts of post %d: %w", p.ID, err)
 		}
 		var recs []*Post
 		for i := 0; i+1 < len(e.Elements); i += 2 {
-			reposter, err1 := memberID(e.Elements[i])
+			reposter, err1 := store.MemberID(e.Elements[i])
 			v := e.Elements[i+1]
 			if err1 != nil || len(v) != 9 || v[0] != '+' {
 				continue
 			}
-			id, _ := memberID(v[1:])
+			id, _ := store.MemberID(v[1:])
 			recs = append(recs, &Post{ID: id, Author: reposter, RepostOf: p.ID, RepostOfAuthor: p.Author})
 		}
 		if err := s.logUnreposts(ctx, p, recs); err != nil {
@@ -437,32 +438,32 @@ func (s *Service) logUnreposts(ctx context.Context, p *Post, recs []*Post) error
 	cmds := make([]rueidis.Completed, 0, 2*len(recs))
 	for _, r := range recs {
 		shard := s.shardOf(r.Author)
-		keys := []string{s.Keys.events(shard), s.Keys.repostRecord(shard, r.Author, p.ID)}
-		args := []string{"drop", FormatID(r.Author), FormatID(p.ID), FormatID(r.ID), clockRecord(r.ID, shard), "g " + FormatID(r.ID) + " "}
-		cmds = append(cmds, unrepostLog.cmd(s.Redis.B(), keys, args))
+		keys := []string{s.Keys.Events(shard), s.Keys.RepostRecord(shard, r.Author, p.ID)}
+		args := []string{"drop", store.FormatID(r.Author), store.FormatID(p.ID), store.FormatID(r.ID), clockRecord(r.ID, shard), "g " + store.FormatID(r.ID) + " "}
+		cmds = append(cmds, unrepostLog.Cmd(s.Redis.B(), keys, args))
 	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("queue the undoing of reposts of post %d: %w", p.ID, err)
 	}
 	cmds = cmds[:0]
 	for _, r := range recs {
-		cmds = append(cmds, repostDrop.cmd(s.Redis.B(), []string{s.Keys.reposts(p.ID), s.Keys.postCounts(p.ID)},
-			[]string{member(r.Author), member(r.ID)}))
+		cmds = append(cmds, repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.ID), s.Keys.PostCounts(p.ID)},
+			[]string{store.Member(r.Author), store.Member(r.ID)}))
 	}
-	return firstErr(s.doMulti(ctx, cmds...))
+	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
 // Reposted reports, for each post, whether viewer reposts it, in one
 // round trip.
-func (s *Service) Reposted(ctx context.Context, viewer ID, posts []ID) (_ []bool, err error) {
-	defer wrap(&err, "read reposts of user %d", viewer)
-	vm := member(viewer)
-	return parseEach(s.doMulti(ctx, cmdsFor(posts, func(id ID) rueidis.Completed { return s.repostedCmd(vm, id) })...), isLiveRepost)
+func (s *Service) Reposted(ctx context.Context, viewer store.ID, posts []store.ID) (_ []bool, err error) {
+	defer store.Wrap(&err, "read reposts of user %d", viewer)
+	vm := store.Member(viewer)
+	return store.ParseEach(s.DoMulti(ctx, store.CmdsFor(posts, func(id store.ID) rueidis.Completed { return s.repostedCmd(vm, id) })...), isLiveRepost)
 }
 
 // repostedCmd asks whether the viewer whose member is vm reposts post.
-func (s *Service) repostedCmd(vm string, post ID) rueidis.Completed {
-	return s.Redis.B().Hget().Key(s.Keys.reposts(post)).Field(vm).Build()
+func (s *Service) repostedCmd(vm string, post store.ID) rueidis.Completed {
+	return s.Redis.B().Hget().Key(s.Keys.Reposts(post)).Field(vm).Build()
 }
 
 // isLiveRepost reads a repostedCmd reply.
@@ -482,7 +483,7 @@ func isLiveRepost(r rueidis.RedisResult) (bool, error) {
 // and returns how many were applied before it. Applying one again
 // changes nothing.
 func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err error) {
-	defer wrap(&err, "store reposts")
+	defer store.Wrap(&err, "store reposts")
 	var stop error
 	for i, r := range recs {
 		if r.ID == 0 || r.Author == 0 || r.RepostOf == 0 {
@@ -490,13 +491,13 @@ func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err erro
 			break
 		}
 	}
-	users := cmdsFor(recs, func(r *Post) ID { return r.Author })
+	users := store.CmdsFor(recs, func(r *Post) store.ID { return r.Author })
 	if n, err := s.existing(ctx, users); err != nil {
 		return 0, err
 	} else if n < len(recs) {
 		recs, stop = recs[:n], apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
 	}
-	origs, err := s.Posts(ctx, cmdsFor(recs, func(r *Post) ID { return r.RepostOf }))
+	origs, err := s.Posts(ctx, store.CmdsFor(recs, func(r *Post) store.ID { return r.RepostOf }))
 	if err != nil {
 		return 0, err
 	}
@@ -509,9 +510,9 @@ func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err erro
 	}
 	// A user's second repost of a post under another id is refused before
 	// anything of the batch is logged.
-	recorded := s.doMulti(ctx, cmdsFor(recs, func(r *Post) rueidis.Completed {
+	recorded := s.DoMulti(ctx, store.CmdsFor(recs, func(r *Post) rueidis.Completed {
 		shard := s.shardOf(r.Author)
-		return s.Redis.B().Get().Key(s.Keys.repostRecord(shard, r.Author, r.RepostOf)).Build()
+		return s.Redis.B().Get().Key(s.Keys.RepostRecord(shard, r.Author, r.RepostOf)).Build()
 	})...)
 	for i, r := range recs {
 		rec, err := recorded[i].ToString()
@@ -526,9 +527,9 @@ func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err erro
 			break
 		}
 	}
-	rs := s.doMulti(ctx, cmdsFor(recs, func(r *Post) rueidis.Completed {
+	rs := s.DoMulti(ctx, store.CmdsFor(recs, func(r *Post) rueidis.Completed {
 		keys, args := s.repostLogArgs(r.Author, &Post{ID: r.RepostOf, Author: r.RepostOfAuthor}, r.CreatedAt.UnixMilli(), r.ID)
-		return repostLog.cmd(s.Redis.B(), keys, args)
+		return repostLog.Cmd(s.Redis.B(), keys, args)
 	})...)
 	for i, r := range recs {
 		if _, err := s.repostLogged(r.Author, origs[i], rs[i]); err != nil {

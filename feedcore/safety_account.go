@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Account deletion. The commit is one script on the user's stream shard:
@@ -40,7 +41,7 @@ const accountChunk = 500
 // on KEYS[2] (fields k ARGV[3], u ARGV[4]) and owes it a second pass in
 // KEYS[3] (accountSweeps, at the server's time). Replies {1, entry id},
 // or {0, handle} when the account was deleted already.
-var accountGone = newScript(false, `
+var accountGone = store.NewScript(false, `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('HGET', KEYS[1], 'h') or ''} end
 redis.call('HSET', KEYS[1], 'at', ARGV[1], 'h', ARGV[2], 'ph', '0')
 local t = redis.call('TIME')
@@ -53,13 +54,13 @@ return {1, redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'u', ARGV[4])}
 // feed, its follows both ways, likes, favorites, relations and keys are removed, and
 // its handle is held for Options.HandleHold, then free. A retry after
 // success succeeds again and finishes whatever is left.
-func (s *Service) DeleteAccount(ctx context.Context, viewer ID, confirmHandle string) (err error) {
-	defer wrap(&err, "delete the account of user %d", viewer)
+func (s *Service) DeleteAccount(ctx context.Context, viewer store.ID, confirmHandle string) (err error) {
+	defer store.Wrap(&err, "delete the account of user %d", viewer)
 	chargeOf(ctx).AllowGone() // a retry comes from a deleted account
 	shard := s.shardOf(viewer)
-	rs := s.doMulti(ctx, s.Redis.B().Hget().Key(s.Keys.gone(shard, viewer)).Field("h").Build(),
-		s.Redis.B().Hget().Key(s.Keys.user(viewer)).Field("h").Build())
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, s.Redis.B().Hget().Key(s.Keys.Gone(shard, viewer)).Field("h").Build(),
+		s.Redis.B().Hget().Key(s.Keys.User(viewer)).Field("h").Build())
+	if err := store.FirstErr(rs); err != nil {
 		return fmt.Errorf("read the account: %w", err)
 	}
 	goneHandle, _ := rs[0].ToString()
@@ -90,11 +91,11 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer ID, confirmHandle st
 
 // commitGone runs the deletion's commit and returns its journal entry
 // ("" when a racing request committed it first).
-func (s *Service) commitGone(ctx context.Context, u ID, handle string) (string, error) {
+func (s *Service) commitGone(ctx context.Context, u store.ID, handle string) (string, error) {
 	shard := s.shardOf(u)
-	keys := []string{s.Keys.gone(shard, u), s.Keys.journal(shard), s.Keys.accountSweeps(shard)}
-	args := []string{scoreArg(s.nowMS()), handle, jAccount, FormatID(u)}
-	arr, err := s.commit(ctx, accountGone, keys, args, accountGone.cmd(s.Redis.B(), keys, args)).ToArray()
+	keys := []string{s.Keys.Gone(shard, u), s.Keys.Journal(shard), s.Keys.AccountSweeps(shard)}
+	args := []string{store.ScoreArg(s.nowMS()), handle, jAccount, store.FormatID(u)}
+	arr, err := s.commit(ctx, accountGone, keys, args, accountGone.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -109,7 +110,7 @@ func (s *Service) commitGone(ctx context.Context, u ID, handle string) (string, 
 
 // goneAccount is a deleted account's marker.
 type goneAccount struct {
-	user      ID
+	user      store.ID
 	handle    string
 	deletedAt int64 // ms
 	phase     int   // the job's next phase
@@ -135,18 +136,18 @@ var accountPhases = []struct {
 
 // finishAccount runs u's deletion job from its checkpoint to the end.
 // Idempotent: a finished job does nothing.
-func (s *Service) finishAccount(ctx context.Context, u ID) error {
-	g, err := s.goneAccount(ctx, FormatID(u))
+func (s *Service) finishAccount(ctx context.Context, u store.ID) error {
+	g, err := s.goneAccount(ctx, store.FormatID(u))
 	if err != nil {
 		return err
 	}
-	marker := s.Keys.gone(s.shardOf(u), u)
+	marker := s.Keys.Gone(s.shardOf(u), u)
 	for ; g.phase < len(accountPhases); g.phase++ {
 		p := accountPhases[g.phase]
 		if err := p.run(s, ctx, g); err != nil {
 			return fmt.Errorf("%s phase: %w", p.name, err)
 		}
-		if err := s.do(ctx, s.Redis.B().Hset().Key(marker).FieldValue().FieldValue("ph", itoa(g.phase+1)).Build()).Error(); err != nil {
+		if err := s.Do(ctx, s.Redis.B().Hset().Key(marker).FieldValue().FieldValue("ph", store.Itoa(g.phase+1)).Build()).Error(); err != nil {
 			return fmt.Errorf("write the checkpoint: %w", err)
 		}
 	}
@@ -155,11 +156,11 @@ func (s *Service) finishAccount(ctx context.Context, u ID) error {
 
 // goneAccount reads the marker of the deleted user id (decimal).
 func (s *Service) goneAccount(ctx context.Context, id string) (goneAccount, error) {
-	u, err := ParseID(id)
+	u, err := store.ParseID(id)
 	if err != nil {
 		return goneAccount{}, fmt.Errorf("%w: deleted user %q", errMalformed, id)
 	}
-	m, err := s.do(ctx, s.Redis.B().Hgetall().Key(s.Keys.gone(s.shardOf(u), u)).Build()).AsStrMap()
+	m, err := s.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.Gone(s.shardOf(u), u)).Build()).AsStrMap()
 	if err != nil {
 		return goneAccount{}, fmt.Errorf("read the gone marker: %w", err)
 	}
@@ -176,7 +177,7 @@ func (s *Service) goneAccount(ctx context.Context, id string) (goneAccount, erro
 // nobody (an import), taken until ARGV[2] ms: its value becomes "id until"
 // (claimHandle frees it after that by the service's clock) and Redis drops
 // it then by its own.
-var holdHandle = newScript(false, `
+var holdHandle = store.NewScript(false, `
 local v = redis.call('GET', KEYS[1])
 if v and v ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PXAT', ARGV[2])
@@ -187,7 +188,7 @@ return 1
 // holds it, and replies the holder's value (nil when it was free). A
 // deleted account's held handle (value "id until") is free once ARGV[2]
 // ms has reached its until.
-var claimHandle = newScript(false, `
+var claimHandle = store.NewScript(false, `
 local v = redis.call('GET', KEYS[1])
 if v then
   local untl = string.match(v, ' (%d+)$')
@@ -197,8 +198,8 @@ redis.call('SET', KEYS[1], ARGV[1])
 return false
 `)
 
-func (s *Service) claimHandleCmd(handle string, id ID) rueidis.Completed {
-	return claimHandle.cmd(s.Redis.B(), []string{s.Keys.handle(handle)}, []string{FormatID(id), scoreArg(s.nowMS())})
+func (s *Service) claimHandleCmd(handle string, id store.ID) rueidis.Completed {
+	return claimHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(handle)}, []string{store.FormatID(id), store.ScoreArg(s.nowMS())})
 }
 
 // heldHandle reports whether a handle key's value is a deleted account's
@@ -209,13 +210,13 @@ func heldHandle(v string) bool { return strings.Contains(v, " ") }
 // UNAUTHENTICATED as for any id without a user) and holds the handle.
 func (s *Service) dropProfile(ctx context.Context, g goneAccount) error {
 	until := g.deletedAt + s.o.HandleHold.Milliseconds()
-	return firstErr(s.doMulti(ctx, s.Redis.B().Del().Key(s.Keys.user(g.user)).Build(),
-		holdHandle.cmd(s.Redis.B(), []string{s.Keys.handle(g.handle)}, []string{FormatID(g.user), scoreArg(until)})))
+	return store.FirstErr(s.DoMulti(ctx, s.Redis.B().Del().Key(s.Keys.User(g.user)).Build(),
+		holdHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(g.handle)}, []string{store.FormatID(g.user), store.ScoreArg(until)})))
 }
 
 // chunkOf reads up to accountChunk members of the set key.
-func (s *Service) chunkOf(ctx context.Context, key string) ([]ID, error) {
-	ms, err := s.do(ctx, s.Redis.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk-1)).Build()).AsStrSlice()
+func (s *Service) chunkOf(ctx context.Context, key string) ([]store.ID, error) {
+	ms, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("0").Max(store.Itoa(accountChunk-1)).Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
@@ -225,13 +226,13 @@ func (s *Service) chunkOf(ctx context.Context, key string) ([]ID, error) {
 // drainSet calls step with chunks of the set key's members until the set
 // is empty, removing each chunk from it once step succeeded: the set is
 // the phase's checkpoint.
-func (s *Service) drainSet(ctx context.Context, key string, step func(ids []ID) []rueidis.Completed) error {
-	return s.drainSetReading(ctx, key, func(ids []ID) ([]rueidis.Completed, error) { return step(ids), nil })
+func (s *Service) drainSet(ctx context.Context, key string, step func(ids []store.ID) []rueidis.Completed) error {
+	return s.drainSetReading(ctx, key, func(ids []store.ID) ([]rueidis.Completed, error) { return step(ids), nil })
 }
 
 // drainSetReading is drainSet with a step that may read (and fail)
 // before it says what to write.
-func (s *Service) drainSetReading(ctx context.Context, key string, step func(ids []ID) ([]rueidis.Completed, error)) error {
+func (s *Service) drainSetReading(ctx context.Context, key string, step func(ids []store.ID) ([]rueidis.Completed, error)) error {
 	for {
 		ids, err := s.chunkOf(ctx, key)
 		if err != nil || len(ids) == 0 {
@@ -241,10 +242,10 @@ func (s *Service) drainSetReading(ctx context.Context, key string, step func(ids
 		if err != nil {
 			return err
 		}
-		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 			return err
 		}
-		if err := s.do(ctx, s.Redis.B().Zrem().Key(key).Member(members(ids)...).Build()).Error(); err != nil {
+		if err := s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(store.Members(ids)...).Build()).Error(); err != nil {
 			return err
 		}
 	}
@@ -256,7 +257,7 @@ func (s *Service) drainSetReading(ctx context.Context, key string, step func(ids
 // out of their inboxes.
 func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 	tls := s.timelines()
-	recent := make([][]ID, len(tls))
+	recent := make([][]store.ID, len(tls))
 	for i, tl := range tls {
 		items, err := s.newest(ctx, tl.outbox(g.user), s.o.InboxCap)
 		if err != nil {
@@ -267,33 +268,33 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 		}
 	}
 	now := s.nowMS()
-	args := []string{member(g.user), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
-	return s.drainSet(ctx, s.Keys.followers(g.user), func(fs []ID) []rueidis.Completed {
+	args := []string{store.Member(g.user), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
+	return s.drainSet(ctx, s.Keys.Followers(g.user), func(fs []store.ID) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, 0, 3*len(fs)+1)
 		for _, f := range fs {
-			cmds = append(cmds, unfollowCommit.cmd(s.Redis.B(),
-				[]string{s.Keys.following(f), s.Keys.bigFollowees(f), s.Keys.unfollowed(f)}, args),
-				s.Redis.B().Zrem().Key(s.Keys.followingTimes(f)).Member(member(g.user)).Build())
+			cmds = append(cmds, unfollowCommit.Cmd(s.Redis.B(),
+				[]string{s.Keys.Following(f), s.Keys.BigFollowees(f), s.Keys.Unfollowed(f)}, args),
+				s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(f)).Member(store.Member(g.user)).Build())
 			for i, tl := range tls {
 				if len(recent[i]) > 0 {
 					cmds = append(cmds, s.inboxRemoveCmd(tl, f, recent[i]...))
 				}
 			}
 		}
-		return append(cmds, s.Redis.B().Zrem().Key(s.Keys.active(g.user)).Member(members(fs)...).Build())
+		return append(cmds, s.Redis.B().Zrem().Key(s.Keys.Active(g.user)).Member(store.Members(fs)...).Build())
 	})
 }
 
 // dropFollowing takes the account out of its followees' followers and
 // active sets.
 func (s *Service) dropFollowing(ctx context.Context, g goneAccount) error {
-	m := member(g.user)
-	return s.drainSet(ctx, s.Keys.following(g.user), func(gs []ID) []rueidis.Completed {
+	m := store.Member(g.user)
+	return s.drainSet(ctx, s.Keys.Following(g.user), func(gs []store.ID) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, 0, 2*len(gs))
 		for _, id := range gs {
-			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.followers(id)).Member(m).Build(),
-				s.Redis.B().Zrem().Key(s.Keys.followerTimes(id)).Member(m).Build(),
-				s.Redis.B().Zrem().Key(s.Keys.active(id)).Member(m).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Followers(id)).Member(m).Build(),
+				s.Redis.B().Zrem().Key(s.Keys.FollowerTimes(id)).Member(m).Build(),
+				s.Redis.B().Zrem().Key(s.Keys.Active(id)).Member(m).Build())
 		}
 		return cmds
 	})
@@ -302,9 +303,9 @@ func (s *Service) dropFollowing(ctx context.Context, g goneAccount) error {
 // dropLives deletes the account's queued sessions and replays: a reader
 // skips a session whose hash is gone, wherever it is still listed.
 func (s *Service) dropLives(ctx context.Context, g goneAccount) error {
-	for _, key := range []string{s.Keys.liveQueue(g.user), s.Keys.replayOutbox(g.user)} {
-		if err := s.drainSet(ctx, key, func(ids []ID) []rueidis.Completed {
-			return cmdsFor(ids, func(id ID) rueidis.Completed { return s.Redis.B().Del().Key(s.Keys.live(id)).Build() })
+	for _, key := range []string{s.Keys.LiveQueue(g.user), s.Keys.ReplayOutbox(g.user)} {
+		if err := s.drainSet(ctx, key, func(ids []store.ID) []rueidis.Completed {
+			return store.CmdsFor(ids, func(id store.ID) rueidis.Completed { return s.Redis.B().Del().Key(s.Keys.Live(id)).Build() })
 		}); err != nil {
 			return err
 		}
@@ -318,20 +319,20 @@ func (s *Service) dropLives(ctx context.Context, g goneAccount) error {
 // originals' counters, and the reposts of its posts are taken back
 // (dropRepostsOf).
 func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
-	return s.drainSetReading(ctx, s.Keys.outbox(g.user), func(ids []ID) ([]rueidis.Completed, error) {
+	return s.drainSetReading(ctx, s.Keys.Outbox(g.user), func(ids []store.ID) ([]rueidis.Completed, error) {
 		ps, err := s.Posts(ctx, ids)
 		if err != nil {
 			return nil, err
 		}
 		cmds := make([]rueidis.Completed, 0, 3*len(ids)+1)
 		for i, id := range ids {
-			cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.post(id)).FieldValue().FieldValue("d", "1").Build(),
-				s.Redis.B().Hdel().Key(s.Keys.post(id)).Field("x").Build())
+			cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.Post(id)).FieldValue().FieldValue("d", "1").Build(),
+				s.Redis.B().Hdel().Key(s.Keys.Post(id)).Field("x").Build())
 			switch p := ps[i]; {
 			case p == nil:
 			case p.IsRepost():
-				cmds = append(cmds, repostDrop.cmd(s.Redis.B(), []string{s.Keys.reposts(p.RepostOf), s.Keys.postCounts(p.RepostOf)},
-					[]string{member(p.Author), member(p.ID)}))
+				cmds = append(cmds, repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.RepostOf), s.Keys.PostCounts(p.RepostOf)},
+					[]string{store.Member(p.Author), store.Member(p.ID)}))
 			default:
 				if p.ReplyTo != 0 {
 					cmds = append(cmds, s.replyDropCmd(p))
@@ -350,7 +351,7 @@ func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
 // there, one off the counter field ARGV[2] (l or f) of KEYS[2], never
 // below 0, as an unlike or an unfavorite does (deleted posts too: the
 // like and favorite scripts leave those alone).
-var uncountGone = newScript(false, `
+var uncountGone = store.NewScript(false, `
 if redis.call('SREM', KEYS[1], ARGV[1]) == 1 and redis.call('HINCRBY', KEYS[2], ARGV[2], -1) < 0 then
   redis.call('HSET', KEYS[2], ARGV[2], 0)
 end
@@ -362,10 +363,10 @@ return 0
 // post's likers set: a deletion's cost grows with the number of liked
 // posts in the store, once.
 func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
-	m := member(g.user)
-	return s.scanIDs(ctx, s.Keys.likers, func(ids []ID) error {
-		return firstErr(s.doMulti(ctx, cmdsFor(ids, func(p ID) rueidis.Completed {
-			return uncountGone.cmd(s.Redis.B(), []string{s.Keys.likers(p), s.Keys.postCounts(p)}, []string{m, "l"})
+	m := store.Member(g.user)
+	return s.scanIDs(ctx, s.Keys.Likers, func(ids []store.ID) error {
+		return store.FirstErr(s.DoMulti(ctx, store.CmdsFor(ids, func(p store.ID) rueidis.Completed {
+			return uncountGone.Cmd(s.Redis.B(), []string{s.Keys.Likers(p), s.Keys.PostCounts(p)}, []string{m, "l"})
 		})...))
 	})
 }
@@ -380,8 +381,8 @@ func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
 // and stays in its maker's records.)
 func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 	u := g.user
-	mine := []string{s.Keys.blocks(u), s.Keys.mutes(u), s.Keys.muteEnds(u), s.Keys.hides(u),
-		s.Keys.blockedBy(u), s.Keys.hiddenAuthors(u), s.Keys.noPush(u), s.Keys.hideNotes(u)}
+	mine := []string{s.Keys.Blocks(u), s.Keys.Mutes(u), s.Keys.MuteEnds(u), s.Keys.Hides(u),
+		s.Keys.BlockedBy(u), s.Keys.HiddenAuthors(u), s.Keys.NoPush(u), s.Keys.HideNotes(u)}
 	for {
 		others, err := s.relatedChunk(ctx, mine)
 		if err != nil || len(others) == 0 {
@@ -391,21 +392,21 @@ func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 		pairs := make([]Edge, len(others))
 		for i, x := range others {
 			pairs[i] = Edge{Follower: u, Followee: x}
-			for _, key := range []func(ID) string{s.Keys.blocks, s.Keys.mutes, s.Keys.muteEnds, s.Keys.hides} {
-				cmds = append(cmds, s.Redis.B().Zrem().Key(key(x)).Member(member(u)).Build(),
-					s.Redis.B().Zrem().Key(key(u)).Member(member(x)).Build())
+			for _, key := range []func(store.ID) string{s.Keys.Blocks, s.Keys.Mutes, s.Keys.MuteEnds, s.Keys.Hides} {
+				cmds = append(cmds, s.Redis.B().Zrem().Key(key(x)).Member(store.Member(u)).Build(),
+					s.Redis.B().Zrem().Key(key(u)).Member(store.Member(x)).Build())
 			}
 		}
-		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 			return err
 		}
 		if err := s.settleRelations(ctx, pairs); err != nil {
 			return err
 		}
-		cmds = cmdsFor(mine, func(key string) rueidis.Completed {
-			return s.Redis.B().Zrem().Key(key).Member(members(others)...).Build()
+		cmds = store.CmdsFor(mine, func(key string) rueidis.Completed {
+			return s.Redis.B().Zrem().Key(key).Member(store.Members(others)...).Build()
 		})
-		if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 			return err
 		}
 	}
@@ -413,12 +414,12 @@ func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 
 // relatedChunk reads up to accountChunk members of each of the sets keys
 // (one slot's), and returns them once each.
-func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]ID, error) {
-	rs := s.doMulti(ctx, cmdsFor(keys, func(key string) rueidis.Completed {
-		return s.Redis.B().Zrange().Key(key).Min("0").Max(itoa(accountChunk - 1)).Build()
+func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]store.ID, error) {
+	rs := s.DoMulti(ctx, store.CmdsFor(keys, func(key string) rueidis.Completed {
+		return s.Redis.B().Zrange().Key(key).Min("0").Max(store.Itoa(accountChunk - 1)).Build()
 	})...)
-	seen := map[ID]bool{}
-	var out []ID
+	seen := map[store.ID]bool{}
+	var out []store.ID
 	for _, r := range rs {
 		ms, err := r.AsStrSlice()
 		if err != nil {
@@ -442,18 +443,18 @@ func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]ID, error)
 // in the activity index.
 func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 	u := g.user
-	names := []func(ID) string{s.Keys.inbox, s.Keys.outbox, s.Keys.reader, s.Keys.following, s.Keys.followers, s.Keys.active,
-		s.Keys.pushMode, s.Keys.bigFollowees, s.Keys.unfollowed, s.Keys.replayInbox, s.Keys.replayOutbox, s.Keys.replayReader,
-		s.Keys.liveQueue, s.Keys.liveDevices, s.Keys.blocks, s.Keys.mutes, s.Keys.muteEnds, s.Keys.hides, s.Keys.blockedBy,
-		s.Keys.hiddenAuthors, s.Keys.noPush, s.Keys.hideNotes, s.Keys.keywordFilters, s.Keys.keywordVersion,
-		s.Keys.followingTimes, s.Keys.followerTimes, s.Keys.favorites}
+	names := []func(store.ID) string{s.Keys.Inbox, s.Keys.Outbox, s.Keys.Reader, s.Keys.Following, s.Keys.Followers, s.Keys.Active,
+		s.Keys.PushMode, s.Keys.BigFollowees, s.Keys.Unfollowed, s.Keys.ReplayInbox, s.Keys.ReplayOutbox, s.Keys.ReplayReader,
+		s.Keys.LiveQueue, s.Keys.LiveDevices, s.Keys.Blocks, s.Keys.Mutes, s.Keys.MuteEnds, s.Keys.Hides, s.Keys.BlockedBy,
+		s.Keys.HiddenAuthors, s.Keys.NoPush, s.Keys.HideNotes, s.Keys.KeywordFilters, s.Keys.KeywordVersion,
+		s.Keys.FollowingTimes, s.Keys.FollowerTimes, s.Keys.Favorites}
 	cmds := make([]rueidis.Completed, 0, len(names)+2)
 	for _, name := range names {
 		cmds = append(cmds, s.Redis.B().Del().Key(name(u)).Build())
 	}
-	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.seen(activityShard(u))).Member(member(u)).Build(),
-		s.Redis.B().Del().Key(s.Keys.rateLimitIn(s.shardOf(u), u, "")).Build())
-	return firstErr(s.doMulti(ctx, cmds...))
+	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(activityShard(u))).Member(store.Member(u)).Build(),
+		s.Redis.B().Del().Key(s.Keys.RateLimitIn(s.shardOf(u), u, "")).Build())
+	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
 // secondPassLoop gives each deletion, suspension and unsuspension its
@@ -480,7 +481,7 @@ func (s *Service) secondPassLoop(ctx context.Context, o WorkerOptions) {
 // cutoff: every phase again, without the checkpoint (the first pass may
 // still be running; both are idempotent).
 func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time) error {
-	return s.secondPasses(ctx, s.Keys.accountSweeps(shard), cutoff, func(m string) error {
+	return s.secondPasses(ctx, s.Keys.AccountSweeps(shard), cutoff, func(m string) error {
 		g, err := s.goneAccount(ctx, m)
 		if err != nil {
 			return err
@@ -499,7 +500,7 @@ func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time
 // drops its timer once the pass succeeded, or can never run
 // (errMalformed: nothing to sweep, ever).
 func (s *Service) secondPasses(ctx context.Context, key string, cutoff time.Time, pass func(m string) error) error {
-	due, err := s.do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
+	due, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
 		Limit(0, 16).Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read the second passes due: %w", err)
@@ -508,7 +509,7 @@ func (s *Service) secondPasses(ctx context.Context, key string, cutoff time.Time
 		if err := pass(m); err != nil && !errors.Is(err, errMalformed) {
 			return err
 		}
-		if err := s.do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
+		if err := s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
 			return fmt.Errorf("drop a second pass: %w", err)
 		}
 	}
@@ -517,7 +518,7 @@ func (s *Service) secondPasses(ctx context.Context, key string, cutoff time.Time
 
 // repairAccount finishes the deletion a journal entry records.
 func (s *Service) repairAccount(ctx context.Context, fv map[string]string) error {
-	u, err := ParseID(fv["u"])
+	u, err := store.ParseID(fv["u"])
 	if err != nil {
 		return fmt.Errorf("%w: journal field u %q", errMalformed, fv["u"])
 	}
@@ -526,15 +527,15 @@ func (s *Service) repairAccount(ctx context.Context, fv map[string]string) error
 
 // DeletedAccount is a deleted account, as export writes and import reads it.
 type DeletedAccount struct {
-	User      ID
+	User      store.ID
 	Handle    string
 	DeletedAt time.Time
 }
 
 // DeletedAccounts calls fn with the deleted accounts, a batch at a time.
 func (s *Service) DeletedAccounts(ctx context.Context, fn func([]DeletedAccount) error) (err error) {
-	defer wrap(&err, "list deleted accounts")
-	return s.shardHashes(ctx, s.Keys.gone, []string{"h", "at"}, func(ids []ID, fs [][]string) error {
+	defer store.Wrap(&err, "list deleted accounts")
+	return s.shardHashes(ctx, s.Keys.Gone, []string{"h", "at"}, func(ids []store.ID, fs [][]string) error {
 		out := make([]DeletedAccount, len(ids))
 		for i, f := range fs {
 			ms, _ := parseInt(f[1])
@@ -547,14 +548,14 @@ func (s *Service) DeletedAccounts(ctx context.Context, fn func([]DeletedAccount)
 // PutDeletedAccount records a deleted account (import): its marker, as
 // the deletion's commit writes it, and the job, run at once.
 func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err error) {
-	defer wrap(&err, "record the deletion of user %d", d.User)
+	defer store.Wrap(&err, "record the deletion of user %d", d.User)
 	if d.User == 0 {
 		return apierr.Errorf(apierr.BadInput, "a deleted account needs a positive user id")
 	}
 	shard := s.shardOf(d.User)
-	keys := []string{s.Keys.gone(shard, d.User), s.Keys.journal(shard), s.Keys.accountSweeps(shard)}
-	args := []string{scoreArg(d.DeletedAt.UnixMilli()), d.Handle, jAccount, FormatID(d.User)}
-	arr, err := s.do(ctx, accountGone.cmd(s.Redis.B(), keys, args)).ToArray()
+	keys := []string{s.Keys.Gone(shard, d.User), s.Keys.Journal(shard), s.Keys.AccountSweeps(shard)}
+	args := []string{store.ScoreArg(d.DeletedAt.UnixMilli()), d.Handle, jAccount, store.FormatID(d.User)}
+	arr, err := s.Do(ctx, accountGone.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return err
 	}

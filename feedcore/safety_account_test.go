@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -61,7 +62,7 @@ func (w accountWorld) check(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	s := w.s
-	for _, v := range []ID{2, 3} {
+	for _, v := range []store.ID{2, 3} {
 		if got := readAll(t, s, v, 10); slices.Contains(got, w.own.ID) {
 			t.Errorf("user %d's feed %v still shows the deleted account's post", v, got)
 		}
@@ -69,7 +70,7 @@ func (w accountWorld) check(t *testing.T) {
 	if got := readAll(t, s, 2, 10); !slices.Contains(got, w.its.ID) {
 		t.Errorf("user 2's feed %v lost 4's post", got)
 	}
-	counts, err := s.Counts(ctx, []ID{1, 2, 3, 4})
+	counts, err := s.Counts(ctx, []store.ID{1, 2, 3, 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,21 +78,21 @@ func (w accountWorld) check(t *testing.T) {
 	if !slices.Equal(counts, want) {
 		t.Errorf("follow counts of 1..4 = %v, want %v", counts, want)
 	}
-	pc, err := s.PostCounts(ctx, []ID{w.its.ID})
+	pc, err := s.PostCounts(ctx, []store.ID{w.its.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pc[0].Likes != 0 {
 		t.Errorf("4's post has %d likes, want 0 (1's like gone)", pc[0].Likes)
 	}
-	if liked, _ := s.Liked(ctx, 1, []ID{w.its.ID}); liked[0] {
+	if liked, _ := s.Liked(ctx, 1, []store.ID{w.its.ID}); liked[0] {
 		t.Error("1 still likes 4's post")
 	}
-	ps, err := s.Posts(ctx, []ID{w.own.ID})
+	ps, err := s.Posts(ctx, []store.ID{w.own.ID})
 	if err != nil || ps[0] == nil || !ps[0].Deleted || ps[0].Text != "" {
 		t.Errorf("1's post = %+v, %v; want a tombstone without text", ps[0], err)
 	}
-	if u, err := s.Users(ctx, []ID{1}); err != nil || u[0] != nil {
+	if u, err := s.Users(ctx, []store.ID{1}); err != nil || u[0] != nil {
 		t.Errorf("profile of 1 = %+v, %v; want none", u[0], err)
 	}
 	if u, err := s.UserByHandle(ctx, "u1"); err != nil || u != nil {
@@ -101,8 +102,8 @@ func (w accountWorld) check(t *testing.T) {
 		t.Errorf("outbox of 1 = %v, want empty", out)
 	}
 	// No relation of 1's, nor anyone's naming 1, is left anywhere.
-	for _, key := range []string{s.Keys.blocks(5), s.Keys.hiddenAuthors(5), s.Keys.noPush(2), s.Keys.hides(4), s.Keys.noPush(4), s.Keys.hiddenAuthors(4)} {
-		if in, err := isMember(s.do(ctx, s.Redis.B().Zscore().Key(key).Member(member(1)).Build())); err != nil || in {
+	for _, key := range []string{s.Keys.Blocks(5), s.Keys.HiddenAuthors(5), s.Keys.NoPush(2), s.Keys.Hides(4), s.Keys.NoPush(4), s.Keys.HiddenAuthors(4)} {
+		if in, err := store.IsMember(s.Do(ctx, s.Redis.B().Zscore().Key(key).Member(store.Member(1)).Build())); err != nil || in {
 			t.Errorf("%s still names user 1 (%v)", key, err)
 		}
 	}
@@ -115,16 +116,16 @@ func TestDeleteAccountWrongHandle(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1)
-	if err := s.DeleteAccount(ctx, 1, "someone"); CodeOf(err) != apierr.BadInput {
+	if err := s.DeleteAccount(ctx, 1, "someone"); store.CodeOf(err) != apierr.BadInput {
 		t.Fatalf("wrong handle: %v, want BAD_USER_INPUT", err)
 	}
 	if u, _ := s.User(ctx, 1); u == nil {
 		t.Fatal("a refused deletion deleted the profile")
 	}
-	if n, _ := s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.gone(s.shardOf(1), 1)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Gone(s.shardOf(1), 1)).Build()).AsInt64(); n != 0 {
 		t.Fatal("a refused deletion wrote the gone marker")
 	}
-	if err := s.DeleteAccount(ctx, 9, "u9"); CodeOf(err) != apierr.Unauthenticated {
+	if err := s.DeleteAccount(ctx, 9, "u9"); store.CodeOf(err) != apierr.Unauthenticated {
 		t.Fatalf("no such user: %v, want UNAUTHENTICATED", err)
 	}
 }
@@ -143,7 +144,7 @@ func TestDeleteAccount(t *testing.T) {
 		t.Fatalf("retry: %v", err)
 	}
 	w.check(t)
-	if err := s.DeleteAccount(ctx, 1, "u2"); CodeOf(err) != apierr.BadInput {
+	if err := s.DeleteAccount(ctx, 1, "u2"); store.CodeOf(err) != apierr.BadInput {
 		t.Fatalf("retry with another handle: %v, want BAD_USER_INPUT", err)
 	}
 
@@ -152,12 +153,12 @@ func TestDeleteAccount(t *testing.T) {
 	for _, l := range []RateLimit{{}, {Rate: 100, Burst: 100}} {
 		ch := s.NewCharge(Subject{Viewer: 1}, 1, l)
 		_, err := s.FollowingFeed(WithCharge(ctx, ch), FeedRequest{Viewer: 1, First: 5})
-		if CodeOf(err) != apierr.Unauthenticated {
+		if store.CodeOf(err) != apierr.Unauthenticated {
 			t.Errorf("limit %+v: feed of a deleted account: %v, want UNAUTHENTICATED", l, err)
 		}
 		ch = s.NewWriteCharge(Subject{Viewer: 1}, 1, l)
 		s.known.add(1) // a process that saw the user before
-		if _, err := s.Publish(WithCharge(ctx, ch), 1, "after"); CodeOf(err) != apierr.Unauthenticated {
+		if _, err := s.Publish(WithCharge(ctx, ch), 1, "after"); store.CodeOf(err) != apierr.Unauthenticated {
 			t.Errorf("limit %+v: publish of a deleted account: %v, want UNAUTHENTICATED", l, err)
 		}
 	}
@@ -171,7 +172,7 @@ func TestDeleteAccount(t *testing.T) {
 	}
 
 	// The handle is held, then free once the hold has passed.
-	if err := s.PutUser(ctx, User{ID: 7, Handle: "u1"}); CodeOf(err) != apierr.BadInput {
+	if err := s.PutUser(ctx, User{ID: 7, Handle: "u1"}); store.CodeOf(err) != apierr.BadInput {
 		t.Fatalf("taking a held handle: %v, want BAD_USER_INPUT", err)
 	}
 	clk.advance(time.Hour + time.Second)
@@ -207,8 +208,8 @@ func TestDeleteAccountFinishedByWorkers(t *testing.T) {
 	if err := s.dropProfile(ctx, goneAccount{user: 1, handle: "u1", deletedAt: clk.now().UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
-	marker := s.Keys.gone(s.shardOf(1), 1)
-	s.do(ctx, s.Redis.B().Hset().Key(marker).FieldValue().FieldValue("ph", "1").Build())
+	marker := s.Keys.Gone(s.shardOf(1), 1)
+	s.Do(ctx, s.Redis.B().Hset().Key(marker).FieldValue().FieldValue("ph", "1").Build())
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the deletion job", func() bool {
 		ph, _ := s.Redis.Do(ctx, s.Redis.B().Hget().Key(marker).Field("ph").Build()).AsInt64()
@@ -227,7 +228,7 @@ func TestDeleteAccountRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.check(t)
-	if n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.journal(s.shardOf(1))).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(s.shardOf(1))).Build()).AsInt64(); n != 0 {
 		t.Errorf("journal after the rebuild: %d entries, want 0", n)
 	}
 }
@@ -249,13 +250,13 @@ func TestDeleteAccountScale(t *testing.T) {
 	mustUsers(t, s, author)
 	buildFollowers(t, s, author, n)
 	for i := range 20 {
-		if _, err := s.Publish(ctx, author, "post "+itoa(i)); err != nil {
+		if _, err := s.Publish(ctx, author, "post "+store.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	drain(t, s)
-	reader := ID(author + n/2)
-	if got := timelineIDs(t, s, s.Keys.inbox(reader)); len(got) != 20 {
+	reader := store.ID(author + n/2)
+	if got := timelineIDs(t, s, s.Keys.Inbox(reader)); len(got) != 20 {
 		t.Fatalf("reader %d's inbox holds %d posts before, want 20", reader, len(got))
 	}
 	start := time.Now()
@@ -263,10 +264,10 @@ func TestDeleteAccountScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := time.Since(start)
-	if got := timelineIDs(t, s, s.Keys.inbox(reader)); len(got) != 0 {
+	if got := timelineIDs(t, s, s.Keys.Inbox(reader)); len(got) != 0 {
 		t.Fatalf("reader %d's inbox holds %v after, want none", reader, got)
 	}
-	if c, _ := s.Counts(ctx, []ID{reader}); c[0].Following != 0 {
+	if c, _ := s.Counts(ctx, []store.ID{reader}); c[0].Following != 0 {
 		t.Fatalf("reader %d still follows %d", reader, c[0].Following)
 	}
 	t.Logf("deleted an account with %d followers and 20 posts in each inbox in %v", n, d.Round(time.Millisecond))
@@ -297,11 +298,11 @@ func TestDeleteAccountSecondPass(t *testing.T) {
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the second pass", func() bool {
-		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.accountSweeps(s.shardOf(1))).Build()).AsInt64()
+		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.AccountSweeps(s.shardOf(1))).Build()).AsInt64()
 		return n == 0
 	})
 	w.check(t)
-	if ps, _ := s.Posts(ctx, []ID{late.ID}); ps[0] == nil || !ps[0].Deleted {
+	if ps, _ := s.Posts(ctx, []store.ID{late.ID}); ps[0] == nil || !ps[0].Deleted {
 		t.Errorf("the late post = %+v, want a tombstone", ps[0])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -16,32 +17,32 @@ import (
 func BenchmarkCleanup800(b *testing.B) {
 	s := newService(b, storetest.New(b), Options{})
 	ctx := context.Background()
-	const viewer, author = ID(1), ID(2)
-	items := make([]Item, 800)
+	const viewer, author = store.ID(1), store.ID(2)
+	items := make([]store.Item, 800)
 	for i := range items {
-		items[i] = Item{TS: testEpoch.UnixMilli() + int64(i), ID: ID(1_000_000 + i)}
+		items[i] = store.Item{TS: testEpoch.UnixMilli() + int64(i), ID: store.ID(1_000_000 + i)}
 	}
 	fill := func(key string) {
 		add := s.Redis.B().Zadd().Key(key).ScoreMember()
 		for _, it := range items {
-			add = add.ScoreMember(float64(it.TS), member(it.ID))
+			add = add.ScoreMember(float64(it.TS), store.Member(it.ID))
 		}
-		if err := s.do(ctx, add.Build()).Error(); err != nil {
+		if err := s.Do(ctx, add.Build()).Error(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	fill(s.Keys.outbox(author))
+	fill(s.Keys.Outbox(author))
 	hideForTest(b, s, viewer, author, relationForever)
 	for b.Loop() {
 		b.StopTimer()
-		fill(s.Keys.inbox(viewer))
+		fill(s.Keys.Inbox(viewer))
 		b.StartTimer()
 		if err := s.cleanUp(ctx, cleanupJob{viewer: viewer, author: author}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
-	if n, _ := s.do(ctx, s.Redis.B().Zcard().Key(s.Keys.inbox(viewer)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.Inbox(viewer)).Build()).AsInt64(); n != 0 {
 		b.Fatalf("the clean-up left %d entries", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -25,23 +26,23 @@ import (
 const groupCleanup = "cleanup"
 
 func (s *Service) cleanupStream(shard int) stream {
-	return stream{shard: shard, key: s.Keys.cleanup(shard), group: groupCleanup, name: "cleanup"}
+	return stream{shard: shard, key: s.Keys.Cleanup(shard), group: groupCleanup, name: "cleanup"}
 }
 
 // cleanupJob is one clean-up: author's items out of viewer's feeds, then
 // the viewer's note shortened if still at note, its settle's token (0: a
 // job queued without one, which shortens whatever note it finds).
 type cleanupJob struct {
-	viewer, author ID
+	viewer, author store.ID
 	note           int64
 }
 
 func parseCleanupJob(fv map[string]string) (cleanupJob, error) {
-	v, err := ParseID(fv["v"])
+	v, err := store.ParseID(fv["v"])
 	if err != nil {
 		return cleanupJob{}, fmt.Errorf("clean-up job viewer: %w", err)
 	}
-	a, err := ParseID(fv["a"])
+	a, err := store.ParseID(fv["a"])
 	if err != nil {
 		return cleanupJob{}, fmt.Errorf("clean-up job author: %w", err)
 	}
@@ -67,7 +68,7 @@ func (s *Service) handleCleanup(ctx context.Context, _ WorkerOptions, _ stream, 
 // author is still hidden from the reader: in its hidden authors KEYS[3]
 // with an end after ARGV[3] ms. Checked in the same step, so a clean-up
 // that runs late never undoes the backfill of an unmute or unblock.
-var hiddenRemove = newScript(false, luaLess+luaHorizon+`
+var hiddenRemove = store.NewScript(false, luaLess+luaHorizon+`
 local u = redis.call('ZSCORE', KEYS[3], ARGV[2])
 if not u or tonumber(u) <= tonumber(ARGV[3]) then return 0 end
 keepHorizon(KEYS[1], KEYS[2], tonumber(ARGV[1]))
@@ -79,7 +80,7 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV, 4))
 // ARGV[4] ("": any note), and forgets notes ended by ARGV[3] ms. A note
 // rewritten since the job was queued is a newer hiding's: its own job
 // shortens it once it has cleaned up.
-var noteShorten = newScript(false, `
+var noteShorten = store.NewScript(false, `
 local u = redis.call('ZSCORE', KEYS[1], ARGV[1])
 local ours = ARGV[4] == '' or (u and tonumber(u) == tonumber(ARGV[4]))
 if ours and u and tonumber(u) > tonumber(ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
@@ -100,20 +101,20 @@ func (s *Service) cleanUp(ctx context.Context, j cleanupJob) error {
 // live snapshots.
 func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 	tls := s.timelines()
-	recent, err := s.inboxableIDs(ctx, tls, []ID{j.author})
+	recent, err := s.inboxableIDs(ctx, tls, []store.ID{j.author})
 	if err != nil {
 		return err
 	}
-	now := scoreArg(s.nowMS())
+	now := store.ScoreArg(s.nowMS())
 	var removes []rueidis.Completed
 	for i, tl := range tls {
 		if ids := recent[0][i]; len(ids) > 0 {
-			args := append([]string{itoa(s.o.InboxCap), member(j.author), now}, members(ids)...)
-			removes = append(removes, hiddenRemove.cmd(s.Redis.B(),
-				[]string{tl.inbox(j.viewer), tl.horizon(j.viewer), s.Keys.hiddenAuthors(j.viewer)}, args))
+			args := append([]string{store.Itoa(s.o.InboxCap), store.Member(j.author), now}, store.Members(ids)...)
+			removes = append(removes, hiddenRemove.Cmd(s.Redis.B(),
+				[]string{tl.inbox(j.viewer), tl.horizon(j.viewer), s.Keys.HiddenAuthors(j.viewer)}, args))
 		}
 	}
-	if err := firstErr(s.doMulti(ctx, removes...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, removes...)); err != nil {
 		return fmt.Errorf("clean up inbox: %w", err)
 	}
 	return s.dropFromSnapshots(ctx, j)
@@ -124,10 +125,10 @@ func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
 	nowMS, token := s.nowMS(), ""
 	if j.note != 0 {
-		token = scoreArg(j.note)
+		token = store.ScoreArg(j.note)
 	}
-	err := s.do(ctx, noteShorten.cmd(s.Redis.B(), []string{s.Keys.hideNotes(j.viewer)},
-		[]string{member(j.author), scoreArg(nowMS + s.o.CleanupGrace.Milliseconds()), scoreArg(nowMS), token})).Error()
+	err := s.Do(ctx, noteShorten.Cmd(s.Redis.B(), []string{s.Keys.HideNotes(j.viewer)},
+		[]string{store.Member(j.author), store.ScoreArg(nowMS + s.o.CleanupGrace.Milliseconds()), store.ScoreArg(nowMS), token})).Error()
 	if err != nil {
 		return fmt.Errorf("shorten hide note: %w", err)
 	}
@@ -139,7 +140,7 @@ func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
 // session begun before the relation does not show them once the note has
 // lapsed.
 func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
-	devs, err := s.do(ctx, s.Redis.B().Zrange().Key(s.Keys.liveDevices(j.viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+	devs, err := s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.LiveDevices(j.viewer)).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read live snapshots: %w", err)
 	}
@@ -147,13 +148,13 @@ func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
 	var reads []rueidis.Completed
 	for _, d := range devs {
 		if len(d) >= 16 {
-			key := s.Keys.snapshot(j.viewer, d[:16])
+			key := s.Keys.Snapshot(j.viewer, d[:16])
 			keys = append(keys, key)
 			reads = append(reads, s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Build())
 		}
 	}
-	rs := s.doMulti(ctx, reads...)
-	var ids []ID
+	rs := s.DoMulti(ctx, reads...)
+	var ids []store.ID
 	at := make([]int, len(keys)+1) // ids of keys[i]: ids[at[i]:at[i+1]]
 	for i, r := range rs {
 		ms, err := r.AsStrSlice()
@@ -176,29 +177,29 @@ func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
 		var drop []string
 		for k := at[i]; k < at[i+1]; k++ {
 			if ls[k] != nil && ls[k].Anchor == j.author {
-				drop = append(drop, member(ids[k]))
+				drop = append(drop, store.Member(ids[k]))
 			}
 		}
 		if len(drop) > 0 {
 			drops = append(drops, s.Redis.B().Zrem().Key(key).Member(drop...).Build())
 		}
 	}
-	if err := firstErr(s.doMulti(ctx, drops...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, drops...)); err != nil {
 		return fmt.Errorf("clean up live snapshot: %w", err)
 	}
 	return nil
 }
 
 // dropSentinelIDs leaves out an empty snapshot's sentinel (id 0).
-func dropSentinelIDs(ids []ID) []ID {
-	return slices.DeleteFunc(ids, func(id ID) bool { return id == 0 })
+func dropSentinelIDs(ids []store.ID) []store.ID {
+	return slices.DeleteFunc(ids, func(id store.ID) bool { return id == 0 })
 }
 
 // CleanupBacklog is how many safety clean-up jobs are not yet done, over
 // every shard.
 func (s *Service) CleanupBacklog(ctx context.Context) (_ int64, err error) {
-	defer wrap(&err, "read safety clean-up backlog")
-	return s.streamsLen(ctx, s.Keys.cleanup)
+	defer store.Wrap(&err, "read safety clean-up backlog")
+	return s.streamsLen(ctx, s.Keys.Cleanup)
 }
 
 // defaultCleanupGrace is Options.CleanupGrace's default.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -45,7 +46,7 @@ end
 // still hidden then: an ended mute or an unblock shows the author's
 // entries at once, whether or not the clean-up has run. Bounded by the
 // followees (and the filters, which only a changed version reads).
-var viewSets = newScript(true, luaVisible+luaKeywordView+`
+var viewSets = store.NewScript(true, luaVisible+luaKeywordView+`
 local notes = {}
 if hidden then
   for _, m in ipairs(redis.call('ZRANGE', KEYS[3], '(' .. ARGV[1], '+inf', 'BYSCORE')) do
@@ -61,13 +62,13 @@ return out
 // viewSetsCmd reads viewer's relation sets for a page (viewSets), with
 // its visible followees when followees is set, and its keyword filters
 // unless they are those of version (safety_keyword.go).
-func (s *Service) viewSetsCmd(viewer ID, now int64, followees bool, version string) rueidis.Completed {
-	keys := append([]string{s.Keys.bigFollowees(viewer), s.Keys.hiddenAuthors(viewer), s.Keys.hideNotes(viewer)},
+func (s *Service) viewSetsCmd(viewer store.ID, now int64, followees bool, version string) rueidis.Completed {
+	keys := append([]string{s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer), s.Keys.HideNotes(viewer)},
 		s.keywordKeys(viewer)...)
 	if followees {
-		keys = append(keys, s.Keys.following(viewer))
+		keys = append(keys, s.Keys.Following(viewer))
 	}
-	return viewSets.cmd(s.Redis.B(), keys, []string{scoreArg(now), version})
+	return viewSets.Cmd(s.Redis.B(), keys, []string{store.ScoreArg(now), version})
 }
 
 // readViewSets reads a viewSets reply into v: its big-V followees, the
@@ -78,7 +79,7 @@ func (v *view) readViewSets(r rueidis.RedisResult) (rueidis.RedisMessage, error)
 	if err != nil || len(arr) < 3 {
 		return rueidis.RedisMessage{}, fmt.Errorf("read the viewer's sets: %w", err)
 	}
-	ids := func(m rueidis.RedisMessage) ([]ID, error) {
+	ids := func(m rueidis.RedisMessage) ([]store.ID, error) {
 		ms, _ := m.AsStrSlice()
 		return idsOf(ms)
 	}
@@ -99,15 +100,15 @@ func (v *view) readViewSets(r rueidis.RedisResult) (rueidis.RedisMessage, error)
 
 // visibleFollowing replies the following set KEYS[1], whole, less the
 // hidden followees.
-var visibleFollowing = newScript(true, luaVisible+`
+var visibleFollowing = store.NewScript(true, luaVisible+`
 return visible(redis.call('ZRANGE', KEYS[1], 0, -1))
 `)
 
 // visibleFollowees returns the accounts viewer follows, less those hidden
 // from it.
-func (s *Service) visibleFollowees(ctx context.Context, viewer ID) ([]ID, error) {
-	ms, err := s.do(ctx, visibleFollowing.cmd(s.Redis.B(), []string{s.Keys.following(viewer), s.Keys.hiddenAuthors(viewer)},
-		[]string{scoreArg(s.nowMS())})).AsStrSlice()
+func (s *Service) visibleFollowees(ctx context.Context, viewer store.ID) ([]store.ID, error) {
+	ms, err := s.Do(ctx, visibleFollowing.Cmd(s.Redis.B(), []string{s.Keys.Following(viewer), s.Keys.HiddenAuthors(viewer)},
+		[]string{store.ScoreArg(s.nowMS())})).AsStrSlice()
 	if err != nil {
 		return nil, fmt.Errorf("read followees: %w", err)
 	}
@@ -116,9 +117,9 @@ func (s *Service) visibleFollowees(ctx context.Context, viewer ID) ([]ID, error)
 
 // skipAuthors adds ids to the view's authors whose items a page leaves
 // out.
-func (v *view) skipAuthors(ids []ID) {
+func (v *view) skipAuthors(ids []store.ID) {
 	if len(ids) > 0 && v.skip == nil { // usually none: no map for most pages
-		v.skip = make(map[ID]bool, len(ids))
+		v.skip = make(map[store.ID]bool, len(ids))
 	}
 	for _, id := range ids {
 		v.skip[id] = true
@@ -132,7 +133,7 @@ func (v *view) skipAuthors(ids []ID) {
 // delete removes from every inbox). It replies {scanned, last scanned,
 // targets...}: the task moves on past every member scanned, written or
 // not. One slot: the author's.
-var pushTargets = newScript(true, `
+var pushTargets = store.NewScript(true, `
 local ms = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2], 'BYLEX', 'LIMIT', 0, tonumber(ARGV[3]))
 if #ms == 0 then return {0} end
 local out = {#ms, ms[#ms]}
@@ -158,15 +159,15 @@ func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChu
 	// must be one of the author's (its followers or active followers): a
 	// task naming another key could not be sent to a cluster at all, and
 	// fails here, every time, into the dead letters.
-	if t.Set != s.Keys.followers(t.Author) && t.Set != s.Keys.active(t.Author) {
+	if t.Set != s.Keys.Followers(t.Author) && t.Set != s.Keys.Active(t.Author) {
 		return targetChunk{}, fmt.Errorf("read task targets: %q is not a target set of author %d", t.Set, t.Author)
 	}
 	now := ""
 	if !removal(t.Type) {
-		now = scoreArg(s.nowMS())
+		now = store.ScoreArg(s.nowMS())
 	}
-	arr, err := s.do(ctx, pushTargets.cmd(s.Redis.B(), []string{t.Set, s.Keys.noPush(t.Author)},
-		[]string{lo, t.Hi, itoa(chunkSize), now})).ToArray()
+	arr, err := s.Do(ctx, pushTargets.Cmd(s.Redis.B(), []string{t.Set, s.Keys.NoPush(t.Author)},
+		[]string{lo, t.Hi, store.Itoa(chunkSize), now})).ToArray()
 	if err != nil {
 		return targetChunk{}, fmt.Errorf("read task targets: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Keyword filters: posts and live sessions whose text or title matches one
@@ -60,8 +61,8 @@ const (
 
 // KeywordFilter is one of a user's keyword filters.
 type KeywordFilter struct {
-	ID        ID
-	User      ID // whose filter it is
+	ID        store.ID
+	User      store.ID // whose filter it is
 	Keyword   string
 	WholeWord bool
 	ExpiresAt *time.Time // nil: never
@@ -70,7 +71,7 @@ type KeywordFilter struct {
 
 // keywordFilterID is the id of owner's filter of the normalized keyword
 // word: 63 bits of a SHA-256, never 0.
-func keywordFilterID(owner ID, word string) ID {
+func keywordFilterID(owner store.ID, word string) store.ID {
 	h := sha256.New()
 	h.Write(binary.BigEndian.AppendUint64(nil, owner))
 	h.Write([]byte(word))
@@ -98,7 +99,7 @@ local function expired(rec, now) local e = expires(rec); return e > 0 and e <= n
 // filter is created at ARGV[5], unless ARGV[6] others are in force
 // already: then nothing changes and it replies -1. An existing one keeps
 // its creation time. Replies the filter's creation time.
-var keywordAdd = newScript(false, luaKeywordExpires+`
+var keywordAdd = store.NewScript(false, luaKeywordExpires+`
 local now, n, created = tonumber(ARGV[2]), 0, nil
 local all = redis.call('HGETALL', KEYS[1])
 for i = 1, #all, 2 do
@@ -121,7 +122,7 @@ return tonumber(created)
 // keywordRemove removes filter ARGV[1] from the filters KEYS[1] and sets
 // the version KEYS[2] to ARGV[3] (deletes it with the last filter).
 // Replies 1, or 0 when there was no such filter in force at ARGV[2] (ms).
-var keywordRemove = newScript(false, luaKeywordExpires+`
+var keywordRemove = store.NewScript(false, luaKeywordExpires+`
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
 if not rec then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
@@ -154,19 +155,19 @@ end
 // the viewer's filters KEYS[1] with their version KEYS[2], given the
 // version ARGV[1]: the read of a page that reads no other relations of
 // its viewer in a script (a list's), in its first round trip.
-var keywordView = newScript(true, luaKeywordView+`
+var keywordView = store.NewScript(true, luaKeywordView+`
 return {keywords(KEYS[1], KEYS[2], ARGV[1])}
 `)
 
 // keywordViewCmd reads viewer's keyword filters unless they are those of
 // version (keywordView); readKeywordViewReply reads its reply.
-func (s *Service) keywordViewCmd(viewer ID, version string) rueidis.Completed {
-	return keywordView.cmd(s.Redis.B(), s.keywordKeys(viewer), []string{version})
+func (s *Service) keywordViewCmd(viewer store.ID, version string) rueidis.Completed {
+	return keywordView.Cmd(s.Redis.B(), s.keywordKeys(viewer), []string{version})
 }
 
 // readKeywordViewReply reads keywordView's reply for viewer, sent with
 // have's version, as readKeywordView does.
-func (s *Service) readKeywordViewReply(viewer ID, have *keywordSet, r rueidis.RedisResult) (*keywordSet, error) {
+func (s *Service) readKeywordViewReply(viewer store.ID, have *keywordSet, r rueidis.RedisResult) (*keywordSet, error) {
 	arr, err := r.ToArray()
 	if err == nil && len(arr) != 1 {
 		err = fmt.Errorf("a reply of %d values", len(arr))
@@ -179,14 +180,14 @@ func (s *Service) readKeywordViewReply(viewer ID, have *keywordSet, r rueidis.Re
 
 // keywordRecords replies the filters KEYS[1] (flat) and their version
 // KEYS[2] (empty when none), read together: {version, {id, record, ...}}.
-var keywordRecords = newScript(true, `
+var keywordRecords = store.NewScript(true, `
 return {redis.call('GET', KEYS[2]) or '', redis.call('HGETALL', KEYS[1])}
 `)
 
 // keywordReplace replaces the filters KEYS[1] with ARGV[3..] (id, record,
 // ...) and their version KEYS[2] with ARGV[2] (none: both deleted), if the
 // version is still ARGV[1] (empty: none). Replies 1 if it did.
-var keywordReplace = newScript(false, `
+var keywordReplace = store.NewScript(false, `
 if (redis.call('GET', KEYS[2]) or '') ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2])
 if #ARGV > 2 then
@@ -196,8 +197,8 @@ end
 return 1
 `)
 
-func (s *Service) keywordKeys(viewer ID) []string {
-	return []string{s.Keys.keywordFilters(viewer), s.Keys.keywordVersion(viewer)}
+func (s *Service) keywordKeys(viewer store.ID) []string {
+	return []string{s.Keys.KeywordFilters(viewer), s.Keys.KeywordVersion(viewer)}
 }
 
 // checkKeywordFilter checks f as an add takes it, at now (ms), and returns
@@ -228,8 +229,8 @@ func checkKeywordFilter(f KeywordFilter, now int64) (KeywordFilter, string, erro
 func (s *Service) keywordAddCmd(f KeywordFilter, word string, now, created int64) (keys, args []string) {
 	w, expires := keywordFields(f)
 	id := keywordFilterID(f.User, word)
-	return s.keywordKeys(f.User), []string{FormatID(id), itoa64(now), w, expires, itoa64(created),
-		itoa(MaxKeywordFilters), newKeywordVersion(), f.Keyword}
+	return s.keywordKeys(f.User), []string{store.FormatID(id), itoa64(now), w, expires, itoa64(created),
+		store.Itoa(MaxKeywordFilters), newKeywordVersion(), f.Keyword}
 }
 
 // errKeywordLimit is an add past MaxKeywordFilters.
@@ -244,7 +245,7 @@ func errKeywordLimit() error {
 // has at most MaxKeywordFilters. Adding a keyword the viewer filters
 // already updates that filter. It returns the filter as stored.
 func (s *Service) AddKeywordFilter(ctx context.Context, f KeywordFilter) (_ *KeywordFilter, err error) {
-	defer wrap(&err, "user %d adds a keyword filter", f.User)
+	defer store.Wrap(&err, "user %d adds a keyword filter", f.User)
 	if f.User == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
 	}
@@ -254,7 +255,7 @@ func (s *Service) AddKeywordFilter(ctx context.Context, f KeywordFilter) (_ *Key
 		return nil, err
 	}
 	keys, args := s.keywordAddCmd(f, word, now, now)
-	created, err := s.commit(ctx, keywordAdd, keys, args, keywordAdd.cmd(s.Redis.B(), keys, args)).AsInt64()
+	created, err := s.commit(ctx, keywordAdd, keys, args, keywordAdd.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return nil, fmt.Errorf("record the filter: %w", err)
 	}
@@ -268,13 +269,13 @@ func (s *Service) AddKeywordFilter(ctx context.Context, f KeywordFilter) (_ *Key
 
 // RemoveKeywordFilter removes viewer's filter id: NOT_FOUND when the
 // viewer has no such filter in force (another's, removed, expired).
-func (s *Service) RemoveKeywordFilter(ctx context.Context, viewer, id ID) (err error) {
-	defer wrap(&err, "user %d removes keyword filter %d", viewer, id)
+func (s *Service) RemoveKeywordFilter(ctx context.Context, viewer, id store.ID) (err error) {
+	defer store.Wrap(&err, "user %d removes keyword filter %d", viewer, id)
 	if viewer == 0 {
 		return apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
 	}
-	keys, args := s.keywordKeys(viewer), []string{FormatID(id), itoa64(s.nowMS()), newKeywordVersion()}
-	n, err := s.commit(ctx, keywordRemove, keys, args, keywordRemove.cmd(s.Redis.B(), keys, args)).AsInt64()
+	keys, args := s.keywordKeys(viewer), []string{store.FormatID(id), itoa64(s.nowMS()), newKeywordVersion()}
+	n, err := s.commit(ctx, keywordRemove, keys, args, keywordRemove.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return fmt.Errorf("remove the filter: %w", err)
 	}
@@ -284,14 +285,14 @@ func (s *Service) RemoveKeywordFilter(ctx context.Context, viewer, id ID) (err e
 	return nil
 }
 
-func errNoKeywordFilter(id ID) error {
+func errNoKeywordFilter(id store.ID) error {
 	return apierr.Errorf(apierr.NotFound, "you have no keyword filter %d", id)
 }
 
 // KeywordFilters returns viewer's filters in force, newest first.
-func (s *Service) KeywordFilters(ctx context.Context, viewer ID) (_ []KeywordFilter, err error) {
-	defer wrap(&err, "list the keyword filters of user %d", viewer)
-	m, err := s.do(ctx, s.Redis.B().Hgetall().Key(s.Keys.keywordFilters(viewer)).Build()).AsStrMap()
+func (s *Service) KeywordFilters(ctx context.Context, viewer store.ID) (_ []KeywordFilter, err error) {
+	defer store.Wrap(&err, "list the keyword filters of user %d", viewer)
+	m, err := s.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.KeywordFilters(viewer)).Build()).AsStrMap()
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +301,7 @@ func (s *Service) KeywordFilters(ctx context.Context, viewer ID) (_ []KeywordFil
 
 // keywordFiltersIn reads viewer's filters hash m: those in force now,
 // newest first. Malformed records are left out.
-func (s *Service) keywordFiltersIn(viewer ID, m map[string]string) []KeywordFilter {
+func (s *Service) keywordFiltersIn(viewer store.ID, m map[string]string) []KeywordFilter {
 	now := s.nowMS()
 	out := make([]KeywordFilter, 0, len(m))
 	for id, rec := range m {
@@ -316,19 +317,19 @@ func (s *Service) keywordFiltersIn(viewer ID, m map[string]string) []KeywordFilt
 
 // KeywordFilter returns viewer's filter id, or NOT_FOUND when the viewer
 // has no such filter in force: another viewer's filter is not found.
-func (s *Service) KeywordFilter(ctx context.Context, viewer, id ID) (_ *KeywordFilter, err error) {
-	defer wrap(&err, "read keyword filter %d of user %d", id, viewer)
+func (s *Service) KeywordFilter(ctx context.Context, viewer, id store.ID) (_ *KeywordFilter, err error) {
+	defer store.Wrap(&err, "read keyword filter %d of user %d", id, viewer)
 	if viewer == 0 {
 		return nil, errNoKeywordFilter(id)
 	}
-	rec, err := s.do(ctx, s.Redis.B().Hget().Key(s.Keys.keywordFilters(viewer)).Field(FormatID(id)).Build()).ToString()
+	rec, err := s.Do(ctx, s.Redis.B().Hget().Key(s.Keys.KeywordFilters(viewer)).Field(store.FormatID(id)).Build()).ToString()
 	if rueidis.IsRedisNil(err) {
 		return nil, errNoKeywordFilter(id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	f, ok := parseKeywordFilter(viewer, FormatID(id), rec)
+	f, ok := parseKeywordFilter(viewer, store.FormatID(id), rec)
 	if !ok || !inForce(f, s.nowMS()) {
 		return nil, errNoKeywordFilter(id)
 	}
@@ -340,12 +341,12 @@ func inForce(f KeywordFilter, now int64) bool {
 }
 
 // parseKeywordFilter reads owner's filter id from its record.
-func parseKeywordFilter(owner ID, id, rec string) (KeywordFilter, bool) {
+func parseKeywordFilter(owner store.ID, id, rec string) (KeywordFilter, bool) {
 	parts := strings.SplitN(rec, " ", 4)
 	if len(parts) != 4 {
 		return KeywordFilter{}, false
 	}
-	fid, err := ParseID(id)
+	fid, err := store.ParseID(id)
 	created, err1 := parseInt(parts[1])
 	expires, err2 := parseInt(parts[2])
 	if err != nil || err1 != nil || err2 != nil {
@@ -363,7 +364,7 @@ func parseKeywordFilter(owner ID, id, rec string) (KeywordFilter, bool) {
 // compiledKeywords is the set of viewer's filters this process has
 // compiled, nil if none: a page sends its version (versionOf) with its
 // first read.
-func (s *Service) compiledKeywords(viewer ID) *keywordSet {
+func (s *Service) compiledKeywords(viewer store.ID) *keywordSet {
 	ks, _ := s.keywords.Get(viewer)
 	return ks
 }
@@ -379,7 +380,7 @@ func (ks *keywordSet) versionOf() string {
 // readKeywordView reads what luaKeywordView replied for viewer, sent with
 // have's version: the filters that apply to its page, compiled anew (and
 // kept) when they changed; nil when it has none.
-func (s *Service) readKeywordView(viewer ID, have *keywordSet, msg rueidis.RedisMessage) (*keywordSet, error) {
+func (s *Service) readKeywordView(viewer store.ID, have *keywordSet, msg rueidis.RedisMessage) (*keywordSet, error) {
 	if msg.IsNil() {
 		if have != nil {
 			s.keywords.Remove(viewer)
@@ -409,7 +410,7 @@ func (s *Service) readKeywordView(viewer ID, have *keywordSet, msg rueidis.Redis
 // compileKeywords compiles viewer's filters at version from their hash
 // (flat: id, record, ...). Expired filters are kept: the page checks each
 // end against its own time.
-func compileKeywords(viewer ID, version string, flat []string) *keywordSet {
+func compileKeywords(viewer store.ID, version string, flat []string) *keywordSet {
 	rules := make([]keywordRule, 0, len(flat)/2)
 	for i := 0; i+1 < len(flat); i += 2 {
 		f, ok := parseKeywordFilter(viewer, flat[i], flat[i+1])
@@ -438,7 +439,7 @@ func (v *view) filtered(text string) bool { return v.keywords.matches(text, v.no
 // refused (bad input, a missing user, the limit) with the refusal; those
 // after a refusal at the limit may have been applied too, harmlessly.
 func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ int, err error) {
-	defer wrap(&err, "record keyword filters")
+	defer store.Wrap(&err, "record keyword filters")
 	now := s.nowMS()
 	var stop error
 	type add struct {
@@ -465,15 +466,15 @@ func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ 
 		keys, args := s.keywordAddCmd(f, word, now, created)
 		adds = append(adds, add{i, keys, args})
 	}
-	owners := cmdsFor(adds, func(a add) ID { return fs[a.at].User })
+	owners := store.CmdsFor(adds, func(a add) store.ID { return fs[a.at].User })
 	if n, err := s.existing(ctx, owners); err != nil {
 		return 0, err
 	} else if n < len(owners) {
 		fs, stop = fs[:adds[n].at], apierr.Errorf(apierr.NotFound, "no user with id %d", owners[n])
 		adds = adds[:n]
 	}
-	cmds := cmdsFor(adds, func(a add) rueidis.Completed { return keywordAdd.cmd(s.Redis.B(), a.keys, a.args) })
-	for i, r := range s.doMulti(ctx, cmds...) {
+	cmds := store.CmdsFor(adds, func(a add) rueidis.Completed { return keywordAdd.Cmd(s.Redis.B(), a.keys, a.args) })
+	for i, r := range s.DoMulti(ctx, cmds...) {
 		created, err := r.AsInt64()
 		if err != nil {
 			return adds[i].at, err
@@ -486,12 +487,14 @@ func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ 
 }
 
 // exportKeywordFilters writes the filters in force of users ids.
-func (s *Service) exportKeywordFilters(ctx context.Context, ids []ID, sink ExportSink) error {
+func (s *Service) exportKeywordFilters(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	if sink.KeywordFilter == nil {
 		return nil
 	}
-	hgetall := func(id ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.keywordFilters(id)).Build() }
-	for i, r := range s.doMulti(ctx, cmdsFor(ids, hgetall)...) {
+	hgetall := func(id store.ID) rueidis.Completed {
+		return s.Redis.B().Hgetall().Key(s.Keys.KeywordFilters(id)).Build()
+	}
+	for i, r := range s.DoMulti(ctx, store.CmdsFor(ids, hgetall)...) {
 		m, err := r.AsStrMap()
 		if err != nil {
 			return err
@@ -511,10 +514,10 @@ func (s *Service) exportKeywordFilters(ctx context.Context, ids []ID, sink Expor
 // that now normalize the same are one, the newer), a version token where
 // filters lack one. A user whose filters are so already is left alone;
 // one whose filters changed since they were read is left to that change.
-func (s *Service) rebuildKeywordFilters(ctx context.Context, users []ID, st *RebuildStats) error {
-	read := func(u ID) rueidis.Completed { return keywordRecords.cmd(s.Redis.B(), s.keywordKeys(u), nil) }
+func (s *Service) rebuildKeywordFilters(ctx context.Context, users []store.ID, st *RebuildStats) error {
+	read := func(u store.ID) rueidis.Completed { return keywordRecords.Cmd(s.Redis.B(), s.keywordKeys(u), nil) }
 	var cmds []rueidis.Completed
-	for i, r := range s.doMulti(ctx, cmdsFor(users, read)...) {
+	for i, r := range s.DoMulti(ctx, store.CmdsFor(users, read)...) {
 		arr, err := r.ToArray()
 		if err == nil && len(arr) != 2 {
 			err = fmt.Errorf("a reply of %d values", len(arr))
@@ -535,9 +538,9 @@ func (s *Service) rebuildKeywordFilters(ctx context.Context, users []ID, st *Reb
 		for id, rec := range want {
 			args = append(args, id, rec)
 		}
-		cmds = append(cmds, keywordReplace.cmd(s.Redis.B(), s.keywordKeys(users[i]), args))
+		cmds = append(cmds, keywordReplace.Cmd(s.Redis.B(), s.keywordKeys(users[i]), args))
 	}
-	for _, r := range s.doMulti(ctx, cmds...) {
+	for _, r := range s.DoMulti(ctx, cmds...) {
 		n, err := r.AsInt64()
 		if err != nil {
 			return err
@@ -550,9 +553,9 @@ func (s *Service) rebuildKeywordFilters(ctx context.Context, users []ID, st *Reb
 // canonicalKeywords is owner's filters hash m as the records make it now:
 // the filters in force, each under the id its keyword derives, the newer
 // of two that share one.
-func (s *Service) canonicalKeywords(owner ID, m map[string]string) map[string]string {
+func (s *Service) canonicalKeywords(owner store.ID, m map[string]string) map[string]string {
 	now := s.nowMS()
-	best := map[ID]KeywordFilter{}
+	best := map[store.ID]KeywordFilter{}
 	for id, rec := range m {
 		f, ok := parseKeywordFilter(owner, id, rec)
 		if !ok || !inForce(f, now) {
@@ -565,7 +568,7 @@ func (s *Service) canonicalKeywords(owner ID, m map[string]string) map[string]st
 	}
 	out := make(map[string]string, len(best))
 	for id, f := range best {
-		out[FormatID(id)] = keywordRecord(f)
+		out[store.FormatID(id)] = keywordRecord(f)
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -160,7 +161,7 @@ func BenchmarkKeywordPage(b *testing.B) {
 	}
 	var flat []string
 	for i, kw := range benchKeywords {
-		flat = append(flat, itoa(i+1), "1 1 0 "+kw)
+		flat = append(flat, store.Itoa(i+1), "1 1 0 "+kw)
 	}
 	ks := compileKeywords(1, "v", flat)
 	for _, c := range []struct{ name, text string }{
@@ -184,7 +185,7 @@ func BenchmarkKeywordPage(b *testing.B) {
 }
 
 // addFilter adds viewer's filter of keyword, failing the test on an error.
-func addFilter(tb testing.TB, s *Service, viewer ID, keyword string, wholeWord bool, expires *time.Time) *KeywordFilter {
+func addFilter(tb testing.TB, s *Service, viewer store.ID, keyword string, wholeWord bool, expires *time.Time) *KeywordFilter {
 	tb.Helper()
 	f, err := s.AddKeywordFilter(context.Background(), KeywordFilter{User: viewer, Keyword: keyword, WholeWord: wholeWord, ExpiresAt: expires})
 	if err != nil {
@@ -194,11 +195,11 @@ func addFilter(tb testing.TB, s *Service, viewer ID, keyword string, wholeWord b
 }
 
 // feedTexts is the texts of viewer's whole following feed, paged by n.
-func feedTexts(tb testing.TB, s *Service, viewer ID, n int) []string {
+func feedTexts(tb testing.TB, s *Service, viewer store.ID, n int) []string {
 	tb.Helper()
 	var out []string
 	for _, id := range readAll(tb, s, viewer, n) {
-		ps, err := s.Posts(context.Background(), []ID{id})
+		ps, err := s.Posts(context.Background(), []store.ID{id})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -239,10 +240,10 @@ func TestKeywordFilterRecords(t *testing.T) {
 	}
 	// Another viewer finds nothing and removes nothing; the same keyword is
 	// another filter of theirs.
-	if _, err := s.KeywordFilter(ctx, 2, f.ID); CodeOf(err) != apierr.NotFound {
+	if _, err := s.KeywordFilter(ctx, 2, f.ID); store.CodeOf(err) != apierr.NotFound {
 		t.Errorf("another viewer reads the filter: %v, want NOT_FOUND", err)
 	}
-	if err := s.RemoveKeywordFilter(ctx, 2, f.ID); CodeOf(err) != apierr.NotFound {
+	if err := s.RemoveKeywordFilter(ctx, 2, f.ID); store.CodeOf(err) != apierr.NotFound {
 		t.Errorf("another viewer removes the filter: %v, want NOT_FOUND", err)
 	}
 	if theirs := addFilter(t, s, 2, "spoiler", true, nil); theirs.ID == f.ID {
@@ -264,7 +265,7 @@ func TestKeywordFilterRecords(t *testing.T) {
 		{"an end in the past", "late", ptr(clk.now().Add(-time.Minute)), "expiresAt"},
 	} {
 		_, err := s.AddKeywordFilter(ctx, KeywordFilter{User: 1, Keyword: c.keyword, WholeWord: true, ExpiresAt: c.expires})
-		if CodeOf(err) != apierr.BadInput || !strings.Contains(err.Error(), c.want) {
+		if store.CodeOf(err) != apierr.BadInput || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want BAD_USER_INPUT naming %s", c.what, err, c.want)
 		}
 	}
@@ -282,19 +283,19 @@ func TestKeywordFilterRecords(t *testing.T) {
 		addFilter(t, s, 1, fmt.Sprintf("word%d", i), true, nil)
 	}
 	_, err = s.AddKeywordFilter(ctx, KeywordFilter{User: 1, Keyword: "one more", WholeWord: true})
-	if CodeOf(err) != apierr.BadInput || !strings.Contains(err.Error(), "keyword filters") {
+	if store.CodeOf(err) != apierr.BadInput || !strings.Contains(err.Error(), "keyword filters") {
 		t.Fatalf("filter %d: %v, want BAD_USER_INPUT naming the limit", MaxKeywordFilters+1, err)
 	}
 	addFilter(t, s, 1, "plot twist", false, nil) // an update at the limit
 	clk.advance(2 * time.Minute)
-	if _, err := s.KeywordFilter(ctx, 1, keywordFilterID(1, "soon gone")); CodeOf(err) != apierr.NotFound {
+	if _, err := s.KeywordFilter(ctx, 1, keywordFilterID(1, "soon gone")); store.CodeOf(err) != apierr.NotFound {
 		t.Errorf("an expired filter is found: %v", err)
 	}
 	if list, _ := s.KeywordFilters(ctx, 1); len(list) != MaxKeywordFilters-1 {
 		t.Errorf("%d filters listed once one expired, want %d", len(list), MaxKeywordFilters-1)
 	}
 	addFilter(t, s, 1, "one more", true, nil) // in the expired one's place
-	if n, _ := s.do(ctx, s.Redis.B().Hlen().Key(s.Keys.keywordFilters(1)).Build()).AsInt64(); n != MaxKeywordFilters {
+	if n, _ := s.Do(ctx, s.Redis.B().Hlen().Key(s.Keys.KeywordFilters(1)).Build()).AsInt64(); n != MaxKeywordFilters {
 		t.Errorf("%d records after an add past an expired filter, want it pruned (%d)", n, MaxKeywordFilters)
 	}
 
@@ -302,13 +303,13 @@ func TestKeywordFilterRecords(t *testing.T) {
 	if err := s.RemoveKeywordFilter(ctx, 2, keywordFilterID(2, "spoiler")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveKeywordFilter(ctx, 2, keywordFilterID(2, "spoiler")); CodeOf(err) != apierr.NotFound {
+	if err := s.RemoveKeywordFilter(ctx, 2, keywordFilterID(2, "spoiler")); store.CodeOf(err) != apierr.NotFound {
 		t.Errorf("removing twice: %v, want NOT_FOUND", err)
 	}
-	if n, _ := s.do(ctx, s.Redis.B().Exists().Key(s.Keys.keywordFilters(2), s.Keys.keywordVersion(2)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Do(ctx, s.Redis.B().Exists().Key(s.Keys.KeywordFilters(2), s.Keys.KeywordVersion(2)).Build()).AsInt64(); n != 0 {
 		t.Errorf("%d keys of viewer 2's filters left after removing the last", n)
 	}
-	if _, err := s.AddKeywordFilter(ctx, KeywordFilter{Keyword: "anon", WholeWord: true}); CodeOf(err) != apierr.Unauthenticated {
+	if _, err := s.AddKeywordFilter(ctx, KeywordFilter{Keyword: "anon", WholeWord: true}); store.CodeOf(err) != apierr.Unauthenticated {
 		t.Errorf("an anonymous add: %v, want UNAUTHENTICATED", err)
 	}
 }
@@ -333,21 +334,21 @@ func filterScene(t *testing.T, o Options, texts ...string) *Service {
 	defer startWorkers(t, s, WorkerOptions{})()
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 8, 9)
-	follow(t, s, 1, []ID{8, 9})
-	follow(t, s, 2, []ID{8, 9})
-	follow(t, s, 3, []ID{9}) // 9 has two followers more than the threshold
+	follow(t, s, 1, []store.ID{8, 9})
+	follow(t, s, 2, []store.ID{8, 9})
+	follow(t, s, 3, []store.ID{9}) // 9 has two followers more than the threshold
 	if err := s.Touch(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	drain(t, s)
 	for _, text := range texts {
-		for _, a := range []ID{8, 9} {
+		for _, a := range []store.ID{8, 9} {
 			if _, err := s.Publish(ctx, a, text); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	for _, v := range []ID{1, 2} {
+	for _, v := range []store.ID{1, 2} {
 		if _, err := s.Publish(ctx, v, "my own spoiler"); err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +357,7 @@ func filterScene(t *testing.T, o Options, texts ...string) *Service {
 	if !isBigV(t, s, 9) {
 		t.Fatal("9 is not big-V")
 	}
-	if c, _ := s.do(ctx, s.Redis.B().Hget().Key(s.Keys.reader(2)).Field("c").Build()).ToString(); c == "1" {
+	if c, _ := s.Do(ctx, s.Redis.B().Hget().Key(s.Keys.Reader(2)).Field("c").Build()).ToString(); c == "1" {
 		t.Fatal("viewer 2's inbox is complete: it would not merge")
 	}
 	return s
@@ -373,7 +374,7 @@ func TestKeywordFiltersApplyOnBothPaths(t *testing.T) {
 	}
 	texts = append(texts, slices.Repeat([]string{"SPOILER!"}, 40)...) // the newest: a long filtered run
 	s := filterScene(t, Options{}, texts...)
-	for _, v := range []ID{1, 2} {
+	for _, v := range []store.ID{1, 2} {
 		f := addFilter(t, s, v, "spoiler", true, nil)
 		want := 1 + 2*30 // its own post, and 30 fine posts of each of 8 and 9
 		for _, n := range []int{1, 3, 20, 100} {
@@ -412,7 +413,7 @@ func TestKeywordFilterChangeReachesEveryReplica(t *testing.T) {
 	b := newService(t, st, o)
 	ctx := context.Background()
 	mustUsers(t, a, 1, 2)
-	follow(t, a, 1, []ID{2})
+	follow(t, a, 1, []store.ID{2})
 	for _, text := range []string{"about cats", "about dogs", "about birds"} {
 		if _, err := a.Publish(ctx, 2, text); err != nil {
 			t.Fatal(err)
@@ -449,7 +450,7 @@ func TestKeywordFilterChangeReachesEveryReplica(t *testing.T) {
 	shown("the second removed", "about birds", "about dogs")
 	clk.advance(time.Minute)
 	shown("the first expired", "about birds", "about dogs", "about cats")
-	if _, err := a.KeywordFilter(ctx, 1, cats.ID); CodeOf(err) != apierr.NotFound {
+	if _, err := a.KeywordFilter(ctx, 1, cats.ID); store.CodeOf(err) != apierr.NotFound {
 		t.Errorf("the expired filter: %v, want NOT_FOUND", err)
 	}
 	addFilter(t, a, 1, "birds", true, nil)
@@ -466,8 +467,8 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	follow(t, s, 1, []ID{2, 3})
-	schedule := func(anchor ID, title string, in time.Duration) *LiveSession {
+	follow(t, s, 1, []store.ID{2, 3})
+	schedule := func(anchor store.ID, title string, in time.Duration) *LiveSession {
 		t.Helper()
 		l, err := s.ScheduleLive(ctx, anchor, title, clk.now().Add(in))
 		if err != nil {
@@ -475,7 +476,7 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 		}
 		return l
 	}
-	var want []ID
+	var want []store.ID
 	// Replays: one filtered, one not.
 	for _, title := range []string{"Flash SALE replay", "cooking replay"} {
 		l := schedule(2, title, time.Minute)
@@ -487,19 +488,19 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		if title == "cooking replay" {
-			want = append([]ID{l.ID}, want...)
+			want = append([]store.ID{l.ID}, want...)
 		}
 	}
 	live := schedule(3, "sale now on", time.Minute)
 	if _, err := s.StartLive(ctx, 3, live.ID); err != nil {
 		t.Fatal(err)
 	}
-	var previews []ID
+	var previews []store.ID
 	for i := range 2*maxRounds*(3+1) + 5 { // more filtered previews in a row than 8 rounds of 3+1 read
 		previews = append(previews, schedule(3, fmt.Sprintf("sale %d", i), time.Duration(10+i)*time.Minute).ID)
 	}
 	keep := schedule(3, "gardening", 24*time.Hour)
-	want = append([]ID{keep.ID}, want...)
+	want = append([]store.ID{keep.ID}, want...)
 	drain(t, s)
 	// A page taken before the filter: the live session, first in the
 	// snapshot, then the previews, each filtered from the next page on.
@@ -512,8 +513,8 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 	}
 	addFilter(t, s, 1, "sale", true, nil)
 
-	ids := func(ws []liveWant) []ID {
-		var out []ID
+	ids := func(ws []liveWant) []store.ID {
+		var out []store.ID
 		for _, w := range ws {
 			out = append(out, w.id)
 		}
@@ -563,7 +564,7 @@ func TestKeywordFilterPageCost(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{})
 	cs, bytes := countedService(t, st, Options{})
 	ctx := context.Background()
-	const plain, filtering = ID(1), ID(2)
+	const plain, filtering = store.ID(1), store.ID(2)
 	authors := idRange(11, 10)
 	mustUsers(t, s, plain, filtering)
 	putUsers(t, s, authors)
@@ -576,7 +577,7 @@ func TestKeywordFilterPageCost(t *testing.T) {
 			}
 		}
 	}
-	for _, v := range []ID{plain, filtering} {
+	for _, v := range []store.ID{plain, filtering} {
 		if err := s.Touch(ctx, v); err != nil {
 			t.Fatal(err)
 		}
@@ -586,7 +587,7 @@ func TestKeywordFilterPageCost(t *testing.T) {
 		kw := fmt.Sprintf("%03d %s", i, strings.Repeat("x", MaxKeywordLen-4))
 		addFilter(t, s, filtering, kw, true, nil)
 	}
-	cost := func(viewer ID) (cold int64, trips int, warm int64) {
+	cost := func(viewer store.ID) (cold int64, trips int, warm int64) {
 		t.Helper()
 		page := func(ctx context.Context) int64 {
 			before := bytes.Load()
@@ -629,7 +630,7 @@ func TestKeywordFiltersLeaveWithTheAccount(t *testing.T) {
 	if err := s.DeleteAccount(ctx, 1, "u1"); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := s.do(ctx, s.Redis.B().Exists().Key(s.Keys.keywordFilters(1), s.Keys.keywordVersion(1)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Do(ctx, s.Redis.B().Exists().Key(s.Keys.KeywordFilters(1), s.Keys.KeywordVersion(1)).Build()).AsInt64(); n != 0 {
 		t.Errorf("%d keys of the deleted account's filters left", n)
 	}
 }
@@ -650,8 +651,8 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 	var got []KeywordFilter
 	err := s.Export(ctx, ExportSink{User: func(User) error { return nil }, Follow: func(Edge, time.Time) error { return nil },
 		Relation: func(Relation) error { return nil }, Post: func(*Post) error { return nil },
-		Live: func(*LiveSession) error { return nil }, Like: func(ID, ID) error { return nil },
-		Counts:        func(ID, PostCounts) error { return nil },
+		Live: func(*LiveSession) error { return nil }, Like: func(store.ID, store.ID) error { return nil },
+		Counts:        func(store.ID, PostCounts) error { return nil },
 		KeywordFilter: func(f KeywordFilter) error { got = append(got, f); return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -672,20 +673,20 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 			t.Errorf("imported %+v, %v; want %+v", back, err, *f)
 		}
 	}
-	if n, err := other.PutKeywordFilters(ctx, []KeywordFilter{{User: 7, Keyword: "x"}}); n != 0 || CodeOf(err) != apierr.NotFound {
+	if n, err := other.PutKeywordFilters(ctx, []KeywordFilter{{User: 7, Keyword: "x"}}); n != 0 || store.CodeOf(err) != apierr.NotFound {
 		t.Errorf("a filter of a missing user: %d, %v; want NOT_FOUND", n, err)
 	}
-	if n, err := other.PutKeywordFilters(ctx, []KeywordFilter{{User: 1, Keyword: "ok"}, {User: 1, Keyword: " "}}); n != 1 || CodeOf(err) != apierr.BadInput {
+	if n, err := other.PutKeywordFilters(ctx, []KeywordFilter{{User: 1, Keyword: "ok"}, {User: 1, Keyword: " "}}); n != 1 || store.CodeOf(err) != apierr.BadInput {
 		t.Errorf("a blank keyword second: %d, %v; want 1 applied, then BAD_USER_INPUT", n, err)
 	}
 
 	// Rebuild: an expired record and one under a stale id go, a version
 	// comes back.
 	stale := KeywordFilter{User: 2, Keyword: "stale id", WholeWord: true, CreatedAt: clk.now()}
-	if err := s.do(ctx, s.Redis.B().Hset().Key(s.Keys.keywordFilters(2)).FieldValue().FieldValue("12345", keywordRecord(stale)).Build()).Error(); err != nil {
+	if err := s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.KeywordFilters(2)).FieldValue().FieldValue("12345", keywordRecord(stale)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.do(ctx, s.Redis.B().Del().Key(s.Keys.keywordVersion(2)).Build()).Error(); err != nil {
+	if err := s.Do(ctx, s.Redis.B().Del().Key(s.Keys.KeywordVersion(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.Rebuild(ctx, RebuildOptions{Restart: true})
@@ -695,11 +696,11 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 	if st.KeywordFilters != 2 {
 		t.Errorf("rebuild rewrote the filters of %d users, want 2", st.KeywordFilters)
 	}
-	for u, want := range map[ID][]ID{1: {kept[0].ID}, 2: {kept[1].ID, keywordFilterID(2, "stale id")}} {
-		m, _ := s.do(ctx, s.Redis.B().Hgetall().Key(s.Keys.keywordFilters(u)).Build()).AsStrMap()
-		var ids []ID
+	for u, want := range map[store.ID][]store.ID{1: {kept[0].ID}, 2: {kept[1].ID, keywordFilterID(2, "stale id")}} {
+		m, _ := s.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.KeywordFilters(u)).Build()).AsStrMap()
+		var ids []store.ID
 		for id := range m {
-			n, _ := ParseID(id)
+			n, _ := store.ParseID(id)
 			ids = append(ids, n)
 		}
 		slices.Sort(ids)
@@ -707,7 +708,7 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 		if !slices.Equal(ids, want) {
 			t.Errorf("user %d's filters after rebuild: %v, want %v", u, ids, want)
 		}
-		if v, _ := s.do(ctx, s.Redis.B().Get().Key(s.Keys.keywordVersion(u)).Build()).ToString(); len(v) != 8 {
+		if v, _ := s.Do(ctx, s.Redis.B().Get().Key(s.Keys.KeywordVersion(u)).Build()).ToString(); len(v) != 8 {
 			t.Errorf("user %d's filters have version %q after rebuild", u, v)
 		}
 	}

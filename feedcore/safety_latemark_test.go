@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -34,12 +35,12 @@ func TestLateMarkConfirmsTheMarker(t *testing.T) {
 				}
 			}
 		}
-		id := ID(5000 + i)
+		id := store.ID(5000 + i)
 		if _, err := s.PutPosts(ctx, []*Post{{ID: id, Author: 1, Text: "late", CreatedAt: testEpoch.Add(time.Duration(i) * time.Second)}}); err != nil {
 			t.Fatal(err)
 		}
 		s.afterMarkerRead = nil
-		ps, err := s.Posts(ctx, []ID{id})
+		ps, err := s.Posts(ctx, []store.ID{id})
 		if err != nil {
 			t.Fatal(err)
 		}

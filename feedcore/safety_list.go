@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // RelationFlags is how one user relates to the viewer.
@@ -35,8 +36,8 @@ func (f RelationFlags) Forbidden() error {
 // RelationFlags reads how each of users relates to viewer, in one round
 // trip: four reads of the viewer's own slot, whatever the number of users.
 // All false for viewer 0.
-func (s *Service) RelationFlags(ctx context.Context, viewer ID, users []ID) (_ []RelationFlags, err error) {
-	defer wrap(&err, "read the relations of user %d", viewer)
+func (s *Service) RelationFlags(ctx context.Context, viewer store.ID, users []store.ID) (_ []RelationFlags, err error) {
+	defer store.Wrap(&err, "read the relations of user %d", viewer)
 	if viewer == 0 || len(users) == 0 {
 		return make([]RelationFlags, len(users)), nil
 	}
@@ -46,13 +47,13 @@ func (s *Service) RelationFlags(ctx context.Context, viewer ID, users []ID) (_ [
 // relationFlagsCmds are RelationFlags' reads, for a caller's own pipeline
 // (hydration); read their replies, in order, with parseRelationFlags.
 // users must not be empty.
-func (s *Service) relationFlagsCmds(viewer ID, users []ID) []rueidis.Completed {
-	ms := members(users)
+func (s *Service) relationFlagsCmds(viewer store.ID, users []store.ID) []rueidis.Completed {
+	ms := store.Members(users)
 	return []rueidis.Completed{
-		s.Redis.B().Zmscore().Key(s.Keys.blocks(viewer)).Member(ms...).Build(),
-		s.Redis.B().Zmscore().Key(s.Keys.blockedBy(viewer)).Member(ms...).Build(),
-		s.Redis.B().Zmscore().Key(s.Keys.muteEnds(viewer)).Member(ms...).Build(),
-		s.Redis.B().Zmscore().Key(s.Keys.hides(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.Blocks(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.BlockedBy(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.MuteEnds(viewer)).Member(ms...).Build(),
+		s.Redis.B().Zmscore().Key(s.Keys.Hides(viewer)).Member(ms...).Build(),
 	}
 }
 
@@ -93,25 +94,25 @@ func (s *Service) parseRelationFlags(rs []rueidis.RedisResult, n int) ([]Relatio
 // Blocked reports whether a block stands between viewer and other, either
 // way: both read in viewer's slot (its blocks and the mirror of blocks of
 // it), one round trip.
-func (s *Service) Blocked(ctx context.Context, viewer, other ID) (_ bool, err error) {
-	defer wrap(&err, "read blocks between %d and %d", viewer, other)
+func (s *Service) Blocked(ctx context.Context, viewer, other store.ID) (_ bool, err error) {
+	defer store.Wrap(&err, "read blocks between %d and %d", viewer, other)
 	if viewer == 0 || other == 0 || viewer == other {
 		return false, nil
 	}
-	return parseBlocked(s.doMulti(ctx, s.blockedCmds(viewer, other)...))
+	return parseBlocked(s.DoMulti(ctx, s.blockedCmds(viewer, other)...))
 }
 
-func (s *Service) blockedCmds(viewer, other ID) []rueidis.Completed {
-	m := member(other)
+func (s *Service) blockedCmds(viewer, other store.ID) []rueidis.Completed {
+	m := store.Member(other)
 	return []rueidis.Completed{
-		s.Redis.B().Zscore().Key(s.Keys.blocks(viewer)).Member(m).Build(),
-		s.Redis.B().Zscore().Key(s.Keys.blockedBy(viewer)).Member(m).Build(),
+		s.Redis.B().Zscore().Key(s.Keys.Blocks(viewer)).Member(m).Build(),
+		s.Redis.B().Zscore().Key(s.Keys.BlockedBy(viewer)).Member(m).Build(),
 	}
 }
 
 func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
 	for _, r := range rs {
-		if ok, err := isMember(r); err != nil || ok {
+		if ok, err := store.IsMember(r); err != nil || ok {
 			return ok, err
 		}
 	}
@@ -121,14 +122,14 @@ func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
 // relationRecords is the record key of viewer's relations of kind, the
 // key of their ends (mutes only; "" otherwise), and the kind of their
 // list (the cursor's).
-func (s *Service) relationRecords(kind RelationKind, viewer ID) (rec, ends string, list ListKind, err error) {
+func (s *Service) relationRecords(kind RelationKind, viewer store.ID) (rec, ends string, list ListKind, err error) {
 	switch kind {
 	case RelationBlock:
-		return s.Keys.blocks(viewer), "", ListBlocked, nil
+		return s.Keys.Blocks(viewer), "", ListBlocked, nil
 	case RelationMute:
-		return s.Keys.mutes(viewer), s.Keys.muteEnds(viewer), ListMuted, nil
+		return s.Keys.Mutes(viewer), s.Keys.MuteEnds(viewer), ListMuted, nil
 	case RelationHide:
-		return s.Keys.hides(viewer), "", ListHidden, nil
+		return s.Keys.Hides(viewer), "", ListHidden, nil
 	}
 	return "", "", 0, apierr.Errorf(apierr.BadInput, "no relation kind %q", kind)
 }
@@ -136,8 +137,8 @@ func (s *Service) relationRecords(kind RelationKind, viewer ID) (rec, ends strin
 // RelationList pages viewer's own relations of kind, newest first (ties
 // by user id, highest first), first per page (DefaultPageSize when 0).
 // Ended mutes are not listed.
-func (s *Service) RelationList(ctx context.Context, viewer ID, kind RelationKind, first int, after string) (_ *UserPage, err error) {
-	defer wrap(&err, "list the %s relations of user %d", kind, viewer)
+func (s *Service) RelationList(ctx context.Context, viewer store.ID, kind RelationKind, first int, after string) (_ *UserPage, err error) {
+	defer store.Wrap(&err, "list the %s relations of user %d", kind, viewer)
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your %ss", kind)
 	}
@@ -145,11 +146,11 @@ func (s *Service) RelationList(ctx context.Context, viewer ID, kind RelationKind
 	if err != nil {
 		return nil, err
 	}
-	now := scoreArg(s.nowMS())
+	now := store.ScoreArg(s.nowMS())
 	users, cursors, more, end, err := readList(ctx, s, listAt{viewer: viewer, kind: list, owner: viewer, first: first, after: after},
-		func(*Item) listScan[ID] {
-			return listScan[ID]{
-				seek: func(from *Item, limit int) rueidis.Completed { return s.listSeekCmd(rec, ends, now, from, limit) },
+		func(*store.Item) listScan[store.ID] {
+			return listScan[store.ID]{
+				seek: func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(rec, ends, now, from, limit) },
 				keep: keepAll,
 			}
 		})
@@ -160,8 +161,8 @@ func (s *Service) RelationList(ctx context.Context, viewer ID, kind RelationKind
 }
 
 // keepAll keeps every entry of a list of users (listScan.keep).
-func keepAll(_ context.Context, _ []rueidis.RedisResult, items []Item) ([]*ID, error) {
-	out := make([]*ID, len(items))
+func keepAll(_ context.Context, _ []rueidis.RedisResult, items []store.Item) ([]*store.ID, error) {
+	out := make([]*store.ID, len(items))
 	for i := range items {
 		out[i] = &items[i].ID
 	}
@@ -175,7 +176,7 @@ func keepAll(_ context.Context, _ []rueidis.RedisResult, items []Item) ([]*ID, e
 // the refusal; those after a refusal over the limit may have been applied
 // too, harmlessly.
 func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err error) {
-	defer wrap(&err, "record relations")
+	defer store.Wrap(&err, "record relations")
 	rs, stop := s.checkRelations(ctx, rs)
 	now := s.nowMS()
 	var cmds []rueidis.Completed
@@ -194,13 +195,13 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 			continue // an ended mute is no mute
 		}
 		keys, args := s.relationCommitArgs(r.Kind, r.User, r.Target, true, now, until)
-		args[len(args)-1] = scoreArg(created)
-		cmds = append(cmds, relationCommit.cmd(s.Redis.B(), keys, args))
+		args[len(args)-1] = store.ScoreArg(created)
+		cmds = append(cmds, relationCommit.Cmd(s.Redis.B(), keys, args))
 		pairs = append(pairs, Edge{Follower: r.User, Followee: r.Target})
 		at = append(at, i)
 	}
 	n := len(rs)
-	for i, r := range s.doMulti(ctx, cmds...) {
+	for i, r := range s.DoMulti(ctx, cmds...) {
 		added, err := r.AsInt64()
 		if err != nil {
 			return 0, err
@@ -231,10 +232,10 @@ func (s *Service) checkRelations(ctx context.Context, rs []Relation) ([]Relation
 			break
 		}
 	}
-	pairs := cmdsFor(rs, func(r Relation) Edge { return Edge{Follower: r.User, Followee: r.Target} })
+	pairs := store.CmdsFor(rs, func(r Relation) Edge { return Edge{Follower: r.User, Followee: r.Target} })
 	n, err := s.existingPairs(ctx, pairs)
 	switch {
-	case CodeOf(err) == apierr.NotFound:
+	case store.CodeOf(err) == apierr.NotFound:
 		rs, stop = rs[:n], err
 	case err != nil:
 		return nil, err
@@ -245,13 +246,13 @@ func (s *Service) checkRelations(ctx context.Context, rs []Relation) ([]Relation
 // exportRelations is the export pass of the records of kind: each user's,
 // exportChunk a call, with their times and, for mutes, their ends (ended
 // mutes left out).
-func (s *Service) exportRelations(kind RelationKind) func(context.Context, []ID, ExportSink) error {
-	return func(ctx context.Context, ids []ID, sink ExportSink) error {
+func (s *Service) exportRelations(kind RelationKind) func(context.Context, []store.ID, ExportSink) error {
+	return func(ctx context.Context, ids []store.ID, sink ExportSink) error {
 		now := s.nowMS()
 		for _, id := range ids {
 			rec, ends, _, _ := s.relationRecords(kind, id)
 			for from := int64(0); ; from += exportChunk {
-				items, err := parseEntries(s.do(ctx, s.Redis.B().Zrange().Key(rec).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
+				items, err := parseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(rec).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
 				if err != nil {
 					return err
 				}
@@ -282,15 +283,15 @@ func (s *Service) exportRelations(kind RelationKind) func(context.Context, []ID,
 
 // relationEnds reads the ends (ms; 0 none) of the mutes items from ends;
 // nil when ends is "" (not mutes) or there are no items.
-func (s *Service) relationEnds(ctx context.Context, ends string, items []Item) ([]int64, error) {
+func (s *Service) relationEnds(ctx context.Context, ends string, items []store.Item) ([]int64, error) {
 	if ends == "" || len(items) == 0 {
 		return nil, nil
 	}
 	ms := make([]string, len(items))
 	for i, it := range items {
-		ms[i] = member(it.ID)
+		ms[i] = store.Member(it.ID)
 	}
-	scores, err := s.do(ctx, s.Redis.B().Zmscore().Key(ends).Member(ms...).Build()).ToArray()
+	scores, err := s.Do(ctx, s.Redis.B().Zmscore().Key(ends).Member(ms...).Build()).ToArray()
 	if err != nil {
 		return nil, fmt.Errorf("read mute ends: %w", err)
 	}

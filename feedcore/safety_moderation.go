@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore"
 )
 
@@ -113,7 +114,7 @@ func (a ModAction) check(reasonOptional bool) (ModAction, error) {
 // ms, as a job's journal entry carries them and the audit stream stores
 // them. An import's job carries them with no action: it appends none.
 func (a ModAction) auditFields(action, subject string, ms int64) []string {
-	return []string{"t", scoreArg(ms), "o", a.Operator, "a", action, "s", subject, "r", a.Reason}
+	return []string{"t", store.ScoreArg(ms), "o", a.Operator, "a", action, "s", subject, "r", a.Reason}
 }
 
 // ModOutcome is what a moderation action did.
@@ -138,7 +139,7 @@ const (
 // journals the job on KEYS[2] (fields ARGV[6..]) and owes it a second
 // pass in KEYS[3] (suspendSweeps, at the server's time). Replies {1,
 // entry id}, or {0} when nothing changed.
-var suspensionCommit = newScript(false, `
+var suspensionCommit = store.NewScript(false, `
 local on = ARGV[1] == '1'
 if on == (redis.call('EXISTS', KEYS[1]) == 1) then return {0} end
 if on then
@@ -154,8 +155,8 @@ return {1, redis.call('XADD', KEYS[2], '*', unpack(ARGV, 6))}
 // Suspend suspends user's account: its tokens get FORBIDDEN on every
 // operation and its posts and live sessions leave every feed, its follows
 // staying. NOT_FOUND when no such account exists.
-func (s *Service) Suspend(ctx context.Context, user ID, a ModAction) (_ ModOutcome, err error) {
-	defer wrap(&err, "suspend user %d", user)
+func (s *Service) Suspend(ctx context.Context, user store.ID, a ModAction) (_ ModOutcome, err error) {
+	defer store.Wrap(&err, "suspend user %d", user)
 	if a, err = a.check(false); err != nil {
 		return ModOutcome{}, err
 	}
@@ -167,8 +168,8 @@ func (s *Service) Suspend(ctx context.Context, user ID, a ModAction) (_ ModOutco
 
 // Unsuspend lifts user's suspension: its posts and sessions are shown
 // again and its tokens work. Changed is false when it was not suspended.
-func (s *Service) Unsuspend(ctx context.Context, user ID, a ModAction) (_ ModOutcome, err error) {
-	defer wrap(&err, "unsuspend user %d", user)
+func (s *Service) Unsuspend(ctx context.Context, user store.ID, a ModAction) (_ ModOutcome, err error) {
+	defer store.Wrap(&err, "unsuspend user %d", user)
 	if a, err = a.check(false); err != nil {
 		return ModOutcome{}, err
 	}
@@ -181,10 +182,10 @@ func (s *Service) Unsuspend(ctx context.Context, user ID, a ModAction) (_ ModOut
 }
 
 // accountExists is NOT_FOUND unless user has a profile and no deletion.
-func (s *Service) accountExists(ctx context.Context, user ID) error {
-	rs := s.doMulti(ctx, s.Redis.B().Exists().Key(s.Keys.user(user)).Build(),
-		s.Redis.B().Exists().Key(s.Keys.gone(s.shardOf(user), user)).Build())
-	if err := firstErr(rs); err != nil {
+func (s *Service) accountExists(ctx context.Context, user store.ID) error {
+	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(s.Keys.User(user)).Build(),
+		s.Redis.B().Exists().Key(s.Keys.Gone(s.shardOf(user), user)).Build())
+	if err := store.FirstErr(rs); err != nil {
 		return fmt.Errorf("read the account: %w", err)
 	}
 	profile, _ := rs[0].AsInt64()
@@ -197,16 +198,16 @@ func (s *Service) accountExists(ctx context.Context, user ID) error {
 
 // changeSuspension commits a suspension (on) or its lifting, runs its job
 // and appends its audit entry (action; none when empty: an import).
-func (s *Service) changeSuspension(ctx context.Context, user ID, on bool, a ModAction, action string, at int64) (ModOutcome, error) {
+func (s *Service) changeSuspension(ctx context.Context, user store.ID, on bool, a ModAction, action string, at int64) (ModOutcome, error) {
 	shard := s.shardOf(user)
-	fields := append([]string{"k", jSuspend, "u", FormatID(user)}, a.auditFields(action, "user:"+FormatID(user), at)...)
+	fields := append([]string{"k", jSuspend, "u", store.FormatID(user)}, a.auditFields(action, "user:"+store.FormatID(user), at)...)
 	flag := ""
 	if on {
 		flag = "1"
 	}
-	keys := []string{s.Keys.suspended(shard, user), s.Keys.journal(shard), s.Keys.suspendSweeps(shard)}
-	args := append([]string{flag, scoreArg(at), a.Reason, a.Operator, FormatID(user)}, fields...)
-	arr, err := s.commit(ctx, suspensionCommit, keys, args, suspensionCommit.cmd(s.Redis.B(), keys, args)).ToArray()
+	keys := []string{s.Keys.Suspended(shard, user), s.Keys.Journal(shard), s.Keys.SuspendSweeps(shard)}
+	args := append([]string{flag, store.ScoreArg(at), a.Reason, a.Operator, store.FormatID(user)}, fields...)
+	arr, err := s.commit(ctx, suspensionCommit, keys, args, suspensionCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("commit: %w", err)
 	}
@@ -235,31 +236,31 @@ func journalFields(fields []string) map[string]string {
 // runSuspensionJob runs the job of shard's journal entry jid (fields fv):
 // the marks, then the audit entry the entry carries, if any.
 func (s *Service) runSuspensionJob(ctx context.Context, shard int, jid string, fv map[string]string) (ModOutcome, error) {
-	u, err := ParseID(fv["u"])
+	u, err := store.ParseID(fv["u"])
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("%w: journal field u %q", errMalformed, fv["u"])
 	}
-	out, err := s.settleSuspension(ctx, u, s.Keys.suspendCheckpoint(shard, jid))
+	out, err := s.settleSuspension(ctx, u, s.Keys.SuspendCheckpoint(shard, jid))
 	if err != nil {
 		return out, err
 	}
-	return out, s.appendAudit(ctx, "sus:"+itoa(shard)+":"+jid, fv)
+	return out, s.appendAudit(ctx, "sus:"+store.Itoa(shard)+":"+jid, fv)
 }
 
 // markSource is one list of an account's items the job marks: its key
 // and the hash of each item.
 type markSource struct {
 	key    string
-	hash   func(ID) string
+	hash   func(store.ID) string
 	isPost bool
 }
 
 // markSources are the lists that hold every post and live session of u.
-func (s *Service) markSources(u ID) []markSource {
+func (s *Service) markSources(u store.ID) []markSource {
 	return []markSource{
-		{key: s.Keys.outbox(u), hash: s.Keys.post, isPost: true},
-		{key: s.Keys.liveQueue(u), hash: s.Keys.live},
-		{key: s.Keys.replayOutbox(u), hash: s.Keys.live},
+		{key: s.Keys.Outbox(u), hash: s.Keys.Post, isPost: true},
+		{key: s.Keys.LiveQueue(u), hash: s.Keys.Live},
+		{key: s.Keys.ReplayOutbox(u), hash: s.Keys.Live},
 	}
 }
 
@@ -269,7 +270,7 @@ const markChunk = 500
 // markIfExists sets the field ARGV[1] of the hash KEYS[1] to ARGV[2] when
 // the hash exists, or deletes the field when ARGV[2] is empty: a mark
 // never creates a post or session hash that is not written yet.
-var markIfExists = newScript(false, `
+var markIfExists = store.NewScript(false, `
 if ARGV[2] == '' then return redis.call('HDEL', KEYS[1], ARGV[1]) end
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
@@ -279,7 +280,7 @@ func (s *Service) markCmd(hash string, on bool) rueidis.Completed {
 	if !on {
 		return s.Redis.B().Hdel().Key(hash).Field(fieldSuspended).Build()
 	}
-	return markIfExists.cmd(s.Redis.B(), []string{hash}, []string{fieldSuspended, "1"})
+	return markIfExists.Cmd(s.Redis.B(), []string{hash}, []string{fieldSuspended, "1"})
 }
 
 // markPos is where a job stands: the marks it sets (on), the source it
@@ -287,7 +288,7 @@ func (s *Service) markCmd(hash string, on bool) rueidis.Completed {
 type markPos struct {
 	on   bool
 	src  int
-	last *Item
+	last *store.Item
 }
 
 func (p markPos) String() string {
@@ -296,9 +297,9 @@ func (p markPos) String() string {
 		on = "1"
 	}
 	if p.last == nil {
-		return on + " " + itoa(p.src)
+		return on + " " + store.Itoa(p.src)
 	}
-	return on + " " + itoa(p.src) + " " + scoreArg(p.last.TS) + " " + FormatID(p.last.ID)
+	return on + " " + store.Itoa(p.src) + " " + store.ScoreArg(p.last.TS) + " " + store.FormatID(p.last.ID)
 }
 
 // parseMarkPos reads a checkpoint; ok is false for none or a damaged one.
@@ -315,11 +316,11 @@ func parseMarkPos(v string) (p markPos, ok bool) {
 	p.src = src
 	if len(f) == 4 {
 		ts, err1 := parseInt(f[2])
-		id, err2 := ParseID(f[3])
+		id, err2 := store.ParseID(f[3])
 		if err1 != nil || err2 != nil {
 			return p, false
 		}
-		p.last = &Item{TS: ts, ID: id}
+		p.last = &store.Item{TS: ts, ID: id}
 	}
 	return p, true
 }
@@ -328,7 +329,7 @@ func parseMarkPos(v string) (p markPos, ok bool) {
 // with its marker, re-read until it stops changing (bounded: the journal
 // repairs what is left). ck, when set, is the job's checkpoint: a job
 // resumed with the same marks to set goes on from it. Idempotent.
-func (s *Service) settleSuspension(ctx context.Context, u ID, ck string) (ModOutcome, error) {
+func (s *Service) settleSuspension(ctx context.Context, u store.ID, ck string) (ModOutcome, error) {
 	var out ModOutcome
 	for range maxSettleRounds {
 		pos, err := s.markStart(ctx, u, ck)
@@ -343,7 +344,7 @@ func (s *Service) settleSuspension(ctx context.Context, u ID, ck string) (ModOut
 			return out, err
 		}
 		if ck != "" {
-			if err := s.do(ctx, s.Redis.B().Del().Key(ck).Build()).Error(); err != nil {
+			if err := s.Do(ctx, s.Redis.B().Del().Key(ck).Build()).Error(); err != nil {
 				return out, fmt.Errorf("drop the checkpoint: %w", err)
 			}
 		}
@@ -356,13 +357,13 @@ func (s *Service) settleSuspension(ctx context.Context, u ID, ck string) (ModOut
 
 // markStart reads whether u is suspended and, with ck, where its job
 // stands: from the start unless the checkpoint sets the same marks.
-func (s *Service) markStart(ctx context.Context, u ID, ck string) (markPos, error) {
-	cmds := []rueidis.Completed{s.Redis.B().Exists().Key(s.Keys.suspended(s.shardOf(u), u)).Build()}
+func (s *Service) markStart(ctx context.Context, u store.ID, ck string) (markPos, error) {
+	cmds := []rueidis.Completed{s.Redis.B().Exists().Key(s.Keys.Suspended(s.shardOf(u), u)).Build()}
 	if ck != "" {
 		cmds = append(cmds, s.Redis.B().Get().Key(ck).Build())
 	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return markPos{}, fmt.Errorf("read the suspension: %w", err)
 	}
 	n, _ := rs[0].AsInt64()
@@ -380,7 +381,7 @@ func (s *Service) markStart(ctx context.Context, u ID, ck string) (markPos, erro
 // the mark on each item, one chunk a round trip: the writes of a chunk go
 // with the read of the next and the checkpoint of the one before (whose
 // writes Redis has confirmed).
-func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string) (ModOutcome, error) {
+func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck string) (ModOutcome, error) {
 	var out ModOutcome
 	srcs := s.markSources(u)
 	var writes []rueidis.Completed // the marks of the items between done and pos
@@ -391,8 +392,8 @@ func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string)
 		if ck != "" {
 			cmds = append(cmds, s.Redis.B().Set().Key(ck).Value(done.String()).Ex(checkpointTTL).Build())
 		}
-		rs := s.doMulti(ctx, cmds...)
-		if err := firstErr(rs); err != nil {
+		rs := s.DoMulti(ctx, cmds...)
+		if err := store.FirstErr(rs); err != nil {
 			return out, fmt.Errorf("mark the items of user %d: %w", u, err)
 		}
 		done = pos
@@ -400,7 +401,7 @@ func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string)
 		if err != nil {
 			return out, err
 		}
-		writes = cmdsFor(items, func(it Item) rueidis.Completed { return s.markCmd(src.hash(it.ID), pos.on) })
+		writes = store.CmdsFor(items, func(it store.Item) rueidis.Completed { return s.markCmd(src.hash(it.ID), pos.on) })
 		if src.isPost {
 			out.Posts += len(items)
 		} else {
@@ -413,9 +414,9 @@ func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string)
 		pos.src, pos.last = pos.src+1, nil
 	}
 	// The profile last: its mark keeps the account out of follower lists.
-	writes = append(writes, s.markCmd(s.Keys.user(u), pos.on))
+	writes = append(writes, s.markCmd(s.Keys.User(u), pos.on))
 	if len(writes) > 0 {
-		if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
+		if err := store.FirstErr(s.DoMulti(ctx, writes...)); err != nil {
 			return out, fmt.Errorf("mark the items of user %d: %w", u, err)
 		}
 	}
@@ -437,12 +438,12 @@ func (s *Service) markAccount(ctx context.Context, u ID, pos markPos, ck string)
 // again whatever changed meanwhile, until a read confirms what was last
 // written. One round trip when no author is suspended, three when some
 // are and nothing changes.
-func (s *Service) markSuspended(ctx context.Context, authors []ID, hashes []string) error {
+func (s *Service) markSuspended(ctx context.Context, authors []store.ID, hashes []string) error {
 	distinct := slices.Compact(slices.Sorted(slices.Values(authors)))
 	if len(distinct) == 0 {
 		return nil
 	}
-	marked := map[ID]bool{} // what the marks written so far say: none yet
+	marked := map[store.ID]bool{} // what the marks written so far say: none yet
 	for range maxSettleRounds {
 		now, err := s.suspendedNow(ctx, distinct)
 		if err != nil {
@@ -460,7 +461,7 @@ func (s *Service) markSuspended(ctx context.Context, authors []ID, hashes []stri
 		if len(marks) == 0 {
 			return nil
 		}
-		if err := firstErr(s.doMulti(ctx, marks...)); err != nil {
+		if err := store.FirstErr(s.DoMulti(ctx, marks...)); err != nil {
 			return fmt.Errorf("mark items of suspended accounts: %w", err)
 		}
 		marked = now
@@ -469,11 +470,11 @@ func (s *Service) markSuspended(ctx context.Context, authors []ID, hashes []stri
 }
 
 // suspendedNow reads whether each of users is suspended (its marker).
-func (s *Service) suspendedNow(ctx context.Context, users []ID) (map[ID]bool, error) {
-	rs := s.doMulti(ctx, cmdsFor(users, func(a ID) rueidis.Completed {
-		return s.Redis.B().Exists().Key(s.Keys.suspended(s.shardOf(a), a)).Build()
+func (s *Service) suspendedNow(ctx context.Context, users []store.ID) (map[store.ID]bool, error) {
+	rs := s.DoMulti(ctx, store.CmdsFor(users, func(a store.ID) rueidis.Completed {
+		return s.Redis.B().Exists().Key(s.Keys.Suspended(s.shardOf(a), a)).Build()
 	})...)
-	out := make(map[ID]bool, len(users))
+	out := make(map[store.ID]bool, len(users))
 	for i, r := range rs {
 		n, err := r.AsInt64()
 		if err != nil {
@@ -486,9 +487,9 @@ func (s *Service) suspendedNow(ctx context.Context, users []ID) (map[ID]bool, er
 
 // markSuspendedPosts is markSuspended for posts.
 func (s *Service) markSuspendedPosts(ctx context.Context, ps []*Post) error {
-	authors, hashes := make([]ID, len(ps)), make([]string, len(ps))
+	authors, hashes := make([]store.ID, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
-		authors[i], hashes[i] = p.Author, s.Keys.post(p.ID)
+		authors[i], hashes[i] = p.Author, s.Keys.Post(p.ID)
 	}
 	return s.markSuspended(ctx, authors, hashes)
 }
@@ -503,8 +504,8 @@ func (s *Service) repairSuspension(ctx context.Context, shard int, e rueidis.XRa
 // unsuspensions committed before cutoff: the marks settled again,
 // without a checkpoint.
 func (s *Service) sweepSuspensions(ctx context.Context, shard int, cutoff time.Time) error {
-	return s.secondPasses(ctx, s.Keys.suspendSweeps(shard), cutoff, func(m string) error {
-		u, err := ParseID(m)
+	return s.secondPasses(ctx, s.Keys.SuspendSweeps(shard), cutoff, func(m string) error {
+		u, err := store.ParseID(m)
 		if err != nil {
 			return fmt.Errorf("%w: suspended user %q", errMalformed, m)
 		}
@@ -515,7 +516,7 @@ func (s *Service) sweepSuspensions(ctx context.Context, shard int, cutoff time.T
 
 // Suspension is a suspended account, as export writes and import reads it.
 type Suspension struct {
-	User     ID
+	User     store.ID
 	At       time.Time
 	Reason   string
 	Operator string
@@ -523,8 +524,8 @@ type Suspension struct {
 
 // Suspensions calls fn with the suspended accounts, a batch at a time.
 func (s *Service) Suspensions(ctx context.Context, fn func([]Suspension) error) (err error) {
-	defer wrap(&err, "list suspended accounts")
-	return s.shardHashes(ctx, s.Keys.suspended, []string{"at", "r", "o"}, func(ids []ID, fs [][]string) error {
+	defer store.Wrap(&err, "list suspended accounts")
+	return s.shardHashes(ctx, s.Keys.Suspended, []string{"at", "r", "o"}, func(ids []store.ID, fs [][]string) error {
 		out := make([]Suspension, len(ids))
 		for i, f := range fs {
 			ms, _ := parseInt(f[0])
@@ -538,21 +539,21 @@ func (s *Service) Suspensions(ctx context.Context, fn func([]Suspension) error) 
 // (keyOf(shard, id) is the shard's hash for id: a deletion's or a
 // suspension's marker), their ids and the values of fields, a SCAN batch
 // at a time; a hash gone meanwhile is left out.
-func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id ID) string, fields []string, fn func(ids []ID, vals [][]string) error) error {
+func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id store.ID) string, fields []string, fn func(ids []store.ID, vals [][]string) error) error {
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		head := keyOf(sh, 0)
 		head = head[:len(head)-1]
 		err := redisstore.ScanKeys(ctx, s.Redis, redisstore.GlobEscape(head)+"*", func(keys []string) error {
-			var ids []ID
+			var ids []store.ID
 			for _, k := range keys {
-				if id, err := ParseID(strings.TrimPrefix(k, head)); err == nil {
+				if id, err := store.ParseID(strings.TrimPrefix(k, head)); err == nil {
 					ids = append(ids, id)
 				}
 			}
-			rs := s.doMulti(ctx, cmdsFor(ids, func(id ID) rueidis.Completed {
+			rs := s.DoMulti(ctx, store.CmdsFor(ids, func(id store.ID) rueidis.Completed {
 				return s.Redis.B().Hmget().Key(keyOf(sh, id)).Field(fields...).Build()
 			})...)
-			var found []ID
+			var found []store.ID
 			var vals [][]string
 			for i, r := range rs {
 				f := make([]string, len(fields))
@@ -576,7 +577,7 @@ func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id ID) 
 // account exists yet: its posts and sessions imported later are marked as
 // they are stored.
 func (s *Service) PutSuspension(ctx context.Context, sp Suspension) (err error) {
-	defer wrap(&err, "record the suspension of user %d", sp.User)
+	defer store.Wrap(&err, "record the suspension of user %d", sp.User)
 	if sp.User == 0 {
 		return apierr.Errorf(apierr.BadInput, "a suspension needs a positive user id")
 	}
@@ -606,7 +607,7 @@ func (s *Service) settleSuspensions(ctx context.Context, st *RebuildStats) error
 // it sets the record (ARGV[1] ms), appends the delete event (ARGV[4 ..
 // 3+ARGV[3]]) to the events stream KEYS[2] and journals the rest (the
 // other ARGV) on KEYS[3]: reply {1, journal entry id}.
-var takedownCommit = newScript(false, `
+var takedownCommit = store.NewScript(false, `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 if ARGV[2] == '1' then return {-1} end
 redis.call('SET', KEYS[1], ARGV[1])
@@ -618,12 +619,12 @@ return {1, redis.call('XADD', KEYS[3], '*', unpack(ARGV, 4 + n))}
 // Takedown takes a post down: it leaves every feed as a deleted post does
 // and is marked taken down (its node reads as null). NOT_FOUND when no
 // such post exists; BAD_USER_INPUT when its author deleted it.
-func (s *Service) Takedown(ctx context.Context, post ID, a ModAction) (_ ModOutcome, err error) {
-	defer wrap(&err, "take down post %d", post)
+func (s *Service) Takedown(ctx context.Context, post store.ID, a ModAction) (_ ModOutcome, err error) {
+	defer store.Wrap(&err, "take down post %d", post)
 	if a, err = a.check(false); err != nil {
 		return ModOutcome{}, err
 	}
-	ps, err := s.Posts(ctx, []ID{post})
+	ps, err := s.Posts(ctx, []store.ID{post})
 	if err != nil {
 		return ModOutcome{}, err
 	}
@@ -638,16 +639,16 @@ func (s *Service) Takedown(ctx context.Context, post ID, a ModAction) (_ ModOutc
 // entry (action; none when empty: an import).
 func (s *Service) takedown(ctx context.Context, p *Post, a ModAction, action string, ms int64) (ModOutcome, error) {
 	shard := s.shardOf(p.Author)
-	ev := event{Type: evDelete, User: p.Author, Item: Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}.fields()
-	fields := append([]string{"k", jTakedown, "p", FormatID(p.ID), "u", FormatID(p.Author)},
-		a.auditFields(action, "post:"+FormatID(p.ID), ms)...)
+	ev := event{Type: evDelete, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}.fields()
+	fields := append([]string{"k", jTakedown, "p", store.FormatID(p.ID), "u", store.FormatID(p.Author)},
+		a.auditFields(action, "post:"+store.FormatID(p.ID), ms)...)
 	deleted := ""
 	if p.Deleted {
 		deleted = "1"
 	}
-	keys := []string{s.Keys.takenDown(shard, p.ID), s.Keys.events(shard), s.Keys.journal(shard)}
-	args := append(append([]string{scoreArg(ms), deleted, itoa(len(ev))}, ev...), fields...)
-	arr, err := s.commit(ctx, takedownCommit, keys, args, takedownCommit.cmd(s.Redis.B(), keys, args)).ToArray()
+	keys := []string{s.Keys.TakenDown(shard, p.ID), s.Keys.Events(shard), s.Keys.Journal(shard)}
+	args := append(append([]string{store.ScoreArg(ms), deleted, store.Itoa(len(ev))}, ev...), fields...)
+	arr, err := s.commit(ctx, takedownCommit, keys, args, takedownCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("commit: %w", err)
 	}
@@ -670,20 +671,20 @@ func (s *Service) takedown(ctx context.Context, p *Post, a ModAction, action str
 // dispatcher does with the delete event, which also fans the removal out),
 // marked taken down, and the audit entry. Idempotent.
 func (s *Service) finishTakedown(ctx context.Context, jid string, fv map[string]string) error {
-	post, err1 := ParseID(fv["p"])
-	author, err2 := ParseID(fv["u"])
+	post, err1 := store.ParseID(fv["p"])
+	author, err2 := store.ParseID(fv["u"])
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("%w: takedown journal fields p %q, u %q", errMalformed, fv["p"], fv["u"])
 	}
 	if err := s.tombstone(ctx, &Post{ID: post, Author: author}); err != nil {
 		return fmt.Errorf("tombstone: %w", err)
 	}
-	mark := s.Redis.B().Hset().Key(s.Keys.post(post)).FieldValue().
+	mark := s.Redis.B().Hset().Key(s.Keys.Post(post)).FieldValue().
 		FieldValue(fieldTakenDown, fv["t"]).FieldValue(fieldTakedownReason, fv["r"]).Build()
-	if err := s.do(ctx, mark).Error(); err != nil {
+	if err := s.Do(ctx, mark).Error(); err != nil {
 		return fmt.Errorf("mark taken down: %w", err)
 	}
-	return s.appendAudit(ctx, "tkd:"+FormatID(post), fv)
+	return s.appendAudit(ctx, "tkd:"+store.FormatID(post), fv)
 }
 
 // repairTakedown finishes the takedown a journal entry records.
@@ -696,11 +697,11 @@ func (s *Service) repairTakedown(ctx context.Context, e rueidis.XRangeEntry) err
 // leaves (nothing indexes it); one it holds is taken down as Takedown
 // does, without an audit entry (the audit lines carry those).
 func (s *Service) PutTakedown(ctx context.Context, p *Post) (err error) {
-	defer wrap(&err, "record the takedown of post %d", p.ID)
+	defer store.Wrap(&err, "record the takedown of post %d", p.ID)
 	if p.ID == 0 || p.Author == 0 || p.TakenDown.IsZero() {
 		return apierr.Errorf(apierr.BadInput, "a takedown needs a post id, its author and when it was taken down")
 	}
-	ps, err := s.Posts(ctx, []ID{p.ID})
+	ps, err := s.Posts(ctx, []store.ID{p.ID})
 	if err != nil {
 		return err
 	}
@@ -712,13 +713,13 @@ func (s *Service) PutTakedown(ctx context.Context, p *Post) (err error) {
 		_, err := s.takedown(ctx, old, ModAction{Reason: p.TakedownReason}, "", ms)
 		return err
 	}
-	hset := s.Redis.B().Hset().Key(s.Keys.post(p.ID)).FieldValue().FieldValue("d", "1").
-		FieldValue(fieldTakenDown, scoreArg(ms)).FieldValue(fieldTakedownReason, p.TakedownReason)
+	hset := s.Redis.B().Hset().Key(s.Keys.Post(p.ID)).FieldValue().FieldValue("d", "1").
+		FieldValue(fieldTakenDown, store.ScoreArg(ms)).FieldValue(fieldTakedownReason, p.TakedownReason)
 	if ps[0] == nil { // as postCreate writes it; a tombstone there keeps its own
-		hset = hset.FieldValue("a", FormatID(p.Author)).FieldValue("t", scoreArg(p.CreatedAt.UnixMilli())).FieldValue("x", p.Text)
+		hset = hset.FieldValue("a", store.FormatID(p.Author)).FieldValue("t", store.ScoreArg(p.CreatedAt.UnixMilli())).FieldValue("x", p.Text)
 	}
-	return firstErr(s.doMulti(ctx, hset.Build(),
-		s.Redis.B().Set().Key(s.Keys.takenDown(s.shardOf(p.Author), p.ID)).Value(scoreArg(ms)).Build()))
+	return store.FirstErr(s.DoMulti(ctx, hset.Build(),
+		s.Redis.B().Set().Key(s.Keys.TakenDown(s.shardOf(p.Author), p.ID)).Value(store.ScoreArg(ms)).Build()))
 }
 
 // finishJobs finishes every job of the given kinds still journaled
@@ -726,7 +727,7 @@ func (s *Service) PutTakedown(ctx context.Context, p *Post) (err error) {
 // down or account suspended, may be rebuilt as if it were not).
 func (s *Service) finishJobs(ctx context.Context, kinds ...string) error {
 	for sh := 0; sh < s.o.StreamShards; sh++ {
-		entries, err := s.do(ctx, s.Redis.B().Xrange().Key(s.Keys.journal(sh)).Start("-").End("+").Build()).AsXRange()
+		entries, err := s.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.Journal(sh)).Start("-").End("+").Build()).AsXRange()
 		if err != nil {
 			return fmt.Errorf("read journal: %w", err)
 		}

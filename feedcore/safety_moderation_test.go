@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -22,19 +23,19 @@ var op = ModAction{Operator: "alice", Reason: "spam"}
 // replay; 5 has a post.
 type suspendWorld struct {
 	s            *Service
-	posts        []ID // 2's
-	other        ID   // 5's post
-	live, replay ID   // 2's sessions
-	merged       []ID // readers not read yet
+	posts        []store.ID // 2's
+	other        store.ID   // 5's post
+	live, replay store.ID   // 2's sessions
+	merged       []store.ID // readers not read yet
 }
 
 func newSuspendWorld(t *testing.T, s *Service) *suspendWorld {
 	t.Helper()
 	ctx := context.Background()
 	w := &suspendWorld{s: s, merged: idRange(10, 10)}
-	mustUsers(t, s, append([]ID{1, 2, 5}, w.merged...)...)
-	for _, r := range append([]ID{1}, w.merged...) {
-		follow(t, s, r, []ID{2, 5})
+	mustUsers(t, s, append([]store.ID{1, 2, 5}, w.merged...)...)
+	for _, r := range append([]store.ID{1}, w.merged...) {
+		follow(t, s, r, []store.ID{2, 5})
 	}
 	readAll(t, s, 1, 5) // 1 becomes active: the workers complete its inbox
 	drain(t, s)
@@ -75,7 +76,7 @@ func newSuspendWorld(t *testing.T, s *Service) *suspendWorld {
 // merged reader's, 5's always showing.
 func (w *suspendWorld) check(t *testing.T, when string, shown bool) {
 	t.Helper()
-	for _, v := range []ID{1, w.mergedReader()} {
+	for _, v := range []store.ID{1, w.mergedReader()} {
 		got := readAll(t, w.s, v, 2)
 		for _, p := range w.posts {
 			if slices.Contains(got, p) != shown {
@@ -85,11 +86,11 @@ func (w *suspendWorld) check(t *testing.T, when string, shown bool) {
 		if !slices.Contains(got, w.other) {
 			t.Fatalf("%s: viewer %d's feed %v lost 5's post", when, v, got)
 		}
-		var live []ID
+		var live []store.ID
 		for _, l := range pageLive(t, w.s, v, 1, nil) {
 			live = append(live, l.id)
 		}
-		for _, l := range []ID{w.live, w.replay} {
+		for _, l := range []store.ID{w.live, w.replay} {
 			if slices.Contains(live, l) != shown {
 				t.Fatalf("%s: viewer %d's live feed %v shows 2's session %d: %v, want %v", when, v, live, l, !shown, shown)
 			}
@@ -129,7 +130,7 @@ func TestSuspend(t *testing.T) {
 	if got := outboxIDs(t, s, 2); len(got) != 2 {
 		t.Errorf("a refused publish wrote: outbox %v", got)
 	}
-	if c, _ := s.Counts(ctx, []ID{2}); c[0].Followers != 11 {
+	if c, _ := s.Counts(ctx, []store.ID{2}); c[0].Followers != 11 {
 		t.Errorf("2's followers while suspended: %d, want 11", c[0].Followers)
 	}
 	if ps, _ := s.CachedPosts(ctx, w.posts); !ps[0].AuthorSuspended || ps[0].Deleted {
@@ -155,7 +156,7 @@ func TestSuspend(t *testing.T) {
 }
 
 // mergedReader is a reader that has never read, merged on read.
-func (w *suspendWorld) mergedReader() ID {
+func (w *suspendWorld) mergedReader() store.ID {
 	r := w.merged[0]
 	w.merged = w.merged[1:]
 	return r
@@ -163,7 +164,7 @@ func (w *suspendWorld) mergedReader() ID {
 
 func wantSuspended(t *testing.T, what string, err error) {
 	t.Helper()
-	if CodeOf(err) != apierr.Forbidden || !strings.Contains(err.Error(), "this account is suspended") {
+	if store.CodeOf(err) != apierr.Forbidden || !strings.Contains(err.Error(), "this account is suspended") {
 		t.Errorf("%s of a suspended account: %v, want FORBIDDEN, this account is suspended", what, err)
 	}
 }
@@ -225,11 +226,11 @@ func TestModerationInput(t *testing.T) {
 		{"resolve unknown", func() (ModOutcome, error) { return s.ResolveReport(ctx, "1-0", op) }, apierr.NotFound},
 		{"resolve malformed", func() (ModOutcome, error) { return s.ResolveReport(ctx, "abc", op) }, apierr.BadInput},
 	} {
-		if _, err := c.run(); CodeOf(err) != c.code {
+		if _, err := c.run(); store.CodeOf(err) != c.code {
 			t.Errorf("%s: %v, want %s", c.name, err, c.code)
 		}
 	}
-	if got := readAll(t, s, 1, 5); !slices.Equal(got, []ID{p.ID}) {
+	if got := readAll(t, s, 1, 5); !slices.Equal(got, []store.ID{p.ID}) {
 		t.Errorf("feed after refusals: %v, want [%d]", got, p.ID)
 	}
 	wantAudit(t, s)
@@ -241,7 +242,7 @@ func TestTakedown(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2)
-	follow(t, s, 2, []ID{1})
+	follow(t, s, 2, []store.ID{1})
 	p, err := s.Publish(ctx, 1, "bad")
 	if err != nil {
 		t.Fatal(err)
@@ -258,16 +259,16 @@ func TestTakedown(t *testing.T) {
 	if err != nil || !out.Changed {
 		t.Fatalf("Takedown = %+v, %v", out, err)
 	}
-	for _, v := range []ID{1, 2} {
-		if got := readAll(t, s, v, 5); !slices.Equal(got, []ID{keep.ID}) {
+	for _, v := range []store.ID{1, 2} {
+		if got := readAll(t, s, v, 5); !slices.Equal(got, []store.ID{keep.ID}) {
 			t.Errorf("viewer %d's feed after the takedown: %v, want [%d]", v, got, keep.ID)
 		}
 	}
 	drain(t, s)
-	if got := timelineIDs(t, s, s.Keys.inbox(2)); slices.Contains(got, p.ID) {
+	if got := timelineIDs(t, s, s.Keys.Inbox(2)); slices.Contains(got, p.ID) {
 		t.Errorf("the removal did not fan out: 2's inbox %v", got)
 	}
-	ps, err := s.Posts(ctx, []ID{p.ID})
+	ps, err := s.Posts(ctx, []store.ID{p.ID})
 	if err != nil || !ps[0].Deleted || ps[0].TakenDown.IsZero() || ps[0].TakedownReason != "spam" || ps[0].Text != "bad" {
 		t.Errorf("taken-down post = %+v, %v", ps[0], err)
 	}
@@ -292,26 +293,26 @@ func TestModerationJobsFinishedByRepair(t *testing.T) {
 	drain(t, s)
 	stop()
 	shard := s.shardOf(2)
-	commit := func(keys, args []string, sc *script) {
-		if err := s.do(ctx, sc.cmd(s.Redis.B(), keys, args)).Error(); err != nil {
+	commit := func(keys, args []string, sc *store.Script) {
+		if err := s.Do(ctx, sc.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	fields := append([]string{"k", jSuspend, "u", "2"}, op.auditFields(ActionSuspend, "user:2", s.nowMS())...)
-	commit([]string{s.Keys.suspended(shard, 2), s.Keys.journal(shard), s.Keys.suspendSweeps(shard)},
+	commit([]string{s.Keys.Suspended(shard, 2), s.Keys.Journal(shard), s.Keys.SuspendSweeps(shard)},
 		append([]string{"1", "0", op.Reason, op.Operator, "2"}, fields...), suspensionCommit)
-	ev := event{Type: evDelete, User: 5, Item: Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.fields()
-	tfields := append([]string{"k", jTakedown, "p", FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+FormatID(bad.ID), s.nowMS())...)
-	commit([]string{s.Keys.takenDown(s.shardOf(5), bad.ID), s.Keys.events(s.shardOf(5)), s.Keys.journal(s.shardOf(5))},
-		append(append([]string{"1", "", itoa(len(ev))}, ev...), tfields...), takedownCommit)
+	ev := event{Type: evDelete, User: 5, Item: store.Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.fields()
+	tfields := append([]string{"k", jTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+store.FormatID(bad.ID), s.nowMS())...)
+	commit([]string{s.Keys.TakenDown(s.shardOf(5), bad.ID), s.Keys.Events(s.shardOf(5)), s.Keys.Journal(s.shardOf(5))},
+		append(append([]string{"1", "", store.Itoa(len(ev))}, ev...), tfields...), takedownCommit)
 
 	ch := s.NewCharge(Subject{Viewer: 2}, 1, RateLimit{})
 	_, err = s.FollowingFeed(WithCharge(ctx, ch), FeedRequest{Viewer: 2})
 	wantSuspended(t, "a read right after the commit", err)
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the repair", func() bool {
-		n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.journal(shard)).Build()).AsInt64()
-		m, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.journal(s.shardOf(5))).Build()).AsInt64()
+		n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(shard)).Build()).AsInt64()
+		m, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(s.shardOf(5))).Build()).AsInt64()
 		return n+m == 0
 	})
 	drain(t, s)
@@ -358,7 +359,7 @@ func TestSuspendSecondPass(t *testing.T) {
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the second pass", func() bool {
-		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.suspendSweeps(s.shardOf(2))).Build()).AsInt64()
+		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.SuspendSweeps(s.shardOf(2))).Build()).AsInt64()
 		return n == 0
 	})
 	w.check(t, "after the second pass", false)
@@ -366,7 +367,7 @@ func TestSuspendSecondPass(t *testing.T) {
 	if err := s.PutPost(ctx, stored); err != nil {
 		t.Fatal(err)
 	}
-	if ps, _ := s.Posts(ctx, []ID{stored.ID}); !ps[0].AuthorSuspended {
+	if ps, _ := s.Posts(ctx, []store.ID{stored.ID}); !ps[0].AuthorSuspended {
 		t.Errorf("a post stored for a suspended author: %+v, want marked", ps[0])
 	}
 }
@@ -382,20 +383,20 @@ func TestSuspendResumesFromCheckpoint(t *testing.T) {
 	ps := make([]*Post, n)
 	base := time.Now().Add(-time.Hour)
 	for i := range ps {
-		ps[i] = &Post{ID: ID(1000 + i), Author: 1, Text: "p", CreatedAt: base.Add(time.Duration(i) * time.Second)}
+		ps[i] = &Post{ID: store.ID(1000 + i), Author: 1, Text: "p", CreatedAt: base.Add(time.Duration(i) * time.Second)}
 	}
 	if _, err := s.PutPosts(ctx, ps); err != nil {
 		t.Fatal(err)
 	}
 	shard := s.shardOf(1)
-	if err := s.do(ctx, s.Redis.B().Hset().Key(s.Keys.suspended(shard, 1)).FieldValue().FieldValue("at", "1").Build()).Error(); err != nil {
+	if err := s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.Suspended(shard, 1)).FieldValue().FieldValue("at", "1").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	// The checkpoint says the newest 600 are done (walked newest first).
 	mid := ps[n-600]
-	ck := s.Keys.suspendCheckpoint(shard, "1-1")
-	pos := markPos{on: true, last: &Item{TS: mid.CreatedAt.UnixMilli(), ID: mid.ID}}
-	if err := s.do(ctx, s.Redis.B().Set().Key(ck).Value(pos.String()).Build()).Error(); err != nil {
+	ck := s.Keys.SuspendCheckpoint(shard, "1-1")
+	pos := markPos{on: true, last: &store.Item{TS: mid.CreatedAt.UnixMilli(), ID: mid.ID}}
+	if err := s.Do(ctx, s.Redis.B().Set().Key(ck).Value(pos.String()).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	out, err := s.settleSuspension(ctx, 1, ck)
@@ -405,7 +406,7 @@ func TestSuspendResumesFromCheckpoint(t *testing.T) {
 	if out.Posts != n-600 {
 		t.Errorf("resumed job walked %d posts, want %d", out.Posts, n-600)
 	}
-	got, _ := s.Posts(ctx, []ID{ps[0].ID, ps[n-1].ID})
+	got, _ := s.Posts(ctx, []store.ID{ps[0].ID, ps[n-1].ID})
 	if !got[0].AuthorSuspended || got[1].AuthorSuspended {
 		t.Errorf("oldest marked %v, newest marked %v; want the oldest only (the newest were done before)",
 			got[0].AuthorSuspended, got[1].AuthorSuspended)
@@ -433,12 +434,12 @@ func TestSuspendScale(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2)
-	follow(t, s, 2, []ID{1})
+	follow(t, s, 2, []store.ID{1})
 	base := time.Now().Add(-24 * time.Hour)
 	for i := 0; i < n; i += 1000 {
 		ps := make([]*Post, min(1000, n-i))
 		for j := range ps {
-			ps[j] = &Post{ID: ID(10000 + i + j), Author: 1, Text: "post", CreatedAt: base.Add(time.Duration(i+j) * time.Millisecond)}
+			ps[j] = &Post{ID: store.ID(10000 + i + j), Author: 1, Text: "post", CreatedAt: base.Add(time.Duration(i+j) * time.Millisecond)}
 		}
 		if _, err := s.PutPosts(ctx, ps); err != nil {
 			t.Fatal(err)
@@ -484,19 +485,19 @@ func TestModerationRebuild(t *testing.T) {
 	}
 	drain(t, s)
 	stop()
-	for _, cmd := range []string{s.Keys.post(w.posts[0]), s.Keys.live(w.live)} {
-		if err := s.do(ctx, s.Redis.B().Hdel().Key(cmd).Field(fieldSuspended).Build()).Error(); err != nil {
+	for _, cmd := range []string{s.Keys.Post(w.posts[0]), s.Keys.Live(w.live)} {
+		if err := s.Do(ctx, s.Redis.B().Hdel().Key(cmd).Field(fieldSuspended).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.do(ctx, s.Redis.B().Del().Key(s.Keys.reportIndex()).Build()).Error(); err != nil {
+	if err := s.Do(ctx, s.Redis.B().Del().Key(s.Keys.ReportIndex()).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	shard := s.shardOf(5)
-	ev := event{Type: evDelete, User: 5, Item: Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.fields()
-	tfields := append([]string{"k", jTakedown, "p", FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+FormatID(bad.ID), s.nowMS())...)
-	if err := s.do(ctx, takedownCommit.cmd(s.Redis.B(), []string{s.Keys.takenDown(shard, bad.ID), s.Keys.events(shard), s.Keys.journal(shard)},
-		append(append([]string{"1", "", itoa(len(ev))}, ev...), tfields...))).Error(); err != nil {
+	ev := event{Type: evDelete, User: 5, Item: store.Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.fields()
+	tfields := append([]string{"k", jTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+store.FormatID(bad.ID), s.nowMS())...)
+	if err := s.Do(ctx, takedownCommit.Cmd(s.Redis.B(), []string{s.Keys.TakenDown(shard, bad.ID), s.Keys.Events(shard), s.Keys.Journal(shard)},
+		append(append([]string{"1", "", store.Itoa(len(ev))}, ev...), tfields...))).Error(); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.Rebuild(ctx, RebuildOptions{Restart: true})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
 )
 
@@ -25,7 +26,7 @@ const (
 // end).
 type Relation struct {
 	Kind         RelationKind
-	User, Target ID
+	User, Target store.ID
 	CreatedAt    time.Time
 	Until        time.Time
 }
@@ -42,21 +43,21 @@ func errBlocked() error {
 
 // Block makes viewer block target: nothing of either reaches the other,
 // and the follows between them are removed. Idempotent.
-func (s *Service) Block(ctx context.Context, viewer, target ID) (err error) {
-	defer wrap(&err, "user %d blocks %d", viewer, target)
+func (s *Service) Block(ctx context.Context, viewer, target store.ID) (err error) {
+	defer store.Wrap(&err, "user %d blocks %d", viewer, target)
 	return s.setRelation(ctx, RelationBlock, viewer, target, true, 0)
 }
 
 // Unblock takes viewer's block of target back; no follow comes back.
-func (s *Service) Unblock(ctx context.Context, viewer, target ID) (err error) {
-	defer wrap(&err, "user %d unblocks %d", viewer, target)
+func (s *Service) Unblock(ctx context.Context, viewer, target store.ID) (err error) {
+	defer store.Wrap(&err, "user %d unblocks %d", viewer, target)
 	return s.setRelation(ctx, RelationBlock, viewer, target, false, 0)
 }
 
 // Mute hides target's posts and live sessions from viewer's feeds, for d
 // (0: until unmuted). Muting again sets the new end.
-func (s *Service) Mute(ctx context.Context, viewer, target ID, d time.Duration) (err error) {
-	defer wrap(&err, "user %d mutes %d", viewer, target)
+func (s *Service) Mute(ctx context.Context, viewer, target store.ID, d time.Duration) (err error) {
+	defer store.Wrap(&err, "user %d mutes %d", viewer, target)
 	if d < 0 {
 		return apierr.Errorf(apierr.BadInput, "a mute's duration cannot be negative")
 	}
@@ -68,28 +69,28 @@ func (s *Service) Mute(ctx context.Context, viewer, target ID, d time.Duration) 
 }
 
 // Unmute ends viewer's mute of target.
-func (s *Service) Unmute(ctx context.Context, viewer, target ID) (err error) {
-	defer wrap(&err, "user %d unmutes %d", viewer, target)
+func (s *Service) Unmute(ctx context.Context, viewer, target store.ID) (err error) {
+	defer store.Wrap(&err, "user %d unmutes %d", viewer, target)
 	return s.setRelation(ctx, RelationMute, viewer, target, false, 0)
 }
 
 // HidePostsFrom keeps viewer's posts and live sessions out of target's
 // feeds; target still follows viewer and is not told.
-func (s *Service) HidePostsFrom(ctx context.Context, viewer, target ID) (err error) {
-	defer wrap(&err, "user %d hides its posts from %d", viewer, target)
+func (s *Service) HidePostsFrom(ctx context.Context, viewer, target store.ID) (err error) {
+	defer store.Wrap(&err, "user %d hides its posts from %d", viewer, target)
 	return s.setRelation(ctx, RelationHide, viewer, target, true, 0)
 }
 
 // UnhidePostsFrom shows viewer's posts to target again.
-func (s *Service) UnhidePostsFrom(ctx context.Context, viewer, target ID) (err error) {
-	defer wrap(&err, "user %d unhides its posts from %d", viewer, target)
+func (s *Service) UnhidePostsFrom(ctx context.Context, viewer, target store.ID) (err error) {
+	defer store.Wrap(&err, "user %d unhides its posts from %d", viewer, target)
 	return s.setRelation(ctx, RelationHide, viewer, target, false, 0)
 }
 
 // setRelation adds (on) or removes a relation of viewer to target,
 // journaled (journal.go): the record in viewer's slot is the truth, the
 // mirrors and derived sets in both slots are settled from it.
-func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, target ID, on bool, until int64) error {
+func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, target store.ID, on bool, until int64) error {
 	if viewer == 0 {
 		return apierr.Errorf(apierr.Unauthenticated, "sign in to block, mute or hide")
 	}
@@ -109,7 +110,7 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 		return err
 	}
 	keys, args := s.relationCommitArgs(kind, viewer, target, on, s.nowMS(), until)
-	n, err := s.commit(ctx, relationCommit, keys, args, relationCommit.cmd(s.Redis.B(), keys, args)).AsInt64()
+	n, err := s.commit(ctx, relationCommit, keys, args, relationCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return fmt.Errorf("record the %s: %w", kind, err)
 	}
@@ -134,7 +135,7 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 // ended mutes pruned first) replies -1. A block also drops the user's
 // follow of the other, as unfollowCommit does: the block and that unfollow
 // are one step, so no follow survives a block that was acknowledged.
-var relationCommit = newScript(false, `
+var relationCommit = store.NewScript(false, `
 local rec = {block = KEYS[1], mute = KEYS[2], hide = KEYS[4]}
 local key, m, now = rec[ARGV[1]], ARGV[3], tonumber(ARGV[4])
 if ARGV[2] == '0' then
@@ -169,15 +170,15 @@ return 1
 `)
 
 // relationCommitArgs are relationCommit's keys and arguments.
-func (s *Service) relationCommitArgs(kind RelationKind, user, other ID, on bool, now, until int64) (keys, args []string) {
+func (s *Service) relationCommitArgs(kind RelationKind, user, other store.ID, on bool, now, until int64) (keys, args []string) {
 	flag := "0"
 	if on {
 		flag = "1"
 	}
-	keys = []string{s.Keys.blocks(user), s.Keys.mutes(user), s.Keys.muteEnds(user), s.Keys.hides(user),
-		s.Keys.following(user), s.Keys.unfollowed(user), s.Keys.bigFollowees(user)}
-	args = []string{string(kind), flag, member(other), scoreArg(now), scoreArg(until), itoa(s.o.MaxRelations),
-		scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes), scoreArg(now)}
+	keys = []string{s.Keys.Blocks(user), s.Keys.Mutes(user), s.Keys.MuteEnds(user), s.Keys.Hides(user),
+		s.Keys.Following(user), s.Keys.Unfollowed(user), s.Keys.BigFollowees(user)}
+	args = []string{string(kind), flag, store.Member(other), store.ScoreArg(now), store.ScoreArg(until), store.Itoa(s.o.MaxRelations),
+		store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes), store.ScoreArg(now)}
 	return keys, args
 }
 
@@ -188,7 +189,7 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other ID, on bool,
 // second read, of the pair. (The like itself runs in the post's slot, so
 // it cannot check the users' slots atomically: a block made while the like
 // is under way orders after it.)
-func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post ID) error {
+func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post store.ID) error {
 	_, err := s.readUnblocked(ctx, viewer, post, false)
 	return err
 }
@@ -200,7 +201,7 @@ func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post ID) error {
 // unless fresh: a caller that must not act on a post deleted a moment ago
 // (whose invalidation may still be on its way) reads it from Redis, in
 // the same round trip as the viewer's blocks.
-func (s *Service) readUnblocked(ctx context.Context, viewer, post ID, fresh bool) (*Post, error) {
+func (s *Service) readUnblocked(ctx context.Context, viewer, post store.ID, fresh bool) (*Post, error) {
 	var p *Post
 	var any bool
 	read := s.CachedPosts
@@ -209,14 +210,14 @@ func (s *Service) readUnblocked(ctx context.Context, viewer, post ID, fresh bool
 	}
 	err := roundtrip.Parallel(ctx,
 		func(ctx context.Context) error {
-			ps, err := read(ctx, []ID{post})
+			ps, err := read(ctx, []store.ID{post})
 			if err == nil {
 				p = ps[0]
 			}
 			return err
 		},
 		func(ctx context.Context) error {
-			n, err := s.do(ctx, s.Redis.B().Exists().Key(s.Keys.blocks(viewer), s.Keys.blockedBy(viewer)).Build()).AsInt64()
+			n, err := s.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Blocks(viewer), s.Keys.BlockedBy(viewer)).Build()).AsInt64()
 			any = n > 0
 			return err
 		})

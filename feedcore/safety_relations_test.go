@@ -9,19 +9,20 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 
 	"github.com/feedd/feedd/apierr"
 )
 
 // zscores reads a sorted set of the test's as member id -> score.
-func zscores(tb testing.TB, s *Service, key string) map[ID]int64 {
+func zscores(tb testing.TB, s *Service, key string) map[store.ID]int64 {
 	tb.Helper()
-	items, err := parseEntries(s.do(context.Background(), s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()))
+	items, err := parseEntries(s.Do(context.Background(), s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := map[ID]int64{}
+	out := map[store.ID]int64{}
 	for _, it := range items {
 		out[it.ID] = it.TS
 	}
@@ -58,7 +59,7 @@ func TestRelationInput(t *testing.T) {
 			t.Fatalf("repeat at the limit: %v", err)
 		}
 	}
-	if got := zscores(t, s, s.Keys.hides(1)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.Hides(1)); len(got) != 0 {
 		t.Fatalf("refused hide recorded: %v", got)
 	}
 	if err := s.Unmute(ctx, 1, 3); err != nil {
@@ -78,12 +79,12 @@ func TestRelationSets(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2)
 	now := clk.now().UnixMilli()
-	check := func(what string, want map[string]map[ID]int64) {
+	check := func(what string, want map[string]map[store.ID]int64) {
 		t.Helper()
 		for name, key := range map[string]string{
-			"bk:1": s.Keys.blocks(1), "bb:2": s.Keys.blockedBy(2), "hx:1": s.Keys.hiddenAuthors(1), "hx:2": s.Keys.hiddenAuthors(2),
-			"nx:1": s.Keys.noPush(1), "nx:2": s.Keys.noPush(2), "hd:1": s.Keys.hides(1), "mu:1": s.Keys.mutes(1), "mue:1": s.Keys.muteEnds(1),
-			"bb:1": s.Keys.blockedBy(1), "bk:2": s.Keys.blocks(2),
+			"bk:1": s.Keys.Blocks(1), "bb:2": s.Keys.BlockedBy(2), "hx:1": s.Keys.HiddenAuthors(1), "hx:2": s.Keys.HiddenAuthors(2),
+			"nx:1": s.Keys.NoPush(1), "nx:2": s.Keys.NoPush(2), "hd:1": s.Keys.Hides(1), "mu:1": s.Keys.Mutes(1), "mue:1": s.Keys.MuteEnds(1),
+			"bb:1": s.Keys.BlockedBy(1), "bk:2": s.Keys.Blocks(2),
 		} {
 			got := zscores(t, s, key)
 			w := want[name]
@@ -101,7 +102,7 @@ func TestRelationSets(t *testing.T) {
 		if err := s.Block(ctx, 1, 2); err != nil {
 			t.Fatal(err)
 		}
-		check("block", map[string]map[ID]int64{"bk:1": {2: now}, "bb:2": {1: now},
+		check("block", map[string]map[store.ID]int64{"bk:1": {2: now}, "bb:2": {1: now},
 			"hx:1": {2: relationForever}, "hx:2": {1: relationForever}, "nx:1": {2: relationForever}, "nx:2": {1: relationForever}})
 	}
 	if err := s.Unblock(ctx, 1, 2); err != nil {
@@ -113,7 +114,7 @@ func TestRelationSets(t *testing.T) {
 		if err := s.Mute(ctx, 1, 2, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		check("mute", map[string]map[ID]int64{"mu:1": {2: now}, "mue:1": {2: end}, "hx:1": {2: end}, "nx:2": {1: end}})
+		check("mute", map[string]map[store.ID]int64{"mu:1": {2: now}, "mue:1": {2: end}, "hx:1": {2: end}, "nx:2": {1: end}})
 	}
 	if err := s.Unmute(ctx, 1, 2); err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func TestRelationSets(t *testing.T) {
 		if err := s.HidePostsFrom(ctx, 1, 2); err != nil {
 			t.Fatal(err)
 		}
-		check("hide", map[string]map[ID]int64{"hd:1": {2: now}, "hx:2": {1: relationForever}, "nx:1": {2: relationForever}})
+		check("hide", map[string]map[store.ID]int64{"hd:1": {2: now}, "hx:2": {1: relationForever}, "nx:1": {2: relationForever}})
 	}
 	if err := s.UnhidePostsFrom(ctx, 1, 2); err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ func TestBlockForbids(t *testing.T) {
 	if err := s.Block(ctx, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	counts, err := s.Counts(ctx, []ID{1, 2})
+	counts, err := s.Counts(ctx, []store.ID{1, 2})
 	if err != nil || counts[0] != (GraphCounts{}) || counts[1] != (GraphCounts{Followers: 1}) {
 		t.Fatalf("counts after the block: %+v, %v; want 1 none, 2 one follower (3)", counts, err)
 	}
@@ -167,7 +168,7 @@ func TestBlockForbids(t *testing.T) {
 	}
 	wantCode(t, "blocker follows", s.Follow(ctx, 1, 2), apierr.Forbidden)
 	wantCode(t, "blocked follows", s.Follow(ctx, 2, 1), apierr.Forbidden)
-	if n, err := s.FollowMany(ctx, []Edge{{3, 1}, {2, 1}, {4, 1}}); n != 1 || CodeOf(err) != apierr.Forbidden {
+	if n, err := s.FollowMany(ctx, []Edge{{3, 1}, {2, 1}, {4, 1}}); n != 1 || store.CodeOf(err) != apierr.Forbidden {
 		t.Errorf("a batch with a follow across the block: %d applied, %v; want 1, FORBIDDEN", n, err)
 	}
 	_, _, err = s.Like(ctx, 1, p2.ID)
@@ -177,11 +178,11 @@ func TestBlockForbids(t *testing.T) {
 	}
 	_, _, err = s.Like(ctx, 2, p1.ID)
 	wantCode(t, "blocked likes", err, apierr.Forbidden)
-	counts, err = s.Counts(ctx, []ID{1, 2, 4})
+	counts, err = s.Counts(ctx, []store.ID{1, 2, 4})
 	if err != nil || counts[0] != (GraphCounts{Followers: 1}) || counts[1] != (GraphCounts{Followers: 1}) || counts[2].Following != 0 {
 		t.Fatalf("counts after the refusals: %+v, %v; want only 3's follow of 1 added", counts, err)
 	}
-	if liked, err := s.Liked(ctx, 1, []ID{p2.ID}); err != nil || liked[0] {
+	if liked, err := s.Liked(ctx, 1, []store.ID{p2.ID}); err != nil || liked[0] {
 		t.Fatalf("refused like recorded: %v, %v", liked, err)
 	}
 	if _, c, err := s.Unlike(ctx, 2, p1.ID); err != nil || c.Likes != 0 {
@@ -208,9 +209,9 @@ func TestBlockForbids(t *testing.T) {
 }
 
 // cleanupJobs reads the clean-up stream of viewer's shard as "v>a" pairs.
-func cleanupJobs(tb testing.TB, s *Service, viewer ID) []string {
+func cleanupJobs(tb testing.TB, s *Service, viewer store.ID) []string {
 	tb.Helper()
-	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
+	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.Cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -247,17 +248,17 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 	if got := cleanupJobs(t, s, 1); !slices.Equal(got, []string{"1>2"}) {
 		t.Fatalf("clean-up jobs %v, want [1>2]", got)
 	}
-	if got := zscores(t, s, s.Keys.hideNotes(1)); got[2] <= notePendingFloor || len(got) != 1 {
+	if got := zscores(t, s, s.Keys.HideNotes(1)); got[2] <= notePendingFloor || len(got) != 1 {
 		t.Fatalf("notes %v, want 2 until cleaned up", got)
 	}
 	if err := s.Mute(ctx, 1, 2, time.Hour); err != nil { // still hidden, clean-up pending: queued again
 		t.Fatal(err)
 	}
 	// The clean-up (helper B's worker) removes the posts and shortens the note.
-	if err := s.do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
+	if err := s.Do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.do(ctx, s.Redis.B().Zadd().Key(s.Keys.hideNotes(1)).ScoreMember().ScoreMember(float64(s.nowMS()), member(2)).Build()).Error(); err != nil {
+	if err := s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.HideNotes(1)).ScoreMember().ScoreMember(float64(s.nowMS()), store.Member(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Mute(ctx, 1, 2, 2*time.Hour); err != nil { // cleaned: not queued again
@@ -269,15 +270,15 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 	if err := s.Unmute(ctx, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := timelineIDs(t, s, s.Keys.inbox(1)); !slices.Contains(got, p.ID) {
+	if got := timelineIDs(t, s, s.Keys.Inbox(1)); !slices.Contains(got, p.ID) {
 		t.Fatalf("inbox after the unmute %v, want %d backfilled", got, p.ID)
 	}
-	for _, key := range []string{s.Keys.hiddenAuthors(1), s.Keys.hideNotes(1)} {
+	for _, key := range []string{s.Keys.HiddenAuthors(1), s.Keys.HideNotes(1)} {
 		if got := zscores(t, s, key); len(got) != 0 {
 			t.Fatalf("%s after the unmute: %v", key, got)
 		}
 	}
-	if got := zscores(t, s, s.Keys.noPush(2)); len(got) != 1 || got[3] != relationForever {
+	if got := zscores(t, s, s.Keys.NoPush(2)); len(got) != 1 || got[3] != relationForever {
 		t.Fatalf("2's no-push set after 1's unmute: %v, want only 3", got)
 	}
 }
@@ -292,13 +293,13 @@ func TestMuteExpires(t *testing.T) {
 	if err := s.Mute(ctx, 1, 2, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	f, err := s.RelationFlags(ctx, 1, []ID{2, 3})
+	f, err := s.RelationFlags(ctx, 1, []store.ID{2, 3})
 	if err != nil || !f[0].Muted || !f[0].MuteEnds.Equal(clk.now().Add(time.Hour)) || f[1] != (RelationFlags{}) {
 		t.Fatalf("flags while muted: %+v, %v", f, err)
 	}
 	wantCode(t, "a second relation at the limit", s.Block(ctx, 1, 3), apierr.BadInput)
 	clk.advance(time.Hour)
-	f, err = s.RelationFlags(ctx, 1, []ID{2})
+	f, err = s.RelationFlags(ctx, 1, []store.ID{2})
 	if err != nil || f[0].Muted || !f[0].MuteEnds.IsZero() {
 		t.Fatalf("flags once the mute ended: %+v, %v", f, err)
 	}
@@ -308,14 +309,14 @@ func TestMuteExpires(t *testing.T) {
 	if err := s.Block(ctx, 1, 3); err != nil {
 		t.Fatalf("block once the mute ended freed the room: %v", err)
 	}
-	if err := s.Mute(ctx, 1, 2, 0); CodeOf(err) != apierr.BadInput {
+	if err := s.Mute(ctx, 1, 2, 0); store.CodeOf(err) != apierr.BadInput {
 		t.Fatalf("a new mute at the limit: %v, want BAD_USER_INPUT", err)
 	}
-	f, err = s.RelationFlags(ctx, 1, []ID{3})
+	f, err = s.RelationFlags(ctx, 1, []store.ID{3})
 	if err != nil || !f[0].Blocked || f[0].MuteEnds != (time.Time{}) {
 		t.Fatalf("flags of the block: %+v, %v", f, err)
 	}
-	if f, err := s.RelationFlags(ctx, 3, []ID{1}); err != nil || !f[0].BlocksViewer || f[0].Blocked {
+	if f, err := s.RelationFlags(ctx, 3, []store.ID{1}); err != nil || !f[0].BlocksViewer || f[0].Blocked {
 		t.Fatalf("flags of the blocked user: %+v, %v", f, err)
 	}
 }
@@ -327,13 +328,13 @@ func TestRelationList(t *testing.T) {
 	s := testService(t, Options{Now: clk.now})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4, 5, 6, 7)
-	for _, u := range []ID{2, 3, 4, 5} {
+	for _, u := range []store.ID{2, 3, 4, 5} {
 		if err := s.Block(ctx, 1, u); err != nil {
 			t.Fatal(err)
 		}
 		clk.advance(time.Second)
 	}
-	for _, u := range []ID{7, 6} { // the same time: the higher id first
+	for _, u := range []store.ID{7, 6} { // the same time: the higher id first
 		if err := s.Block(ctx, 1, u); err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +342,7 @@ func TestRelationList(t *testing.T) {
 	if err := s.Mute(ctx, 1, 2, 0); err != nil {
 		t.Fatal(err)
 	}
-	var got []ID
+	var got []store.ID
 	after := ""
 	for pages := 0; ; pages++ {
 		page, err := s.RelationList(ctx, 1, RelationBlock, 4, after)
@@ -357,7 +358,7 @@ func TestRelationList(t *testing.T) {
 		}
 		after = page.EndCursor
 	}
-	if want := []ID{7, 6, 5, 4, 3, 2}; !slices.Equal(got, want) {
+	if want := []store.ID{7, 6, 5, 4, 3, 2}; !slices.Equal(got, want) {
 		t.Fatalf("blocks listed %v, want %v", got, want)
 	}
 	page, err := s.RelationList(ctx, 1, RelationBlock, 1, "")
@@ -375,7 +376,7 @@ func TestRelationList(t *testing.T) {
 	wantCode(t, "a feed cursor opening a list", err, apierr.InvalidCursor)
 	_, err = s.RelationList(ctx, 1, "friend", 1, "")
 	wantCode(t, "an unknown list", err, apierr.BadInput)
-	if page, err := s.RelationList(ctx, 1, RelationMute, 0, ""); err != nil || !slices.Equal(page.Users, []ID{2}) || page.HasNextPage {
+	if page, err := s.RelationList(ctx, 1, RelationMute, 0, ""); err != nil || !slices.Equal(page.Users, []store.ID{2}) || page.HasNextPage {
 		t.Fatalf("mutes %+v, %v", page, err)
 	}
 }
@@ -391,10 +392,10 @@ func TestRelationRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, args := s.relationCommitArgs(RelationBlock, 1, 2, true, s.nowMS(), 0)
-	if err := s.do(ctx, relationCommit.cmd(s.Redis.B(), keys, args)).Error(); err != nil {
+	if err := s.Do(ctx, relationCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if got := zscores(t, s, s.Keys.blockedBy(2)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.BlockedBy(2)); len(got) != 0 {
 		t.Fatalf("mirror before the repair: %v", got)
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
@@ -402,13 +403,13 @@ func TestRelationRepair(t *testing.T) {
 	if s.Stats().Repairs != 1 {
 		t.Fatalf("repairs = %d, want 1", s.Stats().Repairs)
 	}
-	if got := zscores(t, s, s.Keys.blockedBy(2)); len(got) != 1 {
+	if got := zscores(t, s, s.Keys.BlockedBy(2)); len(got) != 1 {
 		t.Fatalf("mirror after the repair: %v", got)
 	}
-	if got := zscores(t, s, s.Keys.hiddenAuthors(2)); got[1] != relationForever {
+	if got := zscores(t, s, s.Keys.HiddenAuthors(2)); got[1] != relationForever {
 		t.Fatalf("hidden from 2 after the repair: %v", got)
 	}
-	counts, err := s.Counts(ctx, []ID{1, 2})
+	counts, err := s.Counts(ctx, []store.ID{1, 2})
 	if err != nil || counts[0] != (GraphCounts{}) || counts[1] != (GraphCounts{}) {
 		t.Fatalf("counts after the repair: %+v, %v; want no follows left", counts, err)
 	}
@@ -429,19 +430,19 @@ func TestPutRelations(t *testing.T) {
 		{Kind: RelationHide, User: 3, Target: 1, CreatedAt: at},
 		{Kind: RelationHide, User: 3, Target: 9},
 	})
-	if n != 4 || CodeOf(err) != apierr.NotFound {
+	if n != 4 || store.CodeOf(err) != apierr.NotFound {
 		t.Fatalf("PutRelations = %d, %v; want 4 and NOT_FOUND for user 9", n, err)
 	}
-	if got := zscores(t, s, s.Keys.blockedBy(2)); got[1] != at.UnixMilli() {
+	if got := zscores(t, s, s.Keys.BlockedBy(2)); got[1] != at.UnixMilli() {
 		t.Fatalf("mirror %v, want 1 at its time", got)
 	}
-	if got := zscores(t, s, s.Keys.mutes(2)); len(got) != 0 {
+	if got := zscores(t, s, s.Keys.Mutes(2)); len(got) != 0 {
 		t.Fatalf("ended mute imported: %v", got)
 	}
-	if got := zscores(t, s, s.Keys.hiddenAuthors(1)); got[3] != relationForever || got[2] != relationForever {
+	if got := zscores(t, s, s.Keys.HiddenAuthors(1)); got[3] != relationForever || got[2] != relationForever {
 		t.Fatalf("hidden from 1: %v; want 2 (block) and 3 (hides from 1)", got)
 	}
-	if got := zscores(t, s, s.Keys.muteEnds(1)); got[3] != clk.now().Add(time.Hour).UnixMilli() {
+	if got := zscores(t, s, s.Keys.MuteEnds(1)); got[3] != clk.now().Add(time.Hour).UnixMilli() {
 		t.Fatalf("mute end %v", got)
 	}
 }
@@ -466,13 +467,13 @@ func TestRebuildRelations(t *testing.T) {
 	}
 	// Lose the derived sets, put the hidden posts back, add a stray.
 	var cmds []rueidis.Completed
-	for u := ID(1); u <= 4; u++ {
-		cmds = append(cmds, s.Redis.B().Del().Key(s.Keys.blockedBy(u), s.Keys.hiddenAuthors(u), s.Keys.noPush(u), s.Keys.hideNotes(u)).Build())
+	for u := store.ID(1); u <= 4; u++ {
+		cmds = append(cmds, s.Redis.B().Del().Key(s.Keys.BlockedBy(u), s.Keys.HiddenAuthors(u), s.Keys.NoPush(u), s.Keys.HideNotes(u)).Build())
 	}
 	cmds = append(cmds,
-		s.Redis.B().Zadd().Key(s.Keys.inbox(1)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()), member(p.ID)).Build(),
-		s.Redis.B().Zadd().Key(s.Keys.hiddenAuthors(3)).ScoreMember().ScoreMember(float64(relationForever), member(2)).Build())
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+		s.Redis.B().Zadd().Key(s.Keys.Inbox(1)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()), store.Member(p.ID)).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.HiddenAuthors(3)).ScoreMember().ScoreMember(float64(relationForever), store.Member(2)).Build())
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.Rebuild(ctx, RebuildOptions{Restart: true})
@@ -484,10 +485,10 @@ func TestRebuildRelations(t *testing.T) {
 	}
 	for _, c := range []struct {
 		key  string
-		want []ID
+		want []store.ID
 	}{
-		{s.Keys.hiddenAuthors(1), []ID{2, 3}}, {s.Keys.hiddenAuthors(3), []ID{1}}, {s.Keys.hiddenAuthors(4), []ID{2}},
-		{s.Keys.noPush(2), []ID{1, 4}}, {s.Keys.blockedBy(3), []ID{1}}, {s.Keys.blockedBy(1), nil},
+		{s.Keys.HiddenAuthors(1), []store.ID{2, 3}}, {s.Keys.HiddenAuthors(3), []store.ID{1}}, {s.Keys.HiddenAuthors(4), []store.ID{2}},
+		{s.Keys.NoPush(2), []store.ID{1, 4}}, {s.Keys.BlockedBy(3), []store.ID{1}}, {s.Keys.BlockedBy(1), nil},
 	} {
 		got := zscores(t, s, c.key)
 		if len(got) != len(c.want) {
@@ -499,8 +500,8 @@ func TestRebuildRelations(t *testing.T) {
 			}
 		}
 	}
-	for v, want := range map[ID]bool{1: false, 3: true, 4: false} {
-		if got := slices.Contains(timelineIDs(t, s, s.Keys.inbox(v)), p.ID); got != want {
+	for v, want := range map[store.ID]bool{1: false, 3: true, 4: false} {
+		if got := slices.Contains(timelineIDs(t, s, s.Keys.Inbox(v)), p.ID); got != want {
 			t.Errorf("after the rebuild, 2's post in %d's inbox: %v, want %v", v, got, want)
 		}
 	}
@@ -524,12 +525,12 @@ func TestMuteEndSettles(t *testing.T) {
 	}
 	drain(t, s)
 	// Kept out of 1's inbox, as the fan-out does for a muted author.
-	if err := s.do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
+	if err := s.Do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	clk.advance(time.Hour)
 	waitFor(t, "the ended mute settled and backfilled", func() bool {
-		return len(zscores(t, s, s.Keys.hiddenAuthors(1))) == 0 && len(zscores(t, s, s.Keys.noPush(2))) == 0 &&
-			len(zscores(t, s, s.Keys.muteTimers(s.shardOf(1)))) == 0 && slices.Contains(timelineIDs(t, s, s.Keys.inbox(1)), p.ID)
+		return len(zscores(t, s, s.Keys.HiddenAuthors(1))) == 0 && len(zscores(t, s, s.Keys.NoPush(2))) == 0 &&
+			len(zscores(t, s, s.Keys.MuteTimers(s.shardOf(1)))) == 0 && slices.Contains(timelineIDs(t, s, s.Keys.Inbox(1)), p.ID)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Reports: a viewer tells the operators that a post, a user or a live
@@ -46,17 +47,17 @@ const (
 // Target is a report's subject: "post:32850", "user:200", "live:9".
 type Target struct {
 	Kind TargetKind
-	ID   ID
+	ID   store.ID
 }
 
-func (t Target) String() string { return string(t.Kind) + ":" + FormatID(t.ID) }
+func (t Target) String() string { return string(t.Kind) + ":" + store.FormatID(t.ID) }
 
 // ParseTarget reads a Target as String writes it.
 func ParseTarget(s string) (Target, error) {
 	kind, id, ok := strings.Cut(s, ":")
 	t := Target{Kind: TargetKind(kind)}
 	var err error
-	if t.ID, err = ParseID(id); !ok || err != nil || t.ID == 0 || !slices.Contains([]TargetKind{TargetPost, TargetUser, TargetLive}, t.Kind) {
+	if t.ID, err = store.ParseID(id); !ok || err != nil || t.ID == 0 || !slices.Contains([]TargetKind{TargetPost, TargetUser, TargetLive}, t.Kind) {
 		return Target{}, apierr.Errorf(apierr.BadInput, "subject %q is not post:ID, user:ID or live:ID", s)
 	}
 	return t, nil
@@ -66,7 +67,7 @@ func ParseTarget(s string) (Target, error) {
 type Report struct {
 	ID       string    // the report id: its entry in the reports stream
 	At       time.Time // when it was filed (the id's time)
-	Reporter ID
+	Reporter store.ID
 	Subject  Target
 	Reason   string
 	Comment  string
@@ -76,7 +77,7 @@ type Report struct {
 // ReportRequest is a viewer's report, and the allowance of reports the
 // reporter's are spent from (Rate 0: none).
 type ReportRequest struct {
-	Reporter ID
+	Reporter store.ID
 	Subject  Target
 	Reason   string
 	Comment  string
@@ -96,7 +97,7 @@ const reportKind = "report"
 // stream's newest ({-2, newest} if not), and sets the index ({-1, other}
 // when the index names another report of the pair) and, with ARGV[3],
 // the time it was resolved.
-var reportAppend = newScript(false, luaStreamID+`
+var reportAppend = store.NewScript(false, luaStreamID+`
 local id = redis.call('HGET', KEYS[2], ARGV[1])
 if ARGV[2] == '*' then
   if id then return {0, id} end
@@ -141,7 +142,7 @@ end
 // change. Round trips: the subject's read (which carries the request's
 // charge), the allowance, the report.
 func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err error) {
-	defer wrap(&err, "report %s", r.Subject)
+	defer store.Wrap(&err, "report %s", r.Subject)
 	comment, err := checkReport(r)
 	if err != nil {
 		return "", err
@@ -158,10 +159,10 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 			return "", v.Err
 		}
 	}
-	keys := []string{s.Keys.reports(), s.Keys.reportIndex(), s.Keys.reportState()}
-	args := []string{FormatID(r.Reporter) + " " + r.Subject.String(), "*", "",
-		"r", FormatID(r.Reporter), "s", r.Subject.String(), "n", r.Reason, "c", comment}
-	arr, err := s.commit(ctx, reportAppend, keys, args, reportAppend.cmd(s.Redis.B(), keys, args)).ToArray()
+	keys := []string{s.Keys.Reports(), s.Keys.ReportIndex(), s.Keys.ReportState()}
+	args := []string{store.FormatID(r.Reporter) + " " + r.Subject.String(), "*", "",
+		"r", store.FormatID(r.Reporter), "s", r.Subject.String(), "n", r.Reason, "c", comment}
+	arr, err := s.commit(ctx, reportAppend, keys, args, reportAppend.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -197,13 +198,13 @@ func (s *Service) checkTarget(ctx context.Context, t Target) error {
 	found := false
 	switch t.Kind {
 	case TargetPost:
-		ps, err := s.CachedPosts(ctx, []ID{t.ID})
+		ps, err := s.CachedPosts(ctx, []store.ID{t.ID})
 		if err != nil {
 			return err
 		}
 		found = ps[0] != nil && !ps[0].Deleted && !ps[0].AuthorSuspended
 	case TargetLive:
-		ls, err := s.LiveSessions(ctx, []ID{t.ID})
+		ls, err := s.LiveSessions(ctx, []store.ID{t.ID})
 		if err != nil {
 			return err
 		}
@@ -276,7 +277,7 @@ const listChunk = 500
 func (s *Service) walkStream(ctx context.Context, key string, sc Since, fn func([]rueidis.XRangeEntry) error) error {
 	start := sc.start()
 	for {
-		es, err := s.do(ctx, s.Redis.B().Xrange().Key(key).Start(start).End("+").Count(listChunk).Build()).AsXRange()
+		es, err := s.Do(ctx, s.Redis.B().Xrange().Key(key).Start(start).End("+").Count(listChunk).Build()).AsXRange()
 		if err != nil {
 			return fmt.Errorf("read %s: %w", key, err)
 		}
@@ -296,13 +297,13 @@ func (s *Service) walkStream(ctx context.Context, key string, sc Since, fn func(
 // Reports calls fn with the reports filed from sc on, oldest first, a
 // batch at a time, each with whether it was resolved.
 func (s *Service) Reports(ctx context.Context, sc Since, fn func([]Report) error) (err error) {
-	defer wrap(&err, "list reports")
-	return s.walkStream(ctx, s.Keys.reports(), sc, func(es []rueidis.XRangeEntry) error {
+	defer store.Wrap(&err, "list reports")
+	return s.walkStream(ctx, s.Keys.Reports(), sc, func(es []rueidis.XRangeEntry) error {
 		ids := make([]string, len(es))
 		for i, e := range es {
 			ids[i] = e.ID
 		}
-		state, err := s.do(ctx, s.Redis.B().Hmget().Key(s.Keys.reportState()).Field(ids...).Build()).ToArray()
+		state, err := s.Do(ctx, s.Redis.B().Hmget().Key(s.Keys.ReportState()).Field(ids...).Build()).ToArray()
 		if err != nil {
 			return fmt.Errorf("read the reports' state: %w", err)
 		}
@@ -310,7 +311,7 @@ func (s *Service) Reports(ctx context.Context, sc Since, fn func([]Report) error
 		for i, e := range es {
 			fv := e.FieldValues
 			r := Report{ID: e.ID, At: entryTime(e.ID), Reason: fv["n"], Comment: fv["c"]}
-			r.Reporter, _ = ParseID(fv["r"])
+			r.Reporter, _ = store.ParseID(fv["r"])
 			r.Subject, _ = ParseTarget(fv["s"])
 			if v, err := state[i].ToString(); err == nil {
 				ms, _ := parseInt(v)
@@ -326,7 +327,7 @@ func (s *Service) Reports(ctx context.Context, sc Since, fn func([]Report) error
 // there is no such report, 0 when it is resolved already, else 1 once
 // its time (ARGV[2] ms) is in KEYS[2] and its audit entry (ARGV[3..]) in
 // the stream KEYS[3], in one step.
-var reportResolve = newScript(false, `
+var reportResolve = store.NewScript(false, `
 if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return -1 end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('XADD', KEYS[3], '*', unpack(ARGV, 3))
@@ -336,7 +337,7 @@ return 1
 // ResolveReport closes the report id: NOT_FOUND when there is none;
 // Changed is false when it was resolved already. The reason is optional.
 func (s *Service) ResolveReport(ctx context.Context, id string, a ModAction) (_ ModOutcome, err error) {
-	defer wrap(&err, "resolve report %s", id)
+	defer store.Wrap(&err, "resolve report %s", id)
 	if !ValidEntryID(id) {
 		return ModOutcome{}, apierr.Errorf(apierr.BadInput, "%q is not a report id (like 1764064800000-0)", id)
 	}
@@ -344,9 +345,9 @@ func (s *Service) ResolveReport(ctx context.Context, id string, a ModAction) (_ 
 		return ModOutcome{}, err
 	}
 	now := s.nowMS()
-	keys := []string{s.Keys.reports(), s.Keys.reportState(), s.Keys.audit()}
-	args := append([]string{id, scoreArg(now)}, a.auditFields(ActionResolve, "report:"+id, now)...)
-	st, err := s.commit(ctx, reportResolve, keys, args, reportResolve.cmd(s.Redis.B(), keys, args)).AsInt64()
+	keys := []string{s.Keys.Reports(), s.Keys.ReportState(), s.Keys.Audit()}
+	args := append([]string{id, store.ScoreArg(now)}, a.auditFields(ActionResolve, "report:"+id, now)...)
+	st, err := s.commit(ctx, reportResolve, keys, args, reportResolve.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	switch {
 	case err != nil:
 		return ModOutcome{}, err
@@ -361,7 +362,7 @@ func (s *Service) ResolveReport(ctx context.Context, id string, a ModAction) (_ 
 // report the store holds, and another report of the same reporter and
 // subject is refused (BAD_USER_INPUT).
 func (s *Service) PutReport(ctx context.Context, r Report) (err error) {
-	defer wrap(&err, "record report %s", r.ID)
+	defer store.Wrap(&err, "record report %s", r.ID)
 	if !ValidEntryID(r.ID) {
 		return apierr.Errorf(apierr.BadInput, "%q is not a report id (like 1764064800000-0)", r.ID)
 	}
@@ -373,12 +374,12 @@ func (s *Service) PutReport(ctx context.Context, r Report) (err error) {
 	}
 	resolved := ""
 	if !r.Resolved.IsZero() {
-		resolved = scoreArg(r.Resolved.UnixMilli())
+		resolved = store.ScoreArg(r.Resolved.UnixMilli())
 	}
-	keys := []string{s.Keys.reports(), s.Keys.reportIndex(), s.Keys.reportState()}
-	args := []string{FormatID(r.Reporter) + " " + r.Subject.String(), r.ID, resolved,
-		"r", FormatID(r.Reporter), "s", r.Subject.String(), "n", r.Reason, "c", r.Comment}
-	arr, err := s.do(ctx, reportAppend.cmd(s.Redis.B(), keys, args)).ToArray()
+	keys := []string{s.Keys.Reports(), s.Keys.ReportIndex(), s.Keys.ReportState()}
+	args := []string{store.FormatID(r.Reporter) + " " + r.Subject.String(), r.ID, resolved,
+		"r", store.FormatID(r.Reporter), "s", r.Subject.String(), "n", r.Reason, "c", r.Comment}
+	arr, err := s.Do(ctx, reportAppend.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return err
 	}
@@ -395,12 +396,12 @@ func (s *Service) PutReport(ctx context.Context, r Report) (err error) {
 // reindexReports sets the index of every report from the stream, the
 // first report of each reporter and subject winning (Rebuild).
 func (s *Service) reindexReports(ctx context.Context, st *RebuildStats) error {
-	return s.walkStream(ctx, s.Keys.reports(), Since{}, func(es []rueidis.XRangeEntry) error {
-		cmds := cmdsFor(es, func(e rueidis.XRangeEntry) rueidis.Completed {
-			return s.Redis.B().Hsetnx().Key(s.Keys.reportIndex()).Field(e.FieldValues["r"] + " " + e.FieldValues["s"]).Value(e.ID).Build()
+	return s.walkStream(ctx, s.Keys.Reports(), Since{}, func(es []rueidis.XRangeEntry) error {
+		cmds := store.CmdsFor(es, func(e rueidis.XRangeEntry) rueidis.Completed {
+			return s.Redis.B().Hsetnx().Key(s.Keys.ReportIndex()).Field(e.FieldValues["r"] + " " + e.FieldValues["s"]).Value(e.ID).Build()
 		})
 		st.Reports += int64(len(es))
-		return firstErr(s.doMulti(ctx, cmds...))
+		return store.FirstErr(s.DoMulti(ctx, cmds...))
 	})
 }
 
@@ -417,7 +418,7 @@ type AuditEntry struct {
 // auditOnce appends the audit entry ARGV[2..] to the stream KEYS[1]
 // unless the action ARGV[1] is in the set KEYS[2] already: a job run by
 // its request and again by the repair appends it once.
-var auditOnce = newScript(false, `
+var auditOnce = store.NewScript(false, `
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
 redis.call('XADD', KEYS[1], '*', unpack(ARGV, 2))
 return 1
@@ -433,7 +434,7 @@ func (s *Service) appendAudit(ctx context.Context, key string, fv map[string]str
 	for _, f := range []string{"t", "o", "a", "s", "r"} {
 		args = append(args, f, fv[f])
 	}
-	if err := s.do(ctx, auditOnce.cmd(s.Redis.B(), []string{s.Keys.audit(), s.Keys.auditDone()}, args)).Error(); err != nil {
+	if err := s.Do(ctx, auditOnce.Cmd(s.Redis.B(), []string{s.Keys.Audit(), s.Keys.AuditDone()}, args)).Error(); err != nil {
 		return fmt.Errorf("append the audit entry: %w", err)
 	}
 	return nil
@@ -442,8 +443,8 @@ func (s *Service) appendAudit(ctx context.Context, key string, fv map[string]str
 // AuditLog calls fn with the audit stream's entries from sc on, oldest
 // first, a batch at a time.
 func (s *Service) AuditLog(ctx context.Context, sc Since, fn func([]AuditEntry) error) (err error) {
-	defer wrap(&err, "read the audit log")
-	return s.walkStream(ctx, s.Keys.audit(), sc, func(es []rueidis.XRangeEntry) error {
+	defer store.Wrap(&err, "read the audit log")
+	return s.walkStream(ctx, s.Keys.Audit(), sc, func(es []rueidis.XRangeEntry) error {
 		out := make([]AuditEntry, len(es))
 		for i, e := range es {
 			fv := e.FieldValues
@@ -457,7 +458,7 @@ func (s *Service) AuditLog(ctx context.Context, sc Since, fn func([]AuditEntry) 
 // auditPut appends the audit entry ARGV[2..] to the stream KEYS[1] under
 // the id ARGV[1]: 0 when it is there already, -1 (and the newest id) when
 // the stream holds a newer one, else 1.
-var auditPut = newScript(false, luaStreamID+`
+var auditPut = store.NewScript(false, luaStreamID+`
 if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) > 0 then return {0} end
 local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if #newest > 0 and not idLess(newest[1][1], ARGV[1]) then return {-1, newest[1][1]} end
@@ -469,15 +470,15 @@ return {1}
 // entry again changes nothing, and its id must be newer than the store's
 // newest entry (BAD_USER_INPUT otherwise).
 func (s *Service) PutAudit(ctx context.Context, e AuditEntry) (err error) {
-	defer wrap(&err, "record audit entry %s", e.ID)
+	defer store.Wrap(&err, "record audit entry %s", e.ID)
 	if !ValidEntryID(e.ID) {
 		return apierr.Errorf(apierr.BadInput, "%q is not an audit entry id (like 1764064800000-0)", e.ID)
 	}
 	if !slices.Contains([]string{ActionTakedown, ActionSuspend, ActionUnsuspend, ActionResolve}, e.Action) {
 		return apierr.Errorf(apierr.BadInput, "action %q is not takedown, suspend, unsuspend or resolve", e.Action)
 	}
-	args := []string{e.ID, "t", scoreArg(e.At.UnixMilli()), "o", e.Operator, "a", e.Action, "s", e.Subject, "r", e.Reason}
-	arr, err := s.do(ctx, auditPut.cmd(s.Redis.B(), []string{s.Keys.audit()}, args)).ToArray()
+	args := []string{e.ID, "t", store.ScoreArg(e.At.UnixMilli()), "o", e.Operator, "a", e.Action, "s", e.Subject, "r", e.Reason}
+	arr, err := s.Do(ctx, auditPut.Cmd(s.Redis.B(), []string{s.Keys.Audit()}, args)).ToArray()
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // TestReport: a report is filed once per reporter and subject (a repeat
@@ -18,7 +19,7 @@ func TestReport(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	follow(t, s, 1, []ID{2})
+	follow(t, s, 1, []store.ID{2})
 	p, err := s.Publish(ctx, 2, "bad")
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +30,7 @@ func TestReport(t *testing.T) {
 	}
 	drain(t, s)
 	before := s.Stats().Reports
-	file := func(reporter ID, subject Target, reason, comment string) string {
+	file := func(reporter store.ID, subject Target, reason, comment string) string {
 		t.Helper()
 		id, err := s.Report(ctx, ReportRequest{Reporter: reporter, Subject: subject, Reason: reason, Comment: comment})
 		if err != nil {
@@ -54,7 +55,7 @@ func TestReport(t *testing.T) {
 			t.Errorf("reports counted with reason %s: %d, want %d", reason, got, n)
 		}
 	}
-	if got := readAll(t, s, 1, 5); !slices.Equal(got, []ID{p.ID}) {
+	if got := readAll(t, s, 1, 5); !slices.Equal(got, []store.ID{p.ID}) {
 		t.Errorf("the reporter's feed changed: %v", got)
 	}
 
@@ -92,7 +93,7 @@ func listReports(t *testing.T, s *Service, sc Since) []string {
 			if r.At.IsZero() {
 				t.Errorf("report %s has no time", r.ID)
 			}
-			out = append(out, strings.Join([]string{FormatID(r.Reporter), string(r.Subject.Kind), r.Reason, r.Comment, state}, " "))
+			out = append(out, strings.Join([]string{store.FormatID(r.Reporter), string(r.Subject.Kind), r.Reason, r.Comment, state}, " "))
 		}
 		return nil
 	})
@@ -139,7 +140,7 @@ func TestReportInput(t *testing.T) {
 		{"unknown live session", ReportRequest{Subject: Target{TargetLive, 5}, Reason: "SPAM"}, apierr.NotFound},
 	} {
 		c.r.Reporter = 1
-		if _, err := s.Report(ctx, c.r); CodeOf(err) != c.code {
+		if _, err := s.Report(ctx, c.r); store.CodeOf(err) != c.code {
 			t.Errorf("%s: %v, want %s", c.name, err, c.code)
 		}
 	}
@@ -150,7 +151,7 @@ func TestReportInput(t *testing.T) {
 		t.Errorf("reports filed: %q, want the one good one", got)
 	}
 	for _, v := range []string{"yesterday", "12", "1-x", "-1-0"} {
-		if _, err := ParseSince(v); CodeOf(err) != apierr.BadInput {
+		if _, err := ParseSince(v); store.CodeOf(err) != apierr.BadInput {
 			t.Errorf("ParseSince(%q): %v, want BAD_USER_INPUT", v, err)
 		}
 	}
@@ -169,18 +170,18 @@ func TestReportLimit(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4, 5)
 	limit := RateLimit{Rate: 10.0 / 60, Burst: 3}
-	report := func(reporter, subject ID) error {
+	report := func(reporter, subject store.ID) error {
 		_, err := s.Report(ctx, ReportRequest{Reporter: reporter, Subject: Target{TargetUser, subject}, Reason: "SPAM", Limit: limit})
 		return err
 	}
-	for _, u := range []ID{2, 3, 4} {
+	for _, u := range []store.ID{2, 3, 4} {
 		if err := report(1, u); err != nil {
 			t.Fatalf("report %d within the burst: %v", u, err)
 		}
 	}
 	err := report(1, 5)
 	var fe *apierr.Error
-	if CodeOf(err) != apierr.RateLimited || !errors.As(err, &fe) || fe.RetryAfter <= 0 || fe.RetryAfter > 6*time.Second {
+	if store.CodeOf(err) != apierr.RateLimited || !errors.As(err, &fe) || fe.RetryAfter <= 0 || fe.RetryAfter > 6*time.Second {
 		t.Fatalf("past the burst: %v, want RATE_LIMITED with a retry within 6 s", err)
 	}
 	if err := report(2, 5); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -48,8 +49,8 @@ func (s *Service) settleRelations(ctx context.Context, pairs []Edge) error {
 	return nil
 }
 
-func (s *Service) settleRelation(ctx context.Context, a, b ID) error {
-	users := [2]ID{a, b}
+func (s *Service) settleRelation(ctx context.Context, a, b store.ID) error {
+	users := [2]store.ID{a, b}
 	var applied *pairState
 	var cleanups []cleanupJob
 	var backfills []Edge
@@ -71,17 +72,17 @@ func (s *Service) settleRelation(ctx context.Context, a, b ID) error {
 }
 
 // readPair reads what the records of users' pair say now.
-func (s *Service) readPair(ctx context.Context, users [2]ID, now int64) (pairState, error) {
+func (s *Service) readPair(ctx context.Context, users [2]store.ID, now int64) (pairState, error) {
 	var cmds []rueidis.Completed
 	for d := range 2 {
-		u, o := users[d], member(users[1-d])
+		u, o := users[d], store.Member(users[1-d])
 		cmds = append(cmds,
-			s.Redis.B().Zscore().Key(s.Keys.blocks(u)).Member(o).Build(),
-			s.Redis.B().Zscore().Key(s.Keys.muteEnds(u)).Member(o).Build(),
-			s.Redis.B().Zscore().Key(s.Keys.hides(u)).Member(o).Build(),
-			s.Redis.B().Zscore().Key(s.Keys.following(u)).Member(o).Build())
+			s.Redis.B().Zscore().Key(s.Keys.Blocks(u)).Member(o).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.MuteEnds(u)).Member(o).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.Hides(u)).Member(o).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.Following(u)).Member(o).Build())
 	}
-	rs := s.doMulti(ctx, cmds...)
+	rs := s.DoMulti(ctx, cmds...)
 	var st pairState
 	for d := range 2 {
 		r := rs[4*d : 4*d+4]
@@ -95,10 +96,10 @@ func (s *Service) readPair(ctx context.Context, users [2]ID, now int64) (pairSta
 		if st.muted[d] <= now {
 			st.muted[d] = 0 // an ended mute is no mute
 		}
-		if st.hides[d], err = isMember(r[2]); err != nil {
+		if st.hides[d], err = store.IsMember(r[2]); err != nil {
 			return st, fmt.Errorf("read hides: %w", err)
 		}
-		if st.follows[d], err = isMember(r[3]); err != nil {
+		if st.follows[d], err = store.IsMember(r[3]); err != nil {
 			return st, fmt.Errorf("read following: %w", err)
 		}
 	}
@@ -118,32 +119,32 @@ func scoreOrZero(r rueidis.RedisResult) (int64, error) {
 // viewers' sets, then, across a block, removes the follows. It returns
 // the directions (Follower: viewer, Followee: author) whose inbox clean-up
 // is pending (with the note each wrote), and those owed a backfill.
-func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now int64) (cleanups []cleanupJob, backfills []Edge, err error) {
+func (s *Service) applyPair(ctx context.Context, users [2]store.ID, st pairState, now int64) (cleanups []cleanupJob, backfills []Edge, err error) {
 	var cmds []rueidis.Completed
 	for d := range 2 {
 		v, u := users[d], users[1-d]
 		if until := st.hiddenUntil(d); until != 0 && until < relationForever {
-			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.muteTimers(s.shardOf(v))).ScoreMember().
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.MuteTimers(s.shardOf(v))).ScoreMember().
 				ScoreMember(float64(until), encodeEdges([]Edge{{Follower: v, Followee: u}})).Build())
 		}
 		if until := st.hiddenUntil(d); until != 0 {
-			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.noPush(u)).ScoreMember().ScoreMember(float64(until), member(v)).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.NoPush(u)).ScoreMember().ScoreMember(float64(until), store.Member(v)).Build())
 		} else {
-			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.noPush(u)).Member(member(v)).Build())
+			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.NoPush(u)).Member(store.Member(v)).Build())
 		}
 	}
 	for d := range 2 {
 		v, u := users[d], users[1-d]
 		mirror := ""
 		if st.blocked[1-d] != 0 {
-			mirror = scoreArg(st.blocked[1-d])
+			mirror = store.ScoreArg(st.blocked[1-d])
 		}
-		cmds = append(cmds, relationViewer.cmd(s.Redis.B(),
-			[]string{s.Keys.hiddenAuthors(v), s.Keys.hideNotes(v), s.Keys.following(v), s.Keys.blockedBy(v)},
-			[]string{member(u), scoreArg(st.hiddenUntil(d)), scoreArg(now), mirror, scoreArg(notePendingFloor), scoreArg(noteToken(now))}))
+		cmds = append(cmds, relationViewer.Cmd(s.Redis.B(),
+			[]string{s.Keys.HiddenAuthors(v), s.Keys.HideNotes(v), s.Keys.Following(v), s.Keys.BlockedBy(v)},
+			[]string{store.Member(u), store.ScoreArg(st.hiddenUntil(d)), store.ScoreArg(now), mirror, store.ScoreArg(notePendingFloor), store.ScoreArg(noteToken(now))}))
 	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return nil, nil, fmt.Errorf("write the relation's sets: %w", err)
 	}
 	rs = rs[len(rs)-2:] // the viewers' scripts
@@ -166,17 +167,17 @@ func (s *Service) applyPair(ctx context.Context, users [2]ID, st pairState, now 
 // unfollowPair removes the follows between users, both ways, as Unfollow
 // does: the followers' following sets first (a follow script refuses a new
 // one across the block, whose mirror is written by now), then the rest.
-func (s *Service) unfollowPair(ctx context.Context, users [2]ID, st pairState, now int64) error {
+func (s *Service) unfollowPair(ctx context.Context, users [2]store.ID, st pairState, now int64) error {
 	var cmds []rueidis.Completed
 	edges := []Edge{{Follower: users[0], Followee: users[1]}, {Follower: users[1], Followee: users[0]}}
 	for d, e := range edges {
 		if st.follows[d] {
-			keys := []string{s.Keys.following(e.Follower), s.Keys.bigFollowees(e.Follower), s.Keys.unfollowed(e.Follower)}
-			args := []string{member(e.Followee), scoreArg(now), scoreArg(now - unfollowMemory.Milliseconds()), itoa(maxUnfollowNotes)}
-			cmds = append(cmds, unfollowCommit.cmd(s.Redis.B(), keys, args))
+			keys := []string{s.Keys.Following(e.Follower), s.Keys.BigFollowees(e.Follower), s.Keys.Unfollowed(e.Follower)}
+			args := []string{store.Member(e.Followee), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
+			cmds = append(cmds, unfollowCommit.Cmd(s.Redis.B(), keys, args))
 		}
 	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("unfollow across a block: %w", err)
 	}
 	return s.settleEdges(ctx, edges)
@@ -185,7 +186,7 @@ func (s *Service) unfollowPair(ctx context.Context, users [2]ID, st pairState, n
 // finishRelation queues the inbox clean-ups still pending and backfills
 // the directions shown again, then drops their owed marks.
 func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, backfills []Edge) error {
-	if err := firstErr(s.doMulti(ctx, cmdsFor(cleanups, s.cleanupJobCmd)...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, store.CmdsFor(cleanups, s.cleanupJobCmd)...)); err != nil {
 		return fmt.Errorf("queue the inbox clean-up: %w", err)
 	}
 	if len(backfills) == 0 {
@@ -194,20 +195,20 @@ func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, bac
 	if err := s.backfillMany(ctx, backfills); err != nil {
 		return fmt.Errorf("backfill a user shown again: %w", err)
 	}
-	now := scoreArg(s.nowMS())
+	now := store.ScoreArg(s.nowMS())
 	done := func(e Edge) rueidis.Completed {
-		return zremIfDue.cmd(s.Redis.B(), []string{s.Keys.hiddenAuthors(e.Follower)}, []string{member(e.Followee), now})
+		return zremIfDue.Cmd(s.Redis.B(), []string{s.Keys.HiddenAuthors(e.Follower)}, []string{store.Member(e.Followee), now})
 	}
-	return firstErr(s.doMulti(ctx, cmdsFor(backfills, done)...))
+	return store.FirstErr(s.DoMulti(ctx, store.CmdsFor(backfills, done)...))
 }
 
 // cleanupJobCmd queues the removal of j.author's posts from j.viewer's
 // inboxes on the viewer's shard's clean-up stream: fields v (viewer) and a
 // (author) as decimal ids, t "hide", n the note's token (its score).
 func (s *Service) cleanupJobCmd(j cleanupJob) rueidis.Completed {
-	return s.Redis.B().Xadd().Key(s.Keys.cleanup(s.shardOf(j.viewer))).Id("*").FieldValue().
-		FieldValue("v", FormatID(j.viewer)).FieldValue("a", FormatID(j.author)).FieldValue("t", "hide").
-		FieldValue("n", scoreArg(j.note)).Build()
+	return s.Redis.B().Xadd().Key(s.Keys.Cleanup(s.shardOf(j.viewer))).Id("*").FieldValue().
+		FieldValue("v", store.FormatID(j.viewer)).FieldValue("a", store.FormatID(j.author)).FieldValue("t", "hide").
+		FieldValue("n", store.ScoreArg(j.note)).Build()
 }
 
 // A hide note awaiting its clean-up ends at a token, relationForever less
@@ -232,7 +233,7 @@ const notePendingFloor = relationForever / 2
 // the token and it replies 1: queue the clean-up. Shown: the notes go; an author that was hidden and
 // is followed stays in hx at 0 (shown, backfill owed) and it replies 2;
 // otherwise it leaves hx and replies 0.
-var relationViewer = newScript(false, `
+var relationViewer = store.NewScript(false, `
 local u, untl, now, floor = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5])
 if ARGV[4] == '' then redis.call('ZREM', KEYS[4], u) else redis.call('ZADD', KEYS[4], ARGV[4], u) end
 local follows = redis.call('ZSCORE', KEYS[3], u)
@@ -260,7 +261,7 @@ return 0
 // not after now ARGV[2]: a hidden author once its backfill paid what it
 // was owed (a hide made meanwhile stays), a mute timer once settled (one
 // set again to a later end stays).
-var zremIfDue = newScript(false, `
+var zremIfDue = store.NewScript(false, `
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0
@@ -270,8 +271,8 @@ return 0
 // mirrors and derived sets name (Rebuild's relations phase): whatever is
 // left of a relation whose records are gone is removed, and what the
 // records say is written.
-func (s *Service) rebuildRelations(ctx context.Context, users []ID, st *RebuildStats) error {
-	kinds := []func(ID) string{s.Keys.blocks, s.Keys.mutes, s.Keys.hides, s.Keys.blockedBy, s.Keys.hiddenAuthors, s.Keys.noPush, s.Keys.hideNotes}
+func (s *Service) rebuildRelations(ctx context.Context, users []store.ID, st *RebuildStats) error {
+	kinds := []func(store.ID) string{s.Keys.Blocks, s.Keys.Mutes, s.Keys.Hides, s.Keys.BlockedBy, s.Keys.HiddenAuthors, s.Keys.NoPush, s.Keys.HideNotes}
 	var pairs []Edge
 	for _, keyOf := range kinds {
 		sets, err := s.allOf(ctx, keyOf, users)
@@ -306,12 +307,12 @@ func (s *Service) rebuildRelations(ctx context.Context, users []ID, st *RebuildS
 // dropHidden takes out of each reader's followees (follows[i]) the
 // authors hidden from it now, so a rebuild neither keeps nor brings back
 // their posts in its inbox.
-func (s *Service) dropHidden(ctx context.Context, readers []ID, follows [][]ID) error {
-	now := scoreArg(s.nowMS())
-	hidden := func(r ID) rueidis.Completed {
-		return s.Redis.B().Zrange().Key(s.Keys.hiddenAuthors(r)).Min("(" + now).Max("+inf").Byscore().Build()
+func (s *Service) dropHidden(ctx context.Context, readers []store.ID, follows [][]store.ID) error {
+	now := store.ScoreArg(s.nowMS())
+	hidden := func(r store.ID) rueidis.Completed {
+		return s.Redis.B().Zrange().Key(s.Keys.HiddenAuthors(r)).Min("(" + now).Max("+inf").Byscore().Build()
 	}
-	for i, r := range s.doMulti(ctx, cmdsFor(readers, hidden)...) {
+	for i, r := range s.DoMulti(ctx, store.CmdsFor(readers, hidden)...) {
 		ms, err := r.AsStrSlice()
 		if err != nil {
 			return fmt.Errorf("read hidden authors: %w", err)
@@ -319,13 +320,13 @@ func (s *Service) dropHidden(ctx context.Context, readers []ID, follows [][]ID) 
 		if len(ms) == 0 {
 			continue
 		}
-		out := make(map[ID]bool, len(ms))
+		out := make(map[store.ID]bool, len(ms))
 		for _, m := range ms {
-			if id, err := memberID(m); err == nil {
+			if id, err := store.MemberID(m); err == nil {
 				out[id] = true
 			}
 		}
-		follows[i] = slices.DeleteFunc(follows[i], func(f ID) bool { return out[f] })
+		follows[i] = slices.DeleteFunc(follows[i], func(f store.ID) bool { return out[f] })
 	}
 	return nil
 }
@@ -347,22 +348,22 @@ func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
 
 // endMutes settles the ended mutes of shard's timers, up to a batch.
 func (s *Service) endMutes(ctx context.Context, shard int) error {
-	key, now := s.Keys.muteTimers(shard), scoreArg(s.nowMS())
-	due, err := s.do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
+	key, now := s.Keys.MuteTimers(shard), store.ScoreArg(s.nowMS())
+	due, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read mute timers: %w", err)
 	}
 	for _, m := range due {
 		pairs, err := decodeEdges(m)
 		if err != nil {
-			s.do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build())
+			s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build())
 			continue
 		}
 		if err := s.settleRelations(ctx, pairs); err != nil {
 			return err
 		}
 		// Only if not set again meanwhile, to a later end.
-		if err := s.do(ctx, zremIfDue.cmd(s.Redis.B(), []string{key}, []string{m, now})).Error(); err != nil {
+		if err := s.Do(ctx, zremIfDue.Cmd(s.Redis.B(), []string{key}, []string{m, now})).Error(); err != nil {
 			return fmt.Errorf("drop a mute timer: %w", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -16,40 +17,40 @@ import (
 // hidden from viewer until until (ms): the derived sets in each one's
 // slot and, when viewer follows author, the viewer's note (the clean-up
 // job is queueCleanup's).
-func hideForTest(tb testing.TB, s *Service, viewer, author ID, until int64) {
+func hideForTest(tb testing.TB, s *Service, viewer, author store.ID, until int64) {
 	tb.Helper()
 	ctx := context.Background()
 	b := s.Redis.B()
 	cmds := []rueidis.Completed{
-		b.Zadd().Key(s.Keys.hiddenAuthors(viewer)).ScoreMember().ScoreMember(float64(until), member(author)).Build(),
-		b.Zadd().Key(s.Keys.noPush(author)).ScoreMember().ScoreMember(float64(until), member(viewer)).Build(),
+		b.Zadd().Key(s.Keys.HiddenAuthors(viewer)).ScoreMember().ScoreMember(float64(until), store.Member(author)).Build(),
+		b.Zadd().Key(s.Keys.NoPush(author)).ScoreMember().ScoreMember(float64(until), store.Member(viewer)).Build(),
 	}
-	follows, err := s.do(ctx, b.Zscore().Key(s.Keys.following(viewer)).Member(member(author)).Build()).ToString()
+	follows, err := s.Do(ctx, b.Zscore().Key(s.Keys.Following(viewer)).Member(store.Member(author)).Build()).ToString()
 	if err == nil && follows != "" {
-		cmds = append(cmds, b.Zadd().Key(s.Keys.hideNotes(viewer)).ScoreMember().ScoreMember(float64(relationForever), member(author)).Build())
+		cmds = append(cmds, b.Zadd().Key(s.Keys.HideNotes(viewer)).ScoreMember().ScoreMember(float64(relationForever), store.Member(author)).Build())
 	}
-	if err := firstErr(s.doMulti(ctx, cmds...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		tb.Fatal(err)
 	}
 }
 
 // queueCleanup queues the clean-up job of author's items out of viewer's
 // feeds, as a relation's settle does.
-func queueCleanup(tb testing.TB, s *Service, viewer, author ID) {
+func queueCleanup(tb testing.TB, s *Service, viewer, author store.ID) {
 	tb.Helper()
-	err := s.do(context.Background(), s.Redis.B().Xadd().Key(s.Keys.cleanup(s.shardOf(viewer))).Id("*").FieldValue().
-		FieldValue("v", FormatID(viewer)).FieldValue("a", FormatID(author)).FieldValue("t", "hide").Build()).Error()
+	err := s.Do(context.Background(), s.Redis.B().Xadd().Key(s.Keys.Cleanup(s.shardOf(viewer))).Id("*").FieldValue().
+		FieldValue("v", store.FormatID(viewer)).FieldValue("a", store.FormatID(author)).FieldValue("t", "hide").Build()).Error()
 	if err != nil {
 		tb.Fatal(err)
 	}
 }
 
 // publishN has author publish n posts and returns their ids.
-func publishN(tb testing.TB, s *Service, author ID, n int) []ID {
+func publishN(tb testing.TB, s *Service, author store.ID, n int) []store.ID {
 	tb.Helper()
-	ids := make([]ID, n)
+	ids := make([]store.ID, n)
 	for i := range ids {
-		p, err := s.Publish(context.Background(), author, "post "+itoa(i))
+		p, err := s.Publish(context.Background(), author, "post "+store.Itoa(i))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func publishN(tb testing.TB, s *Service, author ID, n int) []ID {
 }
 
 // newestFirst is ids in feed order (ids grow with time).
-func newestFirst(ids ...[]ID) []ID {
+func newestFirst(ids ...[]store.ID) []store.ID {
 	out := slices.Concat(ids...)
 	slices.Sort(out)
 	slices.Reverse(out)
@@ -78,7 +79,7 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	follow(t, s, 1, []ID{2, 3})
+	follow(t, s, 1, []store.ID{2, 3})
 	if err := s.Touch(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	if len(pg.Edges) != 4 || !pg.HasNext {
 		t.Fatalf("a page across 30 hidden posts has %d edges (next %v), want 4 and more", len(pg.Edges), pg.HasNext)
 	}
-	if got := timelineIDs(t, s, s.Keys.inbox(1)); len(got) != 36 {
+	if got := timelineIDs(t, s, s.Keys.Inbox(1)); len(got) != 36 {
 		t.Fatalf("before the clean-up the inbox holds %d entries, want 36", len(got))
 	}
 	queueCleanup(t, s, 1, 2)
@@ -109,16 +110,16 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	if n, err := s.CleanupBacklog(ctx); err != nil || n != 0 {
 		t.Fatalf("clean-up backlog after draining %d, %v; want 0", n, err)
 	}
-	if got := timelineIDs(t, s, s.Keys.inbox(1)); !slices.Equal(got, want) {
+	if got := timelineIDs(t, s, s.Keys.Inbox(1)); !slices.Equal(got, want) {
 		t.Fatalf("after the clean-up the inbox holds %v, want %v", got, want)
 	}
-	until, err := s.do(ctx, s.Redis.B().Zscore().Key(s.Keys.hideNotes(1)).Member(member(2)).Build()).AsInt64()
+	until, err := s.Do(ctx, s.Redis.B().Zscore().Key(s.Keys.HideNotes(1)).Member(store.Member(2)).Build()).AsInt64()
 	if err != nil || until != clk.now().Add(defaultCleanupGrace).UnixMilli() {
 		t.Fatalf("note after the clean-up ends at %d (%v), want now + grace", until, err)
 	}
 	late := publishN(t, s, 2, 1)
 	drain(t, s)
-	if in := timelineIDs(t, s, s.Keys.inbox(1)); slices.Contains(in, late[0]) {
+	if in := timelineIDs(t, s, s.Keys.Inbox(1)); slices.Contains(in, late[0]) {
 		t.Fatal("a post of the hidden author was pushed")
 	}
 	clk.advance(defaultCleanupGrace + time.Second)
@@ -136,10 +137,10 @@ func TestHiddenBigVLeavesAMergedFeed(t *testing.T) {
 	clk := clockAt(testEpoch)
 	s := testService(t, Options{Now: clk.now, BigVThreshold: 1, InboxCap: 4})
 	mustUsers(t, s, 1, 2, 3, 4, 5)
-	follow(t, s, 1, []ID{2, 3, 4})
-	follow(t, s, 5, []ID{2}) // 2 has two followers: big-V
+	follow(t, s, 1, []store.ID{2, 3, 4})
+	follow(t, s, 5, []store.ID{2}) // 2 has two followers: big-V
 	drain(t, s)
-	var all [][]ID
+	var all [][]store.ID
 	for range 4 {
 		all = append(all, publishN(t, s, 2, 5), publishN(t, s, 3, 2), publishN(t, s, 4, 2))
 	}
@@ -153,7 +154,7 @@ func TestHiddenBigVLeavesAMergedFeed(t *testing.T) {
 	}
 	hideForTest(t, s, 1, 2, clk.now().Add(time.Hour).UnixMilli()) // a mute of an hour
 	hideForTest(t, s, 1, 4, relationForever)
-	var visible [][]ID
+	var visible [][]store.ID
 	for i := 1; i < len(all); i += 3 {
 		visible = append(visible, all[i])
 	}
@@ -179,22 +180,22 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	follow(t, s, 1, []ID{2, 3})
+	follow(t, s, 1, []store.ID{2, 3})
 	mine := publishN(t, s, 3, 2)
 	drain(t, s)
 	p := publishN(t, s, 2, 1)[0]
 	hideForTest(t, s, 1, 2, relationForever)
 	queueCleanup(t, s, 1, 2)
 	drain(t, s)
-	post, err := s.Posts(ctx, []ID{p})
+	post, err := s.Posts(ctx, []store.ID{p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := s.appendPush(nil, s.postsTL(), 1, Item{TS: post[0].CreatedAt.UnixMilli(), ID: p}, false)
-	if err := firstErr(s.doMulti(ctx, late...)); err != nil {
+	late := s.appendPush(nil, s.postsTL(), 1, store.Item{TS: post[0].CreatedAt.UnixMilli(), ID: p}, false)
+	if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(timelineIDs(t, s, s.Keys.inbox(1)), p) {
+	if !slices.Contains(timelineIDs(t, s, s.Keys.Inbox(1)), p) {
 		t.Fatal("the straggler did not reach the inbox")
 	}
 	if got := readAll(t, s, 1, 5); !slices.Equal(got, newestFirst(mine)) {
@@ -203,7 +204,7 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	if err := s.backfillMany(ctx, []Edge{{Follower: 1, Followee: 2}, {Follower: 1, Followee: 3}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := timelineIDs(t, s, s.Keys.inbox(1)); len(got) != 3 {
+	if got := timelineIDs(t, s, s.Keys.Inbox(1)); len(got) != 3 {
 		t.Fatalf("after a backfill the inbox holds %v, want the two of 3 and the straggler", got)
 	}
 }
@@ -220,7 +221,7 @@ func TestSafetyPageCost(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{})
 	cs, bytes := countedService(t, st, o)
 	ctx := context.Background()
-	const plain, guarded = ID(1), ID(2)
+	const plain, guarded = store.ID(1), store.ID(2)
 	authors := idRange(11, 10)
 	mustUsers(t, s, plain, guarded)
 	putUsers(t, s, authors)
@@ -231,7 +232,7 @@ func TestSafetyPageCost(t *testing.T) {
 			publishN(t, s, a, 1)
 		}
 	}
-	for _, r := range []ID{plain, guarded} {
+	for _, r := range []store.ID{plain, guarded} {
 		if err := s.Touch(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -252,18 +253,18 @@ func TestSafetyPageCost(t *testing.T) {
 	drain(t, s)
 	// 9,998 more authors hidden from guarded, none of whom it follows,
 	// in one write.
-	hx := s.Redis.B().Zadd().Key(s.Keys.hiddenAuthors(guarded)).ScoreMember()
+	hx := s.Redis.B().Zadd().Key(s.Keys.HiddenAuthors(guarded)).ScoreMember()
 	for i, a := range idRange(100_000, 9_998) {
 		until := float64(relationForever)
 		if i%2 == 1 {
 			until = float64(s.nowMS() + time.Hour.Milliseconds()) // the mutes
 		}
-		hx = hx.ScoreMember(until, member(a))
+		hx = hx.ScoreMember(until, store.Member(a))
 	}
-	if err := s.do(ctx, hx.Build()).Error(); err != nil {
+	if err := s.Do(ctx, hx.Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	cost := func(viewer ID) (trips int, n int64) {
+	cost := func(viewer store.ID) (trips int, n int64) {
 		t.Helper()
 		if _, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: viewer, First: 20}); err != nil { // warms the cache
 			t.Fatal(err)
@@ -302,10 +303,10 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4)
-	follow(t, s, 1, []ID{2, 3, 4})
-	byAnchor := map[ID][]ID{}
+	follow(t, s, 1, []store.ID{2, 3, 4})
+	byAnchor := map[store.ID][]store.ID{}
 	for i := range 3 {
-		for _, a := range []ID{2, 3, 4} {
+		for _, a := range []store.ID{2, 3, 4} {
 			l, err := s.ScheduleLive(ctx, a, "show", clk.now().Add(time.Duration(10+3*i+int(a))*time.Minute))
 			if err != nil {
 				t.Fatal(err)
@@ -315,8 +316,8 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	}
 	drain(t, s)
 	hideForTest(t, s, 1, 2, relationForever)
-	anchors := func(pg *LivePage) []ID {
-		var out []ID
+	anchors := func(pg *LivePage) []store.ID {
+		var out []store.ID
 		for _, e := range pg.Edges {
 			out = append(out, e.Session.Anchor)
 		}
@@ -334,8 +335,8 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 		t.Fatalf("first page anchors %v: want two sessions, none of 2", got)
 	}
 	hideForTest(t, s, 1, 3, relationForever) // after the snapshot, its clean-up not queued yet
-	rest := func(after string) []ID {
-		var out []ID
+	rest := func(after string) []store.ID {
+		var out []store.ID
 		for after != "" {
 			pg, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 1, After: after})
 			if err != nil {
@@ -370,9 +371,9 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 	s := testService(t, Options{BigVThreshold: 1})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4, 5)
-	follow(t, s, 1, []ID{2, 3})
-	follow(t, s, 4, []ID{2, 3})
-	follow(t, s, 5, []ID{1})
+	follow(t, s, 1, []store.ID{2, 3})
+	follow(t, s, 4, []store.ID{2, 3})
+	follow(t, s, 5, []store.ID{1})
 	if err := s.Touch(ctx, 4); err != nil { // 4 reads its inbox; 1 is served by merge
 		t.Fatal(err)
 	}
@@ -382,7 +383,7 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 	if !isBigV(t, s, 2) || !isBigV(t, s, 3) {
 		t.Fatal("2 and 3 were not promoted")
 	}
-	for _, r := range []ID{1, 4} {
+	for _, r := range []store.ID{1, 4} {
 		if got := readAll(t, s, r, 5); !slices.Equal(got, newestFirst(twos, threes)) {
 			t.Fatalf("reader %d before: %v", r, got)
 		}
@@ -400,12 +401,12 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 		t.Fatalf("merged reader 1 after 2 hid from it: %v, want 3's only", got)
 	}
 	drain(t, s)
-	if in := timelineIDs(t, s, s.Keys.inbox(4)); !slices.Equal(in, newestFirst(twos)) {
+	if in := timelineIDs(t, s, s.Keys.Inbox(4)); !slices.Equal(in, newestFirst(twos)) {
 		t.Fatalf("4's inbox after the clean-up: %v, want 2's only", in)
 	}
 	late := publishN(t, s, 3, 1)
 	drain(t, s)
-	if slices.Contains(timelineIDs(t, s, s.Keys.inbox(4)), late[0]) {
+	if slices.Contains(timelineIDs(t, s, s.Keys.Inbox(4)), late[0]) {
 		t.Fatal("the muted author's new post was pushed")
 	}
 	if err := s.Unmute(ctx, 4, 3); err != nil {
@@ -427,9 +428,9 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 
 // queuedCleanups reads the clean-up jobs queued on viewer's shard, as the
 // worker parses them.
-func queuedCleanups(tb testing.TB, s *Service, viewer ID) []cleanupJob {
+func queuedCleanups(tb testing.TB, s *Service, viewer store.ID) []cleanupJob {
 	tb.Helper()
-	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
+	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.Cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -453,7 +454,7 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	stop := startWorkers(t, s, WorkerOptions{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	follow(t, s, 1, []ID{2, 3})
+	follow(t, s, 1, []store.ID{2, 3})
 	if err := s.Touch(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +462,7 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	muted := publishN(t, s, 2, 1)
 	drain(t, s)
 	stop() // the jobs are run by hand below, in the straddling order
-	note := func() int64 { return zscores(t, s, s.Keys.hideNotes(1))[2] }
+	note := func() int64 { return zscores(t, s, s.Keys.HideNotes(1))[2] }
 
 	if err := s.Mute(ctx, 1, 2, 0); err != nil {
 		t.Fatal(err)
@@ -474,14 +475,14 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	if err := s.cleanFeeds(ctx, old); err != nil { // the old job's inbox step
 		t.Fatal(err)
 	}
-	if got := timelineIDs(t, s, s.Keys.inbox(1)); slices.Contains(got, muted[0]) {
+	if got := timelineIDs(t, s, s.Keys.Inbox(1)); slices.Contains(got, muted[0]) {
 		t.Fatalf("inbox after the old job's inbox step %v still holds %d", got, muted[0])
 	}
 	clk.advance(time.Second)
 	if err := s.Unmute(ctx, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := timelineIDs(t, s, s.Keys.inbox(1)); !slices.Contains(got, muted[0]) {
+	if got := timelineIDs(t, s, s.Keys.Inbox(1)); !slices.Contains(got, muted[0]) {
 		t.Fatalf("inbox after the unmute %v, want %d backfilled", got, muted[0])
 	}
 	clk.advance(time.Second)
@@ -510,7 +511,7 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	if got := note(); got != clk.now().Add(defaultCleanupGrace).UnixMilli() {
 		t.Fatalf("note after the new job %d, want now + grace", got)
 	}
-	if got := timelineIDs(t, s, s.Keys.inbox(1)); slices.Contains(got, muted[0]) {
+	if got := timelineIDs(t, s, s.Keys.Inbox(1)); slices.Contains(got, muted[0]) {
 		t.Fatalf("inbox after the new job %v still holds %d", got, muted[0])
 	}
 	clk.advance(defaultCleanupGrace + time.Second)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -68,7 +69,7 @@ func scaleFollowers(tb testing.TB, def int) int { return envInt(tb, "FEED_SCALE_
 // and the author's followers set) with pipelined ZADDs, two workers, 10,000
 // edges a round trip; with FEED_SCALE_BUILD=api it goes through PutUsers
 // and FollowMany in batches of 1,000, as the importer does.
-func buildFollowers(tb testing.TB, s *Service, author ID, n int) {
+func buildFollowers(tb testing.TB, s *Service, author store.ID, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	start := time.Now()
@@ -113,7 +114,7 @@ func buildFollowers(tb testing.TB, s *Service, author ID, n int) {
 	if len(errs) > 0 {
 		tb.Fatal(errs[0])
 	}
-	card, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.followers(author)).Build()).AsInt64()
+	card, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.Followers(author)).Build()).AsInt64()
 	if err != nil || card != int64(n) {
 		tb.Fatalf("author %d has %d followers (%v), want %d", author, card, err, n)
 	}
@@ -121,20 +122,20 @@ func buildFollowers(tb testing.TB, s *Service, author ID, n int) {
 	tb.Logf("built %d followers in %.1f s (%.0f edges/s, api=%v)", n, d.Seconds(), float64(n)/d.Seconds(), api)
 }
 
-func followBulk(ctx context.Context, s *Service, author ID, lo, hi int) error {
+func followBulk(ctx context.Context, s *Service, author store.ID, lo, hi int) error {
 	cmds := make([]rueidis.Completed, 0, hi-lo+1)
-	fr := s.Redis.B().Zadd().Key(s.Keys.followers(author)).ScoreMember()
+	fr := s.Redis.B().Zadd().Key(s.Keys.Followers(author)).ScoreMember()
 	for i := lo; i < hi; i++ {
-		f := author + 1 + ID(i)
-		cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.following(f)).ScoreMember().ScoreMember(0, member(author)).Build())
-		fr = fr.ScoreMember(0, member(f))
+		f := author + 1 + store.ID(i)
+		cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Following(f)).ScoreMember().ScoreMember(0, store.Member(author)).Build())
+		fr = fr.ScoreMember(0, store.Member(f))
 	}
 	cmds = append(cmds, fr.Build())
-	return firstErr(s.Redis.DoMulti(ctx, cmds...))
+	return store.FirstErr(s.Redis.DoMulti(ctx, cmds...))
 }
 
-func followAPI(ctx context.Context, s *Service, author ID, lo, hi int) error {
-	ids := idRange(author+1+ID(lo), hi-lo)
+func followAPI(ctx context.Context, s *Service, author store.ID, lo, hi int) error {
+	ids := idRange(author+1+store.ID(lo), hi-lo)
 	if err := addUsers(ctx, s, ids); err != nil {
 		return err
 	}
@@ -146,20 +147,20 @@ func followAPI(ctx context.Context, s *Service, author ID, lo, hi int) error {
 // trip. Service.Touch would also queue an upgrade event per reader (the
 // dispatcher handles those one at a time, minutes for a million); the
 // upgrade's work (joining active sets) is what promotion does in bulk.
-func touchFollowers(tb testing.TB, s *Service, author ID, n int) {
+func touchFollowers(tb testing.TB, s *Service, author store.ID, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	start := time.Now()
 	for lo := 0; lo < n; lo += 10000 {
 		cmds := make([]rueidis.Completed, 0, 10000)
 		for i := lo; i < min(lo+10000, n); i++ {
-			f := author + 1 + ID(i)
+			f := author + 1 + store.ID(i)
 			s.touches.forget(f)
 			if c := s.touchCmd(f); c != nil {
 				cmds = append(cmds, *c)
 			}
 		}
-		if err := firstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
+		if err := store.FirstErr(s.Redis.DoMulti(ctx, cmds...)); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -198,12 +199,12 @@ func usedMemory(tb testing.TB, s *Service) int64 {
 
 // sampleInboxBytes averages MEMORY USAGE over up to 1,000 followers'
 // inboxes spread over the network.
-func sampleInboxBytes(tb testing.TB, s *Service, author ID, n int) float64 {
+func sampleInboxBytes(tb testing.TB, s *Service, author store.ID, n int) float64 {
 	tb.Helper()
 	step := max(1, n/1000)
 	var cmds []rueidis.Completed
 	for i := 0; i < n; i += step {
-		cmds = append(cmds, s.Redis.B().MemoryUsage().Key(s.Keys.inbox(author+1+ID(i))).Samples(0).Build())
+		cmds = append(cmds, s.Redis.B().MemoryUsage().Key(s.Keys.Inbox(author+1+store.ID(i))).Samples(0).Build())
 	}
 	var sum int64
 	for _, r := range s.Redis.DoMulti(context.Background(), cmds...) {
@@ -294,7 +295,7 @@ func processCPU() time.Duration {
 // and the fan-out has drained (every task acknowledged, so every write
 // confirmed). It then counts the inboxes holding the post and the work the
 // workers report.
-func publishAndWait(tb testing.TB, s *Service, author ID, n int) delivery {
+func publishAndWait(tb testing.TB, s *Service, author store.ID, n int) delivery {
 	tb.Helper()
 	ctx := context.Background()
 	before := s.Stats()
@@ -304,7 +305,7 @@ func publishAndWait(tb testing.TB, s *Service, author ID, n int) delivery {
 		tb.Fatal(err)
 	}
 	t0 := time.Now()
-	lastInbox, m := s.Keys.inbox(author+ID(n)), member(p.ID)
+	lastInbox, m := s.Keys.Inbox(author+store.ID(n)), store.Member(p.ID)
 	deadline := t0.Add(10 * time.Minute)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -356,14 +357,14 @@ func publishAndWait(tb testing.TB, s *Service, author ID, n int) delivery {
 }
 
 // countHolding counts followers author+1 .. author+n whose inbox holds post.
-func countHolding(tb testing.TB, s *Service, author ID, n int, post ID) int {
+func countHolding(tb testing.TB, s *Service, author store.ID, n int, post store.ID) int {
 	tb.Helper()
 	got := 0
-	m := member(post)
+	m := store.Member(post)
 	for lo := 0; lo < n; lo += 10000 {
 		cmds := make([]rueidis.Completed, 0, 10000)
 		for i := lo; i < min(lo+10000, n); i++ {
-			cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.inbox(author+1+ID(i))).Member(m).Build())
+			cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.Inbox(author+1+store.ID(i))).Member(m).Build())
 		}
 		for _, r := range s.Redis.DoMulti(context.Background(), cmds...) {
 			if _, err := r.AsFloat64(); err == nil {
@@ -382,12 +383,12 @@ func countHolding(tb testing.TB, s *Service, author ID, n int, post ID) int {
 // an earlier post by the author is delivered first, and logged apart: it
 // creates the n inbox keys, as the posts a reader has read did in the
 // past, so that the measured posts land in inboxes that exist.
-func runScale(t *testing.T, st *storetest.Store, s *Service, author ID, n int, built int64, inboxesExist bool) {
+func runScale(t *testing.T, st *storetest.Store, s *Service, author store.ID, n int, built int64, inboxesExist bool) {
 	ctx := context.Background()
 	wo := WorkerOptions{Executors: envInt(t, "FEED_SCALE_EXECUTORS", 0)}
 	startWorkers(t, s, wo)
-	mustUsers(t, s, author+ID(n)+1)
-	if _, err := s.Publish(ctx, author+ID(n)+1, "warm-up"); err != nil {
+	mustUsers(t, s, author+store.ID(n)+1)
+	if _, err := s.Publish(ctx, author+store.ID(n)+1, "warm-up"); err != nil {
 		t.Fatal(err)
 	}
 	drain(t, s)
@@ -417,7 +418,7 @@ func runScale(t *testing.T, st *storetest.Store, s *Service, author ID, n int, b
 			float64(mem[i+1]-mem[i])/1e6, float64(mem[i+1]-mem[i])/float64(n))
 	}
 	// The last follower's feed, read through the service, leads with it.
-	pg, err := s.FollowingFeed(ctx, FeedRequest{Viewer: author + ID(n), First: 1})
+	pg, err := s.FollowingFeed(ctx, FeedRequest{Viewer: author + store.ID(n), First: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +484,7 @@ func TestScaleBigVFanout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if set != s.Keys.active(author) {
+	if set != s.Keys.Active(author) {
 		t.Fatalf("author with %d followers over a threshold of %d pushes to %s, want its active set", n, n-1, set)
 	}
 	active, err := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(set).Build()).AsInt64()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -24,7 +25,7 @@ local function add(out, m, s) out[#out + 1] = m; out[#out + 1] = s end
 // in feed order, flat as member, score (see luaSeekReturn). An empty member starts at the newest.
 // The seek uses values, so a deleted cursor item still positions correctly;
 // when the item exists its rank gives the position in O(log n).
-var seekOlder = newScript(true, luaLess+luaHorizon+`
+var seekOlder = store.NewScript(true, luaLess+luaHorizon+`
 local function seek(key, ts, id, n)
   if id == '' then
     return redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n, 'WITHSCORES')
@@ -49,7 +50,7 @@ end
 // seekNewer returns up to ARGV[3] entries newer than (ARGV[1], ARGV[2]),
 // closest to the cursor first (so oldest first), flat as member, score (see
 // luaSeekReturn).
-var seekNewer = newScript(true, luaLess+luaHorizon+`
+var seekNewer = store.NewScript(true, luaLess+luaHorizon+`
 local function seek(key, ts, id, n)
   local out = {}
   local r = redis.call('ZREVRANK', key, id)
@@ -126,7 +127,7 @@ end
 // of a partial backfill; it adds nothing when the author is hidden from
 // the reader (in its hidden authors KEYS[3] with an end after ARGV[5] ms),
 // so no backfill, upgrade or rebuild brings a hidden author back.
-var inboxAdd = newScript(false, luaLess+luaHorizon+`
+var inboxAdd = store.NewScript(false, luaLess+luaHorizon+`
 local u = redis.call('ZSCORE', KEYS[3], ARGV[4])
 if u and tonumber(u) > tonumber(ARGV[5]) then return 0 end
 local cap = tonumber(ARGV[1])
@@ -142,7 +143,7 @@ return n
 
 // inboxRemove removes members ARGV[2..] from the inbox KEYS[1], first
 // recording its horizon if it is at its cap ARGV[1].
-var inboxRemove = newScript(false, luaLess+luaHorizon+`
+var inboxRemove = store.NewScript(false, luaLess+luaHorizon+`
 keepHorizon(KEYS[1], KEYS[2], tonumber(ARGV[1]))
 return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 `)
@@ -155,7 +156,7 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 // drops the followee from the reader's recent unfollows KEYS[2], and is
 // timed at ARGV[3] ms in the following times KEYS[5] (one followed before
 // times were kept gets its time now).
-var followAdd = newScript(false, `
+var followAdd = store.NewScript(false, `
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) or redis.call('ZSCORE', KEYS[4], ARGV[1]) then return -2 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('ZADD', KEYS[5], 'NX', ARGV[3], ARGV[1])
@@ -171,7 +172,7 @@ return 1
 // bigFolloweeAdd adds ARGV[1] to the big-V followees KEYS[2] if the
 // following set KEYS[1] holds it: checked in the reader's slot, so a
 // promotion racing an unfollow cannot leave a big-V the reader left.
-var bigFolloweeAdd = newScript(false, `
+var bigFolloweeAdd = store.NewScript(false, `
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return redis.call('SADD', KEYS[2], ARGV[1]) end
 return 0
 `)
@@ -182,7 +183,7 @@ return 0
 // newest ARGV[4]: reads hide its posts still in the inbox by that note, so
 // they need not read the whole following set. One slot, the reader's: the
 // unfollow's record of truth and its notes change together.
-var unfollowCommit = newScript(false, `
+var unfollowCommit = store.NewScript(false, `
 local gone = redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('SREM', KEYS[2], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
@@ -193,7 +194,7 @@ return gone
 
 // parseSeek reads a seek script's reply: its entries and, when asked for,
 // the inbox horizon (nil when the inbox has none).
-func parseSeek(r rueidis.RedisResult) ([]Item, *Item, error) {
+func parseSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	arr, err := r.ToArray()
 	if err != nil || len(arr) == 0 {
 		return nil, nil, err
@@ -211,7 +212,7 @@ func parseSeek(r rueidis.RedisResult) ([]Item, *Item, error) {
 
 // parseEntries reads a member, score reply: flat from scripts and RESP2,
 // as pairs from RESP3's WITHSCORES.
-func parseEntries(r rueidis.RedisResult) ([]Item, error) {
+func parseEntries(r rueidis.RedisResult) ([]store.Item, error) {
 	m, err := r.ToMessage()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
@@ -222,7 +223,7 @@ func parseEntries(r rueidis.RedisResult) ([]Item, error) {
 	return entriesOf(m)
 }
 
-func entriesOf(m rueidis.RedisMessage) ([]Item, error) {
+func entriesOf(m rueidis.RedisMessage) ([]store.Item, error) {
 	arr, err := m.ToArray()
 	if err != nil {
 		return nil, err
@@ -238,13 +239,13 @@ func entriesOf(m rueidis.RedisMessage) ([]Item, error) {
 		}
 		arr = flat
 	}
-	out := make([]Item, 0, len(arr)/2)
+	out := make([]store.Item, 0, len(arr)/2)
 	for i := 0; i+1 < len(arr); i += 2 {
 		m, err := arr[i].ToString()
 		if err != nil {
 			return nil, err
 		}
-		id, err := memberID(m)
+		id, err := store.MemberID(m)
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +253,7 @@ func entriesOf(m rueidis.RedisMessage) ([]Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Item{TS: ts, ID: id})
+		out = append(out, store.Item{TS: ts, ID: id})
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
@@ -15,7 +16,7 @@ import (
 // Service reads and writes feeds. It is safe for concurrent use; many
 // replicas may share one Redis.
 type Service struct {
-	*Store
+	*store.Store
 	o Options
 	// sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (read_cursorkey.go).
@@ -37,7 +38,7 @@ type Service struct {
 	media URLPolicy
 	// keywords keeps viewers' keyword filters as this process compiled
 	// them, with their version (safety_keyword.go).
-	keywords *lru.Cache[ID, *keywordSet]
+	keywords *lru.Cache[store.ID, *keywordSet]
 
 	stats stats
 	// locks takes readers' upgrade and demotion locks (withLock).
@@ -65,12 +66,12 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	if opts.StreamShards <= 0 && client.Mode() == rueidis.ClientModeCluster {
 		opts.StreamShards = defaultClusterShards
 	}
-	s := &Service{Store: &Store{Keys: keys{p: opts.Prefix}}, o: opts.withDefaults(),
+	s := &Service{Store: &store.Store{Keys: store.Keys{Prefix: opts.Prefix}}, o: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
 	s.media = urlPolicy(s.o)
 	s.Redis = riding{Client: client, s: s}
 	var err error
-	if s.keywords, err = lru.New[ID, *keywordSet](keywordSets); err != nil {
+	if s.keywords, err = lru.New[store.ID, *keywordSet](keywordSets); err != nil {
 		return nil, fmt.Errorf("make the keyword filter cache: %w", err)
 	}
 	if s.locks, err = newLocker(client, s.Keys); err != nil {

@@ -1,6 +1,9 @@
 package feedcore
 
-import "sync"
+import (
+	"github.com/feedd/feedd/feedcore/store"
+	"sync"
+)
 
 // throttle remembers, per user, when this process last did something, so
 // a write that only needs to happen now and then (recording a read, asking
@@ -8,13 +11,15 @@ import "sync"
 type throttle struct {
 	every int64 // milliseconds
 	mu    sync.Mutex
-	last  map[ID]int64
+	last  map[store.ID]int64
 }
 
-func newThrottle(everyMS int64) *throttle { return &throttle{every: everyMS, last: map[ID]int64{}} }
+func newThrottle(everyMS int64) *throttle {
+	return &throttle{every: everyMS, last: map[store.ID]int64{}}
+}
 
 // due reports whether id's action is due at now, and if so records it.
-func (t *throttle) due(id ID, now int64) bool {
+func (t *throttle) due(id store.ID, now int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	last, ok := t.last[id]
@@ -22,14 +27,14 @@ func (t *throttle) due(id ID, now int64) bool {
 		return false
 	}
 	if len(t.last) > 1<<20 { // forget everyone rather than grow without bound
-		t.last = map[ID]int64{}
+		t.last = map[store.ID]int64{}
 	}
 	t.last[id] = now
 	return true
 }
 
 // forget makes id's action due again.
-func (t *throttle) forget(id ID) {
+func (t *throttle) forget(id store.ID) {
 	t.mu.Lock()
 	delete(t.last, id)
 	t.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // profileTTL bounds how long a profile may live in the client-side cache;
@@ -28,7 +29,7 @@ func (s *Service) PutUser(ctx context.Context, u User) error {
 // the users after that one are released. A user stored under a new handle
 // frees the old one.
 func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
-	defer wrap(&err, "store users")
+	defer store.Wrap(&err, "store users")
 	var stop error
 	for i, u := range us {
 		if u.ID == 0 {
@@ -46,9 +47,9 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 		cmds = append(cmds, s.claimHandleCmd(u.Handle, u.ID))
 	}
 	for _, u := range us {
-		cmds = append(cmds, s.Redis.B().Hget().Key(s.Keys.user(u.ID)).Field("h").Build())
+		cmds = append(cmds, s.Redis.B().Hget().Key(s.Keys.User(u.ID)).Field("h").Build())
 	}
-	rs := s.doMulti(ctx, cmds...)
+	rs := s.DoMulti(ctx, cmds...)
 	claimed := make([]bool, n) // the handle key was created by this call
 	stopAt := n
 	for i := range n {
@@ -58,7 +59,7 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 			claimed[i] = true
 		case err != nil:
 			return 0, err
-		case prev != FormatID(us[i].ID) && stopAt == n:
+		case prev != store.FormatID(us[i].ID) && stopAt == n:
 			stopAt, stop = i, apierr.Errorf(apierr.BadInput, "handle %q is taken by another user", us[i].Handle)
 		}
 	}
@@ -75,10 +76,10 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 		if u.DisplayName == "" {
 			u.DisplayName = u.Handle
 		}
-		writes = append(writes, s.Redis.B().Hset().Key(s.Keys.user(u.ID)).FieldValue().
+		writes = append(writes, s.Redis.B().Hset().Key(s.Keys.User(u.ID)).FieldValue().
 			FieldValue("h", u.Handle).FieldValue("n", u.DisplayName).FieldValue("a", u.AvatarURL).Build())
 	}
-	if err := firstErr(s.doMulti(ctx, writes...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, writes...)); err != nil {
 		return 0, err
 	}
 	for _, u := range us[:stopAt] {
@@ -89,13 +90,13 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 
 // deleteIfEquals deletes the string KEYS[1] if it still holds ARGV[1]: a
 // handle is released by its owner only.
-var deleteIfEquals = newScript(false, `
+var deleteIfEquals = store.NewScript(false, `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)
 
-func (s *Service) releaseHandleCmd(handle string, id ID) rueidis.Completed {
-	return deleteIfEquals.cmd(s.Redis.B(), []string{s.Keys.handle(handle)}, []string{FormatID(id)})
+func (s *Service) releaseHandleCmd(handle string, id store.ID) rueidis.Completed {
+	return deleteIfEquals.Cmd(s.Redis.B(), []string{s.Keys.Handle(handle)}, []string{store.FormatID(id)})
 }
 
 func validHandle(h string) error {
@@ -107,12 +108,12 @@ func validHandle(h string) error {
 
 // Users returns the profiles of ids in order, nil where none exists. One
 // pipelined round trip, served from the client-side cache when warm.
-func (s *Service) Users(ctx context.Context, ids []ID) (_ []*User, err error) {
-	defer wrap(&err, "read users")
+func (s *Service) Users(ctx context.Context, ids []store.ID) (_ []*User, err error) {
+	defer store.Wrap(&err, "read users")
 	// Static TTL: profile keys never expire in Redis, so rueidis's
 	// per-read PTTL check would only add commands to every miss.
-	cmds := cmdsFor(ids, func(id ID) rueidis.CacheableTTL {
-		return rueidis.CT(s.Redis.B().Hmget().Key(s.Keys.user(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
+	cmds := store.CmdsFor(ids, func(id store.ID) rueidis.CacheableTTL {
+		return rueidis.CT(s.Redis.B().Hmget().Key(s.Keys.User(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
 	})
 	out := make([]*User, len(ids))
 	var f [4]string
@@ -131,10 +132,10 @@ func (s *Service) Users(ctx context.Context, ids []ID) (_ []*User, err error) {
 
 // UserExists reports whether a profile with id exists, without a round
 // trip when this process has seen it exist (see usersExist).
-func (s *Service) UserExists(ctx context.Context, id ID) (_ bool, err error) {
-	defer wrap(&err, "read user %d", id)
+func (s *Service) UserExists(ctx context.Context, id store.ID) (_ bool, err error) {
+	defer store.Wrap(&err, "read user %d", id)
 	err = s.usersExist(ctx, id)
-	if CodeOf(err) == apierr.NotFound {
+	if store.CodeOf(err) == apierr.NotFound {
 		return false, nil
 	}
 	return err == nil, err
@@ -148,24 +149,24 @@ const maxKnownUsers = 1 << 16
 // one read). Safe for concurrent use.
 type knownSet struct {
 	mu  sync.RWMutex
-	ids map[ID]struct{}
+	ids map[store.ID]struct{}
 }
 
-func (k *knownSet) has(id ID) bool {
+func (k *knownSet) has(id store.ID) bool {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	_, ok := k.ids[id]
 	return ok
 }
 
-func (k *knownSet) add(id ID) {
+func (k *knownSet) add(id store.ID) {
 	if k.has(id) {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.ids == nil || len(k.ids) >= maxKnownUsers {
-		k.ids = make(map[ID]struct{})
+		k.ids = make(map[store.ID]struct{})
 	}
 	k.ids[id] = struct{}{}
 }
@@ -177,27 +178,27 @@ func (k *knownSet) add(id ID) {
 var profileFields = []string{"h", "n", "a", fieldSuspended}
 
 // User returns one profile, or NOT_FOUND.
-func (s *Service) User(ctx context.Context, id ID) (_ *User, err error) {
-	defer wrap(&err, "read user %d", id)
-	us, err := s.Users(ctx, []ID{id})
-	return single(us, err, "user", id)
+func (s *Service) User(ctx context.Context, id store.ID) (_ *User, err error) {
+	defer store.Wrap(&err, "read user %d", id)
+	us, err := s.Users(ctx, []store.ID{id})
+	return store.Single(us, err, "user", id)
 }
 
 // UserByHandle returns the profile with handle h, or nil when none has it.
 func (s *Service) UserByHandle(ctx context.Context, h string) (_ *User, err error) {
-	defer wrap(&err, "find user by handle")
-	v, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.handle(h)).Build()).ToString()
+	defer store.Wrap(&err, "find user by handle")
+	v, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.Handle(h)).Build()).ToString()
 	if rueidis.IsRedisNil(err) || err == nil && heldHandle(v) { // held: a deleted account's
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	id, err := ParseID(v)
+	id, err := store.ParseID(v)
 	if err != nil {
 		return nil, fmt.Errorf("handle %q holds %q: %w", h, v, err)
 	}
-	us, err := s.Users(ctx, []ID{id})
+	us, err := s.Users(ctx, []store.ID{id})
 	if err != nil {
 		return nil, err
 	}
@@ -209,11 +210,11 @@ type GraphCounts struct{ Followers, Following int }
 
 // Counts returns follower and following counts of ids, in one round trip.
 // They are the sizes of the graph's sets, so they cannot drift from them.
-func (s *Service) Counts(ctx context.Context, ids []ID) (_ []GraphCounts, err error) {
-	defer wrap(&err, "read follow counts")
+func (s *Service) Counts(ctx context.Context, ids []store.ID) (_ []GraphCounts, err error) {
+	defer store.Wrap(&err, "read follow counts")
 	cmds := make(rueidis.Commands, 0, 2*len(ids))
 	for _, id := range ids {
-		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.following(id)).Build())
+		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.Followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.Following(id)).Build())
 	}
 	rs := s.Redis.DoMulti(ctx, cmds...)
 	out := make([]GraphCounts, len(ids))
@@ -232,13 +233,13 @@ func (s *Service) Counts(ctx context.Context, ids []ID) (_ []GraphCounts, err er
 }
 
 // IsFollowing reports, for each target, whether viewer follows it.
-func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) (_ []bool, err error) {
-	defer wrap(&err, "read follows of user %d", viewer)
+func (s *Service) IsFollowing(ctx context.Context, viewer store.ID, targets []store.ID) (_ []bool, err error) {
+	defer store.Wrap(&err, "read follows of user %d", viewer)
 	out := make([]bool, len(targets))
 	if len(targets) == 0 {
 		return out, nil
 	}
-	scores, err := s.Redis.Do(ctx, s.Redis.B().Zmscore().Key(s.Keys.following(viewer)).Member(members(targets)...).Build()).ToArray()
+	scores, err := s.Redis.Do(ctx, s.Redis.B().Zmscore().Key(s.Keys.Following(viewer)).Member(store.Members(targets)...).Build()).ToArray()
 	if err != nil {
 		return nil, err
 	}
@@ -253,8 +254,8 @@ func (s *Service) IsFollowing(ctx context.Context, viewer ID, targets []ID) (_ [
 // once seen, a user is taken to exist for good (a deleted account's own
 // requests are refused by its gone marker, safety_account.go). The others
 // are checked in one pipeline and remembered.
-func (s *Service) usersExist(ctx context.Context, ids ...ID) error {
-	var unknown []ID
+func (s *Service) usersExist(ctx context.Context, ids ...store.ID) error {
+	var unknown []store.ID
 	for _, id := range ids {
 		if !s.known.has(id) {
 			unknown = append(unknown, id)

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 func TestHandles(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
-	handleOwner := func(h string) ID {
+	handleOwner := func(h string) store.ID {
 		t.Helper()
 		u, err := s.UserByHandle(ctx, h)
 		if err != nil {
@@ -36,7 +37,7 @@ func TestHandles(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := s.PutUsers(ctx, []User{{ID: 3, Handle: "early"}, {ID: 4, Handle: "taken"}, {ID: 5, Handle: "late"}})
-	if n != 1 || CodeOf(err) != apierr.BadInput {
+	if n != 1 || store.CodeOf(err) != apierr.BadInput {
 		t.Fatalf("batch with a clash: stored %d, err %v; want 1 and BAD_USER_INPUT", n, err)
 	}
 	if handleOwner("early") != 3 || handleOwner("taken") != 9 || handleOwner("late") != 0 {

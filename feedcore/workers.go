@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
@@ -108,7 +109,7 @@ type stream struct {
 }
 
 func (s *Service) eventStream(shard int) stream {
-	return stream{shard: shard, key: s.Keys.events(shard), group: groupDispatch, name: "events", beside: isUpgrade}
+	return stream{shard: shard, key: s.Keys.Events(shard), group: groupDispatch, name: "events", beside: isUpgrade}
 }
 
 // isUpgrade: a reader's upgrade is independent of the events after it (it
@@ -118,7 +119,7 @@ func (s *Service) eventStream(shard int) stream {
 func isUpgrade(e rueidis.XRangeEntry) bool { return e.FieldValues["t"] == evActivate }
 
 func (s *Service) taskStream(shard int) stream {
-	return stream{shard: shard, key: s.Keys.tasks(shard), group: groupExecute, name: "tasks"}
+	return stream{shard: shard, key: s.Keys.Tasks(shard), group: groupExecute, name: "tasks"}
 }
 
 // RunWorkers runs the fan-out pipeline until ctx ends: per stream shard a
@@ -127,7 +128,7 @@ func (s *Service) taskStream(shard int) stream {
 // pending; the journal repairer and the sweeper. Any number of processes
 // may run it against one Redis.
 func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
-	defer wrap(&err, "run fan-out workers")
+	defer store.Wrap(&err, "run fan-out workers")
 	o = o.withDefaults()
 	if err := s.ensureGroups(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -143,7 +144,7 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		run(func() { s.consume(ctx, o, s.eventStream(sh), name+"-d", s.handleEvent) })
 		for i := 0; i < o.Executors; i++ {
-			consumer := name + "-x" + itoa(i)
+			consumer := name + "-x" + store.Itoa(i)
 			run(func() { s.consume(ctx, o, s.taskStream(sh), consumer, s.handleTask) })
 		}
 		run(func() { s.consume(ctx, o, s.cleanupStream(sh), name+"-c", s.handleCleanup) })
@@ -244,7 +245,7 @@ func (s *Service) handle(ctx context.Context, o WorkerOptions, st stream, consum
 			return
 		case ctx.Err() != nil:
 			return
-		case !isUnavailable(err):
+		case !store.IsUnavailable(err):
 			o.Logger.Error("fan-out: entry failed, will retry", "stream", st.key, "id", e.ID, "err", err)
 			return
 		}
@@ -259,7 +260,7 @@ func (s *Service) handle(ctx context.Context, o WorkerOptions, st stream, consum
 func (s *Service) ack(ctx context.Context, o WorkerOptions, st stream, id string) {
 	// Acknowledge and delete in one step (one slot): the stream's length
 	// stays the work not yet done.
-	err := s.do(ctx, ackEntry.cmd(s.Redis.B(), []string{st.key}, []string{id, st.group})).Error()
+	err := s.Do(ctx, ackEntry.Cmd(s.Redis.B(), []string{st.key}, []string{id, st.group})).Error()
 	if err != nil && ctx.Err() == nil {
 		o.Logger.Error("fan-out: ack", "stream", st.key, "id", id, "err", err)
 	}
@@ -267,7 +268,7 @@ func (s *Service) ack(ctx context.Context, o WorkerOptions, st stream, id string
 
 // ackEntry acknowledges the entry ARGV[1] of the stream KEYS[1] for group
 // ARGV[2] and deletes it.
-var ackEntry = newScript(false, `
+var ackEntry = store.NewScript(false, `
 redis.call('XACK', KEYS[1], ARGV[2], ARGV[1])
 return redis.call('XDEL', KEYS[1], ARGV[1])
 `)
@@ -404,7 +405,7 @@ func (s *Service) reclaimStream(ctx context.Context, o WorkerOptions, st stream,
 // why (ARGV[3]) and where from (ARGV[4]), to the dead-letter stream
 // KEYS[2], then acknowledges (group ARGV[2], if any) and deletes it: one
 // step.
-var moveToDeadLetters = newScript(false, `
+var moveToDeadLetters = store.NewScript(false, `
 local e = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
 local fields = {'dl.stream', ARGV[4], 'dl.id', ARGV[1], 'dl.reason', ARGV[3]}
 if #e > 0 then for _, v in ipairs(e[1][2]) do fields[#fields + 1] = v end end
@@ -418,7 +419,7 @@ return #e
 // stream, where an operator can read why (XRANGE), and is logged and
 // counted.
 func (s *Service) deadLetter(ctx context.Context, o WorkerOptions, st stream, id, reason string) {
-	err := s.do(ctx, moveToDeadLetters.cmd(s.Redis.B(), []string{st.key, s.Keys.deadLetters(st.shard)},
+	err := s.Do(ctx, moveToDeadLetters.Cmd(s.Redis.B(), []string{st.key, s.Keys.DeadLetters(st.shard)},
 		[]string{id, st.group, reason, st.name})).Error()
 	if err != nil {
 		o.Logger.Error("fan-out: dead-lettering failed, will retry", "stream", st.key, "id", id, "reason", reason, "err", err)
@@ -426,7 +427,7 @@ func (s *Service) deadLetter(ctx context.Context, o WorkerOptions, st stream, id
 	}
 	s.stats.deadLetters.Add(1)
 	o.Logger.Error("fan-out: entry moved to the dead letters", "stream", st.key, "id", id, "reason", reason,
-		"dead_letters", s.Keys.deadLetters(st.shard))
+		"dead_letters", s.Keys.DeadLetters(st.shard))
 }
 
 func (s *Service) sweepLoop(ctx context.Context, o WorkerOptions) {
@@ -447,11 +448,11 @@ func (s *Service) sweepLoop(ctx context.Context, o WorkerOptions) {
 // clean-up has been handled (by this process's workers or any other's), or
 // ctx ends.
 func (s *Service) Drain(ctx context.Context) (err error) {
-	defer wrap(&err, "drain the fan-out")
+	defer store.Wrap(&err, "drain the fan-out")
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		n, err := s.streamsLen(ctx, s.Keys.events, s.Keys.tasks, s.Keys.journal, s.Keys.cleanup)
+		n, err := s.streamsLen(ctx, s.Keys.Events, s.Keys.Tasks, s.Keys.Journal, s.Keys.Cleanup)
 		if err != nil {
 			return err
 		}
@@ -469,14 +470,14 @@ func (s *Service) Drain(ctx context.Context) (err error) {
 // Backlog is how many events, tasks and journal entries are not yet done
 // (/readyz and the fan-out gauge; safety clean-ups are CleanupBacklog).
 func (s *Service) Backlog(ctx context.Context) (_ int64, err error) {
-	defer wrap(&err, "read fan-out backlog")
-	return s.streamsLen(ctx, s.Keys.events, s.Keys.tasks, s.Keys.journal)
+	defer store.Wrap(&err, "read fan-out backlog")
+	return s.streamsLen(ctx, s.Keys.Events, s.Keys.Tasks, s.Keys.Journal)
 }
 
 // DeadLetters is how many entries the dead-letter streams hold.
 func (s *Service) DeadLetters(ctx context.Context) (_ int64, err error) {
-	defer wrap(&err, "read dead letters")
-	return s.streamsLen(ctx, s.Keys.deadLetters)
+	defer store.Wrap(&err, "read dead letters")
+	return s.streamsLen(ctx, s.Keys.DeadLetters)
 }
 
 // streamsLen adds up the lengths of the streams that kinds name, on every
@@ -488,8 +489,8 @@ func (s *Service) streamsLen(ctx context.Context, kinds ...func(shard int) strin
 			cmds = append(cmds, s.Redis.B().Xlen().Key(key(sh)).Build())
 		}
 	}
-	rs := s.doMulti(ctx, cmds...)
-	if err := firstErr(rs); err != nil {
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return 0, err
 	}
 	var n int64
@@ -524,18 +525,18 @@ type StreamPending struct {
 // shards, in one round trip. A stream whose group does not exist yet (no
 // worker ever ran) has none.
 func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
-	defer wrap(&err, "read pending entries")
+	defer store.Wrap(&err, "read pending entries")
 	var streams []stream
 	for sh := 0; sh < s.o.StreamShards; sh++ {
 		streams = append(streams, s.eventStream(sh), s.taskStream(sh))
 	}
 	summary := func(st stream) rueidis.Completed { return s.Redis.B().Xpending().Key(st.key).Group(st.group).Build() }
 	out := []StreamPending{{Stream: "events"}, {Stream: "tasks"}}
-	for i, r := range s.doMulti(ctx, cmdsFor(streams, summary)...) {
+	for i, r := range s.DoMulti(ctx, store.CmdsFor(streams, summary)...) {
 		sum := &out[i%2]
 		arr, err := r.ToArray()
 		if err != nil {
-			if isUnavailable(err) {
+			if store.IsUnavailable(err) {
 				return nil, err
 			}
 			continue // NOGROUP: nothing pending

@@ -1,4 +1,4 @@
-package feedcore
+package store
 
 import (
 	"strconv"
@@ -10,13 +10,13 @@ import (
 // whatever the prefix's length.
 func TestTaggedKeys(t *testing.T) {
 	for _, p := range []string{"", "feedd:", strings.Repeat("x", 200)} {
-		k := keys{p: p}
+		k := Keys{Prefix: p}
 		for _, id := range []ID{0, 7, 1<<64 - 1} {
 			want := p + "p:{" + strconv.FormatUint(id, 10) + "}"
-			if got := k.post(id); got != want {
+			if got := k.Post(id); got != want {
 				t.Errorf("post(%d) with prefix %q = %q, want %q", id, p, got, want)
 			}
-			if got, want := k.likers(id), p+"pl:"+k.tag(id); got != want {
+			if got, want := k.Likers(id), p+"pl:"+k.Tag(id); got != want {
 				t.Errorf("likers(%d) = %q, want %q", id, got, want)
 			}
 		}

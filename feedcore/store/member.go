@@ -1,4 +1,4 @@
-package feedcore
+package store
 
 import (
 	"encoding/binary"
@@ -11,23 +11,23 @@ import (
 // Sorted-set members are ids as 8 big-endian bytes: lexicographic order is
 // numeric order, and an 8-byte member keeps an inbox entry within the memory
 // budget in a listpack-encoded set.
-func member(id ID) string {
+func Member(id ID) string {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], id)
 	return string(b[:])
 }
 
-func memberID(m string) (ID, error) {
+func MemberID(m string) (ID, error) {
 	if len(m) != 8 {
 		return 0, fmt.Errorf("sorted-set member of %d bytes, want 8", len(m))
 	}
 	return binary.BigEndian.Uint64([]byte(m)), nil
 }
 
-func members(ids []ID) []string {
+func Members(ids []ID) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = member(id)
+		out[i] = Member(id)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package feedcore
+package store
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func CodeOf(err error) apierr.Code {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	if isUnavailable(err) {
+	if IsUnavailable(err) {
 		return apierr.Unavailable
 	}
 	return apierr.Internal
@@ -51,7 +51,7 @@ var retryReplies = map[string]bool{
 // expired deadline, a closing client, or a cluster slot with no node. Every
 // one of them is UNAVAILABLE to clients, never INTERNAL. Errors wrapped
 // with %w are looked through.
-func isUnavailable(err error) bool {
+func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
@@ -73,7 +73,7 @@ func isUnavailable(err error) bool {
 		syscall.ETIMEDOUT, syscall.EHOSTUNREACH, syscall.ENETUNREACH,
 		context.DeadlineExceeded, context.Canceled,
 		rueidis.ErrClosing, rueidis.ErrNoSlot, rueidis.ErrNoAddr, rueidis.ErrDoCacheAborted,
-		errNotReplicated,
+		ErrNotReplicated,
 	} {
 		if errors.Is(err, target) {
 			return true
@@ -85,7 +85,7 @@ func isUnavailable(err error) bool {
 // wrap names the operation that failed on a store error, so an INTERNAL or
 // UNAVAILABLE in the log says what feedd was doing. An *apierr.Error is left as
 // it is: its message is the client's.
-func wrap(err *error, format string, args ...any) {
+func Wrap(err *error, format string, args ...any) {
 	if *err == nil {
 		return
 	}
@@ -101,4 +101,4 @@ func wrap(err *error, format string, args ...any) {
 // be lost if the master fails first; a retry is safe (publishes carry an
 // idempotency key; the other commits are idempotent), so callers see
 // UNAVAILABLE.
-var errNotReplicated = errors.New("write not confirmed by enough replicas in time")
+var ErrNotReplicated = errors.New("write not confirmed by enough replicas in time")

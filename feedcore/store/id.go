@@ -1,4 +1,4 @@
-package feedcore
+package store
 
 // ID is a database id: users, posts and live sessions are numbered with
 // 64-bit unsigned integers, written in decimal outside the store.

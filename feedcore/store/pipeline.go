@@ -1,4 +1,4 @@
-package feedcore
+package store
 
 import (
 	"strconv"
@@ -13,7 +13,7 @@ import (
 // order.
 
 // cmdsFor is the command cmd builds for each of xs, in order.
-func cmdsFor[T, C any](xs []T, cmd func(T) C) []C {
+func CmdsFor[T, C any](xs []T, cmd func(T) C) []C {
 	cmds := make([]C, len(xs))
 	for i, x := range xs {
 		cmds[i] = cmd(x)
@@ -23,7 +23,7 @@ func cmdsFor[T, C any](xs []T, cmd func(T) C) []C {
 
 // parseEach reads each of xs (replies, members) with parse, in order; the
 // first error stops it.
-func parseEach[S, T any](xs []S, parse func(S) (T, error)) ([]T, error) {
+func ParseEach[S, T any](xs []S, parse func(S) (T, error)) ([]T, error) {
 	out := make([]T, len(xs))
 	for i, x := range xs {
 		v, err := parse(x)
@@ -36,7 +36,7 @@ func parseEach[S, T any](xs []S, parse func(S) (T, error)) ([]T, error) {
 }
 
 // isMember reads a ZSCORE reply: whether the member is in the set.
-func isMember(r rueidis.RedisResult) (bool, error) {
+func IsMember(r rueidis.RedisResult) (bool, error) {
 	_, err := r.AsFloat64()
 	if rueidis.IsRedisNil(err) {
 		return false, nil
@@ -46,7 +46,7 @@ func isMember(r rueidis.RedisResult) (bool, error) {
 
 // single is the one value of a batch read of id (vs, err), or NOT_FOUND
 // naming what was looked for when it does not exist.
-func single[T any](vs []*T, err error, what string, id ID) (*T, error) {
+func Single[T any](vs []*T, err error, what string, id ID) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +57,12 @@ func single[T any](vs []*T, err error, what string, id ID) (*T, error) {
 }
 
 // scoreArg writes a sorted-set score argument.
-func scoreArg(ts int64) string { return strconv.FormatInt(ts, 10) }
+func ScoreArg(ts int64) string { return strconv.FormatInt(ts, 10) }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+func Itoa(n int) string { return strconv.Itoa(n) }
 
 // first returns the first error among results, ignoring nil replies.
-func firstErr(rs []rueidis.RedisResult) error {
+func FirstErr(rs []rueidis.RedisResult) error {
 	for _, r := range rs {
 		if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) {
 			return err

@@ -1,4 +1,4 @@
-package feedcore
+package store
 
 import (
 	"context"
@@ -16,7 +16,7 @@ type Store struct {
 	// Redis is the client every command goes through.
 	Redis rueidis.Client
 	// Keys names every key, under the configured prefix.
-	Keys keys
+	Keys Keys
 
 	// loadMu serialises loadScripts: the pipelines that meet NOSCRIPT at
 	// once (after a restart or a failover) load the scripts one after the
@@ -25,23 +25,23 @@ type Store struct {
 }
 
 // script is a Lua script run by EVALSHA inside ordinary pipelines, so a
-// script call costs no extra round trip. Service.doMulti loads the scripts
+// script call costs no extra round trip. Store.DoMulti loads the scripts
 // when a server answers NOSCRIPT (first use, restart, failover) and retries.
-type script struct {
-	src, sha string
+type Script struct {
+	Src, sha string
 	readOnly bool
 }
 
-var allScripts []*script
+var allScripts []*Script
 
-func newScript(readOnly bool, src string) *script {
+func NewScript(readOnly bool, src string) *Script {
 	sum := sha1.Sum([]byte(src))
-	sc := &script{src: src, sha: hex.EncodeToString(sum[:]), readOnly: readOnly}
+	sc := &Script{Src: src, sha: hex.EncodeToString(sum[:]), readOnly: readOnly}
 	allScripts = append(allScripts, sc)
 	return sc
 }
 
-func (sc *script) cmd(b rueidis.Builder, keys, args []string) rueidis.Completed {
+func (sc *Script) Cmd(b rueidis.Builder, keys, args []string) rueidis.Completed {
 	if sc.readOnly {
 		return b.EvalshaRo().Sha1(sc.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
@@ -52,7 +52,7 @@ func (sc *script) cmd(b rueidis.Builder, keys, args []string) rueidis.Completed 
 // (first use, restart, failover) are resent, and only those, once the
 // scripts are loaded: the others ran, and some (a log append) must not run
 // twice.
-func (s *Store) doMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+func (s *Store) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	for i := range cmds {
 		if isScript(cmds[i]) {
 			cmds[i] = cmds[i].Pin() // kept, not recycled, so it can be resent
@@ -68,7 +68,7 @@ func (s *Store) doMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidi
 	if len(again) == 0 {
 		return rs
 	}
-	if err := s.loadScripts(ctx); err != nil {
+	if err := s.LoadScripts(ctx); err != nil {
 		for _, i := range again {
 			rs[i] = rueidis.NewErrorResult(fmt.Errorf("load scripts: %w", err))
 		}
@@ -90,17 +90,17 @@ func isScript(cmd rueidis.Completed) bool {
 	return name == "EVALSHA" || name == "EVALSHA_RO"
 }
 
-func (s *Store) do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	return s.doMulti(ctx, cmd)[0]
+func (s *Store) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	return s.DoMulti(ctx, cmd)[0]
 }
 
 // loadScripts loads every script on every node.
-func (s *Store) loadScripts(ctx context.Context) error {
+func (s *Store) LoadScripts(ctx context.Context) error {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	for _, n := range s.Redis.Nodes() {
 		for _, sc := range allScripts {
-			if err := n.Do(ctx, n.B().ScriptLoad().Script(sc.src).Build()).Error(); err != nil {
+			if err := n.Do(ctx, n.B().ScriptLoad().Script(sc.Src).Build()).Error(); err != nil {
 				return err
 			}
 		}
