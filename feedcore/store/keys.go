@@ -25,7 +25,7 @@ func (k Keys) tagged(kind string, id ID) string {
 }
 
 func (k Keys) User(id ID) string         { return k.tagged("u:", id) }  // hash: profile
-func (k Keys) Handle(h string) string    { return k.Prefix + "h:" + h }      // string: handle -> id
+func (k Keys) Handle(h string) string    { return k.Prefix + "h:" + h } // string: handle -> id
 func (k Keys) Following(id ID) string    { return k.tagged("fg:", id) } // zset(0, member): followees
 func (k Keys) Followers(id ID) string    { return k.tagged("fr:", id) } // zset(0, member): followers
 func (k Keys) Active(id ID) string       { return k.tagged("ac:", id) } // zset(0, member): active followers of a big-V
