@@ -13,7 +13,7 @@ import (
 // The example lines with media, a content warning and a cover of
 // docs/import-format.md (once the README's) load as they say, and a second
 // load of them changes nothing.
-func TestReadmeMediaLines(t *testing.T) {
+func TestImportFormatMediaLines(t *testing.T) {
 	readme, err := os.ReadFile("../docs/import-format.md")
 	if err != nil {
 		t.Fatal(err)

@@ -33,10 +33,10 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryFlag compares the flag table of docs/operations.md
+// TestDocsListEveryFlag compares the flag table of docs/operations.md
 // (Configuration; it was the README's) with the flags every subcommand
 // defines, both ways.
-func TestREADMEListsEveryFlag(t *testing.T) {
+func TestDocsListEveryFlag(t *testing.T) {
 	var sets []*flag.FlagSet
 	o := cmdOptions{stdout: io.Discard, flagSetMade: func(fs *flag.FlagSet) {
 		fs.SetOutput(io.Discard)
