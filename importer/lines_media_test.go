@@ -10,10 +10,11 @@ import (
 	"github.com/feedd/feedd/feedcore"
 )
 
-// The README's example lines with media, a content warning and a cover
-// load as they say, and a second load of them changes nothing.
-func TestReadmeMediaLines(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// The example lines with media, a content warning and a cover of
+// docs/import-format.md (once the README's) load as they say, and a second
+// load of them changes nothing.
+func TestImportFormatMediaLines(t *testing.T) {
+	readme, err := os.ReadFile("../docs/import-format.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func TestReadmeMediaLines(t *testing.T) {
 		}
 	}
 	if len(lines) != 3 {
-		t.Fatalf("found %d example lines with media or a cover in the README, want 3", len(lines))
+		t.Fatalf("found %d example lines with media or a cover in docs/import-format.md, want 3", len(lines))
 	}
 	svc := newService(t)
 	ctx := context.Background()
