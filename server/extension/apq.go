@@ -12,6 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/redis/rueidis"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
@@ -23,9 +24,11 @@ import (
 // resend a hash-only request with its query text.
 const CodePersistedQueryNotFound apierr.Code = "PERSISTED_QUERY_NOT_FOUND"
 
-// APQCache is the store of automatic persisted queries: the service's
-// (feedcore.Service.PersistedQuery), shared by every replica; each
-// registration refreshes the TTL. A text found is also kept in a small
+// APQCache is the store of automatic persisted queries: texts that
+// clients send once and then name by their SHA-256, kept in Redis under
+// the service's key prefix, so a text registered through one replica is
+// found by all of them; each registration refreshes the TTL, and a text not
+// registered again for that long expires. A text found is also kept in a small
 // local LRU: a hash names one text forever, so a local copy can never be
 // stale, and a warm hash-only request costs no round trip. Misses are
 // never cached locally: another replica may register the query the next
@@ -53,7 +56,7 @@ func (a *APQCache) Get(ctx context.Context, hash string) (string, bool) {
 	}
 	sctx, cancel := stepContext(ctx)
 	defer cancel()
-	q, err := a.svc.PersistedQuery(sctx, hash)
+	q, err := a.lookup(sctx, hash)
 	if err != nil {
 		// The client is told PERSISTED_QUERY_NOT_FOUND and resends the
 		// text; if the store is down, the operation reports UNAVAILABLE.
@@ -85,11 +88,35 @@ func (a *APQCache) Add(ctx context.Context, hash, query string) {
 func (a *APQCache) store(ctx context.Context, hash, query string) {
 	sctx, cancel := stepContext(ctx)
 	defer cancel()
-	if err := a.svc.PersistQuery(sctx, hash, query, a.ttl); err != nil {
+	if err := a.register(sctx, hash, query); err != nil {
 		logStoreError(ctx, a.log, "apq: register failed", err)
 		return
 	}
 	a.local.Add(ctx, hash, query)
+}
+
+// lookup returns the text registered under hash, or "" when none is
+// (never registered, or expired).
+func (a *APQCache) lookup(ctx context.Context, hash string) (string, error) {
+	c := a.svc.Client()
+	q, err := c.Do(ctx, c.B().Get().Key(a.svc.Keys.PersistedQuery(hash)).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read persisted query %s: %w", hash, err)
+	}
+	return q, nil
+}
+
+// register stores text under hash for the TTL; registering it again
+// starts the TTL over.
+func (a *APQCache) register(ctx context.Context, hash, text string) error {
+	c := a.svc.Client()
+	if err := c.Do(ctx, c.B().Set().Key(a.svc.Keys.PersistedQuery(hash)).Value(text).Ex(a.ttl).Build()).Error(); err != nil {
+		return fmt.Errorf("register persisted query %s: %w", hash, err)
+	}
+	return nil
 }
 
 const apqPendingKey = "feedd.apqPending"
