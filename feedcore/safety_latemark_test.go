@@ -17,6 +17,7 @@ import (
 func TestLateMarkConfirmsTheMarker(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{}) // no workers: the hook runs on this goroutine only
 	mustUsers(t, s, 1)
+	t.Cleanup(func() { testHookAfterMarkerRead = func() {} })
 	ctx, mod := context.Background(), ModAction{Operator: "test", Reason: "race"}
 	for i, suspended := range []bool{true, false} {
 		change := s.Suspend
@@ -27,7 +28,7 @@ func TestLateMarkConfirmsTheMarker(t *testing.T) {
 			}
 		}
 		once := false
-		s.afterMarkerRead = func() {
+		testHookAfterMarkerRead = func() {
 			if !once {
 				once = true
 				if _, err := change(ctx, 1, mod); err != nil {
@@ -39,7 +40,7 @@ func TestLateMarkConfirmsTheMarker(t *testing.T) {
 		if _, err := s.PutPosts(ctx, []*Post{{ID: id, Author: 1, Text: "late", CreatedAt: testEpoch.Add(time.Duration(i) * time.Second)}}); err != nil {
 			t.Fatal(err)
 		}
-		s.afterMarkerRead = nil
+		testHookAfterMarkerRead = func() {}
 		ps, err := s.Posts(ctx, []store.ID{id})
 		if err != nil {
 			t.Fatal(err)

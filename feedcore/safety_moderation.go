@@ -438,6 +438,13 @@ func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck s
 // again whatever changed meanwhile, until a read confirms what was last
 // written. One round trip when no author is suspended, three when some
 // are and nothing changes.
+//
+// testHookAfterMarkerRead runs between the read of the markers and the
+// write of the marks, where another process's suspension change can land;
+// a test replaces it to put one there (the standard library's testHook
+// convention: a package variable, never a field of a product type).
+var testHookAfterMarkerRead = func() {}
+
 func (s *Service) markSuspended(ctx context.Context, authors []store.ID, hashes []string) error {
 	distinct := slices.Compact(slices.Sorted(slices.Values(authors)))
 	if len(distinct) == 0 {
@@ -449,9 +456,7 @@ func (s *Service) markSuspended(ctx context.Context, authors []store.ID, hashes 
 		if err != nil {
 			return err
 		}
-		if s.afterMarkerRead != nil {
-			s.afterMarkerRead()
-		}
+		testHookAfterMarkerRead()
 		var marks []rueidis.Completed
 		for i, a := range authors {
 			if now[a] != marked[a] {

@@ -43,11 +43,6 @@ type Service struct {
 	stats stats
 	// locks takes readers' upgrade and demotion locks (withLock).
 	locks rueidislock.Locker
-
-	// afterMarkerRead, set only by tests, runs in markSuspended between
-	// its read of the markers and its write of the marks: where another
-	// process's suspension change can land.
-	afterMarkerRead func()
 }
 
 // touchEvery bounds how stale this process lets a reader's last-seen get;
