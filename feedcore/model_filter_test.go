@@ -28,7 +28,7 @@ type modelFilter struct {
 
 // filtered says whether one of viewer's filters in force keeps p from its
 // feed: never the viewer's own posts.
-func (m *model) filtered(viewer store.ID, p *Post) bool {
+func (m *oracle) filtered(viewer store.ID, p *Post) bool {
 	if p.Author == viewer {
 		return false
 	}
@@ -71,7 +71,7 @@ func runFilterModel(t *testing.T, seed uint64) {
 	bigV.Store(int64(2 + rng.IntN(3)))
 	s := testService(t, Options{InboxCap: 4 + rng.IntN(8), ActiveWindow: time.Hour, Now: clk.now,
 		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
-	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
+	r := &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng}
 	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
 		r.m.follows[u] = map[store.ID]bool{}

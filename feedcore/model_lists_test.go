@@ -35,7 +35,7 @@ func runListsModel(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 20))
 	clk := clockAt(testEpoch)
 	s := testService(t, Options{InboxCap: 6, Now: clk.now})
-	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
+	r := &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng}
 	lm := &listsModel{followedAt: map[Edge]int64{}, favs: map[store.ID]map[store.ID]int64{}}
 	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
@@ -186,20 +186,20 @@ func (lm *listsModel) suspend(r *modelRun, on bool) {
 // separated: in a list of users, u is kept from viewer: a block between
 // them, either way, or viewer's mute of u in force; not a hide (viewer 0:
 // none).
-func (lm *listsModel) separated(m *model, viewer, u store.ID) bool {
+func (lm *listsModel) separated(m *oracle, viewer, u store.ID) bool {
 	return viewer != 0 && viewer != u && (m.blocked(viewer, u) || m.mutes[Edge{viewer, u}] > m.now().UnixMilli())
 }
 
 // shown says whether a list of posts shows viewer p: not deleted, its
 // author not suspended nor hidden from viewer (a block, a mute, a hide),
 // and no filter of viewer's matching it (its own are never hidden).
-func (lm *listsModel) shown(m *model, viewer store.ID, p *Post) bool {
+func (lm *listsModel) shown(m *oracle, viewer store.ID, p *Post) bool {
 	return !p.Deleted && !m.suspended[p.Author] && (viewer == 0 || !m.hidden(viewer, p.Author) && !m.filtered(viewer, p))
 }
 
 // followers and following are user's lists as viewer sees them: a
 // suspended account is in none, and its own are empty.
-func (lm *listsModel) follows(m *model, viewer, user store.ID, followers bool) []store.ID {
+func (lm *listsModel) follows(m *oracle, viewer, user store.ID, followers bool) []store.ID {
 	if lm.separated(m, viewer, user) || m.gone[user] || m.suspended[user] {
 		return nil
 	}
@@ -217,7 +217,7 @@ func (lm *listsModel) follows(m *model, viewer, user store.ID, followers bool) [
 }
 
 // postsOf is author's list as viewer sees it.
-func (lm *listsModel) postsOf(m *model, viewer, author store.ID) []store.ID {
+func (lm *listsModel) postsOf(m *oracle, viewer, author store.ID) []store.ID {
 	var items []store.Item
 	for _, p := range m.posts {
 		if p.Author == author && lm.shown(m, viewer, p) {
@@ -228,7 +228,7 @@ func (lm *listsModel) postsOf(m *model, viewer, author store.ID) []store.ID {
 }
 
 // favoritesOf is viewer's favorites list.
-func (lm *listsModel) favoritesOf(m *model, viewer store.ID) []store.ID {
+func (lm *listsModel) favoritesOf(m *oracle, viewer store.ID) []store.ID {
 	var items []store.Item
 	for id, at := range lm.favs[viewer] {
 		p := m.posts[id]

@@ -20,7 +20,7 @@ import (
 // viewer's feed only when the viewer wrote it, it answers the viewer or
 // its own author, or the viewer follows (and does not hide) the author it
 // answers. Posts that are not replies always pass.
-func (m *model) replyShown(viewer store.ID, p *Post) bool {
+func (m *oracle) replyShown(viewer store.ID, p *Post) bool {
 	if p.ReplyTo == 0 || p.Author == viewer || p.ReplyToAuthor == viewer || p.ReplyToAuthor == p.Author {
 		return true
 	}
@@ -30,7 +30,7 @@ func (m *model) replyShown(viewer store.ID, p *Post) bool {
 // showsRepost says whether viewer's feed holds the repost r (before the
 // window): r by the viewer or a followee not hidden from it, its original
 // live and by an author not hidden from it.
-func (m *model) showsRepost(viewer store.ID, r *Post) bool {
+func (m *oracle) showsRepost(viewer store.ID, r *Post) bool {
 	o := m.posts[r.RepostOf]
 	return !r.Deleted && !m.gone[r.Author] && (r.Author == viewer || m.follows[viewer][r.Author]) &&
 		!m.hidden(viewer, r.Author) && o != nil && !o.Deleted && !m.gone[o.Author] &&
@@ -39,7 +39,7 @@ func (m *model) showsRepost(viewer store.ID, r *Post) bool {
 
 // showsItem says whether viewer's feed holds the item id, a post or a
 // repost, the window aside.
-func (m *model) showsItem(viewer, id store.ID) bool {
+func (m *oracle) showsItem(viewer, id store.ID) bool {
 	if p := m.posts[id]; p != nil {
 		return m.shows(viewer, p)
 	}
@@ -51,7 +51,7 @@ func (m *model) showsItem(viewer, id store.ID) bool {
 
 // dedupe leaves out of items (newest first; shows: the post each shows)
 // every repost whose post one of the repostFalloff items after it shows.
-func (m *model) dedupe(items []store.ID, shows map[store.ID]store.ID) []store.ID {
+func (m *oracle) dedupe(items []store.ID, shows map[store.ID]store.ID) []store.ID {
 	var out []store.ID
 	for i, id := range items {
 		if shows[id] != id && slices.ContainsFunc(items[i+1:min(len(items), i+1+repostFalloff)],
@@ -64,7 +64,7 @@ func (m *model) dedupe(items []store.ID, shows map[store.ID]store.ID) []store.ID
 }
 
 // liveRepost is u's live repost of post in the oracle, nil when none.
-func (m *model) liveRepost(u, post store.ID) *Post {
+func (m *oracle) liveRepost(u, post store.ID) *Post {
 	for _, r := range m.reposts {
 		if r.Author == u && r.RepostOf == post && !r.Deleted && !m.gone[u] {
 			return r
@@ -74,7 +74,7 @@ func (m *model) liveRepost(u, post store.ID) *Post {
 }
 
 // repostCount is how many live reposts post has in the oracle.
-func (m *model) repostCount(post store.ID) int {
+func (m *oracle) repostCount(post store.ID) int {
 	n := 0
 	for _, r := range m.reposts {
 		if r.RepostOf == post && !r.Deleted && !m.gone[r.Author] {
@@ -275,7 +275,7 @@ func (r *modelRun) checkReposts() {
 }
 
 // commentCount is how many live replies post has in the oracle.
-func (m *model) commentCount(post store.ID) int {
+func (m *oracle) commentCount(post store.ID) int {
 	n := 0
 	for _, p := range m.posts {
 		if p.ReplyTo == post && !p.Deleted && !m.gone[p.Author] {

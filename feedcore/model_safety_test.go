@@ -17,19 +17,19 @@ import (
 // once, before any worker has run.
 
 // blocked says whether a block stands between a and b, either way.
-func (m *model) blocked(a, b store.ID) bool {
+func (m *oracle) blocked(a, b store.ID) bool {
 	return m.blocks[Edge{a, b}] || m.blocks[Edge{b, a}]
 }
 
 // hidden says whether author's posts are kept from viewer's feeds: a
 // block either way, viewer's mute not yet ended, author's hide from viewer.
-func (m *model) hidden(viewer, author store.ID) bool {
+func (m *oracle) hidden(viewer, author store.ID) bool {
 	return m.blocked(viewer, author) || m.mutes[Edge{viewer, author}] > m.now().UnixMilli() ||
 		m.hides[Edge{author, viewer}]
 }
 
 // counts are u's follower and following counts by the oracle's edges.
-func (m *model) counts(u store.ID) GraphCounts {
+func (m *oracle) counts(u store.ID) GraphCounts {
 	var c GraphCounts
 	for x, fs := range m.follows {
 		if fs[u] {
@@ -44,7 +44,7 @@ func (m *model) counts(u store.ID) GraphCounts {
 
 // dropAccount is what deleting u's account does: its posts, follows both
 // ways, likes and relations are gone.
-func (m *model) dropAccount(u store.ID) {
+func (m *oracle) dropAccount(u store.ID) {
 	m.gone[u] = true
 	m.follows[u] = map[store.ID]bool{}
 	for _, fs := range m.follows {
@@ -315,7 +315,7 @@ func (r *modelRun) checkRelations(v store.ID) {
 }
 
 // flags is how u relates to viewer, by the oracle.
-func (m *model) flags(viewer, u store.ID) RelationFlags {
+func (m *oracle) flags(viewer, u store.ID) RelationFlags {
 	f := RelationFlags{Blocked: m.blocks[Edge{viewer, u}], BlocksViewer: m.blocks[Edge{u, viewer}],
 		HidesFrom: m.hides[Edge{viewer, u}]}
 	if until := m.mutes[Edge{viewer, u}]; until > m.now().UnixMilli() {

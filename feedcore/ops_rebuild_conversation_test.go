@@ -19,7 +19,7 @@ func TestRebuildConversations(t *testing.T) {
 	clk := clockAt(testEpoch)
 	s := testService(t, Options{InboxCap: 6, BigVThreshold: 3, ActiveWindow: time.Hour, Now: clk.now})
 	ctx := context.Background()
-	r := &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
+	r := &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng}
 	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
 		r.m.follows[u] = map[store.ID]bool{}

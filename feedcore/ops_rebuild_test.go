@@ -18,7 +18,7 @@ import (
 // big-V crossings and live sessions in every state, drained.
 type rebuildFixture struct {
 	s     *Service
-	m     *model
+	m     *oracle
 	users int
 	feeds map[store.ID][]store.ID // every reader's following feed, paged to the end
 	lives map[store.ID][]liveWant // and live feed
@@ -30,7 +30,7 @@ func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 	s := testService(t, Options{InboxCap: 5, BigVThreshold: 3, ActiveWindow: time.Hour, Now: clk.now})
 	ctx := context.Background()
 	const users = 10
-	m := newModel(clk.now)
+	m := newOracle(clk.now)
 	for u := store.ID(1); u <= users; u++ {
 		mustUsers(t, s, u)
 		m.follows[u] = map[store.ID]bool{}

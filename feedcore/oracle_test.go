@@ -15,9 +15,9 @@ import (
 	"github.com/feedd/feedd/feedcore/store"
 )
 
-// model is the oracle: the plain meaning of a following feed, with the
+// oracle is the oracle: the plain meaning of a following feed, with the
 // relations and deleted accounts that keep posts from it.
-type model struct {
+type oracle struct {
 	posts   map[store.ID]*Post
 	follows map[store.ID]map[store.ID]bool
 	likes   map[store.ID]map[store.ID]bool // post: its likers
@@ -35,15 +35,15 @@ type model struct {
 	now       func() time.Time
 }
 
-func newModel(now func() time.Time) *model {
-	return &model{posts: map[store.ID]*Post{}, follows: map[store.ID]map[store.ID]bool{}, likes: map[store.ID]map[store.ID]bool{},
+func newOracle(now func() time.Time) *oracle {
+	return &oracle{posts: map[store.ID]*Post{}, follows: map[store.ID]map[store.ID]bool{}, likes: map[store.ID]map[store.ID]bool{},
 		blocks: map[Edge]bool{}, mutes: map[Edge]int64{}, hides: map[Edge]bool{}, gone: map[store.ID]bool{}, now: now,
 		filters: map[store.ID]map[string]modelFilter{}, suspended: map[store.ID]bool{}, reposts: map[store.ID]*Post{}}
 }
 
 // feed is viewer's following feed: its items' ids (a repost's for a
 // repost), newest first, reposts the window leaves out left out.
-func (m *model) feed(viewer store.ID) []store.ID {
+func (m *oracle) feed(viewer store.ID) []store.ID {
 	var items []store.Item
 	shows := map[store.ID]store.ID{} // item: the post it shows
 	for _, p := range m.posts {
@@ -62,7 +62,7 @@ func (m *model) feed(viewer store.ID) []store.ID {
 }
 
 // shows says whether viewer's following feed holds p (a post or a reply).
-func (m *model) shows(viewer store.ID, p *Post) bool {
+func (m *oracle) shows(viewer store.ID, p *Post) bool {
 	return !p.Deleted && !m.gone[p.Author] && !m.suspended[p.Author] && (p.Author == viewer || m.follows[viewer][p.Author]) &&
 		!m.hidden(viewer, p.Author) && !m.filtered(viewer, p) && m.replyShown(viewer, p)
 }
@@ -117,7 +117,7 @@ func forEachSeed(t *testing.T, seeds int, base uint64, run func(*testing.T, uint
 type modelRun struct {
 	t   *testing.T
 	s   *Service
-	m   *model
+	m   *oracle
 	clk *clock
 	rng *rand.Rand
 }
@@ -135,7 +135,7 @@ func newModelRun(t *testing.T, seed uint64) (r *modelRun, bigV *atomic.Int64) {
 	bigV.Store(int64(3 + rng.IntN(4)))
 	s := testService(t, Options{InboxCap: inboxCap, ActiveWindow: time.Hour, Now: clk.now,
 		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
-	r = &modelRun{t: t, s: s, m: newModel(clk.now), clk: clk, rng: rng}
+	r = &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng}
 	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
 		r.m.follows[u] = map[store.ID]bool{}
