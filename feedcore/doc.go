@@ -24,7 +24,7 @@
 //   - Journal and events: events.go (event streams, the log script, ids
 //     from a shard's clock), journal.go (begin, settle, repair),
 //     durability.go (commit, WAIT for replicas).
-//   - Graph: graph.go (Follow, Unfollow, backfill).
+//   - Follows: follows.go (Follow, Unfollow, backfill).
 //   - Posts: posts.go (PublishPost, Delete, Posts), content.go (text
 //     rules), content_media.go (media, content warnings, the URL policy
 //     of media and live covers, how media are stored).
@@ -53,8 +53,6 @@
 //   - Rate limit: ratelimit.go (GCRA in Redis; a Charge rides the first
 //     pipeline, and a viewer's checks the account is not deleted, with the
 //     limit on or off), throttle.go (per-process throttles of activity writes).
-//   - Persisted queries: persisted.go (texts registered by hash, shared
-//     by every replica).
 //   - Lists: list_page.go (list cursors bound to kind and owner, the
 //     seek by rank, collecting a page past filtered entries, separations),
 //     list_favorites.go (FavoritePost, Favorites, Favorited, their
@@ -79,10 +77,12 @@
 //     import; finishJobs for Rebuild).
 //   - Workers: workers.go (RunWorkers: consumers, reclaim, dead letters,
 //     Backlog, Drain).
-//   - Storage helpers: keys.go (every key name), member.go (8-byte
-//     members), scripts.go (Lua scripts, doMulti), pipeline.go (batch
-//     commands and replies), errors.go (CodeOf, wrap), options.go,
-//     service.go, model.go.
+//   - Storage: the package store below (every key name, 8-byte members,
+//     the script runner, batch commands and replies, CodeOf and Wrap);
+//     here scripts.go (the seek and inbox scripts shared by the read and
+//     write paths), options.go, service.go (Service, which embeds the
+//     store), model.go (the domain's types), facade.go (the store's ids
+//     and codes under feedcore's names).
 //
 // # Invariants
 //
@@ -138,6 +138,7 @@
 // replies and reposts a viewer sees, and which reposts the window leaves
 // out, is decided at read time over the merged feed, so push and pull
 // agree.
+//
 // Keyword filters. A viewer's filters are one record in its slot, with a
 // token that every change replaces and that never repeats. A page's first
 // round trip sends the token of the set this process compiled (kept in a
@@ -163,7 +164,7 @@
 // A takedown is a delete whose event is appended in one script with its
 // record and its job. Every moderation action is appended once to the
 // audit stream.
-
+//
 // Lists. Every list (favorites, an author's posts, followers, following,
 // the viewer's relations) pages one sorted set from its cursor by rank, so
 // a page costs its size, never the list's; its cursors are sealed with the
