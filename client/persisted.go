@@ -1,10 +1,8 @@
 package client
 
-import _ "embed"
+import "github.com/feedd/feedd/client/persisted"
 
-// PersistedJSON is persisted.json: sha256 hex -> text of every operation
-// in operations/, as go run ./tools/persisted writes it. The server learns
-// the names of the client's operations from it (metric labels).
-//
-//go:embed persisted.json
-var PersistedJSON []byte
+// PersistedJSON is persisted/persisted.json: sha256 hex -> text of every
+// operation in operations/, as go run ./tools/persisted writes it. It is
+// persisted.JSON, which the server reads without importing this package.
+var PersistedJSON = persisted.JSON

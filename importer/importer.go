@@ -56,7 +56,7 @@
 // is taken down), a report under its id (open, or resolved at
 // resolvedAt) and an audit entry under its id. Reports and audit entries
 // keep their ids, so they must be newer than the store's own.
-
+//
 // A follow line's createdAt (optional) is when the follow was made, which
 // orders follower lists; without it the import's order stands in (each
 // such line a millisecond after the last, see applier.timeOf).

@@ -7,8 +7,8 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
+	"github.com/feedd/feedd/reqinfo"
 	"github.com/feedd/feedd/roundtrip"
-	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // LiveFeed reads a page and hydrates its sessions' anchors. As with

@@ -5,7 +5,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/server/reqinfo"
+	"github.com/feedd/feedd/reqinfo"
 )
 
 // viewer returns the authenticated viewer's profile, or UNAUTHENTICATED.

@@ -135,9 +135,9 @@ func TestPersistedOnly(t *testing.T) {
 	}
 	// With the committed list of the clients' operations, the typed Go
 	// client works unchanged.
-	m, err := extension.LoadPersisted("../client/persisted.json")
+	m, err := extension.LoadPersisted("../client/persisted/persisted.json")
 	if err != nil || len(m) == 0 {
-		t.Fatalf("client/persisted.json: %d entries, %v", len(m), err)
+		t.Fatalf("client/persisted/persisted.json: %d entries, %v", len(m), err)
 	}
 	ce := newAPIEnv(t, APIConfig{PersistedOnly: m})
 	ce.users("ann")

@@ -15,8 +15,8 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/auth"
+	"github.com/feedd/feedd/reqinfo"
 	"github.com/feedd/feedd/server/extension"
-	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // corsAllowHeaders are the request headers a browser app may send: every

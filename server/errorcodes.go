@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/server/reqinfo"
+	"github.com/feedd/feedd/reqinfo"
 )
 
 // ensureErrorCodes fills in extensions.code on error responses that gqlgen's

@@ -14,8 +14,8 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/reqinfo"
 	"github.com/feedd/feedd/server/extension"
-	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // unavailableMessage is all a client learns when Redis is down: the cause

@@ -14,7 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/server/reqinfo"
+	"github.com/feedd/feedd/reqinfo"
 )
 
 func TestPresentError(t *testing.T) {

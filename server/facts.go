@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/feedd/feedd/auth"
-	"github.com/feedd/feedd/server/reqinfo"
+	"github.com/feedd/feedd/reqinfo"
 )
 
 // DeviceHeader names the caller's device (an app install, a browser) for

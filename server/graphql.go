@@ -18,10 +18,10 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/loaders"
+	"github.com/feedd/feedd/reqinfo"
 	"github.com/feedd/feedd/resolvers"
 	"github.com/feedd/feedd/roundtrip"
 	"github.com/feedd/feedd/server/extension"
-	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // graphqlHandler serves /query: POST with a JSON body for everything, GET

@@ -297,7 +297,7 @@ func TestHostileMetricLabels(t *testing.T) {
 func TestClientOperationsFitAPQLimit(t *testing.T) {
 	var ops map[string]string
 	if err := json.Unmarshal(client.PersistedJSON, &ops); err != nil || len(ops) == 0 {
-		t.Fatalf("client/persisted.json: %d operations, %v", len(ops), err)
+		t.Fatalf("client/persisted/persisted.json: %d operations, %v", len(ops), err)
 	}
 	for _, q := range ops {
 		if len(q) > DefaultAPQMaxBytes/4 {

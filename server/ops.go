@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/feedd/feedd/reqinfo"
 	"github.com/feedd/feedd/roundtrip"
-	"github.com/feedd/feedd/server/reqinfo"
 )
 
 // DefaultRequestTimeout bounds a GraphQL request when Config.RequestTimeout

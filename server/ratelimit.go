@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/feedd/feedd/server/reqinfo"
+	"github.com/feedd/feedd/reqinfo"
 )
 
 // stateWriter turns a rate-limited response into 429 with Retry-After

@@ -65,7 +65,7 @@ func addAPIFlags(fs *flag.FlagSet) *apiFlags {
 	fs.BoolVar(&a.introspection, "introspection", false, "answer GraphQL introspection (__schema, __type) (default true only with --dev-auth)")
 	fs.BoolVar(&a.apq, "apq", true, "accept automatic persisted queries (hashes registered in Redis, shared by all replicas)")
 	fs.DurationVar(&a.apqTTL, "apq-ttl", server.DefaultAPQTTL, "how long an automatic persisted query stays registered")
-	fs.StringVar(&a.persistedOnly, "persisted-only", "", "JSON file of sha256 -> query (client/persisted.json, from go run ./tools/persisted): run only these operations")
+	fs.StringVar(&a.persistedOnly, "persisted-only", "", "JSON file of sha256 -> query (client/persisted/persisted.json, from go run ./tools/persisted): run only these operations")
 	return a
 }
 

@@ -65,7 +65,7 @@ func TestAPIFlags(t *testing.T) {
 					t.Errorf("config = %+v", c)
 				}
 			}},
-		{name: "allow-list", args: []string{"--persisted-only", "../../client/persisted.json", "--apq=false"}, check: func(t *testing.T, c server.APIConfig) {
+		{name: "allow-list", args: []string{"--persisted-only", "../../client/persisted/persisted.json", "--apq=false"}, check: func(t *testing.T, c server.APIConfig) {
 			if len(c.PersistedOnly) == 0 || !c.DisableAPQ {
 				t.Errorf("config = %+v", c)
 			}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/server/reqinfo"
+	"github.com/feedd/feedd/reqinfo"
 )
 
 // Allowance is what requests spend their points from (shared by every

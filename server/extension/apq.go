@@ -17,7 +17,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/server/reqinfo"
+	"github.com/feedd/feedd/reqinfo"
 )
 
 // CodePersistedQueryNotFound is what Apollo-style clients look for to

@@ -7,7 +7,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"github.com/feedd/feedd/client"
+	"github.com/feedd/feedd/client/persisted"
 )
 
 // OtherOperation is the label of every operation whose name is not known.
@@ -18,7 +18,7 @@ const OtherOperation = "(other)"
 const maxLearnedOps = 200
 
 // KnownOps are the operation names metrics and logs label operations
-// with: those of the client's persisted operations (client/persisted.json)
+// with: those of the client's persisted operations (client/persisted)
 // and of an allow-list (--persisted-only), plus up to maxLearnedOps names
 // learned from persisted query registrations of signed-in viewers. Any
 // other name is labelled OtherOperation, so a caller cannot fill the label
@@ -33,9 +33,9 @@ type KnownOps struct {
 
 func NewKnownOps(all bool, allowList map[string]string) *KnownOps {
 	k := &KnownOps{all: all, names: map[string]bool{}}
-	var persisted map[string]string
-	if err := json.Unmarshal(client.PersistedJSON, &persisted); err == nil {
-		k.addTexts(persisted)
+	var ops map[string]string
+	if err := json.Unmarshal(persisted.JSON, &ops); err == nil {
+		k.addTexts(ops)
 	}
 	k.addTexts(allowList)
 	return k

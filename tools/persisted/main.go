@@ -8,7 +8,7 @@
 // interface fields, gqlparser's formatter), so the text the Go client
 // sends, and so its hash, is in the list. Run from the repository root:
 //
-//	go run ./tools/persisted            # writes client/persisted.json
+//	go run ./tools/persisted            # writes client/persisted/persisted.json
 //	go run ./tools/persisted -check     # fails when the file is stale
 package main
 
@@ -34,7 +34,7 @@ import (
 func main() {
 	schema := flag.String("schema", "schema.graphqls", "the schema")
 	ops := flag.String("operations", "client/operations/*.graphql", "the clients' operation files (a glob)")
-	out := flag.String("o", "client/persisted.json", "where to write the list")
+	out := flag.String("o", "client/persisted/persisted.json", "where to write the list")
 	check := flag.Bool("check", false, "do not write; fail if the file differs from what would be written")
 	flag.Parse()
 	if err := run(*schema, *ops, *out, *check); err != nil {

@@ -51,11 +51,11 @@ func TestMatchesGoClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := os.ReadFile("../../client/persisted.json")
+	old, err := os.ReadFile("../../client/persisted/persisted.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(old, body) {
-		t.Error("client/persisted.json is stale: run go run ./tools/persisted")
+		t.Error("client/persisted/persisted.json is stale: run go run ./tools/persisted")
 	}
 }

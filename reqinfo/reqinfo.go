@@ -5,8 +5,8 @@
 // read from it everywhere else: no resolver or extension reads a header.
 // Outcome: what became of the request (its error codes, a wait before a
 // retry, the operation it ran), told by whoever decided it. The package
-// sits beneath the server and its extensions, so both import it without a
-// cycle.
+// sits beneath the server, its extensions and the resolvers, so all of
+// them import it without a cycle.
 package reqinfo
 
 import (
