@@ -369,14 +369,6 @@ func (s *Service) compiledKeywords(viewer store.ID) *keywordSet {
 	return ks
 }
 
-// versionOf is ks's version, empty for none.
-func (ks *keywordSet) versionOf() string {
-	if ks == nil {
-		return ""
-	}
-	return ks.version
-}
-
 // readKeywordView reads what luaKeywordView replied for viewer, sent with
 // have's version: the filters that apply to its page, compiled anew (and
 // kept) when they changed; nil when it has none.
@@ -389,7 +381,7 @@ func (s *Service) readKeywordView(viewer store.ID, have *keywordSet, msg rueidis
 	}
 	if !msg.IsArray() {
 		v, err := msg.ToString()
-		if err != nil || have == nil || v != have.version {
+		if err != nil || have == nil || v != have.versionOf() {
 			return nil, fmt.Errorf("read the keyword filters' version: %q, %w", v, err)
 		}
 		return have, nil

@@ -199,6 +199,14 @@ func newKeywordSet(version string, rules []keywordRule) *keywordSet {
 	return ks
 }
 
+// versionOf is ks's version, empty for none.
+func (ks *keywordSet) versionOf() string {
+	if ks == nil {
+		return ""
+	}
+	return ks.version
+}
+
 // matches reports whether any of the rules that apply at now (ms) matches
 // text. The text is normalized once, and only when a rule applies.
 func (ks *keywordSet) matches(text string, now int64) bool {
