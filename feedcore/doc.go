@@ -70,7 +70,7 @@
 //     of a viewer's inboxes and live snapshots, CleanupBacklog),
 //     safety_keyword.go (keyword filters: the record and its version
 //     token, add, remove, list, what a page reads of them, import, export,
-//     rebuild), safety_keyword_match.go (normalization and matching).
+//     rebuild); normalization and matching are package keyword.
 //   - Moderation: safety_report.go (Report: filed once per reporter and
 //     subject, its own allowance; Reports, ResolveReport, the audit
 //     stream: AuditLog, appendAudit; their import), safety_moderation.go

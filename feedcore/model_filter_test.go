@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -159,13 +160,13 @@ func (r *modelRun) addFilter() {
 	}
 	got, err := r.s.AddKeywordFilter(context.Background(), KeywordFilter{User: v, Keyword: kw, WholeWord: f.wholeWord, ExpiresAt: expires})
 	r.must(err)
-	if got.ID != keywordFilterID(v, normalizeText(kw)) {
+	if got.ID != keywordFilterID(v, keyword.Normalize(kw)) {
 		r.t.Fatalf("user %d's filter %q has id %d", v, kw, got.ID)
 	}
 	if r.m.filters[v] == nil {
 		r.m.filters[v] = map[string]modelFilter{}
 	}
-	r.m.filters[v][normalizeText(kw)] = f
+	r.m.filters[v][keyword.Normalize(kw)] = f
 	r.checkAtOnce(v)
 }
 
@@ -210,7 +211,7 @@ func (r *modelRun) checkFilters(v store.ID) {
 	ids := make([]store.ID, len(got))
 	for i, f := range got {
 		ids[i] = f.ID
-		if mf := r.m.filters[v][normalizeText(f.Keyword)]; f.WholeWord != mf.wholeWord || f.Keyword != mf.keyword {
+		if mf := r.m.filters[v][keyword.Normalize(f.Keyword)]; f.WholeWord != mf.wholeWord || f.Keyword != mf.keyword {
 			r.t.Fatalf("user %d's filter %+v, want %+v", v, f, mf)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -38,7 +39,7 @@ type view struct {
 	horizon   *store.Item // inbox holds everything at or above it; nil: everything
 	spec      specRead
 	extra     []rueidis.Completed // writes to send with the next round trip
-	keywords  *keywordSet         // the viewer's keyword filters (filtered); nil: none
+	keywords  *keyword.Set        // the viewer's keyword filters (filtered); nil: none
 	now       int64               // ms, the page's time, which filters' ends are compared with
 }
 
@@ -136,7 +137,7 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer store.ID, o 
 	const sets, unfollows, complete, seek = 0, 1, 2, 3
 	compiled := s.compiledKeywords(viewer)
 	cmds := []rueidis.Completed{
-		s.viewSetsCmd(viewer, now, tl.eagerFollowees, compiled.versionOf()),
+		s.viewSetsCmd(viewer, now, tl.eagerFollowees, compiled.Version()),
 		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
 		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),

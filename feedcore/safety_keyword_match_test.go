@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/feedd/feedd/feedcore/keyword"
 )
 
 // oracleMatch is the matching rules read plainly, apart from the matcher:
@@ -12,8 +14,8 @@ import (
 // a whole-word keyword (unless it has a rune of a script written without
 // spaces) needs, at each of its edges that is a letter, digit or mark,
 // a neighbour that is none of those, or the end of the text.
-func oracleMatch(keyword string, wholeWord bool, text string) bool {
-	k, t := []rune(normalizeText(keyword)), []rune(normalizeText(text))
+func oracleMatch(kw string, wholeWord bool, text string) bool {
+	k, t := []rune(keyword.Normalize(kw)), []rune(keyword.Normalize(text))
 	if len(k) == 0 {
 		return false
 	}
@@ -35,8 +37,8 @@ func oracleMatch(keyword string, wholeWord bool, text string) bool {
 }
 
 // matchOne runs the matcher with one filter of keyword.
-func matchOne(keyword string, wholeWord bool, text string) bool {
-	return newKeywordSet("", []keywordRule{newKeywordRule(keyword, wholeWord, 0)}).matches(text, 0)
+func matchOne(kw string, wholeWord bool, text string) bool {
+	return keyword.NewSet("", []keyword.Rule{keyword.NewRule(kw, wholeWord, 0)}).Matches(text, 0)
 }
 
 // keywordCases are one case per rule: normalization, whole word against
@@ -109,18 +111,18 @@ func FuzzKeywordMatch(f *testing.F) {
 		f.Add(c.keyword, c.wholeWord, c.text, keywordCases[(i+1)%len(keywordCases)].keyword)
 	}
 	f.Add("a", false, "\xff", "b")
-	f.Fuzz(func(t *testing.T, keyword string, wholeWord bool, text, other string) {
-		got := matchOne(keyword, wholeWord, text)
-		set := newKeywordSet("", []keywordRule{newKeywordRule(keyword, wholeWord, 0), newKeywordRule(other, !wholeWord, 0)})
-		gotSet := set.matches(text, 0)
-		if !utf8.ValidString(keyword) || !utf8.ValidString(other) || !utf8.ValidString(text) {
+	f.Fuzz(func(t *testing.T, kw string, wholeWord bool, text, other string) {
+		got := matchOne(kw, wholeWord, text)
+		set := keyword.NewSet("", []keyword.Rule{keyword.NewRule(kw, wholeWord, 0), keyword.NewRule(other, !wholeWord, 0)})
+		gotSet := set.Matches(text, 0)
+		if !utf8.ValidString(kw) || !utf8.ValidString(other) || !utf8.ValidString(text) {
 			return // refused before they reach a filter or a feed; only no panic
 		}
-		if want := oracleMatch(keyword, wholeWord, text); got != want {
-			t.Fatalf("keyword %q (whole word %v) in %q: %v, oracle says %v", keyword, wholeWord, text, got, want)
+		if want := oracleMatch(kw, wholeWord, text); got != want {
+			t.Fatalf("keyword %q (whole word %v) in %q: %v, oracle says %v", kw, wholeWord, text, got, want)
 		}
-		if want := oracleMatch(keyword, wholeWord, text) || oracleMatch(other, !wholeWord, text); gotSet != want {
-			t.Fatalf("keywords %q (whole word %v), %q in %q: %v, oracle says %v", keyword, wholeWord, other, text, gotSet, want)
+		if want := oracleMatch(kw, wholeWord, text) || oracleMatch(other, !wholeWord, text); gotSet != want {
+			t.Fatalf("keywords %q (whole word %v), %q in %q: %v, oracle says %v", kw, wholeWord, other, text, gotSet, want)
 		}
 	})
 }
