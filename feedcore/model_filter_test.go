@@ -12,13 +12,14 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/keyword"
+	"github.com/feedd/feedd/feedcore/keyword/keywordtest"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
 // The model test's keyword filters: the oracle's meaning of a filter
-// (oracleMatch, safety_keyword_test.go, on the text; an end compared with
-// the clock) and a run that adds and removes filters, some with ends the
-// clock passes, among the other operations.
+// (keywordtest.Match on the text; an end compared with the clock) and a
+// run that adds and removes filters, some with ends the clock passes,
+// among the other operations.
 
 // modelFilter is a keyword filter as the oracle keeps it.
 type modelFilter struct {
@@ -35,7 +36,7 @@ func (m *model) filtered(viewer store.ID, p *Post) bool {
 	}
 	now := m.now().UnixMilli()
 	for _, f := range m.filters[viewer] {
-		if (f.until == 0 || now < f.until) && oracleMatch(f.keyword, f.wholeWord, p.Text) {
+		if (f.until == 0 || now < f.until) && keywordtest.Match(f.keyword, f.wholeWord, p.Text) {
 			return true
 		}
 	}

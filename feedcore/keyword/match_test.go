@@ -1,40 +1,12 @@
-package feedcore
+package keyword_test
 
 import (
-	"slices"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/feedd/feedd/feedcore/keyword"
+	"github.com/feedd/feedd/feedcore/keyword/keywordtest"
 )
-
-// oracleMatch is the matching rules read plainly, apart from the matcher:
-// the normalized keyword is tried at every rune of the normalized text;
-// a whole-word keyword (unless it has a rune of a script written without
-// spaces) needs, at each of its edges that is a letter, digit or mark,
-// a neighbour that is none of those, or the end of the text.
-func oracleMatch(kw string, wholeWord bool, text string) bool {
-	k, t := []rune(keyword.Normalize(kw)), []rune(keyword.Normalize(text))
-	if len(k) == 0 {
-		return false
-	}
-	word := func(r rune) bool { return unicode.In(r, unicode.L, unicode.Nd, unicode.M) }
-	anywhere := !wholeWord
-	for _, r := range k {
-		anywhere = anywhere || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
-	}
-	for i := 0; i+len(k) <= len(t); i++ {
-		if !slices.Equal(t[i:i+len(k)], k) {
-			continue
-		}
-		j := i + len(k)
-		if anywhere || (!word(k[0]) || i == 0 || !word(t[i-1])) && (!word(k[len(k)-1]) || j == len(t) || !word(t[j])) {
-			return true
-		}
-	}
-	return false
-}
 
 // matchOne runs the matcher with one filter of keyword.
 func matchOne(kw string, wholeWord bool, text string) bool {
@@ -94,7 +66,7 @@ func TestKeywordMatching(t *testing.T) {
 		if got := matchOne(c.keyword, c.wholeWord, c.text); got != c.want {
 			t.Errorf("keyword %q (whole word %v) in %q: %v, want %v", c.keyword, c.wholeWord, c.text, got, c.want)
 		}
-		if got := oracleMatch(c.keyword, c.wholeWord, c.text); got != c.want {
+		if got := keywordtest.Match(c.keyword, c.wholeWord, c.text); got != c.want {
 			t.Errorf("oracle: keyword %q (whole word %v) in %q: %v, want %v", c.keyword, c.wholeWord, c.text, got, c.want)
 		}
 	}
@@ -105,7 +77,7 @@ func TestKeywordMatching(t *testing.T) {
 // keyword (whole word when the first is not, so both of a set's ways of
 // matching meet).
 //
-//	go test ./feedcore -run '^$' -fuzz FuzzKeywordMatch -fuzztime 60s
+//	go test ./feedcore/keyword -run '^$' -fuzz FuzzKeywordMatch -fuzztime 60s
 func FuzzKeywordMatch(f *testing.F) {
 	for i, c := range keywordCases {
 		f.Add(c.keyword, c.wholeWord, c.text, keywordCases[(i+1)%len(keywordCases)].keyword)
@@ -118,10 +90,10 @@ func FuzzKeywordMatch(f *testing.F) {
 		if !utf8.ValidString(kw) || !utf8.ValidString(other) || !utf8.ValidString(text) {
 			return // refused before they reach a filter or a feed; only no panic
 		}
-		if want := oracleMatch(kw, wholeWord, text); got != want {
+		if want := keywordtest.Match(kw, wholeWord, text); got != want {
 			t.Fatalf("keyword %q (whole word %v) in %q: %v, oracle says %v", kw, wholeWord, text, got, want)
 		}
-		if want := oracleMatch(kw, wholeWord, text) || oracleMatch(other, !wholeWord, text); gotSet != want {
+		if want := keywordtest.Match(kw, wholeWord, text) || keywordtest.Match(other, !wholeWord, text); gotSet != want {
 			t.Fatalf("keywords %q (whole word %v), %q in %q: %v, oracle says %v", kw, wholeWord, other, text, gotSet, want)
 		}
 	})
