@@ -10,18 +10,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Keyword matching: what a viewer's keyword filters (safety_keyword.go)
-// do to a text. A keyword and a text are compared after the same
-// normalization, NFKC then full case folding, so fullwidth letters,
-// composed and decomposed accents, compatibility ligatures ("ﬁ") and case
-// all meet. A whole-word keyword matches only where it is not part of a
-// longer word: the rune before it and the rune after it are not letters,
-// digits or marks. Only the edges that are word runes themselves need a
-// boundary, so "c++" or "#tag" match as written. A keyword with any Han,
-// Hiragana, Katakana, Hangul or Thai rune matches anywhere, whole word or
-// not: those scripts do not put spaces between words (a Korean particle
-// is written onto its noun), as Bluesky matches them.
-
 // Normalize is s as matching compares it: NFKC, then case folded.
 // ASCII, most texts, is its own NFKC form and folds to lower case.
 func Normalize(s string) string {
@@ -111,7 +99,7 @@ type Rule struct {
 	// start and end: a match needs a word boundary before it, after it
 	// (whole word, and that edge of the keyword is a word rune).
 	start, end bool
-	// word: the keyword is one whole word (whole word, and all of it
+	// oneWord: the keyword is one whole word (whole word, and all of it
 	// word runes). It matches exactly the words of a text equal to it,
 	// which a Set looks up rather than searches.
 	oneWord bool
