@@ -93,6 +93,9 @@ func NewSealer(key []byte) (*Sealer, error) {
 	return s, nil
 }
 
+// Key returns a copy of the key s seals with.
+func (s *Sealer) Key() []byte { return append([]byte(nil), s.key...) }
+
 // Seal encodes c for a client.
 func (s *Sealer) Seal(c Cursor) string {
 	sc := s.scratch.Get().(*sealScratch)

@@ -79,11 +79,12 @@ func (s *Service) RefreshCursorKey(ctx context.Context) error {
 	}
 	s.keyReadAt.Store(time.Now().UnixMilli())
 	cur := s.sealer.Load()
-	got, err := s.sharedCursorKey(ctx, cur.key)
+	key := cur.Key()
+	got, err := s.sharedCursorKey(ctx, key)
 	if err != nil {
 		return fmt.Errorf("re-read the shared cursor key: %w", err)
 	}
-	if bytes.Equal(got, cur.key) {
+	if bytes.Equal(got, key) {
 		return nil
 	}
 	next, err := NewSealer(got)
