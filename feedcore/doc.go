@@ -13,8 +13,8 @@
 //     across the inbox horizon, page and cursors; fill, the page filler
 //     of every list within the read bound), read_merge.go (k-way
 //     merge), read_timeline.go (posts and replays as one machinery),
-//     read_hydrate.go (Hydrate, cached posts), read_cursor.go (sealed
-//     cursors), read_cursorkey.go (the key shared in Redis),
+//     read_hydrate.go (Hydrate, cached posts), read_cursorkey.go (the
+//     cursor key shared in Redis; the sealed cursors are package cursor),
 //     read_activity.go (Touch, upgrade, Sweep, the reader locks).
 //   - Live: live_session.go (ScheduleLive, StartLive, EndLive, PutLive,
 //     anchor queues), live_feed.go (LiveFeed paging), live_snapshot.go

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
@@ -33,9 +34,9 @@ import (
 // come through the client-side cache.
 func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, withReplies bool, first int, after string) (_ *FeedPage, err error) {
 	defer store.Wrap(&err, "list the posts of user %d", author)
-	q := listAt{viewer: viewer, kind: ListAuthorPosts, owner: author, first: first, after: after}
+	q := listAt{viewer: viewer, kind: cursor.ListAuthorPosts, owner: author, first: first, after: after}
 	if withReplies {
-		q.kind = ListAuthorPostsWithReplies
+		q.kind = cursor.ListAuthorPostsWithReplies
 	}
 	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
 	gate := viewer != 0 && viewer != author

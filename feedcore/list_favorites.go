@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -238,7 +239,7 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your favorites")
 	}
-	q := listAt{viewer: viewer, kind: ListFavorites, owner: viewer, first: first, after: after}
+	q := listAt{viewer: viewer, kind: cursor.ListFavorites, owner: viewer, first: first, after: after}
 	key := s.Keys.Favorites(viewer)
 	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
 	var safety *postSafety

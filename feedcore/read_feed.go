@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -76,7 +77,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 		if err != nil {
 			return nil, err
 		}
-		if c.State != StateTimeline || c.Session != "" {
+		if c.State != cursor.StateTimeline || c.Session != "" {
 			return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 		}
 		it := c.Item()
@@ -424,7 +425,7 @@ func (s *Service) seekCmd(o scanOrder, src source, from *store.Item, limit int) 
 func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedItem], scanned *store.Item, more bool) *FeedPage {
 	sealer := s.cursors() // one key for the whole page
 	seal := func(it store.Item) string {
-		return sealer.Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
+		return sealer.Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
 	shown := found[:min(n, len(found))]
 	pg := &FeedPage{Edges: make([]FeedEdge, len(shown))}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -416,7 +417,7 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 		t.Fatalf("the next page of 3: %d edges, hasNext %v: want a short page whose cursor goes on", len(first.Edges), first.HasNext)
 	}
 	c, err := s.openCursor(ctx, first.EndCursor, 1)
-	if err != nil || c.State != StateSnapshot {
+	if err != nil || c.State != cursor.StateSnapshot {
 		t.Fatalf("its cursor: %+v, %v; want one inside the snapshot", c, err)
 	}
 	// A filter removed shows the snapshot's sessions on its next page.

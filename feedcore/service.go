@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -21,7 +22,7 @@ type Service struct {
 	o Options
 	// sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (read_cursorkey.go).
-	sealer                atomic.Pointer[Sealer]
+	sealer                atomic.Pointer[cursor.Sealer]
 	keyReadAt, keyRetryAt atomic.Int64 // unix ms
 
 	// touches and activations throttle a reader's activity writes and
@@ -85,7 +86,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 		}
 		s.keyReadAt.Store(time.Now().UnixMilli())
 	}
-	sealer, err := NewSealer(key)
+	sealer, err := cursor.NewSealer(key)
 	if err != nil {
 		return nil, err
 	}
