@@ -1,4 +1,4 @@
-package feedcore
+package cursor
 
 import (
 	"encoding/base64"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -14,11 +13,11 @@ var testCursorKey = []byte("cursor-test-key-0123456789")
 
 // TestCursorCanonicalOnly: a sealed cursor opens only as Seal spelled it.
 func TestCursorCanonicalOnly(t *testing.T) {
-	s, err := cursor.NewSealer(testCursorKey)
+	s, err := NewSealer(testCursorKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := cursor.Cursor{Session: "snap", State: cursor.StateTimeline, LastID: 101, TS: 1_700_000_000_000, Viewer: 7}
+	c := Cursor{Session: "snap", State: StateTimeline, LastID: 101, TS: 1_700_000_000_000, Viewer: 7}
 	raw := s.Seal(c)
 	if got, err := s.Open(raw, 7); err != nil || got != c {
 		t.Fatalf("Open(Seal(c)) = %+v, %v", got, err)
@@ -50,13 +49,13 @@ func TestCursorCanonicalOnly(t *testing.T) {
 // FuzzOpenCursor: Open never panics, and accepts only what Seal spells.
 // Seeds are in testdata/fuzz/FuzzOpenCursor.
 func FuzzOpenCursor(f *testing.F) {
-	s, err := cursor.NewSealer(testCursorKey)
+	s, err := NewSealer(testCursorKey)
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(s.Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 1, TS: 2, Viewer: 7}))
-	f.Add(s.Seal(cursor.Cursor{Session: "abc", State: cursor.StateSnapshot, LastID: 1 << 63, TS: -5, Viewer: 7}))
-	f.Add(s.Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 3, TS: 4, Viewer: 7, List: cursor.ListFollowers, Owner: 9}))
+	f.Add(s.Seal(Cursor{State: StateTimeline, LastID: 1, TS: 2, Viewer: 7}))
+	f.Add(s.Seal(Cursor{Session: "abc", State: StateSnapshot, LastID: 1 << 63, TS: -5, Viewer: 7}))
+	f.Add(s.Seal(Cursor{State: StateTimeline, LastID: 3, TS: 4, Viewer: 7, List: ListFollowers, Owner: 9}))
 	f.Fuzz(func(t *testing.T, raw string) {
 		// Any cursor, a list's too, opens only as Seal spelled it.
 		if c, err := s.OpenAny(raw, 7); err == nil && s.Seal(c) != raw {
