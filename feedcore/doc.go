@@ -13,8 +13,8 @@
 //     across the inbox horizon, page and cursors; fill, the page filler
 //     of every list within the read bound), read_merge.go (k-way
 //     merge), read_timeline.go (posts and replays as one machinery),
-//     read_hydrate.go (Hydrate, cached posts), read_cursor.go (sealed
-//     cursors), read_cursorkey.go (the key shared in Redis),
+//     read_hydrate.go (Hydrate, cached posts), read_cursorkey.go (the
+//     cursor key shared in Redis; the sealed cursors are package cursor),
 //     read_activity.go (Touch, upgrade, Sweep, the reader locks).
 //   - Live: live_session.go (ScheduleLive, StartLive, EndLive, PutLive,
 //     anchor queues), live_feed.go (LiveFeed paging), live_snapshot.go
@@ -68,7 +68,7 @@
 //     of a viewer's inboxes and live snapshots, CleanupBacklog),
 //     safety_keyword.go (keyword filters: the record and its version
 //     token, add, remove, list, what a page reads of them, import, export,
-//     rebuild), safety_keyword_match.go (normalization and matching).
+//     rebuild); normalization and matching are package keyword.
 //   - Moderation: safety_report.go (Report: filed once per reporter and
 //     subject, its own allowance; Reports, ResolveReport, the audit
 //     stream: AuditLog, appendAudit; their import), safety_moderation.go

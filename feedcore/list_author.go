@@ -3,6 +3,8 @@ package feedcore
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -32,15 +34,15 @@ import (
 // come through the client-side cache.
 func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, withReplies bool, first int, after string) (_ *FeedPage, err error) {
 	defer store.Wrap(&err, "list the posts of user %d", author)
-	q := listAt{viewer: viewer, kind: ListAuthorPosts, owner: author, first: first, after: after}
+	q := listAt{viewer: viewer, kind: cursor.ListAuthorPosts, owner: author, first: first, after: after}
 	if withReplies {
-		q.kind = ListAuthorPostsWithReplies
+		q.kind = cursor.ListAuthorPostsWithReplies
 	}
 	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
 	gate := viewer != 0 && viewer != author
 	var reads []rueidis.Completed
 	if gate {
-		reads = []rueidis.Completed{s.hiddenCmd(viewer, []store.ID{author}), s.keywordViewCmd(viewer, compiled.versionOf())}
+		reads = []rueidis.Completed{s.hiddenCmd(viewer, []store.ID{author}), s.keywordViewCmd(viewer, compiled.Version())}
 	}
 	// The author is the only one on the list: once it is not hidden, no
 	// post's author needs a check.
@@ -83,7 +85,7 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, with
 // (hiddenCmd's for the author, keywordView's sent with compiled's
 // version) into safety: errNothingShown when the author is hidden from
 // the viewer.
-func (s *Service) gateAuthor(safety *postSafety, author store.ID, compiled *keywordSet, first []rueidis.RedisResult) error {
+func (s *Service) gateAuthor(safety *postSafety, author store.ID, compiled *keyword.Set, first []rueidis.RedisResult) error {
 	hidden, err := parseHidden(first[0], []store.ID{author}, safety.v.now)
 	if err != nil {
 		return err

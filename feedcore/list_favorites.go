@@ -9,6 +9,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -237,14 +239,14 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your favorites")
 	}
-	q := listAt{viewer: viewer, kind: ListFavorites, owner: viewer, first: first, after: after}
+	q := listAt{viewer: viewer, kind: cursor.ListFavorites, owner: viewer, first: first, after: after}
 	key := s.Keys.Favorites(viewer)
 	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
 	var safety *postSafety
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[Post] {
 		return listScan[Post]{
 			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
-			first: append(s.hiddenPrefetchCmds(viewer, now), s.keywordViewCmd(viewer, compiled.versionOf())),
+			first: append(s.hiddenPrefetchCmds(viewer, now), s.keywordViewCmd(viewer, compiled.Version())),
 			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*Post, error) {
 				if safety == nil {
 					n := len(first) - 1
@@ -302,7 +304,7 @@ type postSafety struct {
 
 // readPostSafety reads the safety of viewer's page at now: hidden, and
 // keywordView's reply kw, sent with compiled's version.
-func (s *Service) readPostSafety(viewer store.ID, now int64, hidden sepSet, compiled *keywordSet, kw rueidis.RedisResult) (*postSafety, error) {
+func (s *Service) readPostSafety(viewer store.ID, now int64, hidden sepSet, compiled *keyword.Set, kw rueidis.RedisResult) (*postSafety, error) {
 	ks, err := s.readKeywordViewReply(viewer, compiled, kw)
 	if err != nil {
 		return nil, err

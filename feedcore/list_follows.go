@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -54,14 +55,14 @@ func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
 // through the client-side cache with the profiles it shows.
 func (s *Service) Followers(ctx context.Context, viewer, user store.ID, first int, after string) (_ *UserPage, err error) {
 	defer store.Wrap(&err, "list the followers of user %d", user)
-	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowers, owner: user, first: first, after: after},
+	return s.followList(ctx, listAt{viewer: viewer, kind: cursor.ListFollowers, owner: user, first: first, after: after},
 		s.Keys.FollowerTimes(user), s.Keys.Followers(user))
 }
 
 // Following pages the accounts user follows, as Followers does.
 func (s *Service) Following(ctx context.Context, viewer, user store.ID, first int, after string) (_ *UserPage, err error) {
 	defer store.Wrap(&err, "list the accounts user %d follows", user)
-	return s.followList(ctx, listAt{viewer: viewer, kind: ListFollowing, owner: user, first: first, after: after},
+	return s.followList(ctx, listAt{viewer: viewer, kind: cursor.ListFollowing, owner: user, first: first, after: after},
 		s.Keys.FollowingTimes(user), s.Keys.Following(user))
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -39,7 +40,7 @@ type UserPage struct {
 // listAt is a request for one page of a list.
 type listAt struct {
 	viewer store.ID
-	kind   ListKind
+	kind   cursor.ListKind
 	owner  store.ID
 	first  int    // 1..MaxPageSize; 0: DefaultPageSize
 	after  string // a cursor of this list; "": from the top
@@ -47,20 +48,20 @@ type listAt struct {
 
 // sealListCursor is the cursor of the entry at of viewer's list kind of
 // owner.
-func (s *Service) sealListCursor(viewer store.ID, kind ListKind, owner store.ID, at store.Item) string {
-	return s.cursors().Seal(Cursor{State: StateTimeline, LastID: at.ID, TS: at.TS, Viewer: viewer, List: kind, Owner: owner})
+func (s *Service) sealListCursor(viewer store.ID, kind cursor.ListKind, owner store.ID, at store.Item) string {
+	return s.cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: at.ID, TS: at.TS, Viewer: viewer, List: kind, Owner: owner})
 }
 
 // openListCursor opens raw, a cursor of viewer's list kind of owner. A
 // cursor of a feed, of another list or owner, or another viewer's is
 // INVALID_CURSOR.
-func (s *Service) openListCursor(ctx context.Context, raw string, viewer store.ID, kind ListKind, owner store.ID) (Cursor, error) {
-	c, err := s.openWith(ctx, raw, viewer, (*Sealer).open)
+func (s *Service) openListCursor(ctx context.Context, raw string, viewer store.ID, kind cursor.ListKind, owner store.ID) (cursor.Cursor, error) {
+	c, err := s.openWith(ctx, raw, viewer, (*cursor.Sealer).OpenAny)
 	if err != nil {
-		return Cursor{}, err
+		return cursor.Cursor{}, err
 	}
-	if c.List != kind || c.Owner != owner || c.State != StateTimeline || c.Session != "" {
-		return Cursor{}, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another list or another user's list; request this list's first page without a cursor")
+	if c.List != kind || c.Owner != owner || c.State != cursor.StateTimeline || c.Session != "" {
+		return cursor.Cursor{}, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another list or another user's list; request this list's first page without a cursor")
 	}
 	return c, nil
 }

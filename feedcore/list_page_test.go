@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -21,28 +22,28 @@ func TestListCursorsAreBound(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
 	at := store.Item{TS: 1_700_000_000_000, ID: 42}
-	raw := s.sealListCursor(7, ListFollowers, 9, at)
-	c, err := s.openListCursor(ctx, raw, 7, ListFollowers, 9)
-	if err != nil || c.Item() != at || c.List != ListFollowers || c.Owner != 9 {
+	raw := s.sealListCursor(7, cursor.ListFollowers, 9, at)
+	c, err := s.openListCursor(ctx, raw, 7, cursor.ListFollowers, 9)
+	if err != nil || c.Item() != at || c.List != cursor.ListFollowers || c.Owner != 9 {
 		t.Fatalf("open(seal) = %+v, %v", c, err)
 	}
-	feed := s.cursors().Seal(Cursor{State: StateTimeline, LastID: 5, TS: 1, Viewer: 7})
+	feed := s.cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 5, TS: 1, Viewer: 7})
 	for _, tc := range []struct {
 		what   string
 		raw    string
 		viewer store.ID
-		kind   ListKind
+		kind   cursor.ListKind
 		owner  store.ID
 	}{
-		{"another viewer", raw, 8, ListFollowers, 9},
-		{"another kind (following)", raw, 7, ListFollowing, 9},
-		{"another owner", raw, 7, ListFollowers, 10},
-		{"another kind (favorites)", raw, 7, ListFavorites, 9},
-		{"a feed cursor", feed, 7, ListFollowers, 9},
-		{"a feed cursor as the viewer's favorites", feed, 7, ListFavorites, 7},
-		{"a replies cursor", s.sealListCursor(7, ListReplies, 9, at), 7, ListFollowers, 9},
-		{"with replies vs without", s.sealListCursor(7, ListAuthorPostsWithReplies, 9, at), 7, ListAuthorPosts, 9},
-		{"garbage", "not-a-cursor", 7, ListFollowers, 9},
+		{"another viewer", raw, 8, cursor.ListFollowers, 9},
+		{"another kind (following)", raw, 7, cursor.ListFollowing, 9},
+		{"another owner", raw, 7, cursor.ListFollowers, 10},
+		{"another kind (favorites)", raw, 7, cursor.ListFavorites, 9},
+		{"a feed cursor", feed, 7, cursor.ListFollowers, 9},
+		{"a feed cursor as the viewer's favorites", feed, 7, cursor.ListFavorites, 7},
+		{"a replies cursor", s.sealListCursor(7, cursor.ListReplies, 9, at), 7, cursor.ListFollowers, 9},
+		{"with replies vs without", s.sealListCursor(7, cursor.ListAuthorPostsWithReplies, 9, at), 7, cursor.ListAuthorPosts, 9},
+		{"garbage", "not-a-cursor", 7, cursor.ListFollowers, 9},
 	} {
 		if _, err := s.openListCursor(ctx, tc.raw, tc.viewer, tc.kind, tc.owner); store.CodeOf(err) != apierr.InvalidCursor {
 			t.Errorf("%s: err = %v, want INVALID_CURSOR", tc.what, err)
@@ -51,7 +52,7 @@ func TestListCursorsAreBound(t *testing.T) {
 	if _, err := s.openCursor(ctx, raw, 7); store.CodeOf(err) != apierr.InvalidCursor {
 		t.Errorf("a list cursor opening a feed: err = %v, want INVALID_CURSOR", err)
 	}
-	if got, err := s.openCursor(ctx, feed, 7); err != nil || got.List != ListFeed || got.Owner != 0 {
+	if got, err := s.openCursor(ctx, feed, 7); err != nil || got.List != cursor.ListFeed || got.Owner != 0 {
 		t.Errorf("a feed cursor: %+v, %v", got, err)
 	}
 	// Feed cursors are spelled as before lists existed: version 1, state,
@@ -61,12 +62,12 @@ func TestListCursorsAreBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return b[:len(b)-macLen]
+		return b[:len(b)-cursor.MacLen]
 	}
-	if got := body(s.cursors().Seal(Cursor{State: StateTimeline, LastID: 1, TS: 2, Viewer: 7})); !bytes.Equal(got, []byte{1, 1, 0, 1, 4, 7}) {
+	if got := body(s.cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 1, TS: 2, Viewer: 7})); !bytes.Equal(got, []byte{1, 1, 0, 1, 4, 7}) {
 		t.Errorf("a feed cursor's body is now %v", got)
 	}
-	if got := body(s.sealListCursor(7, ListFollowers, 9, store.Item{TS: 2, ID: 1})); !bytes.Equal(got, []byte{2, 1, 0, 1, 4, 7, byte(ListFollowers), 9}) {
+	if got := body(s.sealListCursor(7, cursor.ListFollowers, 9, store.Item{TS: 2, ID: 1})); !bytes.Equal(got, []byte{2, 1, 0, 1, 4, 7, byte(cursor.ListFollowers), 9}) {
 		t.Errorf("a list cursor's body is %v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -191,7 +192,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 	key := s.Keys.Snapshot(req.Viewer, ref.encode())
 	pos := &store.Item{TS: c.TS, ID: c.LastID}
 	var v *view
-	if c.State == StateTimeline {
+	if c.State == cursor.StateTimeline {
 		var exists int64
 		err := roundtrip.Parallel(ctx,
 			func(ctx context.Context) (err error) {
@@ -328,11 +329,11 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 func (s *Service) livePage(viewer store.ID, ref snapshotRef, n int, found []liveEntry, scanned *liveEntry, more bool) *LivePage {
 	sealer, session := s.cursors(), ref.encode() // once a page
 	seal := func(e liveEntry) string {
-		state := StateTimeline
+		state := cursor.StateTimeline
 		if e.state != StateReplay {
-			state = StateSnapshot
+			state = cursor.StateSnapshot
 		}
-		return sealer.Seal(Cursor{Session: session, State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
+		return sealer.Seal(cursor.Cursor{Session: session, State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
 	}
 	shown := found[:min(n, len(found))]
 	pg := &LivePage{Edges: make([]LiveEdge, len(shown)), HasNext: more}

@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/keyword"
+	"github.com/feedd/feedd/feedcore/keyword/keywordtest"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
 // The model test's keyword filters: the oracle's meaning of a filter
-// (oracleMatch, safety_keyword_test.go, on the text; an end compared with
-// the clock) and a run that adds and removes filters, some with ends the
-// clock passes, among the other operations.
+// (keywordtest.Match on the text; an end compared with the clock) and a
+// run that adds and removes filters, some with ends the clock passes,
+// among the other operations.
 
 // modelFilter is a keyword filter as the oracle keeps it.
 type modelFilter struct {
@@ -34,7 +36,7 @@ func (m *oracle) filtered(viewer store.ID, p *Post) bool {
 	}
 	now := m.now().UnixMilli()
 	for _, f := range m.filters[viewer] {
-		if (f.until == 0 || now < f.until) && oracleMatch(f.keyword, f.wholeWord, p.Text) {
+		if (f.until == 0 || now < f.until) && keywordtest.Match(f.keyword, f.wholeWord, p.Text) {
 			return true
 		}
 	}
@@ -159,13 +161,13 @@ func (r *modelRun) addFilter() {
 	}
 	got, err := r.s.AddKeywordFilter(context.Background(), KeywordFilter{User: v, Keyword: kw, WholeWord: f.wholeWord, ExpiresAt: expires})
 	r.must(err)
-	if got.ID != keywordFilterID(v, normalizeText(kw)) {
+	if got.ID != keywordFilterID(v, keyword.Normalize(kw)) {
 		r.t.Fatalf("user %d's filter %q has id %d", v, kw, got.ID)
 	}
 	if r.m.filters[v] == nil {
 		r.m.filters[v] = map[string]modelFilter{}
 	}
-	r.m.filters[v][normalizeText(kw)] = f
+	r.m.filters[v][keyword.Normalize(kw)] = f
 	r.checkAtOnce(v)
 }
 
@@ -210,7 +212,7 @@ func (r *modelRun) checkFilters(v store.ID) {
 	ids := make([]store.ID, len(got))
 	for i, f := range got {
 		ids[i] = f.ID
-		if mf := r.m.filters[v][normalizeText(f.Keyword)]; f.WholeWord != mf.wholeWord || f.Keyword != mf.keyword {
+		if mf := r.m.filters[v][keyword.Normalize(f.Keyword)]; f.WholeWord != mf.wholeWord || f.Keyword != mf.keyword {
 			r.t.Fatalf("user %d's filter %+v, want %+v", v, f, mf)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -29,7 +30,7 @@ const (
 
 // cursors is the sealer in force. It starts a background re-read of the
 // shared key when the last is older than cursorKeyEvery.
-func (s *Service) cursors() *Sealer {
+func (s *Service) cursors() *cursor.Sealer {
 	if s.fixedKey() {
 		return s.sealer.Load()
 	}
@@ -48,12 +49,12 @@ func (s *Service) cursors() *Sealer {
 // openCursor opens raw, a feed's cursor; if it fails, it re-reads the
 // shared key (at most once per cursorKeyRetry) and tries once more with a
 // key that changed.
-func (s *Service) openCursor(ctx context.Context, raw string, viewer store.ID) (Cursor, error) {
-	return s.openWith(ctx, raw, viewer, (*Sealer).Open)
+func (s *Service) openCursor(ctx context.Context, raw string, viewer store.ID) (cursor.Cursor, error) {
+	return s.openWith(ctx, raw, viewer, (*cursor.Sealer).Open)
 }
 
 // openWith is openCursor opening with open (a feed's or any cursor).
-func (s *Service) openWith(ctx context.Context, raw string, viewer store.ID, open func(*Sealer, string, store.ID) (Cursor, error)) (Cursor, error) {
+func (s *Service) openWith(ctx context.Context, raw string, viewer store.ID, open func(*cursor.Sealer, string, store.ID) (cursor.Cursor, error)) (cursor.Cursor, error) {
 	c, err := open(s.cursors(), raw, viewer)
 	if err == nil || s.fixedKey() {
 		return c, err
@@ -79,14 +80,15 @@ func (s *Service) RefreshCursorKey(ctx context.Context) error {
 	}
 	s.keyReadAt.Store(time.Now().UnixMilli())
 	cur := s.sealer.Load()
-	got, err := s.sharedCursorKey(ctx, cur.key)
+	key := cur.Key()
+	got, err := s.sharedCursorKey(ctx, key)
 	if err != nil {
 		return fmt.Errorf("re-read the shared cursor key: %w", err)
 	}
-	if bytes.Equal(got, cur.key) {
+	if bytes.Equal(got, key) {
 		return nil
 	}
-	next, err := NewSealer(got)
+	next, err := cursor.NewSealer(got)
 	if err != nil {
 		return fmt.Errorf("shared cursor key: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -38,7 +40,7 @@ type view struct {
 	horizon   *store.Item // inbox holds everything at or above it; nil: everything
 	spec      specRead
 	extra     []rueidis.Completed // writes to send with the next round trip
-	keywords  *keywordSet         // the viewer's keyword filters (filtered); nil: none
+	keywords  *keyword.Set        // the viewer's keyword filters (filtered); nil: none
 	now       int64               // ms, the page's time, which filters' ends are compared with
 }
 
@@ -75,7 +77,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 		if err != nil {
 			return nil, err
 		}
-		if c.State != StateTimeline || c.Session != "" {
+		if c.State != cursor.StateTimeline || c.Session != "" {
 			return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 		}
 		it := c.Item()
@@ -136,7 +138,7 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer store.ID, o 
 	const sets, unfollows, complete, seek = 0, 1, 2, 3
 	compiled := s.compiledKeywords(viewer)
 	cmds := []rueidis.Completed{
-		s.viewSetsCmd(viewer, now, tl.eagerFollowees, compiled.versionOf()),
+		s.viewSetsCmd(viewer, now, tl.eagerFollowees, compiled.Version()),
 		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
 		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
@@ -423,7 +425,7 @@ func (s *Service) seekCmd(o scanOrder, src source, from *store.Item, limit int) 
 func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedItem], scanned *store.Item, more bool) *FeedPage {
 	sealer := s.cursors() // one key for the whole page
 	seal := func(it store.Item) string {
-		return sealer.Seal(Cursor{State: StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
+		return sealer.Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
 	shown := found[:min(n, len(found))]
 	pg := &FeedPage{Edges: make([]FeedEdge, len(shown))}

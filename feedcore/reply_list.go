@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -37,7 +38,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 	n := orDefault(first)
 	pos := repliesStart
 	if after != "" {
-		c, err := s.openListCursor(ctx, after, viewer, ListReplies, post)
+		c, err := s.openListCursor(ctx, after, viewer, cursor.ListReplies, post)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +48,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 	if err != nil {
 		return nil, err
 	}
-	seal := func(it store.Item) string { return s.sealListCursor(viewer, ListReplies, post, it) }
+	seal := func(it store.Item) string { return s.sealListCursor(viewer, cursor.ListReplies, post, it) }
 	shown := found[:min(n, len(found))]
 	pg := &FeedPage{Edges: make([]FeedEdge, len(shown)), HasNext: more, HasPrevious: after != "", StartCursor: after}
 	for i, e := range shown {

@@ -15,12 +15,13 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
 // Keyword filters: posts and live sessions whose text or title matches one
-// of a viewer's keywords (safety_keyword_match.go) leave the viewer's
-// feeds; its own posts stay.
+// of a viewer's keywords (package keyword) leave the viewer's feeds; its
+// own posts stay.
 //
 // The filters are a record in the viewer's slot: the hash kf of filter id
 // to "w created expires keyword" (w 1 for whole word, times in ms, expires
@@ -167,7 +168,7 @@ func (s *Service) keywordViewCmd(viewer store.ID, version string) rueidis.Comple
 
 // readKeywordViewReply reads keywordView's reply for viewer, sent with
 // have's version, as readKeywordView does.
-func (s *Service) readKeywordViewReply(viewer store.ID, have *keywordSet, r rueidis.RedisResult) (*keywordSet, error) {
+func (s *Service) readKeywordViewReply(viewer store.ID, have *keyword.Set, r rueidis.RedisResult) (*keyword.Set, error) {
 	arr, err := r.ToArray()
 	if err == nil && len(arr) != 1 {
 		err = fmt.Errorf("a reply of %d values", len(arr))
@@ -209,7 +210,7 @@ func checkKeywordFilter(f KeywordFilter, now int64) (KeywordFilter, string, erro
 		return f, "", err
 	}
 	f.Keyword = kw
-	word := normalizeText(kw)
+	word := keyword.Normalize(kw)
 	switch {
 	case word == "":
 		return f, "", apierr.Errorf(apierr.BadInput, "keyword normalizes to nothing; give a word to filter")
@@ -362,25 +363,17 @@ func parseKeywordFilter(owner store.ID, id, rec string) (KeywordFilter, bool) {
 }
 
 // compiledKeywords is the set of viewer's filters this process has
-// compiled, nil if none: a page sends its version (versionOf) with its
+// compiled, nil if none: a page sends its version (Version) with its
 // first read.
-func (s *Service) compiledKeywords(viewer store.ID) *keywordSet {
+func (s *Service) compiledKeywords(viewer store.ID) *keyword.Set {
 	ks, _ := s.keywords.Get(viewer)
 	return ks
-}
-
-// versionOf is ks's version, empty for none.
-func (ks *keywordSet) versionOf() string {
-	if ks == nil {
-		return ""
-	}
-	return ks.version
 }
 
 // readKeywordView reads what luaKeywordView replied for viewer, sent with
 // have's version: the filters that apply to its page, compiled anew (and
 // kept) when they changed; nil when it has none.
-func (s *Service) readKeywordView(viewer store.ID, have *keywordSet, msg rueidis.RedisMessage) (*keywordSet, error) {
+func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidis.RedisMessage) (*keyword.Set, error) {
 	if msg.IsNil() {
 		if have != nil {
 			s.keywords.Remove(viewer)
@@ -389,7 +382,7 @@ func (s *Service) readKeywordView(viewer store.ID, have *keywordSet, msg rueidis
 	}
 	if !msg.IsArray() {
 		v, err := msg.ToString()
-		if err != nil || have == nil || v != have.version {
+		if err != nil || have == nil || v != have.Version() {
 			return nil, fmt.Errorf("read the keyword filters' version: %q, %w", v, err)
 		}
 		return have, nil
@@ -410,8 +403,8 @@ func (s *Service) readKeywordView(viewer store.ID, have *keywordSet, msg rueidis
 // compileKeywords compiles viewer's filters at version from their hash
 // (flat: id, record, ...). Expired filters are kept: the page checks each
 // end against its own time.
-func compileKeywords(viewer store.ID, version string, flat []string) *keywordSet {
-	rules := make([]keywordRule, 0, len(flat)/2)
+func compileKeywords(viewer store.ID, version string, flat []string) *keyword.Set {
+	rules := make([]keyword.Rule, 0, len(flat)/2)
 	for i := 0; i+1 < len(flat); i += 2 {
 		f, ok := parseKeywordFilter(viewer, flat[i], flat[i+1])
 		if !ok {
@@ -421,9 +414,9 @@ func compileKeywords(viewer store.ID, version string, flat []string) *keywordSet
 		if f.ExpiresAt != nil {
 			until = f.ExpiresAt.UnixMilli()
 		}
-		rules = append(rules, newKeywordRule(f.Keyword, f.WholeWord, until))
+		rules = append(rules, keyword.NewRule(f.Keyword, f.WholeWord, until))
 	}
-	return newKeywordSet(version, rules)
+	return keyword.NewSet(version, rules)
 }
 
 // filtered reports whether one of the viewer's keyword filters in force
@@ -431,7 +424,7 @@ func compileKeywords(viewer store.ID, version string, flat []string) *keywordSet
 // live session's title; it is what applies a viewer's filters to any
 // other text a page shows (a replied-to or reposted post's). Safe for
 // concurrent use.
-func (v *view) filtered(text string) bool { return v.keywords.matches(text, v.now) }
+func (v *view) filtered(text string) bool { return v.keywords.Matches(text, v.now) }
 
 // PutKeywordFilters records filters as AddKeywordFilter does (import):
 // each owner must exist, CreatedAt is kept (zero: now), and one expired
@@ -561,7 +554,7 @@ func (s *Service) canonicalKeywords(owner store.ID, m map[string]string) map[str
 		if !ok || !inForce(f, now) {
 			continue
 		}
-		f.ID = keywordFilterID(owner, normalizeText(f.Keyword))
+		f.ID = keywordFilterID(owner, keyword.Normalize(f.Keyword))
 		if old, ok := best[f.ID]; !ok || f.CreatedAt.After(old.CreatedAt) {
 			best[f.ID] = f
 		}

@@ -7,132 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
-
-// oracleMatch is the matching rules read plainly, apart from the matcher:
-// the normalized keyword is tried at every rune of the normalized text;
-// a whole-word keyword (unless it has a rune of a script written without
-// spaces) needs, at each of its edges that is a letter, digit or mark,
-// a neighbour that is none of those, or the end of the text.
-func oracleMatch(keyword string, wholeWord bool, text string) bool {
-	k, t := []rune(normalizeText(keyword)), []rune(normalizeText(text))
-	if len(k) == 0 {
-		return false
-	}
-	word := func(r rune) bool { return unicode.In(r, unicode.L, unicode.Nd, unicode.M) }
-	anywhere := !wholeWord
-	for _, r := range k {
-		anywhere = anywhere || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
-	}
-	for i := 0; i+len(k) <= len(t); i++ {
-		if !slices.Equal(t[i:i+len(k)], k) {
-			continue
-		}
-		j := i + len(k)
-		if anywhere || (!word(k[0]) || i == 0 || !word(t[i-1])) && (!word(k[len(k)-1]) || j == len(t) || !word(t[j])) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchOne runs the matcher with one filter of keyword.
-func matchOne(keyword string, wholeWord bool, text string) bool {
-	return newKeywordSet("", []keywordRule{newKeywordRule(keyword, wholeWord, 0)}).matches(text, 0)
-}
-
-// keywordCases are one case per rule: normalization, whole word against
-// substring, the scripts written without spaces.
-var keywordCases = []struct {
-	keyword   string
-	wholeWord bool
-	text      string
-	want      bool
-}{
-	{"football", true, "ＦＯＯＴＢＡＬＬ tonight", true}, // fullwidth letters
-	{"ｆｏｏｔｂａｌｌ", true, "Football tonight", true}, // a fullwidth keyword
-	{"café", true, "un cafe\u0301 noir", true},   // composed keyword, decomposed text
-	{"cafe\u0301", true, "un café noir", true},   // decomposed keyword, composed text
-	{"cafe", true, "un café noir", false},        // an accent is not nothing
-	{"final", true, "the ﬁnal score", true},      // the ligature
-	{"ﬁnal", true, "FINAL SCORE", true},          // a ligature in the keyword, capitals in the text
-	{"straße", true, "STRASSE closed", true},     // full case folding
-	{"cat", true, "my cat sleeps", true},         // whole word
-	{"cat", true, "Cat.", true},                  // punctuation is a boundary
-	{"cat", true, "concatenate", false},          // inside a word
-	{"cat", true, "cats", false},                 // a longer word
-	{"cat", false, "concatenate", true},          // substring
-	{"cat", true, "a concat, then a cat", true},  // the second occurrence stands alone
-	{"new york", true, "I love New York!", true}, // a phrase
-	{"c++", true, "c++11 is old", true},          // an edge that is not a word rune needs no boundary
-	{"#tag", true, "see#tag", true},              // so is this
-	{"#tag", true, "#tagged", false},             // but a word edge still does
-	{"東京", true, "我在東京旅行", true},                 // Han: a substring, whole word or not
-	{"ネコ", true, "うちのネコがかわいい", true},             // Katakana
-	{"ねこ", true, "うちのねこがかわいい", true},             // Hiragana
-	{"ｶﾀｶﾅ", true, "カタカナです", true},               // halfwidth Katakana normalizes
-	{"사과", true, "사과를 먹었다", true},                // Hangul: a particle attached to the noun
-	{"แมว", true, "ฉันรักแมวมาก", true},          // Thai
-	{"tokyo", true, "東京tokyo旅行", false},          // a Latin keyword still needs boundaries
-	{"e\u0301", true, "e\u0301\u0332x", false},   // a mark after it is part of the word
-	{"ab", true, "", false},                      // empty text
-	{"x", true, "x", true},                       // the whole text
-	{"ǰ", true, "J\u030C", true},                 // folding yields a decomposed form both ways
-	{"İstanbul", true, "i\u0307stanbul", true},   // capital I with dot above folds to i and a dot
-	{"a", true, "bab a", true},                   // a one-letter keyword
-	{"aa", true, "aaa aa", true},                 // overlapping occurrences
-	{"aa", true, "aaa", false},                   // none alone
-	{"ℌ", true, "h", true},                       // a compatibility letter
-	{"x²", true, "x2", true},                     // a superscript digit
-	{"tab", true, "one\ttab\nnewline", true},     // white space is a boundary
-	{"emoji", true, "emoji😀", true},              // a symbol is a boundary
-	{"😀", true, "so 😀😀 happy", true},             // a symbol keyword matches anywhere
-}
-
-func TestKeywordMatching(t *testing.T) {
-	for _, c := range keywordCases {
-		if got := matchOne(c.keyword, c.wholeWord, c.text); got != c.want {
-			t.Errorf("keyword %q (whole word %v) in %q: %v, want %v", c.keyword, c.wholeWord, c.text, got, c.want)
-		}
-		if got := oracleMatch(c.keyword, c.wholeWord, c.text); got != c.want {
-			t.Errorf("oracle: keyword %q (whole word %v) in %q: %v, want %v", c.keyword, c.wholeWord, c.text, got, c.want)
-		}
-	}
-}
-
-// FuzzKeywordMatch: the matcher never panics and agrees with the oracle
-// on every valid text and keyword, alone and in a set with another
-// keyword (whole word when the first is not, so both of a set's ways of
-// matching meet).
-//
-//	go test ./feedcore -run '^$' -fuzz FuzzKeywordMatch -fuzztime 60s
-func FuzzKeywordMatch(f *testing.F) {
-	for i, c := range keywordCases {
-		f.Add(c.keyword, c.wholeWord, c.text, keywordCases[(i+1)%len(keywordCases)].keyword)
-	}
-	f.Add("a", false, "\xff", "b")
-	f.Fuzz(func(t *testing.T, keyword string, wholeWord bool, text, other string) {
-		got := matchOne(keyword, wholeWord, text)
-		set := newKeywordSet("", []keywordRule{newKeywordRule(keyword, wholeWord, 0), newKeywordRule(other, !wholeWord, 0)})
-		gotSet := set.matches(text, 0)
-		if !utf8.ValidString(keyword) || !utf8.ValidString(other) || !utf8.ValidString(text) {
-			return // refused before they reach a filter or a feed; only no panic
-		}
-		if want := oracleMatch(keyword, wholeWord, text); got != want {
-			t.Fatalf("keyword %q (whole word %v) in %q: %v, oracle says %v", keyword, wholeWord, text, got, want)
-		}
-		if want := oracleMatch(keyword, wholeWord, text) || oracleMatch(other, !wholeWord, text); gotSet != want {
-			t.Fatalf("keywords %q (whole word %v), %q in %q: %v, oracle says %v", keyword, wholeWord, other, text, gotSet, want)
-		}
-	})
-}
 
 // benchKeywords are 100 keywords such as people filter: words, names and
 // phrases of the texts' own alphabets (so most share their letters with
@@ -536,7 +417,7 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 		t.Fatalf("the next page of 3: %d edges, hasNext %v: want a short page whose cursor goes on", len(first.Edges), first.HasNext)
 	}
 	c, err := s.openCursor(ctx, first.EndCursor, 1)
-	if err != nil || c.State != StateSnapshot {
+	if err != nil || c.State != cursor.StateSnapshot {
 		t.Fatalf("its cursor: %+v, %v; want one inside the snapshot", c, err)
 	}
 	// A filter removed shows the snapshot's sessions on its next page.

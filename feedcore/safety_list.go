@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -122,14 +123,14 @@ func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
 // relationRecords is the record key of viewer's relations of kind, the
 // key of their ends (mutes only; "" otherwise), and the kind of their
 // list (the cursor's).
-func (s *Service) relationRecords(kind RelationKind, viewer store.ID) (rec, ends string, list ListKind, err error) {
+func (s *Service) relationRecords(kind RelationKind, viewer store.ID) (rec, ends string, list cursor.ListKind, err error) {
 	switch kind {
 	case RelationBlock:
-		return s.Keys.Blocks(viewer), "", ListBlocked, nil
+		return s.Keys.Blocks(viewer), "", cursor.ListBlocked, nil
 	case RelationMute:
-		return s.Keys.Mutes(viewer), s.Keys.MuteEnds(viewer), ListMuted, nil
+		return s.Keys.Mutes(viewer), s.Keys.MuteEnds(viewer), cursor.ListMuted, nil
 	case RelationHide:
-		return s.Keys.Hides(viewer), "", ListHidden, nil
+		return s.Keys.Hides(viewer), "", cursor.ListHidden, nil
 	}
 	return "", "", 0, apierr.Errorf(apierr.BadInput, "no relation kind %q", kind)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 
@@ -371,7 +372,7 @@ func TestRelationList(t *testing.T) {
 	wantCode(t, "another list's cursor", err, apierr.InvalidCursor)
 	_, err = s.sealer.Load().Open(page.EndCursor, 1)
 	wantCode(t, "a list cursor opening a feed", err, apierr.InvalidCursor)
-	feed := s.sealer.Load().Seal(Cursor{State: StateTimeline, LastID: 5, TS: 1, Viewer: 1})
+	feed := s.sealer.Load().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 5, TS: 1, Viewer: 1})
 	_, err = s.RelationList(ctx, 1, RelationBlock, 1, feed)
 	wantCode(t, "a feed cursor opening a list", err, apierr.InvalidCursor)
 	_, err = s.RelationList(ctx, 1, "friend", 1, "")

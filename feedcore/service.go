@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/redis/rueidis"
@@ -20,7 +22,7 @@ type Service struct {
 	o Options
 	// sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (read_cursorkey.go).
-	sealer                atomic.Pointer[Sealer]
+	sealer                atomic.Pointer[cursor.Sealer]
 	keyReadAt, keyRetryAt atomic.Int64 // unix ms
 
 	// touches and activations throttle a reader's activity writes and
@@ -38,7 +40,7 @@ type Service struct {
 	media URLPolicy
 	// keywords keeps viewers' keyword filters as this process compiled
 	// them, with their version (safety_keyword.go).
-	keywords *lru.Cache[store.ID, *keywordSet]
+	keywords *lru.Cache[store.ID, *keyword.Set]
 
 	stats stats
 	// locks takes readers' upgrade and demotion locks (withLock).
@@ -66,7 +68,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	s.media = urlPolicy(s.o)
 	s.Redis = riding{Client: client, s: s}
 	var err error
-	if s.keywords, err = lru.New[store.ID, *keywordSet](keywordSets); err != nil {
+	if s.keywords, err = lru.New[store.ID, *keyword.Set](keywordSets); err != nil {
 		return nil, fmt.Errorf("make the keyword filter cache: %w", err)
 	}
 	if s.locks, err = newLocker(client, s.Keys); err != nil {
@@ -79,7 +81,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 		}
 		s.keyReadAt.Store(time.Now().UnixMilli())
 	}
-	sealer, err := NewSealer(key)
+	sealer, err := cursor.NewSealer(key)
 	if err != nil {
 		return nil, err
 	}

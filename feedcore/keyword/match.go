@@ -1,4 +1,4 @@
-package feedcore
+package keyword
 
 import (
 	"slices"
@@ -10,21 +10,9 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Keyword matching: what a viewer's keyword filters (safety_keyword.go)
-// do to a text. A keyword and a text are compared after the same
-// normalization, NFKC then full case folding, so fullwidth letters,
-// composed and decomposed accents, compatibility ligatures ("ﬁ") and case
-// all meet. A whole-word keyword matches only where it is not part of a
-// longer word: the rune before it and the rune after it are not letters,
-// digits or marks. Only the edges that are word runes themselves need a
-// boundary, so "c++" or "#tag" match as written. A keyword with any Han,
-// Hiragana, Katakana, Hangul or Thai rune matches anywhere, whole word or
-// not: those scripts do not put spaces between words (a Korean particle
-// is written onto its noun), as Bluesky matches them.
-
-// normalizeText is s as matching compares it: NFKC, then case folded.
+// Normalize is s as matching compares it: NFKC, then case folded.
 // ASCII, most texts, is its own NFKC form and folds to lower case.
-func normalizeText(s string) string {
+func Normalize(s string) string {
 	if isASCII(s) {
 		return strings.ToLower(s)
 	}
@@ -102,8 +90,8 @@ func (b *byteSet) covers(o *byteSet) bool {
 	return o[0]&^b[0]|o[1]&^b[1]|o[2]&^b[2]|o[3]&^b[3] == 0
 }
 
-// keywordRule is one filter as a page applies it.
-type keywordRule struct {
+// Rule is one filter as a page applies it.
+type Rule struct {
 	word string // the normalized keyword
 	// bytes are the bytes of word: a text without one of them cannot
 	// hold it, which most texts show at the cost of four ANDs.
@@ -111,17 +99,17 @@ type keywordRule struct {
 	// start and end: a match needs a word boundary before it, after it
 	// (whole word, and that edge of the keyword is a word rune).
 	start, end bool
-	// word: the keyword is one whole word (whole word, and all of it
+	// oneWord: the keyword is one whole word (whole word, and all of it
 	// word runes). It matches exactly the words of a text equal to it,
-	// which keywordSet looks up rather than searches.
+	// which a Set looks up rather than searches.
 	oneWord bool
 	until   int64 // ms, when the filter stops applying; 0: never
 }
 
-// newKeywordRule is the rule of a filter of keyword (as given), whole word
+// NewRule is the rule of a filter of keyword (as given), whole word
 // or not, applying until (ms, 0: no end).
-func newKeywordRule(keyword string, wholeWord bool, until int64) keywordRule {
-	r := keywordRule{word: normalizeText(keyword), until: until}
+func NewRule(keyword string, wholeWord bool, until int64) Rule {
+	r := Rule{word: Normalize(keyword), until: until}
 	r.bytes.addString(r.word)
 	if wholeWord && r.word != "" && !spaceless(r.word) {
 		first, _ := utf8.DecodeRuneInString(r.word)
@@ -133,12 +121,12 @@ func newKeywordRule(keyword string, wholeWord bool, until int64) keywordRule {
 }
 
 // activeAt reports whether the rule applies at now (ms).
-func (r *keywordRule) activeAt(now int64) bool { return r.until == 0 || now < r.until }
+func (r *Rule) activeAt(now int64) bool { return r.until == 0 || now < r.until }
 
 // in reports whether the rule matches t, a normalized text. It tries
 // every occurrence of the keyword until one sits at the boundaries the
 // rule needs.
-func (r *keywordRule) in(t string) bool {
+func (r *Rule) in(t string) bool {
 	if r.word == "" {
 		return false
 	}
@@ -158,7 +146,7 @@ func (r *keywordRule) in(t string) bool {
 }
 
 // bounded reports whether t[i:j] has the word boundaries the rule needs.
-func (r *keywordRule) bounded(t string, i, j int) bool {
+func (r *Rule) bounded(t string, i, j int) bool {
 	if r.start && i > 0 {
 		if before, _ := utf8.DecodeLastRuneInString(t[:i]); wordRune(before) {
 			return false
@@ -172,22 +160,22 @@ func (r *keywordRule) bounded(t string, i, j int) bool {
 	return true
 }
 
-// keywordSet is a viewer's filters compiled for matching, as of version
-// (the token safety_keyword.go changes on every change of them). It is
-// never changed once made, so pages share it.
-type keywordSet struct {
+// Set is a viewer's filters compiled for matching, as of version (the
+// token feedcore's safety_keyword.go changes on every change of them). It
+// is never changed once made, so pages share it.
+type Set struct {
 	version string
-	rules   []keywordRule
+	rules   []Rule
 	// words indexes the one-word rules by their word, searched (in
-	// matches) as the text's words are looked up in it: most filters are
+	// Matches) as the text's words are looked up in it: most filters are
 	// one word, and then a text costs one pass and a lookup a word,
 	// however many filters there are.
 	words map[string]int
 }
 
-// newKeywordSet compiles rules, as of version.
-func newKeywordSet(version string, rules []keywordRule) *keywordSet {
-	ks := &keywordSet{version: version, rules: rules}
+// NewSet compiles rules, as of version.
+func NewSet(version string, rules []Rule) *Set {
+	ks := &Set{version: version, rules: rules}
 	for i, r := range rules {
 		if r.oneWord {
 			if ks.words == nil {
@@ -199,13 +187,21 @@ func newKeywordSet(version string, rules []keywordRule) *keywordSet {
 	return ks
 }
 
-// matches reports whether any of the rules that apply at now (ms) matches
+// Version is ks's version, empty for none.
+func (ks *Set) Version() string {
+	if ks == nil {
+		return ""
+	}
+	return ks.version
+}
+
+// Matches reports whether any of the rules that apply at now (ms) matches
 // text. The text is normalized once, and only when a rule applies.
-func (ks *keywordSet) matches(text string, now int64) bool {
-	if ks == nil || !slices.ContainsFunc(ks.rules, func(r keywordRule) bool { return r.activeAt(now) }) {
+func (ks *Set) Matches(text string, now int64) bool {
+	if ks == nil || !slices.ContainsFunc(ks.rules, func(r Rule) bool { return r.activeAt(now) }) {
 		return false
 	}
-	t := normalizeText(text)
+	t := Normalize(text)
 	if len(ks.words) > 0 && anyWord(t, func(w string) bool {
 		i, ok := ks.words[w]
 		return ok && ks.rules[i].activeAt(now)

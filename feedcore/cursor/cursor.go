@@ -1,4 +1,4 @@
-package feedcore
+package cursor
 
 import (
 	"crypto/hmac"
@@ -34,10 +34,11 @@ type Cursor struct {
 	Owner   store.ID // whose list (the kind says what it is); 0 for the feeds
 }
 
-// ListKind is which list a cursor pages (list_page.go). Its value is
-// sealed in cursors: never renumber one. A list pages one way only
-// (newest first, after a cursor), and what would be another direction
-// of the same records is a kind of its own (followers, following).
+// ListKind is which list a cursor pages (feedcore's list_page.go). Its
+// value is sealed in cursors: never renumber one. A list pages one way
+// only (newest first, after a cursor), and what would be another
+// direction of the same records is a kind of its own (followers,
+// following).
 type ListKind uint8
 
 // The kinds of list.
@@ -60,12 +61,15 @@ func (c Cursor) Item() store.Item { return store.Item{TS: c.TS, ID: c.LastID} }
 // Cursor spellings: version 1 is a feed's (no list, no owner), as
 // cursors were before lists, so feed cursors already handed out stay
 // valid; version 2 adds the list's kind and owner. Each cursor has one
-// spelling (open checks it is the one seal writes).
+// spelling (OpenAny checks it is the one seal writes).
 const (
 	cursorVersion     = 1
 	listCursorVersion = 2
-	macLen            = 12
 )
+
+// MacLen is how many bytes at the end of a cursor's binary form are its
+// MAC: the first of its HMAC-SHA256.
+const MacLen = 12
 
 // Sealer seals and opens cursors with one key. A page seals a cursor per
 // edge, so keyed HMAC states and buffers are kept for reuse (Reset
@@ -92,6 +96,9 @@ func NewSealer(key []byte) (*Sealer, error) {
 	s.scratch.New = func() any { return &sealScratch{mac: hmac.New(sha256.New, s.key)} }
 	return s, nil
 }
+
+// Key returns a copy of the key s seals with.
+func (s *Sealer) Key() []byte { return append([]byte(nil), s.key...) }
 
 // Seal encodes c for a client.
 func (s *Sealer) Seal(c Cursor) string {
@@ -120,20 +127,20 @@ func (s *Sealer) seal(sc *sealScratch, c Cursor) []byte {
 	return base64.RawURLEncoding.AppendEncode(sc.out[:0], b)
 }
 
-// macOf is the MAC of b: the first macLen bytes of its HMAC, in sc.sum.
+// macOf is the MAC of b: the first MacLen bytes of its HMAC, in sc.sum.
 func (sc *sealScratch) macOf(b []byte) []byte {
 	sc.mac.Reset()
 	sc.mac.Write(b)
-	return sc.mac.Sum(sc.sum[:0])[:macLen]
+	return sc.mac.Sum(sc.sum[:0])[:MacLen]
 }
 
 // Open decodes a client's feed cursor and checks it was sealed here for
 // viewer. Any failure is INVALID_CURSOR: the client should restart from
 // the top.
 func (s *Sealer) Open(raw string, viewer store.ID) (Cursor, error) {
-	c, err := s.open(raw, viewer)
+	c, err := s.OpenAny(raw, viewer)
 	if err == nil && (c.List != ListFeed || c.State > StateTimeline) {
-		return Cursor{}, errBadCursor() // a list's (list_page.go)
+		return Cursor{}, errBadCursor() // a list's (feedcore's list_page.go)
 	}
 	return c, err
 }
@@ -142,16 +149,17 @@ func errBadCursor() error {
 	return apierr.Errorf(apierr.InvalidCursor, "the cursor is not valid for this viewer; request the first page without a cursor")
 }
 
-// open is Open for a cursor of any state.
-func (s *Sealer) open(raw string, viewer store.ID) (Cursor, error) {
+// OpenAny is Open for a cursor of any state and any list: the caller
+// checks they are those it pages (feedcore's list_page.go).
+func (s *Sealer) OpenAny(raw string, viewer store.ID) (Cursor, error) {
 	bad := errBadCursor()
 	sc := s.scratch.Get().(*sealScratch)
 	defer s.scratch.Put(sc)
 	b, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil || len(b) < 3+macLen {
+	if err != nil || len(b) < 3+MacLen {
 		return Cursor{}, bad
 	}
-	body, mac := b[:len(b)-macLen], b[len(b)-macLen:]
+	body, mac := b[:len(b)-MacLen], b[len(b)-MacLen:]
 	if !hmac.Equal(mac, sc.macOf(body)) || (body[0] != cursorVersion && body[0] != listCursorVersion) {
 		return Cursor{}, bad
 	}
