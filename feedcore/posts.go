@@ -260,16 +260,16 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 'new'
 `)
 
-// hashFields are the fields and values postCreate stores for p: author,
+// postHash is the fields and values postCreate stores for p: author,
 // time, content (text, media, content warning, each when set), and the
 // post it replies to or reposts, if any.
-func (p *Post) hashFields() []string {
+func postHash(p *Post) []string {
 	fv := contentOf(p).eventFields("a", store.FormatID(p.Author), "t", store.ScoreArg(p.CreatedAt.UnixMilli()))
-	return append(fv, p.linkEvent().linkFields()...)
+	return append(fv, linksOf(p).linkFields()...)
 }
 
-// linkEvent is an event carrying only p's links (parent, original).
-func (p *Post) linkEvent() event {
+// linksOf is an event carrying only p's links (parent, original).
+func linksOf(p *Post) event {
 	return event{Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor, Orig: p.RepostOf, OrigAuthor: p.RepostOfAuthor}
 }
 
@@ -285,7 +285,7 @@ func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, err
 	for i, p := range ps {
 		it := store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
 		created[i] = len(cmds)
-		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(p.ID)}, p.hashFields()))
+		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(p.ID)}, postHash(p)))
 		if p.ReplyTo != 0 {
 			cmds = append(cmds, s.replyAddCmd(p))
 		}
@@ -433,14 +433,14 @@ func newPost(id store.ID, f postFields) (*Post, error) {
 	}
 	p := &Post{ID: id, Author: a, Text: f[2], CreatedAt: time.UnixMilli(ms).UTC(), Deleted: f[3] == "1",
 		Media: media, ContentWarning: f[5], AuthorSuspended: f[6] == "1"}
-	p.setLinks(f[7], f[8], f[9], f[10])
+	setLinks(p, f[7], f[8], f[9], f[10])
 	return p, nil
 }
 
-// setLinks reads a post hash's fields r, ra, o, oa ("" where unset): the
-// parent it replies to and its author, the original a record reposts and
-// its author.
-func (p *Post) setLinks(r, ra, o, oa string) {
+// setLinks sets p's links from its hash's fields r, ra, o, oa ("" where
+// unset): the parent it replies to and its author, the original a record
+// reposts and its author.
+func setLinks(p *Post, r, ra, o, oa string) {
 	dst := [...]*store.ID{&p.ReplyTo, &p.ReplyToAuthor, &p.RepostOf, &p.RepostOfAuthor}
 	for i, v := range [...]string{r, ra, o, oa} {
 		if v != "" {

@@ -343,7 +343,7 @@ func (s *Service) materializeReposts(ctx context.Context, recs []*Post) ([]repos
 	for i, r := range recs {
 		it := store.Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID}
 		at[i] = len(cmds)
-		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(r.ID)}, r.hashFields()),
+		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(r.ID)}, postHash(r)),
 			repostAdd.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf), s.Keys.Post(r.RepostOf)},
 				[]string{store.Member(r.Author), store.Member(r.ID)}),
 			s.Redis.B().Zadd().Key(s.Keys.Outbox(r.Author)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
