@@ -2,7 +2,6 @@ package feedcore
 
 import (
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -70,26 +69,4 @@ func CheckText(what, text string, max int) (string, error) {
 		return "", apierr.Errorf(apierr.BadInput, "%s must contain at least one visible character", what)
 	}
 	return text, nil
-}
-
-// The window scheduleLive accepts a start in. A start in the past would
-// rank the session first among previews (they are ordered by scheduled
-// start) for every follower: only a small grace for clock skew and slow
-// forms is allowed. A year ahead is the longest a preview may be listed.
-const (
-	ScheduleGrace   = 5 * time.Minute
-	ScheduleHorizon = 365 * 24 * time.Hour
-)
-
-// checkScheduledStart refuses a scheduled start outside
-// [now - ScheduleGrace, now + ScheduleHorizon].
-func (s *Service) checkScheduledStart(at time.Time) error {
-	now := s.o.Now()
-	switch {
-	case at.Before(now.Add(-ScheduleGrace)):
-		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is in the past; it may be at most %v before now", ScheduleGrace)
-	case at.After(now.Add(ScheduleHorizon)):
-		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is more than a year ahead (%v at most)", ScheduleHorizon)
-	}
-	return nil
 }

@@ -86,6 +86,28 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	return l, nil
 }
 
+// The window scheduleLive accepts a start in. A start in the past would
+// rank the session first among previews (they are ordered by scheduled
+// start) for every follower: only a small grace for clock skew and slow
+// forms is allowed. A year ahead is the longest a preview may be listed.
+const (
+	ScheduleGrace   = 5 * time.Minute
+	ScheduleHorizon = 365 * 24 * time.Hour
+)
+
+// checkScheduledStart refuses a scheduled start outside
+// [now - ScheduleGrace, now + ScheduleHorizon].
+func (s *Service) checkScheduledStart(at time.Time) error {
+	now := s.o.Now()
+	switch {
+	case at.Before(now.Add(-ScheduleGrace)):
+		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is in the past; it may be at most %v before now", ScheduleGrace)
+	case at.After(now.Add(ScheduleHorizon)):
+		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is more than a year ahead (%v at most)", ScheduleHorizon)
+	}
+	return nil
+}
+
 // PutLive stores a session with whatever times it has (import, demo,
 // ScheduleLive) and files it where its state belongs: an anchor's queue
 // while PREVIEW or LIVE, the replay timelines once ended after starting.
