@@ -78,11 +78,6 @@ type URLPolicy struct {
 // dev-auth store's export, with its loopback URLs, loads again.
 var ImportURLs = URLPolicy{AnyHost: true}
 
-// urlPolicy is the service's policy for what users publish.
-func urlPolicy(o Options) URLPolicy {
-	return URLPolicy{Hosts: hostmatch.New(o.MediaHosts), AnyHost: o.DevMediaURLs}
-}
-
 // loopback are the host names of this machine that http URLs may name
 // under AnyHost.
 var loopback = hostmatch.New([]string{"localhost", "127.0.0.1", "::1"})

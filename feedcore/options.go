@@ -3,6 +3,8 @@ package feedcore
 import (
 	"cmp"
 	"time"
+
+	"github.com/feedd/feedd/internal/hostmatch"
 )
 
 // Options tunes a Service. A field left zero (or, for a number or a
@@ -105,6 +107,11 @@ func (o Options) bigVThreshold() int64 {
 		return int64(o.BigVThresholdFunc())
 	}
 	return int64(o.BigVThreshold)
+}
+
+// urlPolicy is the service's policy for what users publish.
+func urlPolicy(o Options) URLPolicy {
+	return URLPolicy{Hosts: hostmatch.New(o.MediaHosts), AnyHost: o.DevMediaURLs}
 }
 
 // setDefault fills in an option left unset: *v becomes def when it is
