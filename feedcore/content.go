@@ -70,3 +70,16 @@ func CheckText(what, text string, max int) (string, error) {
 	}
 	return text, nil
 }
+
+// checkPostText applies the content rules to a post's text of at most
+// max characters. A post needs text or media: a blank text is refused
+// when the post has no media (hasMedia), and is "" (none) when it has.
+func checkPostText(text string, hasMedia bool, max int) (string, error) {
+	switch {
+	case strings.TrimSpace(text) == "" && !hasMedia:
+		return "", apierr.Errorf(apierr.BadInput, "a post needs text or media: text is empty and there is no media")
+	case strings.TrimSpace(text) == "":
+		return "", nil
+	}
+	return CheckText("text", text, max)
+}

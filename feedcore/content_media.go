@@ -218,34 +218,6 @@ func optionalText(what, text string, max int) (string, error) {
 	return CheckText(what, text, max)
 }
 
-// checkNewPost applies the content rules to what a publish asks for: the
-// text (which may be blank when there is media), the media under the
-// service's URL policy, the content warning and the idempotency key. A
-// post with neither text nor media is refused.
-func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
-	var err error
-	if in.Media, err = CheckMedia(in.Media, s.media); err != nil {
-		return in, err
-	}
-	switch {
-	case strings.TrimSpace(in.Text) == "" && len(in.Media) == 0:
-		return in, apierr.Errorf(apierr.BadInput, "a post needs text or media: text is empty and there is no media")
-	case strings.TrimSpace(in.Text) == "":
-		in.Text = ""
-	default:
-		if in.Text, err = CheckText("text", in.Text, s.o.MaxTextLen); err != nil {
-			return in, err
-		}
-	}
-	if in.ContentWarning, err = CheckContentWarning(in.ContentWarning); err != nil {
-		return in, err
-	}
-	if len(in.IdempotencyKey) > maxIdempotencyKey {
-		return in, apierr.Errorf(apierr.BadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(in.IdempotencyKey), maxIdempotencyKey)
-	}
-	return in, nil
-}
-
 // Stored media: the post hash's field m (and the publish event's) holds a
 // post's items as a JSON array with one-letter keys and kinds, empty
 // values left out: about 60 bytes plus the URLs and alt text an item.

@@ -95,6 +95,27 @@ func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) 
 	return p, nil
 }
 
+// checkNewPost applies the content rules to what a publish asks for: the
+// media under the service's URL policy, the text (which may be blank when
+// there is media: checkPostText), the content warning and the
+// idempotency key.
+func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
+	var err error
+	if in.Media, err = CheckMedia(in.Media, s.media); err != nil {
+		return in, err
+	}
+	if in.Text, err = checkPostText(in.Text, len(in.Media) > 0, s.o.MaxTextLen); err != nil {
+		return in, err
+	}
+	if in.ContentWarning, err = CheckContentWarning(in.ContentWarning); err != nil {
+		return in, err
+	}
+	if len(in.IdempotencyKey) > maxIdempotencyKey {
+		return in, apierr.Errorf(apierr.BadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(in.IdempotencyKey), maxIdempotencyKey)
+	}
+	return in, nil
+}
+
 // logPublish appends a new post's publish event and returns the post: the
 // new one, or the one an earlier attempt with the same idempotency key made.
 // The author's pending rate charge, if ctx carries one not yet spent, is
