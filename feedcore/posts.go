@@ -136,9 +136,9 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 		// The script spends it; the client must not send it again.
 		keys, ctx = append(keys, chargeKeys...), withoutCharge(ctx)
 	}
-	content := postContent{Text: in.Text, Media: encodeMedia(in.Media), CW: in.ContentWarning}
-	args := append(logArgs("alloc", s.nowMS(), withLink(content.record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
-		content.eventFields("t", evPublish, "u", store.FormatID(author))...)
+	enc := postContent{Text: in.Text, Media: encodeMedia(in.Media), CW: in.ContentWarning}
+	args := append(logArgs("alloc", s.nowMS(), withLink(enc.record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
+		enc.eventFields("t", evPublish, "u", store.FormatID(author))...)
 	args = append(args, link.linkFields()...)
 	arr, err := s.commit(ctx, logScript, keys, args, logScript.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 3 {
@@ -172,7 +172,7 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 			ms, count = parts[0], parts[1]
 			var rest string
 			rest, link = cutLink(parts[2])
-			content, bad = parseRecord(rest)
+			enc, bad = parseRecord(rest)
 		}
 	}
 	ts, err1 := parseInt(ms)
@@ -180,7 +180,7 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 	if err1 != nil || err2 != nil || bad != nil || n >= 1<<clockBits {
 		return nil, fmt.Errorf("queue publish: unreadable reply %v", arr)
 	}
-	p, err := content.post(composeID(ts, n, shard), author, ts)
+	p, err := enc.post(composeID(ts, n, shard), author, ts)
 	if p != nil {
 		p.ReplyTo, p.ReplyToAuthor = link.Parent, link.ParentAuthor
 	}
