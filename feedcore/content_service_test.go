@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -60,12 +61,13 @@ func TestContentRulesChangeNothing(t *testing.T) {
 }
 
 // The publish rules: text or media (or both), a content warning of at
-// most MaxContentWarning characters; a refused publish stores nothing.
+// most content.MaxContentWarning characters; a refused publish stores
+// nothing.
 func TestPublishPostRules(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{MediaHosts: []string{"cdn.example.com"}})
 	ctx := context.Background()
 	mustUsers(t, s, 1)
-	pic := []Media{{URL: "https://cdn.example.com/a.jpg", Kind: MediaImage}}
+	pic := []content.Media{{URL: "https://cdn.example.com/a.jpg", Kind: content.MediaImage}}
 	for _, tc := range []struct {
 		name string
 		in   NewPost
@@ -74,10 +76,10 @@ func TestPublishPostRules(t *testing.T) {
 		{"empty", NewPost{}, "a post needs text or media"},
 		{"white space, no media", NewPost{Text: " \n\t "}, "a post needs text or media"},
 		{"invisible text, with media", NewPost{Text: "\u200b", Media: pic}, "text must contain at least one visible character"},
-		{"long content warning", NewPost{Text: "x", ContentWarning: strings.Repeat("w", MaxContentWarning+1)}, "contentWarning has 201 characters"},
+		{"long content warning", NewPost{Text: "x", ContentWarning: strings.Repeat("w", content.MaxContentWarning+1)}, "contentWarning has 201 characters"},
 		{"control character in the content warning", NewPost{Text: "x", ContentWarning: "a\x00"}, "contentWarning must not contain control characters"},
 		{"long idempotency key", NewPost{Text: "x", IdempotencyKey: strings.Repeat("k", maxIdempotencyKey+1)}, "idempotencyKey has 129 bytes"},
-		{"media host not allowed", NewPost{Media: []Media{{URL: "https://elsewhere.example.com/a.jpg", Kind: MediaImage}}}, "media[0].url names host"},
+		{"media host not allowed", NewPost{Media: []content.Media{{URL: "https://elsewhere.example.com/a.jpg", Kind: content.MediaImage}}}, "media[0].url names host"},
 	} {
 		if _, err := s.PublishPost(ctx, 1, tc.in); err == nil || !strings.Contains(err.Error(), tc.err) || store.CodeOf(err) != apierr.BadInput {
 			t.Errorf("%s: PublishPost err = %v, want BAD_USER_INPUT saying %q", tc.name, err, tc.err)
@@ -108,11 +110,11 @@ func TestMediaStored(t *testing.T) {
 	mustUsers(t, s, 1, 2)
 	in := NewPost{
 		Text: "four of them",
-		Media: []Media{
-			{URL: "http://127.0.0.1:8080/demo/media/a.png", Kind: MediaImage, Width: 640, Height: 480, AltText: "a \"quoted\" cat, é 👩‍💻", Sensitive: true},
-			{URL: "https://cdn.example.com/b.gif", Kind: MediaGIF, Width: 1, Height: 1, DurationMs: 1200, ThumbnailURL: "https://cdn.example.com/b.jpg"},
-			{URL: "https://cdn.example.com/c.jpg?x=1&y=%20", Kind: MediaImage},
-			{URL: "https://cdn.example.com/d.jpg", Kind: MediaImage, AltText: "line\nbreak"},
+		Media: []content.Media{
+			{URL: "http://127.0.0.1:8080/demo/media/a.png", Kind: content.MediaImage, Width: 640, Height: 480, AltText: "a \"quoted\" cat, é 👩‍💻", Sensitive: true},
+			{URL: "https://cdn.example.com/b.gif", Kind: content.MediaGIF, Width: 1, Height: 1, DurationMs: 1200, ThumbnailURL: "https://cdn.example.com/b.jpg"},
+			{URL: "https://cdn.example.com/c.jpg?x=1&y=%20", Kind: content.MediaImage},
+			{URL: "https://cdn.example.com/d.jpg", Kind: content.MediaImage, AltText: "line\nbreak"},
 		},
 		ContentWarning: "food",
 		IdempotencyKey: "k1",
@@ -121,7 +123,7 @@ func TestMediaStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := func(what string, got *Post) {
+	same := func(what string, got *content.Post) {
 		t.Helper()
 		if got == nil || got.ID != p.ID || got.Text != in.Text || got.ContentWarning != in.ContentWarning || !reflect.DeepEqual(got.Media, in.Media) {
 			t.Errorf("%s: %+v, want %+v", what, got, in)
@@ -168,7 +170,7 @@ func TestMediaStored(t *testing.T) {
 	}
 
 	// PutPosts (import, demo).
-	put := &Post{ID: 77, Author: 2, CreatedAt: time.UnixMilli(1_700_000_000_000).UTC(), Media: in.Media[1:2], ContentWarning: "x"}
+	put := &content.Post{ID: 77, Author: 2, CreatedAt: time.UnixMilli(1_700_000_000_000).UTC(), Media: in.Media[1:2], ContentWarning: "x"}
 	if err := s.PutPost(ctx, put); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -17,7 +18,7 @@ import (
 
 func mustPost(tb testing.TB, s *Service, id, author store.ID) {
 	tb.Helper()
-	p := &Post{ID: id, Author: author, Text: "post " + store.FormatID(id), CreatedAt: time.UnixMilli(int64(1e12 + id)).UTC()}
+	p := &content.Post{ID: id, Author: author, Text: "post " + store.FormatID(id), CreatedAt: time.UnixMilli(int64(1e12 + id)).UTC()}
 	if err := s.PutPost(context.Background(), p); err != nil {
 		tb.Fatal(err)
 	}

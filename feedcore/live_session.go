@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -40,14 +41,14 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor store.ID, title strin
 type NewLive struct {
 	Title            string
 	ScheduledStartAt time.Time
-	// CoverURL, optional, follows the media URL rules (CheckURL).
+	// CoverURL, optional, follows the media URL rules (content.CheckURL).
 	CoverURL string
 }
 
 // ScheduleLiveSession creates a PREVIEW session of anchor.
 func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in NewLive) (_ *LiveSession, err error) {
 	defer store.Wrap(&err, "schedule a live session of user %d", anchor)
-	title, err := CheckText("title", in.Title, MaxTitleLen)
+	title, err := content.CheckText("title", in.Title, MaxTitleLen)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	if err := s.checkScheduledStart(at); err != nil {
 		return nil, err
 	}
-	cover, err := CheckCoverURL(in.CoverURL, s.media)
+	cover, err := content.CheckCoverURL(in.CoverURL, s.media)
 	if err != nil {
 		return nil, err
 	}

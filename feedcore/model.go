@@ -1,8 +1,10 @@
 package feedcore
 
 import (
-	"github.com/feedd/feedd/feedcore/store"
 	"time"
+
+	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // User is a profile.
@@ -40,8 +42,8 @@ type FeedPage struct {
 // post there, Repost is that repost's record (its Author reposted it at
 // its CreatedAt) and the cursor is the repost's position; else nil.
 type FeedEdge struct {
-	Post   *Post
-	Repost *Post
+	Post   *content.Post
+	Repost *content.Post
 	Cursor string
 }
 

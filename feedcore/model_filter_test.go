@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -28,7 +29,7 @@ type modelFilter struct {
 
 // filtered says whether one of viewer's filters in force keeps p from its
 // feed: never the viewer's own posts.
-func (m *model) filtered(viewer store.ID, p *Post) bool {
+func (m *model) filtered(viewer store.ID, p *content.Post) bool {
 	if p.Author == viewer {
 		return false
 	}
@@ -136,7 +137,7 @@ func (r *modelRun) publishWords() {
 		b.WriteString(filterWords[r.rng.IntN(len(filterWords))])
 	}
 	now := r.clk.now()
-	p := &Post{ID: store.ID(1000 + len(r.m.posts)), Author: r.user(), Text: b.String(),
+	p := &content.Post{ID: store.ID(1000 + len(r.m.posts)), Author: r.user(), Text: b.String(),
 		CreatedAt: now.Add(-time.Duration(r.rng.IntN(5)) * time.Second)}
 	if r.rng.IntN(4) == 0 {
 		p.CreatedAt = now.Add(-time.Duration(r.rng.IntN(3000)) * time.Second) // below horizons

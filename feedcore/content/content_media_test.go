@@ -1,4 +1,4 @@
-package feedcore
+package content
 
 import (
 	"reflect"
@@ -131,16 +131,16 @@ func TestCheckMedia(t *testing.T) {
 // still replays as the text post it was.
 func TestOldPublishRecordReplays(t *testing.T) {
 	for _, rec := range []string{"hello world", "", "two  spaces"} {
-		c, err := parseRecord(rec)
-		if err != nil || c != (postContent{Text: rec}) {
-			t.Errorf("parseRecord(%q) = %+v, %v", rec, c, err)
+		c, err := ParseRecord(rec)
+		if err != nil || c != (Encoded{Text: rec}) {
+			t.Errorf("ParseRecord(%q) = %+v, %v", rec, c, err)
 		}
 	}
-	full := postContent{Text: "t", Media: encodeMedia([]Media{{URL: "https://a/b", Kind: MediaVideo}}), CW: "cw"}
-	if c, err := parseRecord(full.record()); err != nil || c != full {
+	full := Encoded{Text: "t", Media: EncodeMedia([]Media{{URL: "https://a/b", Kind: MediaVideo}}), CW: "cw"}
+	if c, err := ParseRecord(full.Record()); err != nil || c != full {
 		t.Errorf("record round trip: %+v, %v; want %+v", c, err, full)
 	}
-	if _, err := parseRecord(recordTag + "{"); err == nil {
+	if _, err := ParseRecord(recordTag + "{"); err == nil {
 		t.Error("a broken record parsed")
 	}
 }
@@ -148,16 +148,16 @@ func TestOldPublishRecordReplays(t *testing.T) {
 // Media are stored compactly: one-letter keys and kinds, unset values
 // left out.
 func TestMediaEncoding(t *testing.T) {
-	got := encodeMedia([]Media{{URL: "https://a/b.mp4", Kind: MediaVideo, DurationMs: 5}, {URL: "https://a/c", Kind: MediaGIF, Sensitive: true}})
+	got := EncodeMedia([]Media{{URL: "https://a/b.mp4", Kind: MediaVideo, DurationMs: 5}, {URL: "https://a/c", Kind: MediaGIF, Sensitive: true}})
 	if want := `[{"u":"https://a/b.mp4","k":"v","d":5},{"u":"https://a/c","k":"g","s":true}]`; got != want {
-		t.Errorf("encodeMedia = %s, want %s", got, want)
+		t.Errorf("EncodeMedia = %s, want %s", got, want)
 	}
-	if encodeMedia(nil) != "" {
+	if EncodeMedia(nil) != "" {
 		t.Error("no media should store nothing")
 	}
 	for _, bad := range []string{"{", `[{"u":"x","k":"z"}]`} {
-		if _, err := decodeMedia(bad); err == nil {
-			t.Errorf("decodeMedia(%s) succeeded", bad)
+		if _, err := DecodeMedia(bad); err == nil {
+			t.Errorf("DecodeMedia(%s) succeeded", bad)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package feedcore
+package content
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-package feedcore
+package content
 
 import (
 	"strings"
@@ -71,10 +71,10 @@ func CheckText(what, text string, max int) (string, error) {
 	return text, nil
 }
 
-// checkPostText applies the content rules to a post's text of at most
+// CheckPostText applies the content rules to a post's text of at most
 // max characters. A post needs text or media: a blank text is refused
 // when the post has no media (hasMedia), and is "" (none) when it has.
-func checkPostText(text string, hasMedia bool, max int) (string, error) {
+func CheckPostText(text string, hasMedia bool, max int) (string, error) {
 	switch {
 	case strings.TrimSpace(text) == "" && !hasMedia:
 		return "", apierr.Errorf(apierr.BadInput, "a post needs text or media: text is empty and there is no media")

@@ -1,4 +1,4 @@
-package feedcore
+package content
 
 import (
 	"encoding/json"
@@ -238,8 +238,8 @@ var kindCodes = map[MediaKind]string{MediaImage: "i", MediaVideo: "v", MediaGIF:
 
 var codeKinds = map[string]MediaKind{"i": MediaImage, "v": MediaVideo, "g": MediaGIF}
 
-// encodeMedia is items as stored: "" for none.
-func encodeMedia(items []Media) string {
+// EncodeMedia is items as stored: "" for none.
+func EncodeMedia(items []Media) string {
 	if len(items) == 0 {
 		return ""
 	}
@@ -254,8 +254,8 @@ func encodeMedia(items []Media) string {
 	return string(b)
 }
 
-// decodeMedia reads what encodeMedia stored.
-func decodeMedia(s string) ([]Media, error) {
+// DecodeMedia reads what EncodeMedia stored.
+func DecodeMedia(s string) ([]Media, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -274,19 +274,20 @@ func decodeMedia(s string) ([]Media, error) {
 	return out, nil
 }
 
-// postContent is a post's content as its publish event and idempotency
-// record carry it, media encoded (encodeMedia).
-type postContent struct {
+// Encoded is a post's content as its publish event and idempotency
+// record carry it, media encoded (EncodeMedia).
+type Encoded struct {
 	Text, Media, CW string
 }
 
-func contentOf(p *Post) postContent {
-	return postContent{Text: p.Text, Media: encodeMedia(p.Media), CW: p.ContentWarning}
+// Encode is p's content, encoded.
+func Encode(p *Post) Encoded {
+	return Encoded{Text: p.Text, Media: EncodeMedia(p.Media), CW: p.ContentWarning}
 }
 
-// eventFields appends c's fields to fv as an event carries them: x (text),
+// EventFields appends c's fields to fv as an event carries them: x (text),
 // m (media) and cw (content warning), each when set.
-func (c postContent) eventFields(fv ...string) []string {
+func (c Encoded) EventFields(fv ...string) []string {
 	for _, f := range [...]struct{ name, v string }{{"x", c.Text}, {"m", c.Media}, {"cw", c.CW}} {
 		if f.v != "" {
 			fv = append(fv, f.name, f.v)
@@ -307,10 +308,10 @@ type contentRecord struct {
 	CW string `json:"cw,omitempty"`
 }
 
-// record is c as an idempotency record keeps it after "ms count ": the
+// Record is c as an idempotency record keeps it after "ms count ": the
 // text alone for a post of text only (as records made before media
 // existed), else recordTag and JSON.
-func (c postContent) record() string {
+func (c Encoded) Record() string {
 	if c.Media == "" && c.CW == "" {
 		return c.Text
 	}
@@ -321,22 +322,22 @@ func (c postContent) record() string {
 	return recordTag + string(b)
 }
 
-// parseRecord reads what record wrote.
-func parseRecord(s string) (postContent, error) {
+// ParseRecord reads what Record wrote.
+func ParseRecord(s string) (Encoded, error) {
 	rest, ok := strings.CutPrefix(s, recordTag)
 	if !ok {
-		return postContent{Text: s}, nil
+		return Encoded{Text: s}, nil
 	}
 	var r contentRecord
 	if err := json.Unmarshal([]byte(rest), &r); err != nil {
-		return postContent{}, fmt.Errorf("publish record: %w", err)
+		return Encoded{}, fmt.Errorf("publish record: %w", err)
 	}
-	return postContent{Text: r.X, Media: r.M, CW: r.CW}, nil
+	return Encoded{Text: r.X, Media: r.M, CW: r.CW}, nil
 }
 
-// post is the post of id by author at ts (ms) with content c.
-func (c postContent) post(id, author store.ID, ts int64) (*Post, error) {
-	media, err := decodeMedia(c.Media)
+// Post is the post of id by author at ts (ms) with content c.
+func (c Encoded) Post(id, author store.ID, ts int64) (*Post, error) {
+	media, err := DecodeMedia(c.Media)
 	if err != nil {
 		return nil, fmt.Errorf("post %d: %w", id, err)
 	}
