@@ -140,6 +140,7 @@
 // replies and reposts a viewer sees, and which reposts the window leaves
 // out, is decided at read time over the merged feed, so push and pull
 // agree.
+//
 // Keyword filters. A viewer's filters are one record in its slot, with a
 // token that every change replaces and that never repeats. A page's first
 // round trip sends the token of the set this process compiled (kept in a
@@ -165,7 +166,7 @@
 // A takedown is a delete whose event is appended in one script with its
 // record and its job. Every moderation action is appended once to the
 // audit stream.
-
+//
 // Lists. Every list (favorites, an author's posts, followers, following,
 // the viewer's relations) pages one sorted set from its cursor by rank, so
 // a page costs its size, never the list's; its cursors are sealed with the
