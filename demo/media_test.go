@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/content"
 )
 
 // The media files stay small: the repository carries them.
@@ -135,7 +136,7 @@ func TestShowcase(t *testing.T) {
 		if p.ContentWarning != "" {
 			kinds["content warning"] = true
 		}
-		if _, err := feedcore.CheckMedia(p.Media, feedcore.URLPolicy{AnyHost: true}); err != nil {
+		if _, err := content.CheckMedia(p.Media, content.URLPolicy{AnyHost: true}); err != nil {
 			t.Errorf("post %d: %v", p.ID, err)
 		}
 	}

@@ -16,18 +16,20 @@
 //     read_hydrate.go (Hydrate, cached posts), read_cursorkey.go (the
 //     cursor key shared in Redis; the sealed cursors are package cursor),
 //     read_activity.go (Touch, upgrade, Sweep, the reader locks).
-//   - Live: live_session.go (ScheduleLive, StartLive, EndLive, PutLive,
-//     anchor queues), live_feed.go (LiveFeed paging), live_snapshot.go
-//     (take, reuse, one snapshot per device).
+//   - Live: live_session.go (ScheduleLive and the window of a scheduled
+//     start, StartLive, EndLive, PutLive, anchor queues), live_feed.go
+//     (LiveFeed paging), live_snapshot.go (take, reuse, one snapshot per
+//     device).
 //   - Fan-out: fanout_dispatch.go (events into tasks, promotion, task
 //     execution, inbox writes).
 //   - Journal and events: events.go (event streams, the log script, ids
 //     from a shard's clock), journal.go (begin, settle, repair),
 //     durability.go (commit, WAIT for replicas).
 //   - Follows: follows.go (Follow, Unfollow, backfill).
-//   - Posts: posts.go (PublishPost, Delete, Posts), content.go (text
-//     rules), content_media.go (media, content warnings, the URL policy
-//     of media and live covers, how media are stored).
+//   - Posts: posts.go (PublishPost and checkNewPost, Delete, Posts); what
+//     a post is and may contain is the package content (Post, media, the
+//     text and URL rules, how content is stored), whose Post, Media,
+//     MediaKind and kinds facade.go keeps as aliases.
 //   - Likes: likes.go (Like, Unlike, LikeMany, counters).
 //   - Reposts: repost_write.go (Repost, UndoRepost, PutReposts: the
 //     commit with the reposter's record, the record's materialization,
@@ -81,8 +83,8 @@
 //     the script runner, batch commands and replies, CodeOf and Wrap);
 //     here scripts.go (the seek and inbox scripts shared by the read and
 //     write paths), options.go, service.go (Service, which embeds the
-//     store), model.go (the domain's types), facade.go (the store's ids
-//     and codes under feedcore's names).
+//     store), model.go (the domain's types), facade.go (the lower packages'
+//     ids, codes and posts under feedcore's names).
 //
 // # Invariants
 //

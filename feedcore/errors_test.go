@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -61,7 +62,7 @@ func TestEntryPointsNameTheirOperation(t *testing.T) {
 	}
 	sink := ExportSink{
 		User: func(User) error { return nil }, Follow: func(Edge, time.Time) error { return nil }, Relation: func(Relation) error { return nil },
-		Post: func(*Post) error { return nil }, Live: func(*LiveSession) error { return nil },
+		Post: func(*content.Post) error { return nil }, Live: func(*LiveSession) error { return nil },
 		Like: func(_, _ store.ID) error { return nil }, Counts: func(store.ID, PostCounts) error { return nil },
 		Favorite: func(Favorite) error { return nil },
 	}

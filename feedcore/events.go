@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -32,7 +33,7 @@ type event struct {
 	Type string
 	User store.ID   // author, or the reader for evActivate
 	Item store.Item // the post, for evPublish and evDelete; the repost's record for evRepost and evUnrepost
-	postContent
+	content.Encoded
 	// Parent and ParentAuthor: a reply's parent post and its author
 	// (evPublish, evDelete). Orig and OrigAuthor: a repost's original
 	// and its author (evRepost, evUnrepost).
@@ -57,7 +58,7 @@ func (s *Service) shardOf(user store.ID) int {
 }
 
 func (e event) fields() []string {
-	fv := e.eventFields("t", e.Type, "u", store.FormatID(e.User), "p", store.FormatID(e.Item.ID), "s", store.ScoreArg(e.Item.TS))
+	fv := e.EventFields("t", e.Type, "u", store.FormatID(e.User), "p", store.FormatID(e.Item.ID), "s", store.ScoreArg(e.Item.TS))
 	return append(fv, e.linkFields()...)
 }
 
@@ -176,7 +177,7 @@ func parseEvent(fv map[string]string, shard int) (event, error) {
 	if err != nil {
 		return event{}, fmt.Errorf("event field u %q: %w", fv["u"], err)
 	}
-	e := event{Type: fv["t"], User: u, postContent: postContent{Text: fv["x"], Media: fv["m"], CW: fv["cw"]}}
+	e := event{Type: fv["t"], User: u, Encoded: content.Encoded{Text: fv["x"], Media: fv["m"], CW: fv["cw"]}}
 	if e.Type == "" {
 		return event{}, fmt.Errorf("event without a type")
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -67,19 +68,19 @@ return 1
 // Like records that viewer likes post, once however often it is called,
 // and returns the post with its counters. A missing or deleted post, or
 // one of a suspended account, is NOT_FOUND.
-func (s *Service) Like(ctx context.Context, viewer, post store.ID) (_ *Post, _ PostCounts, err error) {
+func (s *Service) Like(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ PostCounts, err error) {
 	defer store.Wrap(&err, "user %d likes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "1")
 }
 
 // Unlike takes viewer's like of post back, if any, and returns the post
 // with its counters. A missing or deleted post is NOT_FOUND.
-func (s *Service) Unlike(ctx context.Context, viewer, post store.ID) (_ *Post, _ PostCounts, err error) {
+func (s *Service) Unlike(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ PostCounts, err error) {
 	defer store.Wrap(&err, "user %d unlikes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "-1")
 }
 
-func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string) (*Post, PostCounts, error) {
+func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string) (*content.Post, PostCounts, error) {
 	if viewer == 0 {
 		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to like posts")
 	}
@@ -98,7 +99,7 @@ func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string)
 
 // likedPost reads a likeReply (the like and favorite scripts reply
 // alike): the post and its counters.
-func likedPost(post store.ID, vs []rueidis.RedisMessage) (*Post, PostCounts, error) {
+func likedPost(post store.ID, vs []rueidis.RedisMessage) (*content.Post, PostCounts, error) {
 	str := func(i int) string { s, _ := vs[i].ToString(); return s }
 	p, err := newPost(post, postFields{str(0), str(1), str(2), "", str(3), str(4), "", str(9), str(10)})
 	if err != nil {

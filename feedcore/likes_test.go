@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -17,7 +18,7 @@ import (
 
 func mustPost(tb testing.TB, s *Service, id, author store.ID) {
 	tb.Helper()
-	p := &Post{ID: id, Author: author, Text: "post " + store.FormatID(id), CreatedAt: time.UnixMilli(int64(1e12 + id)).UTC()}
+	p := &content.Post{ID: id, Author: author, Text: "post " + store.FormatID(id), CreatedAt: time.UnixMilli(int64(1e12 + id)).UTC()}
 	if err := s.PutPost(context.Background(), p); err != nil {
 		tb.Fatal(err)
 	}
@@ -217,5 +218,47 @@ func TestHydrate(t *testing.T) {
 	h, err = s.Hydrate(ctx, HydrateRequest{Liked: []store.ID{11}, Following: []store.ID{2}})
 	if err != nil || fmt.Sprint(h.Liked, h.Following) != "[false] [false]" {
 		t.Errorf("anonymous hydration %+v, %v", h, err)
+	}
+}
+
+// TestLikeAtMaxCount: a like on a post whose counter is at MaxCount is
+// refused whole (not recorded, counter unchanged); an unlike still works.
+func TestLikeAtMaxCount(t *testing.T) {
+	s := newService(t, storetest.New(t), Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	p, err := s.Publish(ctx, 1, "popular")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Like(ctx, 3, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetCounts(ctx, p.ID, PostCounts{Likes: MaxCount}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetCounts(ctx, p.ID, PostCounts{Likes: MaxCount + 1}); store.CodeOf(err) != apierr.BadInput {
+		t.Fatalf("SetCounts over MaxCount: %v", err)
+	}
+	if _, _, err := s.Like(ctx, 2, p.ID); store.CodeOf(err) != apierr.BadInput {
+		t.Fatalf("like at the max: err = %v", err)
+	}
+	liked, err := s.Liked(ctx, 2, []store.ID{p.ID})
+	if err != nil || liked[0] {
+		t.Fatalf("a refused like was recorded: %v, %v", liked, err)
+	}
+	cs, err := s.PostCounts(ctx, []store.ID{p.ID})
+	if err != nil || cs[0].Likes != MaxCount {
+		t.Fatalf("counts %+v, %v", cs, err)
+	}
+	// An existing liker liking again is a no-op, not a refusal.
+	if _, c, err := s.Like(ctx, 3, p.ID); err != nil || c.Likes != MaxCount {
+		t.Fatalf("repeat like at the max: %+v, %v", c, err)
+	}
+	if _, c, err := s.Unlike(ctx, 3, p.ID); err != nil || c.Likes != MaxCount-1 {
+		t.Fatalf("unlike at the max: %+v, %v", c, err)
+	}
+	if _, c, err := s.Like(ctx, 2, p.ID); err != nil || c.Likes != MaxCount {
+		t.Fatalf("like below the max: %+v, %v", c, err)
 	}
 }

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
@@ -48,12 +49,12 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, with
 	// post's author needs a check.
 	safety := &postSafety{hidden: sepSet{complete: true}, v: &view{viewer: viewer, now: now}}
 	key := s.Keys.Outbox(author)
-	origs := map[store.ID]*Post{} // the originals of the author's reposts shown
-	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[Post] {
-		return listScan[Post]{
+	origs := map[store.ID]*content.Post{} // the originals of the author's reposts shown
+	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[content.Post] {
+		return listScan[content.Post]{
 			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
 			first: reads,
-			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*Post, error) {
+			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*content.Post, error) {
 				if gate {
 					if err := s.gateAuthor(safety, author, compiled, first); err != nil {
 						return nil, err
@@ -99,4 +100,4 @@ func (s *Service) gateAuthor(safety *postSafety, author store.ID, compiled *keyw
 
 // onAuthorList reports whether post p belongs on its author's list: a
 // reply (its hash names a parent) only withReplies.
-func onAuthorList(p *Post, withReplies bool) bool { return withReplies || p.ReplyTo == 0 }
+func onAuthorList(p *content.Post, withReplies bool) bool { return withReplies || p.ReplyTo == 0 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -39,7 +40,7 @@ func TestAuthorPosts(t *testing.T) {
 	at := testEpoch.Add(-time.Hour)
 	var want []store.ID
 	for i := range 12 {
-		p := &Post{ID: store.ID(100 + i), Author: 2, Text: "post " + store.Itoa(i), CreatedAt: at.Add(time.Duration(i/3) * time.Second)}
+		p := &content.Post{ID: store.ID(100 + i), Author: 2, Text: "post " + store.Itoa(i), CreatedAt: at.Add(time.Duration(i/3) * time.Second)}
 		if err := s.PutPost(ctx, p); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
@@ -79,7 +80,7 @@ return {p[1], p[2], p[3], p[5] or '', p[6] or '', c[1] or '', c[2] or '', c[3] o
 // counters. A missing or deleted post, or one of a suspended account, is
 // NOT_FOUND; a post whose author
 // and the viewer are separated by a block, either way, is FORBIDDEN.
-func (s *Service) FavoritePost(ctx context.Context, viewer, post store.ID) (_ *Post, _ PostCounts, err error) {
+func (s *Service) FavoritePost(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ PostCounts, err error) {
 	defer store.Wrap(&err, "user %d favorites post %d", viewer, post)
 	return s.favorite(ctx, viewer, post, true)
 }
@@ -87,12 +88,12 @@ func (s *Service) FavoritePost(ctx context.Context, viewer, post store.ID) (_ *P
 // UnfavoritePost takes viewer's favorite of post back, if any, and
 // returns the post with its counters. A missing or deleted post is
 // NOT_FOUND.
-func (s *Service) UnfavoritePost(ctx context.Context, viewer, post store.ID) (_ *Post, _ PostCounts, err error) {
+func (s *Service) UnfavoritePost(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ PostCounts, err error) {
 	defer store.Wrap(&err, "user %d unfavorites post %d", viewer, post)
 	return s.favorite(ctx, viewer, post, false)
 }
 
-func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) (*Post, PostCounts, error) {
+func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) (*content.Post, PostCounts, error) {
 	if viewer == 0 {
 		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to favorite posts")
 	}
@@ -243,11 +244,11 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 	key := s.Keys.Favorites(viewer)
 	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
 	var safety *postSafety
-	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[Post] {
-		return listScan[Post]{
+	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[content.Post] {
+		return listScan[content.Post]{
 			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
 			first: append(s.hiddenPrefetchCmds(viewer, now), s.keywordViewCmd(viewer, compiled.Version())),
-			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*Post, error) {
+			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*content.Post, error) {
 				if safety == nil {
 					n := len(first) - 1
 					h, err := s.parseHiddenPrefetch(first[:n], viewer, now)
@@ -271,7 +272,7 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 // keepFavorites reads the posts of a page of the viewer's favorites
 // through the client-side cache and keeps those to show (shownPosts);
 // the deleted ones leave the record.
-func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items []store.Item) ([]*Post, error) {
+func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items []store.Item) ([]*content.Post, error) {
 	viewer := safety.v.viewer
 	ps, err := s.shownPosts(ctx, safety, items, false)
 	if err != nil {
@@ -320,7 +321,7 @@ func (s *Service) readPostSafety(viewer store.ID, now int64, hidden sepSet, comp
 // the viewer's own), or (atTime, for an index scored by the post's time)
 // when not at the item's time. A deleted post is returned, Deleted set,
 // for the caller to skip.
-func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []store.Item, atTime bool) ([]*Post, error) {
+func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []store.Item, atTime bool) ([]*content.Post, error) {
 	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -67,7 +68,7 @@ func TestFavorites(t *testing.T) {
 	for _, p := range []struct{ id, author store.ID }{{101, 2}, {102, 2}, {103, 2}, {104, 3}} {
 		mustPost(t, s, p.id, p.author)
 	}
-	fav := func(viewer, post store.ID, on bool) (*Post, PostCounts) {
+	fav := func(viewer, post store.ID, on bool) (*content.Post, PostCounts) {
 		t.Helper()
 		clk.advance(time.Second)
 		op := s.UnfavoritePost
@@ -360,7 +361,7 @@ func (f listSafetyFixture) muteMany(n int) {
 // post publishes post id of author with text, at its id's second.
 func (f listSafetyFixture) post(id, author store.ID, text string) {
 	f.t.Helper()
-	p := &Post{ID: id, Author: author, Text: text, CreatedAt: testEpoch.Add(-time.Hour + time.Duration(id)*time.Second)}
+	p := &content.Post{ID: id, Author: author, Text: text, CreatedAt: testEpoch.Add(-time.Hour + time.Duration(id)*time.Second)}
 	if err := f.s.PutPost(context.Background(), p); err != nil {
 		f.t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -227,7 +228,7 @@ func sealPage[T any](s *Service, q listAt, n int, found []entry[T], scanned *sto
 }
 
 // postPage is a page of a list of posts (favorites, an author's posts).
-func postPage(q listAt, posts []*Post, cursors []string, hasNext bool, end string) *FeedPage {
+func postPage(q listAt, posts []*content.Post, cursors []string, hasNext bool, end string) *FeedPage {
 	pg := &FeedPage{Edges: make([]FeedEdge, len(posts)), HasNext: hasNext, HasPrevious: q.after != "", StartCursor: q.after, EndCursor: end}
 	for i, p := range posts {
 		pg.Edges[i] = FeedEdge{Post: p, Cursor: cursors[i]}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -40,14 +41,14 @@ func (s *Service) ScheduleLive(ctx context.Context, anchor store.ID, title strin
 type NewLive struct {
 	Title            string
 	ScheduledStartAt time.Time
-	// CoverURL, optional, follows the media URL rules (CheckURL).
+	// CoverURL, optional, follows the media URL rules (content.CheckURL).
 	CoverURL string
 }
 
 // ScheduleLiveSession creates a PREVIEW session of anchor.
 func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in NewLive) (_ *LiveSession, err error) {
 	defer store.Wrap(&err, "schedule a live session of user %d", anchor)
-	title, err := CheckText("title", in.Title, MaxTitleLen)
+	title, err := content.CheckText("title", in.Title, MaxTitleLen)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	if err := s.checkScheduledStart(at); err != nil {
 		return nil, err
 	}
-	cover, err := CheckCoverURL(in.CoverURL, s.media)
+	cover, err := content.CheckCoverURL(in.CoverURL, s.media)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +85,28 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	}
 	s.end(ctx, shard, jid)
 	return l, nil
+}
+
+// The window scheduleLive accepts a start in. A start in the past would
+// rank the session first among previews (they are ordered by scheduled
+// start) for every follower: only a small grace for clock skew and slow
+// forms is allowed. A year ahead is the longest a preview may be listed.
+const (
+	ScheduleGrace   = 5 * time.Minute
+	ScheduleHorizon = 365 * 24 * time.Hour
+)
+
+// checkScheduledStart refuses a scheduled start outside
+// [now - ScheduleGrace, now + ScheduleHorizon].
+func (s *Service) checkScheduledStart(at time.Time) error {
+	now := s.o.Now()
+	switch {
+	case at.Before(now.Add(-ScheduleGrace)):
+		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is in the past; it may be at most %v before now", ScheduleGrace)
+	case at.After(now.Add(ScheduleHorizon)):
+		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is more than a year ahead (%v at most)", ScheduleHorizon)
+	}
+	return nil
 }
 
 // PutLive stores a session with whatever times it has (import, demo,

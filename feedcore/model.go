@@ -1,8 +1,10 @@
 package feedcore
 
 import (
-	"github.com/feedd/feedd/feedcore/store"
 	"time"
+
+	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // User is a profile.
@@ -15,38 +17,6 @@ type User struct {
 	// has marked the profile): lists of users leave the account out.
 	Suspended bool
 }
-
-// Post is a stored post. Deleted posts are kept as tombstones and never
-// served in feeds.
-type Post struct {
-	ID        store.ID
-	Author    store.ID
-	Text      string
-	CreatedAt time.Time // millisecond precision
-	Deleted   bool
-	// Media are the post's images, GIFs or video, in order.
-	Media []Media
-	// ContentWarning, when set, asks apps to hide the post behind it.
-	ContentWarning string
-	// AuthorSuspended: the author's account is suspended; the post is
-	// shown nowhere until it is unsuspended (safety_moderation.go).
-	AuthorSuspended bool
-	// TakenDown is when an operator took the post down (zero: never), and
-	// TakedownReason why; a post taken down is Deleted too.
-	TakenDown      time.Time
-	TakedownReason string
-	// ReplyTo is the post this one replies to (0: none), and
-	// ReplyToAuthor that post's author, kept with the reply so the rule
-	// of who sees it (read_items.go) needs no read of the parent.
-	ReplyTo, ReplyToAuthor store.ID
-	// RepostOf, set, makes this the record of a repost (repost_write.go):
-	// Author reposted the post RepostOf, by RepostOfAuthor, at CreatedAt.
-	// A record is an item of feeds, never shown or addressed as a post.
-	RepostOf, RepostOfAuthor store.ID
-}
-
-// IsRepost reports whether p is a repost's record, not a post.
-func (p *Post) IsRepost() bool { return p.RepostOf != 0 }
 
 // FeedRequest asks for one page of a viewer's following feed. Set First
 // (with After) to page toward older posts, or Last (with Before) for posts
@@ -72,8 +42,8 @@ type FeedPage struct {
 // post there, Repost is that repost's record (its Author reposted it at
 // its CreatedAt) and the cursor is the repost's position; else nil.
 type FeedEdge struct {
-	Post   *Post
-	Repost *Post
+	Post   *content.Post
+	Repost *content.Post
 	Cursor string
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/keyword/keywordtest"
 	"github.com/feedd/feedd/feedcore/store"
@@ -30,7 +31,7 @@ type modelFilter struct {
 
 // filtered says whether one of viewer's filters in force keeps p from its
 // feed: never the viewer's own posts.
-func (m *oracle) filtered(viewer store.ID, p *Post) bool {
+func (m *oracle) filtered(viewer store.ID, p *content.Post) bool {
 	if p.Author == viewer {
 		return false
 	}
@@ -138,7 +139,7 @@ func (r *modelRun) publishWords() {
 		b.WriteString(filterWords[r.rng.IntN(len(filterWords))])
 	}
 	now := r.clk.now()
-	p := &Post{ID: store.ID(1000 + len(r.m.posts)), Author: r.user(), Text: b.String(),
+	p := &content.Post{ID: store.ID(1000 + len(r.m.posts)), Author: r.user(), Text: b.String(),
 		CreatedAt: now.Add(-time.Duration(r.rng.IntN(5)) * time.Second)}
 	if r.rng.IntN(4) == 0 {
 		p.CreatedAt = now.Add(-time.Duration(r.rng.IntN(3000)) * time.Second) // below horizons

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -193,7 +194,7 @@ func (lm *listsModel) separated(m *oracle, viewer, u store.ID) bool {
 // shown says whether a list of posts shows viewer p: not deleted, its
 // author not suspended nor hidden from viewer (a block, a mute, a hide),
 // and no filter of viewer's matching it (its own are never hidden).
-func (lm *listsModel) shown(m *oracle, viewer store.ID, p *Post) bool {
+func (lm *listsModel) shown(m *oracle, viewer store.ID, p *content.Post) bool {
 	return !p.Deleted && !m.suspended[p.Author] && (viewer == 0 || !m.hidden(viewer, p.Author) && !m.filtered(viewer, p))
 }
 

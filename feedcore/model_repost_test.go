@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -20,7 +21,7 @@ import (
 // viewer's feed only when the viewer wrote it, it answers the viewer or
 // its own author, or the viewer follows (and does not hide) the author it
 // answers. Posts that are not replies always pass.
-func (m *oracle) replyShown(viewer store.ID, p *Post) bool {
+func (m *oracle) replyShown(viewer store.ID, p *content.Post) bool {
 	if p.ReplyTo == 0 || p.Author == viewer || p.ReplyToAuthor == viewer || p.ReplyToAuthor == p.Author {
 		return true
 	}
@@ -30,7 +31,7 @@ func (m *oracle) replyShown(viewer store.ID, p *Post) bool {
 // showsRepost says whether viewer's feed holds the repost r (before the
 // window): r by the viewer or a followee not hidden from it, its original
 // live and by an author not hidden from it.
-func (m *oracle) showsRepost(viewer store.ID, r *Post) bool {
+func (m *oracle) showsRepost(viewer store.ID, r *content.Post) bool {
 	o := m.posts[r.RepostOf]
 	return !r.Deleted && !m.gone[r.Author] && (r.Author == viewer || m.follows[viewer][r.Author]) &&
 		!m.hidden(viewer, r.Author) && o != nil && !o.Deleted && !m.gone[o.Author] &&
@@ -64,7 +65,7 @@ func (m *oracle) dedupe(items []store.ID, shows map[store.ID]store.ID) []store.I
 }
 
 // liveRepost is u's live repost of post in the oracle, nil when none.
-func (m *oracle) liveRepost(u, post store.ID) *Post {
+func (m *oracle) liveRepost(u, post store.ID) *content.Post {
 	for _, r := range m.reposts {
 		if r.Author == u && r.RepostOf == post && !r.Deleted && !m.gone[u] {
 			return r
@@ -142,8 +143,8 @@ func runConversationModel(t *testing.T, seed uint64) {
 }
 
 // livePosts are the oracle's posts not deleted, by id.
-func (r *modelRun) livePosts() []*Post {
-	return slices.DeleteFunc(r.sortedPosts(), func(p *Post) bool { return p.Deleted || r.m.gone[p.Author] })
+func (r *modelRun) livePosts() []*content.Post {
+	return slices.DeleteFunc(r.sortedPosts(), func(p *content.Post) bool { return p.Deleted || r.m.gone[p.Author] })
 }
 
 // repost has a random user repost a random live post, a recent one more
@@ -185,7 +186,7 @@ func (r *modelRun) repost() {
 // leaves it out at once. Taking back a repost that is not there changes
 // nothing.
 func (r *modelRun) undoRepost() {
-	var live []*Post
+	var live []*content.Post
 	for _, id := range slices.Sorted(maps.Keys(r.m.reposts)) {
 		if rec := r.m.reposts[id]; !rec.Deleted && !r.m.gone[rec.Author] {
 			live = append(live, rec)
@@ -219,7 +220,7 @@ func (r *modelRun) undoRepost() {
 }
 
 // repostRecord reads u's repost of post as its reposter's record names it.
-func (r *modelRun) repostRecord(u, post store.ID) *Post {
+func (r *modelRun) repostRecord(u, post store.ID) *content.Post {
 	r.t.Helper()
 	shard := r.s.shardOf(u)
 	rec, err := r.s.Redis.Do(context.Background(), r.s.Redis.B().Get().Key(r.s.Keys.RepostRecord(shard, u, post)).Build()).ToString()
@@ -240,10 +241,10 @@ func (r *modelRun) checkOwn(u, id store.ID, want bool) {
 
 // checkCounter compares a counter (of) of every live post with the
 // oracle's count (want), and returns the live posts and their ids.
-func (r *modelRun) checkCounter(name string, of func(PostCounts) int, want func(store.ID) int) ([]*Post, []store.ID) {
+func (r *modelRun) checkCounter(name string, of func(PostCounts) int, want func(store.ID) int) ([]*content.Post, []store.ID) {
 	r.t.Helper()
 	ps := r.livePosts()
-	ids := store.CmdsFor(ps, func(p *Post) store.ID { return p.ID })
+	ids := store.CmdsFor(ps, func(p *content.Post) store.ID { return p.ID })
 	counts, err := r.s.PostCounts(context.Background(), ids)
 	r.must(err)
 	for i, p := range ps {

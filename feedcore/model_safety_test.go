@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -152,7 +153,7 @@ func (r *modelRun) acrossBlock() {
 	if r.rng.IntN(2) == 0 {
 		a, b = b, a
 	}
-	var theirs []*Post
+	var theirs []*content.Post
 	for _, p := range r.sortedPosts() {
 		if p.Author == b && !p.Deleted {
 			theirs = append(theirs, p)
@@ -256,7 +257,7 @@ func (r *modelRun) checkCounts(ids ...store.ID) {
 }
 
 // checkLiked compares u's like of p, and p's like count, with the oracle.
-func (r *modelRun) checkLiked(u store.ID, p *Post) {
+func (r *modelRun) checkLiked(u store.ID, p *content.Post) {
 	r.t.Helper()
 	if p.Deleted {
 		return
@@ -273,10 +274,10 @@ func (r *modelRun) checkLiked(u store.ID, p *Post) {
 
 // checkLikes compares the like counts of ps (every post not deleted when
 // none is given) with the oracle's likers.
-func (r *modelRun) checkLikes(ps ...*Post) {
+func (r *modelRun) checkLikes(ps ...*content.Post) {
 	r.t.Helper()
 	if len(ps) == 0 {
-		ps = slices.DeleteFunc(r.sortedPosts(), func(p *Post) bool { return p.Deleted })
+		ps = slices.DeleteFunc(r.sortedPosts(), func(p *content.Post) bool { return p.Deleted })
 	}
 	ids := make([]store.ID, len(ps))
 	for i, p := range ps {
@@ -355,9 +356,9 @@ func (r *modelRun) logState(v store.ID) {
 }
 
 // sortedPosts are the oracle's posts by id.
-func (r *modelRun) sortedPosts() []*Post {
+func (r *modelRun) sortedPosts() []*content.Post {
 	ps := slices.Collect(maps.Values(r.m.posts))
-	slices.SortFunc(ps, func(a, b *Post) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(ps, func(a, b *content.Post) int { return cmp.Compare(a.ID, b.ID) })
 	return ps
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -26,10 +27,10 @@ type ExportSink struct {
 	// Relation: a block, mute (with its end) or hide; ended mutes are not
 	// exported.
 	Relation func(Relation) error
-	Post     func(*Post) error
+	Post     func(*content.Post) error
 	// Repost: a repost's record (its Author reposted RepostOf at
 	// CreatedAt, under its ID), after every post.
-	Repost func(*Post) error
+	Repost func(*content.Post) error
 	Live   func(*LiveSession) error
 	// Like: user likes post.
 	Like func(post, user store.ID) error
@@ -48,7 +49,7 @@ type ExportSink struct {
 	// the posts pass; Report and Audit: the reports and the audit trail,
 	// oldest first, last of all. Nil skips them.
 	Suspended func(Suspension) error
-	Takedown  func(*Post) error
+	Takedown  func(*content.Post) error
 	Report    func(Report) error
 	Audit     func(AuditEntry) error
 	// Batch is how many keys are read per round trip; ExportBatch when 0.
@@ -255,7 +256,7 @@ func (s *Service) exportFollowChunk(user store.ID, ms []string, times rueidis.Re
 
 // exportable reports whether p is a post to export: it exists, is not
 // deleted, and has an author (not a stray hash).
-func exportable(p *Post) bool { return p != nil && !p.Deleted && p.Author != 0 }
+func exportable(p *content.Post) bool { return p != nil && !p.Deleted && p.Author != 0 }
 
 func (s *Service) exportPosts(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	ps, err := s.Posts(ctx, ids)
@@ -285,13 +286,13 @@ func (s *Service) exportReposts(ctx context.Context, ids []store.ID, sink Export
 	if err != nil {
 		return err
 	}
-	var recs []*Post
+	var recs []*content.Post
 	for _, p := range ps {
 		if exportable(p) && p.IsRepost() {
 			recs = append(recs, p)
 		}
 	}
-	origs, err := s.livePosts(ctx, store.CmdsFor(recs, func(r *Post) store.ID { return r.RepostOf }), sink)
+	origs, err := s.livePosts(ctx, store.CmdsFor(recs, func(r *content.Post) store.ID { return r.RepostOf }), sink)
 	if err != nil {
 		return err
 	}
@@ -331,7 +332,7 @@ const exportRecent = 5 * time.Minute
 // livePosts reads the posts ids, nil where missing or deleted, and writes
 // again those published since the posts pass began (recent), so that no
 // like or counts line comes without its post.
-func (s *Service) livePosts(ctx context.Context, ids []store.ID, sink ExportSink) ([]*Post, error) {
+func (s *Service) livePosts(ctx context.Context, ids []store.ID, sink ExportSink) ([]*content.Post, error) {
 	ps, err := s.Posts(ctx, ids)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -280,7 +281,7 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []store.ID, st
 		return err
 	}
 	var cmds []rueidis.Completed
-	var recs []*Post
+	var recs []*content.Post
 	for _, p := range ps {
 		switch {
 		case p == nil || p.Author == 0:

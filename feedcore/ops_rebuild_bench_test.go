@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -21,11 +22,11 @@ func BenchmarkRebuild(b *testing.B) {
 	for u := store.ID(1); u <= users; u++ {
 		mustUsers(b, s, u)
 	}
-	var ps []*Post
+	var ps []*content.Post
 	now := time.Now()
 	for u := store.ID(1); u <= users; u++ {
 		for j := range posts {
-			ps = append(ps, &Post{ID: u*100 + store.ID(j), Author: u, Text: "p", CreatedAt: now.Add(-time.Duration(rng.IntN(100000)) * time.Second)})
+			ps = append(ps, &content.Post{ID: u*100 + store.ID(j), Author: u, Text: "p", CreatedAt: now.Add(-time.Duration(rng.IntN(100000)) * time.Second)})
 		}
 	}
 	for i := 0; i < len(ps); i += 500 {

@@ -2,11 +2,13 @@ package feedcore
 
 import (
 	"context"
-	"github.com/feedd/feedd/feedcore/store"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // TestRebuildConversations: with every derived structure dropped, the
@@ -43,7 +45,7 @@ func TestRebuildConversations(t *testing.T) {
 		}
 	}
 	// An imported base: the first post with replies counts 40 more.
-	var based *Post
+	var based *content.Post
 	for _, p := range r.livePosts() {
 		if r.m.commentCount(p.ID) > 0 {
 			based = p
@@ -61,7 +63,7 @@ func TestRebuildConversations(t *testing.T) {
 			feeds[v] = readAll(t, s, v, 3)
 		}
 		ps := r.livePosts()
-		ids := store.CmdsFor(ps, func(p *Post) store.ID { return p.ID })
+		ids := store.CmdsFor(ps, func(p *content.Post) store.ID { return p.ID })
 		counts, err := s.PostCounts(ctx, ids)
 		r.must(err)
 		for _, id := range ids {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore"
 )
@@ -50,7 +51,7 @@ func newRebuildFixture(t *testing.T, seed uint64) *rebuildFixture {
 	for step := 0; step < 300; step++ {
 		switch op := rng.IntN(100); {
 		case op < 40:
-			p := &Post{ID: next, Author: user(), Text: "p", CreatedAt: clk.now().Add(-time.Duration(rng.IntN(3)) * time.Second)}
+			p := &content.Post{ID: next, Author: user(), Text: "p", CreatedAt: clk.now().Add(-time.Duration(rng.IntN(3)) * time.Second)}
 			if rng.IntN(5) == 0 {
 				p.CreatedAt = clk.now().Add(-time.Duration(rng.IntN(3000)) * time.Second)
 			}

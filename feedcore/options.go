@@ -3,6 +3,9 @@ package feedcore
 import (
 	"cmp"
 	"time"
+
+	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/internal/hostmatch"
 )
 
 // Options tunes a Service. A field left zero (or, for a number or a
@@ -42,7 +45,7 @@ type Options struct {
 	// MaxTextLen is the longest post text, in characters. Default 2000.
 	MaxTextLen int
 	// MediaHosts are the hosts https media and cover URLs may name
-	// (--media-hosts): exact names or "*.example.com" (content_media.go).
+	// (--media-hosts): exact names or "*.example.com" (content.URLPolicy).
 	// Empty: no media URL is accepted, unless DevMediaURLs.
 	MediaHosts []string
 	// DevMediaURLs accepts media and cover URLs on any https host, and
@@ -105,6 +108,11 @@ func (o Options) bigVThreshold() int64 {
 		return int64(o.BigVThresholdFunc())
 	}
 	return int64(o.BigVThreshold)
+}
+
+// urlPolicy is the service's policy for what users publish.
+func urlPolicy(o Options) content.URLPolicy {
+	return content.URLPolicy{Hosts: hostmatch.New(o.MediaHosts), AnyHost: o.DevMediaURLs}
 }
 
 // setDefault fills in an option left unset: *v becomes def when it is

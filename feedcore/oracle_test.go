@@ -12,20 +12,21 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
 // oracle is the oracle: the plain meaning of a following feed, with the
 // relations and deleted accounts that keep posts from it.
 type oracle struct {
-	posts   map[store.ID]*Post
+	posts   map[store.ID]*content.Post
 	follows map[store.ID]map[store.ID]bool
 	likes   map[store.ID]map[store.ID]bool // post: its likers
 	blocks  map[Edge]bool                  // Follower blocks Followee
 	mutes   map[Edge]int64                 // Follower mutes Followee until (ms; relationForever: no end)
 	hides   map[Edge]bool                  // Follower hides its posts from Followee
 	gone    map[store.ID]bool              // deleted accounts
-	reposts map[store.ID]*Post             // repost records by id, Deleted once taken back (model_repost_test.go)
+	reposts map[store.ID]*content.Post     // repost records by id, Deleted once taken back (model_repost_test.go)
 
 	// filters are each viewer's keyword filters by normalized keyword
 	// (model_filter_test.go).
@@ -36,9 +37,9 @@ type oracle struct {
 }
 
 func newOracle(now func() time.Time) *oracle {
-	return &oracle{posts: map[store.ID]*Post{}, follows: map[store.ID]map[store.ID]bool{}, likes: map[store.ID]map[store.ID]bool{},
+	return &oracle{posts: map[store.ID]*content.Post{}, follows: map[store.ID]map[store.ID]bool{}, likes: map[store.ID]map[store.ID]bool{},
 		blocks: map[Edge]bool{}, mutes: map[Edge]int64{}, hides: map[Edge]bool{}, gone: map[store.ID]bool{}, now: now,
-		filters: map[store.ID]map[string]modelFilter{}, suspended: map[store.ID]bool{}, reposts: map[store.ID]*Post{}}
+		filters: map[store.ID]map[string]modelFilter{}, suspended: map[store.ID]bool{}, reposts: map[store.ID]*content.Post{}}
 }
 
 // feed is viewer's following feed: its items' ids (a repost's for a
@@ -62,7 +63,7 @@ func (m *oracle) feed(viewer store.ID) []store.ID {
 }
 
 // shows says whether viewer's following feed holds p (a post or a reply).
-func (m *oracle) shows(viewer store.ID, p *Post) bool {
+func (m *oracle) shows(viewer store.ID, p *content.Post) bool {
 	return !p.Deleted && !m.gone[p.Author] && !m.suspended[p.Author] && (p.Author == viewer || m.follows[viewer][p.Author]) &&
 		!m.hidden(viewer, p.Author) && !m.filtered(viewer, p) && m.replyShown(viewer, p)
 }
@@ -213,7 +214,7 @@ func (r *modelRun) pair() (store.ID, store.ID) {
 
 func (r *modelRun) publish() { // often on a tied timestamp
 	now := r.clk.now()
-	p := &Post{ID: store.ID(1000 + len(r.m.posts)), Author: r.user(), Text: "p",
+	p := &content.Post{ID: store.ID(1000 + len(r.m.posts)), Author: r.user(), Text: "p",
 		CreatedAt: now.Add(-time.Duration(r.rng.IntN(5)) * time.Second)}
 	if r.rng.IntN(4) == 0 {
 		p.CreatedAt = now.Add(-time.Duration(r.rng.IntN(3000)) * time.Second) // an old post, below horizons
@@ -358,7 +359,7 @@ func TestPagingDuringWrites(t *testing.T) {
 	}
 	next := store.ID(1)
 	publish := func(rng *rand.Rand) {
-		p := &Post{ID: next, Author: store.ID(1 + rng.IntN(users)), Text: "p", CreatedAt: clk.now().Add(-time.Duration(rng.IntN(600)) * time.Minute)}
+		p := &content.Post{ID: next, Author: store.ID(1 + rng.IntN(users)), Text: "p", CreatedAt: clk.now().Add(-time.Duration(rng.IntN(600)) * time.Minute)}
 		next++
 		if err := s.PutPost(ctx, p); err != nil {
 			t.Error(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -22,20 +23,20 @@ const postTTL = 10 * time.Minute
 
 // Publish publishes a post of text alone, without an idempotency key
 // (see PublishPost).
-func (s *Service) Publish(ctx context.Context, author store.ID, text string) (*Post, error) {
+func (s *Service) Publish(ctx context.Context, author store.ID, text string) (*content.Post, error) {
 	return s.PublishPost(ctx, author, NewPost{Text: text})
 }
 
 // PublishOnce publishes a post of text alone with an idempotency key
 // (see PublishPost).
-func (s *Service) PublishOnce(ctx context.Context, author store.ID, text, key string) (*Post, error) {
+func (s *Service) PublishOnce(ctx context.Context, author store.ID, text, key string) (*content.Post, error) {
 	return s.PublishPost(ctx, author, NewPost{Text: text, IdempotencyKey: key})
 }
 
 // NewPost is what a publish asks for.
 type NewPost struct {
 	Text           string
-	Media          []Media
+	Media          []content.Media
 	ContentWarning string
 	IdempotencyKey string
 	// ReplyTo, when set, makes the post a reply to that post: it must be
@@ -71,7 +72,7 @@ const maxIdempotencyKey = 128
 // blocks: one more. The check that the author exists is served from
 // this process's memory of existing users (usersExist); the first publish
 // of an author this process has never seen adds one round trip.
-func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) (_ *Post, err error) {
+func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) (_ *content.Post, err error) {
 	defer store.Wrap(&err, "publish")
 	if in, err = s.checkNewPost(in); err != nil {
 		return nil, err
@@ -89,10 +90,31 @@ func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.materializePosts(ctx, []*Post{p}); err != nil {
+	if _, err := s.materializePosts(ctx, []*content.Post{p}); err != nil {
 		return nil, fmt.Errorf("post %d queued, a worker finishes it: %w", p.ID, err)
 	}
 	return p, nil
+}
+
+// checkNewPost applies the content rules to what a publish asks for: the
+// media under the service's URL policy, the text (which may be blank when
+// there is media: content.CheckPostText), the content warning and the
+// idempotency key.
+func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
+	var err error
+	if in.Media, err = content.CheckMedia(in.Media, s.media); err != nil {
+		return in, err
+	}
+	if in.Text, err = content.CheckPostText(in.Text, len(in.Media) > 0, s.o.MaxTextLen); err != nil {
+		return in, err
+	}
+	if in.ContentWarning, err = content.CheckContentWarning(in.ContentWarning); err != nil {
+		return in, err
+	}
+	if len(in.IdempotencyKey) > maxIdempotencyKey {
+		return in, apierr.Errorf(apierr.BadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(in.IdempotencyKey), maxIdempotencyKey)
+	}
+	return in, nil
 }
 
 // logPublish appends a new post's publish event and returns the post: the
@@ -100,7 +122,7 @@ func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) 
 // The author's pending rate charge, if ctx carries one not yet spent, is
 // spent by the same script: refused, nothing is written and the error is
 // RATE_LIMITED.
-func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, parentAuthor store.ID) (*Post, error) {
+func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, parentAuthor store.ID) (*content.Post, error) {
 	key := in.IdempotencyKey
 	link := event{Parent: in.ReplyTo, ParentAuthor: parentAuthor}
 	shard := s.shardOf(author)
@@ -115,9 +137,9 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 		// The script spends it; the client must not send it again.
 		keys, ctx = append(keys, chargeKeys...), withoutCharge(ctx)
 	}
-	content := postContent{Text: in.Text, Media: encodeMedia(in.Media), CW: in.ContentWarning}
-	args := append(logArgs("alloc", s.nowMS(), withLink(content.record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
-		content.eventFields("t", evPublish, "u", store.FormatID(author))...)
+	enc := content.Encoded{Text: in.Text, Media: content.EncodeMedia(in.Media), CW: in.ContentWarning}
+	args := append(logArgs("alloc", s.nowMS(), withLink(enc.Record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
+		enc.EventFields("t", evPublish, "u", store.FormatID(author))...)
 	args = append(args, link.linkFields()...)
 	arr, err := s.commit(ctx, logScript, keys, args, logScript.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 3 {
@@ -151,7 +173,7 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 			ms, count = parts[0], parts[1]
 			var rest string
 			rest, link = cutLink(parts[2])
-			content, bad = parseRecord(rest)
+			enc, bad = content.ParseRecord(rest)
 		}
 	}
 	ts, err1 := parseInt(ms)
@@ -159,7 +181,7 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 	if err1 != nil || err2 != nil || bad != nil || n >= 1<<clockBits {
 		return nil, fmt.Errorf("queue publish: unreadable reply %v", arr)
 	}
-	p, err := content.post(composeID(ts, n, shard), author, ts)
+	p, err := enc.Post(composeID(ts, n, shard), author, ts)
 	if p != nil {
 		p.ReplyTo, p.ReplyToAuthor = link.Parent, link.ParentAuthor
 	}
@@ -168,7 +190,7 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 
 // linkSep separates a publish's content from the post it replies to in
 // its idempotency record: a control character, which no text holds
-// (CheckText) and JSON escapes.
+// (content.CheckText) and JSON escapes.
 const linkSep = "\x02"
 
 // withLink is the idempotency record of a publish of content (record)
@@ -197,8 +219,8 @@ func cutLink(rec string) (string, event) {
 
 // PutPost stores a post with a given id and time (import, demo) and runs
 // the same write path as Publish.
-func (s *Service) PutPost(ctx context.Context, p *Post) error {
-	_, err := s.PutPosts(ctx, []*Post{p})
+func (s *Service) PutPost(ctx context.Context, p *content.Post) error {
+	_, err := s.PutPosts(ctx, []*content.Post{p})
 	return err
 }
 
@@ -207,7 +229,7 @@ func (s *Service) PutPost(ctx context.Context, p *Post) error {
 // many were stored before it. Like Publish, each post's event is logged
 // first and materialized after, so a batch cut short by a failure is
 // finished by the workers for every post logged.
-func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
+func (s *Service) PutPosts(ctx context.Context, ps []*content.Post) (_ int, err error) {
 	defer store.Wrap(&err, "store posts")
 	var stop error
 	for i, p := range ps {
@@ -233,7 +255,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*Post) (_ int, err error) {
 	cmds := make([]rueidis.Completed, len(ps))
 	for i, p := range ps {
 		shard := s.shardOf(p.Author)
-		e := event{Type: evPublish, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, postContent: contentOf(p),
+		e := event{Type: evPublish, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, Encoded: content.Encode(p),
 			Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor}
 		cmds[i] = logScript.Cmd(s.Redis.B(), []string{s.Keys.Events(shard), s.Keys.Clock(shard)},
 			append(logArgs("given", 0, "", 0, false, nil), e.fields()...))
@@ -260,16 +282,16 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 'new'
 `)
 
-// hashFields are the fields and values postCreate stores for p: author,
+// postHash is the fields and values postCreate stores for p: author,
 // time, content (text, media, content warning, each when set), and the
 // post it replies to or reposts, if any.
-func (p *Post) hashFields() []string {
-	fv := contentOf(p).eventFields("a", store.FormatID(p.Author), "t", store.ScoreArg(p.CreatedAt.UnixMilli()))
-	return append(fv, p.linkEvent().linkFields()...)
+func postHash(p *content.Post) []string {
+	fv := content.Encode(p).EventFields("a", store.FormatID(p.Author), "t", store.ScoreArg(p.CreatedAt.UnixMilli()))
+	return append(fv, linksOf(p).linkFields()...)
 }
 
-// linkEvent is an event carrying only p's links (parent, original).
-func (p *Post) linkEvent() event {
+// linksOf is an event carrying only p's links (parent, original).
+func linksOf(p *content.Post) event {
 	return event{Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor, Orig: p.RepostOf, OrigAuthor: p.RepostOfAuthor}
 }
 
@@ -279,13 +301,13 @@ func (p *Post) linkEvent() event {
 // is live (false: deleted meanwhile, and kept out of the author's
 // timelines). Readers skip index entries whose post hash does not exist
 // yet, so the order of these writes does not matter.
-func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, error) {
+func (s *Service) materializePosts(ctx context.Context, ps []*content.Post) ([]bool, error) {
 	cmds := make([]rueidis.Completed, 0, 4*len(ps))
 	created := make([]int, len(ps)) // where each post's postCreate is
 	for i, p := range ps {
 		it := store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
 		created[i] = len(cmds)
-		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(p.ID)}, p.hashFields()))
+		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(p.ID)}, postHash(p)))
 		if p.ReplyTo != 0 {
 			cmds = append(cmds, s.replyAddCmd(p))
 		}
@@ -297,7 +319,7 @@ func (s *Service) materializePosts(ctx context.Context, ps []*Post) ([]bool, err
 		return nil, err
 	}
 	live := make([]bool, len(ps))
-	var undo []*Post
+	var undo []*content.Post
 	for i, p := range ps {
 		state, _ := rs[created[i]].ToString()
 		if live[i] = state != "deleted"; !live[i] {
@@ -351,8 +373,8 @@ func (s *Service) Delete(ctx context.Context, viewer, postID store.ID) (err erro
 // in one pipeline: readers skip a tombstoned post wherever it is still
 // indexed, so the order of these writes does not matter. Idempotent; the
 // deleting request and the dispatcher both run it.
-func (s *Service) tombstone(ctx context.Context, p *Post) error {
-	cmds := append(s.unindexCmds([]*Post{p}),
+func (s *Service) tombstone(ctx context.Context, p *content.Post) error {
+	cmds := append(s.unindexCmds([]*content.Post{p}),
 		s.Redis.B().Hset().Key(s.Keys.Post(p.ID)).FieldValue().FieldValue("d", "1").Build())
 	if p.ReplyTo != 0 {
 		cmds = append(cmds, s.replyDropCmd(p))
@@ -361,11 +383,11 @@ func (s *Service) tombstone(ctx context.Context, p *Post) error {
 }
 
 // unindexPosts removes posts from their authors' outboxes and own inboxes.
-func (s *Service) unindexPosts(ctx context.Context, ps []*Post) error {
+func (s *Service) unindexPosts(ctx context.Context, ps []*content.Post) error {
 	return store.FirstErr(s.DoMulti(ctx, s.unindexCmds(ps)...))
 }
 
-func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
+func (s *Service) unindexCmds(ps []*content.Post) []rueidis.Completed {
 	cmds := make([]rueidis.Completed, 0, 2*len(ps)+1)
 	for _, p := range ps {
 		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Outbox(p.Author)).Member(store.Member(p.ID)).Build(),
@@ -378,15 +400,15 @@ func (s *Service) unindexCmds(ps []*Post) []rueidis.Completed {
 // returned with Deleted set. One pipelined round trip.
 // Bulk readers that must not fill the client-side cache (the importer)
 // use it; feeds use CachedPosts.
-func (s *Service) Posts(ctx context.Context, ids []store.ID) (_ []*Post, err error) {
+func (s *Service) Posts(ctx context.Context, ids []store.ID) (_ []*content.Post, err error) {
 	defer store.Wrap(&err, "read posts")
 	hgetall := func(id store.ID) rueidis.Completed { return s.Redis.B().Hgetall().Key(s.Keys.Post(id)).Build() }
 	return parsePosts(ids, s.DoMulti(ctx, store.CmdsFor(ids, hgetall)...))
 }
 
 // parsePosts reads one post hash per id.
-func parsePosts(ids []store.ID, rs []rueidis.RedisResult) ([]*Post, error) {
-	out := make([]*Post, len(ids))
+func parsePosts(ids []store.ID, rs []rueidis.RedisResult) ([]*content.Post, error) {
+	out := make([]*content.Post, len(ids))
 	for i, r := range rs {
 		p, err := parsePost(ids[i], r)
 		if err != nil {
@@ -397,7 +419,7 @@ func parsePosts(ids []store.ID, rs []rueidis.RedisResult) ([]*Post, error) {
 	return out, nil
 }
 
-func parsePost(id store.ID, r rueidis.RedisResult) (*Post, error) {
+func parsePost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 	m, err := r.AsStrMap()
 	if err != nil {
 		return nil, err
@@ -424,23 +446,23 @@ type postFields [11]string
 
 // newPost is the post a post hash's fields describe, whether read whole
 // (parsePost) or by field (CachedPosts).
-func newPost(id store.ID, f postFields) (*Post, error) {
+func newPost(id store.ID, f postFields) (*content.Post, error) {
 	a, _ := store.ParseID(f[0])
 	ms, _ := parseInt(f[1])
-	media, err := decodeMedia(f[4])
+	media, err := content.DecodeMedia(f[4])
 	if err != nil {
 		return nil, fmt.Errorf("post %d: %w", id, err)
 	}
-	p := &Post{ID: id, Author: a, Text: f[2], CreatedAt: time.UnixMilli(ms).UTC(), Deleted: f[3] == "1",
+	p := &content.Post{ID: id, Author: a, Text: f[2], CreatedAt: time.UnixMilli(ms).UTC(), Deleted: f[3] == "1",
 		Media: media, ContentWarning: f[5], AuthorSuspended: f[6] == "1"}
-	p.setLinks(f[7], f[8], f[9], f[10])
+	setLinks(p, f[7], f[8], f[9], f[10])
 	return p, nil
 }
 
-// setLinks reads a post hash's fields r, ra, o, oa ("" where unset): the
-// parent it replies to and its author, the original a record reposts and
-// its author.
-func (p *Post) setLinks(r, ra, o, oa string) {
+// setLinks sets p's links from its hash's fields r, ra, o, oa ("" where
+// unset): the parent it replies to and its author, the original a record
+// reposts and its author.
+func setLinks(p *content.Post, r, ra, o, oa string) {
 	dst := [...]*store.ID{&p.ReplyTo, &p.ReplyToAuthor, &p.RepostOf, &p.RepostOfAuthor}
 	for i, v := range [...]string{r, ra, o, oa} {
 		if v != "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -121,7 +122,7 @@ func TestWriteChargeRidesReads(t *testing.T) {
 		}
 		return n.Trips(), v
 	}
-	var p *Post
+	var p *content.Post
 	publish := func(ctx context.Context) (err error) { p, err = s.Publish(ctx, 2, "hi"); return err }
 	if n, v := trips(Subject{Viewer: 2}, 10, publish); n > 2 || v.Err != nil || v.Remaining != 990 {
 		t.Errorf("publish with a rate charge: %d round trips, verdict %+v; want at most 2 (log with the charge, post) and 990 points left", n, v)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -31,13 +32,13 @@ func TestConversationPageCost(t *testing.T) {
 	follow(t, s, conv, talkers)
 	clk := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	next := store.ID(1000)
-	put := func(p *Post) {
+	put := func(p *content.Post) {
 		t.Helper()
 		next++
 		p.ID, p.Text, p.CreatedAt = next, fmt.Sprintf("post %d, of the length of a short post: some forty characters", next), clk
 		clk = clk.Add(time.Second)
 		if p.RepostOf != 0 {
-			if _, err := s.PutReposts(ctx, []*Post{p}); err != nil {
+			if _, err := s.PutReposts(ctx, []*content.Post{p}); err != nil {
 				t.Fatal(err)
 			}
 			return
@@ -48,11 +49,11 @@ func TestConversationPageCost(t *testing.T) {
 	}
 	var strangers []store.ID
 	for range 20 {
-		put(&Post{Author: stranger})
+		put(&content.Post{Author: stranger})
 		strangers = append(strangers, next)
 	}
 	for i := range 120 {
-		put(&Post{Author: posters[i%10]})
+		put(&content.Post{Author: posters[i%10]})
 		talker := talkers[i%10]
 		// Of every eight: a repost of the stranger's post (each twice, far
 		// apart, by two talkers), a reply to the stranger (left out), a
@@ -61,16 +62,16 @@ func TestConversationPageCost(t *testing.T) {
 		switch i % 8 {
 		case 0:
 			k := i / 8
-			put(&Post{Author: talkers[(k+k/10)%10], RepostOf: strangers[k%10]})
+			put(&content.Post{Author: talkers[(k+k/10)%10], RepostOf: strangers[k%10]})
 		case 1:
-			put(&Post{Author: talker, ReplyTo: strangers[i%20]})
+			put(&content.Post{Author: talker, ReplyTo: strangers[i%20]})
 		case 2:
-			put(&Post{Author: talker, ReplyTo: next - 4})
+			put(&content.Post{Author: talker, ReplyTo: next - 4})
 		case 3:
-			put(&Post{Author: talker})
-			put(&Post{Author: talkers[(i+1)%10], RepostOf: next})
+			put(&content.Post{Author: talker})
+			put(&content.Post{Author: talkers[(i+1)%10], RepostOf: next})
 		default:
-			put(&Post{Author: talker})
+			put(&content.Post{Author: talker})
 		}
 	}
 	for _, v := range []store.ID{plain, conv} {

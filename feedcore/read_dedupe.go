@@ -2,6 +2,7 @@ package feedcore
 
 import (
 	"context"
+
 	"github.com/feedd/feedd/feedcore/store"
 )
 

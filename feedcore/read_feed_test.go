@@ -2,10 +2,12 @@ package feedcore
 
 import (
 	"context"
-	"github.com/feedd/feedd/feedcore/store"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 func TestFeedBasics(t *testing.T) {
@@ -19,12 +21,12 @@ func TestFeedBasics(t *testing.T) {
 	// 2 and 3 publish; ties on ts included.
 	var want []store.ID
 	for i := 0; i < 10; i++ {
-		p := &Post{ID: store.ID(100 + i), Author: 2, Text: "x", CreatedAt: base.Add(time.Duration(i/3) * time.Second)}
+		p := &content.Post{ID: store.ID(100 + i), Author: 2, Text: "x", CreatedAt: base.Add(time.Duration(i/3) * time.Second)}
 		if err := s.PutPost(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, p.ID)
-		if err := s.PutPost(ctx, &Post{ID: store.ID(200 + i), Author: 3, Text: "y", CreatedAt: base}); err != nil {
+		if err := s.PutPost(ctx, &content.Post{ID: store.ID(200 + i), Author: 3, Text: "y", CreatedAt: base}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -46,12 +47,12 @@ func (s *Service) cachedPostCmds(ids []store.ID) []rueidis.CacheableTTL {
 
 // CachedPosts is Posts read through the client-side cache: no round trip
 // when every post is cached. A deleted post comes back with Deleted set.
-func (s *Service) CachedPosts(ctx context.Context, ids []store.ID) (_ []*Post, err error) {
+func (s *Service) CachedPosts(ctx context.Context, ids []store.ID) (_ []*content.Post, err error) {
 	defer store.Wrap(&err, "read posts")
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	out := make([]*Post, len(ids))
+	out := make([]*content.Post, len(ids))
 	for i, r := range s.Redis.DoMultiCache(ctx, s.cachedPostCmds(ids)...) {
 		p, err := cachedPost(ids[i], r)
 		if err != nil {
@@ -64,7 +65,7 @@ func (s *Service) CachedPosts(ctx context.Context, ids []store.ID) (_ []*Post, e
 
 // cachedPost reads the reply of a cachedPostCmds read of post id: nil
 // when the hash does not exist.
-func cachedPost(id store.ID, r rueidis.RedisResult) (*Post, error) {
+func cachedPost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 	var f postFields
 	found, err := hashFields(r, f[:])
 	if err != nil || !found {
@@ -97,11 +98,11 @@ func hashFields(r rueidis.RedisResult, out []string) (found bool, err error) {
 // cachedPostsWith is CachedPosts sending writes (which may be empty) to
 // Redis at the same time; the two overlap, so together they cost the one
 // round trip of the slower. It returns the first error of either.
-func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Completed, ids []store.ID) ([]*Post, error) {
+func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Completed, ids []store.ID) ([]*content.Post, error) {
 	if len(writes) == 0 {
 		return s.CachedPosts(ctx, ids)
 	}
-	var ps []*Post
+	var ps []*content.Post
 	err := roundtrip.Parallel(ctx,
 		func(ctx context.Context) (err error) { ps, err = s.CachedPosts(ctx, ids); return err },
 		func(ctx context.Context) error { return store.FirstErr(s.DoMulti(ctx, writes...)) })
@@ -137,7 +138,7 @@ type Hydration struct {
 	Liked       []bool
 	Reposted    []bool
 	Users       []*User
-	Posts       []*Post
+	Posts       []*content.Post
 	GraphCounts []GraphCounts
 	Following   []bool
 	Relations   []RelationFlags

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -34,8 +35,8 @@ import (
 // post, or a repost's original), repost the repost's record (nil for a
 // post).
 type feedItem struct {
-	post   *Post
-	repost *Post
+	post   *content.Post
+	repost *content.Post
 }
 
 // original is the post the item shows, whose id counts for dedupe.
@@ -50,7 +51,7 @@ type linkReads struct {
 
 // links is what linkReads read.
 type links struct {
-	posts   map[store.ID]*Post
+	posts   map[store.ID]*content.Post
 	follows map[store.ID]bool
 	hidden  map[store.ID]bool
 }
@@ -116,7 +117,7 @@ func (s *Service) visibleItems(ctx context.Context, v *view, items []store.Item)
 }
 
 // pointer is the item's post, nil for a nil item.
-func (f *feedItem) pointer() *Post {
+func (f *feedItem) pointer() *content.Post {
 	if f == nil {
 		return nil
 	}
@@ -126,7 +127,7 @@ func (f *feedItem) pointer() *Post {
 // replyShownAlways reports whether the reply p is shown to viewer
 // whatever the viewer follows: the viewer wrote it, it answers the
 // viewer, or it answers its own author (a thread).
-func replyShownAlways(viewer store.ID, p *Post) bool {
+func replyShownAlways(viewer store.ID, p *content.Post) bool {
 	return p.Author == viewer || p.ReplyToAuthor == viewer || p.ReplyToAuthor == p.Author
 }
 
@@ -143,7 +144,7 @@ func (s *Service) readLinks(ctx context.Context, viewer store.ID, ask linkReads)
 	cmds = append(cmds, store.CmdsFor(ask.follows, score(s.Keys.Following(viewer)))...)
 	cmds = append(cmds, store.CmdsFor(ask.hidden, score(s.Keys.HiddenAuthors(viewer)))...)
 	rs := s.Redis.DoMultiCache(ctx, cmds...)
-	l := &links{posts: make(map[store.ID]*Post, len(ask.posts)), follows: make(map[store.ID]bool, len(ask.follows)),
+	l := &links{posts: make(map[store.ID]*content.Post, len(ask.posts)), follows: make(map[store.ID]bool, len(ask.follows)),
 		hidden: make(map[store.ID]bool, len(ask.hidden))}
 	for i, id := range ask.posts {
 		p, err := cachedPost(id, rs[i])

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -73,9 +74,9 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 // collectReplies reads the replies of post after pos, oldest first, until
 // it has need the viewer may see, the replies end or the read bound is
 // reached: those found, how far it read, and whether more may follow.
-func (s *Service) collectReplies(ctx context.Context, viewer, post store.ID, pos store.Item, need int) ([]entry[Post], *store.Item, bool, error) {
+func (s *Service) collectReplies(ctx context.Context, viewer, post store.ID, pos store.Item, need int) ([]entry[content.Post], *store.Item, bool, error) {
 	src := source{key: s.Keys.Replies(post)}
-	return fill(&pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*Post, *store.Item, error) {
+	return fill(&pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*content.Post, *store.Item, error) {
 		items, _, err := parseSeek(s.Do(ctx, s.seekCmd(newer, src, cur, batch)))
 		if err != nil {
 			return nil, nil, nil, err
@@ -90,7 +91,7 @@ func (s *Service) collectReplies(ctx context.Context, viewer, post store.ID, pos
 
 // visibleReplies loads the replies at items and keeps those viewer may
 // see (nil for the others).
-func (s *Service) visibleReplies(ctx context.Context, viewer, post store.ID, items []store.Item) ([]*Post, error) {
+func (s *Service) visibleReplies(ctx context.Context, viewer, post store.ID, items []store.Item) ([]*content.Post, error) {
 	ps, err := s.CachedPosts(ctx, store.CmdsFor(items, func(it store.Item) store.ID { return it.ID }))
 	if err != nil {
 		return nil, err

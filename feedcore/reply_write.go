@@ -6,6 +6,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -57,13 +58,13 @@ return 1
 `)
 
 // replyAddCmd files p, a reply, in its parent's replies.
-func (s *Service) replyAddCmd(p *Post) rueidis.Completed {
+func (s *Service) replyAddCmd(p *content.Post) rueidis.Completed {
 	return replyAdd.Cmd(s.Redis.B(), []string{s.Keys.Replies(p.ReplyTo), s.Keys.PostCounts(p.ReplyTo)},
 		[]string{store.ScoreArg(p.CreatedAt.UnixMilli()), store.Member(p.ID)})
 }
 
 // replyDropCmd takes p, a deleted reply, out of its parent's replies.
-func (s *Service) replyDropCmd(p *Post) rueidis.Completed {
+func (s *Service) replyDropCmd(p *content.Post) rueidis.Completed {
 	return replyDrop.Cmd(s.Redis.B(), []string{s.Keys.Replies(p.ReplyTo), s.Keys.PostCounts(p.ReplyTo)}, []string{store.Member(p.ID)})
 }
 
@@ -72,7 +73,7 @@ func (s *Service) replyDropCmd(p *Post) rueidis.Completed {
 // author comes from the store). It returns how many of ps, from the
 // first, could be filled, and NOT_FOUND naming the first whose parent is
 // not in the store.
-func (s *Service) fillParentAuthors(ctx context.Context, ps []*Post) (int, error) {
+func (s *Service) fillParentAuthors(ctx context.Context, ps []*content.Post) (int, error) {
 	inBatch := make(map[store.ID]store.ID, len(ps)) // a parent earlier in the batch
 	var ask []store.ID
 	for _, p := range ps {

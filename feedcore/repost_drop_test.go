@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -34,10 +35,10 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := make([]*Post, n)
+	recs := make([]*content.Post, n)
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	for i, u := range reposters {
-		recs[i] = &Post{ID: store.ID(1_000_000 + i), Author: u, CreatedAt: at.Add(time.Duration(i) * time.Millisecond), RepostOf: orig.ID}
+		recs[i] = &content.Post{ID: store.ID(1_000_000 + i), Author: u, CreatedAt: at.Add(time.Duration(i) * time.Millisecond), RepostOf: orig.ID}
 	}
 	for lo := 0; lo < n; lo += 1000 {
 		if _, err := s.PutReposts(ctx, recs[lo:min(lo+1000, n)]); err != nil {
@@ -68,7 +69,7 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 	if err != nil || live[0] {
 		t.Fatalf("reposter %d still reposts it: %v, %v", reposters[0], live, err)
 	}
-	ps, err := s.Posts(ctx, store.CmdsFor(recs, func(r *Post) store.ID { return r.ID }))
+	ps, err := s.Posts(ctx, store.CmdsFor(recs, func(r *content.Post) store.ID { return r.ID }))
 	if err != nil {
 		t.Fatal(err)
 	}

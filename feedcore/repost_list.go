@@ -2,8 +2,10 @@ package feedcore
 
 import (
 	"context"
-	"github.com/feedd/feedd/feedcore/store"
 	"slices"
+
+	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // A list of an author's items (User.posts) holds its reposts too: each is
@@ -15,7 +17,7 @@ import (
 // listReposts keeps, among the items ps of a list (nil: left out), the
 // reposts whose original the viewer of safety may see, noting each
 // original in origs (by the repost's id); the others become nil.
-func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*Post, origs map[store.ID]*Post) error {
+func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*content.Post, origs map[store.ID]*content.Post) error {
 	viewer := safety.v.viewer
 	var ids, authors []store.ID
 	for _, p := range ps {
@@ -58,7 +60,7 @@ func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*Pos
 
 // showOriginals turns the edges of pg that are reposts into edges of their
 // originals (origs, by repost id) with the repost as Repost.
-func showOriginals(pg *FeedPage, origs map[store.ID]*Post) {
+func showOriginals(pg *FeedPage, origs map[store.ID]*content.Post) {
 	for i, e := range pg.Edges {
 		if o := origs[e.Post.ID]; o != nil && e.Post.IsRepost() {
 			pg.Edges[i].Repost, pg.Edges[i].Post = e.Post, o

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -38,8 +39,8 @@ import (
 
 // RepostResult is what a repost or its undoing left.
 type RepostResult struct {
-	Post     *Post // the original
-	Reposted bool  // whether the viewer reposts it now
+	Post     *content.Post // the original
+	Reposted bool          // whether the viewer reposts it now
 }
 
 // Repost makes viewer repost post: once however often it is called. A
@@ -59,7 +60,7 @@ func (s *Service) Repost(ctx context.Context, viewer, post store.ID) (_ *RepostR
 	if err != nil {
 		return nil, err
 	}
-	states, err := s.materializeReposts(ctx, []*Post{rec})
+	states, err := s.materializeReposts(ctx, []*content.Post{rec})
 	if err != nil {
 		return nil, fmt.Errorf("repost %d queued, a worker finishes it: %w", rec.ID, err)
 	}
@@ -74,7 +75,7 @@ func (s *Service) Repost(ctx context.Context, viewer, post store.ID) (_ *RepostR
 
 // repostable reads the post viewer would repost or take a repost of back:
 // NOT_FOUND unless it is a live post, FORBIDDEN across a block.
-func (s *Service) repostable(ctx context.Context, viewer, post store.ID) (*Post, error) {
+func (s *Service) repostable(ctx context.Context, viewer, post store.ID) (*content.Post, error) {
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to repost")
 	}
@@ -107,7 +108,7 @@ func (s *Service) UndoRepost(ctx context.Context, viewer, post store.ID) (_ *Rep
 		return nil, err
 	}
 	if rec != nil {
-		if err := s.unindexReposts(ctx, []*Post{rec}); err != nil {
+		if err := s.unindexReposts(ctx, []*content.Post{rec}); err != nil {
 			return nil, fmt.Errorf("queued, a worker finishes it: %w", err)
 		}
 	}
@@ -115,7 +116,7 @@ func (s *Service) UndoRepost(ctx context.Context, viewer, post store.ID) (_ *Rep
 }
 
 // postOf reads post, NOT_FOUND unless it is a live post.
-func (s *Service) postOf(ctx context.Context, post store.ID) (*Post, error) {
+func (s *Service) postOf(ctx context.Context, post store.ID) (*content.Post, error) {
 	ps, err := s.CachedPosts(ctx, []store.ID{post})
 	if err != nil {
 		return nil, err
@@ -180,13 +181,13 @@ return {1, rec}
 // logRepost commits reposter's repost of p (at ms; with id 0 a new id
 // from the shard's clock, else the given id, for import) and returns the
 // repost's record: the one just made, or the one an earlier call made.
-func (s *Service) logRepost(ctx context.Context, reposter store.ID, p *Post, ms int64, id store.ID) (*Post, error) {
+func (s *Service) logRepost(ctx context.Context, reposter store.ID, p *content.Post, ms int64, id store.ID) (*content.Post, error) {
 	keys, args := s.repostLogArgs(reposter, p, ms, id)
 	return s.repostLogged(reposter, p, s.commit(ctx, repostLog, keys, args, repostLog.Cmd(s.Redis.B(), keys, args)))
 }
 
 // repostLogArgs are repostLog's keys and arguments for logRepost.
-func (s *Service) repostLogArgs(reposter store.ID, p *Post, ms int64, id store.ID) (keys, args []string) {
+func (s *Service) repostLogArgs(reposter store.ID, p *content.Post, ms int64, id store.ID) (keys, args []string) {
 	shard := s.shardOf(reposter)
 	keys = []string{s.Keys.Events(shard), s.Keys.Clock(shard), s.Keys.RepostRecord(shard, reposter, p.ID)}
 	mode, given := "alloc", ""
@@ -198,7 +199,7 @@ func (s *Service) repostLogArgs(reposter store.ID, p *Post, ms int64, id store.I
 
 // repostLogged reads repostLog's reply r: the record of reposter's repost
 // of p.
-func (s *Service) repostLogged(reposter store.ID, p *Post, r rueidis.RedisResult) (*Post, error) {
+func (s *Service) repostLogged(reposter store.ID, p *content.Post, r rueidis.RedisResult) (*content.Post, error) {
 	arr, err := r.ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
@@ -215,8 +216,8 @@ func (s *Service) repostLogged(reposter store.ID, p *Post, r rueidis.RedisResult
 }
 
 // repostOf is the record of reposter's repost of p at it.
-func repostOf(reposter store.ID, p *Post, it store.Item) *Post {
-	return &Post{ID: it.ID, Author: reposter, CreatedAt: time.UnixMilli(it.TS).UTC(), RepostOf: p.ID, RepostOfAuthor: p.Author}
+func repostOf(reposter store.ID, p *content.Post, it store.Item) *content.Post {
+	return &content.Post{ID: it.ID, Author: reposter, CreatedAt: time.UnixMilli(it.TS).UTC(), RepostOf: p.ID, RepostOfAuthor: p.Author}
 }
 
 // parseRepostRecord reads a repost record (keys.repostRecord) of shard:
@@ -243,7 +244,7 @@ func parseRepostRecord(rec string, shard int) (store.Item, error) {
 // back, nil when there was none. With rec set (a worker takes back a
 // repost of a deleted post) the event names rec, and the reposter's
 // record is deleted if it names rec.
-func (s *Service) logUnrepost(ctx context.Context, reposter store.ID, p *Post, rec *Post) (*Post, error) {
+func (s *Service) logUnrepost(ctx context.Context, reposter store.ID, p *content.Post, rec *content.Post) (*content.Post, error) {
 	shard := s.shardOf(reposter)
 	keys := []string{s.Keys.Events(shard), s.Keys.RepostRecord(shard, reposter, p.ID)}
 	args := []string{"user", store.FormatID(reposter), store.FormatID(p.ID)}
@@ -337,13 +338,13 @@ const (
 // cleans its reposter's followers' feeds), and one taken back before (its
 // hash a tombstone) it takes out of its reposter's timelines again, as a
 // late publish of a deleted post is.
-func (s *Service) materializeReposts(ctx context.Context, recs []*Post) ([]repostState, error) {
+func (s *Service) materializeReposts(ctx context.Context, recs []*content.Post) ([]repostState, error) {
 	cmds := make([]rueidis.Completed, 0, 5*len(recs))
 	at := make([]int, len(recs)) // where each record's writes start
 	for i, r := range recs {
 		it := store.Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID}
 		at[i] = len(cmds)
-		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(r.ID)}, r.hashFields()),
+		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(r.ID)}, postHash(r)),
 			repostAdd.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf), s.Keys.Post(r.RepostOf)},
 				[]string{store.Member(r.Author), store.Member(r.ID)}),
 			s.Redis.B().Zadd().Key(s.Keys.Outbox(r.Author)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
@@ -354,7 +355,7 @@ func (s *Service) materializeReposts(ctx context.Context, recs []*Post) ([]repos
 		return nil, err
 	}
 	states := make([]repostState, len(recs))
-	var undo []*Post
+	var undo []*content.Post
 	for i, r := range recs {
 		created, _ := rs[at[i]].ToString()
 		added, _ := rs[at[i]+1].AsInt64()
@@ -375,19 +376,19 @@ func (s *Service) materializeReposts(ctx context.Context, recs []*Post) ([]repos
 // dropRepost takes back a repost whose original is deleted: an
 // evUnrepost on its reposter's shard (deleting the reposter's record if
 // it names this repost), applied here and by the dispatcher.
-func (s *Service) dropRepost(ctx context.Context, r *Post) error {
-	orig := &Post{ID: r.RepostOf, Author: r.RepostOfAuthor}
+func (s *Service) dropRepost(ctx context.Context, r *content.Post) error {
+	orig := &content.Post{ID: r.RepostOf, Author: r.RepostOfAuthor}
 	if _, err := s.logUnrepost(ctx, r.Author, orig, r); err != nil {
 		return err
 	}
-	return s.unindexReposts(ctx, []*Post{r})
+	return s.unindexReposts(ctx, []*content.Post{r})
 }
 
 // unindexReposts applies the undoing of reposts: each record tombstoned
 // (reads skip it at once, wherever it is still indexed), out of its
 // reposter's outbox and own inbox, and taken back in its original's set
 // of reposts. Idempotent; the request and the dispatcher both run it.
-func (s *Service) unindexReposts(ctx context.Context, recs []*Post) error {
+func (s *Service) unindexReposts(ctx context.Context, recs []*content.Post) error {
 	cmds := s.unindexCmds(recs)
 	for _, r := range recs {
 		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.Post(r.ID)).FieldValue().FieldValue("d", "1").Build(),
@@ -401,7 +402,7 @@ func (s *Service) unindexReposts(ctx context.Context, recs []*Post) error {
 // evUnrepost on each reposter's shard, then its entry in p's set of
 // reposts marked taken back, a chunk at a time, so a run that dies
 // resumes past what it did. Work proportional to p's reposts.
-func (s *Service) dropRepostsOf(ctx context.Context, p *Post) error {
+func (s *Service) dropRepostsOf(ctx context.Context, p *content.Post) error {
 	key := s.Keys.Reposts(p.ID)
 	var cursor uint64
 	for {
@@ -409,7 +410,7 @@ func (s *Service) dropRepostsOf(ctx context.Context, p *Post) error {
 		if err != nil {
 			return fmt.Errorf("read reposts of post %d: %w", p.ID, err)
 		}
-		var recs []*Post
+		var recs []*content.Post
 		for i := 0; i+1 < len(e.Elements); i += 2 {
 			reposter, err1 := store.MemberID(e.Elements[i])
 			v := e.Elements[i+1]
@@ -417,7 +418,7 @@ func (s *Service) dropRepostsOf(ctx context.Context, p *Post) error {
 				continue
 			}
 			id, _ := store.MemberID(v[1:])
-			recs = append(recs, &Post{ID: id, Author: reposter, RepostOf: p.ID, RepostOfAuthor: p.Author})
+			recs = append(recs, &content.Post{ID: id, Author: reposter, RepostOf: p.ID, RepostOfAuthor: p.Author})
 		}
 		if err := s.logUnreposts(ctx, p, recs); err != nil {
 			return err
@@ -431,7 +432,7 @@ func (s *Service) dropRepostsOf(ctx context.Context, p *Post) error {
 
 // logUnreposts commits the undoing of the reposts recs of the deleted
 // post p, pipelined, then marks them taken back in p's set of reposts.
-func (s *Service) logUnreposts(ctx context.Context, p *Post, recs []*Post) error {
+func (s *Service) logUnreposts(ctx context.Context, p *content.Post, recs []*content.Post) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -482,7 +483,7 @@ func isLiveRepost(r rueidis.RedisResult) (bool, error) {
 // or post, a second repost of one post by one user under another id)
 // and returns how many were applied before it. Applying one again
 // changes nothing.
-func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err error) {
+func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, err error) {
 	defer store.Wrap(&err, "store reposts")
 	var stop error
 	for i, r := range recs {
@@ -491,13 +492,13 @@ func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err erro
 			break
 		}
 	}
-	users := store.CmdsFor(recs, func(r *Post) store.ID { return r.Author })
+	users := store.CmdsFor(recs, func(r *content.Post) store.ID { return r.Author })
 	if n, err := s.existing(ctx, users); err != nil {
 		return 0, err
 	} else if n < len(recs) {
 		recs, stop = recs[:n], apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])
 	}
-	origs, err := s.Posts(ctx, store.CmdsFor(recs, func(r *Post) store.ID { return r.RepostOf }))
+	origs, err := s.Posts(ctx, store.CmdsFor(recs, func(r *content.Post) store.ID { return r.RepostOf }))
 	if err != nil {
 		return 0, err
 	}
@@ -510,7 +511,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err erro
 	}
 	// A user's second repost of a post under another id is refused before
 	// anything of the batch is logged.
-	recorded := s.DoMulti(ctx, store.CmdsFor(recs, func(r *Post) rueidis.Completed {
+	recorded := s.DoMulti(ctx, store.CmdsFor(recs, func(r *content.Post) rueidis.Completed {
 		shard := s.shardOf(r.Author)
 		return s.Redis.B().Get().Key(s.Keys.RepostRecord(shard, r.Author, r.RepostOf)).Build()
 	})...)
@@ -527,8 +528,8 @@ func (s *Service) PutReposts(ctx context.Context, recs []*Post) (_ int, err erro
 			break
 		}
 	}
-	rs := s.DoMulti(ctx, store.CmdsFor(recs, func(r *Post) rueidis.Completed {
-		keys, args := s.repostLogArgs(r.Author, &Post{ID: r.RepostOf, Author: r.RepostOfAuthor}, r.CreatedAt.UnixMilli(), r.ID)
+	rs := s.DoMulti(ctx, store.CmdsFor(recs, func(r *content.Post) rueidis.Completed {
+		keys, args := s.repostLogArgs(r.Author, &content.Post{ID: r.RepostOf, Author: r.RepostOfAuthor}, r.CreatedAt.UnixMilli(), r.ID)
 		return repostLog.Cmd(s.Redis.B(), keys, args)
 	})...)
 	for i, r := range recs {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -18,7 +19,7 @@ import (
 type accountWorld struct {
 	s        *Service
 	clk      *clock
-	own, its *Post // a post of 1's, a post of 4's
+	own, its *content.Post // a post of 1's, a post of 4's
 }
 
 func newAccountWorld(t *testing.T, s *Service, clk *clock) accountWorld {
@@ -286,8 +287,8 @@ func TestDeleteAccountSecondPass(t *testing.T) {
 	if err := s.DeleteAccount(ctx, 1, "u1"); err != nil {
 		t.Fatal(err)
 	}
-	late := &Post{ID: 99, Author: 1, Text: "late", CreatedAt: clk.now()}
-	if _, err := s.materializePosts(ctx, []*Post{late}); err != nil {
+	late := &content.Post{ID: 99, Author: 1, Text: "late", CreatedAt: clk.now()}
+	if _, err := s.materializePosts(ctx, []*content.Post{late}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.addFollowing(ctx, []Edge{{Follower: 3, Followee: 1}}, nil); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -205,7 +206,7 @@ func (s *Service) keywordKeys(viewer store.ID) []string {
 // checkKeywordFilter checks f as an add takes it, at now (ms), and returns
 // it with its keyword trimmed, and the keyword normalized.
 func checkKeywordFilter(f KeywordFilter, now int64) (KeywordFilter, string, error) {
-	kw, err := CheckText("keyword", f.Keyword, MaxKeywordLen)
+	kw, err := content.CheckText("keyword", f.Keyword, MaxKeywordLen)
 	if err != nil {
 		return f, "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -531,7 +532,7 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 	clk.advance(2 * time.Minute)
 	var got []KeywordFilter
 	err := s.Export(ctx, ExportSink{User: func(User) error { return nil }, Follow: func(Edge, time.Time) error { return nil },
-		Relation: func(Relation) error { return nil }, Post: func(*Post) error { return nil },
+		Relation: func(Relation) error { return nil }, Post: func(*content.Post) error { return nil },
 		Live: func(*LiveSession) error { return nil }, Like: func(store.ID, store.ID) error { return nil },
 		Counts:        func(store.ID, PostCounts) error { return nil },
 		KeywordFilter: func(f KeywordFilter) error { got = append(got, f); return nil }})

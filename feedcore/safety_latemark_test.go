@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -37,7 +38,7 @@ func TestLateMarkConfirmsTheMarker(t *testing.T) {
 			}
 		}
 		id := store.ID(5000 + i)
-		if _, err := s.PutPosts(ctx, []*Post{{ID: id, Author: 1, Text: "late", CreatedAt: testEpoch.Add(time.Duration(i) * time.Second)}}); err != nil {
+		if _, err := s.PutPosts(ctx, []*content.Post{{ID: id, Author: 1, Text: "late", CreatedAt: testEpoch.Add(time.Duration(i) * time.Second)}}); err != nil {
 			t.Fatal(err)
 		}
 		testHookAfterMarkerRead = func() {}

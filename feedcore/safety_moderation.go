@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore"
 )
@@ -99,14 +100,14 @@ type ModAction struct {
 // (required unless optional), and returns them trimmed.
 func (a ModAction) check(reasonOptional bool) (ModAction, error) {
 	var err error
-	if a.Operator, err = CheckText("operator", a.Operator, MaxModOperator); err != nil {
+	if a.Operator, err = content.CheckText("operator", a.Operator, MaxModOperator); err != nil {
 		return a, err
 	}
 	if reasonOptional && strings.TrimSpace(a.Reason) == "" {
 		a.Reason = ""
 		return a, nil
 	}
-	a.Reason, err = CheckText("reason", a.Reason, MaxModReason)
+	a.Reason, err = content.CheckText("reason", a.Reason, MaxModReason)
 	return a, err
 }
 
@@ -491,7 +492,7 @@ func (s *Service) suspendedNow(ctx context.Context, users []store.ID) (map[store
 }
 
 // markSuspendedPosts is markSuspended for posts.
-func (s *Service) markSuspendedPosts(ctx context.Context, ps []*Post) error {
+func (s *Service) markSuspendedPosts(ctx context.Context, ps []*content.Post) error {
 	authors, hashes := make([]store.ID, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
 		authors[i], hashes[i] = p.Author, s.Keys.Post(p.ID)
@@ -642,7 +643,7 @@ func (s *Service) Takedown(ctx context.Context, post store.ID, a ModAction) (_ M
 
 // takedown commits p's takedown at ms, runs its job and appends its audit
 // entry (action; none when empty: an import).
-func (s *Service) takedown(ctx context.Context, p *Post, a ModAction, action string, ms int64) (ModOutcome, error) {
+func (s *Service) takedown(ctx context.Context, p *content.Post, a ModAction, action string, ms int64) (ModOutcome, error) {
 	shard := s.shardOf(p.Author)
 	ev := event{Type: evDelete, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}.fields()
 	fields := append([]string{"k", jTakedown, "p", store.FormatID(p.ID), "u", store.FormatID(p.Author)},
@@ -681,7 +682,7 @@ func (s *Service) finishTakedown(ctx context.Context, jid string, fv map[string]
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("%w: takedown journal fields p %q, u %q", errMalformed, fv["p"], fv["u"])
 	}
-	if err := s.tombstone(ctx, &Post{ID: post, Author: author}); err != nil {
+	if err := s.tombstone(ctx, &content.Post{ID: post, Author: author}); err != nil {
 		return fmt.Errorf("tombstone: %w", err)
 	}
 	mark := s.Redis.B().Hset().Key(s.Keys.Post(post)).FieldValue().
@@ -701,7 +702,7 @@ func (s *Service) repairTakedown(ctx context.Context, e rueidis.XRangeEntry) err
 // A post the store does not hold is written as the tombstone a takedown
 // leaves (nothing indexes it); one it holds is taken down as Takedown
 // does, without an audit entry (the audit lines carry those).
-func (s *Service) PutTakedown(ctx context.Context, p *Post) (err error) {
+func (s *Service) PutTakedown(ctx context.Context, p *content.Post) (err error) {
 	defer store.Wrap(&err, "record the takedown of post %d", p.ID)
 	if p.ID == 0 || p.Author == 0 || p.TakenDown.IsZero() {
 		return apierr.Errorf(apierr.BadInput, "a takedown needs a post id, its author and when it was taken down")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -344,8 +345,8 @@ func TestSuspendSecondPass(t *testing.T) {
 	if _, err := s.Suspend(ctx, 2, op); err != nil {
 		t.Fatal(err)
 	}
-	late := &Post{ID: 77, Author: 2, Text: "late", CreatedAt: time.Now()}
-	if _, err := s.materializePosts(ctx, []*Post{late}); err != nil {
+	late := &content.Post{ID: 77, Author: 2, Text: "late", CreatedAt: time.Now()}
+	if _, err := s.materializePosts(ctx, []*content.Post{late}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(time.Hour)
@@ -363,7 +364,7 @@ func TestSuspendSecondPass(t *testing.T) {
 		return n == 0
 	})
 	w.check(t, "after the second pass", false)
-	stored := &Post{ID: 79, Author: 2, Text: "imported", CreatedAt: time.Now()}
+	stored := &content.Post{ID: 79, Author: 2, Text: "imported", CreatedAt: time.Now()}
 	if err := s.PutPost(ctx, stored); err != nil {
 		t.Fatal(err)
 	}
@@ -380,10 +381,10 @@ func TestSuspendResumesFromCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1)
 	const n = 1200
-	ps := make([]*Post, n)
+	ps := make([]*content.Post, n)
 	base := time.Now().Add(-time.Hour)
 	for i := range ps {
-		ps[i] = &Post{ID: store.ID(1000 + i), Author: 1, Text: "p", CreatedAt: base.Add(time.Duration(i) * time.Second)}
+		ps[i] = &content.Post{ID: store.ID(1000 + i), Author: 1, Text: "p", CreatedAt: base.Add(time.Duration(i) * time.Second)}
 	}
 	if _, err := s.PutPosts(ctx, ps); err != nil {
 		t.Fatal(err)
@@ -437,9 +438,9 @@ func TestSuspendScale(t *testing.T) {
 	follow(t, s, 2, []store.ID{1})
 	base := time.Now().Add(-24 * time.Hour)
 	for i := 0; i < n; i += 1000 {
-		ps := make([]*Post, min(1000, n-i))
+		ps := make([]*content.Post, min(1000, n-i))
 		for j := range ps {
-			ps[j] = &Post{ID: store.ID(10000 + i + j), Author: 1, Text: "post", CreatedAt: base.Add(time.Duration(i+j) * time.Millisecond)}
+			ps[j] = &content.Post{ID: store.ID(10000 + i + j), Author: 1, Text: "post", CreatedAt: base.Add(time.Duration(i+j) * time.Millisecond)}
 		}
 		if _, err := s.PutPosts(ctx, ps); err != nil {
 			t.Fatal(err)

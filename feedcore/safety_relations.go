@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -201,8 +202,8 @@ func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post store.ID) er
 // unless fresh: a caller that must not act on a post deleted a moment ago
 // (whose invalidation may still be on its way) reads it from Redis, in
 // the same round trip as the viewer's blocks.
-func (s *Service) readUnblocked(ctx context.Context, viewer, post store.ID, fresh bool) (*Post, error) {
-	var p *Post
+func (s *Service) readUnblocked(ctx context.Context, viewer, post store.ID, fresh bool) (*content.Post, error) {
+	var p *content.Post
 	var any bool
 	read := s.CachedPosts
 	if fresh {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -187,7 +188,7 @@ func checkReport(r ReportRequest) (string, error) {
 	case strings.TrimSpace(r.Comment) == "":
 		return "", nil
 	}
-	return CheckText("comment", r.Comment, MaxReportComment)
+	return content.CheckText("comment", r.Comment, MaxReportComment)
 }
 
 // checkTarget is NOT_FOUND unless t exists and shows: a post not deleted

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
@@ -37,7 +38,7 @@ type Service struct {
 	known knownSet
 
 	// media is what media and cover URLs may point at (urlPolicy).
-	media URLPolicy
+	media content.URLPolicy
 	// keywords keeps viewers' keyword filters as this process compiled
 	// them, with their version (safety_keyword.go).
 	keywords *lru.Cache[store.ID, *keyword.Set]

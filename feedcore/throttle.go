@@ -1,8 +1,9 @@
 package feedcore
 
 import (
-	"github.com/feedd/feedd/feedcore/store"
 	"sync"
+
+	"github.com/feedd/feedd/feedcore/store"
 )
 
 // throttle remembers, per user, when this process last did something, so

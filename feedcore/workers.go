@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -281,12 +282,12 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 	s.stats.events.Add(1)
 	switch ev.Type {
 	case evPublish:
-		p, err := ev.post(ev.Item.ID, ev.User, ev.Item.TS)
+		p, err := ev.Post(ev.Item.ID, ev.User, ev.Item.TS)
 		if err != nil {
 			return false, fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		p.ReplyTo, p.ReplyToAuthor = ev.Parent, ev.ParentAuthor
-		live, err := s.materializePosts(ctx, []*Post{p})
+		live, err := s.materializePosts(ctx, []*content.Post{p})
 		if err != nil {
 			return false, fmt.Errorf("materialize post %d: %w", p.ID, err)
 		}
@@ -294,12 +295,12 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 			return false, nil // deleted before its fan-out: nothing to deliver
 		}
 		// Materialized late, its author may have been suspended since.
-		if err := s.markSuspendedPosts(ctx, []*Post{p}); err != nil {
+		if err := s.markSuspendedPosts(ctx, []*content.Post{p}); err != nil {
 			return false, fmt.Errorf("post %d: %w", p.ID, err)
 		}
 		return true, s.dispatch(ctx, st.shard, e.ID, ev)
 	case evDelete:
-		p := &Post{ID: ev.Item.ID, Author: ev.User, ReplyTo: ev.Parent, ReplyToAuthor: ev.ParentAuthor}
+		p := &content.Post{ID: ev.Item.ID, Author: ev.User, ReplyTo: ev.Parent, ReplyToAuthor: ev.ParentAuthor}
 		if err := s.tombstone(ctx, p); err != nil {
 			return false, fmt.Errorf("tombstone post %d: %w", ev.Item.ID, err)
 		}
@@ -308,8 +309,8 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 		}
 		return true, s.dispatch(ctx, st.shard, e.ID, ev)
 	case evRepost:
-		rec := repostOf(ev.User, &Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
-		states, err := s.materializeReposts(ctx, []*Post{rec})
+		rec := repostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
+		states, err := s.materializeReposts(ctx, []*content.Post{rec})
 		if err != nil {
 			return false, fmt.Errorf("materialize repost %d: %w", rec.ID, err)
 		}
@@ -318,8 +319,8 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 		}
 		return true, s.dispatch(ctx, st.shard, e.ID, ev)
 	case evUnrepost:
-		rec := repostOf(ev.User, &Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
-		if err := s.unindexReposts(ctx, []*Post{rec}); err != nil {
+		rec := repostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
+		if err := s.unindexReposts(ctx, []*content.Post{rec}); err != nil {
 			return false, fmt.Errorf("take back repost %d: %w", rec.ID, err)
 		}
 		return true, s.dispatch(ctx, st.shard, e.ID, ev)

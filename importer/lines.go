@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/content"
 )
 
 // kind is a line's type.
@@ -222,7 +223,7 @@ func (o *object) post(maxText int) (feedcore.Post, error) {
 	if err != nil {
 		return p, err
 	}
-	if p.ContentWarning, err = feedcore.CheckContentWarning(cw); err != nil {
+	if p.ContentWarning, err = content.CheckContentWarning(cw); err != nil {
 		return p, err
 	}
 	var at *time.Time
@@ -283,7 +284,7 @@ func (o *object) live() (LiveLine, error) {
 	if err != nil {
 		return l, err
 	}
-	if l.CoverURL, err = feedcore.CheckCoverURL(cover, feedcore.ImportURLs); err != nil {
+	if l.CoverURL, err = content.CheckCoverURL(cover, content.ImportURLs); err != nil {
 		return l, err
 	}
 	var times [3]*time.Time
@@ -387,7 +388,7 @@ func (o *object) optionalText(f field, maxLen int) (string, error) {
 	if err != nil || strings.TrimSpace(s) == "" {
 		return "", err
 	}
-	return feedcore.CheckText(f.String(), s, maxLen)
+	return content.CheckText(f.String(), s, maxLen)
 }
 
 // takedown reads a takedown line: the post as its post line has it (its
@@ -542,7 +543,7 @@ func (o *object) keywordFilter() (feedcore.KeywordFilter, error) {
 }
 
 // text returns required text field f as Publish takes it: blank is
-// missing (need says what the line needs), then feedcore.CheckText's
+// missing (need says what the line needs), then content.CheckText's
 // content rules, surrounding space dropped.
 func (o *object) text(f field, maxLen int, need string) (string, error) {
 	s, _, err := o.str(f)
@@ -552,7 +553,7 @@ func (o *object) text(f field, maxLen int, need string) (string, error) {
 	if strings.TrimSpace(s) == "" {
 		return "", fmt.Errorf("missing field %q: %s", f, need)
 	}
-	return feedcore.CheckText(f.String(), s, maxLen)
+	return content.CheckText(f.String(), s, maxLen)
 }
 
 // idPair returns the ids of required fields a and b: the two ends of a

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/internal/jsontext"
 )
 
@@ -18,27 +18,28 @@ import (
 //
 // read as strictly as the line: names match exactly and once each,
 // strings are valid UTF-8 without lone surrogate escapes, numbers are
-// integers. feedcore's media rules then apply, under feedcore.ImportURLs.
+// integers. The media rules (content.CheckMedia) then apply, under
+// content.ImportURLs.
 
 // mediaField is one key a media object may have, and where its value goes.
 type mediaField struct {
 	name string
-	dst  func(m *feedcore.Media) any
+	dst  func(m *content.Media) any
 }
 
 var mediaFields = []mediaField{
-	{"url", func(m *feedcore.Media) any { return &m.URL }},
-	{"kind", func(m *feedcore.Media) any { return (*string)(&m.Kind) }},
-	{"width", func(m *feedcore.Media) any { return &m.Width }},
-	{"height", func(m *feedcore.Media) any { return &m.Height }},
-	{"altText", func(m *feedcore.Media) any { return &m.AltText }},
-	{"thumbnailUrl", func(m *feedcore.Media) any { return &m.ThumbnailURL }},
-	{"durationMs", func(m *feedcore.Media) any { return &m.DurationMs }},
-	{"sensitive", func(m *feedcore.Media) any { return &m.Sensitive }},
+	{"url", func(m *content.Media) any { return &m.URL }},
+	{"kind", func(m *content.Media) any { return (*string)(&m.Kind) }},
+	{"width", func(m *content.Media) any { return &m.Width }},
+	{"height", func(m *content.Media) any { return &m.Height }},
+	{"altText", func(m *content.Media) any { return &m.AltText }},
+	{"thumbnailUrl", func(m *content.Media) any { return &m.ThumbnailURL }},
+	{"durationMs", func(m *content.Media) any { return &m.DurationMs }},
+	{"sensitive", func(m *content.Media) any { return &m.Sensitive }},
 }
 
 // media returns a post line's optional media, checked.
-func (o *object) media() ([]feedcore.Media, error) {
+func (o *object) media() ([]content.Media, error) {
 	if !o.has(fMedia) {
 		return nil, nil
 	}
@@ -58,10 +59,10 @@ func (o *object) media() ([]feedcore.Media, error) {
 	if err := expectDelim(dec, '[', "media: want an array of objects"); err != nil {
 		return nil, err
 	}
-	var items []feedcore.Media
+	var items []content.Media
 	for dec.More() {
-		if len(items) == feedcore.MaxImages {
-			return nil, fmt.Errorf("media has more than %d items; a post carries at most %d images or GIFs, or %d video", feedcore.MaxImages, feedcore.MaxImages, feedcore.MaxVideos)
+		if len(items) == content.MaxImages {
+			return nil, fmt.Errorf("media has more than %d items; a post carries at most %d images or GIFs, or %d video", content.MaxImages, content.MaxImages, content.MaxVideos)
 		}
 		m, err := mediaItem(dec, len(items))
 		if err != nil {
@@ -72,12 +73,12 @@ func (o *object) media() ([]feedcore.Media, error) {
 	if err := expectDelim(dec, ']', "media: want an array of objects"); err != nil {
 		return nil, err
 	}
-	return feedcore.CheckMedia(items, feedcore.ImportURLs)
+	return content.CheckMedia(items, content.ImportURLs)
 }
 
 // mediaItem reads the object of media[i] from dec.
-func mediaItem(dec *json.Decoder, i int) (feedcore.Media, error) {
-	var m feedcore.Media
+func mediaItem(dec *json.Decoder, i int) (content.Media, error) {
+	var m content.Media
 	if err := expectDelim(dec, '{', fmt.Sprintf("media[%d]: want an object", i)); err != nil {
 		return m, err
 	}

@@ -33,7 +33,7 @@ func (k Keys) Inbox(id ID) string        { return k.tagged("i:", id) }  // zset(
 func (k Keys) Outbox(id ID) string       { return k.tagged("o:", id) }  // zset(ts, member): own posts, all of them
 func (k Keys) Reader(id ID) string       { return k.tagged("rs:", id) } // hash: complete flag, inbox horizon
 func (k Keys) PushMode(id ID) string     { return k.tagged("pm:", id) } // string: "pull" once big-V (readers pull), "active" once it pushes selectively
-func (k Keys) Post(id ID) string         { return k.tagged("p:", id) }  // hash: post: a author, t ms, x text, d "1" once deleted, m media (encodeMedia), cw content warning
+func (k Keys) Post(id ID) string         { return k.tagged("p:", id) }  // hash: post: a author, t ms, x text, d "1" once deleted, m media (content.EncodeMedia), cw content warning
 func (k Keys) BigFollowees(id ID) string { return k.tagged("bf:", id) } // set(member): big-V accounts a reader follows
 func (k Keys) Unfollowed(id ID) string   { return k.tagged("uf:", id) } // zset(ms, member): accounts a reader unfollowed lately
 func (k Keys) ReplayInbox(id ID) string  { return k.tagged("ri:", id) } // zset(ended ms, member): pushed replays

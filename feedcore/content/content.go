@@ -1,8 +1,7 @@
-package feedcore
+package content
 
 import (
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -72,24 +71,15 @@ func CheckText(what, text string, max int) (string, error) {
 	return text, nil
 }
 
-// The window scheduleLive accepts a start in. A start in the past would
-// rank the session first among previews (they are ordered by scheduled
-// start) for every follower: only a small grace for clock skew and slow
-// forms is allowed. A year ahead is the longest a preview may be listed.
-const (
-	ScheduleGrace   = 5 * time.Minute
-	ScheduleHorizon = 365 * 24 * time.Hour
-)
-
-// checkScheduledStart refuses a scheduled start outside
-// [now - ScheduleGrace, now + ScheduleHorizon].
-func (s *Service) checkScheduledStart(at time.Time) error {
-	now := s.o.Now()
+// CheckPostText applies the content rules to a post's text of at most
+// max characters. A post needs text or media: a blank text is refused
+// when the post has no media (hasMedia), and is "" (none) when it has.
+func CheckPostText(text string, hasMedia bool, max int) (string, error) {
 	switch {
-	case at.Before(now.Add(-ScheduleGrace)):
-		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is in the past; it may be at most %v before now", ScheduleGrace)
-	case at.After(now.Add(ScheduleHorizon)):
-		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is more than a year ahead (%v at most)", ScheduleHorizon)
+	case strings.TrimSpace(text) == "" && !hasMedia:
+		return "", apierr.Errorf(apierr.BadInput, "a post needs text or media: text is empty and there is no media")
+	case strings.TrimSpace(text) == "":
+		return "", nil
 	}
-	return nil
+	return CheckText("text", text, max)
 }

@@ -1,4 +1,4 @@
-package feedcore
+package content
 
 import (
 	"encoding/json"
@@ -77,11 +77,6 @@ type URLPolicy struct {
 // store's history may name hosts no longer used for new uploads); a
 // dev-auth store's export, with its loopback URLs, loads again.
 var ImportURLs = URLPolicy{AnyHost: true}
-
-// urlPolicy is the service's policy for what users publish.
-func urlPolicy(o Options) URLPolicy {
-	return URLPolicy{Hosts: hostmatch.New(o.MediaHosts), AnyHost: o.DevMediaURLs}
-}
 
 // loopback are the host names of this machine that http URLs may name
 // under AnyHost.
@@ -223,34 +218,6 @@ func optionalText(what, text string, max int) (string, error) {
 	return CheckText(what, text, max)
 }
 
-// checkNewPost applies the content rules to what a publish asks for: the
-// text (which may be blank when there is media), the media under the
-// service's URL policy, the content warning and the idempotency key. A
-// post with neither text nor media is refused.
-func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
-	var err error
-	if in.Media, err = CheckMedia(in.Media, s.media); err != nil {
-		return in, err
-	}
-	switch {
-	case strings.TrimSpace(in.Text) == "" && len(in.Media) == 0:
-		return in, apierr.Errorf(apierr.BadInput, "a post needs text or media: text is empty and there is no media")
-	case strings.TrimSpace(in.Text) == "":
-		in.Text = ""
-	default:
-		if in.Text, err = CheckText("text", in.Text, s.o.MaxTextLen); err != nil {
-			return in, err
-		}
-	}
-	if in.ContentWarning, err = CheckContentWarning(in.ContentWarning); err != nil {
-		return in, err
-	}
-	if len(in.IdempotencyKey) > maxIdempotencyKey {
-		return in, apierr.Errorf(apierr.BadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(in.IdempotencyKey), maxIdempotencyKey)
-	}
-	return in, nil
-}
-
 // Stored media: the post hash's field m (and the publish event's) holds a
 // post's items as a JSON array with one-letter keys and kinds, empty
 // values left out: about 60 bytes plus the URLs and alt text an item.
@@ -271,8 +238,8 @@ var kindCodes = map[MediaKind]string{MediaImage: "i", MediaVideo: "v", MediaGIF:
 
 var codeKinds = map[string]MediaKind{"i": MediaImage, "v": MediaVideo, "g": MediaGIF}
 
-// encodeMedia is items as stored: "" for none.
-func encodeMedia(items []Media) string {
+// EncodeMedia is items as stored: "" for none.
+func EncodeMedia(items []Media) string {
 	if len(items) == 0 {
 		return ""
 	}
@@ -287,8 +254,8 @@ func encodeMedia(items []Media) string {
 	return string(b)
 }
 
-// decodeMedia reads what encodeMedia stored.
-func decodeMedia(s string) ([]Media, error) {
+// DecodeMedia reads what EncodeMedia stored.
+func DecodeMedia(s string) ([]Media, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -307,19 +274,20 @@ func decodeMedia(s string) ([]Media, error) {
 	return out, nil
 }
 
-// postContent is a post's content as its publish event and idempotency
-// record carry it, media encoded (encodeMedia).
-type postContent struct {
+// Encoded is a post's content as its publish event and idempotency
+// record carry it, media encoded (EncodeMedia).
+type Encoded struct {
 	Text, Media, CW string
 }
 
-func contentOf(p *Post) postContent {
-	return postContent{Text: p.Text, Media: encodeMedia(p.Media), CW: p.ContentWarning}
+// Encode is p's content, encoded.
+func Encode(p *Post) Encoded {
+	return Encoded{Text: p.Text, Media: EncodeMedia(p.Media), CW: p.ContentWarning}
 }
 
-// eventFields appends c's fields to fv as an event carries them: x (text),
+// EventFields appends c's fields to fv as an event carries them: x (text),
 // m (media) and cw (content warning), each when set.
-func (c postContent) eventFields(fv ...string) []string {
+func (c Encoded) EventFields(fv ...string) []string {
 	for _, f := range [...]struct{ name, v string }{{"x", c.Text}, {"m", c.Media}, {"cw", c.CW}} {
 		if f.v != "" {
 			fv = append(fv, f.name, f.v)
@@ -340,10 +308,10 @@ type contentRecord struct {
 	CW string `json:"cw,omitempty"`
 }
 
-// record is c as an idempotency record keeps it after "ms count ": the
+// Record is c as an idempotency record keeps it after "ms count ": the
 // text alone for a post of text only (as records made before media
 // existed), else recordTag and JSON.
-func (c postContent) record() string {
+func (c Encoded) Record() string {
 	if c.Media == "" && c.CW == "" {
 		return c.Text
 	}
@@ -354,22 +322,22 @@ func (c postContent) record() string {
 	return recordTag + string(b)
 }
 
-// parseRecord reads what record wrote.
-func parseRecord(s string) (postContent, error) {
+// ParseRecord reads what Record wrote.
+func ParseRecord(s string) (Encoded, error) {
 	rest, ok := strings.CutPrefix(s, recordTag)
 	if !ok {
-		return postContent{Text: s}, nil
+		return Encoded{Text: s}, nil
 	}
 	var r contentRecord
 	if err := json.Unmarshal([]byte(rest), &r); err != nil {
-		return postContent{}, fmt.Errorf("publish record: %w", err)
+		return Encoded{}, fmt.Errorf("publish record: %w", err)
 	}
-	return postContent{Text: r.X, Media: r.M, CW: r.CW}, nil
+	return Encoded{Text: r.X, Media: r.M, CW: r.CW}, nil
 }
 
-// post is the post of id by author at ts (ms) with content c.
-func (c postContent) post(id, author store.ID, ts int64) (*Post, error) {
-	media, err := decodeMedia(c.Media)
+// Post is the post of id by author at ts (ms) with content c.
+func (c Encoded) Post(id, author store.ID, ts int64) (*Post, error) {
+	media, err := DecodeMedia(c.Media)
 	if err != nil {
 		return nil, fmt.Errorf("post %d: %w", id, err)
 	}
