@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/gqltype"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -285,18 +286,18 @@ type MutationResolver interface {
 	UndoRepost(ctx context.Context, id string) (*RepostPayload, error)
 }
 type PostResolver interface {
-	ID(ctx context.Context, obj *feedcore.Post) (string, error)
-	DatabaseID(ctx context.Context, obj *feedcore.Post) (string, error)
-	Author(ctx context.Context, obj *feedcore.Post) (*feedcore.User, error)
+	ID(ctx context.Context, obj *content.Post) (string, error)
+	DatabaseID(ctx context.Context, obj *content.Post) (string, error)
+	Author(ctx context.Context, obj *content.Post) (*feedcore.User, error)
 
-	Counts(ctx context.Context, obj *feedcore.Post) (*PostCounts, error)
-	ViewerHasLiked(ctx context.Context, obj *feedcore.Post) (bool, error)
-	Media(ctx context.Context, obj *feedcore.Post) ([]*Media, error)
-	ContentWarning(ctx context.Context, obj *feedcore.Post) (*string, error)
-	ViewerHasFavorited(ctx context.Context, obj *feedcore.Post) (bool, error)
-	ViewerHasReposted(ctx context.Context, obj *feedcore.Post) (bool, error)
-	ReplyTo(ctx context.Context, obj *feedcore.Post) (*feedcore.Post, error)
-	Replies(ctx context.Context, obj *feedcore.Post, first *int, after *string) (*PostConnection, error)
+	Counts(ctx context.Context, obj *content.Post) (*PostCounts, error)
+	ViewerHasLiked(ctx context.Context, obj *content.Post) (bool, error)
+	Media(ctx context.Context, obj *content.Post) ([]*Media, error)
+	ContentWarning(ctx context.Context, obj *content.Post) (*string, error)
+	ViewerHasFavorited(ctx context.Context, obj *content.Post) (bool, error)
+	ViewerHasReposted(ctx context.Context, obj *content.Post) (bool, error)
+	ReplyTo(ctx context.Context, obj *content.Post) (*content.Post, error)
+	Replies(ctx context.Context, obj *content.Post, first *int, after *string) (*PostConnection, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*feedcore.User, error)
@@ -3248,8 +3249,8 @@ func (ec *executionContext) _FavoritePayload_post(ctx context.Context, field gra
 			return obj.Post, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3459,8 +3460,8 @@ func (ec *executionContext) _LikePayload_post(ctx context.Context, field graphql
 			return obj.Post, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5157,7 +5158,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5180,7 +5181,7 @@ func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Post_databaseId(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_databaseId(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5203,7 +5204,7 @@ func (ec *executionContext) fieldContext_Post_databaseId(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5235,7 +5236,7 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Post_text(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_text(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5258,7 +5259,7 @@ func (ec *executionContext) fieldContext_Post_text(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5281,7 +5282,7 @@ func (ec *executionContext) fieldContext_Post_createdAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _Post_counts(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_counts(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5313,7 +5314,7 @@ func (ec *executionContext) fieldContext_Post_counts(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Post_viewerHasLiked(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_viewerHasLiked(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5336,7 +5337,7 @@ func (ec *executionContext) fieldContext_Post_viewerHasLiked(_ context.Context, 
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5368,7 +5369,7 @@ func (ec *executionContext) fieldContext_Post_media(_ context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Post_contentWarning(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_contentWarning(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5391,7 +5392,7 @@ func (ec *executionContext) fieldContext_Post_contentWarning(_ context.Context, 
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Post_viewerHasFavorited(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_viewerHasFavorited(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5414,7 +5415,7 @@ func (ec *executionContext) fieldContext_Post_viewerHasFavorited(_ context.Conte
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5437,7 +5438,7 @@ func (ec *executionContext) fieldContext_Post_viewerHasReposted(_ context.Contex
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Post_replyTo(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_replyTo(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5449,8 +5450,8 @@ func (ec *executionContext) _Post_replyTo(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Post().ReplyTo(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
-			return ec.marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5469,7 +5470,7 @@ func (ec *executionContext) fieldContext_Post_replyTo(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Post_replies(ctx context.Context, field graphql.CollectedField, obj *feedcore.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_replies(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5704,8 +5705,8 @@ func (ec *executionContext) _PostEdge_node(ctx context.Context, field graphql.Co
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5791,8 +5792,8 @@ func (ec *executionContext) _PublishPostPayload_post(ctx context.Context, field 
 			return obj.Post, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6393,8 +6394,8 @@ func (ec *executionContext) _RepostPayload_post(ctx context.Context, field graph
 			return obj.Post, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8310,9 +8311,9 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
-	case feedcore.Post:
+	case content.Post:
 		return ec._Post(ctx, sel, &obj)
-	case *feedcore.Post:
+	case *content.Post:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -9365,7 +9366,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var postImplementors = []string{"Post", "Node"}
 
-func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *feedcore.Post) graphql.Marshaler {
+func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *content.Post) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -11763,7 +11764,7 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋg
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx context.Context, sel ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
+func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx context.Context, sel ast.SelectionSet, v *content.Post) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -12204,7 +12205,7 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋfeeddᚋfeeddᚋgqltype�
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐPost(ctx context.Context, sel ast.SelectionSet, v *feedcore.Post) graphql.Marshaler {
+func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx context.Context, sel ast.SelectionSet, v *content.Post) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/content"
 )
 
 // A keyword filter to add, or to update when the viewer filters the keyword already.
@@ -37,7 +38,7 @@ type DeletePostPayload struct {
 // The result of `favoritePost` and `unfavoritePost`.
 type FavoritePayload struct {
 	// The post, with its updated counters and `viewerHasFavorited`.
-	Post *feedcore.Post `json:"post"`
+	Post *content.Post `json:"post"`
 }
 
 // The result of `followUser` and `unfollowUser`.
@@ -55,7 +56,7 @@ type KeywordFilterPayload struct {
 // The result of `likePost` and `unlikePost`.
 type LikePayload struct {
 	// The post, with its updated counters.
-	Post *feedcore.Post `json:"post"`
+	Post *content.Post `json:"post"`
 }
 
 // The result of `scheduleLive`, `startLive` and `endLive`.
@@ -167,7 +168,7 @@ type PostEdge struct {
 	// Opaque cursor of this post's position; pass it as `after` or `before`.
 	Cursor string `json:"cursor"`
 	// The post.
-	Node *feedcore.Post `json:"node"`
+	Node *content.Post `json:"node"`
 	// Set when a followee's repost put the post here: who reposted it. The
 	// edge's cursor is then the repost's position, at `repostedAt`. A post is
 	// never shown twice close together: a repost is left out when the post, or
@@ -211,7 +212,7 @@ type PublishPostInput struct {
 // The result of `publishPost`.
 type PublishPostPayload struct {
 	// The post as stored.
-	Post *feedcore.Post `json:"post"`
+	Post *content.Post `json:"post"`
 }
 
 type Query struct {
@@ -249,7 +250,7 @@ type ReportPayload struct {
 // The result of `repost` and `undoRepost`.
 type RepostPayload struct {
 	// The post reposted (not the repost): `viewerHasReposted` and `counts.reposts` as the change left them.
-	Post *feedcore.Post `json:"post"`
+	Post *content.Post `json:"post"`
 }
 
 // What to schedule.
