@@ -212,3 +212,5 @@ func parseEvent(fv map[string]string, shard int) (event, error) {
 }
 
 func parseInt(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

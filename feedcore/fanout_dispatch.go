@@ -402,5 +402,3 @@ func (s *Service) inboxRemoveCmd(tl timeline, reader store.ID, posts ...store.ID
 	args = append(args, store.Members(posts)...)
 	return inboxRemove.Cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
 }
-
-func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -2,7 +2,9 @@ package feedcore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -10,9 +12,6 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/store"
 )
-
-// Edge is one follow: Follower follows Followee.
-type Edge struct{ Follower, Followee store.ID }
 
 // Follow makes viewer follow target and backfills target's recent posts into
 // viewer's inbox. Idempotent: following again repairs anything a failed
@@ -419,3 +418,72 @@ func (s *Service) followingIDs(ctx context.Context, viewer store.ID) ([]store.ID
 
 // idsOf reads sorted-set members as ids.
 func idsOf(ms []string) ([]store.ID, error) { return store.ParseEach(ms, store.MemberID) }
+
+// settleEdges brings the followers side, active sets and inboxes of edges
+// in line with the following sets, their record of truth (and the follow
+// times kept beside them).
+func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
+	var applied []bool
+	for range maxSettleRounds {
+		truth, times, err := s.following(ctx, edges)
+		if err != nil {
+			return err
+		}
+		if applied != nil && slices.Equal(truth, applied) {
+			return nil
+		}
+		var on, off []Edge
+		var at []int64
+		for i, e := range edges {
+			if truth[i] {
+				on, at = append(on, e), append(at, times[i])
+			} else {
+				off = append(off, e)
+			}
+		}
+		if err := s.addFollows(ctx, on, at); err != nil {
+			return err
+		}
+		if err := s.removeFollows(ctx, off); err != nil {
+			return err
+		}
+		applied = truth
+	}
+	return errors.New("settle follows: the following sets kept changing; the journal repair finishes it")
+}
+
+// following reports, for each edge, whether its follower follows its
+// followee now, and since when (ms; 0 when no time is kept).
+func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64, error) {
+	cmds := make([]rueidis.Completed, 0, 2*len(edges))
+	for _, e := range edges {
+		m := store.Member(e.Followee)
+		cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.Following(e.Follower)).Member(m).Build(),
+			s.Redis.B().Zscore().Key(s.Keys.FollowingTimes(e.Follower)).Member(m).Build())
+	}
+	rs := s.DoMulti(ctx, cmds...)
+	out, at := make([]bool, len(edges)), make([]int64, len(edges))
+	for i := range edges {
+		var err error
+		if out[i], err = store.IsMember(rs[2*i]); err == nil {
+			at[i], err = scoreOrZero(rs[2*i+1])
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("read following: %w", err)
+		}
+	}
+	return out, at, nil
+}
+
+// jEdges is the journal kind of follows and unfollows: field e, the
+// follower:followee pairs, comma-separated.
+const jEdges = "edges"
+
+// repairEdges completes a follow or unfollow that died: its edges settle.
+func (s *Service) repairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
+	edges, err := decodeEdges(e.FieldValues["e"])
+	if err != nil {
+		return err
+	}
+	return s.settleEdges(ctx, edges)
+}

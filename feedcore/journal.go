@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,16 +29,19 @@ import (
 // system has recovered, a mutation either took effect everywhere or (its
 // record of truth unchanged) nowhere.
 
-// Journal entry kinds.
-const (
-	jEdges = "edges" // field e: follower:followee pairs, comma-separated
-	jLive  = "live"  // fields a (anchor) and p (session), or s and q for a new session's id
-	jRel   = "rel"   // field p: user:other pairs whose relations changed (safety_settle.go)
-	// jAccount (safety_account.go): field u, the deleted user.
-	// jSuspend, jTakedown (safety_moderation.go): a suspension's or a
-	// takedown's job.
-	// jFav (list_favorites.go): field p, user:post pairs whose favorites changed.
-)
+// Journal entry kinds are the features' own: each registers how its
+// entries are repaired (OnRepair) when the service is made, so the journal
+// knows none of them.
+
+// A RepairFunc completes the mutation that a journal entry of its kind
+// records, as the mutation would have: it settles what the entry names
+// (idempotently) and returns errMalformed (wrapped) for an entry it cannot
+// read, which goes to the dead letters.
+type RepairFunc func(ctx context.Context, shard int, e rueidis.XRangeEntry) error
+
+// OnRepair registers how the journal's repair completes entries of kind.
+// Register every kind before the workers start.
+func (s *Service) OnRepair(kind string, f RepairFunc) { s.repairs[kind] = f }
 
 // maxSettleRounds bounds how often settling re-reads a record of truth
 // that keeps changing under it; the journal repairs what is left.
@@ -91,102 +93,6 @@ func decodeEdges(s string) ([]Edge, error) {
 	return out, nil
 }
 
-// settleEdges brings the followers side, active sets and inboxes of edges
-// in line with the following sets, their record of truth (and the follow
-// times kept beside them).
-func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
-	var applied []bool
-	for range maxSettleRounds {
-		truth, times, err := s.following(ctx, edges)
-		if err != nil {
-			return err
-		}
-		if applied != nil && slices.Equal(truth, applied) {
-			return nil
-		}
-		var on, off []Edge
-		var at []int64
-		for i, e := range edges {
-			if truth[i] {
-				on, at = append(on, e), append(at, times[i])
-			} else {
-				off = append(off, e)
-			}
-		}
-		if err := s.addFollows(ctx, on, at); err != nil {
-			return err
-		}
-		if err := s.removeFollows(ctx, off); err != nil {
-			return err
-		}
-		applied = truth
-	}
-	return errors.New("settle follows: the following sets kept changing; the journal repair finishes it")
-}
-
-// following reports, for each edge, whether its follower follows its
-// followee now, and since when (ms; 0 when no time is kept).
-func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64, error) {
-	cmds := make([]rueidis.Completed, 0, 2*len(edges))
-	for _, e := range edges {
-		m := store.Member(e.Followee)
-		cmds = append(cmds, s.Redis.B().Zscore().Key(s.Keys.Following(e.Follower)).Member(m).Build(),
-			s.Redis.B().Zscore().Key(s.Keys.FollowingTimes(e.Follower)).Member(m).Build())
-	}
-	rs := s.DoMulti(ctx, cmds...)
-	out, at := make([]bool, len(edges)), make([]int64, len(edges))
-	for i := range edges {
-		var err error
-		if out[i], err = store.IsMember(rs[2*i]); err == nil {
-			at[i], err = scoreOrZero(rs[2*i+1])
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("read following: %w", err)
-		}
-	}
-	return out, at, nil
-}
-
-// settleLive brings an anchor's queue and the replay
-// timelines in line with the session's hash, its record of truth.
-func (s *Service) settleLive(ctx context.Context, anchor, id store.ID) error {
-	var applied *LiveSession
-	for range maxSettleRounds {
-		ls, err := s.LiveSessions(ctx, []store.ID{id})
-		if err != nil {
-			return fmt.Errorf("settle live session %d: %w", id, err)
-		}
-		l := ls[0]
-		if applied != nil && l != nil && l.State() == applied.State() && l.Cancelled() == applied.Cancelled() {
-			return nil
-		}
-		if err := s.fileLive(ctx, anchor, id, l); err != nil {
-			return fmt.Errorf("settle live session %d: %w", id, err)
-		}
-		if l == nil {
-			return nil // never stored: nothing of it may exist
-		}
-		applied = l
-	}
-	return fmt.Errorf("settle live session %d: it kept changing; the journal repair finishes it", id)
-}
-
-// fileLive files a session where its state belongs: an anchor's queue
-// while PREVIEW or LIVE, the replay timelines once ended after starting,
-// nowhere when cancelled or missing (l nil).
-func (s *Service) fileLive(ctx context.Context, anchor, id store.ID, l *LiveSession) error {
-	switch {
-	case l == nil || l.Cancelled():
-		return s.dequeue(ctx, anchor, id)
-	case l.State() == StateReplay:
-		if err := s.dequeue(ctx, anchor, id); err != nil {
-			return err
-		}
-		return s.fileReplay(ctx, anchor, store.Item{TS: l.EndedAt.UnixMilli(), ID: id})
-	}
-	return s.enqueue(ctx, anchor, store.Item{TS: queueScore(l), ID: id})
-}
-
 // repairLoop settles the journal entries of mutations that died.
 func (s *Service) repairLoop(ctx context.Context, o WorkerOptions) {
 	for sleepCtx(ctx, o.RepairAfter/4) {
@@ -225,39 +131,8 @@ func (s *Service) repairShard(ctx context.Context, o WorkerOptions, shard int) e
 }
 
 func (s *Service) repair(ctx context.Context, shard int, e rueidis.XRangeEntry) error {
-	fv := e.FieldValues
-	switch fv["k"] {
-	case jEdges:
-		edges, err := decodeEdges(fv["e"])
-		if err != nil {
-			return err
-		}
-		return s.settleEdges(ctx, edges)
-	case jRel:
-		pairs, err := decodeEdges(fv["p"])
-		if err != nil {
-			return err
-		}
-		return s.settleRelations(ctx, pairs)
-	case jLive:
-		ev, err := parseEvent(map[string]string{"t": jLive, "u": fv["a"], "p": fv["p"], "s": fv["s"], "q": fv["q"]}, shard)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errMalformed, err)
-		}
-		return s.settleLive(ctx, ev.User, ev.Item.ID)
-	case jAccount:
-		return s.repairAccount(ctx, fv)
-	case jSuspend:
-		return s.repairSuspension(ctx, shard, e)
-	case jTakedown:
-		return s.repairTakedown(ctx, e)
-	case jFav:
-		pairs, err := decodeEdges(fv["p"])
-		if err != nil {
-			return err
-		}
-		_, err = s.settleFavorites(ctx, pairs, nil)
-		return err
+	if f, ok := s.repairs[e.FieldValues["k"]]; ok {
+		return f(ctx, shard, e)
 	}
-	return fmt.Errorf("%w: journal entry kind %q", errMalformed, fv["k"])
+	return fmt.Errorf("%w: journal entry kind %q", errMalformed, e.FieldValues["k"])
 }

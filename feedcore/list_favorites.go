@@ -591,3 +591,14 @@ func (s *Service) pruneFavoriters(ctx context.Context, post store.ID, st *Rebuil
 		}
 	}
 }
+
+// repairFavorites completes a favorite or unfavorite that died: its
+// user:post pairs settle.
+func (s *Service) repairFavorites(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
+	pairs, err := decodeEdges(e.FieldValues["p"])
+	if err != nil {
+		return err
+	}
+	_, err = s.settleFavorites(ctx, pairs, nil)
+	return err
+}

@@ -328,3 +328,58 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 	}
 	return items, nil
 }
+
+// settleLive brings an anchor's queue and the replay
+// timelines in line with the session's hash, its record of truth.
+func (s *Service) settleLive(ctx context.Context, anchor, id store.ID) error {
+	var applied *LiveSession
+	for range maxSettleRounds {
+		ls, err := s.LiveSessions(ctx, []store.ID{id})
+		if err != nil {
+			return fmt.Errorf("settle live session %d: %w", id, err)
+		}
+		l := ls[0]
+		if applied != nil && l != nil && l.State() == applied.State() && l.Cancelled() == applied.Cancelled() {
+			return nil
+		}
+		if err := s.fileLive(ctx, anchor, id, l); err != nil {
+			return fmt.Errorf("settle live session %d: %w", id, err)
+		}
+		if l == nil {
+			return nil // never stored: nothing of it may exist
+		}
+		applied = l
+	}
+	return fmt.Errorf("settle live session %d: it kept changing; the journal repair finishes it", id)
+}
+
+// fileLive files a session where its state belongs: an anchor's queue
+// while PREVIEW or LIVE, the replay timelines once ended after starting,
+// nowhere when cancelled or missing (l nil).
+func (s *Service) fileLive(ctx context.Context, anchor, id store.ID, l *LiveSession) error {
+	switch {
+	case l == nil || l.Cancelled():
+		return s.dequeue(ctx, anchor, id)
+	case l.State() == StateReplay:
+		if err := s.dequeue(ctx, anchor, id); err != nil {
+			return err
+		}
+		return s.fileReplay(ctx, anchor, store.Item{TS: l.EndedAt.UnixMilli(), ID: id})
+	}
+	return s.enqueue(ctx, anchor, store.Item{TS: queueScore(l), ID: id})
+}
+
+// jLive is the journal kind of live session changes: fields a (anchor)
+// and p (session), or s and q for a new session's id.
+const jLive = "live"
+
+// repairLive completes a live session change that died: the session
+// settles.
+func (s *Service) repairLive(ctx context.Context, shard int, e rueidis.XRangeEntry) error {
+	fv := e.FieldValues
+	ev, err := parseEvent(map[string]string{"t": jLive, "u": fv["a"], "p": fv["p"], "s": fv["s"], "q": fv["q"]}, shard)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	return s.settleLive(ctx, ev.User, ev.Item.ID)
+}

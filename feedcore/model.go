@@ -114,3 +114,6 @@ type LiveRequest struct {
 	// page replaces that device's snapshot only. Empty is DefaultDevice.
 	Device string
 }
+
+// Edge is one follow: Follower follows Followee.
+type Edge struct{ Follower, Followee store.ID }

@@ -125,3 +125,6 @@ func setDefault[T cmp.Ordered](v *T, def T) {
 		*v = def
 	}
 }
+
+// defaultCleanupGrace is Options.CleanupGrace's default.
+const defaultCleanupGrace = 2 * time.Minute

@@ -442,3 +442,6 @@ func failAll(n int, err error) []rueidis.RedisResult {
 	}
 	return out
 }
+
+// errSuspended refuses every request of a suspended account.
+var errSuspended = apierr.Errorf(apierr.Forbidden, "this account is suspended")

@@ -100,25 +100,6 @@ const (
 	lockWait = 5 * time.Second
 )
 
-// newLocker makes the locker of readers' upgrade and demotion locks:
-// rueidislock over the service's own client. It is never closed (Close
-// would close that client). The client delivers it no client-side
-// caching invalidations, so it runs without them (DisableCache), which
-// costs nothing here: a reader's lock is only ever tried (withLock), never
-// waited for, and a holder extends it on a timer. One key per lock
-// (KeyMajority 1): the keys of a majority would all sit in the reader's
-// slot, on one node, and add nothing but round trips.
-func newLocker(client rueidis.Client, k store.Keys) (rueidislock.Locker, error) {
-	return rueidislock.NewLocker(rueidislock.LockerOption{
-		ClientOption:  rueidis.ClientOption{DisableCache: true},
-		ClientBuilder: func(rueidis.ClientOption) (rueidis.Client, error) { return client, nil },
-		KeyPrefix:     k.LockPrefix(),
-		KeyMajority:   1,
-		KeyValidity:   lockTTL,
-		TryNextAfter:  lockWait,
-	})
-}
-
 // withLock runs fn holding user id's lock, with a context that ends if
 // the lock is lost; false when another holds it. The lock is released
 // only if it is still ours: one that outlived its TTL and was taken by

@@ -517,7 +517,8 @@ func (s *Service) secondPasses(ctx context.Context, key string, cutoff time.Time
 }
 
 // repairAccount finishes the deletion a journal entry records.
-func (s *Service) repairAccount(ctx context.Context, fv map[string]string) error {
+func (s *Service) repairAccount(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
+	fv := e.FieldValues
 	u, err := store.ParseID(fv["u"])
 	if err != nil {
 		return fmt.Errorf("%w: journal field u %q", errMalformed, fv["u"])

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
@@ -201,6 +200,3 @@ func (s *Service) CleanupBacklog(ctx context.Context) (_ int64, err error) {
 	defer store.Wrap(&err, "read safety clean-up backlog")
 	return s.streamsLen(ctx, s.Keys.Cleanup)
 }
-
-// defaultCleanupGrace is Options.CleanupGrace's default.
-const defaultCleanupGrace = 2 * time.Minute

@@ -54,11 +54,6 @@ const (
 	// what MaxKeywordLen characters take at most in UTF-8. It bounds what
 	// one compiled filter holds in memory.
 	maxKeywordBytes = 4 * MaxKeywordLen
-	// keywordSets is how many viewers' compiled filters a process keeps
-	// (viewers without filters take no room): at most about 50 KB each
-	// (100 filters of maxKeywordBytes), a few hundred bytes for a typical
-	// viewer.
-	keywordSets = 4096
 )
 
 // KeywordFilter is one of a user's keyword filters.

@@ -87,9 +87,6 @@ const (
 	MaxModOperator = 100  // characters of an operator's name
 )
 
-// errSuspended refuses every request of a suspended account.
-var errSuspended = apierr.Errorf(apierr.Forbidden, "this account is suspended")
-
 // ModAction is who does a moderation action, and why.
 type ModAction struct {
 	Operator string
@@ -694,7 +691,7 @@ func (s *Service) finishTakedown(ctx context.Context, jid string, fv map[string]
 }
 
 // repairTakedown finishes the takedown a journal entry records.
-func (s *Service) repairTakedown(ctx context.Context, e rueidis.XRangeEntry) error {
+func (s *Service) repairTakedown(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
 	return s.finishTakedown(ctx, e.ID, e.FieldValues)
 }
 

@@ -106,15 +106,6 @@ func (s *Service) readPair(ctx context.Context, users [2]store.ID, now int64) (p
 	return st, nil
 }
 
-// scoreOrZero reads a ZSCORE reply as ms, 0 when the member is absent.
-func scoreOrZero(r rueidis.RedisResult) (int64, error) {
-	f, err := r.AsFloat64()
-	if rueidis.IsRedisNil(err) {
-		return 0, nil
-	}
-	return int64(f), err
-}
-
 // applyPair writes what st says of users' pair: the no-push sets and the
 // viewers' sets, then, across a block, removes the follows. It returns
 // the directions (Follower: viewer, Followee: author) whose inbox clean-up
@@ -368,4 +359,17 @@ func (s *Service) endMutes(ctx context.Context, shard int) error {
 		}
 	}
 	return nil
+}
+
+// jRel is the journal kind of relation changes: field p, the user:other
+// pairs whose relations changed.
+const jRel = "rel"
+
+// repairRelations completes a relation change that died: its pairs settle.
+func (s *Service) repairRelations(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
+	pairs, err := decodeEdges(e.FieldValues["p"])
+	if err != nil {
+		return err
+	}
+	return s.settleRelations(ctx, pairs)
 }

@@ -269,3 +269,12 @@ func scoreOf(m rueidis.RedisMessage) (int64, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	return int64(f), err
 }
+
+// scoreOrZero reads a ZSCORE reply as ms, 0 when the member is absent.
+func scoreOrZero(r rueidis.RedisResult) (int64, error) {
+	f, err := r.AsFloat64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return int64(f), err
+}

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,9 @@ type Service struct {
 	stats stats
 	// locks takes readers' upgrade and demotion locks (withLock).
 	locks rueidislock.Locker
+
+	// repairs completes journal entries, by kind (OnRepair).
+	repairs map[string]RepairFunc
 }
 
 // touchEvery bounds how stale this process lets a reader's last-seen get;
@@ -58,14 +62,15 @@ const (
 // defaultClusterShards is StreamShards's default on a Redis Cluster.
 const defaultClusterShards = 4
 
-// New returns a Service over client. When opts.CursorKey is empty the
-// sealing key is read from Redis, created there by the first replica.
-func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
+// newCoreService returns the state every feature shares, over client;
+// New adds what the features register.
+func newCoreService(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
 	if opts.StreamShards <= 0 && client.Mode() == rueidis.ClientModeCluster {
 		opts.StreamShards = defaultClusterShards
 	}
 	s := &Service{Store: &store.Store{Keys: store.Keys{Prefix: opts.Prefix}}, o: opts.withDefaults(),
-		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds())}
+		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds()),
+		repairs: map[string]RepairFunc{}}
 	s.media = urlPolicy(s.o)
 	s.Redis = riding{Client: client, s: s}
 	var err error
@@ -102,3 +107,55 @@ func (s *Service) Options() Options {
 func (s *Service) Client() rueidis.Client { return s.Redis }
 
 func (s *Service) nowMS() int64 { return s.o.Now().UnixMilli() }
+
+// newLocker makes the locker of readers' upgrade and demotion locks:
+// rueidislock over the service's own client. It is never closed (Close
+// would close that client). The client delivers it no client-side
+// caching invalidations, so it runs without them (DisableCache), which
+// costs nothing here: a reader's lock is only ever tried (withLock), never
+// waited for, and a holder extends it on a timer. One key per lock
+// (KeyMajority 1): the keys of a majority would all sit in the reader's
+// slot, on one node, and add nothing but round trips.
+func newLocker(client rueidis.Client, k store.Keys) (rueidislock.Locker, error) {
+	return rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption:  rueidis.ClientOption{DisableCache: true},
+		ClientBuilder: func(rueidis.ClientOption) (rueidis.Client, error) { return client, nil },
+		KeyPrefix:     k.LockPrefix(),
+		KeyMajority:   1,
+		KeyValidity:   lockTTL,
+		TryNextAfter:  lockWait,
+	})
+}
+
+// knownSet is the ids of users this process has seen exist, at most
+// maxKnownUsers of them: when full it starts over (a forgotten user costs
+// one read). Safe for concurrent use.
+type knownSet struct {
+	mu  sync.RWMutex
+	ids map[store.ID]struct{}
+}
+
+func (k *knownSet) has(id store.ID) bool {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	_, ok := k.ids[id]
+	return ok
+}
+
+func (k *knownSet) add(id store.ID) {
+	if k.has(id) {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.ids == nil || len(k.ids) >= maxKnownUsers {
+		k.ids = make(map[store.ID]struct{})
+	}
+	k.ids[id] = struct{}{}
+}
+
+// keywordSets is how many viewers' compiled filters a process keeps
+// (viewers without filters take no room): at most about 50 KB each (100
+// filters of 4 × MaxKeywordLen bytes), a few hundred bytes for a typical
+// viewer.
+const keywordSets = 4096

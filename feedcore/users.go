@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -143,33 +142,6 @@ func (s *Service) UserExists(ctx context.Context, id store.ID) (_ bool, err erro
 
 // maxKnownUsers bounds knownSet: about 40 bytes each.
 const maxKnownUsers = 1 << 16
-
-// knownSet is the ids of users this process has seen exist, at most
-// maxKnownUsers of them: when full it starts over (a forgotten user costs
-// one read). Safe for concurrent use.
-type knownSet struct {
-	mu  sync.RWMutex
-	ids map[store.ID]struct{}
-}
-
-func (k *knownSet) has(id store.ID) bool {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	_, ok := k.ids[id]
-	return ok
-}
-
-func (k *knownSet) add(id store.ID) {
-	if k.has(id) {
-		return
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.ids == nil || len(k.ids) >= maxKnownUsers {
-		k.ids = make(map[store.ID]struct{})
-	}
-	k.ids[id] = struct{}{}
-}
 
 // profileFields are the fields of a profile hash (see PutUsers) that Users
 // reads, in this order.

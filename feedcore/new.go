@@ -1,0 +1,30 @@
+package feedcore
+
+import (
+	"context"
+
+	"github.com/redis/rueidis"
+)
+
+// New returns a Service over client. When opts.CursorKey is empty the
+// sealing key is read from Redis, created there by the first replica.
+func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
+	s, err := newCoreService(ctx, client, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.registerRepairs()
+	return s, nil
+}
+
+// registerRepairs tells the journal how each feature completes the
+// mutations of its kinds that died half way.
+func (s *Service) registerRepairs() {
+	s.OnRepair(jEdges, s.repairEdges)
+	s.OnRepair(jRel, s.repairRelations)
+	s.OnRepair(jLive, s.repairLive)
+	s.OnRepair(jAccount, s.repairAccount)
+	s.OnRepair(jSuspend, s.repairSuspension)
+	s.OnRepair(jTakedown, s.repairTakedown)
+	s.OnRepair(jFav, s.repairFavorites)
+}
