@@ -17,7 +17,7 @@ import (
 // once that many replicas have it. Scripts go as EVAL there: a dedicated
 // connection does not load them on NOSCRIPT.
 func (s *Service) commit(ctx context.Context, sc *store.Script, keys, args []string, cmd rueidis.Completed) rueidis.RedisResult {
-	n := s.o.WaitReplicas
+	n := s.opts.WaitReplicas
 	if n <= 0 {
 		return s.Do(ctx, cmd)
 	}
@@ -28,7 +28,7 @@ func (s *Service) commit(ctx context.Context, sc *store.Script, keys, args []str
 			return rueidis.NewErrorResult(v.Err)
 		}
 	}
-	timeout := s.o.WaitTimeout
+	timeout := s.opts.WaitTimeout
 	var res rueidis.RedisResult
 	err := s.Redis.Dedicated(func(d rueidis.DedicatedClient) error {
 		write := cmd

@@ -54,7 +54,7 @@ const (
 // author's publishes and deletes queue in order on one stream, next to
 // their idempotency records.
 func (s *Service) shardOf(user store.ID) int {
-	return store.Spread(user, s.o.StreamShards)
+	return store.Spread(user, s.opts.StreamShards)
 }
 
 func (e event) fields() []string {

@@ -222,7 +222,7 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.ScheduleLive(ctx, 2, "show", s.o.Now().Add(time.Hour))
+	l, err := s.ScheduleLive(ctx, 2, "show", s.opts.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

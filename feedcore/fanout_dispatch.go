@@ -135,7 +135,7 @@ func (s *Service) pushTargets(ctx context.Context, author store.ID) (string, err
 	n, _ := rs[1].AsInt64()
 	// A promotion that was cut short ("pull") is finished whatever the
 	// count now: big-V status is sticky, and readers already pull it.
-	if mode == pushPull || mode != pushAct && n > s.o.bigVThreshold() {
+	if mode == pushPull || mode != pushAct && n > s.opts.bigVThresholdNow() {
 		if err := s.promote(ctx, author); err != nil {
 			return "", err
 		}
@@ -277,7 +277,7 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 			}
 		}
 		confirmed = c.last
-		s.stats.inboxWrites.Add(int64(len(c.targets)))
+		s.counters.inboxWrites.Add(int64(len(c.targets)))
 		if afterChunk != nil {
 			afterChunk()
 		}
@@ -382,7 +382,7 @@ type push struct {
 }
 
 func (s *Service) newPush(it store.Item) push {
-	return push{b: s.Redis.B(), score: store.ScoreArg(it.TS), member: store.Member(it.ID), cap: store.Itoa(-s.o.InboxCap - 1)}
+	return push{b: s.Redis.B(), score: store.ScoreArg(it.TS), member: store.Member(it.ID), cap: store.Itoa(-s.opts.InboxCap - 1)}
 }
 
 // append appends ZADD inbox score member and, when trim is set, the trim
@@ -398,7 +398,7 @@ func (p push) append(cmds []rueidis.Completed, inbox string, trim bool) []rueidi
 // inboxRemoveCmd removes posts from reader's inbox, keeping its horizon.
 func (s *Service) inboxRemoveCmd(tl timeline, reader store.ID, posts ...store.ID) rueidis.Completed {
 	args := make([]string, 0, 1+len(posts))
-	args = append(args, store.Itoa(s.o.InboxCap))
+	args = append(args, store.Itoa(s.opts.InboxCap))
 	args = append(args, store.Members(posts)...)
 	return inboxRemove.Cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
 }

@@ -110,7 +110,7 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time
 		}
 		return []string{s.Keys.Following(e.Follower), s.Keys.Unfollowed(e.Follower), s.Keys.Blocks(e.Follower), s.Keys.BlockedBy(e.Follower),
 				s.Keys.FollowingTimes(e.Follower)},
-			[]string{store.Member(e.Followee), store.Itoa(s.o.FollowLimit), store.ScoreArg(ms)}
+			[]string{store.Member(e.Followee), store.Itoa(s.opts.FollowLimit), store.ScoreArg(ms)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
@@ -135,7 +135,7 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time
 			if added == -2 {
 				return edges[:i], errBlocked()
 			}
-			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.o.FollowLimit)
+			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.opts.FollowLimit)
 		}
 	}
 	return edges, nil
@@ -197,7 +197,7 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
 			writes = append(writes, s.Redis.B().Zadd().Key(s.Keys.Active(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build())
 		}
-		if !bigV && followers > s.o.bigVThreshold() && !promoted[e.Followee] {
+		if !bigV && followers > s.opts.bigVThresholdNow() && !promoted[e.Followee] {
 			promoted[e.Followee] = true
 			writes = append(writes, s.emitCmd(event{Type: evPromote, User: e.Followee}))
 		}
@@ -307,7 +307,7 @@ func (s *Service) inboxableIDs(ctx context.Context, tls []timeline, authors []st
 	var reads []rueidis.Completed
 	for _, a := range authors {
 		for _, tl := range tls {
-			reads = append(reads, s.newestCmd(tl.outbox(a), s.o.InboxCap))
+			reads = append(reads, s.newestCmd(tl.outbox(a), s.opts.InboxCap))
 		}
 	}
 	rs := s.DoMulti(ctx, reads...)
@@ -352,7 +352,7 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 			src := source{tl: t, author: e.Followee}
 			if _, ok := at[src]; !ok {
 				at[src] = len(reads)
-				reads = append(reads, s.newestCmd(tl.outbox(e.Followee), s.o.InboxCap+1))
+				reads = append(reads, s.newestCmd(tl.outbox(e.Followee), s.opts.InboxCap+1))
 			}
 		}
 	}
@@ -369,8 +369,8 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 				continue
 			}
 			var floor *store.Item
-			if len(recent) > s.o.InboxCap {
-				recent = recent[:s.o.InboxCap]
+			if len(recent) > s.opts.InboxCap {
+				recent = recent[:s.opts.InboxCap]
 				floor = &recent[len(recent)-1]
 			}
 			n += len(recent)
@@ -384,7 +384,7 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 // unless the author is hidden from the reader.
 func (s *Service) inboxAddCmd(tl timeline, reader, author store.ID, items []store.Item, floor *store.Item) rueidis.Completed {
 	args := make([]string, 0, 5+2*len(items))
-	args = append(args, store.Itoa(s.o.InboxCap))
+	args = append(args, store.Itoa(s.opts.InboxCap))
 	if floor != nil {
 		args = append(args, store.ScoreArg(floor.TS), store.Member(floor.ID))
 	} else {

@@ -96,7 +96,7 @@ func decodeEdges(s string) ([]Edge, error) {
 // repairLoop settles the journal entries of mutations that died.
 func (s *Service) repairLoop(ctx context.Context, o WorkerOptions) {
 	for sleepCtx(ctx, o.RepairAfter/4) {
-		for sh := 0; sh < s.o.StreamShards; sh++ {
+		for sh := 0; sh < s.opts.StreamShards; sh++ {
 			if err := s.repairShard(ctx, o, sh); err != nil && ctx.Err() == nil {
 				o.Logger.Warn("journal: repair", "shard", sh, "err", err)
 			}
@@ -123,7 +123,7 @@ func (s *Service) repairShard(ctx context.Context, o WorkerOptions, shard int) e
 		if err != nil {
 			return fmt.Errorf("journal entry %s: %w", e.ID, err)
 		}
-		s.stats.repairs.Add(1)
+		s.counters.repairs.Add(1)
 		o.Logger.Warn("journal: completed a mutation that did not finish", "shard", shard, "id", e.ID, "kind", e.FieldValues["k"])
 		s.end(ctx, shard, e.ID)
 	}

@@ -16,13 +16,13 @@ import (
 // snapshotKeys counts the live feed snapshots stored under s's prefix.
 func snapshotKeys(t *testing.T, s *Service) int {
 	t.Helper()
-	keys, err := storetest.Keys(context.Background(), s.Redis, s.o.Prefix)
+	keys, err := storetest.Keys(context.Background(), s.Redis, s.opts.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, k := range keys {
-		if strings.HasPrefix(k, s.o.Prefix+"lsn:") {
+		if strings.HasPrefix(k, s.opts.Prefix+"lsn:") {
 			n++
 		}
 	}

@@ -122,10 +122,10 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 		reused *snapshotRead
 		err    error
 	)
-	if s.o.SnapshotReuse > 0 {
+	if s.opts.SnapshotReuse > 0 {
 		err = roundtrip.Parallel(ctx,
 			func(ctx context.Context) (err error) {
-				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.o.SnapshotReuse.Milliseconds(), n+1)
+				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.opts.SnapshotReuse.Milliseconds(), n+1)
 				return err
 			},
 			func(ctx context.Context) (err error) {

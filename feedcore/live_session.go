@@ -99,7 +99,7 @@ const (
 // checkScheduledStart refuses a scheduled start outside
 // [now - ScheduleGrace, now + ScheduleHorizon].
 func (s *Service) checkScheduledStart(at time.Time) error {
-	now := s.o.Now()
+	now := s.opts.Now()
 	switch {
 	case at.Before(now.Add(-ScheduleGrace)):
 		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is in the past; it may be at most %v before now", ScheduleGrace)

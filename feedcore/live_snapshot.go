@@ -169,10 +169,10 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 	for _, it := range items {
 		add = add.ScoreMember(float64(it.TS), store.Member(it.ID))
 	}
-	ttl := s.o.SnapshotTTL.Milliseconds()
+	ttl := s.opts.SnapshotTTL.Milliseconds()
 	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
 		snapSwap.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer), key}, []string{
-			s.Keys.Snapshot(viewer, ""), device, ref.encode(), store.ScoreArg(ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.o.MaxDevices)}))
+			s.Keys.Snapshot(viewer, ""), device, ref.encode(), store.ScoreArg(ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.opts.MaxDevices)}))
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
 		return ref, nil, fmt.Errorf("store live snapshot: %w", err)

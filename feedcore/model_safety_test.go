@@ -213,7 +213,7 @@ func (r *modelRun) deleteAccount() {
 // fan-out, journal and clean-up streams drain.
 func (r *modelRun) settle() {
 	ctx := context.Background()
-	for sh := 0; sh < r.s.o.StreamShards; sh++ {
+	for sh := 0; sh < r.s.opts.StreamShards; sh++ {
 		for range 10 { // a batch of 64 a call; a run has at most 72 pairs
 			if err := r.s.endMutes(ctx, sh); err != nil {
 				r.t.Fatal(err)

@@ -120,7 +120,7 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	}
 	for _, ph := range phases {
 		if ph.posts {
-			sink.recent = s.o.Now().Add(-exportRecent)
+			sink.recent = s.opts.Now().Add(-exportRecent)
 		}
 		err := s.scanIDs(ctx, ph.keyOf, func(ids []store.ID) error {
 			for len(ids) > 0 {

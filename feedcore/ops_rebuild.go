@@ -486,7 +486,7 @@ func (s *Service) settleBigV(ctx context.Context, u store.ID, st *RebuildStats) 
 		return err
 	}
 	mode, _ := rs[1].ToString()
-	if mode == pushAll && n <= s.o.bigVThreshold() {
+	if mode == pushAll && n <= s.opts.bigVThresholdNow() {
 		return nil
 	}
 	if err := s.promote(ctx, u); err != nil {

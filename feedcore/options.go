@@ -102,8 +102,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// bigVThreshold is the big-V threshold in force.
-func (o Options) bigVThreshold() int64 {
+// bigVThresholdNow is the big-V threshold in force.
+func (o Options) bigVThresholdNow() int64 {
 	if o.BigVThresholdFunc != nil {
 		return int64(o.BigVThresholdFunc())
 	}

@@ -105,7 +105,7 @@ func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
 	if in.Media, err = content.CheckMedia(in.Media, s.media); err != nil {
 		return in, err
 	}
-	if in.Text, err = content.CheckPostText(in.Text, len(in.Media) > 0, s.o.MaxTextLen); err != nil {
+	if in.Text, err = content.CheckPostText(in.Text, len(in.Media) > 0, s.opts.MaxTextLen); err != nil {
 		return in, err
 	}
 	if in.ContentWarning, err = content.CheckContentWarning(in.ContentWarning); err != nil {

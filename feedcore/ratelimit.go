@@ -108,7 +108,7 @@ type Verdict struct {
 // with how long to wait.
 func (s *Service) Allow(ctx context.Context, viewer store.ID, l RateLimit) (err error) {
 	defer store.Wrap(&err, "spend a point of user %d's allowance", viewer)
-	v, err := s.spend(ctx, Subject{Viewer: viewer}, 1, l)
+	v, err := s.spendNow(ctx, Subject{Viewer: viewer}, 1, l)
 	if err != nil {
 		return err
 	}
@@ -119,11 +119,11 @@ func (s *Service) Allow(ctx context.Context, viewer store.ID, l RateLimit) (err 
 // The error is the store's; a refusal is in the Verdict.
 func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit) (_ Verdict, err error) {
 	defer store.Wrap(&err, "spend %d of an allowance's points", cost)
-	return s.spend(ctx, sub, cost, l)
+	return s.spendNow(ctx, sub, cost, l)
 }
 
-// spend is Spend, its error unwrapped.
-func (s *Service) spend(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
+// spendNow is Spend, its error unwrapped.
+func (s *Service) spendNow(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
 	if l.Rate <= 0 {
 		return Verdict{Cost: cost}, nil
 	}

@@ -137,7 +137,7 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	}
 	// Over the allowance: refused in the log script, nothing written.
 	drain(t, s)
-	before, err := storetest.Keys(context.Background(), s.Redis, s.o.Prefix)
+	before, err := storetest.Keys(context.Background(), s.Redis, s.opts.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	if store.CodeOf(v.Err) != apierr.RateLimited || n != 1 {
 		t.Errorf("refused publish: verdict %+v after %d round trips, want RATE_LIMITED after 1", v, n)
 	}
-	after, err := storetest.Keys(context.Background(), s.Redis, s.o.Prefix)
+	after, err := storetest.Keys(context.Background(), s.Redis, s.opts.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
@@ -62,7 +61,7 @@ func seenScores(rs []rueidis.RedisResult, groups [][]string) map[string]int64 {
 
 // isActive reports whether a reader last seen at seenMS is active now.
 func (s *Service) isActive(seenMS int64) bool {
-	return seenMS >= s.nowMS()-s.o.ActiveWindow.Milliseconds()
+	return seenMS >= s.nowMS()-s.opts.ActiveWindow.Milliseconds()
 }
 
 // touchCmd records that viewer read now, unless this process did so within
@@ -91,14 +90,6 @@ func (s *Service) Touch(ctx context.Context, viewer store.ID) (err error) {
 	}
 	return nil
 }
-
-// lockTTL bounds how long a crashed worker can hold a reader's lock; a
-// live holder extends it every half of it. lockWait bounds how long taking
-// a lock may wait for Redis's answer.
-const (
-	lockTTL  = 30 * time.Second
-	lockWait = 5 * time.Second
-)
 
 // withLock runs fn holding user id's lock, with a context that ends if
 // the lock is lost; false when another holds it. The lock is released
@@ -169,7 +160,7 @@ func (s *Service) bigVFollowees(ctx context.Context, reader store.ID) ([]store.I
 // many were demoted.
 func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 	defer store.Wrap(&err, "demote quiet readers")
-	cutoff := s.nowMS() - s.o.ActiveWindow.Milliseconds()
+	cutoff := s.nowMS() - s.opts.ActiveWindow.Milliseconds()
 	var quiet []string
 	for sh := 0; sh < activityShards && len(quiet) < limit; sh++ {
 		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Seen(sh)).Min("-inf").Max("("+store.ScoreArg(cutoff)).Byscore().

@@ -120,4 +120,4 @@ func (s *Service) sharedCursorKey(ctx context.Context, mine []byte) ([]byte, err
 }
 
 // fixedKey reports a configured cursor key, which never changes.
-func (s *Service) fixedKey() bool { return len(s.o.CursorKey) > 0 }
+func (s *Service) fixedKey() bool { return len(s.opts.CursorKey) > 0 }

@@ -416,7 +416,7 @@ func (s *Service) seekCmd(o scanOrder, src source, from *store.Item, limit int) 
 		sc = seekNewer
 	}
 	if src.horizon != "" {
-		return sc.Cmd(s.Redis.B(), []string{src.key, src.horizon}, []string{ts, m, store.Itoa(limit), store.Itoa(s.o.InboxCap)})
+		return sc.Cmd(s.Redis.B(), []string{src.key, src.horizon}, []string{ts, m, store.Itoa(limit), store.Itoa(s.opts.InboxCap)})
 	}
 	return sc.Cmd(s.Redis.B(), []string{src.key}, []string{ts, m, store.Itoa(limit)})
 }

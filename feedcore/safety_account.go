@@ -209,7 +209,7 @@ func heldHandle(v string) bool { return strings.Contains(v, " ") }
 // dropProfile deletes the profile (so the viewer's own reads answer
 // UNAUTHENTICATED as for any id without a user) and holds the handle.
 func (s *Service) dropProfile(ctx context.Context, g goneAccount) error {
-	until := g.deletedAt + s.o.HandleHold.Milliseconds()
+	until := g.deletedAt + s.opts.HandleHold.Milliseconds()
 	return store.FirstErr(s.DoMulti(ctx, s.Redis.B().Del().Key(s.Keys.User(g.user)).Build(),
 		holdHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(g.handle)}, []string{store.FormatID(g.user), store.ScoreArg(until)})))
 }
@@ -259,7 +259,7 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 	tls := s.timelines()
 	recent := make([][]store.ID, len(tls))
 	for i, tl := range tls {
-		items, err := s.newest(ctx, tl.outbox(g.user), s.o.InboxCap)
+		items, err := s.newest(ctx, tl.outbox(g.user), s.opts.InboxCap)
 		if err != nil {
 			return fmt.Errorf("read outbox: %w", err)
 		}
@@ -466,7 +466,7 @@ func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 func (s *Service) secondPassLoop(ctx context.Context, o WorkerOptions) {
 	for sleepCtx(ctx, o.RepairAfter/4) {
 		cutoff := time.Now().Add(-o.RepairAfter)
-		for sh := 0; sh < s.o.StreamShards; sh++ {
+		for sh := 0; sh < s.opts.StreamShards; sh++ {
 			if err := s.sweepAccounts(ctx, sh, cutoff); err != nil && ctx.Err() == nil {
 				o.Logger.Warn("account deletion: second pass", "shard", sh, "err", err)
 			}

@@ -108,7 +108,7 @@ func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 	var removes []rueidis.Completed
 	for i, tl := range tls {
 		if ids := recent[0][i]; len(ids) > 0 {
-			args := append([]string{store.Itoa(s.o.InboxCap), store.Member(j.author), now}, store.Members(ids)...)
+			args := append([]string{store.Itoa(s.opts.InboxCap), store.Member(j.author), now}, store.Members(ids)...)
 			removes = append(removes, hiddenRemove.Cmd(s.Redis.B(),
 				[]string{tl.inbox(j.viewer), tl.horizon(j.viewer), s.Keys.HiddenAuthors(j.viewer)}, args))
 		}
@@ -127,7 +127,7 @@ func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
 		token = store.ScoreArg(j.note)
 	}
 	err := s.Do(ctx, noteShorten.Cmd(s.Redis.B(), []string{s.Keys.HideNotes(j.viewer)},
-		[]string{store.Member(j.author), store.ScoreArg(nowMS + s.o.CleanupGrace.Milliseconds()), store.ScoreArg(nowMS), token})).Error()
+		[]string{store.Member(j.author), store.ScoreArg(nowMS + s.opts.CleanupGrace.Milliseconds()), store.ScoreArg(nowMS), token})).Error()
 	if err != nil {
 		return fmt.Errorf("shorten hide note: %w", err)
 	}

@@ -208,7 +208,7 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 			return 0, err
 		}
 		if added < 0 && n == len(rs) {
-			n, stop = at[i], apierr.Errorf(apierr.BadInput, "user %d has %d blocks, mutes and hides, the most allowed (--max-blocks)", pairs[i].Follower, s.o.MaxRelations)
+			n, stop = at[i], apierr.Errorf(apierr.BadInput, "user %d has %d blocks, mutes and hides, the most allowed (--max-blocks)", pairs[i].Follower, s.opts.MaxRelations)
 		}
 	}
 	// Every pair: the records after a refused one may have gone in.

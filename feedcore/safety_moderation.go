@@ -543,7 +543,7 @@ func (s *Service) Suspensions(ctx context.Context, fn func([]Suspension) error) 
 // suspension's marker), their ids and the values of fields, a SCAN batch
 // at a time; a hash gone meanwhile is left out.
 func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id store.ID) string, fields []string, fn func(ids []store.ID, vals [][]string) error) error {
-	for sh := 0; sh < s.o.StreamShards; sh++ {
+	for sh := 0; sh < s.opts.StreamShards; sh++ {
 		head := keyOf(sh, 0)
 		head = head[:len(head)-1]
 		err := redisstore.ScanKeys(ctx, s.Redis, redisstore.GlobEscape(head)+"*", func(keys []string) error {
@@ -586,7 +586,7 @@ func (s *Service) PutSuspension(ctx context.Context, sp Suspension) (err error) 
 	}
 	at := sp.At
 	if at.IsZero() {
-		at = s.o.Now()
+		at = s.opts.Now()
 	}
 	_, err = s.changeSuspension(ctx, sp.User, true, ModAction{Operator: sp.Operator, Reason: sp.Reason}, "", at.UnixMilli())
 	return err
@@ -729,7 +729,7 @@ func (s *Service) PutTakedown(ctx context.Context, p *content.Post) (err error) 
 // (Rebuild runs it first: nothing of a deleted account, and no post taken
 // down or account suspended, may be rebuilt as if it were not).
 func (s *Service) finishJobs(ctx context.Context, kinds ...string) error {
-	for sh := 0; sh < s.o.StreamShards; sh++ {
+	for sh := 0; sh < s.opts.StreamShards; sh++ {
 		entries, err := s.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.Journal(sh)).Start("-").End("+").Build()).AsXRange()
 		if err != nil {
 			return fmt.Errorf("read journal: %w", err)

@@ -117,7 +117,7 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 	}
 	if n < 0 {
 		s.end(ctx, shard, jid) // refused: nothing changed
-		return apierr.Errorf(apierr.BadInput, "you have %d blocks, mutes and hides, the most allowed (--max-blocks); remove one first", s.o.MaxRelations)
+		return apierr.Errorf(apierr.BadInput, "you have %d blocks, mutes and hides, the most allowed (--max-blocks); remove one first", s.opts.MaxRelations)
 	}
 	if err := s.settleRelations(ctx, pair); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
@@ -178,7 +178,7 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other store.ID, on
 	}
 	keys = []string{s.Keys.Blocks(user), s.Keys.Mutes(user), s.Keys.MuteEnds(user), s.Keys.Hides(user),
 		s.Keys.Following(user), s.Keys.Unfollowed(user), s.Keys.BigFollowees(user)}
-	args = []string{string(kind), flag, store.Member(other), store.ScoreArg(now), store.ScoreArg(until), store.Itoa(s.o.MaxRelations),
+	args = []string{string(kind), flag, store.Member(other), store.ScoreArg(now), store.ScoreArg(until), store.Itoa(s.opts.MaxRelations),
 		store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes), store.ScoreArg(now)}
 	return keys, args
 }

@@ -152,7 +152,7 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 		return "", err
 	}
 	if r.Limit.Rate > 0 {
-		v, err := s.spend(ctx, Subject{Viewer: r.Reporter, Kind: reportKind}, 1, r.Limit)
+		v, err := s.spendNow(ctx, Subject{Viewer: r.Reporter, Kind: reportKind}, 1, r.Limit)
 		if err != nil {
 			return "", fmt.Errorf("spend the reports allowance: %w", err)
 		}
@@ -172,7 +172,7 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 	}
 	id, _ := arr[1].ToString()
 	if fresh, _ := arr[0].AsInt64(); fresh == 1 {
-		s.stats.reports[slices.Index(ReportReasons, r.Reason)].Add(1)
+		s.counters.reports[slices.Index(ReportReasons, r.Reason)].Add(1)
 	}
 	return id, nil
 }

@@ -329,7 +329,7 @@ func (s *Service) dropHidden(ctx context.Context, readers []store.ID, follows []
 // shard (muteTimers), removed once it is settled after its end.
 func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
 	for sleepCtx(ctx, o.RepairAfter/4) {
-		for sh := 0; sh < s.o.StreamShards; sh++ {
+		for sh := 0; sh < s.opts.StreamShards; sh++ {
 			if err := s.endMutes(ctx, sh); err != nil && ctx.Err() == nil {
 				o.Logger.Warn("relations: settle ended mutes", "shard", sh, "err", err)
 			}

@@ -21,7 +21,7 @@ import (
 // replicas may share one Redis.
 type Service struct {
 	*store.Store
-	o Options
+	opts Options
 	// sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (read_cursorkey.go).
 	sealer                atomic.Pointer[cursor.Sealer]
@@ -44,7 +44,7 @@ type Service struct {
 	// them, with their version (safety_keyword.go).
 	keywords *lru.Cache[store.ID, *keyword.Set]
 
-	stats stats
+	counters counters
 	// locks takes readers' upgrade and demotion locks (withLock).
 	locks rueidislock.Locker
 
@@ -68,10 +68,10 @@ func newCoreService(ctx context.Context, client rueidis.Client, opts Options) (*
 	if opts.StreamShards <= 0 && client.Mode() == rueidis.ClientModeCluster {
 		opts.StreamShards = defaultClusterShards
 	}
-	s := &Service{Store: &store.Store{Keys: store.Keys{Prefix: opts.Prefix}}, o: opts.withDefaults(),
+	s := &Service{Store: &store.Store{Keys: store.Keys{Prefix: opts.Prefix}}, opts: opts.withDefaults(),
 		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds()),
 		repairs: map[string]RepairFunc{}}
-	s.media = urlPolicy(s.o)
+	s.media = urlPolicy(s.opts)
 	s.Redis = riding{Client: client, s: s}
 	var err error
 	if s.keywords, err = lru.New[store.ID, *keyword.Set](keywordSets); err != nil {
@@ -98,15 +98,15 @@ func newCoreService(ctx context.Context, client rueidis.Client, opts Options) (*
 // Options returns the options in force, defaults filled in;
 // BigVThreshold is the threshold in force now (see BigVThresholdFunc).
 func (s *Service) Options() Options {
-	o := s.o
-	o.BigVThreshold = int(o.bigVThreshold())
+	o := s.opts
+	o.BigVThreshold = int(o.bigVThresholdNow())
 	return o
 }
 
 // Client is the Redis client the service uses.
 func (s *Service) Client() rueidis.Client { return s.Redis }
 
-func (s *Service) nowMS() int64 { return s.o.Now().UnixMilli() }
+func (s *Service) nowMS() int64 { return s.opts.Now().UnixMilli() }
 
 // newLocker makes the locker of readers' upgrade and demotion locks:
 // rueidislock over the service's own client. It is never closed (Close
@@ -159,3 +159,14 @@ func (k *knownSet) add(id store.ID) {
 // filters of 4 × MaxKeywordLen bytes), a few hundred bytes for a typical
 // viewer.
 const keywordSets = 4096
+
+// lockTTL bounds how long a crashed worker can hold a reader's lock; a
+// live holder extends it every half of it. lockWait bounds how long taking
+// a lock may wait for Redis's answer.
+const (
+	lockTTL  = 30 * time.Second
+	lockWait = 5 * time.Second
+)
+
+// maxKnownUsers bounds knownSet: about 40 bytes each.
+const maxKnownUsers = 1 << 16

@@ -85,7 +85,7 @@ type Stats struct {
 	Reports map[string]int64
 }
 
-type stats struct {
+type counters struct {
 	inboxWrites, tasks, events, repairs, deadLetters atomic.Int64
 	reports                                          [8]atomic.Int64 // by ReportReasons' index
 }
@@ -143,7 +143,7 @@ func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consu
 			if !rueidis.IsRedisNil(err) && ctx.Err() == nil {
 				o.Logger.Warn("fan-out: read stream", "stream", st.key, "err", err)
 				if strings.Contains(err.Error(), "NOGROUP") {
-					_ = s.ensureGroups(ctx)
+					_ = s.ensureGroup(ctx, st)
 				}
 				sleepCtx(ctx, time.Second)
 			}
@@ -284,7 +284,7 @@ func (s *Service) deadLetter(ctx context.Context, o WorkerOptions, st stream, id
 		o.Logger.Error("fan-out: dead-lettering failed, will retry", "stream", st.key, "id", id, "reason", reason, "err", err)
 		return
 	}
-	s.stats.deadLetters.Add(1)
+	s.counters.deadLetters.Add(1)
 	o.Logger.Error("fan-out: entry moved to the dead letters", "stream", st.key, "id", id, "reason", reason,
 		"dead_letters", s.Keys.DeadLetters(st.shard))
 }
@@ -328,8 +328,8 @@ func (s *Service) DeadLetters(ctx context.Context) (_ int64, err error) {
 // streamsLen adds up the lengths of the streams that kinds name, on every
 // shard, in one round trip.
 func (s *Service) streamsLen(ctx context.Context, kinds ...func(shard int) string) (int64, error) {
-	cmds := make([]rueidis.Completed, 0, len(kinds)*s.o.StreamShards)
-	for sh := 0; sh < s.o.StreamShards; sh++ {
+	cmds := make([]rueidis.Completed, 0, len(kinds)*s.opts.StreamShards)
+	for sh := 0; sh < s.opts.StreamShards; sh++ {
 		for _, key := range kinds {
 			cmds = append(cmds, s.Redis.B().Xlen().Key(key(sh)).Build())
 		}
@@ -372,7 +372,7 @@ type StreamPending struct {
 func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
 	defer store.Wrap(&err, "read pending entries")
 	var streams []stream
-	for sh := 0; sh < s.o.StreamShards; sh++ {
+	for sh := 0; sh < s.opts.StreamShards; sh++ {
 		streams = append(streams, s.eventStream(sh), s.taskStream(sh))
 	}
 	summary := func(st stream) rueidis.Completed { return s.Redis.B().Xpending().Key(st.key).Group(st.group).Build() }
@@ -393,9 +393,32 @@ func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
 		sum.Count += n
 		if minID, err := arr[1].ToString(); err == nil {
 			if ms, err := strconv.ParseInt(strings.SplitN(minID, "-", 2)[0], 10, 64); err == nil {
-				sum.Oldest = max(sum.Oldest, s.o.Now().Sub(time.UnixMilli(ms)))
+				sum.Oldest = max(sum.Oldest, s.opts.Now().Sub(time.UnixMilli(ms)))
 			}
 		}
 	}
 	return out, nil
+}
+
+// ensureGroups creates the consumer group of each stream kinds makes, on
+// every shard, where it does not exist yet.
+func (s *Service) ensureGroups(ctx context.Context, kinds ...func(shard int) stream) error {
+	for sh := 0; sh < s.opts.StreamShards; sh++ {
+		for _, kind := range kinds {
+			if err := s.ensureGroup(ctx, kind(sh)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ensureGroup creates st's consumer group (and the stream) unless it
+// exists.
+func (s *Service) ensureGroup(ctx context.Context, st stream) error {
+	err := s.Redis.Do(ctx, s.Redis.B().XgroupCreate().Key(st.key).Group(st.group).Id("0").Mkstream().Build()).Error()
+	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("create consumer group %s on %s: %w", st.group, st.key, err)
+	}
+	return nil
 }

@@ -140,9 +140,6 @@ func (s *Service) UserExists(ctx context.Context, id store.ID) (_ bool, err erro
 	return err == nil, err
 }
 
-// maxKnownUsers bounds knownSet: about 40 bytes each.
-const maxKnownUsers = 1 << 16
-
 // profileFields are the fields of a profile hash (see PutUsers) that Users
 // reads, in this order.
 // sx is the suspension's mark (safety_moderation.go): the lists of users

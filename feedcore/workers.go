@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/feedd/feedd/feedcore/content"
@@ -15,10 +14,10 @@ import (
 
 // Stats returns this process's counters.
 func (s *Service) Stats() Stats {
-	st := Stats{InboxWrites: s.stats.inboxWrites.Load(), Tasks: s.stats.tasks.Load(), Events: s.stats.events.Load(),
-		Repairs: s.stats.repairs.Load(), DeadLetters: s.stats.deadLetters.Load(), Reports: map[string]int64{}}
+	st := Stats{InboxWrites: s.counters.inboxWrites.Load(), Tasks: s.counters.tasks.Load(), Events: s.counters.events.Load(),
+		Repairs: s.counters.repairs.Load(), DeadLetters: s.counters.deadLetters.Load(), Reports: map[string]int64{}}
 	for i, r := range ReportReasons {
-		st.Reports[r] = s.stats.reports[i].Load()
+		st.Reports[r] = s.counters.reports[i].Load()
 	}
 	return st
 }
@@ -31,7 +30,7 @@ func (s *Service) Stats() Stats {
 func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	defer store.Wrap(&err, "run fan-out workers")
 	o = o.withDefaults()
-	if err := s.ensureGroups(ctx); err != nil {
+	if err := s.ensureGroups(ctx, s.eventStream, s.taskStream, s.cleanupStream); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while starting
 		}
@@ -42,7 +41,7 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	name := o.Name + "-" + hex.EncodeToString(suffix[:])
 	var wg sync.WaitGroup
 	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	for sh := 0; sh < s.o.StreamShards; sh++ {
+	for sh := 0; sh < s.opts.StreamShards; sh++ {
 		run(func() { s.consume(ctx, o, s.eventStream(sh), name+"-d", s.handleEvent) })
 		for i := 0; i < o.Executors; i++ {
 			consumer := name + "-x" + store.Itoa(i)
@@ -59,24 +58,12 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	return nil
 }
 
-func (s *Service) ensureGroups(ctx context.Context) error {
-	for sh := 0; sh < s.o.StreamShards; sh++ {
-		for _, st := range []stream{s.eventStream(sh), s.taskStream(sh), s.cleanupStream(sh)} {
-			err := s.Redis.Do(ctx, s.Redis.B().XgroupCreate().Key(st.key).Group(st.group).Id("0").Mkstream().Build()).Error()
-			if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-				return fmt.Errorf("create consumer group %s on %s: %w", st.group, st.key, err)
-			}
-		}
-	}
-	return nil
-}
-
 func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _ string, e rueidis.XRangeEntry) (bool, error) {
 	ev, err := parseEvent(e.FieldValues, st.shard)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
-	s.stats.events.Add(1)
+	s.counters.events.Add(1)
 	switch ev.Type {
 	case evPublish:
 		p, err := ev.Post(ev.Item.ID, ev.User, ev.Item.TS)
@@ -140,7 +127,7 @@ func (s *Service) handleTask(ctx context.Context, o WorkerOptions, st stream, co
 	if err := s.execute(ctx, t, o.AfterChunk); err != nil {
 		return false, err
 	}
-	s.stats.tasks.Add(1)
+	s.counters.tasks.Add(1)
 	return true, nil
 }
 
@@ -149,7 +136,7 @@ func (s *Service) handleTask(ctx context.Context, o WorkerOptions, st stream, co
 func (s *Service) reclaim(ctx context.Context, o WorkerOptions, consumer string) {
 	every := o.ReclaimIdle / 2
 	for sleepCtx(ctx, every) {
-		for sh := 0; sh < s.o.StreamShards; sh++ {
+		for sh := 0; sh < s.opts.StreamShards; sh++ {
 			s.reclaimStream(ctx, o, s.taskStream(sh), consumer, s.handleTask)
 			s.reclaimStream(ctx, o, s.eventStream(sh), consumer, s.handleEvent)
 			s.reclaimStream(ctx, o, s.cleanupStream(sh), consumer, s.handleCleanup)
