@@ -53,7 +53,7 @@ func TestEntryPointsNameTheirOperation(t *testing.T) {
 		func() error { return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.Post(7)).Value("x").Build()).Error() },
 		func() error { return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.User(8)).Value("x").Build()).Error() },
 		func() error {
-			return s.Redis.Do(ctx, s.Redis.B().Hset().Key(s.rateKey(viewer)).FieldValue().FieldValue("f", "v").Build()).Error()
+			return s.Redis.Do(ctx, s.Redis.B().Hset().Key(s.RateKey(viewer)).FieldValue().FieldValue("f", "v").Build()).Error()
 		},
 	} {
 		if err := cmd(); err != nil {

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"testing"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -15,7 +16,7 @@ func BenchmarkChunkCmds(b *testing.B) {
 	for i := range targets {
 		targets[i] = store.Member(store.ID(1_000_000 + i))
 	}
-	t := task{Type: evPublish, Author: 1, Item: store.Item{TS: 1_700_000_000_123, ID: 117657342161455529}}
+	t := task{Type: core.EvPublish, Author: 1, Item: store.Item{TS: 1_700_000_000_123, ID: 117657342161455529}}
 	b.ReportAllocs()
 	for b.Loop() {
 		cmds := s.chunkCmds(t, targets, "ck", "x")

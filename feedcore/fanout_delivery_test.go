@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -127,7 +128,7 @@ func TestNoGhostWhenTheLogFails(t *testing.T) {
 	if err := s.Follow(ctx, 2, 1); err != nil {
 		t.Fatal(err)
 	}
-	events := s.Keys.Events(s.shardOf(1))
+	events := s.Keys.Events(s.ShardOf(1))
 	if err := s.Redis.Do(ctx, s.Redis.B().Del().Key(events).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestDeadLetters(t *testing.T) {
 	ctx := context.Background()
 	startWorkers(t, s, WorkerOptions{ReclaimIdle: 100 * time.Millisecond, MaxDeliveries: 3})
 	// No user field: malformed.
-	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.Events(0)).Id("*").FieldValue().FieldValue("t", evPublish).Build()).Error(); err != nil {
+	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.Events(0)).Id("*").FieldValue().FieldValue("t", core.EvPublish).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	// A task whose target set is not a sorted set fails every time.
@@ -183,7 +184,7 @@ func TestDeadLetters(t *testing.T) {
 	if err := s.Redis.Do(ctx, s.Redis.B().Set().Key(bad).Value("x").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	tk := task{Type: evPublish, Author: 1, Item: store.Item{TS: 1, ID: 1}, Set: bad, Lo: "-", Hi: "+"}
+	tk := task{Type: core.EvPublish, Author: 1, Item: store.Item{TS: 1, ID: 1}, Set: bad, Lo: "-", Hi: "+"}
 	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.Tasks(0)).Id("*").FieldValue().
 		FieldValue("t", tk.Type).FieldValue("u", "1").FieldValue("p", "1").FieldValue("s", "1").
 		FieldValue("set", tk.Set).FieldValue("lo", tk.Lo).FieldValue("hi", tk.Hi).Build()).Error(); err != nil {
@@ -222,7 +223,7 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.ScheduleLive(ctx, 2, "show", s.opts.Now().Add(time.Hour))
+	l, err := s.ScheduleLive(ctx, 2, "show", s.Opts.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,20 +233,20 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 	// Three mutations that die right after their record of truth changed:
 	// 1 follows 2, 3 unfollows 2, 2 ends its live session.
 	die := func(shard int, fields ...string) {
-		if _, err := s.begin(ctx, shard, fields...); err != nil {
+		if _, err := s.Begin(ctx, shard, fields...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	die(s.shardOf(1), "k", jEdges, "e", encodeEdges([]Edge{{Follower: 1, Followee: 2}}))
+	die(s.ShardOf(1), "k", jEdges, "e", core.EncodeEdges([]Edge{{Follower: 1, Followee: 2}}))
 	if _, err := s.addFollowing(ctx, []Edge{{Follower: 1, Followee: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	die(s.shardOf(3), "k", jEdges, "e", encodeEdges([]Edge{{Follower: 3, Followee: 2}}))
+	die(s.ShardOf(3), "k", jEdges, "e", core.EncodeEdges([]Edge{{Follower: 3, Followee: 2}}))
 	if err := s.Redis.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Following(3)).Member(store.Member(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	die(s.shardOf(2), "k", jLive, "a", "2", "p", store.FormatID(l.ID))
-	if _, err := s.transition(ctx, 2, l.ID, "e", s.nowMS()); err != nil {
+	die(s.ShardOf(2), "k", jLive, "a", "2", "p", store.FormatID(l.ID))
+	if _, err := s.transition(ctx, 2, l.ID, "e", s.NowMS()); err != nil {
 		t.Fatal(err)
 	}
 	counts, err := s.Counts(ctx, []store.ID{2})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -67,7 +68,7 @@ return 'ok'
 // event's acknowledgement, so a dispatch taken over from a crashed worker
 // resumes after the last task queued, queues none twice, and an event is
 // never done before all its tasks are queued.
-func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e event) error {
+func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e core.Event) error {
 	ck := s.Keys.EventCheckpoint(shard, eventID)
 	set, err := s.pushTargets(ctx, e.User)
 	if err != nil {
@@ -90,7 +91,7 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e eve
 			hi, nextLo = "["+next[0], "("+next[0]
 		}
 		t := task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
-		args := append([]string{lo, nextLo, eventID, groupDispatch, itoa64(int64(checkpointTTL.Seconds()))}, t.fields()...)
+		args := append([]string{lo, nextLo, eventID, core.GroupDispatch, core.Itoa64(int64(core.CheckpointTTL.Seconds()))}, t.fields()...)
 		res, err := s.Do(ctx, queueTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(shard), s.Keys.Events(shard)}, args)).ToString()
 		if err != nil {
 			return fmt.Errorf("queue task: %w", err)
@@ -135,7 +136,7 @@ func (s *Service) pushTargets(ctx context.Context, author store.ID) (string, err
 	n, _ := rs[1].AsInt64()
 	// A promotion that was cut short ("pull") is finished whatever the
 	// count now: big-V status is sticky, and readers already pull it.
-	if mode == pushPull || mode != pushAct && n > s.opts.bigVThresholdNow() {
+	if mode == pushPull || mode != pushAct && n > s.Opts.BigVThresholdNow() {
 		if err := s.promote(ctx, author); err != nil {
 			return "", err
 		}
@@ -211,7 +212,7 @@ func (s *Service) promoteTo(ctx context.Context, author store.ID, page []string)
 // bigFolloweeAddCmd notes big-V author among follower's big-V followees,
 // if follower still follows it.
 func (s *Service) bigFolloweeAddCmd(follower, author store.ID) rueidis.Completed {
-	return bigFolloweeAdd.Cmd(s.Redis.B(), []string{s.Keys.Following(follower), s.Keys.BigFollowees(follower)}, []string{store.Member(author)})
+	return core.BigFolloweeAdd.Cmd(s.Redis.B(), []string{s.Keys.Following(follower), s.Keys.BigFollowees(follower)}, []string{store.Member(author)})
 }
 
 func (t task) fields() []string {
@@ -220,7 +221,7 @@ func (t task) fields() []string {
 }
 
 func parseTask(e rueidis.XRangeEntry, shard int) (task, error) {
-	ev, err := parseEvent(e.FieldValues, shard)
+	ev, err := core.ParseEvent(e.FieldValues, shard)
 	if err != nil {
 		return task{}, err
 	}
@@ -277,7 +278,7 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 			}
 		}
 		confirmed = c.last
-		s.counters.inboxWrites.Add(int64(len(c.targets)))
+		s.Counters.InboxWrites.Add(int64(len(c.targets)))
 		if afterChunk != nil {
 			afterChunk()
 		}
@@ -289,7 +290,7 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 }
 
 func (s *Service) finish(ctx context.Context, t task, ck string) error {
-	err := s.Do(ctx, finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, groupExecute})).Error()
+	err := s.Do(ctx, finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, core.GroupExecute})).Error()
 	if err != nil {
 		return fmt.Errorf("acknowledge task: %w", err)
 	}
@@ -304,11 +305,11 @@ func (s *Service) finish(ctx context.Context, t task, ck string) error {
 // hold this budget.
 func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []rueidis.Completed {
 	cmds := make([]rueidis.Completed, 0, len(targets)+len(targets)/trimEvery+4)
-	tl := s.postsTL()
-	if t.Type == evReplay {
-		tl = s.replaysTL()
+	tl := s.PostsTL()
+	if t.Type == core.EvReplay {
+		tl = s.ReplaysTL()
 	}
-	if removal(t.Type) {
+	if core.Removal(t.Type) {
 		for _, m := range targets {
 			reader, _ := store.MemberID(m)
 			cmds = append(cmds, s.inboxRemoveCmd(tl, reader, t.Item.ID))
@@ -326,19 +327,19 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 	if confirmed == "" {
 		return cmds
 	}
-	return append(cmds, s.Redis.B().Set().Key(ck).Value(confirmed).Ex(checkpointTTL).Build(),
-		s.Redis.B().Xclaim().Key(s.Keys.Tasks(t.Shard)).Group(groupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
+	return append(cmds, s.Redis.B().Set().Key(ck).Value(confirmed).Ex(core.CheckpointTTL).Build(),
+		s.Redis.B().Xclaim().Key(s.Keys.Tasks(t.Shard)).Group(core.GroupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
 }
 
 // inboxKeys names the inboxes of readers, tl.inbox of each, in one
 // allocation rather than two a reader: every inbox key is its kind's
 // head (tagHead) followed by the reader's id and "}" (keys.go), which
 // TestInboxKeys holds.
-func inboxKeys(tl timeline, readers []store.ID) []string {
+func inboxKeys(tl core.Timeline, readers []store.ID) []string {
 	if len(readers) == 0 {
 		return nil
 	}
-	head := store.TagHead(tl.inbox)
+	head := store.TagHead(tl.Inbox)
 	buf := make([]byte, 0, len(readers)*(len(head)+21))
 	ends := make([]int, len(readers))
 	for i, r := range readers {
@@ -369,8 +370,8 @@ func trimDue(reader, post store.ID) bool {
 }
 
 // appendPush appends the writes that push it into reader's inbox.
-func (s *Service) appendPush(cmds []rueidis.Completed, tl timeline, reader store.ID, it store.Item, trim bool) []rueidis.Completed {
-	return s.newPush(it).append(cmds, tl.inbox(reader), trim)
+func (s *Service) appendPush(cmds []rueidis.Completed, tl core.Timeline, reader store.ID, it store.Item, trim bool) []rueidis.Completed {
+	return s.newPush(it).append(cmds, tl.Inbox(reader), trim)
 }
 
 // push builds the writes of one item into many inboxes, its arguments
@@ -382,7 +383,7 @@ type push struct {
 }
 
 func (s *Service) newPush(it store.Item) push {
-	return push{b: s.Redis.B(), score: store.ScoreArg(it.TS), member: store.Member(it.ID), cap: store.Itoa(-s.opts.InboxCap - 1)}
+	return push{b: s.Redis.B(), score: store.ScoreArg(it.TS), member: store.Member(it.ID), cap: store.Itoa(-s.Opts.InboxCap - 1)}
 }
 
 // append appends ZADD inbox score member and, when trim is set, the trim
@@ -396,9 +397,9 @@ func (p push) append(cmds []rueidis.Completed, inbox string, trim bool) []rueidi
 }
 
 // inboxRemoveCmd removes posts from reader's inbox, keeping its horizon.
-func (s *Service) inboxRemoveCmd(tl timeline, reader store.ID, posts ...store.ID) rueidis.Completed {
+func (s *Service) inboxRemoveCmd(tl core.Timeline, reader store.ID, posts ...store.ID) rueidis.Completed {
 	args := make([]string, 0, 1+len(posts))
-	args = append(args, store.Itoa(s.opts.InboxCap))
+	args = append(args, store.Itoa(s.Opts.InboxCap))
 	args = append(args, store.Members(posts)...)
-	return inboxRemove.Cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader)}, args)
+	return core.InboxRemove.Cmd(s.Redis.B(), []string{tl.Inbox(reader), tl.Horizon(reader)}, args)
 }

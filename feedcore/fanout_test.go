@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -100,12 +101,12 @@ func TestFanoutChunkBudget(t *testing.T) {
 	for i := range targets {
 		targets[i] = store.Member(store.ID(i + 1))
 	}
-	cmds := s.chunkCmds(task{Type: evDelete, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
+	cmds := s.chunkCmds(task{Type: core.EvDelete, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
 	if len(cmds) != chunkSize+2 {
 		t.Fatalf("delete chunk of %d targets: %d commands, want %d", chunkSize, len(cmds), chunkSize+2)
 	}
 	// Publishing trims about one inbox in trimEvery.
-	cmds = s.chunkCmds(task{Type: evPublish, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
+	cmds = s.chunkCmds(task{Type: core.EvPublish, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
 	trims := len(cmds) - chunkSize - 2
 	if want := chunkSize / trimEvery; trims < want/2 || trims > 2*want {
 		t.Fatalf("publish chunk of %d targets: %d trims, want about %d", chunkSize, trims, want)
@@ -116,11 +117,11 @@ func TestFanoutChunkBudget(t *testing.T) {
 func TestInboxKeys(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	readers := []store.ID{1, 9, 10, 4242, 117657342161455529, 1<<64 - 1}
-	for _, tl := range s.timelines() {
+	for _, tl := range s.Timelines() {
 		got := inboxKeys(tl, readers)
 		for i, r := range readers {
-			if got[i] != tl.inbox(r) {
-				t.Fatalf("inbox key of %d: %q, want %q", r, got[i], tl.inbox(r))
+			if got[i] != tl.Inbox(r) {
+				t.Fatalf("inbox key of %d: %q, want %q", r, got[i], tl.Inbox(r))
 			}
 		}
 	}

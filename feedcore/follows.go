@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -39,8 +40,8 @@ func (s *Service) FollowManyAt(ctx context.Context, edges []Edge, at []time.Time
 	if len(edges) == 0 {
 		return 0, stop
 	}
-	shard := s.shardOf(edges[0].Follower)
-	jid, err := s.begin(ctx, shard, "k", jEdges, "e", encodeEdges(edges))
+	shard := s.ShardOf(edges[0].Follower)
+	jid, err := s.Begin(ctx, shard, "k", jEdges, "e", core.EncodeEdges(edges))
 	if err != nil {
 		return 0, err
 	}
@@ -51,7 +52,7 @@ func (s *Service) FollowManyAt(ctx context.Context, edges []Edge, at []time.Time
 	if err := s.settleEdges(ctx, edges); err != nil {
 		return 0, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	if limitErr != nil {
 		return len(applied), limitErr
 	}
@@ -102,7 +103,7 @@ func (s *Service) existingPairs(ctx context.Context, pairs []Edge) (int, error) 
 // first edge over the limit or across a block it takes the later edges of
 // the batch back out and returns FOLLOW_LIMIT or FORBIDDEN.
 func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time) ([]Edge, error) {
-	now := s.nowMS()
+	now := s.NowMS()
 	keysArgs := func(i int) (keys, args []string) {
 		e, ms := edges[i], now
 		if i < len(at) && !at[i].IsZero() {
@@ -110,17 +111,17 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time
 		}
 		return []string{s.Keys.Following(e.Follower), s.Keys.Unfollowed(e.Follower), s.Keys.Blocks(e.Follower), s.Keys.BlockedBy(e.Follower),
 				s.Keys.FollowingTimes(e.Follower)},
-			[]string{store.Member(e.Followee), store.Itoa(s.opts.FollowLimit), store.ScoreArg(ms)}
+			[]string{store.Member(e.Followee), store.Itoa(s.Opts.FollowLimit), store.ScoreArg(ms)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit
 		keys, args := keysArgs(0)
-		rs = []rueidis.RedisResult{s.commit(ctx, followAdd, keys, args, followAdd.Cmd(s.Redis.B(), keys, args))}
+		rs = []rueidis.RedisResult{s.Commit(ctx, core.FollowAdd, keys, args, core.FollowAdd.Cmd(s.Redis.B(), keys, args))}
 	} else {
 		cmds := make([]rueidis.Completed, len(edges))
 		for i := range edges {
 			keys, args := keysArgs(i)
-			cmds[i] = followAdd.Cmd(s.Redis.B(), keys, args)
+			cmds[i] = core.FollowAdd.Cmd(s.Redis.B(), keys, args)
 		}
 		rs = s.DoMulti(ctx, cmds...)
 	}
@@ -135,7 +136,7 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time
 			if added == -2 {
 				return edges[:i], errBlocked()
 			}
-			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.opts.FollowLimit)
+			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.Opts.FollowLimit)
 		}
 	}
 	return edges, nil
@@ -158,7 +159,7 @@ func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.Re
 // and backfills of edges already in their following sets.
 func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) error {
 	cmds := make([]rueidis.Completed, 0, 7*len(edges))
-	now := s.nowMS()
+	now := s.NowMS()
 	for i, e := range edges {
 		cmds = append(cmds,
 			s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build(),
@@ -197,9 +198,9 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
 			writes = append(writes, s.Redis.B().Zadd().Key(s.Keys.Active(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build())
 		}
-		if !bigV && followers > s.opts.bigVThresholdNow() && !promoted[e.Followee] {
+		if !bigV && followers > s.Opts.BigVThresholdNow() && !promoted[e.Followee] {
 			promoted[e.Followee] = true
-			writes = append(writes, s.emitCmd(event{Type: evPromote, User: e.Followee}))
+			writes = append(writes, s.EmitCmd(core.Event{Type: core.EvPromote, User: e.Followee}))
 		}
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, writes...)); err != nil {
@@ -247,21 +248,21 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target store.ID) (err er
 		return err
 	}
 	edges := []Edge{{Follower: viewer, Followee: target}}
-	shard := s.shardOf(viewer)
-	jid, err := s.begin(ctx, shard, "k", jEdges, "e", encodeEdges(edges))
+	shard := s.ShardOf(viewer)
+	jid, err := s.Begin(ctx, shard, "k", jEdges, "e", core.EncodeEdges(edges))
 	if err != nil {
 		return err
 	}
 	keys := []string{s.Keys.Following(viewer), s.Keys.BigFollowees(viewer), s.Keys.Unfollowed(viewer)}
-	now := s.nowMS()
+	now := s.NowMS()
 	args := []string{store.Member(target), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
-	if err := s.commit(ctx, unfollowCommit, keys, args, unfollowCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
+	if err := s.Commit(ctx, core.UnfollowCommit, keys, args, core.UnfollowCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		return fmt.Errorf("remove from following: %w", err)
 	}
 	if err := s.settleEdges(ctx, edges); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	return nil
 }
 
@@ -280,7 +281,7 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("remove followers: %w", err)
 	}
-	tls := s.timelines()
+	tls := s.Timelines()
 	authors := make([]store.ID, len(edges))
 	for i, e := range edges {
 		authors[i] = e.Followee
@@ -303,11 +304,11 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 // inboxableIDs reads the items of each author that may be in an inbox, for
 // each timeline of tls (ids[author][timeline]): only an author's newest
 // cap items can be in an inbox of cap entries. One round trip.
-func (s *Service) inboxableIDs(ctx context.Context, tls []timeline, authors []store.ID) ([][][]store.ID, error) {
+func (s *Service) inboxableIDs(ctx context.Context, tls []core.Timeline, authors []store.ID) ([][][]store.ID, error) {
 	var reads []rueidis.Completed
 	for _, a := range authors {
 		for _, tl := range tls {
-			reads = append(reads, s.newestCmd(tl.outbox(a), s.opts.InboxCap))
+			reads = append(reads, s.newestCmd(tl.Outbox(a), s.Opts.InboxCap))
 		}
 	}
 	rs := s.DoMulti(ctx, reads...)
@@ -315,7 +316,7 @@ func (s *Service) inboxableIDs(ctx context.Context, tls []timeline, authors []st
 	for i := range authors {
 		out[i] = make([][]store.ID, len(tls))
 		for j := range tls {
-			recent, err := parseEntries(rs[i*len(tls)+j])
+			recent, err := core.ParseEntries(rs[i*len(tls)+j])
 			if err != nil {
 				return nil, fmt.Errorf("read outbox: %w", err)
 			}
@@ -334,13 +335,13 @@ func (s *Service) inboxableIDs(ctx context.Context, tls []timeline, authors []st
 // more, the inbox horizon rises to the oldest copied one, so reads pull
 // whatever lies below it. Two round trips for the whole batch.
 func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
-	_, err := s.backfill(ctx, s.timelines(), edges)
+	_, err := s.backfill(ctx, s.Timelines(), edges)
 	return err
 }
 
 // backfill is backfillMany over the timelines tls; it returns how many
 // entries it copied.
-func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (int, error) {
+func (s *Service) backfill(ctx context.Context, tls []core.Timeline, edges []Edge) (int, error) {
 	type source struct {
 		tl     int
 		author store.ID
@@ -352,7 +353,7 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 			src := source{tl: t, author: e.Followee}
 			if _, ok := at[src]; !ok {
 				at[src] = len(reads)
-				reads = append(reads, s.newestCmd(tl.outbox(e.Followee), s.opts.InboxCap+1))
+				reads = append(reads, s.newestCmd(tl.Outbox(e.Followee), s.Opts.InboxCap+1))
 			}
 		}
 	}
@@ -361,7 +362,7 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 	n := 0
 	for t, tl := range tls {
 		for _, e := range edges {
-			recent, err := parseEntries(rs[at[source{tl: t, author: e.Followee}]])
+			recent, err := core.ParseEntries(rs[at[source{tl: t, author: e.Followee}]])
 			if err != nil {
 				return 0, err
 			}
@@ -369,8 +370,8 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 				continue
 			}
 			var floor *store.Item
-			if len(recent) > s.opts.InboxCap {
-				recent = recent[:s.opts.InboxCap]
+			if len(recent) > s.Opts.InboxCap {
+				recent = recent[:s.Opts.InboxCap]
 				floor = &recent[len(recent)-1]
 			}
 			n += len(recent)
@@ -382,24 +383,24 @@ func (s *Service) backfill(ctx context.Context, tls []timeline, edges []Edge) (i
 
 // inboxAddCmd copies author's items into reader's inbox (inboxAdd),
 // unless the author is hidden from the reader.
-func (s *Service) inboxAddCmd(tl timeline, reader, author store.ID, items []store.Item, floor *store.Item) rueidis.Completed {
+func (s *Service) inboxAddCmd(tl core.Timeline, reader, author store.ID, items []store.Item, floor *store.Item) rueidis.Completed {
 	args := make([]string, 0, 5+2*len(items))
-	args = append(args, store.Itoa(s.opts.InboxCap))
+	args = append(args, store.Itoa(s.Opts.InboxCap))
 	if floor != nil {
 		args = append(args, store.ScoreArg(floor.TS), store.Member(floor.ID))
 	} else {
 		args = append(args, "", "")
 	}
-	args = append(args, store.Member(author), store.ScoreArg(s.nowMS()))
+	args = append(args, store.Member(author), store.ScoreArg(s.NowMS()))
 	for _, it := range items {
 		args = append(args, store.ScoreArg(it.TS), store.Member(it.ID))
 	}
-	return inboxAdd.Cmd(s.Redis.B(), []string{tl.inbox(reader), tl.horizon(reader), s.Keys.HiddenAuthors(reader)}, args)
+	return core.InboxAdd.Cmd(s.Redis.B(), []string{tl.Inbox(reader), tl.Horizon(reader), s.Keys.HiddenAuthors(reader)}, args)
 }
 
 // newest returns up to n newest entries of a timeline.
 func (s *Service) newest(ctx context.Context, key string, n int) ([]store.Item, error) {
-	return parseEntries(s.Do(ctx, s.newestCmd(key, n)))
+	return core.ParseEntries(s.Do(ctx, s.newestCmd(key, n)))
 }
 
 func (s *Service) newestCmd(key string, n int) rueidis.Completed {
@@ -424,7 +425,7 @@ func idsOf(ms []string) ([]store.ID, error) { return store.ParseEach(ms, store.M
 // times kept beside them).
 func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 	var applied []bool
-	for range maxSettleRounds {
+	for range core.MaxSettleRounds {
 		truth, times, err := s.following(ctx, edges)
 		if err != nil {
 			return err
@@ -466,7 +467,7 @@ func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64,
 	for i := range edges {
 		var err error
 		if out[i], err = store.IsMember(rs[2*i]); err == nil {
-			at[i], err = scoreOrZero(rs[2*i+1])
+			at[i], err = core.ScoreOrZero(rs[2*i+1])
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("read following: %w", err)
@@ -481,7 +482,7 @@ const jEdges = "edges"
 
 // repairEdges completes a follow or unfollow that died: its edges settle.
 func (s *Service) repairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
-	edges, err := decodeEdges(e.FieldValues["e"])
+	edges, err := core.DecodeEdges(e.FieldValues["e"])
 	if err != nil {
 		return err
 	}

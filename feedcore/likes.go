@@ -90,7 +90,7 @@ func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string)
 		}
 	}
 	keys, args := s.likeKeysArgs(viewer, post, delta, true)
-	vs, err := likeReply(s.commit(ctx, likeScript, keys, args, likeScript.Cmd(s.Redis.B(), keys, args)), post)
+	vs, err := likeReply(s.Commit(ctx, likeScript, keys, args, likeScript.Cmd(s.Redis.B(), keys, args)), post)
 	if err != nil {
 		return nil, PostCounts{}, err
 	}

@@ -39,7 +39,7 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, with
 	if withReplies {
 		q.kind = cursor.ListAuthorPostsWithReplies
 	}
-	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
+	now, compiled := s.NowMS(), s.compiledKeywords(viewer)
 	gate := viewer != 0 && viewer != author
 	var reads []rueidis.Completed
 	if gate {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
@@ -107,8 +108,8 @@ func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) 
 		return nil, PostCounts{}, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
 	}
 	pair := []Edge{{Follower: viewer, Followee: post}}
-	shard := s.shardOf(viewer)
-	jid, err := s.begin(ctx, shard, "k", jFav, "p", encodeEdges(pair))
+	shard := s.ShardOf(viewer)
+	jid, err := s.Begin(ctx, shard, "k", jFav, "p", core.EncodeEdges(pair))
 	if err != nil {
 		return nil, PostCounts{}, err
 	}
@@ -116,20 +117,20 @@ func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) 
 	if on {
 		author = store.Member(ps[0].Author)
 	}
-	keys, args := s.favoriteCommitArgs(viewer, post, author, on, s.nowMS())
-	n, err := s.commit(ctx, favoriteCommit, keys, args, favoriteCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
+	keys, args := s.favoriteCommitArgs(viewer, post, author, on, s.NowMS())
+	n, err := s.Commit(ctx, favoriteCommit, keys, args, favoriteCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return nil, PostCounts{}, fmt.Errorf("record the favorite: %w", err)
 	}
 	if n == -2 {
-		s.end(ctx, shard, jid) // refused: nothing changed
+		s.End(ctx, shard, jid) // refused: nothing changed
 		return nil, PostCounts{}, errBlocked()
 	}
 	rs, err := s.settleFavorites(ctx, pair, []bool{on})
 	if err != nil {
 		return nil, PostCounts{}, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	vs, err := likeReply(rs[0], post)
 	if err != nil {
 		return nil, PostCounts{}, err
@@ -156,7 +157,7 @@ func (s *Service) settleFavorites(ctx context.Context, pairs []Edge, known []boo
 	var applied []bool
 	var last []rueidis.RedisResult
 	truth := known
-	for range maxSettleRounds {
+	for range core.MaxSettleRounds {
 		if truth == nil {
 			var err error
 			if truth, err = s.favorited(ctx, pairs); err != nil {
@@ -242,7 +243,7 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 	}
 	q := listAt{viewer: viewer, kind: cursor.ListFavorites, owner: viewer, first: first, after: after}
 	key := s.Keys.Favorites(viewer)
-	now, compiled := s.nowMS(), s.compiledKeywords(viewer)
+	now, compiled := s.NowMS(), s.compiledKeywords(viewer)
 	var safety *postSafety
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[content.Post] {
 		return listScan[content.Post]{
@@ -373,12 +374,12 @@ func (s *Service) PutFavorites(ctx context.Context, favs []Favorite) (_ int, err
 		return 0, stop
 	}
 	pairs := store.CmdsFor(favs, func(f Favorite) Edge { return Edge{Follower: f.User, Followee: f.Post} })
-	shard := s.shardOf(favs[0].User)
-	jid, err := s.begin(ctx, shard, "k", jFav, "p", encodeEdges(pairs))
+	shard := s.ShardOf(favs[0].User)
+	jid, err := s.Begin(ctx, shard, "k", jFav, "p", core.EncodeEdges(pairs))
 	if err != nil {
 		return 0, err
 	}
-	now := s.nowMS()
+	now := s.NowMS()
 	cmds := store.CmdsFor(favs, func(f Favorite) rueidis.Completed {
 		ms := now
 		if !f.At.IsZero() {
@@ -397,7 +398,7 @@ func (s *Service) PutFavorites(ctx context.Context, favs []Favorite) (_ int, err
 	if _, err := s.settleFavorites(ctx, pairs, known); err != nil {
 		return 0, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	return len(favs), stop
 }
 
@@ -450,7 +451,7 @@ func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
 func (s *Service) exportFavorites(ctx context.Context, users []store.ID, sink ExportSink) error {
 	for _, u := range users {
 		for from := int64(0); ; from += exportChunk {
-			items, err := parseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
+			items, err := core.ParseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(core.Itoa64(from)).Max(core.Itoa64(from+exportChunk-1)).Withscores().Build()))
 			if err != nil {
 				return err
 			}
@@ -481,7 +482,7 @@ func (s *Service) rebuildFavorites(ctx context.Context, users []store.ID, st *Re
 	for _, u := range users {
 		m := store.Member(u)
 		for from := int64(0); ; from += exportChunk {
-			ms, err := s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Build()).AsStrSlice()
+			ms, err := s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(core.Itoa64(from)).Max(core.Itoa64(from+exportChunk-1)).Build()).AsStrSlice()
 			if err != nil {
 				return err
 			}
@@ -595,7 +596,7 @@ func (s *Service) pruneFavoriters(ctx context.Context, post store.ID, st *Rebuil
 // repairFavorites completes a favorite or unfavorite that died: its
 // user:post pairs settle.
 func (s *Service) repairFavorites(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
-	pairs, err := decodeEdges(e.FieldValues["p"])
+	pairs, err := core.DecodeEdges(e.FieldValues["p"])
 	if err != nil {
 		return err
 	}

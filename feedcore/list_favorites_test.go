@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -190,10 +191,10 @@ func TestFavoriteRepair(t *testing.T) {
 	mustUsers(t, s, 1, 2)
 	mustPost(t, s, 101, 2)
 	pair := []Edge{{Follower: 1, Followee: 101}}
-	if _, err := s.begin(ctx, s.shardOf(1), "k", jFav, "p", encodeEdges(pair)); err != nil {
+	if _, err := s.Begin(ctx, s.ShardOf(1), "k", jFav, "p", core.EncodeEdges(pair)); err != nil {
 		t.Fatal(err)
 	}
-	keys, args := s.favoriteCommitArgs(1, 101, store.Member(2), true, s.nowMS())
+	keys, args := s.favoriteCommitArgs(1, 101, store.Member(2), true, s.NowMS())
 	if err := s.Do(ctx, favoriteCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +442,7 @@ func TestFavoritesOfAViewerWithManyHidden(t *testing.T) {
 	if err := s.Mute(ctx, 1, 2, 0); err != nil {
 		t.Fatal(err)
 	}
-	now := s.nowMS()
+	now := s.NowMS()
 	h, err := s.parseHiddenPrefetch(s.DoMulti(ctx, s.hiddenPrefetchCmds(1, now)...), 1, now)
 	if err != nil || h.complete || h.users[2] {
 		t.Fatalf("the prefetch: complete %v, holds author 2 %v, %v; want it short of author 2", h.complete, h.users[2], err)

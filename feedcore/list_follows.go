@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
@@ -72,7 +73,7 @@ func (s *Service) Following(ctx context.Context, viewer, user store.ID, first in
 // kind); only a viewer with more pays one more, for its separations from
 // the users found.
 func (s *Service) followList(ctx context.Context, q listAt, times, graph string) (*UserPage, error) {
-	now := s.nowMS()
+	now := s.NowMS()
 	users, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[store.ID] {
 		// The viewer's own lists too: a mute leaves the viewer's own
 		// followees out of its following list, as from everything else.
@@ -169,11 +170,11 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *
 			return s.Redis.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Withscores().Build()
 		}
 	}
-	fgts, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(users, whole(s.Keys.FollowingTimes))...), parseEntries)
+	fgts, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(users, whole(s.Keys.FollowingTimes))...), core.ParseEntries)
 	if err != nil {
 		return err
 	}
-	now := s.nowMS()
+	now := s.NowMS()
 	var cmds []rueidis.Completed
 	for i, u := range users {
 		timed := make(map[store.ID]int64, len(fgts[i]))

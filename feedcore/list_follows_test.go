@@ -141,7 +141,7 @@ func TestFollowTimesImportAndRebuild(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4, 5)
 	old := testEpoch.Add(-time.Hour)
-	edges := []Edge{{2, 1}, {3, 1}, {4, 1}, {5, 1}}
+	edges := []Edge{{Follower: 2, Followee: 1}, {Follower: 3, Followee: 1}, {Follower: 4, Followee: 1}, {Follower: 5, Followee: 1}}
 	times := []time.Time{old.Add(3 * time.Second), old.Add(time.Second), {}, old.Add(2 * time.Second)}
 	if n, err := s.FollowManyAt(ctx, edges, times); err != nil || n != 4 {
 		t.Fatalf("FollowManyAt: %d, %v", n, err)
@@ -251,7 +251,7 @@ func TestFollowerListsObeyMutes(t *testing.T) {
 	if err := s.Mute(ctx, 1, 6, 0); err != nil {
 		t.Fatal(err)
 	}
-	now := s.nowMS()
+	now := s.NowMS()
 	if h, err := s.parseSepPrefetch(s.DoMulti(ctx, s.sepPrefetchCmds(1, now)...), 1, now); err != nil || h.complete || h.users[6] {
 		t.Fatalf("the prefetch: complete %v, holds 6 %v, %v; want it short of 6", h.complete, h.users[6], err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -50,14 +51,14 @@ type listAt struct {
 // sealListCursor is the cursor of the entry at of viewer's list kind of
 // owner.
 func (s *Service) sealListCursor(viewer store.ID, kind cursor.ListKind, owner store.ID, at store.Item) string {
-	return s.cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: at.ID, TS: at.TS, Viewer: viewer, List: kind, Owner: owner})
+	return s.Cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: at.ID, TS: at.TS, Viewer: viewer, List: kind, Owner: owner})
 }
 
 // openListCursor opens raw, a cursor of viewer's list kind of owner. A
 // cursor of a feed, of another list or owner, or another viewer's is
 // INVALID_CURSOR.
 func (s *Service) openListCursor(ctx context.Context, raw string, viewer store.ID, kind cursor.ListKind, owner store.ID) (cursor.Cursor, error) {
-	c, err := s.openWith(ctx, raw, viewer, (*cursor.Sealer).OpenAny)
+	c, err := s.OpenWith(ctx, raw, viewer, (*cursor.Sealer).OpenAny)
 	if err != nil {
 		return cursor.Cursor{}, err
 	}
@@ -137,7 +138,7 @@ func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *st
 // entry by rank, or, when that entry has gone (an unfollow, an
 // unfavorite), binary-searches the run of entries with the cursor's
 // score for the first below its member.
-var listSeek = store.NewScript(true, luaLess+`
+var listSeek = store.NewScript(true, core.LuaLess+`
 local key, ts, id, n = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])
 local from = 0
 if id ~= '' then
@@ -194,11 +195,11 @@ func parseListSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	if len(arr) != 2 {
 		return nil, nil, fmt.Errorf("read a list: %d values, want 2", len(arr))
 	}
-	items, err := entriesOf(arr[0])
+	items, err := core.EntriesOf(arr[0])
 	if err != nil {
 		return nil, nil, err
 	}
-	fr, err := entriesOf(arr[1])
+	fr, err := core.EntriesOf(arr[1])
 	if err != nil || len(fr) == 0 {
 		return items, nil, err
 	}

@@ -27,7 +27,7 @@ func TestListCursorsAreBound(t *testing.T) {
 	if err != nil || c.Item() != at || c.List != cursor.ListFollowers || c.Owner != 9 {
 		t.Fatalf("open(seal) = %+v, %v", c, err)
 	}
-	feed := s.cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 5, TS: 1, Viewer: 7})
+	feed := s.Cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 5, TS: 1, Viewer: 7})
 	for _, tc := range []struct {
 		what   string
 		raw    string
@@ -49,10 +49,10 @@ func TestListCursorsAreBound(t *testing.T) {
 			t.Errorf("%s: err = %v, want INVALID_CURSOR", tc.what, err)
 		}
 	}
-	if _, err := s.openCursor(ctx, raw, 7); store.CodeOf(err) != apierr.InvalidCursor {
+	if _, err := s.OpenCursor(ctx, raw, 7); store.CodeOf(err) != apierr.InvalidCursor {
 		t.Errorf("a list cursor opening a feed: err = %v, want INVALID_CURSOR", err)
 	}
-	if got, err := s.openCursor(ctx, feed, 7); err != nil || got.List != cursor.ListFeed || got.Owner != 0 {
+	if got, err := s.OpenCursor(ctx, feed, 7); err != nil || got.List != cursor.ListFeed || got.Owner != 0 {
 		t.Errorf("a feed cursor: %+v, %v", got, err)
 	}
 	// Feed cursors are spelled as before lists existed: version 1, state,
@@ -64,7 +64,7 @@ func TestListCursorsAreBound(t *testing.T) {
 		}
 		return b[:len(b)-cursor.MacLen]
 	}
-	if got := body(s.cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 1, TS: 2, Viewer: 7})); !bytes.Equal(got, []byte{1, 1, 0, 1, 4, 7}) {
+	if got := body(s.Cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 1, TS: 2, Viewer: 7})); !bytes.Equal(got, []byte{1, 1, 0, 1, 4, 7}) {
 		t.Errorf("a feed cursor's body is now %v", got)
 	}
 	if got := body(s.sealListCursor(7, cursor.ListFollowers, 9, store.Item{TS: 2, ID: 1})); !bytes.Equal(got, []byte{2, 1, 0, 1, 4, 7, byte(cursor.ListFollowers), 9}) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -16,13 +17,13 @@ import (
 // snapshotKeys counts the live feed snapshots stored under s's prefix.
 func snapshotKeys(t *testing.T, s *Service) int {
 	t.Helper()
-	keys, err := storetest.Keys(context.Background(), s.Redis, s.opts.Prefix)
+	keys, err := storetest.Keys(context.Background(), s.Redis, s.Opts.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, k := range keys {
-		if strings.HasPrefix(k, s.opts.Prefix+"lsn:") {
+		if strings.HasPrefix(k, s.Opts.Prefix+"lsn:") {
 			n++
 		}
 	}
@@ -211,7 +212,7 @@ func TestLiveFeedRoundTrips(t *testing.T) {
 			}
 			req := LiveRequest{Viewer: viewer, First: 5}
 			first := page("first page, from the snapshot", req)
-			if len(first.Edges) != 5 || !first.HasNext || first.Edges[0].State != StateLive {
+			if len(first.Edges) != 5 || !first.HasNext || first.Edges[0].State != core.StateLive {
 				t.Fatalf("first page: %d edges, next %v", len(first.Edges), first.HasNext)
 			}
 			again := page("first page again (reused within the window, else rebuilt)", req)
@@ -219,7 +220,7 @@ func TestLiveFeedRoundTrips(t *testing.T) {
 				t.Error("a first page within the reuse window did not reuse the snapshot")
 			}
 			next := page("page after a cursor, snapshot and replays", LiveRequest{Viewer: viewer, First: 15, After: again.EndCursor})
-			if len(next.Edges) != 15 || next.Edges[len(next.Edges)-1].State != StateReplay || next.Edges[0].State == StateReplay {
+			if len(next.Edges) != 15 || next.Edges[len(next.Edges)-1].State != core.StateReplay || next.Edges[0].State == core.StateReplay {
 				t.Fatalf("second page: %d edges", len(next.Edges))
 			}
 			last := page("page after a cursor in the replays", LiveRequest{Viewer: viewer, First: 10, After: next.EndCursor})

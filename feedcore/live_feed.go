@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
@@ -16,7 +17,7 @@ import (
 // liveEntry is a session found for a live page and the state it is shown in.
 type liveEntry struct {
 	it    store.Item
-	state LiveState
+	state core.LiveState
 	l     *LiveSession
 }
 
@@ -63,20 +64,20 @@ type replayRead struct {
 // the same time as the read that carries it, and must not wait for its
 // verdict (a refused request fails on that read; this one only reads, bar
 // the throttled activity touch any refused read may carry).
-func (s *Service) loadReplayView(ctx context.Context, tl timeline, viewer store.ID, pos *store.Item, need int) (*view, error) {
-	return s.loadView(withoutCharge(ctx), tl, viewer, older, pos, need)
+func (s *Service) loadReplayView(ctx context.Context, tl core.Timeline, viewer store.ID, pos *store.Item, need int) (*view, error) {
+	return s.loadView(core.WithoutCharge(ctx), tl, viewer, core.Older, pos, need)
 }
 
 // collectReplays reads up to need replays visible to v's viewer from pos,
 // leaving out those in the stored snapshot (empty: none stored yet).
 func (s *Service) collectReplays(ctx context.Context, v *view, pos *store.Item, need int, snapshot string) (replayRead, error) {
-	found, scanned, more, err := collect(ctx, s, v, older, pos, need, s.visibleReplays(snapshot))
+	found, scanned, more, err := collect(ctx, s, v, core.Older, pos, need, s.visibleReplays(snapshot))
 	if err != nil {
 		return replayRead{}, err
 	}
 	out := make([]liveEntry, len(found))
 	for i, e := range found {
-		out[i] = liveEntry{it: e.it, state: StateReplay, l: e.val}
+		out[i] = liveEntry{it: e.it, state: core.StateReplay, l: e.val}
 	}
 	return replayRead{found: out, scanned: scanned, more: more}, nil
 }
@@ -103,7 +104,7 @@ func (s *Service) finishLivePage(viewer store.ID, ref snapshotRef, n int, snap [
 		found = append(found, r...)
 		more = rp.more || len(found) > n
 		if rp.scanned != nil {
-			scanned = &liveEntry{it: *rp.scanned, state: StateReplay}
+			scanned = &liveEntry{it: *rp.scanned, state: core.StateReplay}
 		}
 	}
 	return s.livePage(viewer, ref, n, found, scanned, more)
@@ -114,18 +115,18 @@ func (s *Service) finishLivePage(viewer store.ID, ref snapshotRef, n int, snap [
 // replaces it. Concurrent first pages of one device in this process
 // (aliases of one operation, double taps) share one build.
 func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device string, n int) (*LivePage, error) {
-	now := s.nowMS()
+	now := s.NowMS()
 	top := &store.Item{TS: now, ID: math.MaxUint64}
-	tl := s.replaysTL().withFollowees() // a new snapshot files the followed anchors' sessions
+	tl := s.ReplaysTL().WithFollowees() // a new snapshot files the followed anchors' sessions
 	var (
 		v      *view
 		reused *snapshotRead
 		err    error
 	)
-	if s.opts.SnapshotReuse > 0 {
+	if s.Opts.SnapshotReuse > 0 {
 		err = roundtrip.Parallel(ctx,
 			func(ctx context.Context) (err error) {
-				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.opts.SnapshotReuse.Milliseconds(), n+1)
+				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.Opts.SnapshotReuse.Milliseconds(), n+1)
 				return err
 			},
 			func(ctx context.Context) (err error) {
@@ -133,7 +134,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 				return err
 			})
 	} else {
-		v, err = s.loadView(ctx, tl, viewer, older, top, n+1)
+		v, err = s.loadView(ctx, tl, viewer, core.Older, top, n+1)
 	}
 	if err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	)
 	err = roundtrip.Parallel(ctx,
 		func(ctx context.Context) error {
-			got, err, _ := s.snapshots.Do(store.FormatID(viewer)+"/"+device, func() (any, error) {
+			got, err, _ := s.Snapshots.Do(store.FormatID(viewer)+"/"+device, func() (any, error) {
 				ref, entries, err := s.takeSnapshot(ctx, viewer, device, now, v.followees)
 				return builtSnapshot{ref, entries}, err
 			})
@@ -181,7 +182,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 // nextLivePage reads the page after a cursor: from the snapshot while it
 // lasts (state 0), then the replays.
 func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*LivePage, error) {
-	c, err := s.openCursor(ctx, req.After, req.Viewer)
+	c, err := s.OpenCursor(ctx, req.After, req.Viewer)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 				return err
 			},
 			func(ctx context.Context) (err error) {
-				v, err = s.loadReplayView(ctx, s.replaysTL(), req.Viewer, pos, n+1)
+				v, err = s.loadReplayView(ctx, s.ReplaysTL(), req.Viewer, pos, n+1)
 				return err
 			})
 		if err != nil {
@@ -219,7 +220,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 	err = roundtrip.Parallel(ctx,
 		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, pos, n+1); return err },
 		func(ctx context.Context) (err error) {
-			v, err = s.loadReplayView(ctx, s.replaysTL(), req.Viewer, &store.Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
+			v, err = s.loadReplayView(ctx, s.ReplaysTL(), req.Viewer, &store.Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
 			return err
 		})
 	if err != nil {
@@ -270,7 +271,7 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *view
 	if full && len(snap) <= n {
 		// The read bound ran out inside the snapshot: the page ends short,
 		// its cursor past every entry read, and goes on in the snapshot.
-		last := &liveEntry{it: items[len(items)-1], state: StatePreview}
+		last := &liveEntry{it: items[len(items)-1], state: core.StatePreview}
 		return s.livePage(viewer, ref, n, snap, last, true), nil
 	}
 	if len(snap) <= n {
@@ -327,18 +328,18 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 // found falls short, its end cursor is scanned, the last entry read (nil:
 // the last edge).
 func (s *Service) livePage(viewer store.ID, ref snapshotRef, n int, found []liveEntry, scanned *liveEntry, more bool) *LivePage {
-	sealer, session := s.cursors(), ref.encode() // once a page
+	sealer, session := s.Cursors(), ref.encode() // once a page
 	seal := func(e liveEntry) string {
 		state := cursor.StateTimeline
-		if e.state != StateReplay {
+		if e.state != core.StateReplay {
 			state = cursor.StateSnapshot
 		}
 		return sealer.Seal(cursor.Cursor{Session: session, State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
 	}
 	shown := found[:min(n, len(found))]
-	pg := &LivePage{Edges: make([]LiveEdge, len(shown)), HasNext: more}
+	pg := &LivePage{Edges: make([]core.LiveEdge, len(shown)), HasNext: more}
 	for i, e := range shown {
-		pg.Edges[i] = LiveEdge{Session: e.l, State: e.state, Cursor: seal(e)}
+		pg.Edges[i] = core.LiveEdge{Session: e.l, State: e.state, Cursor: seal(e)}
 	}
 	if len(shown) > 0 {
 		pg.StartCursor, pg.EndCursor = pg.Edges[0].Cursor, pg.Edges[len(shown)-1].Cursor

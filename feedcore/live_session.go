@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -56,7 +57,7 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	if err := s.checkScheduledStart(at); err != nil {
 		return nil, err
 	}
-	cover, err := content.CheckCoverURL(in.CoverURL, s.media)
+	cover, err := content.CheckCoverURL(in.CoverURL, s.Media)
 	if err != nil {
 		return nil, err
 	}
@@ -65,10 +66,10 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	}
 	// The journal entry takes the session's id from the shard's clock in
 	// the same step.
-	shard := s.shardOf(anchor)
+	shard := s.ShardOf(anchor)
 	keys := []string{s.Keys.Journal(shard), s.Keys.Clock(shard)}
-	args := append(logArgs("alloc", s.nowMS(), "", 0, false, nil), "k", jLive, "a", store.FormatID(anchor))
-	arr, err := s.commit(ctx, logScript, keys, args, logScript.Cmd(s.Redis.B(), keys, args)).ToArray()
+	args := append(core.LogArgs("alloc", s.NowMS(), "", 0, false, nil), "k", jLive, "a", store.FormatID(anchor))
+	arr, err := s.Commit(ctx, core.LogScript, keys, args, core.LogScript.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 4 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -79,11 +80,11 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	n, _ := arr[2].AsInt64()
 	jid, _ := arr[3].ToString()
 	at = at.Truncate(time.Millisecond).UTC()
-	l := &LiveSession{ID: composeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at, CoverURL: cover}
+	l := &LiveSession{ID: core.ComposeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at, CoverURL: cover}
 	if err := s.storeLive(ctx, l); err != nil {
 		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	return l, nil
 }
 
@@ -99,7 +100,7 @@ const (
 // checkScheduledStart refuses a scheduled start outside
 // [now - ScheduleGrace, now + ScheduleHorizon].
 func (s *Service) checkScheduledStart(at time.Time) error {
-	now := s.opts.Now()
+	now := s.Opts.Now()
 	switch {
 	case at.Before(now.Add(-ScheduleGrace)):
 		return apierr.Errorf(apierr.BadInput, "scheduledStartAt is in the past; it may be at most %v before now", ScheduleGrace)
@@ -123,15 +124,15 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 	if err := s.usersExist(ctx, l.Anchor); err != nil {
 		return err
 	}
-	shard := s.shardOf(l.Anchor)
-	jid, err := s.begin(ctx, shard, "k", jLive, "a", store.FormatID(l.Anchor), "p", store.FormatID(l.ID))
+	shard := s.ShardOf(l.Anchor)
+	jid, err := s.Begin(ctx, shard, "k", jLive, "a", store.FormatID(l.Anchor), "p", store.FormatID(l.ID))
 	if err != nil {
 		return err
 	}
 	if err := s.storeLive(ctx, l); err != nil {
 		return err
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	// An imported session of a suspended anchor is shown nowhere.
 	return s.markSuspended(ctx, []store.ID{l.Anchor}, []string{s.Keys.Live(l.ID)})
 }
@@ -148,7 +149,7 @@ func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
 			hset = hset.FieldValue(f, store.ScoreArg(t.UnixMilli()))
 		}
 	}
-	if err := s.commit(ctx, nil, nil, nil, hset.Build()).Error(); err != nil {
+	if err := s.Commit(ctx, nil, nil, nil, hset.Build()).Error(); err != nil {
 		return fmt.Errorf("write the session's hash: %w", err)
 	}
 	return s.settleLive(ctx, l.Anchor, l.ID)
@@ -174,7 +175,7 @@ func (s *Service) fileReplay(ctx context.Context, anchor store.ID, it store.Item
 		ScoreMember(float64(it.TS), store.Member(it.ID)).Build()).Error(); err != nil {
 		return err
 	}
-	return s.emit(ctx, event{Type: evReplay, User: anchor, Item: it})
+	return s.Emit(ctx, core.Event{Type: core.EvReplay, User: anchor, Item: it})
 }
 
 // StartLive moves anchor's session from PREVIEW to LIVE.
@@ -194,28 +195,28 @@ func (s *Service) EndLive(ctx context.Context, anchor, id store.ID) (_ *LiveSess
 // record of truth, where the transition script refuses what the state
 // machine forbids) and settles the rest.
 func (s *Service) changeLive(ctx context.Context, anchor, id store.ID, field string) (*LiveSession, error) {
-	shard := s.shardOf(anchor)
-	jid, err := s.begin(ctx, shard, "k", jLive, "a", store.FormatID(anchor), "p", store.FormatID(id))
+	shard := s.ShardOf(anchor)
+	jid, err := s.Begin(ctx, shard, "k", jLive, "a", store.FormatID(anchor), "p", store.FormatID(id))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.transition(ctx, anchor, id, field, s.nowMS()); err != nil {
+	if _, err := s.transition(ctx, anchor, id, field, s.NowMS()); err != nil {
 		var refused *apierr.Error
 		if errors.As(err, &refused) {
-			s.end(ctx, shard, jid) // refused: nothing changed
+			s.End(ctx, shard, jid) // refused: nothing changed
 		}
 		return nil, err
 	}
 	if err := s.settleLive(ctx, anchor, id); err != nil {
 		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	return s.liveSession(ctx, id)
 }
 
 func (s *Service) transition(ctx context.Context, anchor, id store.ID, field string, now int64) (started bool, err error) {
 	keys, args := []string{s.Keys.Live(id)}, []string{store.FormatID(anchor), field, store.ScoreArg(now)}
-	res, err := s.commit(ctx, liveTransition, keys, args, liveTransition.Cmd(s.Redis.B(), keys, args)).ToString()
+	res, err := s.Commit(ctx, liveTransition, keys, args, liveTransition.Cmd(s.Redis.B(), keys, args)).ToString()
 	if err != nil {
 		return false, err
 	}
@@ -320,7 +321,7 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 	}
 	var items []store.Item
 	for _, r := range s.DoMulti(ctx, cmds...) {
-		q, err := parseEntries(r)
+		q, err := core.ParseEntries(r)
 		if err != nil {
 			return nil, fmt.Errorf("read live queues: %w", err)
 		}
@@ -333,7 +334,7 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 // timelines in line with the session's hash, its record of truth.
 func (s *Service) settleLive(ctx context.Context, anchor, id store.ID) error {
 	var applied *LiveSession
-	for range maxSettleRounds {
+	for range core.MaxSettleRounds {
 		ls, err := s.LiveSessions(ctx, []store.ID{id})
 		if err != nil {
 			return fmt.Errorf("settle live session %d: %w", id, err)
@@ -360,7 +361,7 @@ func (s *Service) fileLive(ctx context.Context, anchor, id store.ID, l *LiveSess
 	switch {
 	case l == nil || l.Cancelled():
 		return s.dequeue(ctx, anchor, id)
-	case l.State() == StateReplay:
+	case l.State() == core.StateReplay:
 		if err := s.dequeue(ctx, anchor, id); err != nil {
 			return err
 		}
@@ -377,9 +378,9 @@ const jLive = "live"
 // settles.
 func (s *Service) repairLive(ctx context.Context, shard int, e rueidis.XRangeEntry) error {
 	fv := e.FieldValues
-	ev, err := parseEvent(map[string]string{"t": jLive, "u": fv["a"], "p": fv["p"], "s": fv["s"], "q": fv["q"]}, shard)
+	ev, err := core.ParseEvent(map[string]string{"t": jLive, "u": fv["a"], "p": fv["p"], "s": fv["s"], "q": fv["q"]}, shard)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errMalformed, err)
+		return fmt.Errorf("%w: %w", core.ErrMalformed, err)
 	}
 	return s.settleLive(ctx, ev.User, ev.Item.ID)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -130,7 +131,7 @@ func (s *Service) recentSnapshot(ctx context.Context, viewer store.ID, device st
 	if !ok {
 		return nil, fmt.Errorf("device snapshot: unreadable ref %q", raw)
 	}
-	items, err := entriesOf(arr[1])
+	items, err := core.EntriesOf(arr[1])
 	if err != nil {
 		return nil, fmt.Errorf("device snapshot: %w", err)
 	}
@@ -169,10 +170,10 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 	for _, it := range items {
 		add = add.ScoreMember(float64(it.TS), store.Member(it.ID))
 	}
-	ttl := s.opts.SnapshotTTL.Milliseconds()
+	ttl := s.Opts.SnapshotTTL.Milliseconds()
 	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
 		snapSwap.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer), key}, []string{
-			s.Keys.Snapshot(viewer, ""), device, ref.encode(), store.ScoreArg(ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.opts.MaxDevices)}))
+			s.Keys.Snapshot(viewer, ""), device, ref.encode(), store.ScoreArg(ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.Opts.MaxDevices)}))
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
 		return ref, nil, fmt.Errorf("store live snapshot: %w", err)
@@ -212,14 +213,14 @@ var errSnapshotExpired = apierr.Errorf(apierr.CursorExpired, "the live feed snap
 // CURSOR_EXPIRED when the snapshot is gone (expired, or replaced by a newer
 // one of its device).
 func (s *Service) snapshotItems(ctx context.Context, key string, pos *store.Item, need int) ([]store.Item, error) {
-	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(key).Build(), s.seekCmd(older, source{key: key}, pos, need))
+	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(key).Build(), s.seekCmd(core.Older, source{key: key}, pos, need))
 	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
 	if n, _ := rs[0].AsInt64(); n == 0 {
 		return nil, errSnapshotExpired
 	}
-	items, _, err := parseSeek(rs[1])
+	items, _, err := core.ParseSeek(rs[1])
 	if err != nil {
 		return nil, err
 	}
@@ -244,9 +245,9 @@ func (s *Service) snapshotEntries(ctx context.Context, v *view, items []store.It
 	}
 	var out []liveEntry
 	for i, l := range ls {
-		state := StatePreview
+		state := core.StatePreview
 		if items[i].TS > 0 {
-			state = StateLive
+			state = core.StateLive
 		}
 		if l != nil && !v.skip[l.Anchor] && !l.AnchorSuspended && !v.filtered(l.Title) {
 			out = append(out, liveEntry{it: items[i], state: state, l: l})

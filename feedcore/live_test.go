@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -22,7 +23,7 @@ type liveModel struct {
 
 type liveWant struct {
 	id    store.ID
-	state LiveState
+	state core.LiveState
 }
 
 // feed applies the ordering rules to the snapshot at taken: LIVE by start
@@ -38,7 +39,7 @@ func (m *liveModel) feed(viewer store.ID, taken int64) []liveWant {
 		case l.EndedAt == nil:
 			snap = append(snap, liveEntry{it: store.Item{TS: queueScore(l), ID: l.ID}, state: l.State()})
 		case l.StartedAt != nil && l.EndedAt.UnixMilli() <= taken:
-			rep = append(rep, liveEntry{it: store.Item{TS: l.EndedAt.UnixMilli(), ID: l.ID}, state: StateReplay})
+			rep = append(rep, liveEntry{it: store.Item{TS: l.EndedAt.UnixMilli(), ID: l.ID}, state: core.StateReplay})
 		}
 	}
 	var out []liveWant
@@ -114,9 +115,9 @@ func TestLiveOrdering(t *testing.T) {
 	}
 	drain(t, s)
 	want := []liveWant{
-		{12, StateLive}, {11, StateLive}, {10, StateLive},
-		{21, StatePreview}, {22, StatePreview}, {20, StatePreview},
-		{31, StateReplay}, {32, StateReplay}, {30, StateReplay}, {51, StateReplay},
+		{12, core.StateLive}, {11, core.StateLive}, {10, core.StateLive},
+		{21, core.StatePreview}, {22, core.StatePreview}, {20, core.StatePreview},
+		{31, core.StateReplay}, {32, core.StateReplay}, {30, core.StateReplay}, {51, core.StateReplay},
 	}
 	for n := 1; n <= len(want)+1; n++ {
 		if got := pageLive(t, s, 1, n, nil); !slices.Equal(got, want) {
@@ -151,7 +152,7 @@ func runLiveModel(t *testing.T, seed uint64) {
 		m.follows[u] = map[store.ID]bool{}
 	}
 	anchor := func() store.ID { return store.ID(1 + rng.IntN(anchors)) }
-	inState := func(st LiveState) *LiveSession {
+	inState := func(st core.LiveState) *LiveSession {
 		var ids []store.ID
 		for id, l := range m.sessions {
 			if l.State() == st && !l.Cancelled() {
@@ -177,7 +178,7 @@ func runLiveModel(t *testing.T, seed uint64) {
 			}
 			m.sessions[l.ID] = l
 		case 1:
-			if l := inState(StatePreview); l != nil {
+			if l := inState(core.StatePreview); l != nil {
 				got, err := s.StartLive(ctx, l.Anchor, l.ID)
 				if err != nil {
 					t.Fatal(err)
@@ -185,9 +186,9 @@ func runLiveModel(t *testing.T, seed uint64) {
 				m.sessions[l.ID] = got
 			}
 		case 2:
-			l := inState(StateLive)
+			l := inState(core.StateLive)
 			if l == nil || rng.IntN(4) == 0 {
-				l = inState(StatePreview) // a cancellation
+				l = inState(core.StatePreview) // a cancellation
 			}
 			if l != nil {
 				got, err := s.EndLive(ctx, l.Anchor, l.ID)
@@ -293,7 +294,7 @@ func TestLiveCursors(t *testing.T) {
 }
 
 func mustRef(tb testing.TB, s *Service, cursor string) string {
-	c, err := s.cursors().Open(cursor, 1)
+	c, err := s.Cursors().Open(cursor, 1)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -327,7 +328,7 @@ func TestLiveTransitions(t *testing.T) {
 		}
 	}
 	got, err := s.liveSession(ctx, l.ID)
-	if err != nil || got.State() != StateReplay || got.Cancelled() {
+	if err != nil || got.State() != core.StateReplay || got.Cancelled() {
 		t.Fatalf("ended session: %+v %v, want a replay", got, err)
 	}
 }

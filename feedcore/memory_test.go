@@ -36,11 +36,11 @@ func TestInboxMemoryPerEntry(t *testing.T) {
 	reader := store.ID(4242)
 	ts := int64(1_700_000_000_000)
 	var cmds []rueidis.Completed
-	for i := range 2 * s.opts.InboxCap { // overfill: trims bring it back to the cap
+	for i := range 2 * s.Opts.InboxCap { // overfill: trims bring it back to the cap
 		it := store.Item{TS: ts + int64(i)*1000, ID: 117657342161455529 + store.ID(i)*7919}
-		cmds = s.appendPush(cmds, s.postsTL(), reader, it, trimDue(reader, it.ID))
+		cmds = s.appendPush(cmds, s.PostsTL(), reader, it, trimDue(reader, it.ID))
 	}
-	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.Keys.Inbox(reader)).Start(0).Stop(int64(-s.opts.InboxCap-1)).Build())
+	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.Keys.Inbox(reader)).Start(0).Stop(int64(-s.Opts.InboxCap-1)).Build())
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestInboxMemoryPerEntry(t *testing.T) {
 	}
 	per := float64(bytes) / float64(n)
 	t.Logf("inbox of %d entries: %d bytes, %.1f B/entry (budget %d)", n, bytes, per, memoryBudget)
-	if n != int64(s.opts.InboxCap) || per > memoryBudget {
-		t.Fatalf("inbox of %d entries costs %.1f B/entry; budget %d B at cap %d", n, per, memoryBudget, s.opts.InboxCap)
+	if n != int64(s.Opts.InboxCap) || per > memoryBudget {
+		t.Fatalf("inbox of %d entries costs %.1f B/entry; budget %d B at cap %d", n, per, memoryBudget, s.Opts.InboxCap)
 	}
 }

@@ -96,8 +96,8 @@ func (lm *listsModel) noteFollows(r *modelRun) {
 	}
 	for f, fs := range r.m.follows {
 		for g := range fs {
-			if _, ok := lm.followedAt[Edge{f, g}]; !ok {
-				lm.followedAt[Edge{f, g}] = now
+			if _, ok := lm.followedAt[Edge{Follower: f, Followee: g}]; !ok {
+				lm.followedAt[Edge{Follower: f, Followee: g}] = now
 			}
 		}
 	}
@@ -188,7 +188,7 @@ func (lm *listsModel) suspend(r *modelRun, on bool) {
 // them, either way, or viewer's mute of u in force; not a hide (viewer 0:
 // none).
 func (lm *listsModel) separated(m *oracle, viewer, u store.ID) bool {
-	return viewer != 0 && viewer != u && (m.blocked(viewer, u) || m.mutes[Edge{viewer, u}] > m.now().UnixMilli())
+	return viewer != 0 && viewer != u && (m.blocked(viewer, u) || m.mutes[Edge{Follower: viewer, Followee: u}] > m.now().UnixMilli())
 }
 
 // shown says whether a list of posts shows viewer p: not deleted, its

@@ -151,7 +151,7 @@ func (r *modRun) asSuspended() {
 	ch := r.s.NewWriteCharge(Subject{Viewer: u}, 1, RateLimit{})
 	r.wantCode(r.s.Follow(WithCharge(ctx, ch), u, other), apierr.Forbidden, "suspended %d follows %d", u, other)
 	ch = r.s.NewWriteCharge(Subject{Viewer: u}, 1, RateLimit{Rate: 100, Burst: 100})
-	r.s.known.add(u)
+	r.s.Known.Add(u)
 	_, err := r.s.Publish(WithCharge(ctx, ch), u, "refused")
 	r.wantCode(err, apierr.Forbidden, "suspended %d publishes", u)
 	if after := outboxIDs(r.t, r.s, u); !slices.Equal(after, before) {

@@ -222,7 +222,7 @@ func (r *modelRun) undoRepost() {
 // repostRecord reads u's repost of post as its reposter's record names it.
 func (r *modelRun) repostRecord(u, post store.ID) *content.Post {
 	r.t.Helper()
-	shard := r.s.shardOf(u)
+	shard := r.s.ShardOf(u)
 	rec, err := r.s.Redis.Do(context.Background(), r.s.Redis.B().Get().Key(r.s.Keys.RepostRecord(shard, u, post)).Build()).ToString()
 	r.must(err)
 	it, err := parseRepostRecord(rec, shard)

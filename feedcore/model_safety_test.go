@@ -19,14 +19,14 @@ import (
 
 // blocked says whether a block stands between a and b, either way.
 func (m *oracle) blocked(a, b store.ID) bool {
-	return m.blocks[Edge{a, b}] || m.blocks[Edge{b, a}]
+	return m.blocks[Edge{Follower: a, Followee: b}] || m.blocks[Edge{Follower: b, Followee: a}]
 }
 
 // hidden says whether author's posts are kept from viewer's feeds: a
 // block either way, viewer's mute not yet ended, author's hide from viewer.
 func (m *oracle) hidden(viewer, author store.ID) bool {
-	return m.blocked(viewer, author) || m.mutes[Edge{viewer, author}] > m.now().UnixMilli() ||
-		m.hides[Edge{author, viewer}]
+	return m.blocked(viewer, author) || m.mutes[Edge{Follower: viewer, Followee: author}] > m.now().UnixMilli() ||
+		m.hides[Edge{Follower: author, Followee: viewer}]
 }
 
 // counts are u's follower and following counts by the oracle's edges.
@@ -213,7 +213,7 @@ func (r *modelRun) deleteAccount() {
 // fan-out, journal and clean-up streams drain.
 func (r *modelRun) settle() {
 	ctx := context.Background()
-	for sh := 0; sh < r.s.opts.StreamShards; sh++ {
+	for sh := 0; sh < r.s.Opts.StreamShards; sh++ {
 		for range 10 { // a batch of 64 a call; a run has at most 72 pairs
 			if err := r.s.endMutes(ctx, sh); err != nil {
 				r.t.Fatal(err)
@@ -317,9 +317,9 @@ func (r *modelRun) checkRelations(v store.ID) {
 
 // flags is how u relates to viewer, by the oracle.
 func (m *oracle) flags(viewer, u store.ID) RelationFlags {
-	f := RelationFlags{Blocked: m.blocks[Edge{viewer, u}], BlocksViewer: m.blocks[Edge{u, viewer}],
-		HidesFrom: m.hides[Edge{viewer, u}]}
-	if until := m.mutes[Edge{viewer, u}]; until > m.now().UnixMilli() {
+	f := RelationFlags{Blocked: m.blocks[Edge{Follower: viewer, Followee: u}], BlocksViewer: m.blocks[Edge{Follower: u, Followee: viewer}],
+		HidesFrom: m.hides[Edge{Follower: viewer, Followee: u}]}
+	if until := m.mutes[Edge{Follower: viewer, Followee: u}]; until > m.now().UnixMilli() {
 		f.Muted = true
 		if until < relationForever {
 			f.MuteEnds = time.UnixMilli(until)

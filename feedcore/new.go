@@ -3,16 +3,26 @@ package feedcore
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/redis/rueidis"
 )
+
+// Service reads and writes feeds. It is safe for concurrent use; many
+// replicas may share one Redis. It is the features over the shared core
+// (core.Service): each feature's methods are here, the state and the
+// mechanisms they share are the core's.
+type Service struct {
+	*core.Service
+}
 
 // New returns a Service over client. When opts.CursorKey is empty the
 // sealing key is read from Redis, created there by the first replica.
 func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
-	s, err := newCoreService(ctx, client, opts)
+	c, err := core.New(ctx, client, opts)
 	if err != nil {
 		return nil, err
 	}
+	s := &Service{Service: c}
 	s.registerRepairs()
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -87,7 +88,7 @@ type ExportSink struct {
 // command, so each is consistent.
 func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	defer store.Wrap(&err, "export")
-	setDefault(&sink.Batch, ExportBatch)
+	core.SetDefault(&sink.Batch, ExportBatch)
 	if sink.Deleted != nil {
 		// First: an import records them (holding their handles) before
 		// anything else.
@@ -120,9 +121,9 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	}
 	for _, ph := range phases {
 		if ph.posts {
-			sink.recent = s.opts.Now().Add(-exportRecent)
+			sink.recent = s.Opts.Now().Add(-exportRecent)
 		}
-		err := s.scanIDs(ctx, ph.keyOf, func(ids []store.ID) error {
+		err := s.ScanIDs(ctx, ph.keyOf, func(ids []store.ID) error {
 			for len(ids) > 0 {
 				n := min(len(ids), sink.Batch)
 				if err := ph.read(ctx, ids[:n], sink); err != nil {
@@ -181,7 +182,7 @@ func (s *Service) exportUsers(ctx context.Context, ids []store.ID, sink ExportSi
 // longer set after.
 func (s *Service) exportFollowTimes(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	rangeCmd := func(id store.ID, from int64) rueidis.Completed {
-		return s.Redis.B().Zrange().Key(s.Keys.Following(id)).Min(itoa64(from)).Max(itoa64(from + exportChunk - 1)).Build()
+		return s.Redis.B().Zrange().Key(s.Keys.Following(id)).Min(core.Itoa64(from)).Max(core.Itoa64(from + exportChunk - 1)).Build()
 	}
 	chunks, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(ids, func(id store.ID) rueidis.Completed { return rangeCmd(id, 0) })...),
 		rueidis.RedisResult.AsStrSlice)
@@ -243,7 +244,7 @@ func (s *Service) exportFollowChunk(user store.ID, ms []string, times rueidis.Re
 		}
 		var at time.Time
 		if j < len(scores) && !scores[j].IsNil() {
-			if t, err := scoreOf(scores[j]); err == nil {
+			if t, err := core.ScoreOf(scores[j]); err == nil {
 				at = time.UnixMilli(t).UTC()
 			}
 		}

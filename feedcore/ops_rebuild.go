@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -51,7 +52,7 @@ import (
 // next Rebuild continues after it unless o.Restart.
 func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
 	defer store.Wrap(&err, "rebuild")
-	setDefault(&o.Batch, 100)
+	core.SetDefault(&o.Batch, 100)
 	// Unfinished account deletions, suspensions and takedowns first:
 	// nothing of a deleted account (its posts, its follows), no post taken
 	// down, may be rebuilt; then the marks of suspended accounts, and the
@@ -197,7 +198,7 @@ var rebuildPhases = []rebuildPhase{
 // master.
 func (s *Service) recordIDs(ctx context.Context, keyOf func(store.ID) string) ([]store.ID, error) {
 	var ids []store.ID
-	err := s.scanIDs(ctx, keyOf, func(batch []store.ID) error { ids = append(ids, batch...); return nil })
+	err := s.ScanIDs(ctx, keyOf, func(batch []store.ID) error { ids = append(ids, batch...); return nil })
 	if err != nil {
 		return nil, fmt.Errorf("list the records %s*}: %w", store.TagHead(keyOf), err)
 	}
@@ -245,7 +246,7 @@ func (s *Service) postFields(ctx context.Context, ids []store.ID) (authors []sto
 			return nil, nil, nil, fmt.Errorf("read post %d: %w", ids[i], err)
 		}
 		authors[i], _ = store.ParseID(f[0])
-		ts[i], _ = parseInt(f[1])
+		ts[i], _ = core.ParseInt(f[1])
 		deleted[i] = f[2] == "1"
 	}
 	return authors, ts, deleted, nil
@@ -329,7 +330,7 @@ func (s *Service) rebuildLive(ctx context.Context, ids []store.ID, st *RebuildSt
 			continue
 		case l.Cancelled():
 			err = s.dequeue(ctx, l.Anchor, l.ID)
-		case l.State() == StateReplay:
+		case l.State() == core.StateReplay:
 			if err = s.dequeue(ctx, l.Anchor, l.ID); err == nil {
 				err = s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.ReplayOutbox(l.Anchor)).ScoreMember().
 					ScoreMember(float64(l.EndedAt.UnixMilli()), store.Member(l.ID)).Build()).Error()
@@ -463,7 +464,7 @@ func (s *Service) pruneLive(ctx context.Context, u store.ID, st *RebuildStats) e
 		}
 		stale := make([]bool, len(ids))
 		for i, l := range ls {
-			stale[i] = l == nil || l.Anchor != u || l.Cancelled() || (l.State() == StateReplay) != q.replay
+			stale[i] = l == nil || l.Anchor != u || l.Cancelled() || (l.State() == core.StateReplay) != q.replay
 		}
 		if err := s.removeStale(ctx, q.key, q.ms, stale, st); err != nil {
 			return err
@@ -486,7 +487,7 @@ func (s *Service) settleBigV(ctx context.Context, u store.ID, st *RebuildStats) 
 		return err
 	}
 	mode, _ := rs[1].ToString()
-	if mode == pushAll && n <= s.opts.bigVThresholdNow() {
+	if mode == pushAll && n <= s.Opts.BigVThresholdNow() {
 		return nil
 	}
 	if err := s.promote(ctx, u); err != nil {
@@ -582,11 +583,11 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *Re
 			}
 		}
 	}
-	n1, err := s.backfill(ctx, []timeline{s.postsTL()}, posts)
+	n1, err := s.backfill(ctx, []core.Timeline{s.PostsTL()}, posts)
 	if err != nil {
 		return err
 	}
-	n2, err := s.backfill(ctx, []timeline{s.replaysTL()}, replays)
+	n2, err := s.backfill(ctx, []core.Timeline{s.ReplaysTL()}, replays)
 	if err != nil {
 		return err
 	}
@@ -678,7 +679,7 @@ func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID
 		}
 		if len(drop) > 0 {
 			st.Removed += int64(len(drop))
-			if err := s.Do(ctx, s.inboxRemoveCmd(s.postsTL(), r, drop...)).Error(); err != nil {
+			if err := s.Do(ctx, s.inboxRemoveCmd(s.PostsTL(), r, drop...)).Error(); err != nil {
 				return err
 			}
 		}
@@ -698,7 +699,7 @@ func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID
 	}
 	var drop []store.ID
 	for i, l := range ls {
-		if l != nil && (!ok[l.Anchor] || l.Cancelled() || l.State() != StateReplay) {
+		if l != nil && (!ok[l.Anchor] || l.Cancelled() || l.State() != core.StateReplay) {
 			drop = append(drop, ids[i])
 		}
 	}
@@ -706,5 +707,5 @@ func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID
 		return nil
 	}
 	st.Removed += int64(len(drop))
-	return s.Do(ctx, s.inboxRemoveCmd(s.replaysTL(), r, drop...)).Error()
+	return s.Do(ctx, s.inboxRemoveCmd(s.ReplaysTL(), r, drop...)).Error()
 }

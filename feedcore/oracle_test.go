@@ -279,7 +279,7 @@ func (r *modelRun) checkAll() {
 			t.Logf("paged again: %v", again)
 			st, _ := s.Redis.Do(context.Background(), s.Redis.B().Hgetall().Key(s.Keys.Reader(v)).Build()).AsStrMap()
 			in, _ := s.newest(context.Background(), s.Keys.Inbox(v), 100)
-			t.Logf("reader state %q, inbox %v, cap %d", st, in, s.opts.InboxCap)
+			t.Logf("reader state %q, inbox %v, cap %d", st, in, s.Opts.InboxCap)
 			for _, id := range want {
 				p := m.posts[id]
 				t.Logf("post %d: author %d, ts %d", id, p.Author, p.CreatedAt.UnixMilli())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -102,10 +103,10 @@ func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) 
 // idempotency key.
 func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
 	var err error
-	if in.Media, err = content.CheckMedia(in.Media, s.media); err != nil {
+	if in.Media, err = content.CheckMedia(in.Media, s.Media); err != nil {
 		return in, err
 	}
-	if in.Text, err = content.CheckPostText(in.Text, len(in.Media) > 0, s.opts.MaxTextLen); err != nil {
+	if in.Text, err = content.CheckPostText(in.Text, len(in.Media) > 0, s.Opts.MaxTextLen); err != nil {
 		return in, err
 	}
 	if in.ContentWarning, err = content.CheckContentWarning(in.ContentWarning); err != nil {
@@ -124,24 +125,24 @@ func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
 // RATE_LIMITED.
 func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, parentAuthor store.ID) (*content.Post, error) {
 	key := in.IdempotencyKey
-	link := event{Parent: in.ReplyTo, ParentAuthor: parentAuthor}
-	shard := s.shardOf(author)
+	link := core.Event{Parent: in.ReplyTo, ParentAuthor: parentAuthor}
+	shard := s.ShardOf(author)
 	keys := []string{s.Keys.Events(shard), s.Keys.Clock(shard)}
 	if key != "" {
 		sum := sha256.Sum256([]byte(key))
 		keys = append(keys, s.Keys.Idempotency(shard, author, hex.EncodeToString(sum[:16])))
 	}
-	ch := chargeOf(ctx)
-	chargeKeys, charge, rides := ch.spendIn(author)
+	ch := core.ChargeOf(ctx)
+	chargeKeys, charge, rides := ch.SpendIn(author)
 	if rides {
 		// The script spends it; the client must not send it again.
-		keys, ctx = append(keys, chargeKeys...), withoutCharge(ctx)
+		keys, ctx = append(keys, chargeKeys...), core.WithoutCharge(ctx)
 	}
 	enc := content.Encoded{Text: in.Text, Media: content.EncodeMedia(in.Media), CW: in.ContentWarning}
-	args := append(logArgs("alloc", s.nowMS(), withLink(enc.Record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
-		enc.EventFields("t", evPublish, "u", store.FormatID(author))...)
-	args = append(args, link.linkFields()...)
-	arr, err := s.commit(ctx, logScript, keys, args, logScript.Cmd(s.Redis.B(), keys, args)).ToArray()
+	args := append(core.LogArgs("alloc", s.NowMS(), withLink(enc.Record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
+		enc.EventFields("t", core.EvPublish, "u", store.FormatID(author))...)
+	args = append(args, link.LinkFields()...)
+	arr, err := s.Commit(ctx, core.LogScript, keys, args, core.LogScript.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 3 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -151,10 +152,10 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 			status, _ := arr[0].AsInt64()
 			wait, _ := arr[1].AsInt64()
 			left, _ := arr[len(arr)-1].AsInt64()
-			v = verdictFrom(status != -1, wait, left, ch.cost)
-			v.gone, v.suspended = status == -2, status == -3
+			v = core.VerdictFrom(status != -1, wait, left, ch.Cost)
+			v.Gone, v.Suspended = status == -2, status == -3
 		}
-		if refused := ch.settleWith(v, err); refused != nil {
+		if refused := ch.SettleWith(v, err); refused != nil {
 			return nil, refused
 		}
 	}
@@ -176,12 +177,12 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 			enc, bad = content.ParseRecord(rest)
 		}
 	}
-	ts, err1 := parseInt(ms)
+	ts, err1 := core.ParseInt(ms)
 	n, err2 := strconv.ParseUint(count, 10, 64)
-	if err1 != nil || err2 != nil || bad != nil || n >= 1<<clockBits {
+	if err1 != nil || err2 != nil || bad != nil || n >= 1<<core.ClockBits {
 		return nil, fmt.Errorf("queue publish: unreadable reply %v", arr)
 	}
-	p, err := enc.Post(composeID(ts, n, shard), author, ts)
+	p, err := enc.Post(core.ComposeID(ts, n, shard), author, ts)
 	if p != nil {
 		p.ReplyTo, p.ReplyToAuthor = link.Parent, link.ParentAuthor
 	}
@@ -196,7 +197,7 @@ const linkSep = "\x02"
 // withLink is the idempotency record of a publish of content (record)
 // that replies to link's parent: so a retry returns (and materializes)
 // the post the first attempt made.
-func withLink(record string, link event) string {
+func withLink(record string, link core.Event) string {
 	if link.Parent == 0 {
 		return record
 	}
@@ -204,12 +205,12 @@ func withLink(record string, link event) string {
 }
 
 // cutLink reads what withLink wrote.
-func cutLink(rec string) (string, event) {
+func cutLink(rec string) (string, core.Event) {
 	record, l, ok := strings.Cut(rec, linkSep)
 	if !ok {
-		return record, event{}
+		return record, core.Event{}
 	}
-	var link event
+	var link core.Event
 	if a, b, ok := strings.Cut(l, " "); ok {
 		link.Parent, _ = strconv.ParseUint(a, 10, 64)
 		link.ParentAuthor, _ = strconv.ParseUint(b, 10, 64)
@@ -254,11 +255,11 @@ func (s *Service) PutPosts(ctx context.Context, ps []*content.Post) (_ int, err 
 	}
 	cmds := make([]rueidis.Completed, len(ps))
 	for i, p := range ps {
-		shard := s.shardOf(p.Author)
-		e := event{Type: evPublish, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, Encoded: content.Encode(p),
+		shard := s.ShardOf(p.Author)
+		e := core.Event{Type: core.EvPublish, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, Encoded: content.Encode(p),
 			Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor}
-		cmds[i] = logScript.Cmd(s.Redis.B(), []string{s.Keys.Events(shard), s.Keys.Clock(shard)},
-			append(logArgs("given", 0, "", 0, false, nil), e.fields()...))
+		cmds[i] = core.LogScript.Cmd(s.Redis.B(), []string{s.Keys.Events(shard), s.Keys.Clock(shard)},
+			append(core.LogArgs("given", 0, "", 0, false, nil), e.Fields()...))
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return 0, fmt.Errorf("queue posts: %w", err)
@@ -287,12 +288,12 @@ return 'new'
 // post it replies to or reposts, if any.
 func postHash(p *content.Post) []string {
 	fv := content.Encode(p).EventFields("a", store.FormatID(p.Author), "t", store.ScoreArg(p.CreatedAt.UnixMilli()))
-	return append(fv, linksOf(p).linkFields()...)
+	return append(fv, linksOf(p).LinkFields()...)
 }
 
 // linksOf is an event carrying only p's links (parent, original).
-func linksOf(p *content.Post) event {
-	return event{Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor, Orig: p.RepostOf, OrigAuthor: p.RepostOfAuthor}
+func linksOf(p *content.Post) core.Event {
+	return core.Event{Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor, Orig: p.RepostOf, OrigAuthor: p.RepostOfAuthor}
 }
 
 // materializePosts makes logged posts visible: the post hash (created
@@ -312,7 +313,7 @@ func (s *Service) materializePosts(ctx context.Context, ps []*content.Post) ([]b
 			cmds = append(cmds, s.replyAddCmd(p))
 		}
 		cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
-		cmds = s.appendPush(cmds, s.postsTL(), p.Author, it, true)
+		cmds = s.appendPush(cmds, s.PostsTL(), p.Author, it, true)
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
@@ -358,9 +359,9 @@ func (s *Service) Delete(ctx context.Context, viewer, postID store.ID) (err erro
 		}
 		return apierr.Errorf(apierr.Forbidden, "only the author may delete a post")
 	}
-	e := event{Type: evDelete, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID},
+	e := core.Event{Type: core.EvDelete, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID},
 		Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor}
-	if err := s.commit(ctx, nil, nil, nil, s.emitCmd(e)).Error(); err != nil {
+	if err := s.Commit(ctx, nil, nil, nil, s.EmitCmd(e)).Error(); err != nil {
 		return fmt.Errorf("queue the delete: %w", err)
 	}
 	if err := s.tombstone(ctx, p); err != nil {
@@ -391,7 +392,7 @@ func (s *Service) unindexCmds(ps []*content.Post) []rueidis.Completed {
 	cmds := make([]rueidis.Completed, 0, 2*len(ps)+1)
 	for _, p := range ps {
 		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Outbox(p.Author)).Member(store.Member(p.ID)).Build(),
-			s.inboxRemoveCmd(s.postsTL(), p.Author, p.ID))
+			s.inboxRemoveCmd(s.PostsTL(), p.Author, p.ID))
 	}
 	return cmds
 }
@@ -435,7 +436,7 @@ func parsePost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ms, err := parseInt(m[fieldTakenDown]); err == nil {
+	if ms, err := core.ParseInt(m[fieldTakenDown]); err == nil {
 		p.TakenDown, p.TakedownReason = time.UnixMilli(ms).UTC(), m[fieldTakedownReason]
 	}
 	return p, nil
@@ -448,7 +449,7 @@ type postFields [11]string
 // (parsePost) or by field (CachedPosts).
 func newPost(id store.ID, f postFields) (*content.Post, error) {
 	a, _ := store.ParseID(f[0])
-	ms, _ := parseInt(f[1])
+	ms, _ := core.ParseInt(f[1])
 	media, err := content.DecodeMedia(f[4])
 	if err != nil {
 		return nil, fmt.Errorf("post %d: %w", id, err)

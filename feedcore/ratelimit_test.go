@@ -137,11 +137,11 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	}
 	// Over the allowance: refused in the log script, nothing written.
 	drain(t, s)
-	before, err := storetest.Keys(context.Background(), s.Redis, s.opts.Prefix)
+	before, err := storetest.Keys(context.Background(), s.Redis, s.Opts.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := s.Keys.Events(s.shardOf(2))
+	events := s.Keys.Events(s.ShardOf(2))
 	length := func() int64 {
 		n, err := s.Redis.Do(context.Background(), s.Redis.B().Xlen().Key(events).Build()).AsInt64()
 		if err != nil {
@@ -160,7 +160,7 @@ func TestWriteChargeRidesReads(t *testing.T) {
 	if store.CodeOf(v.Err) != apierr.RateLimited || n != 1 {
 		t.Errorf("refused publish: verdict %+v after %d round trips, want RATE_LIMITED after 1", v, n)
 	}
-	after, err := storetest.Keys(context.Background(), s.Redis, s.opts.Prefix)
+	after, err := storetest.Keys(context.Background(), s.Redis, s.Opts.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

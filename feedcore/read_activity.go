@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
@@ -61,14 +62,14 @@ func seenScores(rs []rueidis.RedisResult, groups [][]string) map[string]int64 {
 
 // isActive reports whether a reader last seen at seenMS is active now.
 func (s *Service) isActive(seenMS int64) bool {
-	return seenMS >= s.nowMS()-s.opts.ActiveWindow.Milliseconds()
+	return seenMS >= s.NowMS()-s.Opts.ActiveWindow.Milliseconds()
 }
 
 // touchCmd records that viewer read now, unless this process did so within
 // touchEvery; nil when no write is due.
 func (s *Service) touchCmd(viewer store.ID) *rueidis.Completed {
-	now := s.nowMS()
-	if !s.touches.due(viewer, now) {
+	now := s.NowMS()
+	if !s.Touches.Due(viewer, now) {
 		return nil
 	}
 	cmd := s.Redis.B().Zadd().Key(s.Keys.Seen(activityShard(viewer))).ScoreMember().ScoreMember(float64(now), store.Member(viewer)).Build()
@@ -79,14 +80,14 @@ func (s *Service) touchCmd(viewer store.ID) *rueidis.Completed {
 // inbox if it was not complete. Reads call it; tests and tools may too.
 func (s *Service) Touch(ctx context.Context, viewer store.ID) (err error) {
 	defer store.Wrap(&err, "record a read by user %d", viewer)
-	s.touches.forget(viewer)
+	s.Touches.Forget(viewer)
 	cmd := s.touchCmd(viewer)
 	rs := s.DoMulti(ctx, *cmd, s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build())
 	if err := store.FirstErr(rs); err != nil {
 		return err
 	}
 	if c, _ := rs[1].ToString(); c != "1" {
-		return s.emit(ctx, event{Type: evActivate, User: viewer})
+		return s.Emit(ctx, core.Event{Type: core.EvActivate, User: viewer})
 	}
 	return nil
 }
@@ -96,7 +97,7 @@ func (s *Service) Touch(ctx context.Context, viewer store.ID) (err error) {
 // only if it is still ours: one that outlived its TTL and was taken by
 // another worker is left to that worker.
 func (s *Service) withLock(ctx context.Context, id store.ID, fn func(ctx context.Context) error) (bool, error) {
-	lctx, release, err := s.locks.TryWithContext(ctx, s.Keys.LockName(id))
+	lctx, release, err := s.Locks.TryWithContext(ctx, s.Keys.LockName(id))
 	if errors.Is(err, rueidislock.ErrNotLocked) {
 		return false, nil
 	}
@@ -160,7 +161,7 @@ func (s *Service) bigVFollowees(ctx context.Context, reader store.ID) ([]store.I
 // many were demoted.
 func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 	defer store.Wrap(&err, "demote quiet readers")
-	cutoff := s.nowMS() - s.opts.ActiveWindow.Milliseconds()
+	cutoff := s.NowMS() - s.Opts.ActiveWindow.Milliseconds()
 	var quiet []string
 	for sh := 0; sh < activityShards && len(quiet) < limit; sh++ {
 		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Seen(sh)).Min("-inf").Max("("+store.ScoreArg(cutoff)).Byscore().

@@ -82,7 +82,7 @@ func TestCursorKeySurvivesItsLoss(t *testing.T) {
 	if err := fixed.RefreshCursorKey(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(fixed.sealer.Load().Key()); got != "configured-cursor-key-0123456789" {
+	if got := string(fixed.Sealer.Load().Key()); got != "configured-cursor-key-0123456789" {
 		t.Fatalf("configured key replaced by %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -35,7 +36,7 @@ const repostFalloff = 40
 
 // deduper decides, item by item of F in scan order, which are shown.
 type deduper struct {
-	o     scanOrder
+	o     core.ScanOrder
 	n     int               // the page's size
 	found []entry[feedItem] // shown, in scan order (older: then the first item of F after the n-th)
 	seen  int               // items of F so far
@@ -57,13 +58,13 @@ type pending struct {
 	hidden  bool
 }
 
-func newDeduper(o scanOrder, n int) *deduper { return &deduper{o: o, n: n} }
+func newDeduper(o core.ScanOrder, n int) *deduper { return &deduper{o: o, n: n} }
 
 // add takes the next item of F in scan order.
 func (d *deduper) add(e entry[feedItem]) {
 	idx := d.seen
 	d.seen++
-	if d.o == newer {
+	if d.o == core.Newer {
 		shown := e.val.repost == nil || !containsID(d.recent, e.val.original())
 		d.recent = append(d.recent, e.val.original())
 		if len(d.recent) > repostFalloff {
@@ -109,7 +110,7 @@ func (d *deduper) pass(all bool) {
 // shows the same post; the last of such a chain shows), so that one item
 // stands in for the next page's first.
 func (d *deduper) done() bool {
-	if d.o == newer {
+	if d.o == core.Newer {
 		return len(d.found) > d.n
 	}
 	if len(d.found) == d.n && len(d.pend) > 0 {
@@ -131,7 +132,7 @@ func (d *deduper) end() {
 // needsBehind reports whether a page toward newer items must read the
 // items of F older than its cursor before it decides e.
 func (d *deduper) needsBehind(e *feedItem) bool {
-	return d.o == newer && !d.behind && e.repost != nil && d.seen < repostFalloff
+	return d.o == core.Newer && !d.behind && e.repost != nil && d.seen < repostFalloff
 }
 
 // setBehind takes the items of F older than the cursor, closest first.
@@ -161,7 +162,7 @@ func containsID(ids []store.ID, id store.ID) bool {
 // more may follow. Each round loads what it scanned at once (two cached
 // reads: the items, then what their reposts and replies need), so a cold
 // page pays those two round trips once, and a warm one none.
-func (s *Service) collectFeed(ctx context.Context, v *view, o scanOrder, pos *store.Item, n int) ([]entry[feedItem], *store.Item, bool, error) {
+func (s *Service) collectFeed(ctx context.Context, v *view, o core.ScanOrder, pos *store.Item, n int) ([]entry[feedItem], *store.Item, bool, error) {
 	d := newDeduper(o, n)
 	cur, batch := pos, firstBatch(o, n)
 	for round := 0; round < maxRounds; round++ {
@@ -207,8 +208,8 @@ func (s *Service) collectFeed(ctx context.Context, v *view, o scanOrder, pos *st
 // rules leave out (replies to strangers, mostly), so a warm page with
 // reposts and replies decides in one read. Past that, filtering reads on
 // as it always did.
-func firstBatch(o scanOrder, n int) int {
-	if o == older {
+func firstBatch(o core.ScanOrder, n int) int {
+	if o == core.Older {
 		return n + 1 + repostFalloff + repostFalloff/4
 	}
 	return n + 1
@@ -218,7 +219,7 @@ func firstBatch(o scanOrder, n int) int {
 // cursor pos of a page toward newer items.
 func (s *Service) lookBehind(ctx context.Context, v *view, pos *store.Item, d *deduper) error {
 	from := store.Item{TS: pos.TS, ID: pos.ID + 1} // the cursor's own item is the first of them
-	behind, _, _, err := collect(ctx, s, v, older, &from, repostFalloff, s.visibleItems)
+	behind, _, _, err := collect(ctx, s, v, core.Older, &from, repostFalloff, s.visibleItems)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
@@ -30,7 +31,7 @@ const (
 
 // view is what a read knows of its viewer, loaded in its first round trip.
 type view struct {
-	tl        timeline
+	tl        core.Timeline
 	viewer    store.ID
 	skip      map[store.ID]bool // recent unfollows and hidden followees, whose items may linger in the inbox
 	followees []store.ID        // read only when a page goes below the inbox horizon
@@ -73,7 +74,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 	}
 	var pos *store.Item
 	if raw != "" {
-		c, err := s.openCursor(ctx, raw, req.Viewer)
+		c, err := s.OpenCursor(ctx, raw, req.Viewer)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +84,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 		it := c.Item()
 		pos = &it
 	}
-	v, err := s.loadView(ctx, s.postsTL(), req.Viewer, o, pos, firstBatch(o, n))
+	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, firstBatch(o, n))
 	if err != nil {
 		return nil, err
 	}
@@ -94,9 +95,9 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 	return s.page(req, o, n, found, scanned, more), nil
 }
 
-func pageArgs(r FeedRequest) (scanOrder, int, string, error) {
-	bad := func(msg string) (scanOrder, int, string, error) {
-		return older, 0, "", apierr.Errorf(apierr.BadInput, "%s", msg)
+func pageArgs(r FeedRequest) (core.ScanOrder, int, string, error) {
+	bad := func(msg string) (core.ScanOrder, int, string, error) {
+		return core.Older, 0, "", apierr.Errorf(apierr.BadInput, "%s", msg)
 	}
 	switch {
 	case r.First < 0 || r.First > MaxPageSize:
@@ -112,9 +113,9 @@ func pageArgs(r FeedRequest) (scanOrder, int, string, error) {
 	case r.Last > 0 && r.Before == "":
 		return bad("last needs before: it returns posts newer than a cursor")
 	case r.Before != "":
-		return newer, orDefault(r.Last), r.Before, nil
+		return core.Newer, orDefault(r.Last), r.Before, nil
 	}
-	return older, orDefault(r.First), r.After, nil
+	return core.Older, orDefault(r.First), r.After, nil
 }
 
 func orDefault(n int) int {
@@ -132,16 +133,16 @@ func orDefault(n int) int {
 // Nothing it reads grows with the network, with followees who do not post
 // or with the viewer's blocks and mutes: the following set itself is read
 // only by a page that goes below the inbox horizon (or a first live page).
-func (s *Service) loadView(ctx context.Context, tl timeline, viewer store.ID, o scanOrder, pos *store.Item, limit int) (*view, error) {
-	now := s.nowMS()
+func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int) (*view, error) {
+	now := s.NowMS()
 	since := now - unfollowMemory.Milliseconds()
 	const sets, unfollows, complete, seek = 0, 1, 2, 3
 	compiled := s.compiledKeywords(viewer)
 	cmds := []rueidis.Completed{
-		s.viewSetsCmd(viewer, now, tl.eagerFollowees, compiled.Version()),
+		s.viewSetsCmd(viewer, now, tl.EagerFollowees, compiled.Version()),
 		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
-		s.seekCmd(o, source{key: tl.inbox(viewer), horizon: tl.horizon(viewer)}, pos, limit),
+		s.seekCmd(o, source{key: tl.Inbox(viewer), horizon: tl.Horizon(viewer)}, pos, limit),
 	}
 	if t := s.touchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -166,14 +167,14 @@ func (s *Service) loadView(ctx context.Context, tl timeline, viewer store.ID, o 
 	v.skipAuthors(ufIDs)
 	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
-	if _, hz, err := parseSeek(rs[seek]); err != nil {
+	if _, hz, err := core.ParseSeek(rs[seek]); err != nil {
 		return nil, err
 	} else {
 		v.horizon = hz
 	}
-	if !v.complete && s.activations.due(viewer, now) {
+	if !v.complete && s.Activations.Due(viewer, now) {
 		// A returning reader: served by merge now, upgraded in the background.
-		v.extra = append(v.extra, s.emitCmd(event{Type: evActivate, User: viewer}))
+		v.extra = append(v.extra, s.EmitCmd(core.Event{Type: core.EvActivate, User: viewer}))
 	}
 	return v, nil
 }
@@ -195,7 +196,7 @@ func (s *Service) loadFollowees(ctx context.Context, v *view) error {
 // collect walks the timeline from pos in order o until it has need visible
 // posts, the timeline ends, or the read bound is reached. It returns the
 // posts found, how far it scanned, and whether more may follow.
-func collect[T any](ctx context.Context, s *Service, v *view, o scanOrder, pos *store.Item, need int, load loader[T]) ([]entry[T], *store.Item, bool, error) {
+func collect[T any](ctx context.Context, s *Service, v *view, o core.ScanOrder, pos *store.Item, need int, load loader[T]) ([]entry[T], *store.Item, bool, error) {
 	return fill(pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
 		items, next, err := s.scan(ctx, v, o, cur, batch)
 		if err != nil {
@@ -260,8 +261,8 @@ func (src source) keeps(it store.Item) bool {
 }
 
 // pastEnd reports whether it lies beyond the kept part in scan order o.
-func (src source) pastEnd(o scanOrder, it store.Item) bool {
-	if o == older {
+func (src source) pastEnd(o core.ScanOrder, it store.Item) bool {
+	if o == core.Older {
 		return src.min != nil && src.min.Before(it)
 	}
 	return src.max != nil && !src.max.Before(it)
@@ -281,7 +282,7 @@ var errHorizonMoved = errors.New("inbox horizon moved")
 // returns the horizon atomically with its entries; one that has risen
 // since the view was loaded restarts the scan, so every round reads
 // sources that are complete for the ranges it takes from them.
-func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
+func (s *Service) scan(ctx context.Context, v *view, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
 	for range 8 {
 		items, next, err := s.scanOnce(ctx, v, o, cur, limit)
 		if err != errHorizonMoved {
@@ -291,7 +292,7 @@ func (s *Service) scan(ctx context.Context, v *view, o scanOrder, cur *store.Ite
 	return nil, nil, errors.New("inbox horizon kept moving while reading a page")
 }
 
-func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
+func (s *Service) scanOnce(ctx context.Context, v *view, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
 	hz := v.horizon
 	if hz == nil {
 		return s.scanPhase(ctx, v, o, cur, limit, s.pushedSources(v, nil))
@@ -301,10 +302,10 @@ func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *store
 	above := func() ([]source, error) { return s.pushedSources(v, hz), nil }
 	below := func() ([]source, error) { return s.pulledSources(ctx, v, hz) }
 	first, second, secondFrom := above, below, hz
-	if o == older && cur != nil && !cur.Before(*hz) {
+	if o == core.Older && cur != nil && !cur.Before(*hz) {
 		return s.scanLazy(ctx, v, o, cur, limit, below)
 	}
-	if o == newer {
+	if o == core.Newer {
 		if cur != nil && !hz.Before(*cur) { // cur at or above the horizon
 			return s.scanLazy(ctx, v, o, cur, limit, above)
 		}
@@ -322,7 +323,7 @@ func (s *Service) scanOnce(ctx context.Context, v *view, o scanOrder, cur *store
 }
 
 // scanLazy is scanPhase over the sources srcs builds.
-func (s *Service) scanLazy(ctx context.Context, v *view, o scanOrder, cur *store.Item, limit int, srcs func() ([]source, error)) ([]store.Item, *store.Item, error) {
+func (s *Service) scanLazy(ctx context.Context, v *view, o core.ScanOrder, cur *store.Item, limit int, srcs func() ([]source, error)) ([]store.Item, *store.Item, error) {
 	ss, err := srcs()
 	if err != nil {
 		return nil, nil, err
@@ -333,10 +334,10 @@ func (s *Service) scanLazy(ctx context.Context, v *view, o scanOrder, cur *store
 // pushedSources are the inbox and, for an incomplete inbox, the outboxes of
 // big-V followees, kept at or above hz.
 func (s *Service) pushedSources(v *view, hz *store.Item) []source {
-	srcs := []source{{key: v.tl.inbox(v.viewer), min: hz, horizon: v.tl.horizon(v.viewer)}}
+	srcs := []source{{key: v.tl.Inbox(v.viewer), min: hz, horizon: v.tl.Horizon(v.viewer)}}
 	if !v.complete {
 		for _, f := range v.bigV {
-			srcs = append(srcs, source{key: v.tl.outbox(f), min: hz})
+			srcs = append(srcs, source{key: v.tl.Outbox(f), min: hz})
 		}
 	}
 	return srcs
@@ -348,15 +349,15 @@ func (s *Service) pulledSources(ctx context.Context, v *view, hz *store.Item) ([
 	if err := s.loadFollowees(ctx, v); err != nil {
 		return nil, err
 	}
-	srcs := []source{{key: v.tl.outbox(v.viewer), max: hz}}
+	srcs := []source{{key: v.tl.Outbox(v.viewer), max: hz}}
 	for _, f := range v.followees {
-		srcs = append(srcs, source{key: v.tl.outbox(f), max: hz})
+		srcs = append(srcs, source{key: v.tl.Outbox(f), max: hz})
 	}
 	return srcs, nil
 }
 
 // scanPhase seeks every source from cur in one round trip and merges.
-func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *store.Item, limit int, srcs []source) ([]store.Item, *store.Item, error) {
+func (s *Service) scanPhase(ctx context.Context, v *view, o core.ScanOrder, cur *store.Item, limit int, srcs []source) ([]store.Item, *store.Item, error) {
 	res := make([]rueidis.RedisResult, len(srcs))
 	var cmds []rueidis.Completed
 	var at []int
@@ -374,9 +375,9 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *stor
 			res[at[j]] = r
 		}
 	}
-	reads := make([]sourceRead, len(srcs))
+	reads := make([]core.SourceRead, len(srcs))
 	for i, src := range srcs {
-		raw, hz, err := parseSeek(res[i])
+		raw, hz, err := core.ParseSeek(res[i])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -384,18 +385,18 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o scanOrder, cur *stor
 			v.horizon = hz
 			return nil, nil, errHorizonMoved
 		}
-		var r sourceRead
+		var r core.SourceRead
 		for _, it := range raw {
 			if src.keeps(it) {
-				r.items = append(r.items, it)
+				r.Items = append(r.Items, it)
 			}
 		}
 		if len(raw) == limit && !src.pastEnd(o, raw[len(raw)-1]) {
-			r.frontier = &raw[len(raw)-1]
+			r.Frontier = &raw[len(raw)-1]
 		}
 		reads[i] = r
 	}
-	merged, frontier := merge(o, reads)
+	merged, frontier := core.Merge(o, reads)
 	if len(merged) >= limit {
 		return merged[:limit], &merged[limit-1], nil
 	}
@@ -406,24 +407,24 @@ func samePos(a, b *store.Item) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-func (s *Service) seekCmd(o scanOrder, src source, from *store.Item, limit int) rueidis.Completed {
+func (s *Service) seekCmd(o core.ScanOrder, src source, from *store.Item, limit int) rueidis.Completed {
 	ts, m := "", ""
 	if from != nil {
 		ts, m = store.ScoreArg(from.TS), store.Member(from.ID)
 	}
-	sc := seekOlder
-	if o == newer {
-		sc = seekNewer
+	sc := core.SeekOlder
+	if o == core.Newer {
+		sc = core.SeekNewer
 	}
 	if src.horizon != "" {
-		return sc.Cmd(s.Redis.B(), []string{src.key, src.horizon}, []string{ts, m, store.Itoa(limit), store.Itoa(s.opts.InboxCap)})
+		return sc.Cmd(s.Redis.B(), []string{src.key, src.horizon}, []string{ts, m, store.Itoa(limit), store.Itoa(s.Opts.InboxCap)})
 	}
 	return sc.Cmd(s.Redis.B(), []string{src.key}, []string{ts, m, store.Itoa(limit)})
 }
 
 // page turns what collect found into a FeedPage of n edges.
-func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedItem], scanned *store.Item, more bool) *FeedPage {
-	sealer := s.cursors() // one key for the whole page
+func (s *Service) page(req FeedRequest, o core.ScanOrder, n int, found []entry[feedItem], scanned *store.Item, more bool) *FeedPage {
+	sealer := s.Cursors() // one key for the whole page
 	seal := func(it store.Item) string {
 		return sealer.Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
@@ -431,7 +432,7 @@ func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedIt
 	pg := &FeedPage{Edges: make([]FeedEdge, len(shown))}
 	for i, e := range shown {
 		j := i
-		if o == newer { // found closest to the cursor first; show newest first
+		if o == core.Newer { // found closest to the cursor first; show newest first
 			j = len(shown) - 1 - i
 		}
 		pg.Edges[j] = FeedEdge{Post: e.val.post, Repost: e.val.repost, Cursor: seal(e.it)}
@@ -446,11 +447,11 @@ func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedIt
 		far = seal(*scanned)
 	}
 	near := req.After
-	if o == newer {
+	if o == core.Newer {
 		near = req.Before
 	}
 	if len(pg.Edges) > 0 {
-		if o == older {
+		if o == core.Older {
 			near = pg.Edges[0].Cursor
 		} else {
 			near = pg.Edges[len(pg.Edges)-1].Cursor
@@ -459,7 +460,7 @@ func (s *Service) page(req FeedRequest, o scanOrder, n int, found []entry[feedIt
 	if far == "" {
 		far = near
 	}
-	if o == older {
+	if o == core.Older {
 		pg.StartCursor, pg.EndCursor = near, far
 		pg.HasNext, pg.HasPrevious = more, req.After != ""
 	} else {

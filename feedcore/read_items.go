@@ -162,7 +162,7 @@ func (s *Service) readLinks(ctx context.Context, viewer store.ID, ask linkReads)
 		l.follows[u] = ok
 	}
 	rs = rs[len(ask.follows):]
-	now := s.nowMS()
+	now := s.NowMS()
 	for i, u := range ask.hidden {
 		until, err := rs[i].AsFloat64()
 		if err != nil && !rueidis.IsRedisNil(err) {

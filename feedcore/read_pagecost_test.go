@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -180,7 +181,7 @@ func TestLateFanoutToAnUnfollowerIsHidden(t *testing.T) {
 		t.Fatalf("big-V followees after unfollowing 3: %v, want none", bv)
 	}
 	// The straggler: 2's post written to 1's inbox after the cleanup.
-	late := s.appendPush(nil, s.postsTL(), 1, store.Item{TS: p2.CreatedAt.UnixMilli(), ID: p2.ID}, false)
+	late := s.appendPush(nil, s.PostsTL(), 1, store.Item{TS: p2.CreatedAt.UnixMilli(), ID: p2.ID}, false)
 	if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 	}
 	straggle := func() {
 		t.Helper()
-		late := s.appendPush(nil, s.postsTL(), reader, store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, false)
+		late := s.appendPush(nil, s.PostsTL(), reader, store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, false)
 		if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 			t.Fatal(err)
 		}
@@ -281,14 +282,14 @@ func TestActivityIsThrottled(t *testing.T) {
 	if got := seenAt(); got != first {
 		t.Fatalf("first read recorded at %d, want %d", got, first)
 	}
-	clk.advance(touchEvery - time.Second)
+	clk.advance(core.TouchEvery - time.Second)
 	page()
 	if got := seenAt(); got != first {
-		t.Fatalf("a read within %v wrote the activity again (%d, want %d)", touchEvery, got, first)
+		t.Fatalf("a read within %v wrote the activity again (%d, want %d)", core.TouchEvery, got, first)
 	}
 	clk.advance(2 * time.Second)
 	page()
 	if got := seenAt(); got != clk.ms.Load() {
-		t.Fatalf("a read past %v recorded %d, want %d", touchEvery, got, clk.ms.Load())
+		t.Fatalf("a read past %v recorded %d, want %d", core.TouchEvery, got, clk.ms.Load())
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -77,7 +78,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 func (s *Service) collectReplies(ctx context.Context, viewer, post store.ID, pos store.Item, need int) ([]entry[content.Post], *store.Item, bool, error) {
 	src := source{key: s.Keys.Replies(post)}
 	return fill(&pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*content.Post, *store.Item, error) {
-		items, _, err := parseSeek(s.Do(ctx, s.seekCmd(newer, src, cur, batch)))
+		items, _, err := core.ParseSeek(s.Do(ctx, s.seekCmd(core.Newer, src, cur, batch)))
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -56,7 +57,7 @@ func (s *Service) Repost(ctx context.Context, viewer, post store.ID) (_ *RepostR
 	if p.AuthorSuspended { // in no feed; taking a repost of it back is fine
 		return nil, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
 	}
-	rec, err := s.logRepost(ctx, viewer, p, s.nowMS(), 0)
+	rec, err := s.logRepost(ctx, viewer, p, s.NowMS(), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -133,10 +134,10 @@ func (s *Service) postOf(ctx context.Context, post store.ID) (*content.Post, err
 // the record, replying {1, record}. With ARGV[1] "alloc" the repost's id
 // is taken from the shard's clock KEYS[2] at ARGV[2] ms (record "c ms
 // count"); with "given" it is ARGV[3] at ARGV[2] (record "g id ms").
-var repostLog = store.NewScript(false, luaAlloc+`
+var repostLog = store.NewScript(false, core.LuaAlloc+`
 local rec = redis.call('GET', KEYS[3])
 if rec then return {0, rec} end
-local fields = {'t', '`+evRepost+`', 'u', ARGV[4], 'o', ARGV[5], 'oa', ARGV[6]}
+local fields = {'t', '`+core.EvRepost+`', 'u', ARGV[4], 'o', ARGV[5], 'oa', ARGV[6]}
 if ARGV[1] == 'alloc' then
   local ms, n = alloc(KEYS[2], ARGV[2])
   rec = 'c ' .. ms .. ' ' .. n
@@ -160,7 +161,7 @@ return {1, rec}
 // beginning with ARGV[6]); it replies {1}.
 var unrepostLog = store.NewScript(false, `
 local rec = redis.call('GET', KEYS[2])
-local fields = {'t', '`+evUnrepost+`', 'u', ARGV[2], 'o', ARGV[3]}
+local fields = {'t', '`+core.EvUnrepost+`', 'u', ARGV[2], 'o', ARGV[3]}
 if ARGV[1] == 'user' then
   if not rec then return {0} end
   local kind, a, b = string.match(rec, '^(%a) (%d+) (%d+)$')
@@ -183,12 +184,12 @@ return {1, rec}
 // repost's record: the one just made, or the one an earlier call made.
 func (s *Service) logRepost(ctx context.Context, reposter store.ID, p *content.Post, ms int64, id store.ID) (*content.Post, error) {
 	keys, args := s.repostLogArgs(reposter, p, ms, id)
-	return s.repostLogged(reposter, p, s.commit(ctx, repostLog, keys, args, repostLog.Cmd(s.Redis.B(), keys, args)))
+	return s.repostLogged(reposter, p, s.Commit(ctx, repostLog, keys, args, repostLog.Cmd(s.Redis.B(), keys, args)))
 }
 
 // repostLogArgs are repostLog's keys and arguments for logRepost.
 func (s *Service) repostLogArgs(reposter store.ID, p *content.Post, ms int64, id store.ID) (keys, args []string) {
-	shard := s.shardOf(reposter)
+	shard := s.ShardOf(reposter)
 	keys = []string{s.Keys.Events(shard), s.Keys.Clock(shard), s.Keys.RepostRecord(shard, reposter, p.ID)}
 	mode, given := "alloc", ""
 	if id != 0 {
@@ -208,7 +209,7 @@ func (s *Service) repostLogged(reposter store.ID, p *content.Post, r rueidis.Red
 		return nil, fmt.Errorf("queue the repost: %w", err)
 	}
 	rec, _ := arr[1].ToString()
-	it, err := parseRepostRecord(rec, s.shardOf(reposter))
+	it, err := parseRepostRecord(rec, s.ShardOf(reposter))
 	if err != nil {
 		return nil, fmt.Errorf("queue the repost: %w", err)
 	}
@@ -227,12 +228,12 @@ func parseRepostRecord(rec string, shard int) (store.Item, error) {
 	if len(f) != 3 {
 		return store.Item{}, fmt.Errorf("unreadable repost record %q", rec)
 	}
-	a, err1 := parseInt(f[1])
-	b, err2 := parseInt(f[2])
+	a, err1 := core.ParseInt(f[1])
+	b, err2 := core.ParseInt(f[2])
 	switch {
 	case err1 != nil || err2 != nil || a < 0 || b < 0:
-	case f[0] == "c" && b < 1<<clockBits:
-		return store.Item{TS: a, ID: composeID(a, uint64(b), shard)}, nil
+	case f[0] == "c" && b < 1<<core.ClockBits:
+		return store.Item{TS: a, ID: core.ComposeID(a, uint64(b), shard)}, nil
 	case f[0] == "g":
 		return store.Item{TS: b, ID: store.ID(a)}, nil
 	}
@@ -245,14 +246,14 @@ func parseRepostRecord(rec string, shard int) (store.Item, error) {
 // repost of a deleted post) the event names rec, and the reposter's
 // record is deleted if it names rec.
 func (s *Service) logUnrepost(ctx context.Context, reposter store.ID, p *content.Post, rec *content.Post) (*content.Post, error) {
-	shard := s.shardOf(reposter)
+	shard := s.ShardOf(reposter)
 	keys := []string{s.Keys.Events(shard), s.Keys.RepostRecord(shard, reposter, p.ID)}
 	args := []string{"user", store.FormatID(reposter), store.FormatID(p.ID)}
 	if rec != nil {
 		args[0] = "drop"
 		args = append(args, store.FormatID(rec.ID), clockRecord(rec.ID, shard), "g "+store.FormatID(rec.ID)+" ")
 	}
-	arr, err := s.commit(ctx, unrepostLog, keys, args, unrepostLog.Cmd(s.Redis.B(), keys, args)).ToArray()
+	arr, err := s.Commit(ctx, unrepostLog, keys, args, unrepostLog.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return nil, fmt.Errorf("queue the undoing of the repost: %w", err)
 	}
@@ -270,10 +271,10 @@ func (s *Service) logUnrepost(ctx context.Context, reposter store.ID, p *content
 // clockRecord is the record spelling ("c ms count") of an id shard's
 // clock handed out, "" when shard's clock cannot have made id.
 func clockRecord(id store.ID, shard int) string {
-	if int(id&(maxShards-1)) != shard {
+	if int(id&(core.MaxShards-1)) != shard {
 		return ""
 	}
-	return "c " + store.FormatID(id>>16) + " " + store.FormatID(id>>shardBits&(1<<clockBits-1))
+	return "c " + store.FormatID(id>>16) + " " + store.FormatID(id>>core.ShardBits&(1<<core.ClockBits-1))
 }
 
 // repostAdd records the repost ARGV[2] (a member) of the reposter ARGV[1]
@@ -283,7 +284,7 @@ func clockRecord(id store.ID, shard int) string {
 // nothing: it replies 1 if that leaves the repost live, else 0. When the
 // original KEYS[3] is missing or deleted the repost is recorded as taken
 // back and it replies -1: its reposter must take it back from the feeds.
-var repostAdd = store.NewScript(false, luaLess+`
+var repostAdd = store.NewScript(false, core.LuaLess+`
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 local live = cur and string.sub(cur, 1, 1) == '+'
 if cur then
@@ -309,7 +310,7 @@ return 1
 // recorded it, so a late one cannot bring it back), moving the reposts
 // counter in KEYS[2] if it was live. A newer repost recorded is left
 // alone (0); else 1.
-var repostDrop = store.NewScript(false, luaLess+`
+var repostDrop = store.NewScript(false, core.LuaLess+`
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if cur then
   if lt(ARGV[2], string.sub(cur, 2)) then return 0 end
@@ -348,7 +349,7 @@ func (s *Service) materializeReposts(ctx context.Context, recs []*content.Post) 
 			repostAdd.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf), s.Keys.Post(r.RepostOf)},
 				[]string{store.Member(r.Author), store.Member(r.ID)}),
 			s.Redis.B().Zadd().Key(s.Keys.Outbox(r.Author)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
-		cmds = s.appendPush(cmds, s.postsTL(), r.Author, it, true)
+		cmds = s.appendPush(cmds, s.PostsTL(), r.Author, it, true)
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
@@ -438,7 +439,7 @@ func (s *Service) logUnreposts(ctx context.Context, p *content.Post, recs []*con
 	}
 	cmds := make([]rueidis.Completed, 0, 2*len(recs))
 	for _, r := range recs {
-		shard := s.shardOf(r.Author)
+		shard := s.ShardOf(r.Author)
 		keys := []string{s.Keys.Events(shard), s.Keys.RepostRecord(shard, r.Author, p.ID)}
 		args := []string{"drop", store.FormatID(r.Author), store.FormatID(p.ID), store.FormatID(r.ID), clockRecord(r.ID, shard), "g " + store.FormatID(r.ID) + " "}
 		cmds = append(cmds, unrepostLog.Cmd(s.Redis.B(), keys, args))
@@ -512,7 +513,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, 
 	// A user's second repost of a post under another id is refused before
 	// anything of the batch is logged.
 	recorded := s.DoMulti(ctx, store.CmdsFor(recs, func(r *content.Post) rueidis.Completed {
-		shard := s.shardOf(r.Author)
+		shard := s.ShardOf(r.Author)
 		return s.Redis.B().Get().Key(s.Keys.RepostRecord(shard, r.Author, r.RepostOf)).Build()
 	})...)
 	for i, r := range recs {
@@ -523,7 +524,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, 
 		if err != nil {
 			return 0, err
 		}
-		if it, err := parseRepostRecord(rec, s.shardOf(r.Author)); err != nil || it.ID != r.ID {
+		if it, err := parseRepostRecord(rec, s.ShardOf(r.Author)); err != nil || it.ID != r.ID {
 			recs, stop = recs[:i], apierr.Errorf(apierr.BadInput, "repost %d: user %d reposts post %d already, as another repost", r.ID, r.Author, r.RepostOf)
 			break
 		}

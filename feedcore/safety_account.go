@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -56,8 +57,8 @@ return {1, redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'u', ARGV[4])}
 // success succeeds again and finishes whatever is left.
 func (s *Service) DeleteAccount(ctx context.Context, viewer store.ID, confirmHandle string) (err error) {
 	defer store.Wrap(&err, "delete the account of user %d", viewer)
-	chargeOf(ctx).AllowGone() // a retry comes from a deleted account
-	shard := s.shardOf(viewer)
+	core.ChargeOf(ctx).AllowGone() // a retry comes from a deleted account
+	shard := s.ShardOf(viewer)
 	rs := s.DoMulti(ctx, s.Redis.B().Hget().Key(s.Keys.Gone(shard, viewer)).Field("h").Build(),
 		s.Redis.B().Hget().Key(s.Keys.User(viewer)).Field("h").Build())
 	if err := store.FirstErr(rs); err != nil {
@@ -84,7 +85,7 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer store.ID, confirmHan
 		return fmt.Errorf("deleted, a worker finishes the clean-up: %w", err)
 	}
 	if jid != "" {
-		s.end(ctx, shard, jid)
+		s.End(ctx, shard, jid)
 	}
 	return nil
 }
@@ -92,10 +93,10 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer store.ID, confirmHan
 // commitGone runs the deletion's commit and returns its journal entry
 // ("" when a racing request committed it first).
 func (s *Service) commitGone(ctx context.Context, u store.ID, handle string) (string, error) {
-	shard := s.shardOf(u)
+	shard := s.ShardOf(u)
 	keys := []string{s.Keys.Gone(shard, u), s.Keys.Journal(shard), s.Keys.AccountSweeps(shard)}
-	args := []string{store.ScoreArg(s.nowMS()), handle, jAccount, store.FormatID(u)}
-	arr, err := s.commit(ctx, accountGone, keys, args, accountGone.Cmd(s.Redis.B(), keys, args)).ToArray()
+	args := []string{store.ScoreArg(s.NowMS()), handle, jAccount, store.FormatID(u)}
+	arr, err := s.Commit(ctx, accountGone, keys, args, accountGone.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -141,7 +142,7 @@ func (s *Service) finishAccount(ctx context.Context, u store.ID) error {
 	if err != nil {
 		return err
 	}
-	marker := s.Keys.Gone(s.shardOf(u), u)
+	marker := s.Keys.Gone(s.ShardOf(u), u)
 	for ; g.phase < len(accountPhases); g.phase++ {
 		p := accountPhases[g.phase]
 		if err := p.run(s, ctx, g); err != nil {
@@ -158,17 +159,17 @@ func (s *Service) finishAccount(ctx context.Context, u store.ID) error {
 func (s *Service) goneAccount(ctx context.Context, id string) (goneAccount, error) {
 	u, err := store.ParseID(id)
 	if err != nil {
-		return goneAccount{}, fmt.Errorf("%w: deleted user %q", errMalformed, id)
+		return goneAccount{}, fmt.Errorf("%w: deleted user %q", core.ErrMalformed, id)
 	}
-	m, err := s.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.Gone(s.shardOf(u), u)).Build()).AsStrMap()
+	m, err := s.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.Gone(s.ShardOf(u), u)).Build()).AsStrMap()
 	if err != nil {
 		return goneAccount{}, fmt.Errorf("read the gone marker: %w", err)
 	}
 	if len(m) == 0 {
-		return goneAccount{}, fmt.Errorf("%w: no deletion of user %d is recorded", errMalformed, u)
+		return goneAccount{}, fmt.Errorf("%w: no deletion of user %d is recorded", core.ErrMalformed, u)
 	}
 	g := goneAccount{user: u, handle: m["h"]}
-	g.deletedAt, _ = parseInt(m["at"])
+	g.deletedAt, _ = core.ParseInt(m["at"])
 	g.phase, _ = strconv.Atoi(m["ph"])
 	return g, nil
 }
@@ -199,7 +200,7 @@ return false
 `)
 
 func (s *Service) claimHandleCmd(handle string, id store.ID) rueidis.Completed {
-	return claimHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(handle)}, []string{store.FormatID(id), store.ScoreArg(s.nowMS())})
+	return claimHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(handle)}, []string{store.FormatID(id), store.ScoreArg(s.NowMS())})
 }
 
 // heldHandle reports whether a handle key's value is a deleted account's
@@ -209,7 +210,7 @@ func heldHandle(v string) bool { return strings.Contains(v, " ") }
 // dropProfile deletes the profile (so the viewer's own reads answer
 // UNAUTHENTICATED as for any id without a user) and holds the handle.
 func (s *Service) dropProfile(ctx context.Context, g goneAccount) error {
-	until := g.deletedAt + s.opts.HandleHold.Milliseconds()
+	until := g.deletedAt + s.Opts.HandleHold.Milliseconds()
 	return store.FirstErr(s.DoMulti(ctx, s.Redis.B().Del().Key(s.Keys.User(g.user)).Build(),
 		holdHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(g.handle)}, []string{store.FormatID(g.user), store.ScoreArg(until)})))
 }
@@ -256,10 +257,10 @@ func (s *Service) drainSetReading(ctx context.Context, key string, step func(ids
 // that hides its posts at once), and takes its newest posts and replays
 // out of their inboxes.
 func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
-	tls := s.timelines()
+	tls := s.Timelines()
 	recent := make([][]store.ID, len(tls))
 	for i, tl := range tls {
-		items, err := s.newest(ctx, tl.outbox(g.user), s.opts.InboxCap)
+		items, err := s.newest(ctx, tl.Outbox(g.user), s.Opts.InboxCap)
 		if err != nil {
 			return fmt.Errorf("read outbox: %w", err)
 		}
@@ -267,12 +268,12 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 			recent[i] = append(recent[i], it.ID)
 		}
 	}
-	now := s.nowMS()
+	now := s.NowMS()
 	args := []string{store.Member(g.user), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
 	return s.drainSet(ctx, s.Keys.Followers(g.user), func(fs []store.ID) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, 0, 3*len(fs)+1)
 		for _, f := range fs {
-			cmds = append(cmds, unfollowCommit.Cmd(s.Redis.B(),
+			cmds = append(cmds, core.UnfollowCommit.Cmd(s.Redis.B(),
 				[]string{s.Keys.Following(f), s.Keys.BigFollowees(f), s.Keys.Unfollowed(f)}, args),
 				s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(f)).Member(store.Member(g.user)).Build())
 			for i, tl := range tls {
@@ -342,7 +343,7 @@ func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
 				}
 			}
 		}
-		return append(cmds, s.inboxRemoveCmd(s.postsTL(), g.user, ids...)), nil
+		return append(cmds, s.inboxRemoveCmd(s.PostsTL(), g.user, ids...)), nil
 	})
 }
 
@@ -364,7 +365,7 @@ return 0
 // posts in the store, once.
 func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
 	m := store.Member(g.user)
-	return s.scanIDs(ctx, s.Keys.Likers, func(ids []store.ID) error {
+	return s.ScanIDs(ctx, s.Keys.Likers, func(ids []store.ID) error {
 		return store.FirstErr(s.DoMulti(ctx, store.CmdsFor(ids, func(p store.ID) rueidis.Completed {
 			return uncountGone.Cmd(s.Redis.B(), []string{s.Keys.Likers(p), s.Keys.PostCounts(p)}, []string{m, "l"})
 		})...))
@@ -453,7 +454,7 @@ func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 		cmds = append(cmds, s.Redis.B().Del().Key(name(u)).Build())
 	}
 	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(activityShard(u))).Member(store.Member(u)).Build(),
-		s.Redis.B().Del().Key(s.Keys.RateLimitIn(s.shardOf(u), u, "")).Build())
+		s.Redis.B().Del().Key(s.Keys.RateLimitIn(s.ShardOf(u), u, "")).Build())
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
@@ -464,9 +465,9 @@ func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 // time (RepairAfter is above the longest a mutation's writes may take),
 // and the pass takes away, or marks, what it wrote.
 func (s *Service) secondPassLoop(ctx context.Context, o WorkerOptions) {
-	for sleepCtx(ctx, o.RepairAfter/4) {
+	for core.SleepCtx(ctx, o.RepairAfter/4) {
 		cutoff := time.Now().Add(-o.RepairAfter)
-		for sh := 0; sh < s.opts.StreamShards; sh++ {
+		for sh := 0; sh < s.Opts.StreamShards; sh++ {
 			if err := s.sweepAccounts(ctx, sh, cutoff); err != nil && ctx.Err() == nil {
 				o.Logger.Warn("account deletion: second pass", "shard", sh, "err", err)
 			}
@@ -500,13 +501,13 @@ func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time
 // drops its timer once the pass succeeded, or can never run
 // (errMalformed: nothing to sweep, ever).
 func (s *Service) secondPasses(ctx context.Context, key string, cutoff time.Time, pass func(m string) error) error {
-	due, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(itoa64(cutoff.UnixMilli())).Byscore().
+	due, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(core.Itoa64(cutoff.UnixMilli())).Byscore().
 		Limit(0, 16).Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read the second passes due: %w", err)
 	}
 	for _, m := range due {
-		if err := pass(m); err != nil && !errors.Is(err, errMalformed) {
+		if err := pass(m); err != nil && !errors.Is(err, core.ErrMalformed) {
 			return err
 		}
 		if err := s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build()).Error(); err != nil {
@@ -521,7 +522,7 @@ func (s *Service) repairAccount(ctx context.Context, _ int, e rueidis.XRangeEntr
 	fv := e.FieldValues
 	u, err := store.ParseID(fv["u"])
 	if err != nil {
-		return fmt.Errorf("%w: journal field u %q", errMalformed, fv["u"])
+		return fmt.Errorf("%w: journal field u %q", core.ErrMalformed, fv["u"])
 	}
 	return s.finishAccount(ctx, u)
 }
@@ -539,7 +540,7 @@ func (s *Service) DeletedAccounts(ctx context.Context, fn func([]DeletedAccount)
 	return s.shardHashes(ctx, s.Keys.Gone, []string{"h", "at"}, func(ids []store.ID, fs [][]string) error {
 		out := make([]DeletedAccount, len(ids))
 		for i, f := range fs {
-			ms, _ := parseInt(f[1])
+			ms, _ := core.ParseInt(f[1])
 			out[i] = DeletedAccount{User: ids[i], Handle: f[0], DeletedAt: time.UnixMilli(ms).UTC()}
 		}
 		return fn(out)
@@ -553,7 +554,7 @@ func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err 
 	if d.User == 0 {
 		return apierr.Errorf(apierr.BadInput, "a deleted account needs a positive user id")
 	}
-	shard := s.shardOf(d.User)
+	shard := s.ShardOf(d.User)
 	keys := []string{s.Keys.Gone(shard, d.User), s.Keys.Journal(shard), s.Keys.AccountSweeps(shard)}
 	args := []string{store.ScoreArg(d.DeletedAt.UnixMilli()), d.Handle, jAccount, store.FormatID(d.User)}
 	arr, err := s.Do(ctx, accountGone.Cmd(s.Redis.B(), keys, args)).ToArray()
@@ -565,7 +566,7 @@ func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err 
 	}
 	if fresh, _ := arr[0].AsInt64(); fresh == 1 {
 		jid, _ := arr[1].ToString()
-		s.end(ctx, shard, jid)
+		s.End(ctx, shard, jid)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ func newAccountWorld(t *testing.T, s *Service, clk *clock) accountWorld {
 	t.Helper()
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4, 5)
-	followEdges(t, s, []Edge{{2, 1}, {3, 1}, {1, 4}, {2, 4}})
+	followEdges(t, s, []Edge{{Follower: 2, Followee: 1}, {Follower: 3, Followee: 1}, {Follower: 1, Followee: 4}, {Follower: 2, Followee: 4}})
 	w := accountWorld{s: s, clk: clk}
 	var err error
 	if w.own, err = s.Publish(ctx, 1, "mine"); err != nil {
@@ -123,7 +123,7 @@ func TestDeleteAccountWrongHandle(t *testing.T) {
 	if u, _ := s.User(ctx, 1); u == nil {
 		t.Fatal("a refused deletion deleted the profile")
 	}
-	if n, _ := s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Gone(s.shardOf(1), 1)).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Gone(s.ShardOf(1), 1)).Build()).AsInt64(); n != 0 {
 		t.Fatal("a refused deletion wrote the gone marker")
 	}
 	if err := s.DeleteAccount(ctx, 9, "u9"); store.CodeOf(err) != apierr.Unauthenticated {
@@ -158,7 +158,7 @@ func TestDeleteAccount(t *testing.T) {
 			t.Errorf("limit %+v: feed of a deleted account: %v, want UNAUTHENTICATED", l, err)
 		}
 		ch = s.NewWriteCharge(Subject{Viewer: 1}, 1, l)
-		s.known.add(1) // a process that saw the user before
+		s.Known.Add(1) // a process that saw the user before
 		if _, err := s.Publish(WithCharge(ctx, ch), 1, "after"); store.CodeOf(err) != apierr.Unauthenticated {
 			t.Errorf("limit %+v: publish of a deleted account: %v, want UNAUTHENTICATED", l, err)
 		}
@@ -209,7 +209,7 @@ func TestDeleteAccountFinishedByWorkers(t *testing.T) {
 	if err := s.dropProfile(ctx, goneAccount{user: 1, handle: "u1", deletedAt: clk.now().UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
-	marker := s.Keys.Gone(s.shardOf(1), 1)
+	marker := s.Keys.Gone(s.ShardOf(1), 1)
 	s.Do(ctx, s.Redis.B().Hset().Key(marker).FieldValue().FieldValue("ph", "1").Build())
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the deletion job", func() bool {
@@ -229,7 +229,7 @@ func TestDeleteAccountRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.check(t)
-	if n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(s.shardOf(1))).Build()).AsInt64(); n != 0 {
+	if n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(s.ShardOf(1))).Build()).AsInt64(); n != 0 {
 		t.Errorf("journal after the rebuild: %d entries, want 0", n)
 	}
 }
@@ -299,7 +299,7 @@ func TestDeleteAccountSecondPass(t *testing.T) {
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the second pass", func() bool {
-		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.AccountSweeps(s.shardOf(1))).Build()).AsInt64()
+		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.AccountSweeps(s.ShardOf(1))).Build()).AsInt64()
 		return n == 0
 	})
 	w.check(t)

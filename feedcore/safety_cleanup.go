@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -24,8 +25,8 @@ import (
 
 const groupCleanup = "cleanup"
 
-func (s *Service) cleanupStream(shard int) stream {
-	return stream{shard: shard, key: s.Keys.Cleanup(shard), group: groupCleanup, name: "cleanup"}
+func (s *Service) cleanupStream(shard int) core.Stream {
+	return core.Stream{Shard: shard, Key: s.Keys.Cleanup(shard), Group: groupCleanup, Name: "cleanup"}
 }
 
 // cleanupJob is one clean-up: author's items out of viewer's feeds, then
@@ -54,10 +55,10 @@ func parseCleanupJob(fv map[string]string) (cleanupJob, error) {
 	return j, nil
 }
 
-func (s *Service) handleCleanup(ctx context.Context, _ WorkerOptions, _ stream, _ string, e rueidis.XRangeEntry) (bool, error) {
+func (s *Service) handleCleanup(ctx context.Context, _ WorkerOptions, _ core.Stream, _ string, e rueidis.XRangeEntry) (bool, error) {
 	j, err := parseCleanupJob(e.FieldValues)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", errMalformed, err)
+		return false, fmt.Errorf("%w: %w", core.ErrMalformed, err)
 	}
 	return false, s.cleanUp(ctx, j)
 }
@@ -67,7 +68,7 @@ func (s *Service) handleCleanup(ctx context.Context, _ WorkerOptions, _ stream, 
 // author is still hidden from the reader: in its hidden authors KEYS[3]
 // with an end after ARGV[3] ms. Checked in the same step, so a clean-up
 // that runs late never undoes the backfill of an unmute or unblock.
-var hiddenRemove = store.NewScript(false, luaLess+luaHorizon+`
+var hiddenRemove = store.NewScript(false, core.LuaLess+core.LuaHorizon+`
 local u = redis.call('ZSCORE', KEYS[3], ARGV[2])
 if not u or tonumber(u) <= tonumber(ARGV[3]) then return 0 end
 keepHorizon(KEYS[1], KEYS[2], tonumber(ARGV[1]))
@@ -99,18 +100,18 @@ func (s *Service) cleanUp(ctx context.Context, j cleanupJob) error {
 // cleanFeeds takes the author's items out of the viewer's inboxes and
 // live snapshots.
 func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
-	tls := s.timelines()
+	tls := s.Timelines()
 	recent, err := s.inboxableIDs(ctx, tls, []store.ID{j.author})
 	if err != nil {
 		return err
 	}
-	now := store.ScoreArg(s.nowMS())
+	now := store.ScoreArg(s.NowMS())
 	var removes []rueidis.Completed
 	for i, tl := range tls {
 		if ids := recent[0][i]; len(ids) > 0 {
-			args := append([]string{store.Itoa(s.opts.InboxCap), store.Member(j.author), now}, store.Members(ids)...)
+			args := append([]string{store.Itoa(s.Opts.InboxCap), store.Member(j.author), now}, store.Members(ids)...)
 			removes = append(removes, hiddenRemove.Cmd(s.Redis.B(),
-				[]string{tl.inbox(j.viewer), tl.horizon(j.viewer), s.Keys.HiddenAuthors(j.viewer)}, args))
+				[]string{tl.Inbox(j.viewer), tl.Horizon(j.viewer), s.Keys.HiddenAuthors(j.viewer)}, args))
 		}
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, removes...)); err != nil {
@@ -122,12 +123,12 @@ func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 // shortenNote ends the viewer's note of the author at now plus
 // CleanupGrace, if it is still the one j's settle wrote.
 func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
-	nowMS, token := s.nowMS(), ""
+	nowMS, token := s.NowMS(), ""
 	if j.note != 0 {
 		token = store.ScoreArg(j.note)
 	}
 	err := s.Do(ctx, noteShorten.Cmd(s.Redis.B(), []string{s.Keys.HideNotes(j.viewer)},
-		[]string{store.Member(j.author), store.ScoreArg(nowMS + s.opts.CleanupGrace.Milliseconds()), store.ScoreArg(nowMS), token})).Error()
+		[]string{store.Member(j.author), store.ScoreArg(nowMS + s.Opts.CleanupGrace.Milliseconds()), store.ScoreArg(nowMS), token})).Error()
 	if err != nil {
 		return fmt.Errorf("shorten hide note: %w", err)
 	}
@@ -198,5 +199,5 @@ func dropSentinelIDs(ids []store.ID) []store.ID {
 // every shard.
 func (s *Service) CleanupBacklog(ctx context.Context) (_ int64, err error) {
 	defer store.Wrap(&err, "read safety clean-up backlog")
-	return s.streamsLen(ctx, s.Keys.Cleanup)
+	return s.StreamsLen(ctx, s.Keys.Cleanup)
 }

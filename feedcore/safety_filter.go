@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -108,7 +109,7 @@ return visible(redis.call('ZRANGE', KEYS[1], 0, -1))
 // from it.
 func (s *Service) visibleFollowees(ctx context.Context, viewer store.ID) ([]store.ID, error) {
 	ms, err := s.Do(ctx, visibleFollowing.Cmd(s.Redis.B(), []string{s.Keys.Following(viewer), s.Keys.HiddenAuthors(viewer)},
-		[]string{store.ScoreArg(s.nowMS())})).AsStrSlice()
+		[]string{store.ScoreArg(s.NowMS())})).AsStrSlice()
 	if err != nil {
 		return nil, fmt.Errorf("read followees: %w", err)
 	}
@@ -163,8 +164,8 @@ func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChu
 		return targetChunk{}, fmt.Errorf("read task targets: %q is not a target set of author %d", t.Set, t.Author)
 	}
 	now := ""
-	if !removal(t.Type) {
-		now = store.ScoreArg(s.nowMS())
+	if !core.Removal(t.Type) {
+		now = store.ScoreArg(s.NowMS())
 	}
 	arr, err := s.Do(ctx, pushTargets.Cmd(s.Redis.B(), []string{t.Set, s.Keys.NoPush(t.Author)},
 		[]string{lo, t.Hi, store.Itoa(chunkSize), now})).ToArray()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -226,7 +227,7 @@ func checkKeywordFilter(f KeywordFilter, now int64) (KeywordFilter, string, erro
 func (s *Service) keywordAddCmd(f KeywordFilter, word string, now, created int64) (keys, args []string) {
 	w, expires := keywordFields(f)
 	id := keywordFilterID(f.User, word)
-	return s.keywordKeys(f.User), []string{store.FormatID(id), itoa64(now), w, expires, itoa64(created),
+	return s.keywordKeys(f.User), []string{store.FormatID(id), core.Itoa64(now), w, expires, core.Itoa64(created),
 		store.Itoa(MaxKeywordFilters), newKeywordVersion(), f.Keyword}
 }
 
@@ -246,13 +247,13 @@ func (s *Service) AddKeywordFilter(ctx context.Context, f KeywordFilter) (_ *Key
 	if f.User == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
 	}
-	now := s.nowMS()
+	now := s.NowMS()
 	f, word, err := checkKeywordFilter(f, now)
 	if err != nil {
 		return nil, err
 	}
 	keys, args := s.keywordAddCmd(f, word, now, now)
-	created, err := s.commit(ctx, keywordAdd, keys, args, keywordAdd.Cmd(s.Redis.B(), keys, args)).AsInt64()
+	created, err := s.Commit(ctx, keywordAdd, keys, args, keywordAdd.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return nil, fmt.Errorf("record the filter: %w", err)
 	}
@@ -271,8 +272,8 @@ func (s *Service) RemoveKeywordFilter(ctx context.Context, viewer, id store.ID) 
 	if viewer == 0 {
 		return apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
 	}
-	keys, args := s.keywordKeys(viewer), []string{store.FormatID(id), itoa64(s.nowMS()), newKeywordVersion()}
-	n, err := s.commit(ctx, keywordRemove, keys, args, keywordRemove.Cmd(s.Redis.B(), keys, args)).AsInt64()
+	keys, args := s.keywordKeys(viewer), []string{store.FormatID(id), core.Itoa64(s.NowMS()), newKeywordVersion()}
+	n, err := s.Commit(ctx, keywordRemove, keys, args, keywordRemove.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return fmt.Errorf("remove the filter: %w", err)
 	}
@@ -299,7 +300,7 @@ func (s *Service) KeywordFilters(ctx context.Context, viewer store.ID) (_ []Keyw
 // keywordFiltersIn reads viewer's filters hash m: those in force now,
 // newest first. Malformed records are left out.
 func (s *Service) keywordFiltersIn(viewer store.ID, m map[string]string) []KeywordFilter {
-	now := s.nowMS()
+	now := s.NowMS()
 	out := make([]KeywordFilter, 0, len(m))
 	for id, rec := range m {
 		if f, ok := parseKeywordFilter(viewer, id, rec); ok && inForce(f, now) {
@@ -327,7 +328,7 @@ func (s *Service) KeywordFilter(ctx context.Context, viewer, id store.ID) (_ *Ke
 		return nil, err
 	}
 	f, ok := parseKeywordFilter(viewer, store.FormatID(id), rec)
-	if !ok || !inForce(f, s.nowMS()) {
+	if !ok || !inForce(f, s.NowMS()) {
 		return nil, errNoKeywordFilter(id)
 	}
 	return &f, nil
@@ -344,8 +345,8 @@ func parseKeywordFilter(owner store.ID, id, rec string) (KeywordFilter, bool) {
 		return KeywordFilter{}, false
 	}
 	fid, err := store.ParseID(id)
-	created, err1 := parseInt(parts[1])
-	expires, err2 := parseInt(parts[2])
+	created, err1 := core.ParseInt(parts[1])
+	expires, err2 := core.ParseInt(parts[2])
 	if err != nil || err1 != nil || err2 != nil {
 		return KeywordFilter{}, false
 	}
@@ -362,7 +363,7 @@ func parseKeywordFilter(owner store.ID, id, rec string) (KeywordFilter, bool) {
 // compiled, nil if none: a page sends its version (Version) with its
 // first read.
 func (s *Service) compiledKeywords(viewer store.ID) *keyword.Set {
-	ks, _ := s.keywords.Get(viewer)
+	ks, _ := s.Keywords.Get(viewer)
 	return ks
 }
 
@@ -372,7 +373,7 @@ func (s *Service) compiledKeywords(viewer store.ID) *keyword.Set {
 func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidis.RedisMessage) (*keyword.Set, error) {
 	if msg.IsNil() {
 		if have != nil {
-			s.keywords.Remove(viewer)
+			s.Keywords.Remove(viewer)
 		}
 		return nil, nil
 	}
@@ -392,7 +393,7 @@ func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidi
 		return nil, fmt.Errorf("read the keyword filters: a reply of %d values", len(flat))
 	}
 	ks := compileKeywords(viewer, flat[0], flat[1:])
-	s.keywords.Add(viewer, ks)
+	s.Keywords.Add(viewer, ks)
 	return ks, nil
 }
 
@@ -429,7 +430,7 @@ func (v *view) filtered(text string) bool { return v.keywords.Matches(text, v.no
 // after a refusal at the limit may have been applied too, harmlessly.
 func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ int, err error) {
 	defer store.Wrap(&err, "record keyword filters")
-	now := s.nowMS()
+	now := s.NowMS()
 	var stop error
 	type add struct {
 		at         int // index in fs
@@ -543,7 +544,7 @@ func (s *Service) rebuildKeywordFilters(ctx context.Context, users []store.ID, s
 // the filters in force, each under the id its keyword derives, the newer
 // of two that share one.
 func (s *Service) canonicalKeywords(owner store.ID, m map[string]string) map[string]string {
-	now := s.nowMS()
+	now := s.NowMS()
 	best := map[store.ID]KeywordFilter{}
 	for id, rec := range m {
 		f, ok := parseKeywordFilter(owner, id, rec)
@@ -565,7 +566,7 @@ func (s *Service) canonicalKeywords(owner store.ID, m map[string]string) map[str
 // keywordRecord is f's record, as keywordAdd writes it.
 func keywordRecord(f KeywordFilter) string {
 	w, expires := keywordFields(f)
-	return w + " " + itoa64(f.CreatedAt.UnixMilli()) + " " + expires + " " + f.Keyword
+	return w + " " + core.Itoa64(f.CreatedAt.UnixMilli()) + " " + expires + " " + f.Keyword
 }
 
 // keywordFields are the fields of f's record that an add sets: whole
@@ -576,7 +577,7 @@ func keywordFields(f KeywordFilter) (w, expires string) {
 		w = "1"
 	}
 	if f.ExpiresAt != nil {
-		expires = itoa64(f.ExpiresAt.UnixMilli())
+		expires = core.Itoa64(f.ExpiresAt.UnixMilli())
 	}
 	return w, expires
 }

@@ -417,7 +417,7 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 	if len(first.Edges) != 0 || !first.HasNext || first.EndCursor == "" || first.EndCursor == before.EndCursor {
 		t.Fatalf("the next page of 3: %d edges, hasNext %v: want a short page whose cursor goes on", len(first.Edges), first.HasNext)
 	}
-	c, err := s.openCursor(ctx, first.EndCursor, 1)
+	c, err := s.OpenCursor(ctx, first.EndCursor, 1)
 	if err != nil || c.State != cursor.StateSnapshot {
 		t.Fatalf("its cursor: %+v, %v; want one inside the snapshot", c, err)
 	}

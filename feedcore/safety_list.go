@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -77,12 +78,12 @@ func (s *Service) parseRelationFlags(rs []rueidis.RedisResult, n int) ([]Relatio
 		}
 		scores[i] = arr
 	}
-	now := s.nowMS()
+	now := s.NowMS()
 	out := make([]RelationFlags, n)
 	for i := range out {
 		f := &out[i]
 		f.Blocked, f.BlocksViewer, f.HidesFrom = !scores[0][i].IsNil(), !scores[1][i].IsNil(), !scores[3][i].IsNil()
-		if end, err := scoreOf(scores[2][i]); err == nil && !scores[2][i].IsNil() && end > now {
+		if end, err := core.ScoreOf(scores[2][i]); err == nil && !scores[2][i].IsNil() && end > now {
 			f.Muted = true
 			if end < relationForever {
 				f.MuteEnds = time.UnixMilli(end)
@@ -147,7 +148,7 @@ func (s *Service) RelationList(ctx context.Context, viewer store.ID, kind Relati
 	if err != nil {
 		return nil, err
 	}
-	now := store.ScoreArg(s.nowMS())
+	now := store.ScoreArg(s.NowMS())
 	users, cursors, more, end, err := readList(ctx, s, listAt{viewer: viewer, kind: list, owner: viewer, first: first, after: after},
 		func(*store.Item) listScan[store.ID] {
 			return listScan[store.ID]{
@@ -179,7 +180,7 @@ func keepAll(_ context.Context, _ []rueidis.RedisResult, items []store.Item) ([]
 func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err error) {
 	defer store.Wrap(&err, "record relations")
 	rs, stop := s.checkRelations(ctx, rs)
-	now := s.nowMS()
+	now := s.NowMS()
 	var cmds []rueidis.Completed
 	var pairs []Edge
 	var at []int // the index in rs of each pair
@@ -208,7 +209,7 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 			return 0, err
 		}
 		if added < 0 && n == len(rs) {
-			n, stop = at[i], apierr.Errorf(apierr.BadInput, "user %d has %d blocks, mutes and hides, the most allowed (--max-blocks)", pairs[i].Follower, s.opts.MaxRelations)
+			n, stop = at[i], apierr.Errorf(apierr.BadInput, "user %d has %d blocks, mutes and hides, the most allowed (--max-blocks)", pairs[i].Follower, s.Opts.MaxRelations)
 		}
 	}
 	// Every pair: the records after a refused one may have gone in.
@@ -249,11 +250,11 @@ func (s *Service) checkRelations(ctx context.Context, rs []Relation) ([]Relation
 // mutes left out).
 func (s *Service) exportRelations(kind RelationKind) func(context.Context, []store.ID, ExportSink) error {
 	return func(ctx context.Context, ids []store.ID, sink ExportSink) error {
-		now := s.nowMS()
+		now := s.NowMS()
 		for _, id := range ids {
 			rec, ends, _, _ := s.relationRecords(kind, id)
 			for from := int64(0); ; from += exportChunk {
-				items, err := parseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(rec).Min(itoa64(from)).Max(itoa64(from+exportChunk-1)).Withscores().Build()))
+				items, err := core.ParseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(rec).Min(core.Itoa64(from)).Max(core.Itoa64(from+exportChunk-1)).Withscores().Build()))
 				if err != nil {
 					return err
 				}
@@ -299,7 +300,7 @@ func (s *Service) relationEnds(ctx context.Context, ends string, items []store.I
 	out := make([]int64, len(items))
 	for i, sc := range scores {
 		if !sc.IsNil() {
-			out[i], _ = scoreOf(sc)
+			out[i], _ = core.ScoreOf(sc)
 		}
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore"
 )
@@ -161,7 +162,7 @@ func (s *Service) Suspend(ctx context.Context, user store.ID, a ModAction) (_ Mo
 	if err := s.accountExists(ctx, user); err != nil {
 		return ModOutcome{}, err
 	}
-	return s.changeSuspension(ctx, user, true, a, ActionSuspend, s.nowMS())
+	return s.changeSuspension(ctx, user, true, a, ActionSuspend, s.NowMS())
 }
 
 // Unsuspend lifts user's suspension: its posts and sessions are shown
@@ -171,7 +172,7 @@ func (s *Service) Unsuspend(ctx context.Context, user store.ID, a ModAction) (_ 
 	if a, err = a.check(false); err != nil {
 		return ModOutcome{}, err
 	}
-	out, err := s.changeSuspension(ctx, user, false, a, ActionUnsuspend, s.nowMS())
+	out, err := s.changeSuspension(ctx, user, false, a, ActionUnsuspend, s.NowMS())
 	if err == nil && !out.Changed {
 		// Not suspended: say whether there is such an account at all.
 		err = s.accountExists(ctx, user)
@@ -182,7 +183,7 @@ func (s *Service) Unsuspend(ctx context.Context, user store.ID, a ModAction) (_ 
 // accountExists is NOT_FOUND unless user has a profile and no deletion.
 func (s *Service) accountExists(ctx context.Context, user store.ID) error {
 	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(s.Keys.User(user)).Build(),
-		s.Redis.B().Exists().Key(s.Keys.Gone(s.shardOf(user), user)).Build())
+		s.Redis.B().Exists().Key(s.Keys.Gone(s.ShardOf(user), user)).Build())
 	if err := store.FirstErr(rs); err != nil {
 		return fmt.Errorf("read the account: %w", err)
 	}
@@ -197,7 +198,7 @@ func (s *Service) accountExists(ctx context.Context, user store.ID) error {
 // changeSuspension commits a suspension (on) or its lifting, runs its job
 // and appends its audit entry (action; none when empty: an import).
 func (s *Service) changeSuspension(ctx context.Context, user store.ID, on bool, a ModAction, action string, at int64) (ModOutcome, error) {
-	shard := s.shardOf(user)
+	shard := s.ShardOf(user)
 	fields := append([]string{"k", jSuspend, "u", store.FormatID(user)}, a.auditFields(action, "user:"+store.FormatID(user), at)...)
 	flag := ""
 	if on {
@@ -205,7 +206,7 @@ func (s *Service) changeSuspension(ctx context.Context, user store.ID, on bool, 
 	}
 	keys := []string{s.Keys.Suspended(shard, user), s.Keys.Journal(shard), s.Keys.SuspendSweeps(shard)}
 	args := append([]string{flag, store.ScoreArg(at), a.Reason, a.Operator, store.FormatID(user)}, fields...)
-	arr, err := s.commit(ctx, suspensionCommit, keys, args, suspensionCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
+	arr, err := s.Commit(ctx, suspensionCommit, keys, args, suspensionCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("commit: %w", err)
 	}
@@ -217,7 +218,7 @@ func (s *Service) changeSuspension(ctx context.Context, user store.ID, on bool, 
 	if err != nil {
 		return out, fmt.Errorf("committed, a worker finishes the job: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	out.Changed = true
 	return out, nil
 }
@@ -236,7 +237,7 @@ func journalFields(fields []string) map[string]string {
 func (s *Service) runSuspensionJob(ctx context.Context, shard int, jid string, fv map[string]string) (ModOutcome, error) {
 	u, err := store.ParseID(fv["u"])
 	if err != nil {
-		return ModOutcome{}, fmt.Errorf("%w: journal field u %q", errMalformed, fv["u"])
+		return ModOutcome{}, fmt.Errorf("%w: journal field u %q", core.ErrMalformed, fv["u"])
 	}
 	out, err := s.settleSuspension(ctx, u, s.Keys.SuspendCheckpoint(shard, jid))
 	if err != nil {
@@ -313,7 +314,7 @@ func parseMarkPos(v string) (p markPos, ok bool) {
 	}
 	p.src = src
 	if len(f) == 4 {
-		ts, err1 := parseInt(f[2])
+		ts, err1 := core.ParseInt(f[2])
 		id, err2 := store.ParseID(f[3])
 		if err1 != nil || err2 != nil {
 			return p, false
@@ -329,7 +330,7 @@ func parseMarkPos(v string) (p markPos, ok bool) {
 // resumed with the same marks to set goes on from it. Idempotent.
 func (s *Service) settleSuspension(ctx context.Context, u store.ID, ck string) (ModOutcome, error) {
 	var out ModOutcome
-	for range maxSettleRounds {
+	for range core.MaxSettleRounds {
 		pos, err := s.markStart(ctx, u, ck)
 		if err != nil {
 			return out, err
@@ -356,7 +357,7 @@ func (s *Service) settleSuspension(ctx context.Context, u store.ID, ck string) (
 // markStart reads whether u is suspended and, with ck, where its job
 // stands: from the start unless the checkpoint sets the same marks.
 func (s *Service) markStart(ctx context.Context, u store.ID, ck string) (markPos, error) {
-	cmds := []rueidis.Completed{s.Redis.B().Exists().Key(s.Keys.Suspended(s.shardOf(u), u)).Build()}
+	cmds := []rueidis.Completed{s.Redis.B().Exists().Key(s.Keys.Suspended(s.ShardOf(u), u)).Build()}
 	if ck != "" {
 		cmds = append(cmds, s.Redis.B().Get().Key(ck).Build())
 	}
@@ -386,16 +387,16 @@ func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck s
 	done := pos
 	for pos.src < len(srcs) {
 		src := srcs[pos.src]
-		cmds := append(writes, s.seekCmd(older, source{key: src.key}, pos.last, markChunk))
+		cmds := append(writes, s.seekCmd(core.Older, source{key: src.key}, pos.last, markChunk))
 		if ck != "" {
-			cmds = append(cmds, s.Redis.B().Set().Key(ck).Value(done.String()).Ex(checkpointTTL).Build())
+			cmds = append(cmds, s.Redis.B().Set().Key(ck).Value(done.String()).Ex(core.CheckpointTTL).Build())
 		}
 		rs := s.DoMulti(ctx, cmds...)
 		if err := store.FirstErr(rs); err != nil {
 			return out, fmt.Errorf("mark the items of user %d: %w", u, err)
 		}
 		done = pos
-		items, _, err := parseSeek(rs[len(writes)])
+		items, _, err := core.ParseSeek(rs[len(writes)])
 		if err != nil {
 			return out, err
 		}
@@ -449,7 +450,7 @@ func (s *Service) markSuspended(ctx context.Context, authors []store.ID, hashes 
 		return nil
 	}
 	marked := map[store.ID]bool{} // what the marks written so far say: none yet
-	for range maxSettleRounds {
+	for range core.MaxSettleRounds {
 		now, err := s.suspendedNow(ctx, distinct)
 		if err != nil {
 			return err
@@ -475,7 +476,7 @@ func (s *Service) markSuspended(ctx context.Context, authors []store.ID, hashes 
 // suspendedNow reads whether each of users is suspended (its marker).
 func (s *Service) suspendedNow(ctx context.Context, users []store.ID) (map[store.ID]bool, error) {
 	rs := s.DoMulti(ctx, store.CmdsFor(users, func(a store.ID) rueidis.Completed {
-		return s.Redis.B().Exists().Key(s.Keys.Suspended(s.shardOf(a), a)).Build()
+		return s.Redis.B().Exists().Key(s.Keys.Suspended(s.ShardOf(a), a)).Build()
 	})...)
 	out := make(map[store.ID]bool, len(users))
 	for i, r := range rs {
@@ -510,7 +511,7 @@ func (s *Service) sweepSuspensions(ctx context.Context, shard int, cutoff time.T
 	return s.secondPasses(ctx, s.Keys.SuspendSweeps(shard), cutoff, func(m string) error {
 		u, err := store.ParseID(m)
 		if err != nil {
-			return fmt.Errorf("%w: suspended user %q", errMalformed, m)
+			return fmt.Errorf("%w: suspended user %q", core.ErrMalformed, m)
 		}
 		_, err = s.settleSuspension(ctx, u, "")
 		return err
@@ -531,7 +532,7 @@ func (s *Service) Suspensions(ctx context.Context, fn func([]Suspension) error) 
 	return s.shardHashes(ctx, s.Keys.Suspended, []string{"at", "r", "o"}, func(ids []store.ID, fs [][]string) error {
 		out := make([]Suspension, len(ids))
 		for i, f := range fs {
-			ms, _ := parseInt(f[0])
+			ms, _ := core.ParseInt(f[0])
 			out[i] = Suspension{User: ids[i], At: time.UnixMilli(ms).UTC(), Reason: f[1], Operator: f[2]}
 		}
 		return fn(out)
@@ -543,7 +544,7 @@ func (s *Service) Suspensions(ctx context.Context, fn func([]Suspension) error) 
 // suspension's marker), their ids and the values of fields, a SCAN batch
 // at a time; a hash gone meanwhile is left out.
 func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id store.ID) string, fields []string, fn func(ids []store.ID, vals [][]string) error) error {
-	for sh := 0; sh < s.opts.StreamShards; sh++ {
+	for sh := 0; sh < s.Opts.StreamShards; sh++ {
 		head := keyOf(sh, 0)
 		head = head[:len(head)-1]
 		err := redisstore.ScanKeys(ctx, s.Redis, redisstore.GlobEscape(head)+"*", func(keys []string) error {
@@ -586,7 +587,7 @@ func (s *Service) PutSuspension(ctx context.Context, sp Suspension) (err error) 
 	}
 	at := sp.At
 	if at.IsZero() {
-		at = s.opts.Now()
+		at = s.Opts.Now()
 	}
 	_, err = s.changeSuspension(ctx, sp.User, true, ModAction{Operator: sp.Operator, Reason: sp.Reason}, "", at.UnixMilli())
 	return err
@@ -635,14 +636,14 @@ func (s *Service) Takedown(ctx context.Context, post store.ID, a ModAction) (_ M
 	if p == nil || p.Author == 0 {
 		return ModOutcome{}, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
 	}
-	return s.takedown(ctx, p, a, ActionTakedown, s.nowMS())
+	return s.takedown(ctx, p, a, ActionTakedown, s.NowMS())
 }
 
 // takedown commits p's takedown at ms, runs its job and appends its audit
 // entry (action; none when empty: an import).
 func (s *Service) takedown(ctx context.Context, p *content.Post, a ModAction, action string, ms int64) (ModOutcome, error) {
-	shard := s.shardOf(p.Author)
-	ev := event{Type: evDelete, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}.fields()
+	shard := s.ShardOf(p.Author)
+	ev := core.Event{Type: core.EvDelete, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}.Fields()
 	fields := append([]string{"k", jTakedown, "p", store.FormatID(p.ID), "u", store.FormatID(p.Author)},
 		a.auditFields(action, "post:"+store.FormatID(p.ID), ms)...)
 	deleted := ""
@@ -651,7 +652,7 @@ func (s *Service) takedown(ctx context.Context, p *content.Post, a ModAction, ac
 	}
 	keys := []string{s.Keys.TakenDown(shard, p.ID), s.Keys.Events(shard), s.Keys.Journal(shard)}
 	args := append(append([]string{store.ScoreArg(ms), deleted, store.Itoa(len(ev))}, ev...), fields...)
-	arr, err := s.commit(ctx, takedownCommit, keys, args, takedownCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
+	arr, err := s.Commit(ctx, takedownCommit, keys, args, takedownCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("commit: %w", err)
 	}
@@ -665,7 +666,7 @@ func (s *Service) takedown(ctx context.Context, p *content.Post, a ModAction, ac
 	if err := s.finishTakedown(ctx, jid, journalFields(fields)); err != nil {
 		return ModOutcome{}, fmt.Errorf("committed, a worker finishes it: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	return ModOutcome{Changed: true}, nil
 }
 
@@ -677,7 +678,7 @@ func (s *Service) finishTakedown(ctx context.Context, jid string, fv map[string]
 	post, err1 := store.ParseID(fv["p"])
 	author, err2 := store.ParseID(fv["u"])
 	if err1 != nil || err2 != nil {
-		return fmt.Errorf("%w: takedown journal fields p %q, u %q", errMalformed, fv["p"], fv["u"])
+		return fmt.Errorf("%w: takedown journal fields p %q, u %q", core.ErrMalformed, fv["p"], fv["u"])
 	}
 	if err := s.tombstone(ctx, &content.Post{ID: post, Author: author}); err != nil {
 		return fmt.Errorf("tombstone: %w", err)
@@ -722,14 +723,14 @@ func (s *Service) PutTakedown(ctx context.Context, p *content.Post) (err error) 
 		hset = hset.FieldValue("a", store.FormatID(p.Author)).FieldValue("t", store.ScoreArg(p.CreatedAt.UnixMilli())).FieldValue("x", p.Text)
 	}
 	return store.FirstErr(s.DoMulti(ctx, hset.Build(),
-		s.Redis.B().Set().Key(s.Keys.TakenDown(s.shardOf(p.Author), p.ID)).Value(store.ScoreArg(ms)).Build()))
+		s.Redis.B().Set().Key(s.Keys.TakenDown(s.ShardOf(p.Author), p.ID)).Value(store.ScoreArg(ms)).Build()))
 }
 
 // finishJobs finishes every job of the given kinds still journaled
 // (Rebuild runs it first: nothing of a deleted account, and no post taken
 // down or account suspended, may be rebuilt as if it were not).
 func (s *Service) finishJobs(ctx context.Context, kinds ...string) error {
-	for sh := 0; sh < s.opts.StreamShards; sh++ {
+	for sh := 0; sh < s.Opts.StreamShards; sh++ {
 		entries, err := s.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.Journal(sh)).Start("-").End("+").Build()).AsXRange()
 		if err != nil {
 			return fmt.Errorf("read journal: %w", err)
@@ -738,10 +739,10 @@ func (s *Service) finishJobs(ctx context.Context, kinds ...string) error {
 			if !slices.Contains(kinds, e.FieldValues["k"]) {
 				continue
 			}
-			if err := s.repair(ctx, sh, e); err != nil {
+			if err := s.Repair(ctx, sh, e); err != nil {
 				return fmt.Errorf("journal entry %s: %w", e.ID, err)
 			}
-			s.end(ctx, sh, e.ID)
+			s.End(ctx, sh, e.ID)
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -122,7 +123,7 @@ func TestSuspend(t *testing.T) {
 		_, err := s.FollowingFeed(WithCharge(ctx, ch), FeedRequest{Viewer: 2, First: 5})
 		wantSuspended(t, fmt.Sprintf("limit %+v: a read", l), err)
 		ch = s.NewWriteCharge(Subject{Viewer: 2}, 1, l)
-		s.known.add(2)
+		s.Known.Add(2)
 		_, err = s.Publish(WithCharge(ctx, ch), 2, "after")
 		wantSuspended(t, fmt.Sprintf("limit %+v: a publish", l), err)
 		ch = s.NewWriteCharge(Subject{Viewer: 2}, 1, l)
@@ -293,18 +294,18 @@ func TestModerationJobsFinishedByRepair(t *testing.T) {
 	}
 	drain(t, s)
 	stop()
-	shard := s.shardOf(2)
+	shard := s.ShardOf(2)
 	commit := func(keys, args []string, sc *store.Script) {
 		if err := s.Do(ctx, sc.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fields := append([]string{"k", jSuspend, "u", "2"}, op.auditFields(ActionSuspend, "user:2", s.nowMS())...)
+	fields := append([]string{"k", jSuspend, "u", "2"}, op.auditFields(ActionSuspend, "user:2", s.NowMS())...)
 	commit([]string{s.Keys.Suspended(shard, 2), s.Keys.Journal(shard), s.Keys.SuspendSweeps(shard)},
 		append([]string{"1", "0", op.Reason, op.Operator, "2"}, fields...), suspensionCommit)
-	ev := event{Type: evDelete, User: 5, Item: store.Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.fields()
-	tfields := append([]string{"k", jTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+store.FormatID(bad.ID), s.nowMS())...)
-	commit([]string{s.Keys.TakenDown(s.shardOf(5), bad.ID), s.Keys.Events(s.shardOf(5)), s.Keys.Journal(s.shardOf(5))},
+	ev := core.Event{Type: core.EvDelete, User: 5, Item: store.Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.Fields()
+	tfields := append([]string{"k", jTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+store.FormatID(bad.ID), s.NowMS())...)
+	commit([]string{s.Keys.TakenDown(s.ShardOf(5), bad.ID), s.Keys.Events(s.ShardOf(5)), s.Keys.Journal(s.ShardOf(5))},
 		append(append([]string{"1", "", store.Itoa(len(ev))}, ev...), tfields...), takedownCommit)
 
 	ch := s.NewCharge(Subject{Viewer: 2}, 1, RateLimit{})
@@ -313,7 +314,7 @@ func TestModerationJobsFinishedByRepair(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the repair", func() bool {
 		n, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(shard)).Build()).AsInt64()
-		m, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(s.shardOf(5))).Build()).AsInt64()
+		m, _ := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(s.ShardOf(5))).Build()).AsInt64()
 		return n+m == 0
 	})
 	drain(t, s)
@@ -360,7 +361,7 @@ func TestSuspendSecondPass(t *testing.T) {
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the second pass", func() bool {
-		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.SuspendSweeps(s.shardOf(2))).Build()).AsInt64()
+		n, _ := s.Redis.Do(ctx, s.Redis.B().Zcard().Key(s.Keys.SuspendSweeps(s.ShardOf(2))).Build()).AsInt64()
 		return n == 0
 	})
 	w.check(t, "after the second pass", false)
@@ -389,7 +390,7 @@ func TestSuspendResumesFromCheckpoint(t *testing.T) {
 	if _, err := s.PutPosts(ctx, ps); err != nil {
 		t.Fatal(err)
 	}
-	shard := s.shardOf(1)
+	shard := s.ShardOf(1)
 	if err := s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.Suspended(shard, 1)).FieldValue().FieldValue("at", "1").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -494,9 +495,9 @@ func TestModerationRebuild(t *testing.T) {
 	if err := s.Do(ctx, s.Redis.B().Del().Key(s.Keys.ReportIndex()).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	shard := s.shardOf(5)
-	ev := event{Type: evDelete, User: 5, Item: store.Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.fields()
-	tfields := append([]string{"k", jTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+store.FormatID(bad.ID), s.nowMS())...)
+	shard := s.ShardOf(5)
+	ev := core.Event{Type: core.EvDelete, User: 5, Item: store.Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.Fields()
+	tfields := append([]string{"k", jTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+store.FormatID(bad.ID), s.NowMS())...)
 	if err := s.Do(ctx, takedownCommit.Cmd(s.Redis.B(), []string{s.Keys.TakenDown(shard, bad.ID), s.Keys.Events(shard), s.Keys.Journal(shard)},
 		append(append([]string{"1", "", store.Itoa(len(ev))}, ev...), tfields...))).Error(); err != nil {
 		t.Fatal(err)

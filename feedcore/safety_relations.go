@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -64,7 +65,7 @@ func (s *Service) Mute(ctx context.Context, viewer, target store.ID, d time.Dura
 	}
 	until := relationForever
 	if d > 0 {
-		until = min(s.nowMS()+d.Milliseconds(), relationForever)
+		until = min(s.NowMS()+d.Milliseconds(), relationForever)
 	}
 	return s.setRelation(ctx, RelationMute, viewer, target, true, until)
 }
@@ -105,24 +106,24 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 	if _, err := s.existingPairs(ctx, pair); err != nil {
 		return err
 	}
-	shard := s.shardOf(viewer)
-	jid, err := s.begin(ctx, shard, "k", jRel, "p", encodeEdges(pair))
+	shard := s.ShardOf(viewer)
+	jid, err := s.Begin(ctx, shard, "k", jRel, "p", core.EncodeEdges(pair))
 	if err != nil {
 		return err
 	}
-	keys, args := s.relationCommitArgs(kind, viewer, target, on, s.nowMS(), until)
-	n, err := s.commit(ctx, relationCommit, keys, args, relationCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
+	keys, args := s.relationCommitArgs(kind, viewer, target, on, s.NowMS(), until)
+	n, err := s.Commit(ctx, relationCommit, keys, args, relationCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return fmt.Errorf("record the %s: %w", kind, err)
 	}
 	if n < 0 {
-		s.end(ctx, shard, jid) // refused: nothing changed
-		return apierr.Errorf(apierr.BadInput, "you have %d blocks, mutes and hides, the most allowed (--max-blocks); remove one first", s.opts.MaxRelations)
+		s.End(ctx, shard, jid) // refused: nothing changed
+		return apierr.Errorf(apierr.BadInput, "you have %d blocks, mutes and hides, the most allowed (--max-blocks); remove one first", s.Opts.MaxRelations)
 	}
 	if err := s.settleRelations(ctx, pair); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.end(ctx, shard, jid)
+	s.End(ctx, shard, jid)
 	return nil
 }
 
@@ -178,7 +179,7 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other store.ID, on
 	}
 	keys = []string{s.Keys.Blocks(user), s.Keys.Mutes(user), s.Keys.MuteEnds(user), s.Keys.Hides(user),
 		s.Keys.Following(user), s.Keys.Unfollowed(user), s.Keys.BigFollowees(user)}
-	args = []string{string(kind), flag, store.Member(other), store.ScoreArg(now), store.ScoreArg(until), store.Itoa(s.opts.MaxRelations),
+	args = []string{string(kind), flag, store.Member(other), store.ScoreArg(now), store.ScoreArg(until), store.Itoa(s.Opts.MaxRelations),
 		store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes), store.ScoreArg(now)}
 	return keys, args
 }

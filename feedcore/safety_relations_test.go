@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -19,7 +20,7 @@ import (
 // zscores reads a sorted set of the test's as member id -> score.
 func zscores(tb testing.TB, s *Service, key string) map[store.ID]int64 {
 	tb.Helper()
-	items, err := parseEntries(s.Do(context.Background(), s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()))
+	items, err := core.ParseEntries(s.Do(context.Background(), s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestBlockForbids(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4)
-	followEdges(t, s, []Edge{{1, 2}, {2, 1}, {3, 2}})
+	followEdges(t, s, []Edge{{Follower: 1, Followee: 2}, {Follower: 2, Followee: 1}, {Follower: 3, Followee: 2}})
 	p2, err := s.Publish(ctx, 2, "two's")
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func TestBlockForbids(t *testing.T) {
 	}
 	wantCode(t, "blocker follows", s.Follow(ctx, 1, 2), apierr.Forbidden)
 	wantCode(t, "blocked follows", s.Follow(ctx, 2, 1), apierr.Forbidden)
-	if n, err := s.FollowMany(ctx, []Edge{{3, 1}, {2, 1}, {4, 1}}); n != 1 || store.CodeOf(err) != apierr.Forbidden {
+	if n, err := s.FollowMany(ctx, []Edge{{Follower: 3, Followee: 1}, {Follower: 2, Followee: 1}, {Follower: 4, Followee: 1}}); n != 1 || store.CodeOf(err) != apierr.Forbidden {
 		t.Errorf("a batch with a follow across the block: %d applied, %v; want 1, FORBIDDEN", n, err)
 	}
 	_, _, err = s.Like(ctx, 1, p2.ID)
@@ -212,7 +213,7 @@ func TestBlockForbids(t *testing.T) {
 // cleanupJobs reads the clean-up stream of viewer's shard as "v>a" pairs.
 func cleanupJobs(tb testing.TB, s *Service, viewer store.ID) []string {
 	tb.Helper()
-	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.Cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
+	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.Cleanup(s.ShardOf(viewer))).Start("-").End("+").Build()).AsXRange()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 	stop := startWorkers(t, s, WorkerOptions{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
-	followEdges(t, s, []Edge{{1, 2}})
+	followEdges(t, s, []Edge{{Follower: 1, Followee: 2}})
 	p, err := s.Publish(ctx, 2, "two's")
 	if err != nil {
 		t.Fatal(err)
@@ -256,10 +257,10 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The clean-up (helper B's worker) removes the posts and shortens the note.
-	if err := s.Do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
+	if err := s.Do(ctx, s.inboxRemoveCmd(s.PostsTL(), 1, p.ID)).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.HideNotes(1)).ScoreMember().ScoreMember(float64(s.nowMS()), store.Member(2)).Build()).Error(); err != nil {
+	if err := s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.HideNotes(1)).ScoreMember().ScoreMember(float64(s.NowMS()), store.Member(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Mute(ctx, 1, 2, 2*time.Hour); err != nil { // cleaned: not queued again
@@ -370,9 +371,9 @@ func TestRelationList(t *testing.T) {
 	wantCode(t, "another viewer's cursor", err, apierr.InvalidCursor)
 	_, err = s.RelationList(ctx, 1, RelationMute, 1, page.EndCursor)
 	wantCode(t, "another list's cursor", err, apierr.InvalidCursor)
-	_, err = s.sealer.Load().Open(page.EndCursor, 1)
+	_, err = s.Sealer.Load().Open(page.EndCursor, 1)
 	wantCode(t, "a list cursor opening a feed", err, apierr.InvalidCursor)
-	feed := s.sealer.Load().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 5, TS: 1, Viewer: 1})
+	feed := s.Sealer.Load().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 5, TS: 1, Viewer: 1})
 	_, err = s.RelationList(ctx, 1, RelationBlock, 1, feed)
 	wantCode(t, "a feed cursor opening a list", err, apierr.InvalidCursor)
 	_, err = s.RelationList(ctx, 1, "friend", 1, "")
@@ -388,11 +389,11 @@ func TestRelationRepair(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2)
-	followEdges(t, s, []Edge{{1, 2}, {2, 1}})
-	if _, err := s.begin(ctx, s.shardOf(1), "k", jRel, "p", encodeEdges([]Edge{{1, 2}})); err != nil {
+	followEdges(t, s, []Edge{{Follower: 1, Followee: 2}, {Follower: 2, Followee: 1}})
+	if _, err := s.Begin(ctx, s.ShardOf(1), "k", jRel, "p", core.EncodeEdges([]Edge{{Follower: 1, Followee: 2}})); err != nil {
 		t.Fatal(err)
 	}
-	keys, args := s.relationCommitArgs(RelationBlock, 1, 2, true, s.nowMS(), 0)
+	keys, args := s.relationCommitArgs(RelationBlock, 1, 2, true, s.NowMS(), 0)
 	if err := s.Do(ctx, relationCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +456,7 @@ func TestRebuildRelations(t *testing.T) {
 	s := testService(t, Options{})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3, 4)
-	followEdges(t, s, []Edge{{1, 2}, {3, 2}, {4, 2}})
+	followEdges(t, s, []Edge{{Follower: 1, Followee: 2}, {Follower: 3, Followee: 2}, {Follower: 4, Followee: 2}})
 	p, err := s.Publish(ctx, 2, "two's")
 	if err != nil {
 		t.Fatal(err)
@@ -516,7 +517,7 @@ func TestMuteEndSettles(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{RepairAfter: 40 * time.Millisecond})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2)
-	followEdges(t, s, []Edge{{1, 2}})
+	followEdges(t, s, []Edge{{Follower: 1, Followee: 2}})
 	if err := s.Mute(ctx, 1, 2, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -526,12 +527,12 @@ func TestMuteEndSettles(t *testing.T) {
 	}
 	drain(t, s)
 	// Kept out of 1's inbox, as the fan-out does for a muted author.
-	if err := s.Do(ctx, s.inboxRemoveCmd(s.postsTL(), 1, p.ID)).Error(); err != nil {
+	if err := s.Do(ctx, s.inboxRemoveCmd(s.PostsTL(), 1, p.ID)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	clk.advance(time.Hour)
 	waitFor(t, "the ended mute settled and backfilled", func() bool {
 		return len(zscores(t, s, s.Keys.HiddenAuthors(1))) == 0 && len(zscores(t, s, s.Keys.NoPush(2))) == 0 &&
-			len(zscores(t, s, s.Keys.MuteTimers(s.shardOf(1)))) == 0 && slices.Contains(timelineIDs(t, s, s.Keys.Inbox(1)), p.ID)
+			len(zscores(t, s, s.Keys.MuteTimers(s.ShardOf(1)))) == 0 && slices.Contains(timelineIDs(t, s, s.Keys.Inbox(1)), p.ID)
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -152,7 +153,7 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 		return "", err
 	}
 	if r.Limit.Rate > 0 {
-		v, err := s.spendNow(ctx, Subject{Viewer: r.Reporter, Kind: reportKind}, 1, r.Limit)
+		v, err := s.SpendNow(ctx, Subject{Viewer: r.Reporter, Kind: reportKind}, 1, r.Limit)
 		if err != nil {
 			return "", fmt.Errorf("spend the reports allowance: %w", err)
 		}
@@ -163,7 +164,7 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 	keys := []string{s.Keys.Reports(), s.Keys.ReportIndex(), s.Keys.ReportState()}
 	args := []string{store.FormatID(r.Reporter) + " " + r.Subject.String(), "*", "",
 		"r", store.FormatID(r.Reporter), "s", r.Subject.String(), "n", r.Reason, "c", comment}
-	arr, err := s.commit(ctx, reportAppend, keys, args, reportAppend.Cmd(s.Redis.B(), keys, args)).ToArray()
+	arr, err := s.Commit(ctx, reportAppend, keys, args, reportAppend.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
@@ -172,7 +173,7 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 	}
 	id, _ := arr[1].ToString()
 	if fresh, _ := arr[0].AsInt64(); fresh == 1 {
-		s.counters.reports[slices.Index(ReportReasons, r.Reason)].Add(1)
+		s.Counters.Reports[slices.Index(ReportReasons, r.Reason)].Add(1)
 	}
 	return id, nil
 }
@@ -249,7 +250,7 @@ func (sc Since) start() string {
 	case sc.After != "":
 		return "(" + sc.After
 	case !sc.Time.IsZero():
-		return itoa64(max(sc.Time.UnixMilli(), 0))
+		return core.Itoa64(max(sc.Time.UnixMilli(), 0))
 	}
 	return "-"
 }
@@ -266,7 +267,7 @@ func ValidEntryID(id string) bool {
 // entryTime is the time of a stream entry id.
 func entryTime(id string) time.Time {
 	ms, _, _ := strings.Cut(id, "-")
-	n, _ := parseInt(ms)
+	n, _ := core.ParseInt(ms)
 	return time.UnixMilli(n).UTC()
 }
 
@@ -315,7 +316,7 @@ func (s *Service) Reports(ctx context.Context, sc Since, fn func([]Report) error
 			r.Reporter, _ = store.ParseID(fv["r"])
 			r.Subject, _ = ParseTarget(fv["s"])
 			if v, err := state[i].ToString(); err == nil {
-				ms, _ := parseInt(v)
+				ms, _ := core.ParseInt(v)
 				r.Resolved = time.UnixMilli(ms).UTC()
 			}
 			out[i] = r
@@ -345,10 +346,10 @@ func (s *Service) ResolveReport(ctx context.Context, id string, a ModAction) (_ 
 	if a, err = a.check(true); err != nil {
 		return ModOutcome{}, err
 	}
-	now := s.nowMS()
+	now := s.NowMS()
 	keys := []string{s.Keys.Reports(), s.Keys.ReportState(), s.Keys.Audit()}
 	args := append([]string{id, store.ScoreArg(now)}, a.auditFields(ActionResolve, "report:"+id, now)...)
-	st, err := s.commit(ctx, reportResolve, keys, args, reportResolve.Cmd(s.Redis.B(), keys, args)).AsInt64()
+	st, err := s.Commit(ctx, reportResolve, keys, args, reportResolve.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	switch {
 	case err != nil:
 		return ModOutcome{}, err
@@ -449,7 +450,7 @@ func (s *Service) AuditLog(ctx context.Context, sc Since, fn func([]AuditEntry) 
 		out := make([]AuditEntry, len(es))
 		for i, e := range es {
 			fv := e.FieldValues
-			ms, _ := parseInt(fv["t"])
+			ms, _ := core.ParseInt(fv["t"])
 			out[i] = AuditEntry{ID: e.ID, At: time.UnixMilli(ms).UTC(), Operator: fv["o"], Action: fv["a"], Subject: fv["s"], Reason: fv["r"]}
 		}
 		return fn(out)

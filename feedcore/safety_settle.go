@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -54,8 +55,8 @@ func (s *Service) settleRelation(ctx context.Context, a, b store.ID) error {
 	var applied *pairState
 	var cleanups []cleanupJob
 	var backfills []Edge
-	for range maxSettleRounds {
-		now := s.nowMS()
+	for range core.MaxSettleRounds {
+		now := s.NowMS()
 		st, err := s.readPair(ctx, users, now)
 		if err != nil {
 			return err
@@ -87,10 +88,10 @@ func (s *Service) readPair(ctx context.Context, users [2]store.ID, now int64) (p
 	for d := range 2 {
 		r := rs[4*d : 4*d+4]
 		var err error
-		if st.blocked[d], err = scoreOrZero(r[0]); err != nil {
+		if st.blocked[d], err = core.ScoreOrZero(r[0]); err != nil {
 			return st, fmt.Errorf("read blocks: %w", err)
 		}
-		if st.muted[d], err = scoreOrZero(r[1]); err != nil {
+		if st.muted[d], err = core.ScoreOrZero(r[1]); err != nil {
 			return st, fmt.Errorf("read mutes: %w", err)
 		}
 		if st.muted[d] <= now {
@@ -115,8 +116,8 @@ func (s *Service) applyPair(ctx context.Context, users [2]store.ID, st pairState
 	for d := range 2 {
 		v, u := users[d], users[1-d]
 		if until := st.hiddenUntil(d); until != 0 && until < relationForever {
-			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.MuteTimers(s.shardOf(v))).ScoreMember().
-				ScoreMember(float64(until), encodeEdges([]Edge{{Follower: v, Followee: u}})).Build())
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.MuteTimers(s.ShardOf(v))).ScoreMember().
+				ScoreMember(float64(until), core.EncodeEdges([]Edge{{Follower: v, Followee: u}})).Build())
 		}
 		if until := st.hiddenUntil(d); until != 0 {
 			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.NoPush(u)).ScoreMember().ScoreMember(float64(until), store.Member(v)).Build())
@@ -165,7 +166,7 @@ func (s *Service) unfollowPair(ctx context.Context, users [2]store.ID, st pairSt
 		if st.follows[d] {
 			keys := []string{s.Keys.Following(e.Follower), s.Keys.BigFollowees(e.Follower), s.Keys.Unfollowed(e.Follower)}
 			args := []string{store.Member(e.Followee), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
-			cmds = append(cmds, unfollowCommit.Cmd(s.Redis.B(), keys, args))
+			cmds = append(cmds, core.UnfollowCommit.Cmd(s.Redis.B(), keys, args))
 		}
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
@@ -186,7 +187,7 @@ func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, bac
 	if err := s.backfillMany(ctx, backfills); err != nil {
 		return fmt.Errorf("backfill a user shown again: %w", err)
 	}
-	now := store.ScoreArg(s.nowMS())
+	now := store.ScoreArg(s.NowMS())
 	done := func(e Edge) rueidis.Completed {
 		return zremIfDue.Cmd(s.Redis.B(), []string{s.Keys.HiddenAuthors(e.Follower)}, []string{store.Member(e.Followee), now})
 	}
@@ -197,7 +198,7 @@ func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, bac
 // inboxes on the viewer's shard's clean-up stream: fields v (viewer) and a
 // (author) as decimal ids, t "hide", n the note's token (its score).
 func (s *Service) cleanupJobCmd(j cleanupJob) rueidis.Completed {
-	return s.Redis.B().Xadd().Key(s.Keys.Cleanup(s.shardOf(j.viewer))).Id("*").FieldValue().
+	return s.Redis.B().Xadd().Key(s.Keys.Cleanup(s.ShardOf(j.viewer))).Id("*").FieldValue().
 		FieldValue("v", store.FormatID(j.viewer)).FieldValue("a", store.FormatID(j.author)).FieldValue("t", "hide").
 		FieldValue("n", store.ScoreArg(j.note)).Build()
 }
@@ -299,7 +300,7 @@ func (s *Service) rebuildRelations(ctx context.Context, users []store.ID, st *Re
 // authors hidden from it now, so a rebuild neither keeps nor brings back
 // their posts in its inbox.
 func (s *Service) dropHidden(ctx context.Context, readers []store.ID, follows [][]store.ID) error {
-	now := store.ScoreArg(s.nowMS())
+	now := store.ScoreArg(s.NowMS())
 	hidden := func(r store.ID) rueidis.Completed {
 		return s.Redis.B().Zrange().Key(s.Keys.HiddenAuthors(r)).Min("(" + now).Max("+inf").Byscore().Build()
 	}
@@ -328,8 +329,8 @@ func (s *Service) dropHidden(ctx context.Context, readers []store.ID, follows []
 // unmute does. A settle that ends a mute leaves a timer on the viewer's
 // shard (muteTimers), removed once it is settled after its end.
 func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
-	for sleepCtx(ctx, o.RepairAfter/4) {
-		for sh := 0; sh < s.opts.StreamShards; sh++ {
+	for core.SleepCtx(ctx, o.RepairAfter/4) {
+		for sh := 0; sh < s.Opts.StreamShards; sh++ {
 			if err := s.endMutes(ctx, sh); err != nil && ctx.Err() == nil {
 				o.Logger.Warn("relations: settle ended mutes", "shard", sh, "err", err)
 			}
@@ -339,13 +340,13 @@ func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
 
 // endMutes settles the ended mutes of shard's timers, up to a batch.
 func (s *Service) endMutes(ctx context.Context, shard int) error {
-	key, now := s.Keys.MuteTimers(shard), store.ScoreArg(s.nowMS())
+	key, now := s.Keys.MuteTimers(shard), store.ScoreArg(s.NowMS())
 	due, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read mute timers: %w", err)
 	}
 	for _, m := range due {
-		pairs, err := decodeEdges(m)
+		pairs, err := core.DecodeEdges(m)
 		if err != nil {
 			s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build())
 			continue
@@ -367,7 +368,7 @@ const jRel = "rel"
 
 // repairRelations completes a relation change that died: its pairs settle.
 func (s *Service) repairRelations(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
-	pairs, err := decodeEdges(e.FieldValues["p"])
+	pairs, err := core.DecodeEdges(e.FieldValues["p"])
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -38,7 +39,7 @@ func hideForTest(tb testing.TB, s *Service, viewer, author store.ID, until int64
 // feeds, as a relation's settle does.
 func queueCleanup(tb testing.TB, s *Service, viewer, author store.ID) {
 	tb.Helper()
-	err := s.Do(context.Background(), s.Redis.B().Xadd().Key(s.Keys.Cleanup(s.shardOf(viewer))).Id("*").FieldValue().
+	err := s.Do(context.Background(), s.Redis.B().Xadd().Key(s.Keys.Cleanup(s.ShardOf(viewer))).Id("*").FieldValue().
 		FieldValue("v", store.FormatID(viewer)).FieldValue("a", store.FormatID(author)).FieldValue("t", "hide").Build()).Error()
 	if err != nil {
 		tb.Fatal(err)
@@ -114,7 +115,7 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 		t.Fatalf("after the clean-up the inbox holds %v, want %v", got, want)
 	}
 	until, err := s.Do(ctx, s.Redis.B().Zscore().Key(s.Keys.HideNotes(1)).Member(store.Member(2)).Build()).AsInt64()
-	if err != nil || until != clk.now().Add(defaultCleanupGrace).UnixMilli() {
+	if err != nil || until != clk.now().Add(core.DefaultCleanupGrace).UnixMilli() {
 		t.Fatalf("note after the clean-up ends at %d (%v), want now + grace", until, err)
 	}
 	late := publishN(t, s, 2, 1)
@@ -122,7 +123,7 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	if in := timelineIDs(t, s, s.Keys.Inbox(1)); slices.Contains(in, late[0]) {
 		t.Fatal("a post of the hidden author was pushed")
 	}
-	clk.advance(defaultCleanupGrace + time.Second)
+	clk.advance(core.DefaultCleanupGrace + time.Second)
 	if got := readAll(t, s, 1, 2); !slices.Equal(got, want) {
 		t.Fatalf("after the note lapsed: %v, want %v", got, want)
 	}
@@ -191,7 +192,7 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := s.appendPush(nil, s.postsTL(), 1, store.Item{TS: post[0].CreatedAt.UnixMilli(), ID: p}, false)
+	late := s.appendPush(nil, s.PostsTL(), 1, store.Item{TS: post[0].CreatedAt.UnixMilli(), ID: p}, false)
 	if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestSafetyPageCost(t *testing.T) {
 	for i, a := range idRange(100_000, 9_998) {
 		until := float64(relationForever)
 		if i%2 == 1 {
-			until = float64(s.nowMS() + time.Hour.Milliseconds()) // the mutes
+			until = float64(s.NowMS() + time.Hour.Milliseconds()) // the mutes
 		}
 		hx = hx.ScoreMember(until, store.Member(a))
 	}
@@ -356,7 +357,7 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	}
 	queueCleanup(t, s, 1, 3)
 	drain(t, s)
-	clk.advance(defaultCleanupGrace + time.Second)
+	clk.advance(core.DefaultCleanupGrace + time.Second)
 	if got := rest(pg.EndCursor); slices.Contains(got, 2) || slices.Contains(got, 3) {
 		t.Fatalf("once the note lapsed later pages show anchors %v", got)
 	}
@@ -430,7 +431,7 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 // worker parses them.
 func queuedCleanups(tb testing.TB, s *Service, viewer store.ID) []cleanupJob {
 	tb.Helper()
-	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.Cleanup(s.shardOf(viewer))).Start("-").End("+").Build()).AsXRange()
+	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.Cleanup(s.ShardOf(viewer))).Start("-").End("+").Build()).AsXRange()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -500,7 +501,7 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 		t.Fatalf("the old job changed the new mute's note from %d to %d", token, got)
 	}
 	// The new job waits past the grace (a backlog): the post stays hidden.
-	clk.advance(defaultCleanupGrace + time.Minute)
+	clk.advance(core.DefaultCleanupGrace + time.Minute)
 	want := other
 	if got := readAll(t, s, 1, 2); !slices.Equal(got, want) {
 		t.Fatalf("feed while the new job waits: %v, want %v", got, want)
@@ -508,13 +509,13 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	if err := s.cleanUp(ctx, queuedCleanups(t, s, 1)[1]); err != nil {
 		t.Fatal(err)
 	}
-	if got := note(); got != clk.now().Add(defaultCleanupGrace).UnixMilli() {
+	if got := note(); got != clk.now().Add(core.DefaultCleanupGrace).UnixMilli() {
 		t.Fatalf("note after the new job %d, want now + grace", got)
 	}
 	if got := timelineIDs(t, s, s.Keys.Inbox(1)); slices.Contains(got, muted[0]) {
 		t.Fatalf("inbox after the new job %v still holds %d", got, muted[0])
 	}
-	clk.advance(defaultCleanupGrace + time.Second)
+	clk.advance(core.DefaultCleanupGrace + time.Second)
 	if got := readAll(t, s, 1, 2); !slices.Equal(got, want) {
 		t.Fatalf("feed after the note lapsed: %v, want %v", got, want)
 	}

@@ -155,7 +155,7 @@ func touchFollowers(tb testing.TB, s *Service, author store.ID, n int) {
 		cmds := make([]rueidis.Completed, 0, 10000)
 		for i := lo; i < min(lo+10000, n); i++ {
 			f := author + 1 + store.ID(i)
-			s.touches.forget(f)
+			s.Touches.Forget(f)
 			if c := s.touchCmd(f); c != nil {
 				cmds = append(cmds, *c)
 			}
@@ -434,7 +434,7 @@ func runScale(t *testing.T, st *storetest.Store, s *Service, author store.ID, n 
 		drained[i] = d.drained.Seconds()
 	}
 	t.Logf("SUMMARY %d targets, %d executors/shard, %d runs: drained in %.2f s min, %.2f s max; %.0f-%.0f inbox writes/s; redis-benchmark zadd -P 64 %.0f before, %.0f after",
-		n, wo.withDefaults().Executors, runs, slices.Min(drained), slices.Max(drained),
+		n, wo.WithDefaults().Executors, runs, slices.Min(drained), slices.Max(drained),
 		float64(n)/slices.Max(drained), float64(n)/slices.Min(drained), rb, rbAfter)
 	t.Logf("MEMORY used_memory %.1f MB before the graph, %.1f MB with it (%.1f B an edge), %.1f MB after %d posts to every follower; inboxes average %.1f B each by MEMORY USAGE (%d entries)",
 		float64(built)/1e6, float64(mem[0])/1e6, float64(mem[0]-built)/float64(n), float64(mem[len(mem)-1])/1e6,

@@ -82,7 +82,7 @@ func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
 		return 0, err
 	}
 	for _, u := range us[:stopAt] {
-		s.known.add(u.ID)
+		s.Known.Add(u.ID)
 	}
 	return stopAt, stop
 }
@@ -123,7 +123,7 @@ func (s *Service) Users(ctx context.Context, ids []store.ID) (_ []*User, err err
 		}
 		if found {
 			out[i] = &User{ID: ids[i], Handle: f[0], DisplayName: f[1], AvatarURL: f[2], Suspended: f[3] != ""}
-			s.known.add(ids[i])
+			s.Known.Add(ids[i])
 		}
 	}
 	return out, nil
@@ -226,7 +226,7 @@ func (s *Service) IsFollowing(ctx context.Context, viewer store.ID, targets []st
 func (s *Service) usersExist(ctx context.Context, ids ...store.ID) error {
 	var unknown []store.ID
 	for _, id := range ids {
-		if !s.known.has(id) {
+		if !s.Known.Has(id) {
 			unknown = append(unknown, id)
 		}
 	}
@@ -238,7 +238,7 @@ func (s *Service) usersExist(ctx context.Context, ids ...store.ID) error {
 		return err
 	}
 	for _, id := range unknown[:n] {
-		s.known.add(id)
+		s.Known.Add(id)
 	}
 	if n < len(unknown) {
 		return apierr.Errorf(apierr.NotFound, "no user with id %d", unknown[n])

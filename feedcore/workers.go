@@ -8,16 +8,17 @@ import (
 	"sync"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
 
 // Stats returns this process's counters.
-func (s *Service) Stats() Stats {
-	st := Stats{InboxWrites: s.counters.inboxWrites.Load(), Tasks: s.counters.tasks.Load(), Events: s.counters.events.Load(),
-		Repairs: s.counters.repairs.Load(), DeadLetters: s.counters.deadLetters.Load(), Reports: map[string]int64{}}
+func (s *Service) Stats() core.Stats {
+	st := core.Stats{InboxWrites: s.Counters.InboxWrites.Load(), Tasks: s.Counters.Tasks.Load(), Events: s.Counters.Events.Load(),
+		Repairs: s.Counters.Repairs.Load(), DeadLetters: s.Counters.DeadLetters.Load(), Reports: map[string]int64{}}
 	for i, r := range ReportReasons {
-		st.Reports[r] = s.counters.reports[i].Load()
+		st.Reports[r] = s.Counters.Reports[i].Load()
 	}
 	return st
 }
@@ -29,8 +30,8 @@ func (s *Service) Stats() Stats {
 // may run it against one Redis.
 func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	defer store.Wrap(&err, "run fan-out workers")
-	o = o.withDefaults()
-	if err := s.ensureGroups(ctx, s.eventStream, s.taskStream, s.cleanupStream); err != nil {
+	o = o.WithDefaults()
+	if err := s.EnsureGroups(ctx, s.EventStream, s.TaskStream, s.cleanupStream); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while starting
 		}
@@ -41,16 +42,16 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	name := o.Name + "-" + hex.EncodeToString(suffix[:])
 	var wg sync.WaitGroup
 	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	for sh := 0; sh < s.opts.StreamShards; sh++ {
-		run(func() { s.consume(ctx, o, s.eventStream(sh), name+"-d", s.handleEvent) })
+	for sh := 0; sh < s.Opts.StreamShards; sh++ {
+		run(func() { s.Consume(ctx, o, s.EventStream(sh), name+"-d", s.handleEvent) })
 		for i := 0; i < o.Executors; i++ {
 			consumer := name + "-x" + store.Itoa(i)
-			run(func() { s.consume(ctx, o, s.taskStream(sh), consumer, s.handleTask) })
+			run(func() { s.Consume(ctx, o, s.TaskStream(sh), consumer, s.handleTask) })
 		}
-		run(func() { s.consume(ctx, o, s.cleanupStream(sh), name+"-c", s.handleCleanup) })
+		run(func() { s.Consume(ctx, o, s.cleanupStream(sh), name+"-c", s.handleCleanup) })
 	}
 	run(func() { s.reclaim(ctx, o, name+"-r") })
-	run(func() { s.repairLoop(ctx, o) })
+	run(func() { s.RepairLoop(ctx, o) })
 	run(func() { s.muteEndLoop(ctx, o) })
 	run(func() { s.secondPassLoop(ctx, o) })
 	run(func() { s.sweepLoop(ctx, o) })
@@ -58,17 +59,17 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	return nil
 }
 
-func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _ string, e rueidis.XRangeEntry) (bool, error) {
-	ev, err := parseEvent(e.FieldValues, st.shard)
+func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st core.Stream, _ string, e rueidis.XRangeEntry) (bool, error) {
+	ev, err := core.ParseEvent(e.FieldValues, st.Shard)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", errMalformed, err)
+		return false, fmt.Errorf("%w: %w", core.ErrMalformed, err)
 	}
-	s.counters.events.Add(1)
+	s.Counters.Events.Add(1)
 	switch ev.Type {
-	case evPublish:
+	case core.EvPublish:
 		p, err := ev.Post(ev.Item.ID, ev.User, ev.Item.TS)
 		if err != nil {
-			return false, fmt.Errorf("%w: %w", errMalformed, err)
+			return false, fmt.Errorf("%w: %w", core.ErrMalformed, err)
 		}
 		p.ReplyTo, p.ReplyToAuthor = ev.Parent, ev.ParentAuthor
 		live, err := s.materializePosts(ctx, []*content.Post{p})
@@ -82,8 +83,8 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 		if err := s.markSuspendedPosts(ctx, []*content.Post{p}); err != nil {
 			return false, fmt.Errorf("post %d: %w", p.ID, err)
 		}
-		return true, s.dispatch(ctx, st.shard, e.ID, ev)
-	case evDelete:
+		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+	case core.EvDelete:
 		p := &content.Post{ID: ev.Item.ID, Author: ev.User, ReplyTo: ev.Parent, ReplyToAuthor: ev.ParentAuthor}
 		if err := s.tombstone(ctx, p); err != nil {
 			return false, fmt.Errorf("tombstone post %d: %w", ev.Item.ID, err)
@@ -91,8 +92,8 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 		if err := s.dropRepostsOf(ctx, p); err != nil {
 			return false, err
 		}
-		return true, s.dispatch(ctx, st.shard, e.ID, ev)
-	case evRepost:
+		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+	case core.EvRepost:
 		rec := repostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
 		states, err := s.materializeReposts(ctx, []*content.Post{rec})
 		if err != nil {
@@ -101,33 +102,33 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st stream, _
 		if states[0] != repostLive {
 			return false, nil // taken back before its fan-out: nothing to deliver
 		}
-		return true, s.dispatch(ctx, st.shard, e.ID, ev)
-	case evUnrepost:
+		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+	case core.EvUnrepost:
 		rec := repostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
 		if err := s.unindexReposts(ctx, []*content.Post{rec}); err != nil {
 			return false, fmt.Errorf("take back repost %d: %w", rec.ID, err)
 		}
-		return true, s.dispatch(ctx, st.shard, e.ID, ev)
-	case evReplay:
-		return true, s.dispatch(ctx, st.shard, e.ID, ev)
-	case evPromote:
+		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+	case core.EvReplay:
+		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+	case core.EvPromote:
 		return false, s.promote(ctx, ev.User)
-	case evActivate:
+	case core.EvActivate:
 		return false, s.upgrade(ctx, ev.User)
 	}
-	return false, fmt.Errorf("%w: unknown event type %q", errMalformed, ev.Type)
+	return false, fmt.Errorf("%w: unknown event type %q", core.ErrMalformed, ev.Type)
 }
 
-func (s *Service) handleTask(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry) (bool, error) {
-	t, err := parseTask(e, st.shard)
+func (s *Service) handleTask(ctx context.Context, o WorkerOptions, st core.Stream, consumer string, e rueidis.XRangeEntry) (bool, error) {
+	t, err := parseTask(e, st.Shard)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", errMalformed, err)
+		return false, fmt.Errorf("%w: %w", core.ErrMalformed, err)
 	}
 	t.Consumer = consumer
 	if err := s.execute(ctx, t, o.AfterChunk); err != nil {
 		return false, err
 	}
-	s.counters.tasks.Add(1)
+	s.Counters.Tasks.Add(1)
 	return true, nil
 }
 
@@ -135,17 +136,17 @@ func (s *Service) handleTask(ctx context.Context, o WorkerOptions, st stream, co
 // worker that died, and finishes them; tasks resume from their checkpoint.
 func (s *Service) reclaim(ctx context.Context, o WorkerOptions, consumer string) {
 	every := o.ReclaimIdle / 2
-	for sleepCtx(ctx, every) {
-		for sh := 0; sh < s.opts.StreamShards; sh++ {
-			s.reclaimStream(ctx, o, s.taskStream(sh), consumer, s.handleTask)
-			s.reclaimStream(ctx, o, s.eventStream(sh), consumer, s.handleEvent)
-			s.reclaimStream(ctx, o, s.cleanupStream(sh), consumer, s.handleCleanup)
+	for core.SleepCtx(ctx, every) {
+		for sh := 0; sh < s.Opts.StreamShards; sh++ {
+			s.ReclaimStream(ctx, o, s.TaskStream(sh), consumer, s.handleTask)
+			s.ReclaimStream(ctx, o, s.EventStream(sh), consumer, s.handleEvent)
+			s.ReclaimStream(ctx, o, s.cleanupStream(sh), consumer, s.handleCleanup)
 		}
 	}
 }
 
 func (s *Service) sweepLoop(ctx context.Context, o WorkerOptions) {
-	for sleepCtx(ctx, o.SweepEvery) {
+	for core.SleepCtx(ctx, o.SweepEvery) {
 		for {
 			n, err := s.Sweep(ctx, 100)
 			if err != nil && ctx.Err() == nil {

@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"sync"
@@ -20,7 +20,7 @@ func newThrottle(everyMS int64) *throttle {
 }
 
 // due reports whether id's action is due at now, and if so records it.
-func (t *throttle) due(id store.ID, now int64) bool {
+func (t *throttle) Due(id store.ID, now int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	last, ok := t.last[id]
@@ -35,7 +35,7 @@ func (t *throttle) due(id store.ID, now int64) bool {
 }
 
 // forget makes id's action due again.
-func (t *throttle) forget(id store.ID) {
+func (t *throttle) Forget(id store.ID) {
 	t.mu.Lock()
 	delete(t.last, id)
 	t.mu.Unlock()

@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"context"
@@ -81,9 +81,9 @@ type Subject struct {
 
 // rateKey is sub's allowance. A viewer's is on the viewer's stream shard,
 // where a publish's log script can spend it (keys.rateLimitIn).
-func (s *Service) rateKey(sub Subject) string {
+func (s *Service) RateKey(sub Subject) string {
 	if sub.Viewer != 0 {
-		return s.Keys.RateLimitIn(s.shardOf(sub.Viewer), sub.Viewer, sub.Kind)
+		return s.Keys.RateLimitIn(s.ShardOf(sub.Viewer), sub.Viewer, sub.Kind)
 	}
 	return s.Keys.RateLimitAddr(sub.Addr, sub.Kind)
 }
@@ -101,14 +101,14 @@ type Verdict struct {
 	Err error
 	// gone: the viewer's account is deleted (gcra's gone marker);
 	// suspended: an operator suspended it (safety_moderation.go).
-	gone, suspended bool
+	Gone, Suspended bool
 }
 
 // Allow spends one point of viewer's allowance, or returns RATE_LIMITED
 // with how long to wait.
 func (s *Service) Allow(ctx context.Context, viewer store.ID, l RateLimit) (err error) {
 	defer store.Wrap(&err, "spend a point of user %d's allowance", viewer)
-	v, err := s.spendNow(ctx, Subject{Viewer: viewer}, 1, l)
+	v, err := s.SpendNow(ctx, Subject{Viewer: viewer}, 1, l)
 	if err != nil {
 		return err
 	}
@@ -119,11 +119,11 @@ func (s *Service) Allow(ctx context.Context, viewer store.ID, l RateLimit) (err 
 // The error is the store's; a refusal is in the Verdict.
 func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit) (_ Verdict, err error) {
 	defer store.Wrap(&err, "spend %d of an allowance's points", cost)
-	return s.spendNow(ctx, sub, cost, l)
+	return s.SpendNow(ctx, sub, cost, l)
 }
 
 // spendNow is Spend, its error unwrapped.
-func (s *Service) spendNow(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
+func (s *Service) SpendNow(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
 	if l.Rate <= 0 {
 		return Verdict{Cost: cost}, nil
 	}
@@ -137,7 +137,7 @@ func (s *Service) spendArgs(sub Subject, cost int, l RateLimit) (string, []strin
 	cost = min(max(cost, 1), max(l.Burst, 1))
 	interval := 1000 / l.Rate
 	tolerance := interval * float64(max(l.Burst, 1))
-	return s.rateKey(sub), []string{store.ScoreArg(s.nowMS()), ftoa(interval), ftoa(tolerance), strconv.Itoa(cost)}, cost
+	return s.RateKey(sub), []string{store.ScoreArg(s.NowMS()), ftoa(interval), ftoa(tolerance), strconv.Itoa(cost)}, cost
 }
 
 func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
@@ -152,13 +152,13 @@ func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
 	wait, _ := arr[1].AsInt64() // Lua numbers come back as integers
 	left, _ := arr[2].AsInt64()
 	gone, _ := arr[3].AsInt64()
-	v := verdictFrom(ok == 1, wait, left, cost)
-	v.gone, v.suspended = gone == 1, gone == 2
+	v := VerdictFrom(ok == 1, wait, left, cost)
+	v.Gone, v.Suspended = gone == 1, gone == 2
 	return v, nil
 }
 
 // verdictFrom is the Verdict of luaSpend's reply.
-func verdictFrom(ok bool, wait, left int64, cost int) Verdict {
+func VerdictFrom(ok bool, wait, left int64, cost int) Verdict {
 	v := Verdict{Cost: cost, Remaining: int(max(left, 0))}
 	if !ok {
 		retry := time.Duration(max(wait, 1)) * time.Millisecond
@@ -180,7 +180,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
 type Charge struct {
 	s    *Service
 	cmd  rueidis.Completed
-	cost int
+	Cost int
 	// sub, keys and args are what cmd spends (the allowance, then a
 	// viewer's gone marker), for a script that spends the charge itself
 	// (spendIn).
@@ -215,17 +215,17 @@ func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
 	case l.Rate > 0:
 		key, args, cost = s.spendArgs(sub, cost, l)
 	case sub.Viewer != 0:
-		key, args, cost = s.rateKey(sub), []string{store.ScoreArg(s.nowMS()), gateOnly, "", ""}, 0
+		key, args, cost = s.RateKey(sub), []string{store.ScoreArg(s.NowMS()), gateOnly, "", ""}, 0
 	default:
 		return nil
 	}
 	keys := []string{key}
 	if sub.Viewer != 0 {
-		shard := s.shardOf(sub.Viewer)
+		shard := s.ShardOf(sub.Viewer)
 		keys = append(keys, s.Keys.Gone(shard, sub.Viewer), s.Keys.Suspended(shard, sub.Viewer))
 	}
 	cmd := gcra.Cmd(s.Redis.B(), keys, args).Pin()
-	return &Charge{s: s, cmd: cmd, cost: cost, sub: sub, keys: keys, args: args, rated: l.Rate > 0, done: make(chan struct{})}
+	return &Charge{s: s, cmd: cmd, Cost: cost, sub: sub, keys: keys, args: args, rated: l.Rate > 0, done: make(chan struct{})}
 }
 
 // Rated reports whether the charge spends points (the rate limit is on),
@@ -273,14 +273,14 @@ func WithCharge(ctx context.Context, ch *Charge) context.Context {
 }
 
 // withoutCharge returns ctx with no pending charge.
-func withoutCharge(ctx context.Context) context.Context {
-	if chargeOf(ctx) == nil {
+func WithoutCharge(ctx context.Context) context.Context {
+	if ChargeOf(ctx) == nil {
 		return ctx
 	}
 	return context.WithValue(ctx, chargeKey{}, (*Charge)(nil))
 }
 
-func chargeOf(ctx context.Context) *Charge {
+func ChargeOf(ctx context.Context) *Charge {
 	ch, _ := ctx.Value(chargeKey{}).(*Charge)
 	return ch
 }
@@ -303,10 +303,10 @@ func (ch *Charge) resolve(ctx context.Context, r rueidis.RedisResult) {
 		if err := ch.s.LoadScripts(ctx); err != nil {
 			r = rueidis.NewErrorResult(fmt.Errorf("load scripts: %w", err))
 		} else {
-			r = ch.s.Redis.Do(withoutCharge(ctx), ch.cmd)
+			r = ch.s.Redis.Do(WithoutCharge(ctx), ch.cmd)
 		}
 	}
-	ch.verdict, ch.err = verdictOf(r, ch.cost)
+	ch.verdict, ch.err = verdictOf(r, ch.Cost)
 	ch.refuseGone()
 	close(ch.done)
 }
@@ -320,9 +320,9 @@ func (ch *Charge) refuseGone() {
 	ch.mu.Unlock()
 	switch {
 	case ch.verdict.Err != nil:
-	case ch.verdict.gone && !allow:
+	case ch.verdict.Gone && !allow:
 		ch.verdict.Err = goneErr(ch.sub.Viewer)
-	case ch.verdict.suspended:
+	case ch.verdict.Suspended:
 		ch.verdict.Err = errSuspended
 	}
 }
@@ -333,7 +333,7 @@ func (ch *Charge) refuseGone() {
 // when that script runs on the slot of viewer's stream shard and the
 // charge is viewer's. The caller must then send the script with
 // withoutCharge and call settleWith with its outcome.
-func (ch *Charge) spendIn(viewer store.ID) (keys, args []string, ok bool) {
+func (ch *Charge) SpendIn(viewer store.ID) (keys, args []string, ok bool) {
 	if ch == nil || ch.sub.Viewer != viewer || !ch.claim() {
 		return nil, nil, false
 	}
@@ -343,8 +343,8 @@ func (ch *Charge) spendIn(viewer store.ID) (keys, args []string, ok bool) {
 // settleWith resolves a charge claimed by spendIn: the verdict of the
 // script that spent it, or the store's error when it did not answer. It
 // returns the refusal, if any.
-func (ch *Charge) settleWith(v Verdict, err error) error {
-	v.Cost = ch.cost
+func (ch *Charge) SettleWith(v Verdict, err error) error {
+	v.Cost = ch.Cost
 	ch.verdict, ch.err = v, err
 	ch.refuseGone()
 	close(ch.done)
@@ -366,15 +366,15 @@ func (ch *Charge) wait(ctx context.Context) error {
 // carried it yet. The error is the store's (the caller may let the
 // operation through); a refusal is Verdict.Err.
 func (ch *Charge) Settle(ctx context.Context) (_ Verdict, err error) {
-	defer store.Wrap(&err, "spend an operation's cost of %d points", ch.cost)
+	defer store.Wrap(&err, "spend an operation's cost of %d points", ch.Cost)
 	if ch.claim() {
-		ctx := withoutCharge(ctx)
+		ctx := WithoutCharge(ctx)
 		ch.resolve(ctx, ch.s.Redis.Do(ctx, ch.cmd))
 	}
 	select {
 	case <-ch.done:
 	case <-ctx.Done():
-		return Verdict{Cost: ch.cost}, ctx.Err()
+		return Verdict{Cost: ch.Cost}, ctx.Err()
 	}
 	return ch.verdict, ch.err
 }
@@ -390,14 +390,14 @@ type riding struct {
 func (r riding) Unwrap() rueidis.Client { return r.Client }
 
 func (r riding) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	if chargeOf(ctx) == nil {
+	if ChargeOf(ctx) == nil {
 		return r.Client.Do(ctx, cmd)
 	}
 	return r.DoMulti(ctx, cmd)[0]
 }
 
 func (r riding) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	ch := chargeOf(ctx)
+	ch := ChargeOf(ctx)
 	if ch == nil || len(cmds) == 0 {
 		return r.Client.DoMulti(ctx, cmds...)
 	}

@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // Members are 8 raw bytes; Lua's string < follows the server's collation
 // locale, so compare bytes explicitly.
-const luaLess = `
+const LuaLess = `
 local function lt(a, b)
   for i = 1, #a do
     local x, y = string.byte(a, i), string.byte(b, i)
@@ -25,7 +25,7 @@ local function add(out, m, s) out[#out + 1] = m; out[#out + 1] = s end
 // in feed order, flat as member, score (see luaSeekReturn). An empty member starts at the newest.
 // The seek uses values, so a deleted cursor item still positions correctly;
 // when the item exists its rank gives the position in O(log n).
-var seekOlder = store.NewScript(true, luaLess+luaHorizon+`
+var SeekOlder = store.NewScript(true, LuaLess+LuaHorizon+`
 local function seek(key, ts, id, n)
   if id == '' then
     return redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n, 'WITHSCORES')
@@ -50,7 +50,7 @@ end
 // seekNewer returns up to ARGV[3] entries newer than (ARGV[1], ARGV[2]),
 // closest to the cursor first (so oldest first), flat as member, score (see
 // luaSeekReturn).
-var seekNewer = store.NewScript(true, luaLess+luaHorizon+`
+var SeekNewer = store.NewScript(true, LuaLess+LuaHorizon+`
 local function seek(key, ts, id, n)
   local out = {}
   local r = redis.call('ZREVRANK', key, id)
@@ -92,7 +92,7 @@ return {out, horizon(KEYS[1], KEYS[2], tonumber(ARGV[4]))}
 // would otherwise be lost: before a removal shrinks an inbox below its cap,
 // and the floor of a backfill that copied only part of a source. The stored
 // horizon only ever rises; the horizon in force is the higher of the two.
-const luaHorizon = `
+const LuaHorizon = `
 local function higher(s1, m1, s2, m2)
   return tonumber(s1) > tonumber(s2) or (tonumber(s1) == tonumber(s2) and lt(m2, m1))
 end
@@ -127,7 +127,7 @@ end
 // of a partial backfill; it adds nothing when the author is hidden from
 // the reader (in its hidden authors KEYS[3] with an end after ARGV[5] ms),
 // so no backfill, upgrade or rebuild brings a hidden author back.
-var inboxAdd = store.NewScript(false, luaLess+luaHorizon+`
+var InboxAdd = store.NewScript(false, LuaLess+LuaHorizon+`
 local u = redis.call('ZSCORE', KEYS[3], ARGV[4])
 if u and tonumber(u) > tonumber(ARGV[5]) then return 0 end
 local cap = tonumber(ARGV[1])
@@ -143,7 +143,7 @@ return n
 
 // inboxRemove removes members ARGV[2..] from the inbox KEYS[1], first
 // recording its horizon if it is at its cap ARGV[1].
-var inboxRemove = store.NewScript(false, luaLess+luaHorizon+`
+var InboxRemove = store.NewScript(false, LuaLess+LuaHorizon+`
 keepHorizon(KEYS[1], KEYS[2], tonumber(ARGV[1]))
 return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 `)
@@ -156,7 +156,7 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 // drops the followee from the reader's recent unfollows KEYS[2], and is
 // timed at ARGV[3] ms in the following times KEYS[5] (one followed before
 // times were kept gets its time now).
-var followAdd = store.NewScript(false, `
+var FollowAdd = store.NewScript(false, `
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) or redis.call('ZSCORE', KEYS[4], ARGV[1]) then return -2 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('ZADD', KEYS[5], 'NX', ARGV[3], ARGV[1])
@@ -172,7 +172,7 @@ return 1
 // bigFolloweeAdd adds ARGV[1] to the big-V followees KEYS[2] if the
 // following set KEYS[1] holds it: checked in the reader's slot, so a
 // promotion racing an unfollow cannot leave a big-V the reader left.
-var bigFolloweeAdd = store.NewScript(false, `
+var BigFolloweeAdd = store.NewScript(false, `
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return redis.call('SADD', KEYS[2], ARGV[1]) end
 return 0
 `)
@@ -183,7 +183,7 @@ return 0
 // newest ARGV[4]: reads hide its posts still in the inbox by that note, so
 // they need not read the whole following set. One slot, the reader's: the
 // unfollow's record of truth and its notes change together.
-var unfollowCommit = store.NewScript(false, `
+var UnfollowCommit = store.NewScript(false, `
 local gone = redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('SREM', KEYS[2], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
@@ -194,16 +194,16 @@ return gone
 
 // parseSeek reads a seek script's reply: its entries and, when asked for,
 // the inbox horizon (nil when the inbox has none).
-func parseSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
+func ParseSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	arr, err := r.ToArray()
 	if err != nil || len(arr) == 0 {
 		return nil, nil, err
 	}
-	items, err := entriesOf(arr[0])
+	items, err := EntriesOf(arr[0])
 	if err != nil || len(arr) < 2 {
 		return items, nil, err
 	}
-	hz, err := entriesOf(arr[1])
+	hz, err := EntriesOf(arr[1])
 	if err != nil || len(hz) == 0 {
 		return items, nil, err
 	}
@@ -212,7 +212,7 @@ func parseSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 
 // parseEntries reads a member, score reply: flat from scripts and RESP2,
 // as pairs from RESP3's WITHSCORES.
-func parseEntries(r rueidis.RedisResult) ([]store.Item, error) {
+func ParseEntries(r rueidis.RedisResult) ([]store.Item, error) {
 	m, err := r.ToMessage()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
@@ -220,10 +220,10 @@ func parseEntries(r rueidis.RedisResult) ([]store.Item, error) {
 		}
 		return nil, err
 	}
-	return entriesOf(m)
+	return EntriesOf(m)
 }
 
-func entriesOf(m rueidis.RedisMessage) ([]store.Item, error) {
+func EntriesOf(m rueidis.RedisMessage) ([]store.Item, error) {
 	arr, err := m.ToArray()
 	if err != nil {
 		return nil, err
@@ -249,7 +249,7 @@ func entriesOf(m rueidis.RedisMessage) ([]store.Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		ts, err := scoreOf(arr[i+1])
+		ts, err := ScoreOf(arr[i+1])
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +258,7 @@ func entriesOf(m rueidis.RedisMessage) ([]store.Item, error) {
 	return out, nil
 }
 
-func scoreOf(m rueidis.RedisMessage) (int64, error) {
+func ScoreOf(m rueidis.RedisMessage) (int64, error) {
 	if f, err := m.AsFloat64(); err == nil {
 		return int64(f), nil
 	}
@@ -271,7 +271,7 @@ func scoreOf(m rueidis.RedisMessage) (int64, error) {
 }
 
 // scoreOrZero reads a ZSCORE reply as ms, 0 when the member is absent.
-func scoreOrZero(r rueidis.RedisResult) (int64, error) {
+func ScoreOrZero(r rueidis.RedisResult) (int64, error) {
 	f, err := r.AsFloat64()
 	if rueidis.IsRedisNil(err) {
 		return 0, nil

@@ -1,18 +1,18 @@
-package feedcore
+package core
 
 import "github.com/feedd/feedd/feedcore/store"
 
 // scanOrder says which way a page walks the timeline.
-type scanOrder bool
+type ScanOrder bool
 
 const (
-	older scanOrder = false // after a cursor: toward older items
-	newer scanOrder = true  // before a cursor: toward newer items, closest first
+	Older ScanOrder = false // after a cursor: toward older items
+	Newer ScanOrder = true  // before a cursor: toward newer items, closest first
 )
 
 // first reports whether a comes before b when walking in order o.
-func (o scanOrder) first(a, b store.Item) bool {
-	if o == newer {
+func (o ScanOrder) first(a, b store.Item) bool {
+	if o == Newer {
 		return b.Before(a)
 	}
 	return a.Before(b)
@@ -21,9 +21,9 @@ func (o scanOrder) first(a, b store.Item) bool {
 // sourceRead is what one timeline gave for a seek: its entries in scan
 // order, and its frontier: the last entry read when it returned its limit
 // and so may hold more beyond, else nil.
-type sourceRead struct {
-	items    []store.Item
-	frontier *store.Item
+type SourceRead struct {
+	Items    []store.Item
+	Frontier *store.Item
 }
 
 // merge k-way merges lists that are each sorted in scan order o into one,
@@ -32,24 +32,24 @@ type sourceRead struct {
 // certain: a full source may hold items beyond its last one that belong
 // before later items of other sources. merge returns that certain prefix
 // and the frontier (nil when no source is full, so the merge is complete).
-func merge(o scanOrder, reads []sourceRead) (merged []store.Item, frontier *store.Item) {
+func Merge(o ScanOrder, reads []SourceRead) (merged []store.Item, frontier *store.Item) {
 	for _, r := range reads {
-		if r.frontier != nil && (frontier == nil || o.first(*r.frontier, *frontier)) {
-			frontier = r.frontier
+		if r.Frontier != nil && (frontier == nil || o.first(*r.Frontier, *frontier)) {
+			frontier = r.Frontier
 		}
 	}
 	idx := make([]int, len(reads))
 	for {
 		best := -1
 		for i, r := range reads {
-			if idx[i] < len(r.items) && (best < 0 || o.first(r.items[idx[i]], reads[best].items[idx[best]])) {
+			if idx[i] < len(r.Items) && (best < 0 || o.first(r.Items[idx[i]], reads[best].Items[idx[best]])) {
 				best = i
 			}
 		}
 		if best < 0 {
 			return merged, frontier
 		}
-		it := reads[best].items[idx[best]]
+		it := reads[best].Items[idx[best]]
 		idx[best]++
 		if frontier != nil && o.first(*frontier, it) {
 			return merged, frontier

@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"context"
@@ -21,9 +21,9 @@ import (
 // (workers.go) puts the handlers on it.
 
 const (
-	groupDispatch = "dispatch"
-	groupExecute  = "execute"
-	checkpointTTL = 24 * time.Hour
+	GroupDispatch = "dispatch"
+	GroupExecute  = "execute"
+	CheckpointTTL = 24 * time.Hour
 )
 
 // WorkerOptions tunes RunWorkers. Zero values take defaults.
@@ -57,16 +57,16 @@ type WorkerOptions struct {
 	AfterChunk func()
 }
 
-func (o WorkerOptions) withDefaults() WorkerOptions {
-	setDefault(&o.Name, "feedd")
+func (o WorkerOptions) WithDefaults() WorkerOptions {
+	SetDefault(&o.Name, "feedd")
 	// One event's tasks all queue on its shard: its executors are the
 	// fan-out's parallelism.
-	setDefault(&o.Executors, 4)
-	setDefault(&o.ReclaimIdle, 30*time.Second)
-	setDefault(&o.MaxDeliveries, 10)
-	setDefault(&o.RepairAfter, 30*time.Second)
-	setDefault(&o.SweepEvery, time.Minute)
-	setDefault(&o.Block, 2*time.Second)
+	SetDefault(&o.Executors, 4)
+	SetDefault(&o.ReclaimIdle, 30*time.Second)
+	SetDefault(&o.MaxDeliveries, 10)
+	SetDefault(&o.RepairAfter, 30*time.Second)
+	SetDefault(&o.SweepEvery, time.Minute)
+	SetDefault(&o.Block, 2*time.Second)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -86,43 +86,43 @@ type Stats struct {
 }
 
 type counters struct {
-	inboxWrites, tasks, events, repairs, deadLetters atomic.Int64
-	reports                                          [8]atomic.Int64 // by ReportReasons' index
+	InboxWrites, Tasks, Events, Repairs, DeadLetters atomic.Int64
+	Reports                                          [8]atomic.Int64 // by ReportReasons' index
 }
 
 // stream is one consumer group's view of one shard's stream.
-type stream struct {
-	shard int
-	key   string
-	group string
-	name  string // "events" or "tasks", for logs and metrics
+type Stream struct {
+	Shard int
+	Key   string
+	Group string
+	Name  string // "events" or "tasks", for logs and metrics
 	// beside, when set, tells the entries a consumer may handle beside the
 	// ones after it instead of in order.
 	beside func(rueidis.XRangeEntry) bool
 }
 
-func (s *Service) eventStream(shard int) stream {
-	return stream{shard: shard, key: s.Keys.Events(shard), group: groupDispatch, name: "events", beside: isUpgrade}
+func (s *Service) EventStream(shard int) Stream {
+	return Stream{Shard: shard, Key: s.Keys.Events(shard), Group: GroupDispatch, Name: "events", beside: isUpgrade}
 }
 
 // isUpgrade: a reader's upgrade is independent of the events after it (it
 // joins active sets before it backfills, whatever is published meanwhile),
 // so it runs beside them and a burst of returning readers does not hold
 // publishes back.
-func isUpgrade(e rueidis.XRangeEntry) bool { return e.FieldValues["t"] == evActivate }
+func isUpgrade(e rueidis.XRangeEntry) bool { return e.FieldValues["t"] == EvActivate }
 
-func (s *Service) taskStream(shard int) stream {
-	return stream{shard: shard, key: s.Keys.Tasks(shard), group: groupExecute, name: "tasks"}
+func (s *Service) TaskStream(shard int) Stream {
+	return Stream{Shard: shard, Key: s.Keys.Tasks(shard), Group: GroupExecute, Name: "tasks"}
 }
 
 // handler handles one stream entry delivered to consumer, a worker run
 // with o. acked reports that the handler acknowledged the entry itself
 // (atomically with its last write); otherwise handle acknowledges it after
 // a nil error.
-type handler func(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry) (acked bool, err error)
+type handler func(ctx context.Context, o WorkerOptions, st Stream, consumer string, e rueidis.XRangeEntry) (acked bool, err error)
 
 // errMalformed marks an entry no worker can ever handle.
-var errMalformed = errors.New("malformed entry")
+var ErrMalformed = errors.New("malformed entry")
 
 // maxBeside bounds the entries one consumer handles beside the others.
 const maxBeside = 16
@@ -130,26 +130,26 @@ const maxBeside = 16
 // consume reads new entries of st and handles them one by one (those
 // st.beside picks beside the others), so the stream's length is the work
 // not yet done.
-func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consumer string, h handler) {
+func (s *Service) Consume(ctx context.Context, o WorkerOptions, st Stream, consumer string, h handler) {
 	besides := make(chan struct{}, maxBeside)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ctx.Err() == nil {
 		// One entry at a time: entries fetched ahead would sit pending and
 		// idle, and the reclaimer would hand them to a second worker.
-		res, err := s.Redis.Do(ctx, s.Redis.B().Xreadgroup().Group(st.group, consumer).Count(1).
-			Block(o.Block.Milliseconds()).Streams().Key(st.key).Id(">").Build()).AsXRead()
+		res, err := s.Redis.Do(ctx, s.Redis.B().Xreadgroup().Group(st.Group, consumer).Count(1).
+			Block(o.Block.Milliseconds()).Streams().Key(st.Key).Id(">").Build()).AsXRead()
 		if err != nil {
 			if !rueidis.IsRedisNil(err) && ctx.Err() == nil {
-				o.Logger.Warn("fan-out: read stream", "stream", st.key, "err", err)
+				o.Logger.Warn("fan-out: read stream", "stream", st.Key, "err", err)
 				if strings.Contains(err.Error(), "NOGROUP") {
 					_ = s.ensureGroup(ctx, st)
 				}
-				sleepCtx(ctx, time.Second)
+				SleepCtx(ctx, time.Second)
 			}
 			continue
 		}
-		for _, e := range res[st.key] {
+		for _, e := range res[st.Key] {
 			if st.beside != nil && st.beside(e) {
 				// Acked when done, so the stream still counts it until then.
 				select {
@@ -175,7 +175,7 @@ func (s *Service) consume(ctx context.Context, o WorkerOptions, st stream, consu
 // say nothing about the entry. Any other failure leaves e pending; the
 // reclaimer retries it after ReclaimIdle, and dead-letters it after
 // MaxDeliveries.
-func (s *Service) handle(ctx context.Context, o WorkerOptions, st stream, consumer string, e rueidis.XRangeEntry, h handler) {
+func (s *Service) handle(ctx context.Context, o WorkerOptions, st Stream, consumer string, e rueidis.XRangeEntry, h handler) {
 	backoff := 50 * time.Millisecond
 	for {
 		acked, err := h(ctx, o, st, consumer, e)
@@ -185,29 +185,29 @@ func (s *Service) handle(ctx context.Context, o WorkerOptions, st stream, consum
 				s.ack(ctx, o, st, e.ID)
 			}
 			return
-		case errors.Is(err, errMalformed):
+		case errors.Is(err, ErrMalformed):
 			s.deadLetter(ctx, o, st, e.ID, err.Error())
 			return
 		case ctx.Err() != nil:
 			return
 		case !store.IsUnavailable(err):
-			o.Logger.Error("fan-out: entry failed, will retry", "stream", st.key, "id", e.ID, "err", err)
+			o.Logger.Error("fan-out: entry failed, will retry", "stream", st.Key, "id", e.ID, "err", err)
 			return
 		}
-		o.Logger.Warn("fan-out: Redis unavailable, retrying", "stream", st.key, "id", e.ID, "in", backoff, "err", err)
-		if !sleepCtx(ctx, backoff) {
+		o.Logger.Warn("fan-out: Redis unavailable, retrying", "stream", st.Key, "id", e.ID, "in", backoff, "err", err)
+		if !SleepCtx(ctx, backoff) {
 			return
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 
-func (s *Service) ack(ctx context.Context, o WorkerOptions, st stream, id string) {
+func (s *Service) ack(ctx context.Context, o WorkerOptions, st Stream, id string) {
 	// Acknowledge and delete in one step (one slot): the stream's length
 	// stays the work not yet done.
-	err := s.Do(ctx, ackEntry.Cmd(s.Redis.B(), []string{st.key}, []string{id, st.group})).Error()
+	err := s.Do(ctx, ackEntry.Cmd(s.Redis.B(), []string{st.Key}, []string{id, st.Group})).Error()
 	if err != nil && ctx.Err() == nil {
-		o.Logger.Error("fan-out: ack", "stream", st.key, "id", id, "err", err)
+		o.Logger.Error("fan-out: ack", "stream", st.Key, "id", id, "err", err)
 	}
 }
 
@@ -221,13 +221,13 @@ return redis.call('XDEL', KEYS[1], ARGV[1])
 // reclaimStream lists st's entries idle past ReclaimIdle with how often
 // each was delivered (XPENDING), dead-letters those delivered
 // MaxDeliveries times, and claims and handles the others.
-func (s *Service) reclaimStream(ctx context.Context, o WorkerOptions, st stream, consumer string, h handler) {
+func (s *Service) ReclaimStream(ctx context.Context, o WorkerOptions, st Stream, consumer string, h handler) {
 	idle := o.ReclaimIdle.Milliseconds()
-	res, err := s.Redis.Do(ctx, s.Redis.B().Xpending().Key(st.key).Group(st.group).Idle(idle).
+	res, err := s.Redis.Do(ctx, s.Redis.B().Xpending().Key(st.Key).Group(st.Group).Idle(idle).
 		Start("-").End("+").Count(64).Build()).ToArray()
 	if err != nil {
 		if ctx.Err() == nil && !strings.Contains(err.Error(), "NOGROUP") {
-			o.Logger.Warn("fan-out: list pending entries", "stream", st.key, "err", err)
+			o.Logger.Warn("fan-out: list pending entries", "stream", st.Key, "err", err)
 		}
 		return
 	}
@@ -242,11 +242,11 @@ func (s *Service) reclaimStream(ctx context.Context, o WorkerOptions, st stream,
 			s.deadLetter(ctx, o, st, id, fmt.Sprintf("delivered %d times without success", deliveries))
 			continue
 		}
-		claimed, err := s.Redis.Do(ctx, s.Redis.B().Xclaim().Key(st.key).Group(st.group).Consumer(consumer).
-			MinIdleTime(itoa64(idle)).Id(id).Build()).AsXRange()
+		claimed, err := s.Redis.Do(ctx, s.Redis.B().Xclaim().Key(st.Key).Group(st.Group).Consumer(consumer).
+			MinIdleTime(Itoa64(idle)).Id(id).Build()).AsXRange()
 		if err != nil {
 			if ctx.Err() == nil {
-				o.Logger.Warn("fan-out: claim", "stream", st.key, "id", id, "err", err)
+				o.Logger.Warn("fan-out: claim", "stream", st.Key, "id", id, "err", err)
 			}
 			return
 		}
@@ -277,16 +277,16 @@ return #e
 // deadLetter gives up on an entry: it moves to the shard's dead-letter
 // stream, where an operator can read why (XRANGE), and is logged and
 // counted.
-func (s *Service) deadLetter(ctx context.Context, o WorkerOptions, st stream, id, reason string) {
-	err := s.Do(ctx, moveToDeadLetters.Cmd(s.Redis.B(), []string{st.key, s.Keys.DeadLetters(st.shard)},
-		[]string{id, st.group, reason, st.name})).Error()
+func (s *Service) deadLetter(ctx context.Context, o WorkerOptions, st Stream, id, reason string) {
+	err := s.Do(ctx, moveToDeadLetters.Cmd(s.Redis.B(), []string{st.Key, s.Keys.DeadLetters(st.Shard)},
+		[]string{id, st.Group, reason, st.Name})).Error()
 	if err != nil {
-		o.Logger.Error("fan-out: dead-lettering failed, will retry", "stream", st.key, "id", id, "reason", reason, "err", err)
+		o.Logger.Error("fan-out: dead-lettering failed, will retry", "stream", st.Key, "id", id, "reason", reason, "err", err)
 		return
 	}
-	s.counters.deadLetters.Add(1)
-	o.Logger.Error("fan-out: entry moved to the dead letters", "stream", st.key, "id", id, "reason", reason,
-		"dead_letters", s.Keys.DeadLetters(st.shard))
+	s.Counters.DeadLetters.Add(1)
+	o.Logger.Error("fan-out: entry moved to the dead letters", "stream", st.Key, "id", id, "reason", reason,
+		"dead_letters", s.Keys.DeadLetters(st.Shard))
 }
 
 // Drain waits until every queued event, task, journal entry and safety
@@ -297,7 +297,7 @@ func (s *Service) Drain(ctx context.Context) (err error) {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		n, err := s.streamsLen(ctx, s.Keys.Events, s.Keys.Tasks, s.Keys.Journal, s.Keys.Cleanup)
+		n, err := s.StreamsLen(ctx, s.Keys.Events, s.Keys.Tasks, s.Keys.Journal, s.Keys.Cleanup)
 		if err != nil {
 			return err
 		}
@@ -316,20 +316,20 @@ func (s *Service) Drain(ctx context.Context) (err error) {
 // (/readyz and the fan-out gauge; safety clean-ups are CleanupBacklog).
 func (s *Service) Backlog(ctx context.Context) (_ int64, err error) {
 	defer store.Wrap(&err, "read fan-out backlog")
-	return s.streamsLen(ctx, s.Keys.Events, s.Keys.Tasks, s.Keys.Journal)
+	return s.StreamsLen(ctx, s.Keys.Events, s.Keys.Tasks, s.Keys.Journal)
 }
 
 // DeadLetters is how many entries the dead-letter streams hold.
 func (s *Service) DeadLetters(ctx context.Context) (_ int64, err error) {
 	defer store.Wrap(&err, "read dead letters")
-	return s.streamsLen(ctx, s.Keys.DeadLetters)
+	return s.StreamsLen(ctx, s.Keys.DeadLetters)
 }
 
 // streamsLen adds up the lengths of the streams that kinds name, on every
 // shard, in one round trip.
-func (s *Service) streamsLen(ctx context.Context, kinds ...func(shard int) string) (int64, error) {
-	cmds := make([]rueidis.Completed, 0, len(kinds)*s.opts.StreamShards)
-	for sh := 0; sh < s.opts.StreamShards; sh++ {
+func (s *Service) StreamsLen(ctx context.Context, kinds ...func(shard int) string) (int64, error) {
+	cmds := make([]rueidis.Completed, 0, len(kinds)*s.Opts.StreamShards)
+	for sh := 0; sh < s.Opts.StreamShards; sh++ {
 		for _, key := range kinds {
 			cmds = append(cmds, s.Redis.B().Xlen().Key(key(sh)).Build())
 		}
@@ -347,7 +347,7 @@ func (s *Service) streamsLen(ctx context.Context, kinds ...func(shard int) strin
 }
 
 // sleepCtx waits d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+func SleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -371,11 +371,11 @@ type StreamPending struct {
 // worker ever ran) has none.
 func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
 	defer store.Wrap(&err, "read pending entries")
-	var streams []stream
-	for sh := 0; sh < s.opts.StreamShards; sh++ {
-		streams = append(streams, s.eventStream(sh), s.taskStream(sh))
+	var streams []Stream
+	for sh := 0; sh < s.Opts.StreamShards; sh++ {
+		streams = append(streams, s.EventStream(sh), s.TaskStream(sh))
 	}
-	summary := func(st stream) rueidis.Completed { return s.Redis.B().Xpending().Key(st.key).Group(st.group).Build() }
+	summary := func(st Stream) rueidis.Completed { return s.Redis.B().Xpending().Key(st.Key).Group(st.Group).Build() }
 	out := []StreamPending{{Stream: "events"}, {Stream: "tasks"}}
 	for i, r := range s.DoMulti(ctx, store.CmdsFor(streams, summary)...) {
 		sum := &out[i%2]
@@ -393,7 +393,7 @@ func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
 		sum.Count += n
 		if minID, err := arr[1].ToString(); err == nil {
 			if ms, err := strconv.ParseInt(strings.SplitN(minID, "-", 2)[0], 10, 64); err == nil {
-				sum.Oldest = max(sum.Oldest, s.opts.Now().Sub(time.UnixMilli(ms)))
+				sum.Oldest = max(sum.Oldest, s.Opts.Now().Sub(time.UnixMilli(ms)))
 			}
 		}
 	}
@@ -402,8 +402,8 @@ func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
 
 // ensureGroups creates the consumer group of each stream kinds makes, on
 // every shard, where it does not exist yet.
-func (s *Service) ensureGroups(ctx context.Context, kinds ...func(shard int) stream) error {
-	for sh := 0; sh < s.opts.StreamShards; sh++ {
+func (s *Service) EnsureGroups(ctx context.Context, kinds ...func(shard int) Stream) error {
+	for sh := 0; sh < s.Opts.StreamShards; sh++ {
 		for _, kind := range kinds {
 			if err := s.ensureGroup(ctx, kind(sh)); err != nil {
 				return err
@@ -415,10 +415,10 @@ func (s *Service) ensureGroups(ctx context.Context, kinds ...func(shard int) str
 
 // ensureGroup creates st's consumer group (and the stream) unless it
 // exists.
-func (s *Service) ensureGroup(ctx context.Context, st stream) error {
-	err := s.Redis.Do(ctx, s.Redis.B().XgroupCreate().Key(st.key).Group(st.group).Id("0").Mkstream().Build()).Error()
+func (s *Service) ensureGroup(ctx context.Context, st Stream) error {
+	err := s.Redis.Do(ctx, s.Redis.B().XgroupCreate().Key(st.Key).Group(st.Group).Id("0").Mkstream().Build()).Error()
 	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-		return fmt.Errorf("create consumer group %s on %s: %w", st.group, st.key, err)
+		return fmt.Errorf("create consumer group %s on %s: %w", st.Group, st.Key, err)
 	}
 	return nil
 }

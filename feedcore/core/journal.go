@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"context"
@@ -45,15 +45,15 @@ func (s *Service) OnRepair(kind string, f RepairFunc) { s.repairs[kind] = f }
 
 // maxSettleRounds bounds how often settling re-reads a record of truth
 // that keeps changing under it; the journal repairs what is left.
-const maxSettleRounds = 4
+const MaxSettleRounds = 4
 
 // begin journals a mutation on shard and returns its entry id.
-func (s *Service) begin(ctx context.Context, shard int, fields ...string) (string, error) {
+func (s *Service) Begin(ctx context.Context, shard int, fields ...string) (string, error) {
 	b := s.Redis.B().Xadd().Key(s.Keys.Journal(shard)).Id("*").FieldValue()
 	for i := 0; i+1 < len(fields); i += 2 {
 		b = b.FieldValue(fields[i], fields[i+1])
 	}
-	id, err := s.commit(ctx, nil, nil, nil, b.Build()).ToString()
+	id, err := s.Commit(ctx, nil, nil, nil, b.Build()).ToString()
 	if err != nil {
 		return "", fmt.Errorf("journal %s: %w", fields[1], err)
 	}
@@ -62,11 +62,11 @@ func (s *Service) begin(ctx context.Context, shard int, fields ...string) (strin
 
 // end drops a finished mutation's journal entry. Failing to is harmless: a
 // worker settles the entry again, which changes nothing.
-func (s *Service) end(ctx context.Context, shard int, id string) {
+func (s *Service) End(ctx context.Context, shard int, id string) {
 	s.Do(context.WithoutCancel(ctx), s.Redis.B().Xdel().Key(s.Keys.Journal(shard)).Id(id).Build())
 }
 
-func encodeEdges(edges []Edge) string {
+func EncodeEdges(edges []Edge) string {
 	var b strings.Builder
 	for i, e := range edges {
 		if i > 0 {
@@ -79,14 +79,14 @@ func encodeEdges(edges []Edge) string {
 	return b.String()
 }
 
-func decodeEdges(s string) ([]Edge, error) {
+func DecodeEdges(s string) ([]Edge, error) {
 	var out []Edge
 	for _, pair := range strings.Split(s, ",") {
 		a, b, ok := strings.Cut(pair, ":")
 		f, err1 := strconv.ParseUint(a, 10, 64)
 		t, err2 := strconv.ParseUint(b, 10, 64)
 		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("%w: journal edge %q", errMalformed, pair)
+			return nil, fmt.Errorf("%w: journal edge %q", ErrMalformed, pair)
 		}
 		out = append(out, Edge{Follower: f, Followee: t})
 	}
@@ -94,9 +94,9 @@ func decodeEdges(s string) ([]Edge, error) {
 }
 
 // repairLoop settles the journal entries of mutations that died.
-func (s *Service) repairLoop(ctx context.Context, o WorkerOptions) {
-	for sleepCtx(ctx, o.RepairAfter/4) {
-		for sh := 0; sh < s.opts.StreamShards; sh++ {
+func (s *Service) RepairLoop(ctx context.Context, o WorkerOptions) {
+	for SleepCtx(ctx, o.RepairAfter/4) {
+		for sh := 0; sh < s.Opts.StreamShards; sh++ {
 			if err := s.repairShard(ctx, o, sh); err != nil && ctx.Err() == nil {
 				o.Logger.Warn("journal: repair", "shard", sh, "err", err)
 			}
@@ -109,30 +109,30 @@ func (s *Service) repairLoop(ctx context.Context, o WorkerOptions) {
 // measured on the wall clock, not the service's (tests move that one).
 func (s *Service) repairShard(ctx context.Context, o WorkerOptions, shard int) error {
 	cutoff := time.Now().Add(-o.RepairAfter).UnixMilli()
-	entries, err := s.Redis.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.Journal(shard)).Start("-").End(itoa64(cutoff)).
+	entries, err := s.Redis.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.Journal(shard)).Start("-").End(Itoa64(cutoff)).
 		Count(64).Build()).AsXRange()
 	if err != nil {
 		return fmt.Errorf("read journal: %w", err)
 	}
 	for _, e := range entries {
-		err := s.repair(ctx, shard, e)
-		if errors.Is(err, errMalformed) {
-			s.deadLetter(ctx, o, stream{shard: shard, key: s.Keys.Journal(shard), name: "journal"}, e.ID, err.Error())
+		err := s.Repair(ctx, shard, e)
+		if errors.Is(err, ErrMalformed) {
+			s.deadLetter(ctx, o, Stream{Shard: shard, Key: s.Keys.Journal(shard), Name: "journal"}, e.ID, err.Error())
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("journal entry %s: %w", e.ID, err)
 		}
-		s.counters.repairs.Add(1)
+		s.Counters.Repairs.Add(1)
 		o.Logger.Warn("journal: completed a mutation that did not finish", "shard", shard, "id", e.ID, "kind", e.FieldValues["k"])
-		s.end(ctx, shard, e.ID)
+		s.End(ctx, shard, e.ID)
 	}
 	return nil
 }
 
-func (s *Service) repair(ctx context.Context, shard int, e rueidis.XRangeEntry) error {
+func (s *Service) Repair(ctx context.Context, shard int, e rueidis.XRangeEntry) error {
 	if f, ok := s.repairs[e.FieldValues["k"]]; ok {
 		return f(ctx, shard, e)
 	}
-	return fmt.Errorf("%w: journal entry kind %q", errMalformed, e.FieldValues["k"])
+	return fmt.Errorf("%w: journal entry kind %q", ErrMalformed, e.FieldValues["k"])
 }

@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"cmp"
@@ -83,19 +83,19 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	setDefault(&o.BigVThreshold, 10000)
-	setDefault(&o.ActiveWindow, 7*24*time.Hour)
-	setDefault(&o.InboxCap, 800)
-	setDefault(&o.FollowLimit, 2000)
-	setDefault(&o.SnapshotTTL, 30*time.Minute)
-	setDefault(&o.MaxDevices, 5)
-	setDefault(&o.MaxTextLen, 2000)
-	setDefault(&o.MaxRelations, 10000)
-	setDefault(&o.StreamShards, 1)
-	o.StreamShards = min(o.StreamShards, maxShards)
-	setDefault(&o.WaitTimeout, defaultWaitTimeout)
-	setDefault(&o.CleanupGrace, defaultCleanupGrace)
-	setDefault(&o.HandleHold, 720*time.Hour)
+	SetDefault(&o.BigVThreshold, 10000)
+	SetDefault(&o.ActiveWindow, 7*24*time.Hour)
+	SetDefault(&o.InboxCap, 800)
+	SetDefault(&o.FollowLimit, 2000)
+	SetDefault(&o.SnapshotTTL, 30*time.Minute)
+	SetDefault(&o.MaxDevices, 5)
+	SetDefault(&o.MaxTextLen, 2000)
+	SetDefault(&o.MaxRelations, 10000)
+	SetDefault(&o.StreamShards, 1)
+	o.StreamShards = min(o.StreamShards, MaxShards)
+	SetDefault(&o.WaitTimeout, defaultWaitTimeout)
+	SetDefault(&o.CleanupGrace, DefaultCleanupGrace)
+	SetDefault(&o.HandleHold, 720*time.Hour)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -103,7 +103,7 @@ func (o Options) withDefaults() Options {
 }
 
 // bigVThresholdNow is the big-V threshold in force.
-func (o Options) bigVThresholdNow() int64 {
+func (o Options) BigVThresholdNow() int64 {
 	if o.BigVThresholdFunc != nil {
 		return int64(o.BigVThresholdFunc())
 	}
@@ -119,7 +119,7 @@ func urlPolicy(o Options) content.URLPolicy {
 // its type's zero value or, for a number or a duration, negative. Every
 // options struct of the package (Options, WorkerOptions, ExportSink's and
 // RebuildOptions' batch sizes) fills its defaults so.
-func setDefault[T cmp.Ordered](v *T, def T) {
+func SetDefault[T cmp.Ordered](v *T, def T) {
 	var zero T
 	if *v <= zero {
 		*v = def
@@ -127,4 +127,4 @@ func setDefault[T cmp.Ordered](v *T, def T) {
 }
 
 // defaultCleanupGrace is Options.CleanupGrace's default.
-const defaultCleanupGrace = 2 * time.Minute
+const DefaultCleanupGrace = 2 * time.Minute

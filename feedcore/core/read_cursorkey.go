@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"bytes"
@@ -30,9 +30,9 @@ const (
 
 // cursors is the sealer in force. It starts a background re-read of the
 // shared key when the last is older than cursorKeyEvery.
-func (s *Service) cursors() *cursor.Sealer {
+func (s *Service) Cursors() *cursor.Sealer {
 	if s.fixedKey() {
-		return s.sealer.Load()
+		return s.Sealer.Load()
 	}
 	now := time.Now().UnixMilli()
 	last := s.keyReadAt.Load()
@@ -43,19 +43,19 @@ func (s *Service) cursors() *cursor.Sealer {
 			_ = s.RefreshCursorKey(ctx)
 		}()
 	}
-	return s.sealer.Load()
+	return s.Sealer.Load()
 }
 
 // openCursor opens raw, a feed's cursor; if it fails, it re-reads the
 // shared key (at most once per cursorKeyRetry) and tries once more with a
 // key that changed.
-func (s *Service) openCursor(ctx context.Context, raw string, viewer store.ID) (cursor.Cursor, error) {
-	return s.openWith(ctx, raw, viewer, (*cursor.Sealer).Open)
+func (s *Service) OpenCursor(ctx context.Context, raw string, viewer store.ID) (cursor.Cursor, error) {
+	return s.OpenWith(ctx, raw, viewer, (*cursor.Sealer).Open)
 }
 
 // openWith is openCursor opening with open (a feed's or any cursor).
-func (s *Service) openWith(ctx context.Context, raw string, viewer store.ID, open func(*cursor.Sealer, string, store.ID) (cursor.Cursor, error)) (cursor.Cursor, error) {
-	c, err := open(s.cursors(), raw, viewer)
+func (s *Service) OpenWith(ctx context.Context, raw string, viewer store.ID, open func(*cursor.Sealer, string, store.ID) (cursor.Cursor, error)) (cursor.Cursor, error) {
+	c, err := open(s.Cursors(), raw, viewer)
 	if err == nil || s.fixedKey() {
 		return c, err
 	}
@@ -64,11 +64,11 @@ func (s *Service) openWith(ctx context.Context, raw string, viewer store.ID, ope
 	if now-last < cursorKeyRetry.Milliseconds() || !s.keyRetryAt.CompareAndSwap(last, now) {
 		return c, err
 	}
-	before := s.sealer.Load()
-	if rerr := s.RefreshCursorKey(ctx); rerr != nil || s.sealer.Load() == before {
+	before := s.Sealer.Load()
+	if rerr := s.RefreshCursorKey(ctx); rerr != nil || s.Sealer.Load() == before {
 		return c, err
 	}
-	return open(s.sealer.Load(), raw, viewer)
+	return open(s.Sealer.Load(), raw, viewer)
 }
 
 // RefreshCursorKey re-reads the shared cursor key: puts this replica's key
@@ -79,7 +79,7 @@ func (s *Service) RefreshCursorKey(ctx context.Context) error {
 		return nil
 	}
 	s.keyReadAt.Store(time.Now().UnixMilli())
-	cur := s.sealer.Load()
+	cur := s.Sealer.Load()
 	key := cur.Key()
 	got, err := s.sharedCursorKey(ctx, key)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Service) RefreshCursorKey(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("shared cursor key: %w", err)
 	}
-	s.sealer.CompareAndSwap(cur, next)
+	s.Sealer.CompareAndSwap(cur, next)
 	return nil
 }
 
@@ -120,4 +120,4 @@ func (s *Service) sharedCursorKey(ctx context.Context, mine []byte) ([]byte, err
 }
 
 // fixedKey reports a configured cursor key, which never changes.
-func (s *Service) fixedKey() bool { return len(s.opts.CursorKey) > 0 }
+func (s *Service) fixedKey() bool { return len(s.Opts.CursorKey) > 0 }

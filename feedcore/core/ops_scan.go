@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // master: Export and Rebuild walk the records so. The pattern comes from
 // the key method (tagHead), so a key's name is spelled once, in keys.go.
 // SCAN visits the whole keyspace (other prefixes' keys too); MATCH filters.
-func (s *Service) scanIDs(ctx context.Context, keyOf func(store.ID) string, fn func(ids []store.ID) error) error {
+func (s *Service) ScanIDs(ctx context.Context, keyOf func(store.ID) string, fn func(ids []store.ID) error) error {
 	head := store.TagHead(keyOf)
 	return redisstore.ScanKeys(ctx, s.Redis, redisstore.GlobEscape(head)+"*}", func(keys []string) error {
 		ids := make([]store.ID, 0, len(keys))

@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"context"
@@ -12,24 +12,24 @@ import (
 
 // Event types on the events streams.
 const (
-	evPublish  = "pub" // materialize a new post, then fan it out to the author's push targets
-	evDelete   = "del" // tombstone a post, then fan the removal out
-	evPromote  = "pro" // an author crossed the big-V threshold
-	evActivate = "act" // a returning reader: join active sets, backfill
-	evReplay   = "rep" // fan an ended live session out to replay inboxes
-	evRepost   = "rpo" // materialize a repost's record, then fan it out like a post
-	evUnrepost = "rpu" // tombstone a repost's record, then fan the removal out
+	EvPublish  = "pub" // materialize a new post, then fan it out to the author's push targets
+	EvDelete   = "del" // tombstone a post, then fan the removal out
+	EvPromote  = "pro" // an author crossed the big-V threshold
+	EvActivate = "act" // a returning reader: join active sets, backfill
+	EvReplay   = "rep" // fan an ended live session out to replay inboxes
+	EvRepost   = "rpo" // materialize a repost's record, then fan it out like a post
+	EvUnrepost = "rpu" // tombstone a repost's record, then fan the removal out
 )
 
 // removal reports whether events (and tasks) of type t take an item out
 // of inboxes rather than push one in.
-func removal(t string) bool { return t == evDelete || t == evUnrepost }
+func Removal(t string) bool { return t == EvDelete || t == EvUnrepost }
 
 // event is one entry of an events stream. A publish event is the post's
 // record of truth until the post is materialized: it carries the content
 // (text, media, content warning), so a worker can finish a publish whose
 // request died after logging it.
-type event struct {
+type Event struct {
 	Type string
 	User store.ID   // author, or the reader for evActivate
 	Item store.Item // the post, for evPublish and evDelete; the repost's record for evRepost and evUnrepost
@@ -43,27 +43,27 @@ type event struct {
 // maxShards bounds StreamShards: new ids carry the shard in their low
 // shardBits bits, which keeps them unique without a global counter.
 const (
-	shardBits = 6
-	maxShards = 1 << shardBits
+	ShardBits = 6
+	MaxShards = 1 << ShardBits
 	// clockBits ids are handed out per millisecond and shard; past that
 	// the shard's clock moves on to the next millisecond.
-	clockBits = 16 - shardBits
+	ClockBits = 16 - ShardBits
 )
 
 // shardOf is the stream shard of a user's events: fixed per user, so one
 // author's publishes and deletes queue in order on one stream, next to
 // their idempotency records.
-func (s *Service) shardOf(user store.ID) int {
-	return store.Spread(user, s.opts.StreamShards)
+func (s *Service) ShardOf(user store.ID) int {
+	return store.Spread(user, s.Opts.StreamShards)
 }
 
-func (e event) fields() []string {
+func (e Event) Fields() []string {
 	fv := e.EventFields("t", e.Type, "u", store.FormatID(e.User), "p", store.FormatID(e.Item.ID), "s", store.ScoreArg(e.Item.TS))
-	return append(fv, e.linkFields()...)
+	return append(fv, e.LinkFields()...)
 }
 
 // linkFields are the fields naming e's parent or original, if any.
-func (e event) linkFields() []string {
+func (e Event) LinkFields() []string {
 	var fv []string
 	for _, f := range []struct {
 		name string
@@ -76,14 +76,14 @@ func (e event) linkFields() []string {
 	return fv
 }
 
-func (s *Service) emitCmd(e event) rueidis.Completed {
-	return s.Redis.B().Arbitrary("XADD").Keys(s.Keys.Events(s.shardOf(e.User))).Args("*").Args(e.fields()...).Build()
+func (s *Service) EmitCmd(e Event) rueidis.Completed {
+	return s.Redis.B().Arbitrary("XADD").Keys(s.Keys.Events(s.ShardOf(e.User))).Args("*").Args(e.Fields()...).Build()
 }
 
 // emit appends e to its events stream; once it returns, the event is
 // durable in Redis and a worker will process it.
-func (s *Service) emit(ctx context.Context, e event) error {
-	if err := s.Do(ctx, s.emitCmd(e)).Error(); err != nil {
+func (s *Service) Emit(ctx context.Context, e Event) error {
+	if err := s.Do(ctx, s.EmitCmd(e)).Error(); err != nil {
 		return fmt.Errorf("queue %s event: %w", e.Type, err)
 	}
 	return nil
@@ -105,7 +105,7 @@ func (s *Service) emit(ctx context.Context, e event) error {
 // a replay, {-1, retry after ms, remaining} for a refused charge
 // (remaining 0 without a charge), {-2, 0, 0} for a deleted account, {-3,
 // 0, 0} for a suspended one. ARGV[10..] are the entry's other fields.
-var logScript = store.NewScript(false, luaSpend+luaAlloc+`
+var LogScript = store.NewScript(false, luaSpend+LuaAlloc+`
 local left = 0
 if ARGV[7] ~= '' then
   if redis.call('EXISTS', KEYS[#KEYS - 1]) == 1 then return {-2, 0, 0} end
@@ -140,7 +140,7 @@ return {1, ms, n, id, left}
 // shard's clock hash (fields m, n), never below now ms and never handed
 // out twice, and returns them as strings (Lua's doubles cannot hold a
 // 64-bit id; Go composes it, composeID).
-const luaAlloc = `
+const LuaAlloc = `
 local function alloc(clock, now)
   local c = redis.call('HMGET', clock, 'm', 'n')
   local t, last, count = tonumber(now), tonumber(c[1]) or 0, tonumber(c[2]) or -1
@@ -155,7 +155,7 @@ end
 // logArgs is logScript's ARGV up to the entry's fields: mode, ms, record
 // text and TTL, whether KEYS[3] is an idempotency record, and the rate
 // charge's luaSpend arguments (nil: none).
-func logArgs(mode string, ms int64, record string, ttl int, idem bool, charge []string) []string {
+func LogArgs(mode string, ms int64, record string, ttl int, idem bool, charge []string) []string {
 	i := ""
 	if idem {
 		i = "i"
@@ -167,50 +167,50 @@ func logArgs(mode string, ms int64, record string, ttl int, idem bool, charge []
 }
 
 // composeID is the id handed out as (ms, count) by shard's clock.
-func composeID(ms int64, count uint64, shard int) store.ID {
-	return store.ID(ms)<<16 | store.ID(count)<<shardBits | store.ID(shard)
+func ComposeID(ms int64, count uint64, shard int) store.ID {
+	return store.ID(ms)<<16 | store.ID(count)<<ShardBits | store.ID(shard)
 }
 
 // parseEvent reads an entry of shard's events stream.
-func parseEvent(fv map[string]string, shard int) (event, error) {
+func ParseEvent(fv map[string]string, shard int) (Event, error) {
 	u, err := strconv.ParseUint(fv["u"], 10, 64)
 	if err != nil {
-		return event{}, fmt.Errorf("event field u %q: %w", fv["u"], err)
+		return Event{}, fmt.Errorf("event field u %q: %w", fv["u"], err)
 	}
-	e := event{Type: fv["t"], User: u, Encoded: content.Encoded{Text: fv["x"], Media: fv["m"], CW: fv["cw"]}}
+	e := Event{Type: fv["t"], User: u, Encoded: content.Encoded{Text: fv["x"], Media: fv["m"], CW: fv["cw"]}}
 	if e.Type == "" {
-		return event{}, fmt.Errorf("event without a type")
+		return Event{}, fmt.Errorf("event without a type")
 	}
 	if p := fv["p"]; p != "" {
 		if e.Item.ID, err = strconv.ParseUint(p, 10, 64); err != nil {
-			return event{}, fmt.Errorf("event field p %q: %w", p, err)
+			return Event{}, fmt.Errorf("event field p %q: %w", p, err)
 		}
 	}
 	if v := fv["s"]; v != "" {
-		if e.Item.TS, err = parseInt(v); err != nil {
-			return event{}, fmt.Errorf("event field s %q: %w", v, err)
+		if e.Item.TS, err = ParseInt(v); err != nil {
+			return Event{}, fmt.Errorf("event field s %q: %w", v, err)
 		}
 	}
 	if q := fv["q"]; q != "" { // an id the shard's clock handed out
 		n, err := strconv.ParseUint(q, 10, 64)
-		if err != nil || n >= 1<<clockBits {
-			return event{}, fmt.Errorf("event field q %q: not a clock count", q)
+		if err != nil || n >= 1<<ClockBits {
+			return Event{}, fmt.Errorf("event field q %q: not a clock count", q)
 		}
-		e.Item.ID = composeID(e.Item.TS, n, shard)
+		e.Item.ID = ComposeID(e.Item.TS, n, shard)
 	}
 	if e.Item.TS < 0 {
-		return event{}, fmt.Errorf("event field s %d: negative", e.Item.TS)
+		return Event{}, fmt.Errorf("event field s %d: negative", e.Item.TS)
 	}
 	for name, dst := range map[string]*store.ID{"r": &e.Parent, "ra": &e.ParentAuthor, "o": &e.Orig, "oa": &e.OrigAuthor} {
 		if v := fv[name]; v != "" {
 			if *dst, err = strconv.ParseUint(v, 10, 64); err != nil {
-				return event{}, fmt.Errorf("event field %s %q: %w", name, v, err)
+				return Event{}, fmt.Errorf("event field %s %q: %w", name, v, err)
 			}
 		}
 	}
 	return e, nil
 }
 
-func parseInt(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+func ParseInt(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
 
-func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+func Itoa64(n int64) string { return strconv.FormatInt(n, 10) }

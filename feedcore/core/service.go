@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"context"
@@ -21,32 +21,32 @@ import (
 // replicas may share one Redis.
 type Service struct {
 	*store.Store
-	opts Options
+	Opts Options
 	// sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (read_cursorkey.go).
-	sealer                atomic.Pointer[cursor.Sealer]
+	Sealer                atomic.Pointer[cursor.Sealer]
 	keyReadAt, keyRetryAt atomic.Int64 // unix ms
 
 	// touches and activations throttle a reader's activity writes and
 	// upgrade requests to one per interval per process, not one per read.
-	touches, activations *throttle
+	Touches, Activations *throttle
 
 	// snapshots shares one live feed snapshot build among the concurrent
 	// first pages of one viewer's device.
-	snapshots singleflight.Group
+	Snapshots singleflight.Group
 
 	// known remembers users seen to exist (usersExist).
-	known knownSet
+	Known knownSet
 
 	// media is what media and cover URLs may point at (urlPolicy).
-	media content.URLPolicy
+	Media content.URLPolicy
 	// keywords keeps viewers' keyword filters as this process compiled
 	// them, with their version (safety_keyword.go).
-	keywords *lru.Cache[store.ID, *keyword.Set]
+	Keywords *lru.Cache[store.ID, *keyword.Set]
 
-	counters counters
+	Counters counters
 	// locks takes readers' upgrade and demotion locks (withLock).
-	locks rueidislock.Locker
+	Locks rueidislock.Locker
 
 	// repairs completes journal entries, by kind (OnRepair).
 	repairs map[string]RepairFunc
@@ -55,7 +55,7 @@ type Service struct {
 // touchEvery bounds how stale this process lets a reader's last-seen get;
 // activateEvery spaces a returning reader's upgrade requests.
 const (
-	touchEvery    = time.Minute
+	TouchEvery    = time.Minute
 	activateEvery = 30 * time.Second
 )
 
@@ -64,20 +64,20 @@ const defaultClusterShards = 4
 
 // newCoreService returns the state every feature shares, over client;
 // New adds what the features register.
-func newCoreService(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
+func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
 	if opts.StreamShards <= 0 && client.Mode() == rueidis.ClientModeCluster {
 		opts.StreamShards = defaultClusterShards
 	}
-	s := &Service{Store: &store.Store{Keys: store.Keys{Prefix: opts.Prefix}}, opts: opts.withDefaults(),
-		touches: newThrottle(touchEvery.Milliseconds()), activations: newThrottle(activateEvery.Milliseconds()),
+	s := &Service{Store: &store.Store{Keys: store.Keys{Prefix: opts.Prefix}}, Opts: opts.withDefaults(),
+		Touches: newThrottle(TouchEvery.Milliseconds()), Activations: newThrottle(activateEvery.Milliseconds()),
 		repairs: map[string]RepairFunc{}}
-	s.media = urlPolicy(s.opts)
+	s.Media = urlPolicy(s.Opts)
 	s.Redis = riding{Client: client, s: s}
 	var err error
-	if s.keywords, err = lru.New[store.ID, *keyword.Set](keywordSets); err != nil {
+	if s.Keywords, err = lru.New[store.ID, *keyword.Set](keywordSets); err != nil {
 		return nil, fmt.Errorf("make the keyword filter cache: %w", err)
 	}
-	if s.locks, err = newLocker(client, s.Keys); err != nil {
+	if s.Locks, err = newLocker(client, s.Keys); err != nil {
 		return nil, fmt.Errorf("make the reader locker: %w", err)
 	}
 	key := opts.CursorKey
@@ -91,22 +91,22 @@ func newCoreService(ctx context.Context, client rueidis.Client, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	s.sealer.Store(sealer)
+	s.Sealer.Store(sealer)
 	return s, nil
 }
 
 // Options returns the options in force, defaults filled in;
 // BigVThreshold is the threshold in force now (see BigVThresholdFunc).
 func (s *Service) Options() Options {
-	o := s.opts
-	o.BigVThreshold = int(o.bigVThresholdNow())
+	o := s.Opts
+	o.BigVThreshold = int(o.BigVThresholdNow())
 	return o
 }
 
 // Client is the Redis client the service uses.
 func (s *Service) Client() rueidis.Client { return s.Redis }
 
-func (s *Service) nowMS() int64 { return s.opts.Now().UnixMilli() }
+func (s *Service) NowMS() int64 { return s.Opts.Now().UnixMilli() }
 
 // newLocker makes the locker of readers' upgrade and demotion locks:
 // rueidislock over the service's own client. It is never closed (Close
@@ -135,15 +135,15 @@ type knownSet struct {
 	ids map[store.ID]struct{}
 }
 
-func (k *knownSet) has(id store.ID) bool {
+func (k *knownSet) Has(id store.ID) bool {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	_, ok := k.ids[id]
 	return ok
 }
 
-func (k *knownSet) add(id store.ID) {
-	if k.has(id) {
+func (k *knownSet) Add(id store.ID) {
+	if k.Has(id) {
 		return
 	}
 	k.mu.Lock()

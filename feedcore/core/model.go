@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-package feedcore
+package core
 
 import (
 	"context"
@@ -16,19 +16,19 @@ import (
 // the write is sent with WAIT on the same connection, and acknowledged only
 // once that many replicas have it. Scripts go as EVAL there: a dedicated
 // connection does not load them on NOSCRIPT.
-func (s *Service) commit(ctx context.Context, sc *store.Script, keys, args []string, cmd rueidis.Completed) rueidis.RedisResult {
-	n := s.opts.WaitReplicas
+func (s *Service) Commit(ctx context.Context, sc *store.Script, keys, args []string, cmd rueidis.Completed) rueidis.RedisResult {
+	n := s.Opts.WaitReplicas
 	if n <= 0 {
 		return s.Do(ctx, cmd)
 	}
 	// A dedicated connection does not carry the operation's pending rate
 	// charge (riding): spend it first, so a refused mutation writes nothing.
-	if ch := chargeOf(ctx); ch != nil {
+	if ch := ChargeOf(ctx); ch != nil {
 		if v, err := ch.Settle(ctx); err == nil && v.Err != nil {
 			return rueidis.NewErrorResult(v.Err)
 		}
 	}
-	timeout := s.opts.WaitTimeout
+	timeout := s.Opts.WaitTimeout
 	var res rueidis.RedisResult
 	err := s.Redis.Dedicated(func(d rueidis.DedicatedClient) error {
 		write := cmd
