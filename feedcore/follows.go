@@ -488,3 +488,30 @@ func (s *Service) repairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry)
 	}
 	return s.settleEdges(ctx, edges)
 }
+
+// followTimeCmds time the follow e at at ms (the clock's now when 0: a
+// follow from before times were kept, whose time is then set once):
+// always two writes, the followee's side and, if missing, the follower's.
+func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
+	if at == 0 {
+		at = now
+	}
+	return []rueidis.Completed{
+		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).ScoreMember().ScoreMember(float64(at), store.Member(e.Follower)).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.FollowingTimes(e.Follower)).Nx().ScoreMember().ScoreMember(float64(at), store.Member(e.Followee)).Build(),
+	}
+}
+
+// unfollowTimeCmds drop the times of the follow e, gone from the
+// following set.
+func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
+	return []rueidis.Completed{
+		s.Redis.B().Zrem().Key(s.Keys.FollowerTimes(e.Followee)).Member(store.Member(e.Follower)).Build(),
+		s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(e.Follower)).Member(store.Member(e.Followee)).Build(),
+	}
+}
+
+// errBlocked is what a follow, like or open across a block gets.
+func errBlocked() error {
+	return apierr.Errorf(apierr.Forbidden, "a block stands between you and this user")
+}

@@ -23,28 +23,6 @@ import (
 // checks each entry against fg or fr in the same script, so an unfollow
 // whose settle is still to come never shows; fan-out reads neither.
 
-// followTimeCmds time the follow e at at ms (the clock's now when 0: a
-// follow from before times were kept, whose time is then set once):
-// always two writes, the followee's side and, if missing, the follower's.
-func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
-	if at == 0 {
-		at = now
-	}
-	return []rueidis.Completed{
-		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).ScoreMember().ScoreMember(float64(at), store.Member(e.Follower)).Build(),
-		s.Redis.B().Zadd().Key(s.Keys.FollowingTimes(e.Follower)).Nx().ScoreMember().ScoreMember(float64(at), store.Member(e.Followee)).Build(),
-	}
-}
-
-// unfollowTimeCmds drop the times of the follow e, gone from the
-// following set.
-func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
-	return []rueidis.Completed{
-		s.Redis.B().Zrem().Key(s.Keys.FollowerTimes(e.Followee)).Member(store.Member(e.Follower)).Build(),
-		s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(e.Follower)).Member(store.Member(e.Followee)).Build(),
-	}
-}
-
 // Followers pages the followers of user as viewer sees them, most recent
 // follow first (ties by id, highest first): first per page
 // (DefaultPageSize when 0), after a cursor of this list. Users separated

@@ -543,3 +543,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, 
 	}
 	return len(recs), stop
 }
+
+// accountChunk is how many followers, followees, posts or liked posts one
+// step of the job handles in one pipeline.
+const accountChunk = 500

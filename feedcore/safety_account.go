@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -32,10 +31,6 @@ import (
 
 // jAccount journals an account deletion: field u, the user.
 const jAccount = "acct"
-
-// accountChunk is how many followers, followees, posts or liked posts one
-// step of the job handles in one pipeline.
-const accountChunk = 500
 
 // accountGone commits a deletion: unless the marker KEYS[1] exists, it
 // sets it (at ARGV[1] ms, handle ARGV[2], next phase 0), journals the job
@@ -198,14 +193,6 @@ end
 redis.call('SET', KEYS[1], ARGV[1])
 return false
 `)
-
-func (s *Service) claimHandleCmd(handle string, id store.ID) rueidis.Completed {
-	return claimHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(handle)}, []string{store.FormatID(id), store.ScoreArg(s.NowMS())})
-}
-
-// heldHandle reports whether a handle key's value is a deleted account's
-// held handle ("id until"), not a user id.
-func heldHandle(v string) bool { return strings.Contains(v, " ") }
 
 // dropProfile deletes the profile (so the viewer's own reads answer
 // UNAUTHENTICATED as for any id without a user) and holds the handle.

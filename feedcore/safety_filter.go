@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/roundtrip"
 	"github.com/redis/rueidis"
 )
 
@@ -185,3 +188,104 @@ func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChu
 	}
 	return c, nil
 }
+
+// readUnblocked reads post (nil when it does not exist) and refuses it
+// with FORBIDDEN when a block stands between viewer and its author: at
+// most one round trip besides the read when the viewer blocks or is
+// blocked by anyone. The post is read through the client-side cache,
+// unless fresh: a caller that must not act on a post deleted a moment ago
+// (whose invalidation may still be on its way) reads it from Redis, in
+// the same round trip as the viewer's blocks.
+func (s *Service) readUnblocked(ctx context.Context, viewer, post store.ID, fresh bool) (*content.Post, error) {
+	var p *content.Post
+	var any bool
+	read := s.CachedPosts
+	if fresh {
+		read = s.Posts
+	}
+	err := roundtrip.Parallel(ctx,
+		func(ctx context.Context) error {
+			ps, err := read(ctx, []store.ID{post})
+			if err == nil {
+				p = ps[0]
+			}
+			return err
+		},
+		func(ctx context.Context) error {
+			n, err := s.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Blocks(viewer), s.Keys.BlockedBy(viewer)).Build()).AsInt64()
+			any = n > 0
+			return err
+		})
+	if err != nil || !any || p == nil || p.Author == 0 {
+		return p, err // a missing post: the caller answers NOT_FOUND
+	}
+	if blocked, err := s.Blocked(ctx, viewer, p.Author); err != nil || !blocked {
+		return p, err
+	}
+	return nil, errBlocked()
+}
+
+// luaKeywordView: keywords(kf, kfv, have) is what a page reads of a
+// viewer's filters kf with their version kfv, given the version have the
+// replica has compiled (empty: none): false when the viewer has no
+// filters, the version alone when it is have, else {version, id, record,
+// id, record...}.
+const luaKeywordView = `
+local function keywords(kf, kfv, have)
+  local v = redis.call('GET', kfv)
+  if not v then return false end
+  if v == have then return v end
+  local out = redis.call('HGETALL', kf)
+  table.insert(out, 1, v)
+  return out
+end
+`
+
+func (s *Service) keywordKeys(viewer store.ID) []string {
+	return []string{s.Keys.KeywordFilters(viewer), s.Keys.KeywordVersion(viewer)}
+}
+
+// compiledKeywords is the set of viewer's filters this process has
+// compiled, nil if none: a page sends its version (Version) with its
+// first read.
+func (s *Service) compiledKeywords(viewer store.ID) *keyword.Set {
+	ks, _ := s.Keywords.Get(viewer)
+	return ks
+}
+
+// readKeywordView reads what luaKeywordView replied for viewer, sent with
+// have's version: the filters that apply to its page, compiled anew (and
+// kept) when they changed; nil when it has none.
+func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidis.RedisMessage) (*keyword.Set, error) {
+	if msg.IsNil() {
+		if have != nil {
+			s.Keywords.Remove(viewer)
+		}
+		return nil, nil
+	}
+	if !msg.IsArray() {
+		v, err := msg.ToString()
+		if err != nil || have == nil || v != have.Version() {
+			return nil, fmt.Errorf("read the keyword filters' version: %q, %w", v, err)
+		}
+		return have, nil
+	}
+	arr, _ := msg.ToArray()
+	flat := make([]string, len(arr))
+	for i, m := range arr {
+		flat[i], _ = m.ToString()
+	}
+	if len(flat)%2 != 1 {
+		return nil, fmt.Errorf("read the keyword filters: a reply of %d values", len(flat))
+	}
+	ks := compileKeywords(viewer, flat[0], flat[1:])
+	s.Keywords.Add(viewer, ks)
+	return ks, nil
+}
+
+// filtered reports whether one of the viewer's keyword filters in force
+// at the page's time matches text. Reads apply it to a post's text and a
+// live session's title; it is what applies a viewer's filters to any
+// other text a page shows (a replied-to or reposted post's). Safe for
+// concurrent use.
+func (v *view) filtered(text string) bool { return v.keywords.Matches(text, v.now) }

@@ -133,22 +133,6 @@ if expired(rec, tonumber(ARGV[2])) then return 0 end
 return 1
 `)
 
-// luaKeywordView: keywords(kf, kfv, have) is what a page reads of a
-// viewer's filters kf with their version kfv, given the version have the
-// replica has compiled (empty: none): false when the viewer has no
-// filters, the version alone when it is have, else {version, id, record,
-// id, record...}.
-const luaKeywordView = `
-local function keywords(kf, kfv, have)
-  local v = redis.call('GET', kfv)
-  if not v then return false end
-  if v == have then return v end
-  local out = redis.call('HGETALL', kf)
-  table.insert(out, 1, v)
-  return out
-end
-`
-
 // keywordView replies, in an array of one, what luaKeywordView reads of
 // the viewer's filters KEYS[1] with their version KEYS[2], given the
 // version ARGV[1]: the read of a page that reads no other relations of
@@ -194,10 +178,6 @@ if #ARGV > 2 then
 end
 return 1
 `)
-
-func (s *Service) keywordKeys(viewer store.ID) []string {
-	return []string{s.Keys.KeywordFilters(viewer), s.Keys.KeywordVersion(viewer)}
-}
 
 // checkKeywordFilter checks f as an add takes it, at now (ms), and returns
 // it with its keyword trimmed, and the keyword normalized.
@@ -359,44 +339,6 @@ func parseKeywordFilter(owner store.ID, id, rec string) (KeywordFilter, bool) {
 	return f, true
 }
 
-// compiledKeywords is the set of viewer's filters this process has
-// compiled, nil if none: a page sends its version (Version) with its
-// first read.
-func (s *Service) compiledKeywords(viewer store.ID) *keyword.Set {
-	ks, _ := s.Keywords.Get(viewer)
-	return ks
-}
-
-// readKeywordView reads what luaKeywordView replied for viewer, sent with
-// have's version: the filters that apply to its page, compiled anew (and
-// kept) when they changed; nil when it has none.
-func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidis.RedisMessage) (*keyword.Set, error) {
-	if msg.IsNil() {
-		if have != nil {
-			s.Keywords.Remove(viewer)
-		}
-		return nil, nil
-	}
-	if !msg.IsArray() {
-		v, err := msg.ToString()
-		if err != nil || have == nil || v != have.Version() {
-			return nil, fmt.Errorf("read the keyword filters' version: %q, %w", v, err)
-		}
-		return have, nil
-	}
-	arr, _ := msg.ToArray()
-	flat := make([]string, len(arr))
-	for i, m := range arr {
-		flat[i], _ = m.ToString()
-	}
-	if len(flat)%2 != 1 {
-		return nil, fmt.Errorf("read the keyword filters: a reply of %d values", len(flat))
-	}
-	ks := compileKeywords(viewer, flat[0], flat[1:])
-	s.Keywords.Add(viewer, ks)
-	return ks, nil
-}
-
 // compileKeywords compiles viewer's filters at version from their hash
 // (flat: id, record, ...). Expired filters are kept: the page checks each
 // end against its own time.
@@ -415,13 +357,6 @@ func compileKeywords(viewer store.ID, version string, flat []string) *keyword.Se
 	}
 	return keyword.NewSet(version, rules)
 }
-
-// filtered reports whether one of the viewer's keyword filters in force
-// at the page's time matches text. Reads apply it to a post's text and a
-// live session's title; it is what applies a viewer's filters to any
-// other text a page shows (a replied-to or reposted post's). Safe for
-// concurrent use.
-func (v *view) filtered(text string) bool { return v.keywords.Matches(text, v.now) }
 
 // PutKeywordFilters records filters as AddKeywordFilter does (import):
 // each owner must exist, CreatedAt is kept (zero: now), and one expired

@@ -67,13 +67,6 @@ import (
 // jTakedown): the post hash's td and tr fields and the audit entry. A
 // second takedown finds the record and changes nothing.
 
-// Fields the moderation writes on post and session hashes.
-const (
-	fieldSuspended      = "sx" // "1" while the author's account is suspended
-	fieldTakenDown      = "td" // ms: when an operator took the post down
-	fieldTakedownReason = "tr"
-)
-
 // Moderation actions, as the audit stream names them.
 const (
 	ActionTakedown  = "takedown"
@@ -275,13 +268,6 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 `)
 
-func (s *Service) markCmd(hash string, on bool) rueidis.Completed {
-	if !on {
-		return s.Redis.B().Hdel().Key(hash).Field(fieldSuspended).Build()
-	}
-	return markIfExists.Cmd(s.Redis.B(), []string{hash}, []string{fieldSuspended, "1"})
-}
-
 // markPos is where a job stands: the marks it sets (on), the source it
 // walks and the last item of it done (nil: none yet).
 type markPos struct {
@@ -420,82 +406,6 @@ func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck s
 		}
 	}
 	return out, nil
-}
-
-// markSuspended marks the posts or sessions (hashes) of the authors given
-// (one each) whose accounts are suspended: what the dispatcher or an
-// import writes after a suspension's job has gone by. The items must be
-// in their author's lists already (markSources), so that a suspension or
-// unsuspension committed after the markers are read has its own job find
-// them.
-//
-// The marker and the item live in different slots, so reading one and
-// writing the other cannot be one step: an unsuspension committed between
-// them would have its job walk past the item before its mark is written,
-// leaving it hidden until the second pass. So, as settleSuspension does,
-// every write is followed by a read of the markers, and the marks follow
-// again whatever changed meanwhile, until a read confirms what was last
-// written. One round trip when no author is suspended, three when some
-// are and nothing changes.
-//
-// testHookAfterMarkerRead runs between the read of the markers and the
-// write of the marks, where another process's suspension change can land;
-// a test replaces it to put one there (the standard library's testHook
-// convention: a package variable, never a field of a product type).
-var testHookAfterMarkerRead = func() {}
-
-func (s *Service) markSuspended(ctx context.Context, authors []store.ID, hashes []string) error {
-	distinct := slices.Compact(slices.Sorted(slices.Values(authors)))
-	if len(distinct) == 0 {
-		return nil
-	}
-	marked := map[store.ID]bool{} // what the marks written so far say: none yet
-	for range core.MaxSettleRounds {
-		now, err := s.suspendedNow(ctx, distinct)
-		if err != nil {
-			return err
-		}
-		testHookAfterMarkerRead()
-		var marks []rueidis.Completed
-		for i, a := range authors {
-			if now[a] != marked[a] {
-				marks = append(marks, s.markCmd(hashes[i], now[a]))
-			}
-		}
-		if len(marks) == 0 {
-			return nil
-		}
-		if err := store.FirstErr(s.DoMulti(ctx, marks...)); err != nil {
-			return fmt.Errorf("mark items of suspended accounts: %w", err)
-		}
-		marked = now
-	}
-	return fmt.Errorf("mark items of suspended accounts: the suspensions kept changing; the second pass finishes it")
-}
-
-// suspendedNow reads whether each of users is suspended (its marker).
-func (s *Service) suspendedNow(ctx context.Context, users []store.ID) (map[store.ID]bool, error) {
-	rs := s.DoMulti(ctx, store.CmdsFor(users, func(a store.ID) rueidis.Completed {
-		return s.Redis.B().Exists().Key(s.Keys.Suspended(s.ShardOf(a), a)).Build()
-	})...)
-	out := make(map[store.ID]bool, len(users))
-	for i, r := range rs {
-		n, err := r.AsInt64()
-		if err != nil {
-			return nil, fmt.Errorf("read the suspension of user %d: %w", users[i], err)
-		}
-		out[users[i]] = n == 1
-	}
-	return out, nil
-}
-
-// markSuspendedPosts is markSuspended for posts.
-func (s *Service) markSuspendedPosts(ctx context.Context, ps []*content.Post) error {
-	authors, hashes := make([]store.ID, len(ps)), make([]string, len(ps))
-	for i, p := range ps {
-		authors[i], hashes[i] = p.Author, s.Keys.Post(p.ID)
-	}
-	return s.markSuspended(ctx, authors, hashes)
 }
 
 // repairSuspension finishes the job a journal entry records.

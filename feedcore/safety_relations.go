@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/apierr"
-	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
-	"github.com/feedd/feedd/roundtrip"
 )
 
 // RelationKind is what one user set against another: a block, a mute or a
@@ -37,11 +35,6 @@ type Relation struct {
 // largest integer a Lua number (a double) holds exactly, never inf, which
 // tonumber would not round-trip.
 const relationForever int64 = 1<<53 - 1
-
-// errBlocked is what a follow, like or open across a block gets.
-func errBlocked() error {
-	return apierr.Errorf(apierr.Forbidden, "a block stands between you and this user")
-}
 
 // Block makes viewer block target: nothing of either reaches the other,
 // and the follows between them are removed. Idempotent.
@@ -194,40 +187,4 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other store.ID, on
 func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post store.ID) error {
 	_, err := s.readUnblocked(ctx, viewer, post, false)
 	return err
-}
-
-// readUnblocked reads post (nil when it does not exist) and refuses it
-// with FORBIDDEN when a block stands between viewer and its author: at
-// most one round trip besides the read when the viewer blocks or is
-// blocked by anyone. The post is read through the client-side cache,
-// unless fresh: a caller that must not act on a post deleted a moment ago
-// (whose invalidation may still be on its way) reads it from Redis, in
-// the same round trip as the viewer's blocks.
-func (s *Service) readUnblocked(ctx context.Context, viewer, post store.ID, fresh bool) (*content.Post, error) {
-	var p *content.Post
-	var any bool
-	read := s.CachedPosts
-	if fresh {
-		read = s.Posts
-	}
-	err := roundtrip.Parallel(ctx,
-		func(ctx context.Context) error {
-			ps, err := read(ctx, []store.ID{post})
-			if err == nil {
-				p = ps[0]
-			}
-			return err
-		},
-		func(ctx context.Context) error {
-			n, err := s.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Blocks(viewer), s.Keys.BlockedBy(viewer)).Build()).AsInt64()
-			any = n > 0
-			return err
-		})
-	if err != nil || !any || p == nil || p.Author == 0 {
-		return p, err // a missing post: the caller answers NOT_FOUND
-	}
-	if blocked, err := s.Blocked(ctx, viewer, p.Author); err != nil || !blocked {
-		return p, err
-	}
-	return nil, errBlocked()
 }

@@ -245,3 +245,11 @@ func (s *Service) usersExist(ctx context.Context, ids ...store.ID) error {
 	}
 	return nil
 }
+
+func (s *Service) claimHandleCmd(handle string, id store.ID) rueidis.Completed {
+	return claimHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(handle)}, []string{store.FormatID(id), store.ScoreArg(s.NowMS())})
+}
+
+// heldHandle reports whether a handle key's value is a deleted account's
+// held handle ("id until"), not a user id.
+func heldHandle(v string) bool { return strings.Contains(v, " ") }
