@@ -180,20 +180,6 @@ redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PXAT', ARGV[2])
 return 1
 `)
 
-// claimHandle takes the handle KEYS[1] for user ARGV[1] unless another
-// holds it, and replies the holder's value (nil when it was free). A
-// deleted account's held handle (value "id until") is free once ARGV[2]
-// ms has reached its until.
-var claimHandle = store.NewScript(false, `
-local v = redis.call('GET', KEYS[1])
-if v then
-  local untl = string.match(v, ' (%d+)$')
-  if not untl or tonumber(untl) > tonumber(ARGV[2]) then return v end
-end
-redis.call('SET', KEYS[1], ARGV[1])
-return false
-`)
-
 // dropProfile deletes the profile (so the viewer's own reads answer
 // UNAUTHENTICATED as for any id without a user) and holds the handle.
 func (s *Service) dropProfile(ctx context.Context, g goneAccount) error {

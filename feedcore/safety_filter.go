@@ -3,6 +3,8 @@ package feedcore
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
@@ -289,3 +291,81 @@ func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidi
 // other text a page shows (a replied-to or reposted post's). Safe for
 // concurrent use.
 func (v *view) filtered(text string) bool { return v.keywords.Matches(text, v.now) }
+
+// compileKeywords compiles viewer's filters at version from their hash
+// (flat: id, record, ...). Expired filters are kept: the page checks each
+// end against its own time.
+func compileKeywords(viewer store.ID, version string, flat []string) *keyword.Set {
+	rules := make([]keyword.Rule, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		f, ok := parseKeywordFilter(viewer, flat[i], flat[i+1])
+		if !ok {
+			continue
+		}
+		until := int64(0)
+		if f.ExpiresAt != nil {
+			until = f.ExpiresAt.UnixMilli()
+		}
+		rules = append(rules, keyword.NewRule(f.Keyword, f.WholeWord, until))
+	}
+	return keyword.NewSet(version, rules)
+}
+
+// Blocked reports whether a block stands between viewer and other, either
+// way: both read in viewer's slot (its blocks and the mirror of blocks of
+// it), one round trip.
+func (s *Service) Blocked(ctx context.Context, viewer, other store.ID) (_ bool, err error) {
+	defer store.Wrap(&err, "read blocks between %d and %d", viewer, other)
+	if viewer == 0 || other == 0 || viewer == other {
+		return false, nil
+	}
+	return parseBlocked(s.DoMulti(ctx, s.blockedCmds(viewer, other)...))
+}
+
+func (s *Service) blockedCmds(viewer, other store.ID) []rueidis.Completed {
+	m := store.Member(other)
+	return []rueidis.Completed{
+		s.Redis.B().Zscore().Key(s.Keys.Blocks(viewer)).Member(m).Build(),
+		s.Redis.B().Zscore().Key(s.Keys.BlockedBy(viewer)).Member(m).Build(),
+	}
+}
+
+func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
+	for _, r := range rs {
+		if ok, err := store.IsMember(r); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// KeywordFilter is one of a user's keyword filters.
+type KeywordFilter struct {
+	ID        store.ID
+	User      store.ID // whose filter it is
+	Keyword   string
+	WholeWord bool
+	ExpiresAt *time.Time // nil: never
+	CreatedAt time.Time
+}
+
+// parseKeywordFilter reads owner's filter id from its record.
+func parseKeywordFilter(owner store.ID, id, rec string) (KeywordFilter, bool) {
+	parts := strings.SplitN(rec, " ", 4)
+	if len(parts) != 4 {
+		return KeywordFilter{}, false
+	}
+	fid, err := store.ParseID(id)
+	created, err1 := core.ParseInt(parts[1])
+	expires, err2 := core.ParseInt(parts[2])
+	if err != nil || err1 != nil || err2 != nil {
+		return KeywordFilter{}, false
+	}
+	f := KeywordFilter{ID: fid, User: owner, Keyword: parts[3], WholeWord: parts[0] == "1",
+		CreatedAt: time.UnixMilli(created).UTC()}
+	if expires > 0 {
+		at := time.UnixMilli(expires).UTC()
+		f.ExpiresAt = &at
+	}
+	return f, true
+}

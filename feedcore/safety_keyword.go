@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -56,16 +55,6 @@ const (
 	// one compiled filter holds in memory.
 	maxKeywordBytes = 4 * MaxKeywordLen
 )
-
-// KeywordFilter is one of a user's keyword filters.
-type KeywordFilter struct {
-	ID        store.ID
-	User      store.ID // whose filter it is
-	Keyword   string
-	WholeWord bool
-	ExpiresAt *time.Time // nil: never
-	CreatedAt time.Time
-}
 
 // keywordFilterID is the id of owner's filter of the normalized keyword
 // word: 63 bits of a SHA-256, never 0.
@@ -316,46 +305,6 @@ func (s *Service) KeywordFilter(ctx context.Context, viewer, id store.ID) (_ *Ke
 
 func inForce(f KeywordFilter, now int64) bool {
 	return f.ExpiresAt == nil || f.ExpiresAt.UnixMilli() > now
-}
-
-// parseKeywordFilter reads owner's filter id from its record.
-func parseKeywordFilter(owner store.ID, id, rec string) (KeywordFilter, bool) {
-	parts := strings.SplitN(rec, " ", 4)
-	if len(parts) != 4 {
-		return KeywordFilter{}, false
-	}
-	fid, err := store.ParseID(id)
-	created, err1 := core.ParseInt(parts[1])
-	expires, err2 := core.ParseInt(parts[2])
-	if err != nil || err1 != nil || err2 != nil {
-		return KeywordFilter{}, false
-	}
-	f := KeywordFilter{ID: fid, User: owner, Keyword: parts[3], WholeWord: parts[0] == "1",
-		CreatedAt: time.UnixMilli(created).UTC()}
-	if expires > 0 {
-		at := time.UnixMilli(expires).UTC()
-		f.ExpiresAt = &at
-	}
-	return f, true
-}
-
-// compileKeywords compiles viewer's filters at version from their hash
-// (flat: id, record, ...). Expired filters are kept: the page checks each
-// end against its own time.
-func compileKeywords(viewer store.ID, version string, flat []string) *keyword.Set {
-	rules := make([]keyword.Rule, 0, len(flat)/2)
-	for i := 0; i+1 < len(flat); i += 2 {
-		f, ok := parseKeywordFilter(viewer, flat[i], flat[i+1])
-		if !ok {
-			continue
-		}
-		until := int64(0)
-		if f.ExpiresAt != nil {
-			until = f.ExpiresAt.UnixMilli()
-		}
-		rules = append(rules, keyword.NewRule(f.Keyword, f.WholeWord, until))
-	}
-	return keyword.NewSet(version, rules)
 }
 
 // PutKeywordFilters records filters as AddKeywordFilter does (import):

@@ -93,34 +93,6 @@ func (s *Service) parseRelationFlags(rs []rueidis.RedisResult, n int) ([]Relatio
 	return out, nil
 }
 
-// Blocked reports whether a block stands between viewer and other, either
-// way: both read in viewer's slot (its blocks and the mirror of blocks of
-// it), one round trip.
-func (s *Service) Blocked(ctx context.Context, viewer, other store.ID) (_ bool, err error) {
-	defer store.Wrap(&err, "read blocks between %d and %d", viewer, other)
-	if viewer == 0 || other == 0 || viewer == other {
-		return false, nil
-	}
-	return parseBlocked(s.DoMulti(ctx, s.blockedCmds(viewer, other)...))
-}
-
-func (s *Service) blockedCmds(viewer, other store.ID) []rueidis.Completed {
-	m := store.Member(other)
-	return []rueidis.Completed{
-		s.Redis.B().Zscore().Key(s.Keys.Blocks(viewer)).Member(m).Build(),
-		s.Redis.B().Zscore().Key(s.Keys.BlockedBy(viewer)).Member(m).Build(),
-	}
-}
-
-func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
-	for _, r := range rs {
-		if ok, err := store.IsMember(r); err != nil || ok {
-			return ok, err
-		}
-	}
-	return false, nil
-}
-
 // relationRecords is the record key of viewer's relations of kind, the
 // key of their ends (mutes only; "" otherwise), and the kind of their
 // list (the cursor's).

@@ -106,3 +106,12 @@ func (s *Service) markSuspendedPosts(ctx context.Context, ps []*content.Post) er
 	}
 	return s.markSuspended(ctx, authors, hashes)
 }
+
+// markIfExists sets the field ARGV[1] of the hash KEYS[1] to ARGV[2] when
+// the hash exists, or deletes the field when ARGV[2] is empty: a mark
+// never creates a post or session hash that is not written yet.
+var markIfExists = store.NewScript(false, `
+if ARGV[2] == '' then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+`)

@@ -253,3 +253,17 @@ func (s *Service) claimHandleCmd(handle string, id store.ID) rueidis.Completed {
 // heldHandle reports whether a handle key's value is a deleted account's
 // held handle ("id until"), not a user id.
 func heldHandle(v string) bool { return strings.Contains(v, " ") }
+
+// claimHandle takes the handle KEYS[1] for user ARGV[1] unless another
+// holds it, and replies the holder's value (nil when it was free). A
+// deleted account's held handle (value "id until") is free once ARGV[2]
+// ms has reached its until.
+var claimHandle = store.NewScript(false, `
+local v = redis.call('GET', KEYS[1])
+if v then
+  local untl = string.match(v, ' (%d+)$')
+  if not untl or tonumber(untl) > tonumber(ARGV[2]) then return v end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return false
+`)
