@@ -101,7 +101,7 @@ func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string)
 // alike): the post and its counters.
 func likedPost(post store.ID, vs []rueidis.RedisMessage) (*content.Post, PostCounts, error) {
 	str := func(i int) string { s, _ := vs[i].ToString(); return s }
-	p, err := newPost(post, postFields{str(0), str(1), str(2), "", str(3), str(4), "", str(9), str(10)})
+	p, err := postFromFields(post, postFields{str(0), str(1), str(2), "", str(3), str(4), "", str(9), str(10)})
 	if err != nil {
 		return nil, PostCounts{}, err
 	}

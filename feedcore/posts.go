@@ -432,7 +432,7 @@ func parsePost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 	for i, name := range cachedPostFields {
 		f[i] = m[name]
 	}
-	p, err := newPost(id, f)
+	p, err := postFromFields(id, f)
 	if err != nil {
 		return nil, err
 	}
@@ -445,9 +445,9 @@ func parsePost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 // postFields are the fields of a post hash in cachedPostFields order.
 type postFields [11]string
 
-// newPost is the post a post hash's fields describe, whether read whole
+// postFromFields is the post a post hash's fields describe, whether read whole
 // (parsePost) or by field (CachedPosts).
-func newPost(id store.ID, f postFields) (*content.Post, error) {
+func postFromFields(id store.ID, f postFields) (*content.Post, error) {
 	a, _ := store.ParseID(f[0])
 	ms, _ := core.ParseInt(f[1])
 	media, err := content.DecodeMedia(f[4])

@@ -56,7 +56,7 @@ func cachedPost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 	if err != nil || !found {
 		return nil, err
 	}
-	return newPost(id, f)
+	return postFromFields(id, f)
 }
 
 // hashFields reads the reply of an HMGET of len(out) fields into out (""
