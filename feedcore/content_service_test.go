@@ -10,6 +10,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -78,7 +79,7 @@ func TestPublishPostRules(t *testing.T) {
 		{"invisible text, with media", NewPost{Text: "\u200b", Media: pic}, "text must contain at least one visible character"},
 		{"long content warning", NewPost{Text: "x", ContentWarning: strings.Repeat("w", content.MaxContentWarning+1)}, "contentWarning has 201 characters"},
 		{"control character in the content warning", NewPost{Text: "x", ContentWarning: "a\x00"}, "contentWarning must not contain control characters"},
-		{"long idempotency key", NewPost{Text: "x", IdempotencyKey: strings.Repeat("k", maxIdempotencyKey+1)}, "idempotencyKey has 129 bytes"},
+		{"long idempotency key", NewPost{Text: "x", IdempotencyKey: strings.Repeat("k", timeline.MaxIdempotencyKey+1)}, "idempotencyKey has 129 bytes"},
 		{"media host not allowed", NewPost{Media: []content.Media{{URL: "https://elsewhere.example.com/a.jpg", Kind: content.MediaImage}}}, "media[0].url names host"},
 	} {
 		if _, err := s.PublishPost(ctx, 1, tc.in); err == nil || !strings.Contains(err.Error(), tc.err) || store.CodeOf(err) != apierr.BadInput {
@@ -156,7 +157,7 @@ func TestMediaStored(t *testing.T) {
 	same("feed page", page.Edges[0].Post)
 
 	// Finished by the workers from the event alone.
-	logged, err := s.logPublish(ctx, 1, NewPost{Media: in.Media[:1], ContentWarning: "cw"}, 0)
+	logged, err := s.LogPublish(ctx, 1, NewPost{Media: in.Media[:1], ContentWarning: "cw"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

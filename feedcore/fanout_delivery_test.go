@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -35,7 +36,7 @@ func outboxIDs(tb testing.TB, s *Service, author store.ID) []store.ID {
 // timelineIDs lists the ids in a timeline key, newest first.
 func timelineIDs(tb testing.TB, s *Service, key string) []store.ID {
 	tb.Helper()
-	items, err := s.newest(context.Background(), key, 1000)
+	items, err := s.Newest(context.Background(), key, 1000)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestPublishIdempotent(t *testing.T) {
 	if got := outboxIDs(t, s, 1); len(got) != 2 {
 		t.Fatalf("author's outbox %v, want 2 posts", got)
 	}
-	_, err = s.PublishOnce(ctx, 1, "x", strings.Repeat("k", maxIdempotencyKey+1))
+	_, err = s.PublishOnce(ctx, 1, "x", strings.Repeat("k", timeline.MaxIdempotencyKey+1))
 	wantCode(t, "key too long", err, apierr.BadInput)
 }
 
@@ -96,7 +97,7 @@ func TestPublishFinishedByWorkers(t *testing.T) {
 	if err := s.Follow(ctx, 2, 1); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.logPublish(ctx, 1, NewPost{Text: "logged only"}, 0)
+	p, err := s.LogPublish(ctx, 1, NewPost{Text: "logged only"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestDeadLetters(t *testing.T) {
 	if err := s.Redis.Do(ctx, s.Redis.B().Set().Key(bad).Value("x").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	tk := task{Type: core.EvPublish, Author: 1, Item: store.Item{TS: 1, ID: 1}, Set: bad, Lo: "-", Hi: "+"}
+	tk := timeline.Task{Type: core.EvPublish, Author: 1, Item: store.Item{TS: 1, ID: 1}, Set: bad, Lo: "-", Hi: "+"}
 	if err := s.Redis.Do(ctx, s.Redis.B().Xadd().Key(s.Keys.Tasks(0)).Id("*").FieldValue().
 		FieldValue("t", tk.Type).FieldValue("u", "1").FieldValue("p", "1").FieldValue("s", "1").
 		FieldValue("set", tk.Set).FieldValue("lo", tk.Lo).FieldValue("hi", tk.Hi).Build()).Error(); err != nil {
@@ -237,11 +238,11 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	die(s.ShardOf(1), "k", jEdges, "e", core.EncodeEdges([]Edge{{Follower: 1, Followee: 2}}))
-	if _, err := s.addFollowing(ctx, []Edge{{Follower: 1, Followee: 2}}, nil); err != nil {
+	die(s.ShardOf(1), "k", timeline.JEdges, "e", core.EncodeEdges([]Edge{{Follower: 1, Followee: 2}}))
+	if _, err := s.AddFollowing(ctx, []Edge{{Follower: 1, Followee: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	die(s.ShardOf(3), "k", jEdges, "e", core.EncodeEdges([]Edge{{Follower: 3, Followee: 2}}))
+	die(s.ShardOf(3), "k", timeline.JEdges, "e", core.EncodeEdges([]Edge{{Follower: 3, Followee: 2}}))
 	if err := s.Redis.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Following(3)).Member(store.Member(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +283,7 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 func TestLockReleasesOnlyItsOwn(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
-	ok, err := s.withLock(ctx, 7, func(context.Context) error {
+	ok, err := s.WithLock(ctx, 7, func(context.Context) error {
 		// Our lock expires and another worker takes it.
 		return s.Redis.Do(ctx, s.Redis.B().Set().Key(s.Keys.Lock(7)).Value("other").Build()).Error()
 	})
@@ -292,7 +293,7 @@ func TestLockReleasesOnlyItsOwn(t *testing.T) {
 	if got, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.Lock(7)).Build()).ToString(); err != nil || got != "other" {
 		t.Fatalf("the other worker's lock is %q (%v) after we released ours", got, err)
 	}
-	if ok, err := s.withLock(ctx, 7, func(context.Context) error { return nil }); ok || err != nil {
+	if ok, err := s.WithLock(ctx, 7, func(context.Context) error { return nil }); ok || err != nil {
 		t.Fatalf("took a lock another holds: %v, %v", ok, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -37,7 +38,7 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 
 	var chunks atomic.Int64
 	stopA := make(chan struct{})
-	quarter := int64(n / chunkSize / 4) // crash a quarter of the way through
+	quarter := int64(n / timeline.ChunkSize / 4) // crash a quarter of the way through
 	afterChunk := func() {
 		if chunks.Add(1) == quarter {
 			close(stopA)
@@ -73,7 +74,7 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	// nothing more is redone. Restarting tasks instead of resuming them
 	// would redo thousands.
 	written := a.Stats().InboxWrites + b.Stats().InboxWrites
-	slack := int64((3 + 4) * chunkSize) // a's executors and b's
+	slack := int64((3 + 4) * timeline.ChunkSize) // a's executors and b's
 	if lo, hi := int64(n)-slack, int64(n)+slack; written < lo || written > hi {
 		t.Fatalf("%d inbox writes for %d followers: want between %d and %d", written, n, lo, hi)
 	}
@@ -82,7 +83,7 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 		cmds = append(cmds, a.Keys.Inbox(f))
 	}
 	for i, f := range followers {
-		got, err := a.newest(ctx, cmds[i], 10)
+		got, err := a.Newest(ctx, cmds[i], 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,19 +98,19 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 // one pipeline per chunk.
 func TestFanoutChunkBudget(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
-	targets := make([]string, chunkSize)
+	targets := make([]string, timeline.ChunkSize)
 	for i := range targets {
 		targets[i] = store.Member(store.ID(i + 1))
 	}
-	cmds := s.chunkCmds(task{Type: core.EvDelete, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
-	if len(cmds) != chunkSize+2 {
-		t.Fatalf("delete chunk of %d targets: %d commands, want %d", chunkSize, len(cmds), chunkSize+2)
+	cmds := s.ChunkCmds(timeline.Task{Type: core.EvDelete, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
+	if len(cmds) != timeline.ChunkSize+2 {
+		t.Fatalf("delete chunk of %d targets: %d commands, want %d", timeline.ChunkSize, len(cmds), timeline.ChunkSize+2)
 	}
 	// Publishing trims about one inbox in trimEvery.
-	cmds = s.chunkCmds(task{Type: core.EvPublish, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
-	trims := len(cmds) - chunkSize - 2
-	if want := chunkSize / trimEvery; trims < want/2 || trims > 2*want {
-		t.Fatalf("publish chunk of %d targets: %d trims, want about %d", chunkSize, trims, want)
+	cmds = s.ChunkCmds(timeline.Task{Type: core.EvPublish, Author: 1, Item: store.Item{TS: 1, ID: 9}}, targets, "ck", "0")
+	trims := len(cmds) - timeline.ChunkSize - 2
+	if want := timeline.ChunkSize / timeline.TrimEvery; trims < want/2 || trims > 2*want {
+		t.Fatalf("publish chunk of %d targets: %d trims, want about %d", timeline.ChunkSize, trims, want)
 	}
 }
 
@@ -118,7 +119,7 @@ func TestInboxKeys(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	readers := []store.ID{1, 9, 10, 4242, 117657342161455529, 1<<64 - 1}
 	for _, tl := range s.Timelines() {
-		got := inboxKeys(tl, readers)
+		got := timeline.InboxKeys(tl, readers)
 		for i, r := range readers {
 			if got[i] != tl.Inbox(r) {
 				t.Fatalf("inbox key of %d: %q, want %q", r, got[i], tl.Inbox(r))

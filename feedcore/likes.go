@@ -9,10 +9,8 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
-
-// PostCounts are a post's engagement counters.
-type PostCounts struct{ Likes, Comments, Reposts, Favorites int }
 
 // counterFields are the fields of a counters hash, in PostCounts order.
 var counterFields = []string{"l", "c", "r", "f"}
@@ -57,7 +55,7 @@ return {p[1], p[2], p[3], p[5] or '', p[6] or '', c[1] or '', c[2] or '', c[3] o
 // Rebuild recomputes each as its base plus its records (rebuildCounters,
 // recountConversation). A base may be negative: a counter set below the
 // records it already has.
-var setCountsScript = store.NewScript(false, luaLiveReposts+`
+var setCountsScript = store.NewScript(false, timeline.LuaLiveReposts+`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], 'l', ARGV[1], 'c', ARGV[2], 'r', ARGV[3], 'f', ARGV[4],
   'lb', tonumber(ARGV[1]) - redis.call('SCARD', KEYS[3]), 'fb', tonumber(ARGV[4]) - redis.call('SCARD', KEYS[4]),
@@ -101,7 +99,7 @@ func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string)
 // alike): the post and its counters.
 func likedPost(post store.ID, vs []rueidis.RedisMessage) (*content.Post, PostCounts, error) {
 	str := func(i int) string { s, _ := vs[i].ToString(); return s }
-	p, err := postFromFields(post, postFields{str(0), str(1), str(2), "", str(3), str(4), "", str(9), str(10)})
+	p, err := timeline.PostFromFields(post, timeline.PostFields{str(0), str(1), str(2), "", str(3), str(4), "", str(9), str(10)})
 	if err != nil {
 		return nil, PostCounts{}, err
 	}
@@ -217,7 +215,7 @@ func (s *Service) likedCmd(vm string, post store.ID) rueidis.Completed {
 func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
 	return store.ParseEach(rs, func(r rueidis.RedisResult) (PostCounts, error) {
 		var f [4]string // "": never set, 0
-		_, err := hashFields(r, f[:])
+		_, err := timeline.HashFields(r, f[:])
 		return countsOf(f[0], f[1], f[2], f[3]), err
 	})
 }

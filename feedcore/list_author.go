@@ -7,6 +7,7 @@ import (
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
@@ -39,7 +40,7 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, with
 	if withReplies {
 		q.kind = cursor.ListAuthorPostsWithReplies
 	}
-	now, compiled := s.NowMS(), s.compiledKeywords(viewer)
+	now, compiled := s.NowMS(), s.CompiledKeywords(viewer)
 	gate := viewer != 0 && viewer != author
 	var reads []rueidis.Completed
 	if gate {
@@ -47,7 +48,7 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, with
 	}
 	// The author is the only one on the list: once it is not hidden, no
 	// post's author needs a check.
-	safety := &postSafety{hidden: sepSet{complete: true}, v: &view{viewer: viewer, now: now}}
+	safety := &postSafety{hidden: sepSet{complete: true}, v: &timeline.View{Viewer: viewer, Now: now}}
 	key := s.Keys.Outbox(author)
 	origs := map[store.ID]*content.Post{} // the originals of the author's reposts shown
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[content.Post] {
@@ -87,14 +88,14 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, with
 // version) into safety: errNothingShown when the author is hidden from
 // the viewer.
 func (s *Service) gateAuthor(safety *postSafety, author store.ID, compiled *keyword.Set, first []rueidis.RedisResult) error {
-	hidden, err := parseHidden(first[0], []store.ID{author}, safety.v.now)
+	hidden, err := parseHidden(first[0], []store.ID{author}, safety.v.Now)
 	if err != nil {
 		return err
 	}
 	if hidden[author] {
 		return errNothingShown
 	}
-	safety.v.keywords, err = s.readKeywordViewReply(safety.v.viewer, compiled, first[1])
+	safety.v.Keywords, err = s.readKeywordViewReply(safety.v.Viewer, compiled, first[1])
 	return err
 }
 

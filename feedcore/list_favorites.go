@@ -14,6 +14,7 @@ import (
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // Favorites (收藏): a viewer's private bookmarks, and a public counter.
@@ -36,12 +37,6 @@ import (
 // jFav journals favorites: field p, user:post pairs (encodeEdges: the
 // user as Follower, the post as Followee).
 const jFav = "fav"
-
-// Favorite is one user's favorite of one post, since At (import).
-type Favorite struct {
-	User, Post store.ID
-	At         time.Time
-}
 
 // favoriteCommit changes the record of one favorite: KEYS the user's
 // favorites, blocks and blocked-by mirror; ARGV the post's member, its
@@ -124,7 +119,7 @@ func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) 
 	}
 	if n == -2 {
 		s.End(ctx, shard, jid) // refused: nothing changed
-		return nil, PostCounts{}, errBlocked()
+		return nil, PostCounts{}, timeline.ErrBlocked()
 	}
 	rs, err := s.settleFavorites(ctx, pair, []bool{on})
 	if err != nil {
@@ -243,7 +238,7 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 	}
 	q := listAt{viewer: viewer, kind: cursor.ListFavorites, owner: viewer, first: first, after: after}
 	key := s.Keys.Favorites(viewer)
-	now, compiled := s.NowMS(), s.compiledKeywords(viewer)
+	now, compiled := s.NowMS(), s.CompiledKeywords(viewer)
 	var safety *postSafety
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[content.Post] {
 		return listScan[content.Post]{
@@ -274,7 +269,7 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 // through the client-side cache and keeps those to show (shownPosts);
 // the deleted ones leave the record.
 func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items []store.Item) ([]*content.Post, error) {
-	viewer := safety.v.viewer
+	viewer := safety.v.Viewer
 	ps, err := s.shownPosts(ctx, safety, items, false)
 	if err != nil {
 		return nil, err
@@ -301,7 +296,7 @@ func (s *Service) keepFavorites(ctx context.Context, safety *postSafety, items [
 // keyword filters with the page's time (v, for filtered).
 type postSafety struct {
 	hidden sepSet
-	v      *view
+	v      *timeline.View
 }
 
 // readPostSafety reads the safety of viewer's page at now: hidden, and
@@ -311,7 +306,7 @@ func (s *Service) readPostSafety(viewer store.ID, now int64, hidden sepSet, comp
 	if err != nil {
 		return nil, err
 	}
-	return &postSafety{hidden: hidden, v: &view{viewer: viewer, keywords: ks, now: now}}, nil
+	return &postSafety{hidden: hidden, v: &timeline.View{Viewer: viewer, Keywords: ks, Now: now}}, nil
 }
 
 // shownPosts reads the posts at items through the client-side cache and
@@ -340,14 +335,14 @@ func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []st
 		case p.Deleted: // the caller's to skip
 		case p.AuthorSuspended: // the viewer's own too, as in the feeds
 			ps[i] = nil
-		case p.Author == v.viewer: // never hidden nor filtered
-		case v.filtered(p.Text):
+		case p.Author == v.Viewer: // never hidden nor filtered
+		case v.Filtered(p.Text):
 			ps[i] = nil
 		case !slices.Contains(authors, p.Author):
 			authors = append(authors, p.Author)
 		}
 	}
-	if v.viewer == 0 {
+	if v.Viewer == 0 {
 		return ps, nil
 	}
 	hidden, err := safety.hidden.of(ctx, authors)
@@ -414,7 +409,7 @@ func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favori
 	}
 	users := store.CmdsFor(favs, func(f Favorite) store.ID { return f.User })
 	posts := store.CmdsFor(favs, func(f Favorite) store.ID { return f.Post })
-	n, err := s.existing(ctx, users)
+	n, err := s.Existing(ctx, users)
 	if err != nil {
 		return nil, err
 	}
@@ -450,8 +445,8 @@ func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
 // post published since the posts pass began is written again first).
 func (s *Service) exportFavorites(ctx context.Context, users []store.ID, sink ExportSink) error {
 	for _, u := range users {
-		for from := int64(0); ; from += exportChunk {
-			items, err := core.ParseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(core.Itoa64(from)).Max(core.Itoa64(from+exportChunk-1)).Withscores().Build()))
+		for from := int64(0); ; from += core.ExportChunk {
+			items, err := core.ParseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(core.Itoa64(from)).Max(core.Itoa64(from+core.ExportChunk-1)).Withscores().Build()))
 			if err != nil {
 				return err
 			}
@@ -467,7 +462,7 @@ func (s *Service) exportFavorites(ctx context.Context, users []store.ID, sink Ex
 					return err
 				}
 			}
-			if len(items) < exportChunk {
+			if len(items) < core.ExportChunk {
 				break
 			}
 		}
@@ -478,15 +473,15 @@ func (s *Service) exportFavorites(ctx context.Context, users []store.ID, sink Ex
 // rebuildFavorites is Rebuild's favorites phase, for users: every
 // favorite their records hold is in its post's favoriters (the counters
 // phase, after it, drops those no record holds and recounts).
-func (s *Service) rebuildFavorites(ctx context.Context, users []store.ID, st *RebuildStats) error {
+func (s *Service) rebuildFavorites(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
 	for _, u := range users {
 		m := store.Member(u)
-		for from := int64(0); ; from += exportChunk {
-			ms, err := s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(core.Itoa64(from)).Max(core.Itoa64(from+exportChunk-1)).Build()).AsStrSlice()
+		for from := int64(0); ; from += core.ExportChunk {
+			ms, err := s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(core.Itoa64(from)).Max(core.Itoa64(from+core.ExportChunk-1)).Build()).AsStrSlice()
 			if err != nil {
 				return err
 			}
-			posts, err := idsOf(ms)
+			posts, err := timeline.IdsOf(ms)
 			if err != nil {
 				return err
 			}
@@ -496,7 +491,7 @@ func (s *Service) rebuildFavorites(ctx context.Context, users []store.ID, st *Re
 				return err
 			}
 			st.Favorites += int64(len(posts))
-			if len(ms) < exportChunk {
+			if len(ms) < core.ExportChunk {
 				break
 			}
 		}
@@ -537,7 +532,7 @@ return changed
 // rebuildCounters is Rebuild's counters phase, for posts: favoriters no
 // record holds are dropped, then the likes and favorites counters are
 // recomputed as their bases plus the records (recount).
-func (s *Service) rebuildCounters(ctx context.Context, posts []store.ID, st *RebuildStats) error {
+func (s *Service) rebuildCounters(ctx context.Context, posts []store.ID, st *core.RebuildStats) error {
 	for _, p := range posts {
 		if err := s.pruneFavoriters(ctx, p, st); err != nil {
 			return err
@@ -558,14 +553,14 @@ func (s *Service) rebuildCounters(ctx context.Context, posts []store.ID, st *Reb
 
 // pruneFavoriters drops from post's favoriters the users whose records
 // do not hold it, exportChunk a round.
-func (s *Service) pruneFavoriters(ctx context.Context, post store.ID, st *RebuildStats) error {
+func (s *Service) pruneFavoriters(ctx context.Context, post store.ID, st *core.RebuildStats) error {
 	pm := store.Member(post)
 	for cursor := uint64(0); ; {
-		e, err := s.Do(ctx, s.Redis.B().Sscan().Key(s.Keys.Favoriters(post)).Cursor(cursor).Count(exportChunk).Build()).AsScanEntry()
+		e, err := s.Do(ctx, s.Redis.B().Sscan().Key(s.Keys.Favoriters(post)).Cursor(cursor).Count(core.ExportChunk).Build()).AsScanEntry()
 		if err != nil {
 			return err
 		}
-		users, err := idsOf(e.Elements)
+		users, err := timeline.IdsOf(e.Elements)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
@@ -138,8 +139,8 @@ var errNothingShown = errors.New("the list is not shown to this viewer")
 // side, and the times of follows that are gone are removed from both
 // sides. It runs after the authors phase, which leaves each followers set
 // exactly what the following sets say.
-func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.Keys.Following, users)
+func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
+	fgs, err := s.AllOf(ctx, s.Keys.Following, users)
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *
 		for _, it := range fgts[i] {
 			timed[it.ID] = it.TS
 		}
-		follows, err := idsOf(fgs[i])
+		follows, err := timeline.IdsOf(fgs[i])
 		if err != nil {
 			return err
 		}
@@ -169,7 +170,7 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *
 				at = 0 // followTimeCmds: now, and the follower's side too
 			}
 			delete(timed, f)
-			cmds = append(cmds, s.followTimeCmds(Edge{Follower: u, Followee: f}, at, now)...)
+			cmds = append(cmds, s.FollowTimeCmds(Edge{Follower: u, Followee: f}, at, now)...)
 			st.FollowTimes++
 		}
 		for f := range timed { // timed, but no longer followed
@@ -185,8 +186,8 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *
 
 // pruneFollowerTimes removes from users' follower times those no longer
 // in their followers sets.
-func (s *Service) pruneFollowerTimes(ctx context.Context, users []store.ID, st *RebuildStats) error {
-	frts, err := s.allOf(ctx, s.Keys.FollowerTimes, users)
+func (s *Service) pruneFollowerTimes(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
+	frts, err := s.AllOf(ctx, s.Keys.FollowerTimes, users)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func (s *Service) pruneFollowerTimes(ctx context.Context, users []store.ID, st *
 		for k, sc := range scores {
 			stale[k] = sc.IsNil()
 		}
-		if cmd, n := s.zremWhere(s.Keys.FollowerTimes(users[i]), frts[i], stale); n > 0 {
+		if cmd, n := s.ZremWhere(s.Keys.FollowerTimes(users[i]), frts[i], stale); n > 0 {
 			writes = append(writes, cmd)
 			st.Removed += int64(n)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // Lists: a viewer's favorites, an author's posts, a user's followers and
@@ -74,7 +75,7 @@ func (s *Service) start(ctx context.Context, q listAt) (n int, from *store.Item,
 	if q.first < 0 || q.first > MaxPageSize {
 		return 0, nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
 	}
-	n = orDefault(q.first)
+	n = timeline.OrDefault(q.first)
 	if q.after == "" {
 		return n, nil, nil
 	}
@@ -102,9 +103,9 @@ type listScan[T any] struct {
 // collectList walks l from position from until it has need entries to
 // show, the list ends, or the read bound is reached. It returns the
 // entries found, how far it read, and whether more may follow.
-func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *store.Item, need int) ([]entry[T], *store.Item, bool, error) {
+func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *store.Item, need int) ([]timeline.Entry[T], *store.Item, bool, error) {
 	var first []rueidis.RedisResult
-	found, cur, more, err := fill(from, need, func(round int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
+	found, cur, more, err := timeline.Fill(from, need, func(round int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
 		cmds := []rueidis.Completed{l.seek(cur, batch)}
 		if round == 0 {
 			cmds = append(cmds, l.first...)
@@ -210,12 +211,12 @@ func parseListSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 // of q's list: their values and cursors, whether more follow, and the end
 // cursor, which advances past everything read (or to the last entry
 // shown when the next one is already known).
-func sealPage[T any](s *Service, q listAt, n int, found []entry[T], scanned *store.Item, more bool) (vals []*T, cursors []string, hasNext bool, end string) {
+func sealPage[T any](s *Service, q listAt, n int, found []timeline.Entry[T], scanned *store.Item, more bool) (vals []*T, cursors []string, hasNext bool, end string) {
 	seal := func(it store.Item) string { return s.sealListCursor(q.viewer, q.kind, q.owner, it) }
 	shown := found[:min(n, len(found))]
 	vals, cursors = make([]*T, len(shown)), make([]string, len(shown))
 	for i, e := range shown {
-		vals[i], cursors[i] = e.val, seal(e.it)
+		vals[i], cursors[i] = e.Val, seal(e.It)
 	}
 	switch {
 	case len(found) > n:
@@ -321,7 +322,7 @@ func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []store.
 		if err != nil {
 			return sepSet{}, fmt.Errorf("read separations: %w", err)
 		}
-		ids, err := idsOf(ms)
+		ids, err := timeline.IdsOf(ms)
 		if err != nil {
 			return sepSet{}, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/roundtrip"
 )
 
@@ -40,7 +41,7 @@ func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, e
 	if req.First < 0 || req.First > MaxPageSize {
 		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
 	}
-	n := orDefault(req.First)
+	n := timeline.OrDefault(req.First)
 	if req.After == "" {
 		device, err := validDevice(req.Device)
 		if err != nil {
@@ -64,20 +65,20 @@ type replayRead struct {
 // the same time as the read that carries it, and must not wait for its
 // verdict (a refused request fails on that read; this one only reads, bar
 // the throttled activity touch any refused read may carry).
-func (s *Service) loadReplayView(ctx context.Context, tl core.Timeline, viewer store.ID, pos *store.Item, need int) (*view, error) {
-	return s.loadView(core.WithoutCharge(ctx), tl, viewer, core.Older, pos, need)
+func (s *Service) loadReplayView(ctx context.Context, tl core.Timeline, viewer store.ID, pos *store.Item, need int) (*timeline.View, error) {
+	return s.LoadView(core.WithoutCharge(ctx), tl, viewer, core.Older, pos, need)
 }
 
 // collectReplays reads up to need replays visible to v's viewer from pos,
 // leaving out those in the stored snapshot (empty: none stored yet).
-func (s *Service) collectReplays(ctx context.Context, v *view, pos *store.Item, need int, snapshot string) (replayRead, error) {
-	found, scanned, more, err := collect(ctx, s, v, core.Older, pos, need, s.visibleReplays(snapshot))
+func (s *Service) collectReplays(ctx context.Context, v *timeline.View, pos *store.Item, need int, snapshot string) (replayRead, error) {
+	found, scanned, more, err := timeline.Collect(ctx, s.Service, v, core.Older, pos, need, s.visibleReplays(snapshot))
 	if err != nil {
 		return replayRead{}, err
 	}
 	out := make([]liveEntry, len(found))
 	for i, e := range found {
-		out[i] = liveEntry{it: e.it, state: core.StateReplay, l: e.val}
+		out[i] = liveEntry{it: e.It, state: core.StateReplay, l: e.Val}
 	}
 	return replayRead{found: out, scanned: scanned, more: more}, nil
 }
@@ -85,11 +86,11 @@ func (s *Service) collectReplays(ctx context.Context, v *view, pos *store.Item, 
 // unfiltered is es less the sessions whose titles v's keyword filters
 // match: es itself when it has none, else a copy (a snapshot's build may
 // be shared by concurrent first pages).
-func (v *view) unfiltered(es []liveEntry) []liveEntry {
-	if v.keywords == nil {
+func unfiltered(v *timeline.View, es []liveEntry) []liveEntry {
+	if v.Keywords == nil {
 		return es
 	}
-	return slices.DeleteFunc(slices.Clone(es), func(e liveEntry) bool { return v.filtered(e.l.Title) })
+	return slices.DeleteFunc(slices.Clone(es), func(e liveEntry) bool { return v.Filtered(e.l.Title) })
 }
 
 // finishLivePage makes a page of n edges of the snapshot's entries snap
@@ -119,7 +120,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	top := &store.Item{TS: now, ID: math.MaxUint64}
 	tl := s.ReplaysTL().WithFollowees() // a new snapshot files the followed anchors' sessions
 	var (
-		v      *view
+		v      *timeline.View
 		reused *snapshotRead
 		err    error
 	)
@@ -134,7 +135,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 				return err
 			})
 	} else {
-		v, err = s.loadView(ctx, tl, viewer, core.Older, top, n+1)
+		v, err = s.LoadView(ctx, tl, viewer, core.Older, top, n+1)
 	}
 	if err != nil {
 		return nil, err
@@ -153,7 +154,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	err = roundtrip.Parallel(ctx,
 		func(ctx context.Context) error {
 			got, err, _ := s.Snapshots.Do(store.FormatID(viewer)+"/"+device, func() (any, error) {
-				ref, entries, err := s.takeSnapshot(ctx, viewer, device, now, v.followees)
+				ref, entries, err := s.takeSnapshot(ctx, viewer, device, now, v.Followees)
 				return builtSnapshot{ref, entries}, err
 			})
 			if err != nil {
@@ -176,7 +177,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 		in[e.it.ID] = true
 	}
 	rp.found = slices.DeleteFunc(rp.found, func(e liveEntry) bool { return in[e.it.ID] || e.it.TS > ref.taken })
-	return s.finishLivePage(viewer, ref, n, v.unfiltered(snap), rp), nil
+	return s.finishLivePage(viewer, ref, n, unfiltered(v, snap), rp), nil
 }
 
 // nextLivePage reads the page after a cursor: from the snapshot while it
@@ -192,7 +193,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 	}
 	key := s.Keys.Snapshot(req.Viewer, ref.encode())
 	pos := &store.Item{TS: c.TS, ID: c.LastID}
-	var v *view
+	var v *timeline.View
 	if c.State == cursor.StateTimeline {
 		var exists int64
 		err := roundtrip.Parallel(ctx,
@@ -232,7 +233,7 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 // pageFromSnapshot serves a page from items, the snapshot's next entries
 // (up to n+1), and, when they fall short, the replays from the top (those
 // are read at the same time as the sessions).
-func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *view, ref snapshotRef, items []store.Item, n int) (*LivePage, error) {
+func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *timeline.View, ref snapshotRef, items []store.Item, n int) (*LivePage, error) {
 	key := s.Keys.Snapshot(viewer, ref.encode())
 	top := &store.Item{TS: ref.taken, ID: math.MaxUint64}
 	var (
@@ -258,7 +259,7 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *view
 	// from the viewer since it was taken (their clean-up still pending), or
 	// whose titles its keyword filters match, left it short: read on in
 	// it, within the read bound, then the replays.
-	for round := 1; full && len(snap) <= n && round < maxRounds; round++ {
+	for round := 1; full && len(snap) <= n && round < timeline.MaxRounds; round++ {
 		if items, err = s.snapshotItems(ctx, key, &items[len(items)-1], n+1); err != nil {
 			return nil, err
 		}
@@ -287,13 +288,13 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *view
 // in the very millisecond the snapshot was taken may be in both, and is
 // shown once, from the snapshot. Titles the viewer's keyword filters
 // match are left out.
-func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
-	return func(ctx context.Context, v *view, items []store.Item) ([]*LiveSession, error) {
+func (s *Service) visibleReplays(snapshot string) timeline.Loader[LiveSession] {
+	return func(ctx context.Context, v *timeline.View, items []store.Item) ([]*LiveSession, error) {
 		ids := make([]store.ID, len(items))
 		for i, it := range items {
 			ids[i] = it.ID
 		}
-		cmds := s.liveCmds(append([]rueidis.Completed(nil), v.extra...), ids)
+		cmds := s.liveCmds(append([]rueidis.Completed(nil), v.Extra...), ids)
 		check := snapshot != "" && len(ids) > 0
 		if check {
 			cmds = append(cmds, s.Redis.B().Zmscore().Key(snapshot).Member(store.Members(ids)...).Build())
@@ -302,8 +303,8 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 		if err := store.FirstErr(rs); err != nil {
 			return nil, err
 		}
-		rs = rs[len(v.extra):]
-		v.extra = nil
+		rs = rs[len(v.Extra):]
+		v.Extra = nil
 		var inSnapshot []rueidis.RedisMessage
 		if check {
 			inSnapshot, _ = rs[len(ids)].ToArray()
@@ -315,7 +316,7 @@ func (s *Service) visibleReplays(snapshot string) loader[LiveSession] {
 		for i, l := range ls {
 			visible := l != nil && !(check && !inSnapshot[i].IsNil()) &&
 				l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS &&
-				l.Anchor != v.viewer && !v.skip[l.Anchor] && !l.AnchorSuspended && !v.filtered(l.Title)
+				l.Anchor != v.Viewer && !v.Skip[l.Anchor] && !l.AnchorSuspended && !v.Filtered(l.Title)
 			if !visible {
 				ls[i] = nil
 			}

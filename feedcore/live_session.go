@@ -13,6 +13,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // MaxTitleLen is the longest live title, in characters.
@@ -61,7 +62,7 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	if err != nil {
 		return nil, err
 	}
-	if err := s.usersExist(ctx, anchor); err != nil {
+	if err := s.UsersExist(ctx, anchor); err != nil {
 		return nil, err
 	}
 	// The journal entry takes the session's id from the shard's clock in
@@ -121,7 +122,7 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 	if l.ScheduledStartAt == nil && l.StartedAt == nil {
 		return apierr.Errorf(apierr.BadInput, "a live session needs scheduledStartAt or startedAt")
 	}
-	if err := s.usersExist(ctx, l.Anchor); err != nil {
+	if err := s.UsersExist(ctx, l.Anchor); err != nil {
 		return err
 	}
 	shard := s.ShardOf(l.Anchor)
@@ -134,7 +135,7 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 	}
 	s.End(ctx, shard, jid)
 	// An imported session of a suspended anchor is shown nowhere.
-	return s.markSuspended(ctx, []store.ID{l.Anchor}, []string{s.Keys.Live(l.ID)})
+	return s.MarkSuspended(ctx, []store.ID{l.Anchor}, []string{s.Keys.Live(l.ID)})
 }
 
 // storeLive writes a journaled session's hash, its record of truth, and
@@ -289,7 +290,7 @@ func parseLive(id store.ID, m map[string]string) *LiveSession {
 		return &t
 	}
 	l.ScheduledStartAt, l.StartedAt, l.EndedAt = at("s"), at("b"), at("e")
-	l.AnchorSuspended = m[fieldSuspended] == "1"
+	l.AnchorSuspended = m[timeline.FieldSuspended] == "1"
 	return l
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // snapshotRef is what a live cursor's session field carries: the
@@ -213,7 +214,7 @@ var errSnapshotExpired = apierr.Errorf(apierr.CursorExpired, "the live feed snap
 // CURSOR_EXPIRED when the snapshot is gone (expired, or replaced by a newer
 // one of its device).
 func (s *Service) snapshotItems(ctx context.Context, key string, pos *store.Item, need int) ([]store.Item, error) {
-	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(key).Build(), s.seekCmd(core.Older, source{key: key}, pos, need))
+	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(key).Build(), s.SeekCmd(core.Older, timeline.Source{Key: key}, pos, need))
 	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
@@ -234,7 +235,7 @@ func (s *Service) snapshotItems(ctx context.Context, key string, pos *store.Item
 // removed shows them again). The edge shows the state the
 // session had in the snapshot (its score's sign), the node its current
 // state.
-func (s *Service) snapshotEntries(ctx context.Context, v *view, items []store.Item) ([]liveEntry, error) {
+func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items []store.Item) ([]liveEntry, error) {
 	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -249,7 +250,7 @@ func (s *Service) snapshotEntries(ctx context.Context, v *view, items []store.It
 		if items[i].TS > 0 {
 			state = core.StateLive
 		}
-		if l != nil && !v.skip[l.Anchor] && !l.AnchorSuspended && !v.filtered(l.Title) {
+		if l != nil && !v.Skip[l.Anchor] && !l.AnchorSuspended && !v.Filtered(l.Title) {
 			out = append(out, liveEntry{it: items[i], state: state, l: l})
 		}
 	}

@@ -232,7 +232,7 @@ func runLiveModel(t *testing.T, seed uint64) {
 						l := m.sessions[w.id]
 						t.Logf("session %d anchor %d sched %v start %v end %v", w.id, l.Anchor, l.ScheduledStartAt, l.StartedAt, l.EndedAt)
 					}
-					in, _ := s.newest(ctx, s.Keys.ReplayInbox(v), 100)
+					in, _ := s.Newest(ctx, s.Keys.ReplayInbox(v), 100)
 					rr, _ := s.Redis.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.ReplayReader(v)).Build()).AsStrMap()
 					rs, _ := s.Redis.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.Reader(v)).Build()).AsStrMap()
 					bv, _ := s.Redis.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.BigFollowees(v)).Build()).AsStrSlice()

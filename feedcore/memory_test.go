@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/redis/rueidis"
 )
@@ -38,7 +39,7 @@ func TestInboxMemoryPerEntry(t *testing.T) {
 	var cmds []rueidis.Completed
 	for i := range 2 * s.Opts.InboxCap { // overfill: trims bring it back to the cap
 		it := store.Item{TS: ts + int64(i)*1000, ID: 117657342161455529 + store.ID(i)*7919}
-		cmds = s.appendPush(cmds, s.PostsTL(), reader, it, trimDue(reader, it.ID))
+		cmds = s.AppendPush(cmds, s.PostsTL(), reader, it, timeline.TrimDue(reader, it.ID))
 	}
 	cmds = append(cmds, c.B().Zremrangebyrank().Key(s.Keys.Inbox(reader)).Start(0).Stop(int64(-s.Opts.InboxCap-1)).Build())
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {

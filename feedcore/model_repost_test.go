@@ -10,6 +10,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // The model test's replies and reposts: the oracle's meaning of each
@@ -55,7 +56,7 @@ func (m *oracle) showsItem(viewer, id store.ID) bool {
 func (m *oracle) dedupe(items []store.ID, shows map[store.ID]store.ID) []store.ID {
 	var out []store.ID
 	for i, id := range items {
-		if shows[id] != id && slices.ContainsFunc(items[i+1:min(len(items), i+1+repostFalloff)],
+		if shows[id] != id && slices.ContainsFunc(items[i+1:min(len(items), i+1+timeline.RepostFalloff)],
 			func(x store.ID) bool { return shows[x] == shows[id] }) {
 			continue
 		}

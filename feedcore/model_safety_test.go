@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -108,7 +109,7 @@ func (r *modelRun) mute(a, b store.ID) {
 		d = time.Duration(1+r.rng.IntN(120)) * time.Minute
 	}
 	r.must(r.s.Mute(context.Background(), a, b, d))
-	until := relationForever
+	until := core.RelationForever
 	if d > 0 {
 		until = r.clk.now().Add(d).UnixMilli()
 	}
@@ -321,7 +322,7 @@ func (m *oracle) flags(viewer, u store.ID) RelationFlags {
 		HidesFrom: m.hides[Edge{Follower: viewer, Followee: u}]}
 	if until := m.mutes[Edge{Follower: viewer, Followee: u}]; until > m.now().UnixMilli() {
 		f.Muted = true
-		if until < relationForever {
+		if until < core.RelationForever {
 			f.MuteEnds = time.UnixMilli(until)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
@@ -12,7 +13,7 @@ import (
 // (core.Service): each feature's methods are here, the state and the
 // mechanisms they share are the core's.
 type Service struct {
-	*core.Service
+	*timeline.Service
 }
 
 // New returns a Service over client. When opts.CursorKey is empty the
@@ -22,7 +23,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Service: c}
+	s := &Service{Service: timeline.New(c)}
 	s.registerRepairs()
 	return s, nil
 }
@@ -30,7 +31,6 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 // registerRepairs tells the journal how each feature completes the
 // mutations of its kinds that died half way.
 func (s *Service) registerRepairs() {
-	s.OnRepair(jEdges, s.repairEdges)
 	s.OnRepair(jRel, s.repairRelations)
 	s.OnRepair(jLive, s.repairLive)
 	s.OnRepair(jAccount, s.repairAccount)

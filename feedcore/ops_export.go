@@ -15,50 +15,6 @@ import (
 // when ExportSink.Batch is 0.
 const ExportBatch = 256
 
-// exportChunk is how many members of one set Export reads per call, so a
-// post with a million likers is read in pieces.
-const exportChunk = 1000
-
-// ExportSink receives the records Export reads. Every callback is
-// required. A callback's error stops the export and is returned.
-type ExportSink struct {
-	User func(User) error
-	// Follow: a follow, and when it was made.
-	Follow func(Edge, time.Time) error
-	// Relation: a block, mute (with its end) or hide; ended mutes are not
-	// exported.
-	Relation func(Relation) error
-	Post     func(*content.Post) error
-	// Repost: a repost's record (its Author reposted RepostOf at
-	// CreatedAt, under its ID), after every post.
-	Repost func(*content.Post) error
-	Live   func(*LiveSession) error
-	// Like: user likes post.
-	Like func(post, user store.ID) error
-	// Favorite: a user's favorite of a post (deleted posts' left out).
-	Favorite func(Favorite) error
-	// Counts: a post's counters as stored.
-	Counts func(post store.ID, c PostCounts) error
-	// Deleted: a deleted account (its marker), first of all; nil skips them.
-	Deleted func(DeletedAccount) error
-	// KeywordFilter: a keyword filter in force (expired ones are not
-	// exported); nil skips them.
-	KeywordFilter func(KeywordFilter) error
-	// Suspended: a suspended account, after the deleted ones (before its
-	// posts and sessions, which an import then marks as it stores them);
-	// Takedown: a post taken down (a tombstone with TakenDown set), in
-	// the posts pass; Report and Audit: the reports and the audit trail,
-	// oldest first, last of all. Nil skips them.
-	Suspended func(Suspension) error
-	Takedown  func(*content.Post) error
-	Report    func(Report) error
-	Audit     func(AuditEntry) error
-	// Batch is how many keys are read per round trip; ExportBatch when 0.
-	Batch int
-
-	recent time.Time // posts since then are written again before their likes
-}
-
 // Export reads every record of the store, kind after kind, in an order an
 // import can apply: deleted and suspended accounts, users, follow edges
 // (with their times), relations (blocks, mutes, hides: after the follows,
@@ -121,7 +77,7 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	}
 	for _, ph := range phases {
 		if ph.posts {
-			sink.recent = s.Opts.Now().Add(-exportRecent)
+			sink.Recent = s.Opts.Now().Add(-exportRecent)
 		}
 		err := s.ScanIDs(ctx, ph.keyOf, func(ids []store.ID) error {
 			for len(ids) > 0 {
@@ -182,7 +138,7 @@ func (s *Service) exportUsers(ctx context.Context, ids []store.ID, sink ExportSi
 // longer set after.
 func (s *Service) exportFollowTimes(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	rangeCmd := func(id store.ID, from int64) rueidis.Completed {
-		return s.Redis.B().Zrange().Key(s.Keys.Following(id)).Min(core.Itoa64(from)).Max(core.Itoa64(from + exportChunk - 1)).Build()
+		return s.Redis.B().Zrange().Key(s.Keys.Following(id)).Min(core.Itoa64(from)).Max(core.Itoa64(from + core.ExportChunk - 1)).Build()
 	}
 	chunks, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(ids, func(id store.ID) rueidis.Completed { return rangeCmd(id, 0) })...),
 		rueidis.RedisResult.AsStrSlice)
@@ -195,10 +151,10 @@ func (s *Service) exportFollowTimes(ctx context.Context, ids []store.ID, sink Ex
 			if err := s.exportFollowChunk(id, chunks[i], times[i], sink); err != nil {
 				return err
 			}
-			if len(chunks[i]) < exportChunk {
+			if len(chunks[i]) < core.ExportChunk {
 				break
 			}
-			from += exportChunk
+			from += core.ExportChunk
 			ms, err := s.Do(ctx, rangeCmd(id, from)).AsStrSlice()
 			if err != nil {
 				return err
@@ -343,7 +299,7 @@ func (s *Service) livePosts(ctx context.Context, ids []store.ID, sink ExportSink
 			ps[i] = nil
 			continue
 		}
-		if !p.CreatedAt.Before(sink.recent) {
+		if !p.CreatedAt.Before(sink.Recent) {
 			if err := sink.Post(p); err != nil {
 				return nil, err
 			}
@@ -358,7 +314,7 @@ func (s *Service) exportLikes(ctx context.Context, ids []store.ID, sink ExportSi
 		return err
 	}
 	sscan := func(id store.ID, cursor uint64) rueidis.Completed {
-		return s.Redis.B().Sscan().Key(s.Keys.Likers(id)).Cursor(cursor).Count(exportChunk).Build()
+		return s.Redis.B().Sscan().Key(s.Keys.Likers(id)).Cursor(cursor).Count(core.ExportChunk).Build()
 	}
 	var cmds []rueidis.Completed
 	var posts []store.ID

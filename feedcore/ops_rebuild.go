@@ -8,6 +8,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
@@ -50,7 +51,7 @@ import (
 // which costs a deeper merge, never an item). It is resumable: a checkpoint
 // key records the phase and the last user, post or session done, and the
 // next Rebuild continues after it unless o.Restart.
-func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st RebuildStats, err error) {
+func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st core.RebuildStats, err error) {
 	defer store.Wrap(&err, "rebuild")
 	core.SetDefault(&o.Batch, 100)
 	// Unfinished account deletions, suspensions and takedowns first:
@@ -143,31 +144,7 @@ type RebuildOptions struct {
 type RebuildProgress struct {
 	Phase       string // follows, posts, conversations, conversation counts, live, authors, relations, filters, inboxes, follow times, favorites or counters
 	Done, Total int    // ids of the phase done (resumed ones included) and in all
-	Stats       RebuildStats
-}
-
-// RebuildStats counts what a Rebuild run (not the runs it resumed) did.
-type RebuildStats struct {
-	Resumed      bool  // it continued from a checkpoint
-	Follows      int64 // followers entries written
-	Posts        int64 // outbox entries written
-	Sessions     int64 // live sessions filed
-	Authors      int64 // users whose author-side structures were checked
-	BigV         int64 // big-V authors whose active sets were built
-	Readers      int64 // inboxes rebuilt
-	InboxEntries int64 // entries copied into inboxes (posts and replays)
-	Removed      int64 // stale entries removed
-	Relations    int64 // pairs of users whose relations were settled
-	Replies      int64 // live replies filed with their parents
-	Reposts      int64 // live reposts filed with their originals
-	// KeywordFilters is users whose keyword filters were rewritten
-	// (expired ones pruned, ids derived again, a version token set).
-	KeywordFilters int64
-	Suspensions    int64 // suspended accounts whose posts' and sessions' marks were settled
-	Reports        int64 // reports indexed
-	FollowTimes    int64 // follows whose times were written on both sides
-	Favorites      int64 // favoriters entries written
-	Counters       int64 // likes and favorites counters recomputed to another value
+	Stats       core.RebuildStats
 }
 
 // rebuildPhase is one pass of Rebuild: run over every record of one kind
@@ -176,7 +153,7 @@ type RebuildStats struct {
 type rebuildPhase struct {
 	name    string
 	records func(store.Keys, store.ID) string
-	run     func(s *Service, ctx context.Context, ids []store.ID, st *RebuildStats) error
+	run     func(s *Service, ctx context.Context, ids []store.ID, st *core.RebuildStats) error
 }
 
 var rebuildPhases = []rebuildPhase{
@@ -206,16 +183,8 @@ func (s *Service) recordIDs(ctx context.Context, keyOf func(store.ID) string) ([
 	return slices.Compact(ids), nil
 }
 
-// allOf reads whole sorted sets (members only) in one round trip.
-func (s *Service) allOf(ctx context.Context, keyOf func(store.ID) string, ids []store.ID) ([][]string, error) {
-	all := func(id store.ID) rueidis.Completed {
-		return s.Redis.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build()
-	}
-	return store.ParseEach(s.DoMulti(ctx, store.CmdsFor(ids, all)...), rueidis.RedisResult.AsStrSlice)
-}
-
-func (s *Service) rebuildFollowers(ctx context.Context, users []store.ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.Keys.Following, users)
+func (s *Service) rebuildFollowers(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
+	fgs, err := s.AllOf(ctx, s.Keys.Following, users)
 	if err != nil {
 		return err
 	}
@@ -242,7 +211,7 @@ func (s *Service) postFields(ctx context.Context, ids []store.ID) (authors []sto
 	authors, ts, deleted = make([]store.ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
 	var f [3]string
 	for i, r := range s.DoMulti(ctx, cmds...) {
-		if _, err := hashFields(r, f[:]); err != nil {
+		if _, err := timeline.HashFields(r, f[:]); err != nil {
 			return nil, nil, nil, fmt.Errorf("read post %d: %w", ids[i], err)
 		}
 		authors[i], _ = store.ParseID(f[0])
@@ -252,7 +221,7 @@ func (s *Service) postFields(ctx context.Context, ids []store.ID) (authors []sto
 	return authors, ts, deleted, nil
 }
 
-func (s *Service) rebuildOutboxes(ctx context.Context, posts []store.ID, st *RebuildStats) error {
+func (s *Service) rebuildOutboxes(ctx context.Context, posts []store.ID, st *core.RebuildStats) error {
 	authors, ts, deleted, err := s.postFields(ctx, posts)
 	if err != nil {
 		return err
@@ -276,7 +245,7 @@ func (s *Service) rebuildOutboxes(ctx context.Context, posts []store.ID, st *Reb
 // deleted), as materializing and deleting them do. A live repost of a
 // deleted original is taken back, as the workers do. The counters are
 // recounted after (recountConversations).
-func (s *Service) rebuildConversations(ctx context.Context, posts []store.ID, st *RebuildStats) error {
+func (s *Service) rebuildConversations(ctx context.Context, posts []store.ID, st *core.RebuildStats) error {
 	ps, err := s.Posts(ctx, posts)
 	if err != nil {
 		return err
@@ -292,9 +261,9 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []store.ID, st
 		case p.IsRepost():
 			recs = append(recs, p)
 		case p.ReplyTo != 0 && p.Deleted:
-			cmds = append(cmds, s.replyDropCmd(p))
+			cmds = append(cmds, s.ReplyDropCmd(p))
 		case p.ReplyTo != 0:
-			cmds = append(cmds, s.replyAddCmd(p))
+			cmds = append(cmds, s.ReplyAddCmd(p))
 			st.Replies++
 		}
 	}
@@ -312,14 +281,14 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []store.ID, st
 
 // recountConversations recounts the comments and reposts of posts (of
 // every post that has counters, replies or reposts).
-func (s *Service) recountConversations(ctx context.Context, posts []store.ID, st *RebuildStats) error {
-	return store.FirstErr(s.DoMulti(ctx, store.CmdsFor(posts, s.recountCmd)...))
+func (s *Service) recountConversations(ctx context.Context, posts []store.ID, st *core.RebuildStats) error {
+	return store.FirstErr(s.DoMulti(ctx, store.CmdsFor(posts, s.RecountCmd)...))
 }
 
 // rebuildLive files each session where its state belongs, as settling a
 // live mutation does, but without queueing a replay fan-out: the inboxes
 // phase fills the replay inboxes.
-func (s *Service) rebuildLive(ctx context.Context, ids []store.ID, st *RebuildStats) error {
+func (s *Service) rebuildLive(ctx context.Context, ids []store.ID, st *core.RebuildStats) error {
 	ls, err := s.LiveSessions(ctx, ids)
 	if err != nil {
 		return err
@@ -348,7 +317,7 @@ func (s *Service) rebuildLive(ctx context.Context, ids []store.ID, st *RebuildSt
 
 // rebuildAuthors takes out stale author-side entries and settles big-V
 // status and active sets.
-func (s *Service) rebuildAuthors(ctx context.Context, users []store.ID, st *RebuildStats) error {
+func (s *Service) rebuildAuthors(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
 	for _, u := range users {
 		if err := s.pruneFollowers(ctx, u, st); err != nil {
 			return err
@@ -367,23 +336,8 @@ func (s *Service) rebuildAuthors(ctx context.Context, users []store.ID, st *Rebu
 	return nil
 }
 
-// zremWhere builds the ZREM of the members ms of key where stale is true,
-// and says how many it removes (0: none, and no command).
-func (s *Service) zremWhere(key string, ms []string, stale []bool) (cmd rueidis.Completed, n int) {
-	var out []string
-	for i, m := range ms {
-		if stale[i] {
-			out = append(out, m)
-		}
-	}
-	if len(out) == 0 {
-		return cmd, 0
-	}
-	return s.Redis.B().Zrem().Key(key).Member(out...).Build(), len(out)
-}
-
-func (s *Service) pruneFollowers(ctx context.Context, u store.ID, st *RebuildStats) error {
-	fr, err := s.allOf(ctx, s.Keys.Followers, []store.ID{u})
+func (s *Service) pruneFollowers(ctx context.Context, u store.ID, st *core.RebuildStats) error {
+	fr, err := s.AllOf(ctx, s.Keys.Followers, []store.ID{u})
 	if err != nil || len(fr[0]) == 0 {
 		return err
 	}
@@ -402,8 +356,8 @@ func (s *Service) pruneFollowers(ctx context.Context, u store.ID, st *RebuildSta
 	return s.removeStale(ctx, s.Keys.Followers(u), fr[0], stale, st)
 }
 
-func (s *Service) removeStale(ctx context.Context, key string, ms []string, stale []bool, st *RebuildStats) error {
-	cmd, n := s.zremWhere(key, ms, stale)
+func (s *Service) removeStale(ctx context.Context, key string, ms []string, stale []bool, st *core.RebuildStats) error {
+	cmd, n := s.ZremWhere(key, ms, stale)
 	if n == 0 {
 		return nil
 	}
@@ -414,12 +368,12 @@ func (s *Service) removeStale(ctx context.Context, key string, ms []string, stal
 // pruneOutbox removes tombstones and other authors' posts from u's outbox.
 // An entry whose post hash does not exist yet is left: a publish writes
 // them in either order, and reads skip it.
-func (s *Service) pruneOutbox(ctx context.Context, u store.ID, st *RebuildStats) error {
-	ob, err := s.allOf(ctx, s.Keys.Outbox, []store.ID{u})
+func (s *Service) pruneOutbox(ctx context.Context, u store.ID, st *core.RebuildStats) error {
+	ob, err := s.AllOf(ctx, s.Keys.Outbox, []store.ID{u})
 	if err != nil || len(ob[0]) == 0 {
 		return err
 	}
-	ids, err := idsOf(ob[0])
+	ids, err := timeline.IdsOf(ob[0])
 	if err != nil {
 		return err
 	}
@@ -437,12 +391,12 @@ func (s *Service) pruneOutbox(ctx context.Context, u store.ID, st *RebuildStats)
 // pruneLive removes from u's queue and replay outbox the sessions whose
 // hash no longer puts them there. (The queues need no index: readers find
 // them by live shard.)
-func (s *Service) pruneLive(ctx context.Context, u store.ID, st *RebuildStats) error {
-	sets, err := s.allOf(ctx, func(id store.ID) string { return s.Keys.LiveQueue(id) }, []store.ID{u})
+func (s *Service) pruneLive(ctx context.Context, u store.ID, st *core.RebuildStats) error {
+	sets, err := s.AllOf(ctx, func(id store.ID) string { return s.Keys.LiveQueue(id) }, []store.ID{u})
 	if err != nil {
 		return err
 	}
-	ros, err := s.allOf(ctx, s.Keys.ReplayOutbox, []store.ID{u})
+	ros, err := s.AllOf(ctx, s.Keys.ReplayOutbox, []store.ID{u})
 	if err != nil {
 		return err
 	}
@@ -454,7 +408,7 @@ func (s *Service) pruneLive(ctx context.Context, u store.ID, st *RebuildStats) e
 		if len(q.ms) == 0 {
 			continue
 		}
-		ids, err := idsOf(q.ms)
+		ids, err := timeline.IdsOf(q.ms)
 		if err != nil {
 			return err
 		}
@@ -478,7 +432,7 @@ func (s *Service) pruneLive(ctx context.Context, u store.ID, st *RebuildStats) e
 // longer followers, or neither active nor complete (under the reader's
 // lock, as demotion does; a reader being upgraded or demoted is left to
 // that).
-func (s *Service) settleBigV(ctx context.Context, u store.ID, st *RebuildStats) error {
+func (s *Service) settleBigV(ctx context.Context, u store.ID, st *core.RebuildStats) error {
 	rs := s.DoMulti(ctx,
 		s.Redis.B().Zcard().Key(s.Keys.Followers(u)).Build(),
 		s.Redis.B().Get().Key(s.Keys.PushMode(u)).Build())
@@ -487,14 +441,14 @@ func (s *Service) settleBigV(ctx context.Context, u store.ID, st *RebuildStats) 
 		return err
 	}
 	mode, _ := rs[1].ToString()
-	if mode == pushAll && n <= s.Opts.BigVThresholdNow() {
+	if mode == timeline.PushAll && n <= s.Opts.BigVThresholdNow() {
 		return nil
 	}
-	if err := s.promote(ctx, u); err != nil {
+	if err := s.Promote(ctx, u); err != nil {
 		return err
 	}
 	st.BigV++
-	ac, err := s.allOf(ctx, s.Keys.Active, []store.ID{u})
+	ac, err := s.AllOf(ctx, s.Keys.Active, []store.ID{u})
 	if err != nil {
 		return err
 	}
@@ -503,15 +457,15 @@ func (s *Service) settleBigV(ctx context.Context, u store.ID, st *RebuildStats) 
 		if err != nil {
 			return err
 		}
-		if _, err := s.withLock(ctx, reader, func(ctx context.Context) error {
+		if _, err := s.WithLock(ctx, reader, func(ctx context.Context) error {
 			rs := s.DoMulti(ctx,
 				s.Redis.B().Zscore().Key(s.Keys.Followers(u)).Member(m).Build(),
-				s.seenCmd(reader),
+				s.SeenCmd(reader),
 				s.Redis.B().Hget().Key(s.Keys.Reader(reader)).Field("c").Build())
 			_, notFollower := rs[0].AsFloat64()
 			seen, seenErr := rs[1].AsFloat64()
 			complete, _ := rs[2].ToString()
-			if notFollower == nil && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
+			if notFollower == nil && (complete == "1" || seenErr == nil && s.IsActive(int64(seen))) {
 				return nil
 			}
 			st.Removed++
@@ -526,14 +480,14 @@ func (s *Service) settleBigV(ctx context.Context, u store.ID, st *RebuildStats) 
 // rebuildInboxes refills readers' inboxes (posts and replays) with what
 // fan-out and backfill would have left there, after taking out entries of
 // authors a reader does not follow and tombstones.
-func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *RebuildStats) error {
-	fgs, err := s.allOf(ctx, s.Keys.Following, readers)
+func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *core.RebuildStats) error {
+	fgs, err := s.AllOf(ctx, s.Keys.Following, readers)
 	if err != nil {
 		return err
 	}
 	follows := make([][]store.ID, len(readers))
 	for i := range readers {
-		if follows[i], err = idsOf(fgs[i]); err != nil {
+		if follows[i], err = timeline.IdsOf(fgs[i]); err != nil {
 			return err
 		}
 	}
@@ -583,11 +537,11 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *Re
 			}
 		}
 	}
-	n1, err := s.backfill(ctx, []core.Timeline{s.PostsTL()}, posts)
+	n1, err := s.Backfill(ctx, []core.Timeline{s.PostsTL()}, posts)
 	if err != nil {
 		return err
 	}
-	n2, err := s.backfill(ctx, []core.Timeline{s.ReplaysTL()}, replays)
+	n2, err := s.Backfill(ctx, []core.Timeline{s.ReplaysTL()}, replays)
 	if err != nil {
 		return err
 	}
@@ -616,7 +570,7 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]store.ID) (map[stor
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return nil, err
 		}
-		big[ids[i]] = mode != pushAll
+		big[ids[i]] = mode != timeline.PushAll
 	}
 	return big, nil
 }
@@ -625,7 +579,7 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]store.ID) (map[stor
 // accounts it does not follow or that are not big-V. Adding the missing
 // ones is the authors phase's: promoting a big-V notes it in every
 // follower's set.
-func (s *Service) pruneBigFollowees(ctx context.Context, readers []store.ID, follows [][]store.ID, big map[store.ID]bool, st *RebuildStats) error {
+func (s *Service) pruneBigFollowees(ctx context.Context, readers []store.ID, follows [][]store.ID, big map[store.ID]bool, st *core.RebuildStats) error {
 	bf := func(r store.ID) rueidis.Completed { return s.Redis.B().Smembers().Key(s.Keys.BigFollowees(r)).Build() }
 	rs := s.DoMulti(ctx, store.CmdsFor(readers, bf)...)
 	var writes []rueidis.Completed
@@ -655,16 +609,16 @@ func (s *Service) pruneBigFollowees(ctx context.Context, readers []store.ID, fol
 // pruneInbox removes from r's inboxes the posts and replays of authors r
 // neither is nor follows, and tombstones, keeping the horizon. Entries of
 // followees that do not push to r are left: reads merge and deduplicate.
-func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID, st *RebuildStats) error {
+func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID, st *core.RebuildStats) error {
 	ok := map[store.ID]bool{r: true}
 	for _, f := range follows {
 		ok[f] = true
 	}
-	in, err := s.allOf(ctx, s.Keys.Inbox, []store.ID{r})
+	in, err := s.AllOf(ctx, s.Keys.Inbox, []store.ID{r})
 	if err != nil {
 		return err
 	}
-	if ids, err := idsOf(in[0]); err != nil {
+	if ids, err := timeline.IdsOf(in[0]); err != nil {
 		return err
 	} else if len(ids) > 0 {
 		authors, _, deleted, err := s.postFields(ctx, ids)
@@ -679,17 +633,17 @@ func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID
 		}
 		if len(drop) > 0 {
 			st.Removed += int64(len(drop))
-			if err := s.Do(ctx, s.inboxRemoveCmd(s.PostsTL(), r, drop...)).Error(); err != nil {
+			if err := s.Do(ctx, s.InboxRemoveCmd(s.PostsTL(), r, drop...)).Error(); err != nil {
 				return err
 			}
 		}
 	}
 	delete(ok, r)
-	ri, err := s.allOf(ctx, s.Keys.ReplayInbox, []store.ID{r})
+	ri, err := s.AllOf(ctx, s.Keys.ReplayInbox, []store.ID{r})
 	if err != nil {
 		return err
 	}
-	ids, err := idsOf(ri[0])
+	ids, err := timeline.IdsOf(ri[0])
 	if err != nil || len(ids) == 0 {
 		return err
 	}
@@ -707,5 +661,5 @@ func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID
 		return nil
 	}
 	st.Removed += int64(len(drop))
-	return s.Do(ctx, s.inboxRemoveCmd(s.ReplaysTL(), r, drop...)).Error()
+	return s.Do(ctx, s.InboxRemoveCmd(s.ReplaysTL(), r, drop...)).Error()
 }

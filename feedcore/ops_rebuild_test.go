@@ -231,7 +231,7 @@ func TestRebuildRepairsInboxes(t *testing.T) {
 	corrupted := 0
 	stale := map[store.ID]store.ID{}
 	for v := store.ID(1); v <= store.ID(f.users); v++ {
-		in, err := s.newest(ctx, s.Keys.Inbox(v), 100)
+		in, err := s.Newest(ctx, s.Keys.Inbox(v), 100)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -278,7 +278,7 @@ func (r *modelRun) checkAll() {
 			again := readAll(t, s, v, n)
 			t.Logf("paged again: %v", again)
 			st, _ := s.Redis.Do(context.Background(), s.Redis.B().Hgetall().Key(s.Keys.Reader(v)).Build()).AsStrMap()
-			in, _ := s.newest(context.Background(), s.Keys.Inbox(v), 100)
+			in, _ := s.Newest(context.Background(), s.Keys.Inbox(v), 100)
 			t.Logf("reader state %q, inbox %v, cap %d", st, in, s.Opts.InboxCap)
 			for _, id := range want {
 				p := m.posts[id]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -144,7 +145,7 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 func isBigV(t *testing.T, s *Service, id store.ID) bool {
 	t.Helper()
 	mode, _ := s.Do(context.Background(), s.Redis.B().Get().Key(s.Keys.PushMode(id)).Build()).ToString()
-	return mode == pushAct
+	return mode == timeline.PushAct
 }
 
 // TestLateFanoutToAnUnfollowerIsHidden: a fan-out that read the follower
@@ -165,10 +166,10 @@ func TestLateFanoutToAnUnfollowerIsHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	drain(t, s)
-	if err := s.promote(ctx, 3); err != nil {
+	if err := s.Promote(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	if bv, _ := s.bigVFollowees(ctx, 1); len(bv) != 1 || bv[0] != 3 {
+	if bv, _ := s.BigVFollowees(ctx, 1); len(bv) != 1 || bv[0] != 3 {
 		t.Fatalf("big-V followees after promoting 3: %v, want [3]", bv)
 	}
 	if err := s.Unfollow(ctx, 1, 2); err != nil {
@@ -177,11 +178,11 @@ func TestLateFanoutToAnUnfollowerIsHidden(t *testing.T) {
 	if err := s.Unfollow(ctx, 1, 3); err != nil {
 		t.Fatal(err)
 	}
-	if bv, _ := s.bigVFollowees(ctx, 1); len(bv) != 0 {
+	if bv, _ := s.BigVFollowees(ctx, 1); len(bv) != 0 {
 		t.Fatalf("big-V followees after unfollowing 3: %v, want none", bv)
 	}
 	// The straggler: 2's post written to 1's inbox after the cleanup.
-	late := s.appendPush(nil, s.PostsTL(), 1, store.Item{TS: p2.CreatedAt.UnixMilli(), ID: p2.ID}, false)
+	late := s.AppendPush(nil, s.PostsTL(), 1, store.Item{TS: p2.CreatedAt.UnixMilli(), ID: p2.ID}, false)
 	if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 	ctx := context.Background()
 	const reader = store.ID(1)
 	// The first for the lapse; the other maxUnfollowNotes+1 overflow the notes.
-	authors := idRange(2, maxUnfollowNotes+2)
+	authors := idRange(2, timeline.MaxUnfollowNotes+2)
 	putUsers(t, s, append([]store.ID{reader}, authors...))
 	follow(t, s, reader, authors)
 	p, err := s.Publish(ctx, authors[0], "by the first")
@@ -223,7 +224,7 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 	}
 	straggle := func() {
 		t.Helper()
-		late := s.appendPush(nil, s.PostsTL(), reader, store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, false)
+		late := s.AppendPush(nil, s.PostsTL(), reader, store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}, false)
 		if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 			t.Fatal(err)
 		}
@@ -232,13 +233,13 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	straggle()
-	clk.advance(unfollowMemory - time.Second)
+	clk.advance(timeline.UnfollowMemory - time.Second)
 	if got := readAll(t, s, reader, 10); len(got) != 0 {
-		t.Fatalf("within %v of the unfollow the feed shows %v", unfollowMemory, got)
+		t.Fatalf("within %v of the unfollow the feed shows %v", timeline.UnfollowMemory, got)
 	}
 	clk.advance(2 * time.Second)
 	if got := readAll(t, s, reader, 10); len(got) != 1 || got[0] != p.ID {
-		t.Fatalf("past %v the note should lapse: feed %v, want [%d]", unfollowMemory, got, p.ID)
+		t.Fatalf("past %v the note should lapse: feed %v, want [%d]", timeline.UnfollowMemory, got, p.ID)
 	}
 	for _, a := range authors[1:] {
 		clk.advance(time.Millisecond)
@@ -247,11 +248,11 @@ func TestUnfollowNotesAreBounded(t *testing.T) {
 		}
 	}
 	ms := notes()
-	if len(ms) != maxUnfollowNotes {
-		t.Fatalf("%d unfollow notes, want the newest %d", len(ms), maxUnfollowNotes)
+	if len(ms) != timeline.MaxUnfollowNotes {
+		t.Fatalf("%d unfollow notes, want the newest %d", len(ms), timeline.MaxUnfollowNotes)
 	}
 	if ms[0] != store.Member(authors[2]) || ms[len(ms)-1] != store.Member(authors[len(authors)-1]) {
-		t.Fatalf("notes run from %x to %x, want the %d newest unfollows", ms[0], ms[len(ms)-1], maxUnfollowNotes)
+		t.Fatalf("notes run from %x to %x, want the %d newest unfollows", ms[0], ms[len(ms)-1], timeline.MaxUnfollowNotes)
 	}
 }
 
@@ -265,7 +266,7 @@ func TestActivityIsThrottled(t *testing.T) {
 	mustUsers(t, s, reader)
 	seenAt := func() int64 {
 		t.Helper()
-		ms, err := s.Redis.Do(ctx, s.seenCmd(reader)).AsFloat64()
+		ms, err := s.Redis.Do(ctx, s.SeenCmd(reader)).AsFloat64()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // A post's replies are paged oldest first, as a conversation reads, from
@@ -37,7 +38,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 	if first < 0 || first > MaxPageSize {
 		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
 	}
-	n := orDefault(first)
+	n := timeline.OrDefault(first)
 	pos := repliesStart
 	if after != "" {
 		c, err := s.openListCursor(ctx, after, viewer, cursor.ListReplies, post)
@@ -54,7 +55,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 	shown := found[:min(n, len(found))]
 	pg := &FeedPage{Edges: make([]FeedEdge, len(shown)), HasNext: more, HasPrevious: after != "", StartCursor: after}
 	for i, e := range shown {
-		pg.Edges[i] = FeedEdge{Post: e.val, Cursor: seal(e.it)}
+		pg.Edges[i] = FeedEdge{Post: e.Val, Cursor: seal(e.It)}
 	}
 	if len(shown) > 0 {
 		pg.StartCursor = pg.Edges[0].Cursor
@@ -63,7 +64,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 	// the next reply shown is already known.
 	switch {
 	case len(found) > n:
-		pg.EndCursor = seal(found[n-1].it)
+		pg.EndCursor = seal(found[n-1].It)
 	case scanned != nil && *scanned != repliesStart:
 		pg.EndCursor = seal(*scanned)
 	default:
@@ -75,10 +76,10 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 // collectReplies reads the replies of post after pos, oldest first, until
 // it has need the viewer may see, the replies end or the read bound is
 // reached: those found, how far it read, and whether more may follow.
-func (s *Service) collectReplies(ctx context.Context, viewer, post store.ID, pos store.Item, need int) ([]entry[content.Post], *store.Item, bool, error) {
-	src := source{key: s.Keys.Replies(post)}
-	return fill(&pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*content.Post, *store.Item, error) {
-		items, _, err := core.ParseSeek(s.Do(ctx, s.seekCmd(core.Newer, src, cur, batch)))
+func (s *Service) collectReplies(ctx context.Context, viewer, post store.ID, pos store.Item, need int) ([]timeline.Entry[content.Post], *store.Item, bool, error) {
+	src := timeline.Source{Key: s.Keys.Replies(post)}
+	return timeline.Fill(&pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*content.Post, *store.Item, error) {
+		items, _, err := core.ParseSeek(s.Do(ctx, s.SeekCmd(core.Newer, src, cur, batch)))
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -97,23 +98,23 @@ func (s *Service) visibleReplies(ctx context.Context, viewer, post store.ID, ite
 	if err != nil {
 		return nil, err
 	}
-	var ask linkReads
+	var ask timeline.LinkReads
 	for i, p := range ps {
 		if p == nil || p.Deleted || p.AuthorSuspended || p.ReplyTo != post || p.CreatedAt.UnixMilli() != items[i].TS {
 			ps[i] = nil
 		} else if viewer != 0 && p.Author != viewer {
-			ask.hidden = append(ask.hidden, p.Author)
+			ask.Hidden = append(ask.Hidden, p.Author)
 		}
 	}
-	if len(ask.hidden) == 0 {
+	if len(ask.Hidden) == 0 {
 		return ps, nil
 	}
-	l, err := s.readLinks(ctx, viewer, ask)
+	l, err := s.ReadLinks(ctx, viewer, ask)
 	if err != nil {
 		return nil, err
 	}
 	for i, p := range ps {
-		if p != nil && l.hidden[p.Author] {
+		if p != nil && l.Hidden[p.Author] {
 			ps[i] = nil
 		}
 	}

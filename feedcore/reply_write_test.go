@@ -21,7 +21,7 @@ func TestReplyRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := NewPost{Text: "the answer", IdempotencyKey: "k1", ReplyTo: parent.ID}
-	logged, err := s.logPublish(ctx, 2, in, 1) // the first attempt dies here
+	logged, err := s.LogPublish(ctx, 2, in, 1) // the first attempt dies here
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 	drain(t, s)
 	// The reader's inbox holds its followees' reposts; the window shows
 	// only the first of them.
-	if in, err := s.newest(ctx, s.Keys.Inbox(reader), 200); err != nil || len(in) != min(n, 100) {
+	if in, err := s.Newest(ctx, s.Keys.Inbox(reader), 200); err != nil || len(in) != min(n, 100) {
 		t.Fatalf("the reader's inbox holds %d items (%v), want its %d followees' reposts", len(in), err, min(n, 100))
 	}
 	if got := readAll(t, s, reader, 100); len(got) != 1 || got[0] != recs[0].ID {
@@ -79,11 +79,11 @@ func TestDeletingTakesRepostsBack(t *testing.T) {
 		}
 	}
 	for _, u := range []store.ID{reposters[0], reposters[n-1]} {
-		if got, err := s.newest(ctx, s.Keys.Outbox(u), 10); err != nil || len(got) != 0 {
+		if got, err := s.Newest(ctx, s.Keys.Outbox(u), 10); err != nil || len(got) != 0 {
 			t.Fatalf("reposter %d's outbox: %v, %v", u, got, err)
 		}
 	}
-	if got, err := s.newest(ctx, s.Keys.Inbox(reader), 10); err != nil || len(got) != 0 {
+	if got, err := s.Newest(ctx, s.Keys.Inbox(reader), 10); err != nil || len(got) != 0 {
 		t.Fatalf("the reader's inbox: %v, %v", got, err)
 	}
 	rb, err := s.Redis.Do(ctx, s.Redis.B().Hvals().Key(s.Keys.Reposts(orig.ID)).Build()).AsStrSlice()

@@ -18,7 +18,7 @@ import (
 // reposts whose original the viewer of safety may see, noting each
 // original in origs (by the repost's id); the others become nil.
 func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*content.Post, origs map[store.ID]*content.Post) error {
-	viewer := safety.v.viewer
+	viewer := safety.v.Viewer
 	var ids, authors []store.ID
 	for _, p := range ps {
 		if p != nil && p.IsRepost() {
@@ -37,7 +37,7 @@ func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*con
 	}
 	sep := map[store.ID]bool{}
 	if viewer != 0 && len(authors) > 0 {
-		if sep, err = parseHidden(s.Do(ctx, s.hiddenCmd(viewer, authors)), authors, safety.v.now); err != nil {
+		if sep, err = parseHidden(s.Do(ctx, s.hiddenCmd(viewer, authors)), authors, safety.v.Now); err != nil {
 			return err
 		}
 	}
@@ -49,7 +49,7 @@ func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*con
 		o := os[j]
 		j++
 		if o == nil || o.Deleted || o.AuthorSuspended || o.IsRepost() || o.Author == 0 || sep[o.Author] ||
-			(o.Author != viewer && safety.v.filtered(o.Text)) {
+			(o.Author != viewer && safety.v.Filtered(o.Text)) {
 			ps[i] = nil
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // Reposts. A repost is an item of its own: a record (a post hash with o
@@ -80,7 +81,7 @@ func (s *Service) repostable(ctx context.Context, viewer, post store.ID) (*conte
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to repost")
 	}
-	p, err := s.readUnblocked(ctx, viewer, post, false) // repostAdd sees a tombstone the cache missed
+	p, err := s.ReadUnblocked(ctx, viewer, post, false) // repostAdd sees a tombstone the cache missed
 	if err != nil {
 		return nil, err
 	}
@@ -345,11 +346,11 @@ func (s *Service) materializeReposts(ctx context.Context, recs []*content.Post) 
 	for i, r := range recs {
 		it := store.Item{TS: r.CreatedAt.UnixMilli(), ID: r.ID}
 		at[i] = len(cmds)
-		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(r.ID)}, postHash(r)),
+		cmds = append(cmds, timeline.PostCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(r.ID)}, timeline.PostHash(r)),
 			repostAdd.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf), s.Keys.Post(r.RepostOf)},
 				[]string{store.Member(r.Author), store.Member(r.ID)}),
 			s.Redis.B().Zadd().Key(s.Keys.Outbox(r.Author)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
-		cmds = s.appendPush(cmds, s.PostsTL(), r.Author, it, true)
+		cmds = s.AppendPush(cmds, s.PostsTL(), r.Author, it, true)
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
@@ -371,7 +372,7 @@ func (s *Service) materializeReposts(ctx context.Context, recs []*content.Post) 
 			undo = append(undo, r)
 		}
 	}
-	return states, s.unindexPosts(ctx, undo)
+	return states, s.UnindexPosts(ctx, undo)
 }
 
 // dropRepost takes back a repost whose original is deleted: an
@@ -390,7 +391,7 @@ func (s *Service) dropRepost(ctx context.Context, r *content.Post) error {
 // reposter's outbox and own inbox, and taken back in its original's set
 // of reposts. Idempotent; the request and the dispatcher both run it.
 func (s *Service) unindexReposts(ctx context.Context, recs []*content.Post) error {
-	cmds := s.unindexCmds(recs)
+	cmds := s.UnindexCmds(recs)
 	for _, r := range recs {
 		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.Post(r.ID)).FieldValue().FieldValue("d", "1").Build(),
 			repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf)},
@@ -494,7 +495,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, 
 		}
 	}
 	users := store.CmdsFor(recs, func(r *content.Post) store.ID { return r.Author })
-	if n, err := s.existing(ctx, users); err != nil {
+	if n, err := s.Existing(ctx, users); err != nil {
 		return 0, err
 	} else if n < len(recs) {
 		recs, stop = recs[:n], apierr.Errorf(apierr.NotFound, "no user with id %d", users[n])

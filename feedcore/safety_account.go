@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // Account deletion. The commit is one script on the user's stream shard:
@@ -194,7 +195,7 @@ func (s *Service) chunkOf(ctx context.Context, key string) ([]store.ID, error) {
 	if err != nil {
 		return nil, err
 	}
-	return idsOf(ms)
+	return timeline.IdsOf(ms)
 }
 
 // drainSet calls step with chunks of the set key's members until the set
@@ -233,7 +234,7 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 	tls := s.Timelines()
 	recent := make([][]store.ID, len(tls))
 	for i, tl := range tls {
-		items, err := s.newest(ctx, tl.Outbox(g.user), s.Opts.InboxCap)
+		items, err := s.Newest(ctx, tl.Outbox(g.user), s.Opts.InboxCap)
 		if err != nil {
 			return fmt.Errorf("read outbox: %w", err)
 		}
@@ -242,7 +243,7 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 		}
 	}
 	now := s.NowMS()
-	args := []string{store.Member(g.user), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
+	args := []string{store.Member(g.user), store.ScoreArg(now), store.ScoreArg(now - timeline.UnfollowMemory.Milliseconds()), store.Itoa(timeline.MaxUnfollowNotes)}
 	return s.drainSet(ctx, s.Keys.Followers(g.user), func(fs []store.ID) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, 0, 3*len(fs)+1)
 		for _, f := range fs {
@@ -251,7 +252,7 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 				s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(f)).Member(store.Member(g.user)).Build())
 			for i, tl := range tls {
 				if len(recent[i]) > 0 {
-					cmds = append(cmds, s.inboxRemoveCmd(tl, f, recent[i]...))
+					cmds = append(cmds, s.InboxRemoveCmd(tl, f, recent[i]...))
 				}
 			}
 		}
@@ -309,14 +310,14 @@ func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
 					[]string{store.Member(p.Author), store.Member(p.ID)}))
 			default:
 				if p.ReplyTo != 0 {
-					cmds = append(cmds, s.replyDropCmd(p))
+					cmds = append(cmds, s.ReplyDropCmd(p))
 				}
 				if err := s.dropRepostsOf(ctx, p); err != nil {
 					return nil, err
 				}
 			}
 		}
-		return append(cmds, s.inboxRemoveCmd(s.PostsTL(), g.user, ids...)), nil
+		return append(cmds, s.InboxRemoveCmd(s.PostsTL(), g.user, ids...)), nil
 	})
 }
 
@@ -399,7 +400,7 @@ func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]store.ID, 
 		if err != nil {
 			return nil, err
 		}
-		ids, err := idsOf(ms)
+		ids, err := timeline.IdsOf(ms)
 		if err != nil {
 			return nil, err
 		}
@@ -426,7 +427,7 @@ func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 	for _, name := range names {
 		cmds = append(cmds, s.Redis.B().Del().Key(name(u)).Build())
 	}
-	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(activityShard(u))).Member(store.Member(u)).Build(),
+	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(timeline.ActivityShard(u))).Member(store.Member(u)).Build(),
 		s.Redis.B().Del().Key(s.Keys.RateLimitIn(s.ShardOf(u), u, "")).Build())
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
@@ -498,13 +499,6 @@ func (s *Service) repairAccount(ctx context.Context, _ int, e rueidis.XRangeEntr
 		return fmt.Errorf("%w: journal field u %q", core.ErrMalformed, fv["u"])
 	}
 	return s.finishAccount(ctx, u)
-}
-
-// DeletedAccount is a deleted account, as export writes and import reads it.
-type DeletedAccount struct {
-	User      store.ID
-	Handle    string
-	DeletedAt time.Time
 }
 
 // DeletedAccounts calls fn with the deleted accounts, a batch at a time.

@@ -75,7 +75,7 @@ func (w accountWorld) check(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []GraphCounts{{0, 0}, {0, 1}, {0, 0}, {1, 0}}
+	want := []GraphCounts{{Followers: 0, Following: 0}, {Followers: 0, Following: 1}, {Followers: 0, Following: 0}, {Followers: 1, Following: 0}}
 	if !slices.Equal(counts, want) {
 		t.Errorf("follow counts of 1..4 = %v, want %v", counts, want)
 	}
@@ -288,13 +288,13 @@ func TestDeleteAccountSecondPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := &content.Post{ID: 99, Author: 1, Text: "late", CreatedAt: clk.now()}
-	if _, err := s.materializePosts(ctx, []*content.Post{late}); err != nil {
+	if _, err := s.MaterializePosts(ctx, []*content.Post{late}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.addFollowing(ctx, []Edge{{Follower: 3, Followee: 1}}, nil); err != nil {
+	if _, err := s.AddFollowing(ctx, []Edge{{Follower: 3, Followee: 1}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.addFollows(ctx, []Edge{{Follower: 3, Followee: 1}}, nil); err != nil {
+	if err := s.AddFollows(ctx, []Edge{{Follower: 3, Followee: 1}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -32,7 +33,7 @@ func BenchmarkCleanup800(b *testing.B) {
 		}
 	}
 	fill(s.Keys.Outbox(author))
-	hideForTest(b, s, viewer, author, relationForever)
+	hideForTest(b, s, viewer, author, core.RelationForever)
 	for b.Loop() {
 		b.StopTimer()
 		fill(s.Keys.Inbox(viewer))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
@@ -101,7 +102,7 @@ func (s *Service) cleanUp(ctx context.Context, j cleanupJob) error {
 // live snapshots.
 func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 	tls := s.Timelines()
-	recent, err := s.inboxableIDs(ctx, tls, []store.ID{j.author})
+	recent, err := s.InboxableIDs(ctx, tls, []store.ID{j.author})
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return fmt.Errorf("read live snapshot: %w", err)
 		}
-		got, err := idsOf(ms)
+		got, err := timeline.IdsOf(ms)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // Keyword filters: posts and live sessions whose text or title matches one
@@ -126,14 +127,14 @@ return 1
 // the viewer's filters KEYS[1] with their version KEYS[2], given the
 // version ARGV[1]: the read of a page that reads no other relations of
 // its viewer in a script (a list's), in its first round trip.
-var keywordView = store.NewScript(true, luaKeywordView+`
+var keywordView = store.NewScript(true, timeline.LuaKeywordView+`
 return {keywords(KEYS[1], KEYS[2], ARGV[1])}
 `)
 
 // keywordViewCmd reads viewer's keyword filters unless they are those of
 // version (keywordView); readKeywordViewReply reads its reply.
 func (s *Service) keywordViewCmd(viewer store.ID, version string) rueidis.Completed {
-	return keywordView.Cmd(s.Redis.B(), s.keywordKeys(viewer), []string{version})
+	return keywordView.Cmd(s.Redis.B(), s.KeywordKeys(viewer), []string{version})
 }
 
 // readKeywordViewReply reads keywordView's reply for viewer, sent with
@@ -146,7 +147,7 @@ func (s *Service) readKeywordViewReply(viewer store.ID, have *keyword.Set, r rue
 	if err != nil {
 		return nil, fmt.Errorf("read the keyword filters: %w", err)
 	}
-	return s.readKeywordView(viewer, have, arr[0])
+	return s.ReadKeywordView(viewer, have, arr[0])
 }
 
 // keywordRecords replies the filters KEYS[1] (flat) and their version
@@ -196,7 +197,7 @@ func checkKeywordFilter(f KeywordFilter, now int64) (KeywordFilter, string, erro
 func (s *Service) keywordAddCmd(f KeywordFilter, word string, now, created int64) (keys, args []string) {
 	w, expires := keywordFields(f)
 	id := keywordFilterID(f.User, word)
-	return s.keywordKeys(f.User), []string{store.FormatID(id), core.Itoa64(now), w, expires, core.Itoa64(created),
+	return s.KeywordKeys(f.User), []string{store.FormatID(id), core.Itoa64(now), w, expires, core.Itoa64(created),
 		store.Itoa(MaxKeywordFilters), newKeywordVersion(), f.Keyword}
 }
 
@@ -241,7 +242,7 @@ func (s *Service) RemoveKeywordFilter(ctx context.Context, viewer, id store.ID) 
 	if viewer == 0 {
 		return apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
 	}
-	keys, args := s.keywordKeys(viewer), []string{store.FormatID(id), core.Itoa64(s.NowMS()), newKeywordVersion()}
+	keys, args := s.KeywordKeys(viewer), []string{store.FormatID(id), core.Itoa64(s.NowMS()), newKeywordVersion()}
 	n, err := s.Commit(ctx, keywordRemove, keys, args, keywordRemove.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return fmt.Errorf("remove the filter: %w", err)
@@ -272,7 +273,7 @@ func (s *Service) keywordFiltersIn(viewer store.ID, m map[string]string) []Keywo
 	now := s.NowMS()
 	out := make([]KeywordFilter, 0, len(m))
 	for id, rec := range m {
-		if f, ok := parseKeywordFilter(viewer, id, rec); ok && inForce(f, now) {
+		if f, ok := timeline.ParseKeywordFilter(viewer, id, rec); ok && inForce(f, now) {
 			out = append(out, f)
 		}
 	}
@@ -296,7 +297,7 @@ func (s *Service) KeywordFilter(ctx context.Context, viewer, id store.ID) (_ *Ke
 	if err != nil {
 		return nil, err
 	}
-	f, ok := parseKeywordFilter(viewer, store.FormatID(id), rec)
+	f, ok := timeline.ParseKeywordFilter(viewer, store.FormatID(id), rec)
 	if !ok || !inForce(f, s.NowMS()) {
 		return nil, errNoKeywordFilter(id)
 	}
@@ -341,7 +342,7 @@ func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ 
 		adds = append(adds, add{i, keys, args})
 	}
 	owners := store.CmdsFor(adds, func(a add) store.ID { return fs[a.at].User })
-	if n, err := s.existing(ctx, owners); err != nil {
+	if n, err := s.Existing(ctx, owners); err != nil {
 		return 0, err
 	} else if n < len(owners) {
 		fs, stop = fs[:adds[n].at], apierr.Errorf(apierr.NotFound, "no user with id %d", owners[n])
@@ -388,8 +389,8 @@ func (s *Service) exportKeywordFilters(ctx context.Context, ids []store.ID, sink
 // that now normalize the same are one, the newer), a version token where
 // filters lack one. A user whose filters are so already is left alone;
 // one whose filters changed since they were read is left to that change.
-func (s *Service) rebuildKeywordFilters(ctx context.Context, users []store.ID, st *RebuildStats) error {
-	read := func(u store.ID) rueidis.Completed { return keywordRecords.Cmd(s.Redis.B(), s.keywordKeys(u), nil) }
+func (s *Service) rebuildKeywordFilters(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
+	read := func(u store.ID) rueidis.Completed { return keywordRecords.Cmd(s.Redis.B(), s.KeywordKeys(u), nil) }
 	var cmds []rueidis.Completed
 	for i, r := range s.DoMulti(ctx, store.CmdsFor(users, read)...) {
 		arr, err := r.ToArray()
@@ -412,7 +413,7 @@ func (s *Service) rebuildKeywordFilters(ctx context.Context, users []store.ID, s
 		for id, rec := range want {
 			args = append(args, id, rec)
 		}
-		cmds = append(cmds, keywordReplace.Cmd(s.Redis.B(), s.keywordKeys(users[i]), args))
+		cmds = append(cmds, keywordReplace.Cmd(s.Redis.B(), s.KeywordKeys(users[i]), args))
 	}
 	for _, r := range s.DoMulti(ctx, cmds...) {
 		n, err := r.AsInt64()
@@ -431,7 +432,7 @@ func (s *Service) canonicalKeywords(owner store.ID, m map[string]string) map[str
 	now := s.NowMS()
 	best := map[store.ID]KeywordFilter{}
 	for id, rec := range m {
-		f, ok := parseKeywordFilter(owner, id, rec)
+		f, ok := timeline.ParseKeywordFilter(owner, id, rec)
 		if !ok || !inForce(f, now) {
 			continue
 		}

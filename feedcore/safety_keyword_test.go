@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -45,7 +46,7 @@ func BenchmarkKeywordPage(b *testing.B) {
 	for i, kw := range benchKeywords {
 		flat = append(flat, store.Itoa(i+1), "1 1 0 "+kw)
 	}
-	ks := compileKeywords(1, "v", flat)
+	ks := timeline.CompileKeywords(1, "v", flat)
 	for _, c := range []struct{ name, text string }{
 		{"ascii", "Just had the best coffee in town, the barista knew my name. Tomorrow: the big match at 8pm, then dinner with friends #weekend"},
 		{"french", "Demain, journée portes ouvertes à Paris : les écoles et les musées seront gratuits. Vérifiez votre itinéraire avant de partir !"},
@@ -53,11 +54,11 @@ func BenchmarkKeywordPage(b *testing.B) {
 		{"mixed", "Café crème à Montréal ☕ — «très bon», then 東京 and Ｆｕｌｌｗｉｄｔｈ letters, ﬁnally the match: ÉQUIPE vs Straße FC"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			v := &view{keywords: ks, now: 1}
+			v := &timeline.View{Keywords: ks, Now: 1}
 			b.ReportAllocs()
 			for b.Loop() {
 				for range DefaultPageSize {
-					if v.filtered(c.text) {
+					if v.Filtered(c.text) {
 						b.Fatal("a filter matched")
 					}
 				}
@@ -378,7 +379,7 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var previews []store.ID
-	for i := range 2*maxRounds*(3+1) + 5 { // more filtered previews in a row than 8 rounds of 3+1 read
+	for i := range 2*timeline.MaxRounds*(3+1) + 5 { // more filtered previews in a row than 8 rounds of 3+1 read
 		previews = append(previews, schedule(3, fmt.Sprintf("sale %d", i), time.Duration(10+i)*time.Minute).ID)
 	}
 	keep := schedule(3, "gardening", 24*time.Hour)
@@ -429,8 +430,8 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(next.Edges) != 3 || next.Edges[0].Session.ID != previews[maxRounds*4] {
-		t.Errorf("the next page once the filter is gone: %+v; want previews from the %dth", next.Edges, maxRounds*4)
+	if len(next.Edges) != 3 || next.Edges[0].Session.ID != previews[timeline.MaxRounds*4] {
+		t.Errorf("the next page once the filter is gone: %+v; want previews from the %dth", next.Edges, timeline.MaxRounds*4)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestLateMarkConfirmsTheMarker(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{}) // no workers: the hook runs on this goroutine only
 	mustUsers(t, s, 1)
-	t.Cleanup(func() { testHookAfterMarkerRead = func() {} })
+	t.Cleanup(func() { timeline.TestHookAfterMarkerRead = func() {} })
 	ctx, mod := context.Background(), ModAction{Operator: "test", Reason: "race"}
 	for i, suspended := range []bool{true, false} {
 		change := s.Suspend
@@ -29,7 +30,7 @@ func TestLateMarkConfirmsTheMarker(t *testing.T) {
 			}
 		}
 		once := false
-		testHookAfterMarkerRead = func() {
+		timeline.TestHookAfterMarkerRead = func() {
 			if !once {
 				once = true
 				if _, err := change(ctx, 1, mod); err != nil {
@@ -41,7 +42,7 @@ func TestLateMarkConfirmsTheMarker(t *testing.T) {
 		if _, err := s.PutPosts(ctx, []*content.Post{{ID: id, Author: 1, Text: "late", CreatedAt: testEpoch.Add(time.Duration(i) * time.Second)}}); err != nil {
 			t.Fatal(err)
 		}
-		testHookAfterMarkerRead = func() {}
+		timeline.TestHookAfterMarkerRead = func() {}
 		ps, err := s.Posts(ctx, []store.ID{id})
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
 
 // RelationFlags is how one user relates to the viewer.
@@ -30,7 +31,7 @@ type RelationFlags struct {
 // request's loaders).
 func (f RelationFlags) Forbidden() error {
 	if f.Blocked || f.BlocksViewer {
-		return errBlocked()
+		return timeline.ErrBlocked()
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func (s *Service) parseRelationFlags(rs []rueidis.RedisResult, n int) ([]Relatio
 		f.Blocked, f.BlocksViewer, f.HidesFrom = !scores[0][i].IsNil(), !scores[1][i].IsNil(), !scores[3][i].IsNil()
 		if end, err := core.ScoreOf(scores[2][i]); err == nil && !scores[2][i].IsNil() && end > now {
 			f.Muted = true
-			if end < relationForever {
+			if end < core.RelationForever {
 				f.MuteEnds = time.UnixMilli(end)
 			}
 		}
@@ -157,7 +158,7 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 	var pairs []Edge
 	var at []int // the index in rs of each pair
 	for i, r := range rs {
-		until := relationForever
+		until := core.RelationForever
 		if !r.Until.IsZero() {
 			until = r.Until.UnixMilli()
 		}
@@ -207,7 +208,7 @@ func (s *Service) checkRelations(ctx context.Context, rs []Relation) ([]Relation
 		}
 	}
 	pairs := store.CmdsFor(rs, func(r Relation) Edge { return Edge{Follower: r.User, Followee: r.Target} })
-	n, err := s.existingPairs(ctx, pairs)
+	n, err := s.ExistingPairs(ctx, pairs)
 	switch {
 	case store.CodeOf(err) == apierr.NotFound:
 		rs, stop = rs[:n], err
@@ -225,8 +226,8 @@ func (s *Service) exportRelations(kind RelationKind) func(context.Context, []sto
 		now := s.NowMS()
 		for _, id := range ids {
 			rec, ends, _, _ := s.relationRecords(kind, id)
-			for from := int64(0); ; from += exportChunk {
-				items, err := core.ParseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(rec).Min(core.Itoa64(from)).Max(core.Itoa64(from+exportChunk-1)).Withscores().Build()))
+			for from := int64(0); ; from += core.ExportChunk {
+				items, err := core.ParseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(rec).Min(core.Itoa64(from)).Max(core.Itoa64(from+core.ExportChunk-1)).Withscores().Build()))
 				if err != nil {
 					return err
 				}
@@ -239,14 +240,14 @@ func (s *Service) exportRelations(kind RelationKind) func(context.Context, []sto
 					if ends != "" && untils[i] <= now {
 						continue
 					}
-					if ends != "" && untils[i] < relationForever {
+					if ends != "" && untils[i] < core.RelationForever {
 						r.Until = time.UnixMilli(untils[i]).UTC()
 					}
 					if err := sink.Relation(r); err != nil {
 						return err
 					}
 				}
-				if len(items) < exportChunk {
+				if len(items) < core.ExportChunk {
 					break
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore"
 )
 
@@ -364,7 +365,7 @@ func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck s
 	done := pos
 	for pos.src < len(srcs) {
 		src := srcs[pos.src]
-		cmds := append(writes, s.seekCmd(core.Older, source{key: src.key}, pos.last, markChunk))
+		cmds := append(writes, s.SeekCmd(core.Older, timeline.Source{Key: src.key}, pos.last, markChunk))
 		if ck != "" {
 			cmds = append(cmds, s.Redis.B().Set().Key(ck).Value(done.String()).Ex(core.CheckpointTTL).Build())
 		}
@@ -377,7 +378,7 @@ func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck s
 		if err != nil {
 			return out, err
 		}
-		writes = store.CmdsFor(items, func(it store.Item) rueidis.Completed { return s.markCmd(src.hash(it.ID), pos.on) })
+		writes = store.CmdsFor(items, func(it store.Item) rueidis.Completed { return s.MarkCmd(src.hash(it.ID), pos.on) })
 		if src.isPost {
 			out.Posts += len(items)
 		} else {
@@ -390,7 +391,7 @@ func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck s
 		pos.src, pos.last = pos.src+1, nil
 	}
 	// The profile last: its mark keeps the account out of follower lists.
-	writes = append(writes, s.markCmd(s.Keys.User(u), pos.on))
+	writes = append(writes, s.MarkCmd(s.Keys.User(u), pos.on))
 	if len(writes) > 0 {
 		if err := store.FirstErr(s.DoMulti(ctx, writes...)); err != nil {
 			return out, fmt.Errorf("mark the items of user %d: %w", u, err)
@@ -417,14 +418,6 @@ func (s *Service) sweepSuspensions(ctx context.Context, shard int, cutoff time.T
 		_, err = s.settleSuspension(ctx, u, "")
 		return err
 	})
-}
-
-// Suspension is a suspended account, as export writes and import reads it.
-type Suspension struct {
-	User     store.ID
-	At       time.Time
-	Reason   string
-	Operator string
 }
 
 // Suspensions calls fn with the suspended accounts, a batch at a time.
@@ -462,7 +455,7 @@ func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id stor
 			var vals [][]string
 			for i, r := range rs {
 				f := make([]string, len(fields))
-				if ok, err := hashFields(r, f); err != nil {
+				if ok, err := timeline.HashFields(r, f); err != nil {
 					return err
 				} else if ok {
 					found, vals = append(found, ids[i]), append(vals, f)
@@ -495,7 +488,7 @@ func (s *Service) PutSuspension(ctx context.Context, sp Suspension) (err error) 
 }
 
 // settleSuspensions settles the marks of every suspended account (Rebuild).
-func (s *Service) settleSuspensions(ctx context.Context, st *RebuildStats) error {
+func (s *Service) settleSuspensions(ctx context.Context, st *core.RebuildStats) error {
 	return s.Suspensions(ctx, func(ss []Suspension) error {
 		for _, sp := range ss {
 			if _, err := s.settleSuspension(ctx, sp.User, ""); err != nil {
@@ -581,11 +574,11 @@ func (s *Service) finishTakedown(ctx context.Context, jid string, fv map[string]
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("%w: takedown journal fields p %q, u %q", core.ErrMalformed, fv["p"], fv["u"])
 	}
-	if err := s.tombstone(ctx, &content.Post{ID: post, Author: author}); err != nil {
+	if err := s.Tombstone(ctx, &content.Post{ID: post, Author: author}); err != nil {
 		return fmt.Errorf("tombstone: %w", err)
 	}
 	mark := s.Redis.B().Hset().Key(s.Keys.Post(post)).FieldValue().
-		FieldValue(fieldTakenDown, fv["t"]).FieldValue(fieldTakedownReason, fv["r"]).Build()
+		FieldValue(timeline.FieldTakenDown, fv["t"]).FieldValue(timeline.FieldTakedownReason, fv["r"]).Build()
 	if err := s.Do(ctx, mark).Error(); err != nil {
 		return fmt.Errorf("mark taken down: %w", err)
 	}
@@ -619,7 +612,7 @@ func (s *Service) PutTakedown(ctx context.Context, p *content.Post) (err error) 
 		return err
 	}
 	hset := s.Redis.B().Hset().Key(s.Keys.Post(p.ID)).FieldValue().FieldValue("d", "1").
-		FieldValue(fieldTakenDown, store.ScoreArg(ms)).FieldValue(fieldTakedownReason, p.TakedownReason)
+		FieldValue(timeline.FieldTakenDown, store.ScoreArg(ms)).FieldValue(timeline.FieldTakedownReason, p.TakedownReason)
 	if ps[0] == nil { // as postCreate writes it; a tombstone there keeps its own
 		hset = hset.FieldValue("a", store.FormatID(p.Author)).FieldValue("t", store.ScoreArg(p.CreatedAt.UnixMilli())).FieldValue("x", p.Text)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -347,7 +348,7 @@ func TestSuspendSecondPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := &content.Post{ID: 77, Author: 2, Text: "late", CreatedAt: time.Now()}
-	if _, err := s.materializePosts(ctx, []*content.Post{late}); err != nil {
+	if _, err := s.MaterializePosts(ctx, []*content.Post{late}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(time.Hour)
@@ -488,7 +489,7 @@ func TestModerationRebuild(t *testing.T) {
 	drain(t, s)
 	stop()
 	for _, cmd := range []string{s.Keys.Post(w.posts[0]), s.Keys.Live(w.live)} {
-		if err := s.Do(ctx, s.Redis.B().Hdel().Key(cmd).Field(fieldSuspended).Build()).Error(); err != nil {
+		if err := s.Do(ctx, s.Redis.B().Hdel().Key(cmd).Field(timeline.FieldSuspended).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}

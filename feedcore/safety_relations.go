@@ -8,33 +8,8 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 )
-
-// RelationKind is what one user set against another: a block, a mute or a
-// hide of the user's own posts from the other.
-type RelationKind string
-
-// The kinds of relation.
-const (
-	RelationBlock RelationKind = "block"
-	RelationMute  RelationKind = "mute"
-	RelationHide  RelationKind = "hide"
-)
-
-// Relation is one user's relation to another: User blocks, mutes or hides
-// its posts from Target, since CreatedAt; a mute ends at Until (zero: no
-// end).
-type Relation struct {
-	Kind         RelationKind
-	User, Target store.ID
-	CreatedAt    time.Time
-	Until        time.Time
-}
-
-// relationForever is the "until" score of a relation with no end: the
-// largest integer a Lua number (a double) holds exactly, never inf, which
-// tonumber would not round-trip.
-const relationForever int64 = 1<<53 - 1
 
 // Block makes viewer block target: nothing of either reaches the other,
 // and the follows between them are removed. Idempotent.
@@ -56,9 +31,9 @@ func (s *Service) Mute(ctx context.Context, viewer, target store.ID, d time.Dura
 	if d < 0 {
 		return apierr.Errorf(apierr.BadInput, "a mute's duration cannot be negative")
 	}
-	until := relationForever
+	until := core.RelationForever
 	if d > 0 {
-		until = min(s.NowMS()+d.Milliseconds(), relationForever)
+		until = min(s.NowMS()+d.Milliseconds(), core.RelationForever)
 	}
 	return s.setRelation(ctx, RelationMute, viewer, target, true, until)
 }
@@ -96,7 +71,7 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 	// users (usersExist): a target deleted since must get NOT_FOUND, not
 	// a relation naming it written after its deletion swept them.
 	pair := []Edge{{Follower: viewer, Followee: target}}
-	if _, err := s.existingPairs(ctx, pair); err != nil {
+	if _, err := s.ExistingPairs(ctx, pair); err != nil {
 		return err
 	}
 	shard := s.ShardOf(viewer)
@@ -173,7 +148,7 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other store.ID, on
 	keys = []string{s.Keys.Blocks(user), s.Keys.Mutes(user), s.Keys.MuteEnds(user), s.Keys.Hides(user),
 		s.Keys.Following(user), s.Keys.Unfollowed(user), s.Keys.BigFollowees(user)}
 	args = []string{string(kind), flag, store.Member(other), store.ScoreArg(now), store.ScoreArg(until), store.Itoa(s.Opts.MaxRelations),
-		store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes), store.ScoreArg(now)}
+		store.ScoreArg(now), store.ScoreArg(now - timeline.UnfollowMemory.Milliseconds()), store.Itoa(timeline.MaxUnfollowNotes), store.ScoreArg(now)}
 	return keys, args
 }
 
@@ -185,6 +160,6 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other store.ID, on
 // it cannot check the users' slots atomically: a block made while the like
 // is under way orders after it.)
 func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post store.ID) error {
-	_, err := s.readUnblocked(ctx, viewer, post, false)
+	_, err := s.ReadUnblocked(ctx, viewer, post, false)
 	return err
 }

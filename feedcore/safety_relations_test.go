@@ -105,7 +105,7 @@ func TestRelationSets(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("block", map[string]map[store.ID]int64{"bk:1": {2: now}, "bb:2": {1: now},
-			"hx:1": {2: relationForever}, "hx:2": {1: relationForever}, "nx:1": {2: relationForever}, "nx:2": {1: relationForever}})
+			"hx:1": {2: core.RelationForever}, "hx:2": {1: core.RelationForever}, "nx:1": {2: core.RelationForever}, "nx:2": {1: core.RelationForever}})
 	}
 	if err := s.Unblock(ctx, 1, 2); err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestRelationSets(t *testing.T) {
 		if err := s.HidePostsFrom(ctx, 1, 2); err != nil {
 			t.Fatal(err)
 		}
-		check("hide", map[string]map[store.ID]int64{"hd:1": {2: now}, "hx:2": {1: relationForever}, "nx:1": {2: relationForever}})
+		check("hide", map[string]map[store.ID]int64{"hd:1": {2: now}, "hx:2": {1: core.RelationForever}, "nx:1": {2: core.RelationForever}})
 	}
 	if err := s.UnhidePostsFrom(ctx, 1, 2); err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func TestBlockForbids(t *testing.T) {
 	if err := s.Unblock(ctx, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if fg, err := s.followingIDs(ctx, 1); err != nil || len(fg) != 0 {
+	if fg, err := s.FollowingIDs(ctx, 1); err != nil || len(fg) != 0 {
 		t.Fatalf("after the unblock 1 follows %v (%v), want none", fg, err)
 	}
 	if err := s.Follow(ctx, 2, 1); err != nil {
@@ -257,7 +257,7 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The clean-up (helper B's worker) removes the posts and shortens the note.
-	if err := s.Do(ctx, s.inboxRemoveCmd(s.PostsTL(), 1, p.ID)).Error(); err != nil {
+	if err := s.Do(ctx, s.InboxRemoveCmd(s.PostsTL(), 1, p.ID)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.HideNotes(1)).ScoreMember().ScoreMember(float64(s.NowMS()), store.Member(2)).Build()).Error(); err != nil {
@@ -280,7 +280,7 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 			t.Fatalf("%s after the unmute: %v", key, got)
 		}
 	}
-	if got := zscores(t, s, s.Keys.NoPush(2)); len(got) != 1 || got[3] != relationForever {
+	if got := zscores(t, s, s.Keys.NoPush(2)); len(got) != 1 || got[3] != core.RelationForever {
 		t.Fatalf("2's no-push set after 1's unmute: %v, want only 3", got)
 	}
 }
@@ -408,7 +408,7 @@ func TestRelationRepair(t *testing.T) {
 	if got := zscores(t, s, s.Keys.BlockedBy(2)); len(got) != 1 {
 		t.Fatalf("mirror after the repair: %v", got)
 	}
-	if got := zscores(t, s, s.Keys.HiddenAuthors(2)); got[1] != relationForever {
+	if got := zscores(t, s, s.Keys.HiddenAuthors(2)); got[1] != core.RelationForever {
 		t.Fatalf("hidden from 2 after the repair: %v", got)
 	}
 	counts, err := s.Counts(ctx, []store.ID{1, 2})
@@ -441,7 +441,7 @@ func TestPutRelations(t *testing.T) {
 	if got := zscores(t, s, s.Keys.Mutes(2)); len(got) != 0 {
 		t.Fatalf("ended mute imported: %v", got)
 	}
-	if got := zscores(t, s, s.Keys.HiddenAuthors(1)); got[3] != relationForever || got[2] != relationForever {
+	if got := zscores(t, s, s.Keys.HiddenAuthors(1)); got[3] != core.RelationForever || got[2] != core.RelationForever {
 		t.Fatalf("hidden from 1: %v; want 2 (block) and 3 (hides from 1)", got)
 	}
 	if got := zscores(t, s, s.Keys.MuteEnds(1)); got[3] != clk.now().Add(time.Hour).UnixMilli() {
@@ -474,7 +474,7 @@ func TestRebuildRelations(t *testing.T) {
 	}
 	cmds = append(cmds,
 		s.Redis.B().Zadd().Key(s.Keys.Inbox(1)).ScoreMember().ScoreMember(float64(p.CreatedAt.UnixMilli()), store.Member(p.ID)).Build(),
-		s.Redis.B().Zadd().Key(s.Keys.HiddenAuthors(3)).ScoreMember().ScoreMember(float64(relationForever), store.Member(2)).Build())
+		s.Redis.B().Zadd().Key(s.Keys.HiddenAuthors(3)).ScoreMember().ScoreMember(float64(core.RelationForever), store.Member(2)).Build())
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +527,7 @@ func TestMuteEndSettles(t *testing.T) {
 	}
 	drain(t, s)
 	// Kept out of 1's inbox, as the fan-out does for a muted author.
-	if err := s.Do(ctx, s.inboxRemoveCmd(s.PostsTL(), 1, p.ID)).Error(); err != nil {
+	if err := s.Do(ctx, s.InboxRemoveCmd(s.PostsTL(), 1, p.ID)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	clk.advance(time.Hour)

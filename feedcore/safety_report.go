@@ -37,45 +37,6 @@ var ReportReasons = []string{"SPAM", "HARASSMENT", "HATE", "VIOLENCE", "SEXUAL",
 // MaxReportComment is the longest report comment, in characters.
 const MaxReportComment = 1000
 
-// TargetKind is what a report (or a moderation action) is about.
-type TargetKind string
-
-const (
-	TargetPost TargetKind = "post"
-	TargetUser TargetKind = "user"
-	TargetLive TargetKind = "live"
-)
-
-// Target is a report's subject: "post:32850", "user:200", "live:9".
-type Target struct {
-	Kind TargetKind
-	ID   store.ID
-}
-
-func (t Target) String() string { return string(t.Kind) + ":" + store.FormatID(t.ID) }
-
-// ParseTarget reads a Target as String writes it.
-func ParseTarget(s string) (Target, error) {
-	kind, id, ok := strings.Cut(s, ":")
-	t := Target{Kind: TargetKind(kind)}
-	var err error
-	if t.ID, err = store.ParseID(id); !ok || err != nil || t.ID == 0 || !slices.Contains([]TargetKind{TargetPost, TargetUser, TargetLive}, t.Kind) {
-		return Target{}, apierr.Errorf(apierr.BadInput, "subject %q is not post:ID, user:ID or live:ID", s)
-	}
-	return t, nil
-}
-
-// Report is a stored report.
-type Report struct {
-	ID       string    // the report id: its entry in the reports stream
-	At       time.Time // when it was filed (the id's time)
-	Reporter store.ID
-	Subject  Target
-	Reason   string
-	Comment  string
-	Resolved time.Time // when an operator resolved it; zero while open
-}
-
 // ReportRequest is a viewer's report, and the allowance of reports the
 // reporter's are spent from (Rate 0: none).
 type ReportRequest struct {
@@ -221,14 +182,6 @@ func (s *Service) checkTarget(ctx context.Context, t Target) error {
 	return nil
 }
 
-// Since is where a listing of reports or of the audit trail starts: at a
-// time (entries filed then or later), after an entry id, or (zero) at the
-// beginning.
-type Since struct {
-	Time  time.Time
-	After string
-}
-
 // ParseSince reads "--since": an RFC 3339 time or an entry id (a report
 // id, or an audit entry's), "" for the beginning.
 func ParseSince(v string) (Since, error) {
@@ -242,17 +195,6 @@ func ParseSince(v string) (Since, error) {
 		return Since{}, apierr.Errorf(apierr.BadInput, "since %q is neither an RFC 3339 time (2026-11-25T10:00:00Z) nor an id (1764064800000-0)", v)
 	}
 	return Since{After: v}, nil
-}
-
-// start is the XRANGE start of a listing from sc.
-func (sc Since) start() string {
-	switch {
-	case sc.After != "":
-		return "(" + sc.After
-	case !sc.Time.IsZero():
-		return core.Itoa64(max(sc.Time.UnixMilli(), 0))
-	}
-	return "-"
 }
 
 // ValidEntryID says whether id is a stream entry id, as report and audit
@@ -277,7 +219,7 @@ const listChunk = 500
 // walkStream calls fn with the entries of the stream key from sc, oldest
 // first, listChunk at a time.
 func (s *Service) walkStream(ctx context.Context, key string, sc Since, fn func([]rueidis.XRangeEntry) error) error {
-	start := sc.start()
+	start := sc.Start()
 	for {
 		es, err := s.Do(ctx, s.Redis.B().Xrange().Key(key).Start(start).End("+").Count(listChunk).Build()).AsXRange()
 		if err != nil {
@@ -397,7 +339,7 @@ func (s *Service) PutReport(ctx context.Context, r Report) (err error) {
 
 // reindexReports sets the index of every report from the stream, the
 // first report of each reporter and subject winning (Rebuild).
-func (s *Service) reindexReports(ctx context.Context, st *RebuildStats) error {
+func (s *Service) reindexReports(ctx context.Context, st *core.RebuildStats) error {
 	return s.walkStream(ctx, s.Keys.Reports(), Since{}, func(es []rueidis.XRangeEntry) error {
 		cmds := store.CmdsFor(es, func(e rueidis.XRangeEntry) rueidis.Completed {
 			return s.Redis.B().Hsetnx().Key(s.Keys.ReportIndex()).Field(e.FieldValues["r"] + " " + e.FieldValues["s"]).Value(e.ID).Build()
@@ -405,16 +347,6 @@ func (s *Service) reindexReports(ctx context.Context, st *RebuildStats) error {
 		st.Reports += int64(len(es))
 		return store.FirstErr(s.DoMulti(ctx, cmds...))
 	})
-}
-
-// AuditEntry is one moderation action of the audit stream.
-type AuditEntry struct {
-	ID       string    // the entry's id in the audit stream
-	At       time.Time // when the action was taken
-	Operator string
-	Action   string // ActionTakedown, ActionSuspend, ActionUnsuspend or ActionResolve
-	Subject  string // post:ID, user:ID or report:ID
-	Reason   string
 }
 
 // auditOnce appends the audit entry ARGV[2..] to the stream KEYS[1]

@@ -38,7 +38,7 @@ func TestReport(t *testing.T) {
 		}
 		return id
 	}
-	post, user, live := Target{TargetPost, p.ID}, Target{TargetUser, 2}, Target{TargetLive, l.ID}
+	post, user, live := Target{Kind: TargetPost, ID: p.ID}, Target{Kind: TargetUser, ID: 2}, Target{Kind: TargetLive, ID: l.ID}
 	a := file(1, post, "SPAM", "  ads  ")
 	if again := file(1, post, "HATE", "other"); again != a {
 		t.Errorf("a repeat got id %q, want %q", again, a)
@@ -123,7 +123,7 @@ func TestReportInput(t *testing.T) {
 	if err := s.DeleteAccount(ctx, 3, "u3"); err != nil {
 		t.Fatal(err)
 	}
-	post := Target{TargetPost, p.ID}
+	post := Target{Kind: TargetPost, ID: p.ID}
 	for _, c := range []struct {
 		name string
 		r    ReportRequest
@@ -132,12 +132,12 @@ func TestReportInput(t *testing.T) {
 		{"unknown reason", ReportRequest{Subject: post, Reason: "spam"}, apierr.BadInput},
 		{"comment too long", ReportRequest{Subject: post, Reason: "SPAM", Comment: strings.Repeat("é", MaxReportComment+1)}, apierr.BadInput},
 		{"comment with a control character", ReportRequest{Subject: post, Reason: "SPAM", Comment: "a\x00b"}, apierr.BadInput},
-		{"oneself", ReportRequest{Subject: Target{TargetUser, 1}, Reason: "SPAM"}, apierr.BadInput},
-		{"unknown post", ReportRequest{Subject: Target{TargetPost, 999}, Reason: "SPAM"}, apierr.NotFound},
-		{"deleted post", ReportRequest{Subject: Target{TargetPost, gone.ID}, Reason: "SPAM"}, apierr.NotFound},
-		{"unknown user", ReportRequest{Subject: Target{TargetUser, 9}, Reason: "SPAM"}, apierr.NotFound},
-		{"deleted account", ReportRequest{Subject: Target{TargetUser, 3}, Reason: "SPAM"}, apierr.NotFound},
-		{"unknown live session", ReportRequest{Subject: Target{TargetLive, 5}, Reason: "SPAM"}, apierr.NotFound},
+		{"oneself", ReportRequest{Subject: Target{Kind: TargetUser, ID: 1}, Reason: "SPAM"}, apierr.BadInput},
+		{"unknown post", ReportRequest{Subject: Target{Kind: TargetPost, ID: 999}, Reason: "SPAM"}, apierr.NotFound},
+		{"deleted post", ReportRequest{Subject: Target{Kind: TargetPost, ID: gone.ID}, Reason: "SPAM"}, apierr.NotFound},
+		{"unknown user", ReportRequest{Subject: Target{Kind: TargetUser, ID: 9}, Reason: "SPAM"}, apierr.NotFound},
+		{"deleted account", ReportRequest{Subject: Target{Kind: TargetUser, ID: 3}, Reason: "SPAM"}, apierr.NotFound},
+		{"unknown live session", ReportRequest{Subject: Target{Kind: TargetLive, ID: 5}, Reason: "SPAM"}, apierr.NotFound},
 	} {
 		c.r.Reporter = 1
 		if _, err := s.Report(ctx, c.r); store.CodeOf(err) != c.code {
@@ -171,7 +171,7 @@ func TestReportLimit(t *testing.T) {
 	mustUsers(t, s, 1, 2, 3, 4, 5)
 	limit := RateLimit{Rate: 10.0 / 60, Burst: 3}
 	report := func(reporter, subject store.ID) error {
-		_, err := s.Report(ctx, ReportRequest{Reporter: reporter, Subject: Target{TargetUser, subject}, Reason: "SPAM", Limit: limit})
+		_, err := s.Report(ctx, ReportRequest{Reporter: reporter, Subject: Target{Kind: TargetUser, ID: subject}, Reason: "SPAM", Limit: limit})
 		return err
 	}
 	for _, u := range []store.ID{2, 3, 4} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
@@ -34,7 +35,7 @@ type pairState struct {
 func (p pairState) hiddenUntil(d int) int64 {
 	o := 1 - d
 	if p.blocked[0] != 0 || p.blocked[1] != 0 || p.hides[o] {
-		return relationForever
+		return core.RelationForever
 	}
 	return p.muted[d]
 }
@@ -115,7 +116,7 @@ func (s *Service) applyPair(ctx context.Context, users [2]store.ID, st pairState
 	var cmds []rueidis.Completed
 	for d := range 2 {
 		v, u := users[d], users[1-d]
-		if until := st.hiddenUntil(d); until != 0 && until < relationForever {
+		if until := st.hiddenUntil(d); until != 0 && until < core.RelationForever {
 			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.MuteTimers(s.ShardOf(v))).ScoreMember().
 				ScoreMember(float64(until), core.EncodeEdges([]Edge{{Follower: v, Followee: u}})).Build())
 		}
@@ -165,14 +166,14 @@ func (s *Service) unfollowPair(ctx context.Context, users [2]store.ID, st pairSt
 	for d, e := range edges {
 		if st.follows[d] {
 			keys := []string{s.Keys.Following(e.Follower), s.Keys.BigFollowees(e.Follower), s.Keys.Unfollowed(e.Follower)}
-			args := []string{store.Member(e.Followee), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
+			args := []string{store.Member(e.Followee), store.ScoreArg(now), store.ScoreArg(now - timeline.UnfollowMemory.Milliseconds()), store.Itoa(timeline.MaxUnfollowNotes)}
 			cmds = append(cmds, core.UnfollowCommit.Cmd(s.Redis.B(), keys, args))
 		}
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return fmt.Errorf("unfollow across a block: %w", err)
 	}
-	return s.settleEdges(ctx, edges)
+	return s.SettleEdges(ctx, edges)
 }
 
 // finishRelation queues the inbox clean-ups still pending and backfills
@@ -184,7 +185,7 @@ func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, bac
 	if len(backfills) == 0 {
 		return nil
 	}
-	if err := s.backfillMany(ctx, backfills); err != nil {
+	if err := s.BackfillMany(ctx, backfills); err != nil {
 		return fmt.Errorf("backfill a user shown again: %w", err)
 	}
 	now := store.ScoreArg(s.NowMS())
@@ -209,12 +210,12 @@ func (s *Service) cleanupJobCmd(j cleanupJob) rueidis.Completed {
 // note its own settle wrote. A clean-up job that straddles an unmute and a
 // mute again of the pair would otherwise cut the new mute's note to
 // CleanupGrace while the new job may still wait longer in the queue.
-func noteToken(now int64) int64 { return relationForever - now }
+func noteToken(now int64) int64 { return core.RelationForever - now }
 
 // notePendingFloor: a note above it is still at its token, its clean-up
 // pending (a shortened note ends at a clean-up's now plus CleanupGrace,
 // ms since 1970, far below).
-const notePendingFloor = relationForever / 2
+const notePendingFloor = core.RelationForever / 2
 
 // relationViewer writes one direction of a pair in the viewer's slot:
 // KEYS hx, xn, fg, bb of the viewer; ARGV the author's member, until (ms;
@@ -263,16 +264,16 @@ return 0
 // mirrors and derived sets name (Rebuild's relations phase): whatever is
 // left of a relation whose records are gone is removed, and what the
 // records say is written.
-func (s *Service) rebuildRelations(ctx context.Context, users []store.ID, st *RebuildStats) error {
+func (s *Service) rebuildRelations(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
 	kinds := []func(store.ID) string{s.Keys.Blocks, s.Keys.Mutes, s.Keys.Hides, s.Keys.BlockedBy, s.Keys.HiddenAuthors, s.Keys.NoPush, s.Keys.HideNotes}
 	var pairs []Edge
 	for _, keyOf := range kinds {
-		sets, err := s.allOf(ctx, keyOf, users)
+		sets, err := s.AllOf(ctx, keyOf, users)
 		if err != nil {
 			return err
 		}
 		for i, u := range users {
-			others, err := idsOf(sets[i])
+			others, err := timeline.IdsOf(sets[i])
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ func hideForTest(tb testing.TB, s *Service, viewer, author store.ID, until int64
 	}
 	follows, err := s.Do(ctx, b.Zscore().Key(s.Keys.Following(viewer)).Member(store.Member(author)).Build()).ToString()
 	if err == nil && follows != "" {
-		cmds = append(cmds, b.Zadd().Key(s.Keys.HideNotes(viewer)).ScoreMember().ScoreMember(float64(relationForever), store.Member(author)).Build())
+		cmds = append(cmds, b.Zadd().Key(s.Keys.HideNotes(viewer)).ScoreMember().ScoreMember(float64(core.RelationForever), store.Member(author)).Build())
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		tb.Fatal(err)
@@ -89,7 +89,7 @@ func TestHiddenAuthorLeavesAnActiveReadersFeed(t *testing.T) {
 	newer := publishN(t, s, 3, 3)
 	drain(t, s)
 	// No clean-up job yet: the read must hide the entries itself.
-	hideForTest(t, s, 1, 2, relationForever)
+	hideForTest(t, s, 1, 2, core.RelationForever)
 	want := newestFirst(older, newer)
 	for _, n := range []int{1, 2, 5} {
 		if got := readAll(t, s, 1, n); !slices.Equal(got, want) {
@@ -154,7 +154,7 @@ func TestHiddenBigVLeavesAMergedFeed(t *testing.T) {
 		t.Fatalf("before: %v, want %v", got, want)
 	}
 	hideForTest(t, s, 1, 2, clk.now().Add(time.Hour).UnixMilli()) // a mute of an hour
-	hideForTest(t, s, 1, 4, relationForever)
+	hideForTest(t, s, 1, 4, core.RelationForever)
 	var visible [][]store.ID
 	for i := 1; i < len(all); i += 3 {
 		visible = append(visible, all[i])
@@ -185,14 +185,14 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	mine := publishN(t, s, 3, 2)
 	drain(t, s)
 	p := publishN(t, s, 2, 1)[0]
-	hideForTest(t, s, 1, 2, relationForever)
+	hideForTest(t, s, 1, 2, core.RelationForever)
 	queueCleanup(t, s, 1, 2)
 	drain(t, s)
 	post, err := s.Posts(ctx, []store.ID{p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := s.appendPush(nil, s.PostsTL(), 1, store.Item{TS: post[0].CreatedAt.UnixMilli(), ID: p}, false)
+	late := s.AppendPush(nil, s.PostsTL(), 1, store.Item{TS: post[0].CreatedAt.UnixMilli(), ID: p}, false)
 	if err := store.FirstErr(s.DoMulti(ctx, late...)); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestLatePushToAMuterIsHidden(t *testing.T) {
 	if got := readAll(t, s, 1, 5); !slices.Equal(got, newestFirst(mine)) {
 		t.Fatalf("feed with a late push of the muted author: %v, want %v", got, newestFirst(mine))
 	}
-	if err := s.backfillMany(ctx, []Edge{{Follower: 1, Followee: 2}, {Follower: 1, Followee: 3}}); err != nil {
+	if err := s.BackfillMany(ctx, []Edge{{Follower: 1, Followee: 2}, {Follower: 1, Followee: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := timelineIDs(t, s, s.Keys.Inbox(1)); len(got) != 3 {
@@ -256,7 +256,7 @@ func TestSafetyPageCost(t *testing.T) {
 	// in one write.
 	hx := s.Redis.B().Zadd().Key(s.Keys.HiddenAuthors(guarded)).ScoreMember()
 	for i, a := range idRange(100_000, 9_998) {
-		until := float64(relationForever)
+		until := float64(core.RelationForever)
 		if i%2 == 1 {
 			until = float64(s.NowMS() + time.Hour.Milliseconds()) // the mutes
 		}
@@ -316,7 +316,7 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 		}
 	}
 	drain(t, s)
-	hideForTest(t, s, 1, 2, relationForever)
+	hideForTest(t, s, 1, 2, core.RelationForever)
 	anchors := func(pg *LivePage) []store.ID {
 		var out []store.ID
 		for _, e := range pg.Edges {
@@ -335,7 +335,7 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	if got := anchors(pg); len(got) != 2 || slices.Contains(got, 2) {
 		t.Fatalf("first page anchors %v: want two sessions, none of 2", got)
 	}
-	hideForTest(t, s, 1, 3, relationForever) // after the snapshot, its clean-up not queued yet
+	hideForTest(t, s, 1, 3, core.RelationForever) // after the snapshot, its clean-up not queued yet
 	rest := func(after string) []store.ID {
 		var out []store.ID
 		for after != "" {

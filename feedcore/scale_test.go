@@ -19,6 +19,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -156,7 +157,7 @@ func touchFollowers(tb testing.TB, s *Service, author store.ID, n int) {
 		for i := lo; i < min(lo+10000, n); i++ {
 			f := author + 1 + store.ID(i)
 			s.Touches.Forget(f)
-			if c := s.touchCmd(f); c != nil {
+			if c := s.TouchCmd(f); c != nil {
 				cmds = append(cmds, *c)
 			}
 		}
@@ -347,7 +348,7 @@ func publishAndWait(tb testing.TB, s *Service, author store.ID, n int) delivery 
 	if w := after.InboxWrites - before.InboxWrites; w != int64(n) {
 		tb.Fatalf("%d inbox writes for %d followers", w, n)
 	}
-	if k, want := after.Tasks-before.Tasks, int64(n/taskSize+1); k != want {
+	if k, want := after.Tasks-before.Tasks, int64(n/timeline.TaskSize+1); k != want {
 		tb.Fatalf("%d tasks for %d followers, want %d", k, n, want)
 	}
 	if dl := after.DeadLetters - before.DeadLetters; dl != 0 {
@@ -480,7 +481,7 @@ func TestScaleBigVFanout(t *testing.T) {
 
 	bigV.Store(int64(n - 1))
 	start := time.Now()
-	set, err := s.pushTargets(ctx, author)
+	set, err := s.PushTargets(ctx, author)
 	if err != nil {
 		t.Fatal(err)
 	}

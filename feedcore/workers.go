@@ -10,6 +10,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
@@ -72,7 +73,7 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st core.Stre
 			return false, fmt.Errorf("%w: %w", core.ErrMalformed, err)
 		}
 		p.ReplyTo, p.ReplyToAuthor = ev.Parent, ev.ParentAuthor
-		live, err := s.materializePosts(ctx, []*content.Post{p})
+		live, err := s.MaterializePosts(ctx, []*content.Post{p})
 		if err != nil {
 			return false, fmt.Errorf("materialize post %d: %w", p.ID, err)
 		}
@@ -80,19 +81,19 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st core.Stre
 			return false, nil // deleted before its fan-out: nothing to deliver
 		}
 		// Materialized late, its author may have been suspended since.
-		if err := s.markSuspendedPosts(ctx, []*content.Post{p}); err != nil {
+		if err := s.MarkSuspendedPosts(ctx, []*content.Post{p}); err != nil {
 			return false, fmt.Errorf("post %d: %w", p.ID, err)
 		}
-		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)
 	case core.EvDelete:
 		p := &content.Post{ID: ev.Item.ID, Author: ev.User, ReplyTo: ev.Parent, ReplyToAuthor: ev.ParentAuthor}
-		if err := s.tombstone(ctx, p); err != nil {
+		if err := s.Tombstone(ctx, p); err != nil {
 			return false, fmt.Errorf("tombstone post %d: %w", ev.Item.ID, err)
 		}
 		if err := s.dropRepostsOf(ctx, p); err != nil {
 			return false, err
 		}
-		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)
 	case core.EvRepost:
 		rec := repostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
 		states, err := s.materializeReposts(ctx, []*content.Post{rec})
@@ -102,30 +103,30 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st core.Stre
 		if states[0] != repostLive {
 			return false, nil // taken back before its fan-out: nothing to deliver
 		}
-		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)
 	case core.EvUnrepost:
 		rec := repostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
 		if err := s.unindexReposts(ctx, []*content.Post{rec}); err != nil {
 			return false, fmt.Errorf("take back repost %d: %w", rec.ID, err)
 		}
-		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)
 	case core.EvReplay:
-		return true, s.dispatch(ctx, st.Shard, e.ID, ev)
+		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)
 	case core.EvPromote:
-		return false, s.promote(ctx, ev.User)
+		return false, s.Promote(ctx, ev.User)
 	case core.EvActivate:
-		return false, s.upgrade(ctx, ev.User)
+		return false, s.Upgrade(ctx, ev.User)
 	}
 	return false, fmt.Errorf("%w: unknown event type %q", core.ErrMalformed, ev.Type)
 }
 
 func (s *Service) handleTask(ctx context.Context, o WorkerOptions, st core.Stream, consumer string, e rueidis.XRangeEntry) (bool, error) {
-	t, err := parseTask(e, st.Shard)
+	t, err := timeline.ParseTask(e, st.Shard)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", core.ErrMalformed, err)
 	}
 	t.Consumer = consumer
-	if err := s.execute(ctx, t, o.AfterChunk); err != nil {
+	if err := s.Execute(ctx, t, o.AfterChunk); err != nil {
 		return false, err
 	}
 	s.Counters.Tasks.Add(1)

@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -25,24 +25,24 @@ const (
 const (
 	// maxRounds bounds how often one page reads on when filtering (tombstones,
 	// unfollowed authors) leaves it short; maxBatch bounds one round's reads.
-	maxRounds = 8
+	MaxRounds = 8
 	maxBatch  = 512
 )
 
 // view is what a read knows of its viewer, loaded in its first round trip.
-type view struct {
+type View struct {
 	tl        core.Timeline
-	viewer    store.ID
-	skip      map[store.ID]bool // recent unfollows and hidden followees, whose items may linger in the inbox
-	followees []store.ID        // read only when a page goes below the inbox horizon
+	Viewer    store.ID
+	Skip      map[store.ID]bool // recent unfollows and hidden followees, whose items may linger in the inbox
+	Followees []store.ID        // read only when a page goes below the inbox horizon
 	fgLoaded  bool
 	bigV      []store.ID  // big-V followees, pulled unless the inbox is complete
 	complete  bool        // the inbox holds every post pushed or backfilled
 	horizon   *store.Item // inbox holds everything at or above it; nil: everything
 	spec      specRead
-	extra     []rueidis.Completed // writes to send with the next round trip
-	keywords  *keyword.Set        // the viewer's keyword filters (filtered); nil: none
-	now       int64               // ms, the page's time, which filters' ends are compared with
+	Extra     []rueidis.Completed // writes to send with the next round trip
+	Keywords  *keyword.Set        // the viewer's keyword filters (filtered); nil: none
+	Now       int64               // ms, the page's time, which filters' ends are compared with
 }
 
 // specRead is the inbox seek sent with the view load, used by round one.
@@ -54,19 +54,19 @@ type specRead struct {
 }
 
 // entry is an item found for a page (a post, a replay), with its position.
-type entry[T any] struct {
-	it  store.Item
-	val *T
+type Entry[T any] struct {
+	It  store.Item
+	Val *T
 }
 
 // loader reads the items' values and returns those the viewer may see,
 // nil for the others.
-type loader[T any] func(ctx context.Context, v *view, items []store.Item) ([]*T, error)
+type Loader[T any] func(ctx context.Context, v *View, items []store.Item) ([]*T, error)
 
 // FollowingFeed returns one page of viewer's following feed: the posts of
 // the viewer and of everyone the viewer follows, newest first. See
 // FeedRequest for paging.
-func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPage, err error) {
+func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *core.FeedPage, err error) {
 	defer store.Wrap(&err, "following feed of user %d", req.Viewer)
 	o, n, raw, err := pageArgs(req)
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 		it := c.Item()
 		pos = &it
 	}
-	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, firstBatch(o, n))
+	v, err := s.LoadView(ctx, s.PostsTL(), req.Viewer, o, pos, firstBatch(o, n))
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req FeedRequest) (_ *FeedPa
 	return s.page(req, o, n, found, scanned, more), nil
 }
 
-func pageArgs(r FeedRequest) (core.ScanOrder, int, string, error) {
+func pageArgs(r core.FeedRequest) (core.ScanOrder, int, string, error) {
 	bad := func(msg string) (core.ScanOrder, int, string, error) {
 		return core.Older, 0, "", apierr.Errorf(apierr.BadInput, "%s", msg)
 	}
@@ -113,12 +113,12 @@ func pageArgs(r FeedRequest) (core.ScanOrder, int, string, error) {
 	case r.Last > 0 && r.Before == "":
 		return bad("last needs before: it returns posts newer than a cursor")
 	case r.Before != "":
-		return core.Newer, orDefault(r.Last), r.Before, nil
+		return core.Newer, OrDefault(r.Last), r.Before, nil
 	}
-	return core.Older, orDefault(r.First), r.After, nil
+	return core.Older, OrDefault(r.First), r.After, nil
 }
 
-func orDefault(n int) int {
+func OrDefault(n int) int {
 	if n == 0 {
 		return DefaultPageSize
 	}
@@ -133,34 +133,34 @@ func orDefault(n int) int {
 // Nothing it reads grows with the network, with followees who do not post
 // or with the viewer's blocks and mutes: the following set itself is read
 // only by a page that goes below the inbox horizon (or a first live page).
-func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int) (*view, error) {
+func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int) (*View, error) {
 	now := s.NowMS()
-	since := now - unfollowMemory.Milliseconds()
+	since := now - UnfollowMemory.Milliseconds()
 	const sets, unfollows, complete, seek = 0, 1, 2, 3
-	compiled := s.compiledKeywords(viewer)
+	compiled := s.CompiledKeywords(viewer)
 	cmds := []rueidis.Completed{
 		s.viewSetsCmd(viewer, now, tl.EagerFollowees, compiled.Version()),
 		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
-		s.seekCmd(o, source{key: tl.Inbox(viewer), horizon: tl.Horizon(viewer)}, pos, limit),
+		s.SeekCmd(o, Source{Key: tl.Inbox(viewer), horizon: tl.Horizon(viewer)}, pos, limit),
 	}
-	if t := s.touchCmd(viewer); t != nil {
+	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
-	v := &view{tl: tl, viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[seek], ok: true}, now: now}
+	v := &View{tl: tl, Viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[seek], ok: true}, Now: now}
 	kw, err := v.readViewSets(rs[sets])
 	if err != nil {
 		return nil, err
 	}
-	if v.keywords, err = s.readKeywordView(viewer, compiled, kw); err != nil {
+	if v.Keywords, err = s.ReadKeywordView(viewer, compiled, kw); err != nil {
 		return nil, err
 	}
 	uf, _ := rs[unfollows].AsStrSlice()
-	ufIDs, err := idsOf(uf)
+	ufIDs, err := IdsOf(uf)
 	if err != nil {
 		return nil, err
 	}
@@ -174,30 +174,30 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 	}
 	if !v.complete && s.Activations.Due(viewer, now) {
 		// A returning reader: served by merge now, upgraded in the background.
-		v.extra = append(v.extra, s.EmitCmd(core.Event{Type: core.EvActivate, User: viewer}))
+		v.Extra = append(v.Extra, s.EmitCmd(core.Event{Type: core.EvActivate, User: viewer}))
 	}
 	return v, nil
 }
 
 // loadFollowees reads the viewer's following set, less the followees
 // hidden from it, once per page, for the pull below the inbox horizon.
-func (s *Service) loadFollowees(ctx context.Context, v *view) error {
+func (s *Service) loadFollowees(ctx context.Context, v *View) error {
 	if v.fgLoaded {
 		return nil
 	}
-	ids, err := s.visibleFollowees(ctx, v.viewer)
+	ids, err := s.visibleFollowees(ctx, v.Viewer)
 	if err != nil {
 		return err
 	}
-	v.followees, v.fgLoaded = ids, true
+	v.Followees, v.fgLoaded = ids, true
 	return nil
 }
 
 // collect walks the timeline from pos in order o until it has need visible
 // posts, the timeline ends, or the read bound is reached. It returns the
 // posts found, how far it scanned, and whether more may follow.
-func collect[T any](ctx context.Context, s *Service, v *view, o core.ScanOrder, pos *store.Item, need int, load loader[T]) ([]entry[T], *store.Item, bool, error) {
-	return fill(pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
+func Collect[T any](ctx context.Context, s *Service, v *View, o core.ScanOrder, pos *store.Item, need int, load Loader[T]) ([]Entry[T], *store.Item, bool, error) {
+	return Fill(pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
 		items, next, err := s.scan(ctx, v, o, cur, batch)
 		if err != nil {
 			return nil, nil, nil, err
@@ -219,10 +219,10 @@ type readRound[T any] func(round int, cur *store.Item, batch int) (items []store
 // rounds, each twice the last up to maxBatch), so a page's work is
 // bounded whatever the viewer hides. It returns the entries found, how
 // far it read, and whether more may follow.
-func fill[T any](pos *store.Item, need int, read readRound[T]) ([]entry[T], *store.Item, bool, error) {
-	var found []entry[T]
+func Fill[T any](pos *store.Item, need int, read readRound[T]) ([]Entry[T], *store.Item, bool, error) {
+	var found []Entry[T]
 	cur, batch := pos, need
-	for round := 0; round < maxRounds; round++ {
+	for round := 0; round < MaxRounds; round++ {
 		items, vals, next, err := read(round, cur, batch)
 		if err != nil {
 			return nil, nil, false, err
@@ -231,7 +231,7 @@ func fill[T any](pos *store.Item, need int, read readRound[T]) ([]entry[T], *sto
 			if val == nil {
 				continue
 			}
-			found = append(found, entry[T]{it: items[i], val: val})
+			found = append(found, Entry[T]{It: items[i], Val: val})
 			if len(found) == need {
 				return found, &items[i], true, nil
 			}
@@ -250,18 +250,18 @@ func fill[T any](pos *store.Item, need int, read readRound[T]) ([]entry[T], *sto
 
 // source is a timeline to read, and the part of it that counts: entries at
 // or above min (when set) and below max (when set).
-type source struct {
-	key      string
+type Source struct {
+	Key      string
 	min, max *store.Item
 	horizon  string // set for an inbox: its seek also returns the horizon kept here
 }
 
-func (src source) keeps(it store.Item) bool {
+func (src Source) keeps(it store.Item) bool {
 	return (src.min == nil || !src.min.Before(it)) && (src.max == nil || src.max.Before(it))
 }
 
 // pastEnd reports whether it lies beyond the kept part in scan order o.
-func (src source) pastEnd(o core.ScanOrder, it store.Item) bool {
+func (src Source) pastEnd(o core.ScanOrder, it store.Item) bool {
 	if o == core.Older {
 		return src.min != nil && src.min.Before(it)
 	}
@@ -282,7 +282,7 @@ var errHorizonMoved = errors.New("inbox horizon moved")
 // returns the horizon atomically with its entries; one that has risen
 // since the view was loaded restarts the scan, so every round reads
 // sources that are complete for the ranges it takes from them.
-func (s *Service) scan(ctx context.Context, v *view, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
+func (s *Service) scan(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
 	for range 8 {
 		items, next, err := s.scanOnce(ctx, v, o, cur, limit)
 		if err != errHorizonMoved {
@@ -292,15 +292,15 @@ func (s *Service) scan(ctx context.Context, v *view, o core.ScanOrder, cur *stor
 	return nil, nil, errors.New("inbox horizon kept moving while reading a page")
 }
 
-func (s *Service) scanOnce(ctx context.Context, v *view, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
+func (s *Service) scanOnce(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
 	hz := v.horizon
 	if hz == nil {
 		return s.scanPhase(ctx, v, o, cur, limit, s.pushedSources(v, nil))
 	}
 	// The phase below the horizon is built only when scanned: it needs the
 	// following set, which a page above the horizon never reads.
-	above := func() ([]source, error) { return s.pushedSources(v, hz), nil }
-	below := func() ([]source, error) { return s.pulledSources(ctx, v, hz) }
+	above := func() ([]Source, error) { return s.pushedSources(v, hz), nil }
+	below := func() ([]Source, error) { return s.pulledSources(ctx, v, hz) }
 	first, second, secondFrom := above, below, hz
 	if o == core.Older && cur != nil && !cur.Before(*hz) {
 		return s.scanLazy(ctx, v, o, cur, limit, below)
@@ -323,7 +323,7 @@ func (s *Service) scanOnce(ctx context.Context, v *view, o core.ScanOrder, cur *
 }
 
 // scanLazy is scanPhase over the sources srcs builds.
-func (s *Service) scanLazy(ctx context.Context, v *view, o core.ScanOrder, cur *store.Item, limit int, srcs func() ([]source, error)) ([]store.Item, *store.Item, error) {
+func (s *Service) scanLazy(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int, srcs func() ([]Source, error)) ([]store.Item, *store.Item, error) {
 	ss, err := srcs()
 	if err != nil {
 		return nil, nil, err
@@ -333,11 +333,11 @@ func (s *Service) scanLazy(ctx context.Context, v *view, o core.ScanOrder, cur *
 
 // pushedSources are the inbox and, for an incomplete inbox, the outboxes of
 // big-V followees, kept at or above hz.
-func (s *Service) pushedSources(v *view, hz *store.Item) []source {
-	srcs := []source{{key: v.tl.Inbox(v.viewer), min: hz, horizon: v.tl.Horizon(v.viewer)}}
+func (s *Service) pushedSources(v *View, hz *store.Item) []Source {
+	srcs := []Source{{Key: v.tl.Inbox(v.Viewer), min: hz, horizon: v.tl.Horizon(v.Viewer)}}
 	if !v.complete {
 		for _, f := range v.bigV {
-			srcs = append(srcs, source{key: v.tl.Outbox(f), min: hz})
+			srcs = append(srcs, Source{Key: v.tl.Outbox(f), min: hz})
 		}
 	}
 	return srcs
@@ -345,19 +345,19 @@ func (s *Service) pushedSources(v *view, hz *store.Item) []source {
 
 // pulledSources are every followee's outbox and the viewer's own, kept
 // below hz.
-func (s *Service) pulledSources(ctx context.Context, v *view, hz *store.Item) ([]source, error) {
+func (s *Service) pulledSources(ctx context.Context, v *View, hz *store.Item) ([]Source, error) {
 	if err := s.loadFollowees(ctx, v); err != nil {
 		return nil, err
 	}
-	srcs := []source{{key: v.tl.Outbox(v.viewer), max: hz}}
-	for _, f := range v.followees {
-		srcs = append(srcs, source{key: v.tl.Outbox(f), max: hz})
+	srcs := []Source{{Key: v.tl.Outbox(v.Viewer), max: hz}}
+	for _, f := range v.Followees {
+		srcs = append(srcs, Source{Key: v.tl.Outbox(f), max: hz})
 	}
 	return srcs, nil
 }
 
 // scanPhase seeks every source from cur in one round trip and merges.
-func (s *Service) scanPhase(ctx context.Context, v *view, o core.ScanOrder, cur *store.Item, limit int, srcs []source) ([]store.Item, *store.Item, error) {
+func (s *Service) scanPhase(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int, srcs []Source) ([]store.Item, *store.Item, error) {
 	res := make([]rueidis.RedisResult, len(srcs))
 	var cmds []rueidis.Completed
 	var at []int
@@ -366,7 +366,7 @@ func (s *Service) scanPhase(ctx context.Context, v *view, o core.ScanOrder, cur 
 			res[i] = v.spec.res
 			continue
 		}
-		cmds = append(cmds, s.seekCmd(o, src, cur, limit))
+		cmds = append(cmds, s.SeekCmd(o, src, cur, limit))
 		at = append(at, i)
 	}
 	v.spec.ok = false
@@ -407,7 +407,7 @@ func samePos(a, b *store.Item) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-func (s *Service) seekCmd(o core.ScanOrder, src source, from *store.Item, limit int) rueidis.Completed {
+func (s *Service) SeekCmd(o core.ScanOrder, src Source, from *store.Item, limit int) rueidis.Completed {
 	ts, m := "", ""
 	if from != nil {
 		ts, m = store.ScoreArg(from.TS), store.Member(from.ID)
@@ -417,32 +417,32 @@ func (s *Service) seekCmd(o core.ScanOrder, src source, from *store.Item, limit 
 		sc = core.SeekNewer
 	}
 	if src.horizon != "" {
-		return sc.Cmd(s.Redis.B(), []string{src.key, src.horizon}, []string{ts, m, store.Itoa(limit), store.Itoa(s.Opts.InboxCap)})
+		return sc.Cmd(s.Redis.B(), []string{src.Key, src.horizon}, []string{ts, m, store.Itoa(limit), store.Itoa(s.Opts.InboxCap)})
 	}
-	return sc.Cmd(s.Redis.B(), []string{src.key}, []string{ts, m, store.Itoa(limit)})
+	return sc.Cmd(s.Redis.B(), []string{src.Key}, []string{ts, m, store.Itoa(limit)})
 }
 
 // page turns what collect found into a FeedPage of n edges.
-func (s *Service) page(req FeedRequest, o core.ScanOrder, n int, found []entry[feedItem], scanned *store.Item, more bool) *FeedPage {
+func (s *Service) page(req core.FeedRequest, o core.ScanOrder, n int, found []Entry[feedItem], scanned *store.Item, more bool) *core.FeedPage {
 	sealer := s.Cursors() // one key for the whole page
 	seal := func(it store.Item) string {
 		return sealer.Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
 	shown := found[:min(n, len(found))]
-	pg := &FeedPage{Edges: make([]FeedEdge, len(shown))}
+	pg := &core.FeedPage{Edges: make([]core.FeedEdge, len(shown))}
 	for i, e := range shown {
 		j := i
 		if o == core.Newer { // found closest to the cursor first; show newest first
 			j = len(shown) - 1 - i
 		}
-		pg.Edges[j] = FeedEdge{Post: e.val.post, Repost: e.val.repost, Cursor: seal(e.it)}
+		pg.Edges[j] = core.FeedEdge{Post: e.Val.post, Repost: e.Val.repost, Cursor: seal(e.It)}
 	}
 	// The far end advances past everything scanned, or to the last edge
 	// when the next visible post is already known.
 	far := ""
 	switch {
 	case len(found) > n:
-		far = seal(found[n-1].it)
+		far = seal(found[n-1].It)
 	case scanned != nil:
 		far = seal(*scanned)
 	}

@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // viewer's inbox. Idempotent: following again repairs anything a failed
 // earlier attempt left half done.
 func (s *Service) Follow(ctx context.Context, viewer, target store.ID) error {
-	_, err := s.FollowMany(ctx, []Edge{{Follower: viewer, Followee: target}})
+	_, err := s.FollowMany(ctx, []core.Edge{{Follower: viewer, Followee: target}})
 	return err
 }
 
@@ -27,29 +27,29 @@ func (s *Service) Follow(ctx context.Context, viewer, target store.ID) error {
 // many were applied before it; that edge and those after it change nothing.
 // The batch is journaled (see journal.go): the following sets are the
 // record of truth, and everything else is settled from them.
-func (s *Service) FollowMany(ctx context.Context, edges []Edge) (_ int, err error) {
+func (s *Service) FollowMany(ctx context.Context, edges []core.Edge) (_ int, err error) {
 	return s.FollowManyAt(ctx, edges, nil)
 }
 
 // FollowManyAt is FollowMany with the time each follow was made (import):
 // at[i] for edges[i], the service's clock where at is nil or at[i] zero.
 // A follow already there keeps its time.
-func (s *Service) FollowManyAt(ctx context.Context, edges []Edge, at []time.Time) (_ int, err error) {
+func (s *Service) FollowManyAt(ctx context.Context, edges []core.Edge, at []time.Time) (_ int, err error) {
 	defer store.Wrap(&err, "follow")
 	edges, stop := s.checkEdges(ctx, edges)
 	if len(edges) == 0 {
 		return 0, stop
 	}
 	shard := s.ShardOf(edges[0].Follower)
-	jid, err := s.Begin(ctx, shard, "k", jEdges, "e", core.EncodeEdges(edges))
+	jid, err := s.Begin(ctx, shard, "k", JEdges, "e", core.EncodeEdges(edges))
 	if err != nil {
 		return 0, err
 	}
-	applied, limitErr := s.addFollowing(ctx, edges, at)
+	applied, limitErr := s.AddFollowing(ctx, edges, at)
 	if applied == nil && limitErr != nil && store.CodeOf(limitErr) != apierr.FollowLimit {
 		return 0, limitErr // the journal settles whatever went through
 	}
-	if err := s.settleEdges(ctx, edges); err != nil {
+	if err := s.SettleEdges(ctx, edges); err != nil {
 		return 0, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
@@ -61,7 +61,7 @@ func (s *Service) FollowManyAt(ctx context.Context, edges []Edge, at []time.Time
 
 // checkEdges returns the prefix of edges that can be applied, and the
 // error of the first that cannot: a self-follow or a missing user.
-func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) {
+func (s *Service) checkEdges(ctx context.Context, edges []core.Edge) ([]core.Edge, error) {
 	var stop error
 	for i, e := range edges {
 		if e.Follower == e.Followee {
@@ -69,7 +69,7 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 			break
 		}
 	}
-	n, err := s.existingPairs(ctx, edges)
+	n, err := s.ExistingPairs(ctx, edges)
 	switch {
 	case store.CodeOf(err) == apierr.NotFound:
 		edges, stop = edges[:n], err
@@ -82,12 +82,12 @@ func (s *Service) checkEdges(ctx context.Context, edges []Edge) ([]Edge, error) 
 // existingPairs returns how many of pairs, from the first, name two
 // existing users, with NOT_FOUND naming the first missing one (or the
 // store's error, and 0).
-func (s *Service) existingPairs(ctx context.Context, pairs []Edge) (int, error) {
+func (s *Service) ExistingPairs(ctx context.Context, pairs []core.Edge) (int, error) {
 	users := make([]store.ID, 0, 2*len(pairs))
 	for _, e := range pairs {
 		users = append(users, e.Follower, e.Followee)
 	}
-	n, err := s.existing(ctx, users)
+	n, err := s.Existing(ctx, users)
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +102,7 @@ func (s *Service) existingPairs(ctx context.Context, pairs []Edge) (int, error) 
 // is nil or at[i] zero), and returns the prefix that went in. At the
 // first edge over the limit or across a block it takes the later edges of
 // the batch back out and returns FOLLOW_LIMIT or FORBIDDEN.
-func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time) ([]Edge, error) {
+func (s *Service) AddFollowing(ctx context.Context, edges []core.Edge, at []time.Time) ([]core.Edge, error) {
 	now := s.NowMS()
 	keysArgs := func(i int) (keys, args []string) {
 		e, ms := edges[i], now
@@ -134,7 +134,7 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time
 			// Undo the later edges of this batch so it stops cleanly here.
 			s.undoFollows(ctx, edges[i+1:], rs[i+1:])
 			if added == -2 {
-				return edges[:i], errBlocked()
+				return edges[:i], ErrBlocked()
 			}
 			return edges[:i], apierr.Errorf(apierr.FollowLimit, "user %d follows %d accounts, the most allowed; unfollow someone first", edges[i].Follower, s.Opts.FollowLimit)
 		}
@@ -142,7 +142,7 @@ func (s *Service) addFollowing(ctx context.Context, edges []Edge, at []time.Time
 	return edges, nil
 }
 
-func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.RedisResult) {
+func (s *Service) undoFollows(ctx context.Context, edges []core.Edge, rs []rueidis.RedisResult) {
 	var cmds []rueidis.Completed
 	for i, e := range edges {
 		if n, _ := rs[i].AsInt64(); n == 1 {
@@ -157,7 +157,7 @@ func (s *Service) undoFollows(ctx context.Context, edges []Edge, rs []rueidis.Re
 // read from the following times by the settle's read of the record; the
 // service's clock where it is 0 or at is nil), active sets, promotions
 // and backfills of edges already in their following sets.
-func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) error {
+func (s *Service) AddFollows(ctx context.Context, edges []core.Edge, at []int64) error {
 	cmds := make([]rueidis.Completed, 0, 7*len(edges))
 	now := s.NowMS()
 	for i, e := range edges {
@@ -165,13 +165,13 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 			s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build(),
 			s.Redis.B().Zcard().Key(s.Keys.Followers(e.Followee)).Build(),
 			s.Redis.B().Get().Key(s.Keys.PushMode(e.Followee)).Build(),
-			s.seenCmd(e.Follower),
+			s.SeenCmd(e.Follower),
 			s.Redis.B().Hget().Key(s.Keys.Reader(e.Follower)).Field("c").Build())
 		var ms int64
 		if i < len(at) {
 			ms = at[i]
 		}
-		cmds = append(cmds, s.followTimeCmds(e, ms, now)...)
+		cmds = append(cmds, s.FollowTimeCmds(e, ms, now)...)
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
@@ -189,13 +189,13 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 		// Read after adding the follower, in its slot: a promotion that
 		// set the mode later lists this follower.
 		mode, _ := r[2].ToString()
-		bigV := mode != pushAll
+		bigV := mode != PushAll
 		seen, seenErr := r[3].AsFloat64()
 		complete, _ := r[4].ToString()
 		if bigV {
 			writes = append(writes, s.bigFolloweeAddCmd(e.Follower, e.Followee))
 		}
-		if bigV && (complete == "1" || seenErr == nil && s.isActive(int64(seen))) {
+		if bigV && (complete == "1" || seenErr == nil && s.IsActive(int64(seen))) {
 			writes = append(writes, s.Redis.B().Zadd().Key(s.Keys.Active(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build())
 		}
 		if !bigV && followers > s.Opts.BigVThresholdNow() && !promoted[e.Followee] {
@@ -206,11 +206,11 @@ func (s *Service) addFollows(ctx context.Context, edges []Edge, at []int64) erro
 	if err := store.FirstErr(s.DoMulti(ctx, writes...)); err != nil {
 		return err
 	}
-	return s.backfillMany(ctx, edges)
+	return s.BackfillMany(ctx, edges)
 }
 
 // existing returns how many of ids, from the first, name users.
-func (s *Service) existing(ctx context.Context, ids []store.ID) (int, error) {
+func (s *Service) Existing(ctx context.Context, ids []store.ID) (int, error) {
 	exists := func(id store.ID) rueidis.Completed { return s.Redis.B().Exists().Key(s.Keys.User(id)).Build() }
 	for i, r := range s.DoMulti(ctx, store.CmdsFor(ids, exists)...) {
 		n, err := r.AsInt64()
@@ -230,8 +230,8 @@ func (s *Service) existing(ctx context.Context, ids []store.ID) (int, error) {
 // follower list just before and writes just after. Past a day such a
 // straggler would show, which no fan-out takes that long to do.
 const (
-	unfollowMemory   = 24 * time.Hour
-	maxUnfollowNotes = 1000
+	UnfollowMemory   = 24 * time.Hour
+	MaxUnfollowNotes = 1000
 )
 
 // Unfollow stops viewer following target and removes target's posts from
@@ -244,22 +244,22 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target store.ID) (err er
 	if viewer == target {
 		return apierr.Errorf(apierr.BadInput, "you cannot unfollow yourself")
 	}
-	if err := s.usersExist(ctx, target); err != nil {
+	if err := s.UsersExist(ctx, target); err != nil {
 		return err
 	}
-	edges := []Edge{{Follower: viewer, Followee: target}}
+	edges := []core.Edge{{Follower: viewer, Followee: target}}
 	shard := s.ShardOf(viewer)
-	jid, err := s.Begin(ctx, shard, "k", jEdges, "e", core.EncodeEdges(edges))
+	jid, err := s.Begin(ctx, shard, "k", JEdges, "e", core.EncodeEdges(edges))
 	if err != nil {
 		return err
 	}
 	keys := []string{s.Keys.Following(viewer), s.Keys.BigFollowees(viewer), s.Keys.Unfollowed(viewer)}
 	now := s.NowMS()
-	args := []string{store.Member(target), store.ScoreArg(now), store.ScoreArg(now - unfollowMemory.Milliseconds()), store.Itoa(maxUnfollowNotes)}
+	args := []string{store.Member(target), store.ScoreArg(now), store.ScoreArg(now - UnfollowMemory.Milliseconds()), store.Itoa(MaxUnfollowNotes)}
 	if err := s.Commit(ctx, core.UnfollowCommit, keys, args, core.UnfollowCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		return fmt.Errorf("remove from following: %w", err)
 	}
-	if err := s.settleEdges(ctx, edges); err != nil {
+	if err := s.SettleEdges(ctx, edges); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
@@ -269,7 +269,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target store.ID) (err er
 // removeFollows takes edges no longer in their following sets out of the
 // followers and active sets, and the followees' posts out of the
 // followers' inboxes.
-func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
+func (s *Service) removeFollows(ctx context.Context, edges []core.Edge) error {
 	cmds := make([]rueidis.Completed, 0, 3*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
@@ -286,7 +286,7 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 	for i, e := range edges {
 		authors[i] = e.Followee
 	}
-	recent, err := s.inboxableIDs(ctx, tls, authors)
+	recent, err := s.InboxableIDs(ctx, tls, authors)
 	if err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 	for i, e := range edges {
 		for j, tl := range tls {
 			if ids := recent[i][j]; len(ids) > 0 {
-				removes = append(removes, s.inboxRemoveCmd(tl, e.Follower, ids...))
+				removes = append(removes, s.InboxRemoveCmd(tl, e.Follower, ids...))
 			}
 		}
 	}
@@ -304,7 +304,7 @@ func (s *Service) removeFollows(ctx context.Context, edges []Edge) error {
 // inboxableIDs reads the items of each author that may be in an inbox, for
 // each timeline of tls (ids[author][timeline]): only an author's newest
 // cap items can be in an inbox of cap entries. One round trip.
-func (s *Service) inboxableIDs(ctx context.Context, tls []core.Timeline, authors []store.ID) ([][][]store.ID, error) {
+func (s *Service) InboxableIDs(ctx context.Context, tls []core.Timeline, authors []store.ID) ([][][]store.ID, error) {
 	var reads []rueidis.Completed
 	for _, a := range authors {
 		for _, tl := range tls {
@@ -334,14 +334,14 @@ func (s *Service) inboxableIDs(ctx context.Context, tls []core.Timeline, authors
 // into its follower's inbox, for every kind of timeline. When a followee has
 // more, the inbox horizon rises to the oldest copied one, so reads pull
 // whatever lies below it. Two round trips for the whole batch.
-func (s *Service) backfillMany(ctx context.Context, edges []Edge) error {
-	_, err := s.backfill(ctx, s.Timelines(), edges)
+func (s *Service) BackfillMany(ctx context.Context, edges []core.Edge) error {
+	_, err := s.Backfill(ctx, s.Timelines(), edges)
 	return err
 }
 
 // backfill is backfillMany over the timelines tls; it returns how many
 // entries it copied.
-func (s *Service) backfill(ctx context.Context, tls []core.Timeline, edges []Edge) (int, error) {
+func (s *Service) Backfill(ctx context.Context, tls []core.Timeline, edges []core.Edge) (int, error) {
 	type source struct {
 		tl     int
 		author store.ID
@@ -399,7 +399,7 @@ func (s *Service) inboxAddCmd(tl core.Timeline, reader, author store.ID, items [
 }
 
 // newest returns up to n newest entries of a timeline.
-func (s *Service) newest(ctx context.Context, key string, n int) ([]store.Item, error) {
+func (s *Service) Newest(ctx context.Context, key string, n int) ([]store.Item, error) {
 	return core.ParseEntries(s.Do(ctx, s.newestCmd(key, n)))
 }
 
@@ -409,21 +409,21 @@ func (s *Service) newestCmd(key string, n int) rueidis.Completed {
 
 // followingIDs returns the ids viewer follows (hidden ones too; reads
 // use visibleFollowees).
-func (s *Service) followingIDs(ctx context.Context, viewer store.ID) ([]store.ID, error) {
+func (s *Service) FollowingIDs(ctx context.Context, viewer store.ID) ([]store.ID, error) {
 	ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
-	return idsOf(ms)
+	return IdsOf(ms)
 }
 
 // idsOf reads sorted-set members as ids.
-func idsOf(ms []string) ([]store.ID, error) { return store.ParseEach(ms, store.MemberID) }
+func IdsOf(ms []string) ([]store.ID, error) { return store.ParseEach(ms, store.MemberID) }
 
 // settleEdges brings the followers side, active sets and inboxes of edges
 // in line with the following sets, their record of truth (and the follow
 // times kept beside them).
-func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
+func (s *Service) SettleEdges(ctx context.Context, edges []core.Edge) error {
 	var applied []bool
 	for range core.MaxSettleRounds {
 		truth, times, err := s.following(ctx, edges)
@@ -433,7 +433,7 @@ func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 		if applied != nil && slices.Equal(truth, applied) {
 			return nil
 		}
-		var on, off []Edge
+		var on, off []core.Edge
 		var at []int64
 		for i, e := range edges {
 			if truth[i] {
@@ -442,7 +442,7 @@ func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 				off = append(off, e)
 			}
 		}
-		if err := s.addFollows(ctx, on, at); err != nil {
+		if err := s.AddFollows(ctx, on, at); err != nil {
 			return err
 		}
 		if err := s.removeFollows(ctx, off); err != nil {
@@ -455,7 +455,7 @@ func (s *Service) settleEdges(ctx context.Context, edges []Edge) error {
 
 // following reports, for each edge, whether its follower follows its
 // followee now, and since when (ms; 0 when no time is kept).
-func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64, error) {
+func (s *Service) following(ctx context.Context, edges []core.Edge) ([]bool, []int64, error) {
 	cmds := make([]rueidis.Completed, 0, 2*len(edges))
 	for _, e := range edges {
 		m := store.Member(e.Followee)
@@ -478,21 +478,21 @@ func (s *Service) following(ctx context.Context, edges []Edge) ([]bool, []int64,
 
 // jEdges is the journal kind of follows and unfollows: field e, the
 // follower:followee pairs, comma-separated.
-const jEdges = "edges"
+const JEdges = "edges"
 
 // repairEdges completes a follow or unfollow that died: its edges settle.
-func (s *Service) repairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
+func (s *Service) RepairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
 	edges, err := core.DecodeEdges(e.FieldValues["e"])
 	if err != nil {
 		return err
 	}
-	return s.settleEdges(ctx, edges)
+	return s.SettleEdges(ctx, edges)
 }
 
 // followTimeCmds time the follow e at at ms (the clock's now when 0: a
 // follow from before times were kept, whose time is then set once):
 // always two writes, the followee's side and, if missing, the follower's.
-func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
+func (s *Service) FollowTimeCmds(e core.Edge, at, now int64) []rueidis.Completed {
 	if at == 0 {
 		at = now
 	}
@@ -504,7 +504,7 @@ func (s *Service) followTimeCmds(e Edge, at, now int64) []rueidis.Completed {
 
 // unfollowTimeCmds drop the times of the follow e, gone from the
 // following set.
-func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
+func (s *Service) unfollowTimeCmds(e core.Edge) []rueidis.Completed {
 	return []rueidis.Completed{
 		s.Redis.B().Zrem().Key(s.Keys.FollowerTimes(e.Followee)).Member(store.Member(e.Follower)).Build(),
 		s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(e.Follower)).Member(store.Member(e.Followee)).Build(),
@@ -512,6 +512,6 @@ func (s *Service) unfollowTimeCmds(e Edge) []rueidis.Completed {
 }
 
 // errBlocked is what a follow, like or open across a block gets.
-func errBlocked() error {
+func ErrBlocked() error {
 	return apierr.Errorf(apierr.Forbidden, "a block stands between you and this user")
 }

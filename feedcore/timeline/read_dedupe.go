@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -32,13 +32,13 @@ import (
 
 // repostFalloff is how many items after a repost (older) are searched for
 // the post it shows.
-const repostFalloff = 40
+const RepostFalloff = 40
 
 // deduper decides, item by item of F in scan order, which are shown.
 type deduper struct {
 	o     core.ScanOrder
 	n     int               // the page's size
-	found []entry[feedItem] // shown, in scan order (older: then the first item of F after the n-th)
+	found []Entry[feedItem] // shown, in scan order (older: then the first item of F after the n-th)
 	seen  int               // items of F so far
 	// Toward older items a repost is decided once repostFalloff items of
 	// F follow it; pend holds the items of F not yet passed on, in order.
@@ -52,7 +52,7 @@ type deduper struct {
 
 // pending is an item of F waiting for its decision (older pages).
 type pending struct {
-	e       entry[feedItem]
+	e       Entry[feedItem]
 	idx     int // its place in F
 	decided bool
 	hidden  bool
@@ -61,13 +61,13 @@ type pending struct {
 func newDeduper(o core.ScanOrder, n int) *deduper { return &deduper{o: o, n: n} }
 
 // add takes the next item of F in scan order.
-func (d *deduper) add(e entry[feedItem]) {
+func (d *deduper) add(e Entry[feedItem]) {
 	idx := d.seen
 	d.seen++
 	if d.o == core.Newer {
-		shown := e.val.repost == nil || !containsID(d.recent, e.val.original())
-		d.recent = append(d.recent, e.val.original())
-		if len(d.recent) > repostFalloff {
+		shown := e.Val.repost == nil || !containsID(d.recent, e.Val.original())
+		d.recent = append(d.recent, e.Val.original())
+		if len(d.recent) > RepostFalloff {
 			d.recent = d.recent[1:]
 		}
 		if shown {
@@ -75,14 +75,14 @@ func (d *deduper) add(e entry[feedItem]) {
 		}
 		return
 	}
-	for j := len(d.pend) - 1; j >= 0 && idx-d.pend[j].idx <= repostFalloff; j-- {
-		if p := &d.pend[j]; !p.decided && p.e.val.original() == e.val.original() {
+	for j := len(d.pend) - 1; j >= 0 && idx-d.pend[j].idx <= RepostFalloff; j-- {
+		if p := &d.pend[j]; !p.decided && p.e.Val.original() == e.Val.original() {
 			p.decided, p.hidden = true, true
 		}
 	}
-	d.pend = append(d.pend, pending{e: e, idx: idx, decided: e.val.repost == nil})
+	d.pend = append(d.pend, pending{e: e, idx: idx, decided: e.Val.repost == nil})
 	for j := range d.pend {
-		if p := &d.pend[j]; !p.decided && idx-p.idx >= repostFalloff {
+		if p := &d.pend[j]; !p.decided && idx-p.idx >= RepostFalloff {
 			p.decided = true
 		}
 	}
@@ -132,18 +132,18 @@ func (d *deduper) end() {
 // needsBehind reports whether a page toward newer items must read the
 // items of F older than its cursor before it decides e.
 func (d *deduper) needsBehind(e *feedItem) bool {
-	return d.o == core.Newer && !d.behind && e.repost != nil && d.seen < repostFalloff
+	return d.o == core.Newer && !d.behind && e.repost != nil && d.seen < RepostFalloff
 }
 
 // setBehind takes the items of F older than the cursor, closest first.
-func (d *deduper) setBehind(older []entry[feedItem]) {
+func (d *deduper) setBehind(older []Entry[feedItem]) {
 	d.behind = true
 	keys := make([]store.ID, 0, len(older)+len(d.recent))
 	for i := len(older) - 1; i >= 0; i-- {
-		keys = append(keys, older[i].val.original())
+		keys = append(keys, older[i].Val.original())
 	}
 	keys = append(keys, d.recent...)
-	d.recent = keys[max(0, len(keys)-repostFalloff):]
+	d.recent = keys[max(0, len(keys)-RepostFalloff):]
 }
 
 func containsID(ids []store.ID, id store.ID) bool {
@@ -162,10 +162,10 @@ func containsID(ids []store.ID, id store.ID) bool {
 // more may follow. Each round loads what it scanned at once (two cached
 // reads: the items, then what their reposts and replies need), so a cold
 // page pays those two round trips once, and a warm one none.
-func (s *Service) collectFeed(ctx context.Context, v *view, o core.ScanOrder, pos *store.Item, n int) ([]entry[feedItem], *store.Item, bool, error) {
+func (s *Service) collectFeed(ctx context.Context, v *View, o core.ScanOrder, pos *store.Item, n int) ([]Entry[feedItem], *store.Item, bool, error) {
 	d := newDeduper(o, n)
 	cur, batch := pos, firstBatch(o, n)
-	for round := 0; round < maxRounds; round++ {
+	for round := 0; round < MaxRounds; round++ {
 		items, next, err := s.scan(ctx, v, o, cur, batch)
 		if err != nil {
 			return nil, nil, false, err
@@ -183,7 +183,7 @@ func (s *Service) collectFeed(ctx context.Context, v *view, o core.ScanOrder, po
 					return nil, nil, false, err
 				}
 			}
-			d.add(entry[feedItem]{it: items[i], val: val})
+			d.add(Entry[feedItem]{It: items[i], Val: val})
 			if d.done() {
 				return d.found, &items[i], true, nil
 			}
@@ -210,16 +210,16 @@ func (s *Service) collectFeed(ctx context.Context, v *view, o core.ScanOrder, po
 // as it always did.
 func firstBatch(o core.ScanOrder, n int) int {
 	if o == core.Older {
-		return n + 1 + repostFalloff + repostFalloff/4
+		return n + 1 + RepostFalloff + RepostFalloff/4
 	}
 	return n + 1
 }
 
 // lookBehind gives d the repostFalloff items of F at and older than the
 // cursor pos of a page toward newer items.
-func (s *Service) lookBehind(ctx context.Context, v *view, pos *store.Item, d *deduper) error {
+func (s *Service) lookBehind(ctx context.Context, v *View, pos *store.Item, d *deduper) error {
 	from := store.Item{TS: pos.TS, ID: pos.ID + 1} // the cursor's own item is the first of them
-	behind, _, _, err := collect(ctx, s, v, core.Older, &from, repostFalloff, s.visibleItems)
+	behind, _, _, err := Collect(ctx, s, v, core.Older, &from, RepostFalloff, s.visibleItems)
 	if err != nil {
 		return err
 	}

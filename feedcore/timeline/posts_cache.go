@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // suspension mark (safety_moderation.go); what a reply answers and what a
 // repost's record reposts, with their authors, so deciding who sees them
 // reads no other hash (read_items.go).
-var cachedPostFields = []string{"a", "t", "x", "d", "m", "cw", fieldSuspended, "r", "ra", "o", "oa"}
+var cachedPostFields = []string{"a", "t", "x", "d", "m", "cw", FieldSuspended, "r", "ra", "o", "oa"}
 
 // cachedPostCmds are the cacheable reads of posts ids.
 func (s *Service) cachedPostCmds(ids []store.ID) []rueidis.CacheableTTL {
@@ -51,18 +51,18 @@ func (s *Service) CachedPosts(ctx context.Context, ids []store.ID) (_ []*content
 // cachedPost reads the reply of a cachedPostCmds read of post id: nil
 // when the hash does not exist.
 func cachedPost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
-	var f postFields
-	found, err := hashFields(r, f[:])
+	var f PostFields
+	found, err := HashFields(r, f[:])
 	if err != nil || !found {
 		return nil, err
 	}
-	return postFromFields(id, f)
+	return PostFromFields(id, f)
 }
 
 // hashFields reads the reply of an HMGET of len(out) fields into out (""
 // where a field is unset) and reports whether any was set: whether the
 // hash exists.
-func hashFields(r rueidis.RedisResult, out []string) (found bool, err error) {
+func HashFields(r rueidis.RedisResult, out []string) (found bool, err error) {
 	vs, err := r.ToArray()
 	if err != nil {
 		return false, err

@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // suspended account: it is in no feed), FORBIDDEN when
 // a block stands between replier and its author.
 func (s *Service) replyable(ctx context.Context, replier, parent store.ID) (store.ID, error) {
-	p, err := s.readUnblocked(ctx, replier, parent, true)
+	p, err := s.ReadUnblocked(ctx, replier, parent, true)
 	if err != nil {
 		return 0, err
 	}
@@ -58,13 +58,13 @@ return 1
 `)
 
 // replyAddCmd files p, a reply, in its parent's replies.
-func (s *Service) replyAddCmd(p *content.Post) rueidis.Completed {
+func (s *Service) ReplyAddCmd(p *content.Post) rueidis.Completed {
 	return replyAdd.Cmd(s.Redis.B(), []string{s.Keys.Replies(p.ReplyTo), s.Keys.PostCounts(p.ReplyTo)},
 		[]string{store.ScoreArg(p.CreatedAt.UnixMilli()), store.Member(p.ID)})
 }
 
 // replyDropCmd takes p, a deleted reply, out of its parent's replies.
-func (s *Service) replyDropCmd(p *content.Post) rueidis.Completed {
+func (s *Service) ReplyDropCmd(p *content.Post) rueidis.Completed {
 	return replyDrop.Cmd(s.Redis.B(), []string{s.Keys.Replies(p.ReplyTo), s.Keys.PostCounts(p.ReplyTo)}, []string{store.Member(p.ID)})
 }
 
@@ -109,7 +109,7 @@ func (s *Service) fillParentAuthors(ctx context.Context, ps []*content.Post) (in
 
 // luaLiveReposts: liveReposts(key) counts the live reposts ("+") in a
 // post's set of reposts.
-const luaLiveReposts = `
+const LuaLiveReposts = `
 local function liveReposts(key)
   local n = 0
   for _, v in ipairs(redis.call('HVALS', key)) do
@@ -123,7 +123,7 @@ end
 // a post to their bases (cb, rb: what an import set beyond the records)
 // plus its live replies KEYS[2] and live reposts KEYS[3]; a post with
 // none of the three is left alone (a repost's record has no counters).
-var recountConversation = store.NewScript(false, luaLiveReposts+`
+var recountConversation = store.NewScript(false, LuaLiveReposts+`
 if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3]) == 0 then return 0 end
 local b = redis.call('HMGET', KEYS[1], 'cb', 'rb')
 local c = (tonumber(b[1]) or 0) + redis.call('ZCOUNT', KEYS[2], 0, '+inf')
@@ -135,6 +135,6 @@ return 1
 `)
 
 // recountCmd recounts post's comments and reposts (recountConversation).
-func (s *Service) recountCmd(post store.ID) rueidis.Completed {
+func (s *Service) RecountCmd(post store.ID) rueidis.Completed {
 	return recountConversation.Cmd(s.Redis.B(), []string{s.Keys.PostCounts(post), s.Keys.Replies(post), s.Keys.Reposts(post)}, nil)
 }

@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -43,56 +43,56 @@ type feedItem struct {
 func (f *feedItem) original() store.ID { return f.post.ID }
 
 // linkReads is what the items of a page need read besides their hashes.
-type linkReads struct {
+type LinkReads struct {
 	posts   []store.ID // originals of reposts
 	follows []store.ID // authors replied to: does the viewer follow them?
-	hidden  []store.ID // authors of originals and of posts replied to: hidden from the viewer?
+	Hidden  []store.ID // authors of originals and of posts replied to: hidden from the viewer?
 }
 
 // links is what linkReads read.
 type links struct {
 	posts   map[store.ID]*content.Post
 	follows map[store.ID]bool
-	hidden  map[store.ID]bool
+	Hidden  map[store.ID]bool
 }
 
 // visibleItems loads the items and keeps those the viewer may see (nil
 // for the others), in at most two cached reads: the items' hashes (with
 // the view's pending writes riding along), then what reposts and replies
 // among them need.
-func (s *Service) visibleItems(ctx context.Context, v *view, items []store.Item) ([]*feedItem, error) {
+func (s *Service) visibleItems(ctx context.Context, v *View, items []store.Item) ([]*feedItem, error) {
 	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	ps, err := s.cachedPostsWith(ctx, v.extra, ids)
-	v.extra = nil
+	ps, err := s.cachedPostsWith(ctx, v.Extra, ids)
+	v.Extra = nil
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*feedItem, len(items))
-	var ask linkReads
+	var ask LinkReads
 	for i, p := range ps {
 		if p == nil || p.Deleted || p.AuthorSuspended || p.CreatedAt.UnixMilli() != items[i].TS ||
-			(p.Author != v.viewer && (v.skip[p.Author] || v.filtered(p.Text))) {
+			(p.Author != v.Viewer && (v.Skip[p.Author] || v.Filtered(p.Text))) {
 			continue
 		}
 		out[i] = &feedItem{post: p}
 		switch {
 		case p.IsRepost():
 			ask.posts = append(ask.posts, p.RepostOf)
-			if p.RepostOfAuthor != v.viewer {
-				ask.hidden = append(ask.hidden, p.RepostOfAuthor)
+			if p.RepostOfAuthor != v.Viewer {
+				ask.Hidden = append(ask.Hidden, p.RepostOfAuthor)
 			}
-		case p.ReplyTo != 0 && !replyShownAlways(v.viewer, p):
+		case p.ReplyTo != 0 && !replyShownAlways(v.Viewer, p):
 			ask.follows = append(ask.follows, p.ReplyToAuthor)
-			ask.hidden = append(ask.hidden, p.ReplyToAuthor)
+			ask.Hidden = append(ask.Hidden, p.ReplyToAuthor)
 		}
 	}
-	if len(ask.posts)+len(ask.follows)+len(ask.hidden) == 0 {
+	if len(ask.posts)+len(ask.follows)+len(ask.Hidden) == 0 {
 		return out, nil
 	}
-	l, err := s.readLinks(ctx, v.viewer, ask)
+	l, err := s.ReadLinks(ctx, v.Viewer, ask)
 	if err != nil {
 		return nil, err
 	}
@@ -102,13 +102,13 @@ func (s *Service) visibleItems(ctx context.Context, v *view, items []store.Item)
 		case p.IsRepost():
 			o := l.posts[p.RepostOf]
 			if o == nil || o.Deleted || o.AuthorSuspended || o.IsRepost() || o.Author == 0 ||
-				(o.Author != v.viewer && (l.hidden[o.Author] || v.filtered(o.Text))) {
+				(o.Author != v.Viewer && (l.Hidden[o.Author] || v.Filtered(o.Text))) {
 				out[i] = nil
 			} else {
 				out[i] = &feedItem{post: o, repost: p}
 			}
-		case p.ReplyTo != 0 && !replyShownAlways(v.viewer, p):
-			if !l.follows[p.ReplyToAuthor] || l.hidden[p.ReplyToAuthor] {
+		case p.ReplyTo != 0 && !replyShownAlways(v.Viewer, p):
+			if !l.follows[p.ReplyToAuthor] || l.Hidden[p.ReplyToAuthor] {
 				out[i] = nil
 			}
 		}
@@ -133,8 +133,8 @@ func replyShownAlways(viewer store.ID, p *content.Post) bool {
 
 // readLinks reads what ask names, through the client-side cache, in one
 // round trip when anything is not cached.
-func (s *Service) readLinks(ctx context.Context, viewer store.ID, ask linkReads) (*links, error) {
-	ask.follows, ask.hidden = distinct(ask.follows), distinct(ask.hidden)
+func (s *Service) ReadLinks(ctx context.Context, viewer store.ID, ask LinkReads) (*links, error) {
+	ask.follows, ask.Hidden = distinct(ask.follows), distinct(ask.Hidden)
 	cmds := s.cachedPostCmds(ask.posts)
 	score := func(key string) func(store.ID) rueidis.CacheableTTL {
 		return func(u store.ID) rueidis.CacheableTTL {
@@ -142,10 +142,10 @@ func (s *Service) readLinks(ctx context.Context, viewer store.ID, ask linkReads)
 		}
 	}
 	cmds = append(cmds, store.CmdsFor(ask.follows, score(s.Keys.Following(viewer)))...)
-	cmds = append(cmds, store.CmdsFor(ask.hidden, score(s.Keys.HiddenAuthors(viewer)))...)
+	cmds = append(cmds, store.CmdsFor(ask.Hidden, score(s.Keys.HiddenAuthors(viewer)))...)
 	rs := s.Redis.DoMultiCache(ctx, cmds...)
 	l := &links{posts: make(map[store.ID]*content.Post, len(ask.posts)), follows: make(map[store.ID]bool, len(ask.follows)),
-		hidden: make(map[store.ID]bool, len(ask.hidden))}
+		Hidden: make(map[store.ID]bool, len(ask.Hidden))}
 	for i, id := range ask.posts {
 		p, err := cachedPost(id, rs[i])
 		if err != nil {
@@ -163,12 +163,12 @@ func (s *Service) readLinks(ctx context.Context, viewer store.ID, ask linkReads)
 	}
 	rs = rs[len(ask.follows):]
 	now := s.NowMS()
-	for i, u := range ask.hidden {
+	for i, u := range ask.Hidden {
 		until, err := rs[i].AsFloat64()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return nil, err
 		}
-		l.hidden[u] = err == nil && int64(until) > now // an ended mute hides no more
+		l.Hidden[u] = err == nil && int64(until) > now // an ended mute hides no more
 	}
 	return l, nil
 }

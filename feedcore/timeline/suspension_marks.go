@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -20,23 +20,23 @@ import (
 
 // Fields the moderation writes on post and session hashes.
 const (
-	fieldSuspended      = "sx" // "1" while the author's account is suspended
-	fieldTakenDown      = "td" // ms: when an operator took the post down
-	fieldTakedownReason = "tr"
+	FieldSuspended      = "sx" // "1" while the author's account is suspended
+	FieldTakenDown      = "td" // ms: when an operator took the post down
+	FieldTakedownReason = "tr"
 )
 
-func (s *Service) markCmd(hash string, on bool) rueidis.Completed {
+func (s *Service) MarkCmd(hash string, on bool) rueidis.Completed {
 	if !on {
-		return s.Redis.B().Hdel().Key(hash).Field(fieldSuspended).Build()
+		return s.Redis.B().Hdel().Key(hash).Field(FieldSuspended).Build()
 	}
-	return markIfExists.Cmd(s.Redis.B(), []string{hash}, []string{fieldSuspended, "1"})
+	return markIfExists.Cmd(s.Redis.B(), []string{hash}, []string{FieldSuspended, "1"})
 }
 
 // testHookAfterMarkerRead runs between the read of the markers and the
 // write of the marks, where another process's suspension change can land;
 // a test replaces it to put one there (the standard library's testHook
 // convention: a package variable, never a field of a product type).
-var testHookAfterMarkerRead = func() {}
+var TestHookAfterMarkerRead = func() {}
 
 // markSuspended marks the posts or sessions (hashes) of the authors given
 // (one each) whose accounts are suspended: what the dispatcher or an
@@ -53,7 +53,7 @@ var testHookAfterMarkerRead = func() {}
 // again whatever changed meanwhile, until a read confirms what was last
 // written. One round trip when no author is suspended, three when some
 // are and nothing changes.
-func (s *Service) markSuspended(ctx context.Context, authors []store.ID, hashes []string) error {
+func (s *Service) MarkSuspended(ctx context.Context, authors []store.ID, hashes []string) error {
 	distinct := slices.Compact(slices.Sorted(slices.Values(authors)))
 	if len(distinct) == 0 {
 		return nil
@@ -64,11 +64,11 @@ func (s *Service) markSuspended(ctx context.Context, authors []store.ID, hashes 
 		if err != nil {
 			return err
 		}
-		testHookAfterMarkerRead()
+		TestHookAfterMarkerRead()
 		var marks []rueidis.Completed
 		for i, a := range authors {
 			if now[a] != marked[a] {
-				marks = append(marks, s.markCmd(hashes[i], now[a]))
+				marks = append(marks, s.MarkCmd(hashes[i], now[a]))
 			}
 		}
 		if len(marks) == 0 {
@@ -99,12 +99,12 @@ func (s *Service) suspendedNow(ctx context.Context, users []store.ID) (map[store
 }
 
 // markSuspendedPosts is markSuspended for posts.
-func (s *Service) markSuspendedPosts(ctx context.Context, ps []*content.Post) error {
+func (s *Service) MarkSuspendedPosts(ctx context.Context, ps []*content.Post) error {
 	authors, hashes := make([]store.ID, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
 		authors[i], hashes[i] = p.Author, s.Keys.Post(p.ID)
 	}
-	return s.markSuspended(ctx, authors, hashes)
+	return s.MarkSuspended(ctx, authors, hashes)
 }
 
 // markIfExists sets the field ARGV[1] of the hash KEYS[1] to ARGV[2] when

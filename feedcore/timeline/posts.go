@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -49,7 +49,7 @@ type NewPost struct {
 const idempotencyTTL = 24 * time.Hour
 
 // maxIdempotencyKey bounds a client's idempotency key, in bytes.
-const maxIdempotencyKey = 128
+const MaxIdempotencyKey = 128
 
 // PublishPost stores a new post by author, puts it in the author's outbox
 // and own inbox (read-your-writes), and queues its fan-out. The post must
@@ -78,7 +78,7 @@ func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) 
 	if in, err = s.checkNewPost(in); err != nil {
 		return nil, err
 	}
-	if err := s.usersExist(ctx, author); err != nil {
+	if err := s.UsersExist(ctx, author); err != nil {
 		return nil, err
 	}
 	var parentAuthor store.ID
@@ -87,11 +87,11 @@ func (s *Service) PublishPost(ctx context.Context, author store.ID, in NewPost) 
 			return nil, err
 		}
 	}
-	p, err := s.logPublish(ctx, author, in, parentAuthor)
+	p, err := s.LogPublish(ctx, author, in, parentAuthor)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.materializePosts(ctx, []*content.Post{p}); err != nil {
+	if _, err := s.MaterializePosts(ctx, []*content.Post{p}); err != nil {
 		return nil, fmt.Errorf("post %d queued, a worker finishes it: %w", p.ID, err)
 	}
 	return p, nil
@@ -112,8 +112,8 @@ func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
 	if in.ContentWarning, err = content.CheckContentWarning(in.ContentWarning); err != nil {
 		return in, err
 	}
-	if len(in.IdempotencyKey) > maxIdempotencyKey {
-		return in, apierr.Errorf(apierr.BadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(in.IdempotencyKey), maxIdempotencyKey)
+	if len(in.IdempotencyKey) > MaxIdempotencyKey {
+		return in, apierr.Errorf(apierr.BadInput, "idempotencyKey has %d bytes; at most %d are allowed", len(in.IdempotencyKey), MaxIdempotencyKey)
 	}
 	return in, nil
 }
@@ -123,7 +123,7 @@ func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
 // The author's pending rate charge, if ctx carries one not yet spent, is
 // spent by the same script: refused, nothing is written and the error is
 // RATE_LIMITED.
-func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, parentAuthor store.ID) (*content.Post, error) {
+func (s *Service) LogPublish(ctx context.Context, author store.ID, in NewPost, parentAuthor store.ID) (*content.Post, error) {
 	key := in.IdempotencyKey
 	link := core.Event{Parent: in.ReplyTo, ParentAuthor: parentAuthor}
 	shard := s.ShardOf(author)
@@ -147,7 +147,7 @@ func (s *Service) logPublish(ctx context.Context, author store.ID, in NewPost, p
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
 	if rides {
-		var v Verdict
+		var v core.Verdict
 		if err == nil {
 			status, _ := arr[0].AsInt64()
 			wait, _ := arr[1].AsInt64()
@@ -243,7 +243,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*content.Post) (_ int, err 
 	for i, p := range ps {
 		authors[i] = p.Author
 	}
-	if n, err := s.existing(ctx, authors); err != nil {
+	if n, err := s.Existing(ctx, authors); err != nil {
 		return 0, err
 	} else if n < len(ps) {
 		ps, stop = ps[:n], apierr.Errorf(apierr.NotFound, "no user with id %d", authors[n])
@@ -264,10 +264,10 @@ func (s *Service) PutPosts(ctx context.Context, ps []*content.Post) (_ int, err 
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return 0, fmt.Errorf("queue posts: %w", err)
 	}
-	if _, err := s.materializePosts(ctx, ps); err != nil {
+	if _, err := s.MaterializePosts(ctx, ps); err != nil {
 		return 0, fmt.Errorf("posts queued, workers finish them: %w", err)
 	}
-	if err := s.markSuspendedPosts(ctx, ps); err != nil {
+	if err := s.MarkSuspendedPosts(ctx, ps); err != nil {
 		return 0, fmt.Errorf("posts stored: %w", err)
 	}
 	return len(ps), stop
@@ -276,7 +276,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*content.Post) (_ int, err 
 // postCreate stores the post (or repost record) KEYS[1], its fields and
 // values ARGV, unless it exists: "new", "exists" or "deleted". A
 // tombstone is final: a late publish event cannot revive it.
-var postCreate = store.NewScript(false, `
+var PostCreate = store.NewScript(false, `
 if redis.call('HGET', KEYS[1], 'd') == '1' then return 'deleted' end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 redis.call('HSET', KEYS[1], unpack(ARGV))
@@ -286,7 +286,7 @@ return 'new'
 // postHash is the fields and values postCreate stores for p: author,
 // time, content (text, media, content warning, each when set), and the
 // post it replies to or reposts, if any.
-func postHash(p *content.Post) []string {
+func PostHash(p *content.Post) []string {
 	fv := content.Encode(p).EventFields("a", store.FormatID(p.Author), "t", store.ScoreArg(p.CreatedAt.UnixMilli()))
 	return append(fv, linksOf(p).LinkFields()...)
 }
@@ -302,18 +302,18 @@ func linksOf(p *content.Post) core.Event {
 // is live (false: deleted meanwhile, and kept out of the author's
 // timelines). Readers skip index entries whose post hash does not exist
 // yet, so the order of these writes does not matter.
-func (s *Service) materializePosts(ctx context.Context, ps []*content.Post) ([]bool, error) {
+func (s *Service) MaterializePosts(ctx context.Context, ps []*content.Post) ([]bool, error) {
 	cmds := make([]rueidis.Completed, 0, 4*len(ps))
 	created := make([]int, len(ps)) // where each post's postCreate is
 	for i, p := range ps {
 		it := store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}
 		created[i] = len(cmds)
-		cmds = append(cmds, postCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(p.ID)}, postHash(p)))
+		cmds = append(cmds, PostCreate.Cmd(s.Redis.B(), []string{s.Keys.Post(p.ID)}, PostHash(p)))
 		if p.ReplyTo != 0 {
-			cmds = append(cmds, s.replyAddCmd(p))
+			cmds = append(cmds, s.ReplyAddCmd(p))
 		}
 		cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Outbox(p.Author)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build())
-		cmds = s.appendPush(cmds, s.PostsTL(), p.Author, it, true)
+		cmds = s.AppendPush(cmds, s.PostsTL(), p.Author, it, true)
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
@@ -328,7 +328,7 @@ func (s *Service) materializePosts(ctx context.Context, ps []*content.Post) ([]b
 		}
 	}
 	if len(undo) > 0 {
-		if err := s.unindexPosts(ctx, undo); err != nil {
+		if err := s.UnindexPosts(ctx, undo); err != nil {
 			return nil, err
 		}
 	}
@@ -364,7 +364,7 @@ func (s *Service) Delete(ctx context.Context, viewer, postID store.ID) (err erro
 	if err := s.Commit(ctx, nil, nil, nil, s.EmitCmd(e)).Error(); err != nil {
 		return fmt.Errorf("queue the delete: %w", err)
 	}
-	if err := s.tombstone(ctx, p); err != nil {
+	if err := s.Tombstone(ctx, p); err != nil {
 		return fmt.Errorf("queued, a worker finishes it: %w", err)
 	}
 	return nil
@@ -374,25 +374,25 @@ func (s *Service) Delete(ctx context.Context, viewer, postID store.ID) (err erro
 // in one pipeline: readers skip a tombstoned post wherever it is still
 // indexed, so the order of these writes does not matter. Idempotent; the
 // deleting request and the dispatcher both run it.
-func (s *Service) tombstone(ctx context.Context, p *content.Post) error {
-	cmds := append(s.unindexCmds([]*content.Post{p}),
+func (s *Service) Tombstone(ctx context.Context, p *content.Post) error {
+	cmds := append(s.UnindexCmds([]*content.Post{p}),
 		s.Redis.B().Hset().Key(s.Keys.Post(p.ID)).FieldValue().FieldValue("d", "1").Build())
 	if p.ReplyTo != 0 {
-		cmds = append(cmds, s.replyDropCmd(p))
+		cmds = append(cmds, s.ReplyDropCmd(p))
 	}
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
 // unindexPosts removes posts from their authors' outboxes and own inboxes.
-func (s *Service) unindexPosts(ctx context.Context, ps []*content.Post) error {
-	return store.FirstErr(s.DoMulti(ctx, s.unindexCmds(ps)...))
+func (s *Service) UnindexPosts(ctx context.Context, ps []*content.Post) error {
+	return store.FirstErr(s.DoMulti(ctx, s.UnindexCmds(ps)...))
 }
 
-func (s *Service) unindexCmds(ps []*content.Post) []rueidis.Completed {
+func (s *Service) UnindexCmds(ps []*content.Post) []rueidis.Completed {
 	cmds := make([]rueidis.Completed, 0, 2*len(ps)+1)
 	for _, p := range ps {
 		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Outbox(p.Author)).Member(store.Member(p.ID)).Build(),
-			s.inboxRemoveCmd(s.PostsTL(), p.Author, p.ID))
+			s.InboxRemoveCmd(s.PostsTL(), p.Author, p.ID))
 	}
 	return cmds
 }
@@ -428,26 +428,26 @@ func parsePost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
-	var f postFields
+	var f PostFields
 	for i, name := range cachedPostFields {
 		f[i] = m[name]
 	}
-	p, err := postFromFields(id, f)
+	p, err := PostFromFields(id, f)
 	if err != nil {
 		return nil, err
 	}
-	if ms, err := core.ParseInt(m[fieldTakenDown]); err == nil {
-		p.TakenDown, p.TakedownReason = time.UnixMilli(ms).UTC(), m[fieldTakedownReason]
+	if ms, err := core.ParseInt(m[FieldTakenDown]); err == nil {
+		p.TakenDown, p.TakedownReason = time.UnixMilli(ms).UTC(), m[FieldTakedownReason]
 	}
 	return p, nil
 }
 
 // postFields are the fields of a post hash in cachedPostFields order.
-type postFields [11]string
+type PostFields [11]string
 
 // postFromFields is the post a post hash's fields describe, whether read whole
 // (parsePost) or by field (CachedPosts).
-func postFromFields(id store.ID, f postFields) (*content.Post, error) {
+func PostFromFields(id store.ID, f PostFields) (*content.Post, error) {
 	a, _ := store.ParseID(f[0])
 	ms, _ := core.ParseInt(f[1])
 	media, err := content.DecodeMedia(f[4])

@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 const activityShards = 16
 
 // activityShard is the activity shard of reader.
-func activityShard(reader store.ID) int { return store.Spread(reader, activityShards) }
+func ActivityShard(reader store.ID) int { return store.Spread(reader, activityShards) }
 
 // seenCmd reads reader's last read time (nil when never seen).
-func (s *Service) seenCmd(reader store.ID) rueidis.Completed {
-	return s.Redis.B().Zscore().Key(s.Keys.Seen(activityShard(reader))).Member(store.Member(reader)).Build()
+func (s *Service) SeenCmd(reader store.ID) rueidis.Completed {
+	return s.Redis.B().Zscore().Key(s.Keys.Seen(ActivityShard(reader))).Member(store.Member(reader)).Build()
 }
 
 // seenManyCmds reads the last read times of readers, given as members:
@@ -33,7 +33,7 @@ func (s *Service) seenManyCmds(readers []string) (cmds []rueidis.Completed, grou
 	var byShard [activityShards][]string
 	for _, m := range readers {
 		id, _ := store.MemberID(m)
-		sh := activityShard(id)
+		sh := ActivityShard(id)
 		byShard[sh] = append(byShard[sh], m)
 	}
 	for sh, ms := range byShard {
@@ -61,18 +61,18 @@ func seenScores(rs []rueidis.RedisResult, groups [][]string) map[string]int64 {
 }
 
 // isActive reports whether a reader last seen at seenMS is active now.
-func (s *Service) isActive(seenMS int64) bool {
+func (s *Service) IsActive(seenMS int64) bool {
 	return seenMS >= s.NowMS()-s.Opts.ActiveWindow.Milliseconds()
 }
 
 // touchCmd records that viewer read now, unless this process did so within
 // touchEvery; nil when no write is due.
-func (s *Service) touchCmd(viewer store.ID) *rueidis.Completed {
+func (s *Service) TouchCmd(viewer store.ID) *rueidis.Completed {
 	now := s.NowMS()
 	if !s.Touches.Due(viewer, now) {
 		return nil
 	}
-	cmd := s.Redis.B().Zadd().Key(s.Keys.Seen(activityShard(viewer))).ScoreMember().ScoreMember(float64(now), store.Member(viewer)).Build()
+	cmd := s.Redis.B().Zadd().Key(s.Keys.Seen(ActivityShard(viewer))).ScoreMember().ScoreMember(float64(now), store.Member(viewer)).Build()
 	return &cmd
 }
 
@@ -81,7 +81,7 @@ func (s *Service) touchCmd(viewer store.ID) *rueidis.Completed {
 func (s *Service) Touch(ctx context.Context, viewer store.ID) (err error) {
 	defer store.Wrap(&err, "record a read by user %d", viewer)
 	s.Touches.Forget(viewer)
-	cmd := s.touchCmd(viewer)
+	cmd := s.TouchCmd(viewer)
 	rs := s.DoMulti(ctx, *cmd, s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build())
 	if err := store.FirstErr(rs); err != nil {
 		return err
@@ -96,7 +96,7 @@ func (s *Service) Touch(ctx context.Context, viewer store.ID) (err error) {
 // the lock is lost; false when another holds it. The lock is released
 // only if it is still ours: one that outlived its TTL and was taken by
 // another worker is left to that worker.
-func (s *Service) withLock(ctx context.Context, id store.ID, fn func(ctx context.Context) error) (bool, error) {
+func (s *Service) WithLock(ctx context.Context, id store.ID, fn func(ctx context.Context) error) (bool, error) {
 	lctx, release, err := s.Locks.TryWithContext(ctx, s.Keys.LockName(id))
 	if errors.Is(err, rueidislock.ErrNotLocked) {
 		return false, nil
@@ -111,18 +111,18 @@ func (s *Service) withLock(ctx context.Context, id store.ID, fn func(ctx context
 // upgrade turns a returning reader's inbox into a complete one: join the
 // active sets of its big-V followees, backfill their recent posts, then mark
 // the inbox complete so reads stop merging.
-func (s *Service) upgrade(ctx context.Context, reader store.ID) error {
-	_, err := s.withLock(ctx, reader, func(ctx context.Context) error {
+func (s *Service) Upgrade(ctx context.Context, reader store.ID) error {
+	_, err := s.WithLock(ctx, reader, func(ctx context.Context) error {
 		rs := s.DoMulti(ctx,
 			s.Redis.B().Hget().Key(s.Keys.Reader(reader)).Field("c").Build(),
-			s.seenCmd(reader))
+			s.SeenCmd(reader))
 		if c, _ := rs[0].ToString(); c == "1" {
 			return nil
 		}
-		if seen, err := rs[1].AsFloat64(); err != nil || !s.isActive(int64(seen)) {
+		if seen, err := rs[1].AsFloat64(); err != nil || !s.IsActive(int64(seen)) {
 			return nil // went quiet again before we got here
 		}
-		bigs, err := s.bigVFollowees(ctx, reader)
+		bigs, err := s.BigVFollowees(ctx, reader)
 		if err != nil {
 			return err
 		}
@@ -133,11 +133,11 @@ func (s *Service) upgrade(ctx context.Context, reader store.ID) error {
 		if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 			return err
 		}
-		edges := make([]Edge, len(bigs))
+		edges := make([]core.Edge, len(bigs))
 		for i, f := range bigs {
-			edges[i] = Edge{Follower: reader, Followee: f}
+			edges[i] = core.Edge{Follower: reader, Followee: f}
 		}
-		if err := s.backfillMany(ctx, edges); err != nil {
+		if err := s.BackfillMany(ctx, edges); err != nil {
 			return err
 		}
 		return s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.Reader(reader)).FieldValue().FieldValue("c", "1").Build()).Error()
@@ -147,12 +147,12 @@ func (s *Service) upgrade(ctx context.Context, reader store.ID) error {
 
 // bigVFollowees lists the big-V authors reader follows: its own set, kept
 // by follows, unfollows and promotions, never the network's.
-func (s *Service) bigVFollowees(ctx context.Context, reader store.ID) ([]store.ID, error) {
+func (s *Service) BigVFollowees(ctx context.Context, reader store.ID) ([]store.ID, error) {
 	ms, err := s.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.BigFollowees(reader)).Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
-	return idsOf(ms)
+	return IdsOf(ms)
 }
 
 // Sweep demotes up to limit readers not seen within the active window: their
@@ -177,7 +177,7 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 		if err != nil {
 			return n, err
 		}
-		ok, err := s.withLock(ctx, reader, func(ctx context.Context) error { return s.demote(ctx, reader, cutoff) })
+		ok, err := s.WithLock(ctx, reader, func(ctx context.Context) error { return s.demote(ctx, reader, cutoff) })
 		if err != nil {
 			return n, err
 		}
@@ -189,7 +189,7 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 }
 
 func (s *Service) demote(ctx context.Context, reader store.ID, cutoff int64) error {
-	seen, err := s.Redis.Do(ctx, s.seenCmd(reader)).AsFloat64()
+	seen, err := s.Redis.Do(ctx, s.SeenCmd(reader)).AsFloat64()
 	if err == nil && int64(seen) >= cutoff {
 		return nil // read again since we listed it
 	}
@@ -197,7 +197,7 @@ func (s *Service) demote(ctx context.Context, reader store.ID, cutoff int64) err
 	if err := s.Do(ctx, s.Redis.B().Hdel().Key(s.Keys.Reader(reader)).Field("c").Build()).Error(); err != nil {
 		return err
 	}
-	bigs, err := s.bigVFollowees(ctx, reader)
+	bigs, err := s.BigVFollowees(ctx, reader)
 	if err != nil {
 		return err
 	}
@@ -205,6 +205,6 @@ func (s *Service) demote(ctx context.Context, reader store.ID, cutoff int64) err
 	for _, f := range bigs {
 		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Active(f)).Member(store.Member(reader)).Build())
 	}
-	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(activityShard(reader))).Member(store.Member(reader)).Build())
+	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(ActivityShard(reader))).Member(store.Member(reader)).Build())
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }

@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -17,8 +18,8 @@ import (
 const profileTTL = 5 * time.Minute
 
 // PutUser creates or replaces a profile. Handles are unique.
-func (s *Service) PutUser(ctx context.Context, u User) error {
-	_, err := s.PutUsers(ctx, []User{u})
+func (s *Service) PutUser(ctx context.Context, u core.User) error {
+	_, err := s.PutUsers(ctx, []core.User{u})
 	return err
 }
 
@@ -27,7 +28,7 @@ func (s *Service) PutUser(ctx context.Context, u User) error {
 // has) and returns how many were stored before it; handles it claimed for
 // the users after that one are released. A user stored under a new handle
 // frees the old one.
-func (s *Service) PutUsers(ctx context.Context, us []User) (_ int, err error) {
+func (s *Service) PutUsers(ctx context.Context, us []core.User) (_ int, err error) {
 	defer store.Wrap(&err, "store users")
 	var stop error
 	for i, u := range us {
@@ -107,22 +108,22 @@ func validHandle(h string) error {
 
 // Users returns the profiles of ids in order, nil where none exists. One
 // pipelined round trip, served from the client-side cache when warm.
-func (s *Service) Users(ctx context.Context, ids []store.ID) (_ []*User, err error) {
+func (s *Service) Users(ctx context.Context, ids []store.ID) (_ []*core.User, err error) {
 	defer store.Wrap(&err, "read users")
 	// Static TTL: profile keys never expire in Redis, so rueidis's
 	// per-read PTTL check would only add commands to every miss.
 	cmds := store.CmdsFor(ids, func(id store.ID) rueidis.CacheableTTL {
 		return rueidis.CT(s.Redis.B().Hmget().Key(s.Keys.User(id)).Field(profileFields...).Cache().ToStaticTTL(), profileTTL)
 	})
-	out := make([]*User, len(ids))
+	out := make([]*core.User, len(ids))
 	var f [4]string
 	for i, r := range s.Redis.DoMultiCache(ctx, cmds...) {
-		found, err := hashFields(r, f[:])
+		found, err := HashFields(r, f[:])
 		if err != nil {
 			return nil, err
 		}
 		if found {
-			out[i] = &User{ID: ids[i], Handle: f[0], DisplayName: f[1], AvatarURL: f[2], Suspended: f[3] != ""}
+			out[i] = &core.User{ID: ids[i], Handle: f[0], DisplayName: f[1], AvatarURL: f[2], Suspended: f[3] != ""}
 			s.Known.Add(ids[i])
 		}
 	}
@@ -133,7 +134,7 @@ func (s *Service) Users(ctx context.Context, ids []store.ID) (_ []*User, err err
 // trip when this process has seen it exist (see usersExist).
 func (s *Service) UserExists(ctx context.Context, id store.ID) (_ bool, err error) {
 	defer store.Wrap(&err, "read user %d", id)
-	err = s.usersExist(ctx, id)
+	err = s.UsersExist(ctx, id)
 	if store.CodeOf(err) == apierr.NotFound {
 		return false, nil
 	}
@@ -144,17 +145,17 @@ func (s *Service) UserExists(ctx context.Context, id store.ID) (_ bool, err erro
 // reads, in this order.
 // sx is the suspension's mark (safety_moderation.go): the lists of users
 // leave a suspended account out by it, at no round trip of their own.
-var profileFields = []string{"h", "n", "a", fieldSuspended}
+var profileFields = []string{"h", "n", "a", FieldSuspended}
 
 // User returns one profile, or NOT_FOUND.
-func (s *Service) User(ctx context.Context, id store.ID) (_ *User, err error) {
+func (s *Service) User(ctx context.Context, id store.ID) (_ *core.User, err error) {
 	defer store.Wrap(&err, "read user %d", id)
 	us, err := s.Users(ctx, []store.ID{id})
 	return store.Single(us, err, "user", id)
 }
 
 // UserByHandle returns the profile with handle h, or nil when none has it.
-func (s *Service) UserByHandle(ctx context.Context, h string) (_ *User, err error) {
+func (s *Service) UserByHandle(ctx context.Context, h string) (_ *core.User, err error) {
 	defer store.Wrap(&err, "find user by handle")
 	v, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(s.Keys.Handle(h)).Build()).ToString()
 	if rueidis.IsRedisNil(err) || err == nil && heldHandle(v) { // held: a deleted account's
@@ -223,7 +224,7 @@ func (s *Service) IsFollowing(ctx context.Context, viewer store.ID, targets []st
 // once seen, a user is taken to exist for good (a deleted account's own
 // requests are refused by its gone marker, safety_account.go). The others
 // are checked in one pipeline and remembered.
-func (s *Service) usersExist(ctx context.Context, ids ...store.ID) error {
+func (s *Service) UsersExist(ctx context.Context, ids ...store.ID) error {
 	var unknown []store.ID
 	for _, id := range ids {
 		if !s.Known.Has(id) {
@@ -233,7 +234,7 @@ func (s *Service) usersExist(ctx context.Context, ids ...store.ID) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	n, err := s.existing(ctx, unknown)
+	n, err := s.Existing(ctx, unknown)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -52,7 +52,7 @@ end
 // still hidden then: an ended mute or an unblock shows the author's
 // entries at once, whether or not the clean-up has run. Bounded by the
 // followees (and the filters, which only a changed version reads).
-var viewSets = store.NewScript(true, luaVisible+luaKeywordView+`
+var viewSets = store.NewScript(true, luaVisible+LuaKeywordView+`
 local notes = {}
 if hidden then
   for _, m in ipairs(redis.call('ZRANGE', KEYS[3], '(' .. ARGV[1], '+inf', 'BYSCORE')) do
@@ -70,7 +70,7 @@ return out
 // unless they are those of version (safety_keyword.go).
 func (s *Service) viewSetsCmd(viewer store.ID, now int64, followees bool, version string) rueidis.Completed {
 	keys := append([]string{s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer), s.Keys.HideNotes(viewer)},
-		s.keywordKeys(viewer)...)
+		s.KeywordKeys(viewer)...)
 	if followees {
 		keys = append(keys, s.Keys.Following(viewer))
 	}
@@ -80,21 +80,21 @@ func (s *Service) viewSetsCmd(viewer store.ID, now int64, followees bool, versio
 // readViewSets reads a viewSets reply into v: its big-V followees, the
 // authors it skips and, when asked for, its followees. It returns what
 // the reply holds of the viewer's keyword filters (readKeywordView).
-func (v *view) readViewSets(r rueidis.RedisResult) (rueidis.RedisMessage, error) {
+func (v *View) readViewSets(r rueidis.RedisResult) (rueidis.RedisMessage, error) {
 	arr, err := r.ToArray()
 	if err != nil || len(arr) < 3 {
 		return rueidis.RedisMessage{}, fmt.Errorf("read the viewer's sets: %w", err)
 	}
 	ids := func(m rueidis.RedisMessage) ([]store.ID, error) {
 		ms, _ := m.AsStrSlice()
-		return idsOf(ms)
+		return IdsOf(ms)
 	}
 	notes, err := ids(arr[1])
 	if err == nil {
 		v.bigV, err = ids(arr[0])
 	}
 	if err == nil && len(arr) > 3 {
-		v.followees, err = ids(arr[3])
+		v.Followees, err = ids(arr[3])
 		v.fgLoaded = true
 	}
 	if err != nil {
@@ -118,17 +118,17 @@ func (s *Service) visibleFollowees(ctx context.Context, viewer store.ID) ([]stor
 	if err != nil {
 		return nil, fmt.Errorf("read followees: %w", err)
 	}
-	return idsOf(ms)
+	return IdsOf(ms)
 }
 
 // skipAuthors adds ids to the view's authors whose items a page leaves
 // out.
-func (v *view) skipAuthors(ids []store.ID) {
-	if len(ids) > 0 && v.skip == nil { // usually none: no map for most pages
-		v.skip = make(map[store.ID]bool, len(ids))
+func (v *View) skipAuthors(ids []store.ID) {
+	if len(ids) > 0 && v.Skip == nil { // usually none: no map for most pages
+		v.Skip = make(map[store.ID]bool, len(ids))
 	}
 	for _, id := range ids {
-		v.skip[id] = true
+		v.Skip[id] = true
 	}
 }
 
@@ -160,7 +160,7 @@ type targetChunk struct {
 }
 
 // readTargets reads the next chunk of t's targets after lo.
-func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChunk, error) {
+func (s *Service) readTargets(ctx context.Context, t Task, lo string) (targetChunk, error) {
 	// The script reads the set beside the author's no-push set, so the set
 	// must be one of the author's (its followers or active followers): a
 	// task naming another key could not be sent to a cluster at all, and
@@ -173,7 +173,7 @@ func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChu
 		now = store.ScoreArg(s.NowMS())
 	}
 	arr, err := s.Do(ctx, pushTargets.Cmd(s.Redis.B(), []string{t.Set, s.Keys.NoPush(t.Author)},
-		[]string{lo, t.Hi, store.Itoa(chunkSize), now})).ToArray()
+		[]string{lo, t.Hi, store.Itoa(ChunkSize), now})).ToArray()
 	if err != nil {
 		return targetChunk{}, fmt.Errorf("read task targets: %w", err)
 	}
@@ -198,7 +198,7 @@ func (s *Service) readTargets(ctx context.Context, t task, lo string) (targetChu
 // unless fresh: a caller that must not act on a post deleted a moment ago
 // (whose invalidation may still be on its way) reads it from Redis, in
 // the same round trip as the viewer's blocks.
-func (s *Service) readUnblocked(ctx context.Context, viewer, post store.ID, fresh bool) (*content.Post, error) {
+func (s *Service) ReadUnblocked(ctx context.Context, viewer, post store.ID, fresh bool) (*content.Post, error) {
 	var p *content.Post
 	var any bool
 	read := s.CachedPosts
@@ -224,7 +224,7 @@ func (s *Service) readUnblocked(ctx context.Context, viewer, post store.ID, fres
 	if blocked, err := s.Blocked(ctx, viewer, p.Author); err != nil || !blocked {
 		return p, err
 	}
-	return nil, errBlocked()
+	return nil, ErrBlocked()
 }
 
 // luaKeywordView: keywords(kf, kfv, have) is what a page reads of a
@@ -232,7 +232,7 @@ func (s *Service) readUnblocked(ctx context.Context, viewer, post store.ID, fres
 // replica has compiled (empty: none): false when the viewer has no
 // filters, the version alone when it is have, else {version, id, record,
 // id, record...}.
-const luaKeywordView = `
+const LuaKeywordView = `
 local function keywords(kf, kfv, have)
   local v = redis.call('GET', kfv)
   if not v then return false end
@@ -243,14 +243,14 @@ local function keywords(kf, kfv, have)
 end
 `
 
-func (s *Service) keywordKeys(viewer store.ID) []string {
+func (s *Service) KeywordKeys(viewer store.ID) []string {
 	return []string{s.Keys.KeywordFilters(viewer), s.Keys.KeywordVersion(viewer)}
 }
 
 // compiledKeywords is the set of viewer's filters this process has
 // compiled, nil if none: a page sends its version (Version) with its
 // first read.
-func (s *Service) compiledKeywords(viewer store.ID) *keyword.Set {
+func (s *Service) CompiledKeywords(viewer store.ID) *keyword.Set {
 	ks, _ := s.Keywords.Get(viewer)
 	return ks
 }
@@ -258,7 +258,7 @@ func (s *Service) compiledKeywords(viewer store.ID) *keyword.Set {
 // readKeywordView reads what luaKeywordView replied for viewer, sent with
 // have's version: the filters that apply to its page, compiled anew (and
 // kept) when they changed; nil when it has none.
-func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidis.RedisMessage) (*keyword.Set, error) {
+func (s *Service) ReadKeywordView(viewer store.ID, have *keyword.Set, msg rueidis.RedisMessage) (*keyword.Set, error) {
 	if msg.IsNil() {
 		if have != nil {
 			s.Keywords.Remove(viewer)
@@ -280,7 +280,7 @@ func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidi
 	if len(flat)%2 != 1 {
 		return nil, fmt.Errorf("read the keyword filters: a reply of %d values", len(flat))
 	}
-	ks := compileKeywords(viewer, flat[0], flat[1:])
+	ks := CompileKeywords(viewer, flat[0], flat[1:])
 	s.Keywords.Add(viewer, ks)
 	return ks, nil
 }
@@ -290,15 +290,15 @@ func (s *Service) readKeywordView(viewer store.ID, have *keyword.Set, msg rueidi
 // live session's title; it is what applies a viewer's filters to any
 // other text a page shows (a replied-to or reposted post's). Safe for
 // concurrent use.
-func (v *view) filtered(text string) bool { return v.keywords.Matches(text, v.now) }
+func (v *View) Filtered(text string) bool { return v.Keywords.Matches(text, v.Now) }
 
 // compileKeywords compiles viewer's filters at version from their hash
 // (flat: id, record, ...). Expired filters are kept: the page checks each
 // end against its own time.
-func compileKeywords(viewer store.ID, version string, flat []string) *keyword.Set {
+func CompileKeywords(viewer store.ID, version string, flat []string) *keyword.Set {
 	rules := make([]keyword.Rule, 0, len(flat)/2)
 	for i := 0; i+1 < len(flat); i += 2 {
-		f, ok := parseKeywordFilter(viewer, flat[i], flat[i+1])
+		f, ok := ParseKeywordFilter(viewer, flat[i], flat[i+1])
 		if !ok {
 			continue
 		}
@@ -339,29 +339,19 @@ func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
 	return false, nil
 }
 
-// KeywordFilter is one of a user's keyword filters.
-type KeywordFilter struct {
-	ID        store.ID
-	User      store.ID // whose filter it is
-	Keyword   string
-	WholeWord bool
-	ExpiresAt *time.Time // nil: never
-	CreatedAt time.Time
-}
-
 // parseKeywordFilter reads owner's filter id from its record.
-func parseKeywordFilter(owner store.ID, id, rec string) (KeywordFilter, bool) {
+func ParseKeywordFilter(owner store.ID, id, rec string) (core.KeywordFilter, bool) {
 	parts := strings.SplitN(rec, " ", 4)
 	if len(parts) != 4 {
-		return KeywordFilter{}, false
+		return core.KeywordFilter{}, false
 	}
 	fid, err := store.ParseID(id)
 	created, err1 := core.ParseInt(parts[1])
 	expires, err2 := core.ParseInt(parts[2])
 	if err != nil || err1 != nil || err2 != nil {
-		return KeywordFilter{}, false
+		return core.KeywordFilter{}, false
 	}
-	f := KeywordFilter{ID: fid, User: owner, Keyword: parts[3], WholeWord: parts[0] == "1",
+	f := core.KeywordFilter{ID: fid, User: owner, Keyword: parts[3], WholeWord: parts[0] == "1",
 		CreatedAt: time.UnixMilli(created).UTC()}
 	if expires > 0 {
 		at := time.UnixMilli(expires).UTC()

@@ -1,4 +1,4 @@
-package feedcore
+package timeline
 
 import (
 	"context"
@@ -12,21 +12,21 @@ import (
 
 const (
 	// taskSize is the most followers one fan-out task covers.
-	taskSize = 1000
+	TaskSize = 1000
 	// chunkSize is how many inbox writes go in one pipeline; the task's
 	// checkpoint is written at the end of each. 500 rather than 250: the
 	// worker's CPU a write fell by about a fifth (fewer round trips,
 	// flushes and wake-ups a write), and a crash still redoes at most
 	// half a task.
-	chunkSize = 500
-	pushAll   = ""       // push mode of ordinary authors
+	ChunkSize = 500
+	PushAll   = ""       // push mode of ordinary authors
 	pushPull  = "pull"   // push mode of a big-V being promoted: readers pull it, fan-out still pushes to all
-	pushAct   = "active" // push mode of a big-V once its active set is built
+	PushAct   = "active" // push mode of a big-V once its active set is built
 )
 
 // task is a slice of one event's targets: the members of set in (lo, hi]
 // by id, "-" and "+" meaning unbounded.
-type task struct {
+type Task struct {
 	ID     string // stream entry id, names the checkpoint
 	Shard  int    // the stream shard of the task and of its event
 	Type   string // evPublish, evDelete, evReplay, evRepost or evUnrepost
@@ -68,9 +68,9 @@ return 'ok'
 // event's acknowledgement, so a dispatch taken over from a crashed worker
 // resumes after the last task queued, queues none twice, and an event is
 // never done before all its tasks are queued.
-func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e core.Event) error {
+func (s *Service) Dispatch(ctx context.Context, shard int, eventID string, e core.Event) error {
 	ck := s.Keys.EventCheckpoint(shard, eventID)
-	set, err := s.pushTargets(ctx, e.User)
+	set, err := s.PushTargets(ctx, e.User)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e cor
 		// The taskSize-th member after lo closes this task; none means the
 		// rest fits in it.
 		next, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(set).Min(lo).Max("+").Bylex().
-			Limit(taskSize-1, 1).Build()).AsStrSlice()
+			Limit(TaskSize-1, 1).Build()).AsStrSlice()
 		if err != nil {
 			return fmt.Errorf("split targets: %w", err)
 		}
@@ -90,7 +90,7 @@ func (s *Service) dispatch(ctx context.Context, shard int, eventID string, e cor
 		if len(next) == 1 {
 			hi, nextLo = "["+next[0], "("+next[0]
 		}
-		t := task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
+		t := Task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
 		args := append([]string{lo, nextLo, eventID, core.GroupDispatch, core.Itoa64(int64(core.CheckpointTTL.Seconds()))}, t.fields()...)
 		res, err := s.Do(ctx, queueTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(shard), s.Keys.Events(shard)}, args)).ToString()
 		if err != nil {
@@ -125,7 +125,7 @@ func (s *Service) dispatchCheckpoint(ctx context.Context, ck string) (string, er
 // pushTargets returns the set an author's posts are pushed to: all
 // followers, or only the active ones once the author is a big-V. An author
 // found over the threshold is promoted first.
-func (s *Service) pushTargets(ctx context.Context, author store.ID) (string, error) {
+func (s *Service) PushTargets(ctx context.Context, author store.ID) (string, error) {
 	rs := s.DoMulti(ctx,
 		s.Redis.B().Get().Key(s.Keys.PushMode(author)).Build(),
 		s.Redis.B().Zcard().Key(s.Keys.Followers(author)).Build())
@@ -136,13 +136,13 @@ func (s *Service) pushTargets(ctx context.Context, author store.ID) (string, err
 	n, _ := rs[1].AsInt64()
 	// A promotion that was cut short ("pull") is finished whatever the
 	// count now: big-V status is sticky, and readers already pull it.
-	if mode == pushPull || mode != pushAct && n > s.Opts.BigVThresholdNow() {
-		if err := s.promote(ctx, author); err != nil {
+	if mode == pushPull || mode != PushAct && n > s.Opts.BigVThresholdNow() {
+		if err := s.Promote(ctx, author); err != nil {
 			return "", err
 		}
-		mode = pushAct
+		mode = PushAct
 	}
-	if mode == pushAct {
+	if mode == PushAct {
 		return s.Keys.Active(author), nil
 	}
 	return s.Keys.Followers(author), nil
@@ -155,7 +155,7 @@ func (s *Service) pushTargets(ctx context.Context, author store.ID) (string, err
 // reader misses a post meanwhile: until then every follower still gets it
 // pushed. Big-V status is sticky: leaving it would need a backfill of every
 // inactive follower.
-func (s *Service) promote(ctx context.Context, author store.ID) error {
+func (s *Service) Promote(ctx context.Context, author store.ID) error {
 	// NX: a mode already "active" stays (a rebuild re-runs promotions).
 	if err := s.Do(ctx, s.Redis.B().Set().Key(s.Keys.PushMode(author)).Value(pushPull).Nx().Build()).Error(); err != nil && !rueidis.IsRedisNil(err) {
 		return err
@@ -163,7 +163,7 @@ func (s *Service) promote(ctx context.Context, author store.ID) error {
 	lo := "-"
 	for {
 		page, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Followers(author)).Min(lo).Max("+").Bylex().
-			Limit(0, taskSize).Build()).AsStrSlice()
+			Limit(0, TaskSize).Build()).AsStrSlice()
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func (s *Service) promote(ctx context.Context, author store.ID) error {
 		}
 		lo = "(" + page[len(page)-1]
 	}
-	return s.Do(ctx, s.Redis.B().Set().Key(s.Keys.PushMode(author)).Value(pushAct).Build()).Error()
+	return s.Do(ctx, s.Redis.B().Set().Key(s.Keys.PushMode(author)).Value(PushAct).Build()).Error()
 }
 
 // promoteTo notes author among the big-V followees of the followers in
@@ -198,7 +198,7 @@ func (s *Service) promoteTo(ctx context.Context, author store.ID, page []string)
 	any := false
 	for i, m := range page {
 		complete, _ := rs[nSeen+2*i].ToString()
-		if ms, ok := seen[m]; complete == "1" || ok && s.isActive(ms) {
+		if ms, ok := seen[m]; complete == "1" || ok && s.IsActive(ms) {
 			add = add.ScoreMember(0, m)
 			any = true
 		}
@@ -215,21 +215,21 @@ func (s *Service) bigFolloweeAddCmd(follower, author store.ID) rueidis.Completed
 	return core.BigFolloweeAdd.Cmd(s.Redis.B(), []string{s.Keys.Following(follower), s.Keys.BigFollowees(follower)}, []string{store.Member(author)})
 }
 
-func (t task) fields() []string {
+func (t Task) fields() []string {
 	return []string{"t", t.Type, "u", store.FormatID(t.Author), "p", store.FormatID(t.Item.ID), "s", store.ScoreArg(t.Item.TS),
 		"set", t.Set, "lo", t.Lo, "hi", t.Hi}
 }
 
-func parseTask(e rueidis.XRangeEntry, shard int) (task, error) {
+func ParseTask(e rueidis.XRangeEntry, shard int) (Task, error) {
 	ev, err := core.ParseEvent(e.FieldValues, shard)
 	if err != nil {
-		return task{}, err
+		return Task{}, err
 	}
 	fv := e.FieldValues
 	if fv["set"] == "" || fv["lo"] == "" || fv["hi"] == "" {
-		return task{}, fmt.Errorf("task without set, lo or hi")
+		return Task{}, fmt.Errorf("task without set, lo or hi")
 	}
-	return task{ID: e.ID, Shard: shard, Type: ev.Type, Author: ev.User, Item: ev.Item, Set: fv["set"], Lo: fv["lo"], Hi: fv["hi"]}, nil
+	return Task{ID: e.ID, Shard: shard, Type: ev.Type, Author: ev.User, Item: ev.Item, Set: fv["set"], Lo: fv["lo"], Hi: fv["hi"]}, nil
 }
 
 // finishTask acknowledges and deletes the task ARGV[1] of the stream
@@ -250,7 +250,7 @@ return redis.call('XDEL', KEYS[2], ARGV[1])
 // with dropping its checkpoint, once its last chunk is confirmed.
 // afterChunk, when not nil, runs after each confirmed chunk
 // (WorkerOptions.AfterChunk).
-func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error {
+func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error {
 	ck := s.Keys.TaskCheckpoint(t.Shard, t.ID)
 	lo := t.Lo
 	if last, err := s.Redis.Do(ctx, s.Redis.B().Get().Key(ck).Build()).ToString(); err == nil {
@@ -272,7 +272,7 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 		}
 		// A chunk whose readers were all left out writes only the
 		// checkpoint of the one before, if any.
-		if cmds := s.chunkCmds(t, c.targets, ck, confirmed); len(cmds) > 0 {
+		if cmds := s.ChunkCmds(t, c.targets, ck, confirmed); len(cmds) > 0 {
 			if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 				return fmt.Errorf("write chunk: %w", err)
 			}
@@ -282,14 +282,14 @@ func (s *Service) execute(ctx context.Context, t task, afterChunk func()) error 
 		if afterChunk != nil {
 			afterChunk()
 		}
-		if c.scanned < chunkSize {
+		if c.scanned < ChunkSize {
 			return s.finish(ctx, t, ck)
 		}
 		lo = "(" + confirmed
 	}
 }
 
-func (s *Service) finish(ctx context.Context, t task, ck string) error {
+func (s *Service) finish(ctx context.Context, t Task, ck string) error {
 	err := s.Do(ctx, finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, core.GroupExecute})).Error()
 	if err != nil {
 		return fmt.Errorf("acknowledge task: %w", err)
@@ -303,8 +303,8 @@ func (s *Service) finish(ctx context.Context, t task, ck string) error {
 // confirmed), the checkpoint and the renewal of the task's claim (which
 // resets its idle time, so the reclaimer leaves a live task alone). Tests
 // hold this budget.
-func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []rueidis.Completed {
-	cmds := make([]rueidis.Completed, 0, len(targets)+len(targets)/trimEvery+4)
+func (s *Service) ChunkCmds(t Task, targets []string, ck, confirmed string) []rueidis.Completed {
+	cmds := make([]rueidis.Completed, 0, len(targets)+len(targets)/TrimEvery+4)
 	tl := s.PostsTL()
 	if t.Type == core.EvReplay {
 		tl = s.ReplaysTL()
@@ -312,7 +312,7 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 	if core.Removal(t.Type) {
 		for _, m := range targets {
 			reader, _ := store.MemberID(m)
-			cmds = append(cmds, s.inboxRemoveCmd(tl, reader, t.Item.ID))
+			cmds = append(cmds, s.InboxRemoveCmd(tl, reader, t.Item.ID))
 		}
 	} else {
 		p := s.newPush(t.Item)
@@ -320,8 +320,8 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 		for i, m := range targets {
 			readers[i], _ = store.MemberID(m)
 		}
-		for i, inbox := range inboxKeys(tl, readers) {
-			cmds = p.append(cmds, inbox, trimDue(readers[i], t.Item.ID))
+		for i, inbox := range InboxKeys(tl, readers) {
+			cmds = p.append(cmds, inbox, TrimDue(readers[i], t.Item.ID))
 		}
 	}
 	if confirmed == "" {
@@ -335,7 +335,7 @@ func (s *Service) chunkCmds(t task, targets []string, ck, confirmed string) []ru
 // allocation rather than two a reader: every inbox key is its kind's
 // head (tagHead) followed by the reader's id and "}" (keys.go), which
 // TestInboxKeys holds.
-func inboxKeys(tl core.Timeline, readers []store.ID) []string {
+func InboxKeys(tl core.Timeline, readers []store.ID) []string {
 	if len(readers) == 0 {
 		return nil
 	}
@@ -362,15 +362,15 @@ func inboxKeys(tl core.Timeline, readers []store.ID) []string {
 // inbox may briefly hold a few entries over its cap; that saves a command
 // per write on the hottest path. Reads treat any inbox at or over its cap as
 // possibly trimmed.
-const trimEvery = 8
+const TrimEvery = 8
 
 // trimDue spreads trims evenly and deterministically over readers and posts.
-func trimDue(reader, post store.ID) bool {
-	return ((reader*0x9E3779B97F4A7C15)^post)%trimEvery == 0
+func TrimDue(reader, post store.ID) bool {
+	return ((reader*0x9E3779B97F4A7C15)^post)%TrimEvery == 0
 }
 
 // appendPush appends the writes that push it into reader's inbox.
-func (s *Service) appendPush(cmds []rueidis.Completed, tl core.Timeline, reader store.ID, it store.Item, trim bool) []rueidis.Completed {
+func (s *Service) AppendPush(cmds []rueidis.Completed, tl core.Timeline, reader store.ID, it store.Item, trim bool) []rueidis.Completed {
 	return s.newPush(it).append(cmds, tl.Inbox(reader), trim)
 }
 
@@ -397,7 +397,7 @@ func (p push) append(cmds []rueidis.Completed, inbox string, trim bool) []rueidi
 }
 
 // inboxRemoveCmd removes posts from reader's inbox, keeping its horizon.
-func (s *Service) inboxRemoveCmd(tl core.Timeline, reader store.ID, posts ...store.ID) rueidis.Completed {
+func (s *Service) InboxRemoveCmd(tl core.Timeline, reader store.ID, posts ...store.ID) rueidis.Completed {
 	args := make([]string, 0, 1+len(posts))
 	args = append(args, store.Itoa(s.Opts.InboxCap))
 	args = append(args, store.Members(posts)...)
