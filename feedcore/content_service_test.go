@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -37,9 +38,9 @@ func TestContentRulesChangeNothing(t *testing.T) {
 		at   time.Time
 		want string
 	}{
-		{now.Add(-ScheduleGrace - time.Second), "in the past"},
+		{now.Add(-live.ScheduleGrace - time.Second), "in the past"},
 		{time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), "in the past"},
-		{now.Add(ScheduleHorizon + time.Second), "a year ahead"},
+		{now.Add(live.ScheduleHorizon + time.Second), "a year ahead"},
 		{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), "a year ahead"},
 	} {
 		if _, err := s.ScheduleLive(ctx, 1, "t", tc.at); store.CodeOf(err) != apierr.BadInput || !strings.Contains(err.Error(), tc.want) {
@@ -49,12 +50,12 @@ func TestContentRulesChangeNothing(t *testing.T) {
 	if _, err := s.ScheduleLive(ctx, 1, "\u200b", now.Add(time.Hour)); store.CodeOf(err) != apierr.BadInput {
 		t.Errorf("zero-width title: err = %v", err)
 	}
-	live, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 10})
-	if err != nil || len(live.Edges) != 0 {
-		t.Fatalf("live feed after refused schedules: %+v, %v", live, err)
+	lp, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 10})
+	if err != nil || len(lp.Edges) != 0 {
+		t.Fatalf("live feed after refused schedules: %+v, %v", lp, err)
 	}
 	// The edges of the window are in.
-	for _, at := range []time.Time{now.Add(-ScheduleGrace), now.Add(ScheduleHorizon)} {
+	for _, at := range []time.Time{now.Add(-live.ScheduleGrace), now.Add(live.ScheduleHorizon)} {
 		if _, err := s.ScheduleLive(ctx, 1, "edge", at); err != nil {
 			t.Errorf("ScheduleLive(%v): %v", at, err)
 		}

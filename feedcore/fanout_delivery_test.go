@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -246,8 +247,8 @@ func TestJournalRepairsDeadMutations(t *testing.T) {
 	if err := s.Redis.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Following(3)).Member(store.Member(2)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	die(s.ShardOf(2), "k", jLive, "a", "2", "p", store.FormatID(l.ID))
-	if _, err := s.transition(ctx, 2, l.ID, "e", s.NowMS()); err != nil {
+	die(s.ShardOf(2), "k", live.JLive, "a", "2", "p", store.FormatID(l.ID))
+	if _, err := s.Transition(ctx, 2, l.ID, "e", s.NowMS()); err != nil {
 		t.Fatal(err)
 	}
 	counts, err := s.Counts(ctx, []store.ID{2})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -30,28 +31,28 @@ type liveWant struct {
 // desc, PREVIEW by scheduled start asc, then replays ended by taken, by end
 // desc; ties by id desc.
 func (m *liveModel) feed(viewer store.ID, taken int64) []liveWant {
-	var snap, rep []liveEntry
+	var snap, rep []live.LiveEntry
 	for _, l := range m.sessions {
 		if !m.follows[viewer][l.Anchor] {
 			continue
 		}
 		switch {
 		case l.EndedAt == nil:
-			snap = append(snap, liveEntry{it: store.Item{TS: queueScore(l), ID: l.ID}, state: l.State()})
+			snap = append(snap, live.LiveEntry{It: store.Item{TS: live.QueueScore(l), ID: l.ID}, State: l.State()})
 		case l.StartedAt != nil && l.EndedAt.UnixMilli() <= taken:
-			rep = append(rep, liveEntry{it: store.Item{TS: l.EndedAt.UnixMilli(), ID: l.ID}, state: core.StateReplay})
+			rep = append(rep, live.LiveEntry{It: store.Item{TS: l.EndedAt.UnixMilli(), ID: l.ID}, State: core.StateReplay})
 		}
 	}
 	var out []liveWant
-	for _, part := range [][]liveEntry{snap, rep} {
-		slices.SortFunc(part, func(a, b liveEntry) int {
-			if a.it.Before(b.it) {
+	for _, part := range [][]live.LiveEntry{snap, rep} {
+		slices.SortFunc(part, func(a, b live.LiveEntry) int {
+			if a.It.Before(b.It) {
 				return -1
 			}
 			return 1
 		})
 		for _, e := range part {
-			out = append(out, liveWant{e.it.ID, e.state})
+			out = append(out, liveWant{e.It.ID, e.State})
 		}
 	}
 	return out
@@ -327,7 +328,7 @@ func TestLiveTransitions(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	got, err := s.liveSession(ctx, l.ID)
+	got, err := s.LiveSession(ctx, l.ID)
 	if err != nil || got.State() != core.StateReplay || got.Cancelled() {
 		t.Fatalf("ended session: %+v %v, want a replay", got, err)
 	}

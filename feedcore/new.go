@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
@@ -13,7 +14,7 @@ import (
 // (core.Service): each feature's methods are here, the state and the
 // mechanisms they share are the core's.
 type Service struct {
-	*timeline.Service
+	*live.Service
 }
 
 // New returns a Service over client. When opts.CursorKey is empty the
@@ -23,7 +24,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Service: timeline.New(c)}
+	s := &Service{Service: live.New(timeline.New(c))}
 	s.registerRepairs()
 	return s, nil
 }
@@ -32,7 +33,6 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 // mutations of its kinds that died half way.
 func (s *Service) registerRepairs() {
 	s.OnRepair(jRel, s.repairRelations)
-	s.OnRepair(jLive, s.repairLive)
 	s.OnRepair(jAccount, s.repairAccount)
 	s.OnRepair(jSuspend, s.repairSuspension)
 	s.OnRepair(jTakedown, s.repairTakedown)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
@@ -298,14 +299,14 @@ func (s *Service) rebuildLive(ctx context.Context, ids []store.ID, st *core.Rebu
 		case l == nil:
 			continue
 		case l.Cancelled():
-			err = s.dequeue(ctx, l.Anchor, l.ID)
+			err = s.Dequeue(ctx, l.Anchor, l.ID)
 		case l.State() == core.StateReplay:
-			if err = s.dequeue(ctx, l.Anchor, l.ID); err == nil {
+			if err = s.Dequeue(ctx, l.Anchor, l.ID); err == nil {
 				err = s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.ReplayOutbox(l.Anchor)).ScoreMember().
 					ScoreMember(float64(l.EndedAt.UnixMilli()), store.Member(l.ID)).Build()).Error()
 			}
 		default:
-			err = s.enqueue(ctx, l.Anchor, store.Item{TS: queueScore(l), ID: l.ID})
+			err = s.Enqueue(ctx, l.Anchor, store.Item{TS: live.QueueScore(l), ID: l.ID})
 		}
 		if err != nil {
 			return err

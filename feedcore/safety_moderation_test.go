@@ -353,7 +353,7 @@ func TestSuspendSecondPass(t *testing.T) {
 	}
 	at := time.Now().Add(time.Hour)
 	lateLive := &LiveSession{ID: 78, Anchor: 2, Title: "late", ScheduledStartAt: &at}
-	if err := s.storeLive(ctx, lateLive); err != nil {
+	if err := s.StoreLive(ctx, lateLive); err != nil {
 		t.Fatal(err)
 	}
 	w.posts, w.live = append(w.posts, late.ID), lateLive.ID

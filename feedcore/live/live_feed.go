@@ -1,4 +1,4 @@
-package feedcore
+package live
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 )
 
 // liveEntry is a session found for a live page and the state it is shown in.
-type liveEntry struct {
-	it    store.Item
-	state core.LiveState
-	l     *LiveSession
+type LiveEntry struct {
+	It    store.Item
+	State core.LiveState
+	l     *core.LiveSession
 }
 
 // LiveFeed returns a page of viewer's live feed: the LIVE and PREVIEW
@@ -36,10 +36,10 @@ type liveEntry struct {
 // left behind by a racing start or end (one more, to take it out of the
 // stored snapshot), a replay scan that crosses its inbox's horizon or reads
 // on past filtered entries (as followingFeed does).
-func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, err error) {
+func (s *Service) LiveFeed(ctx context.Context, req core.LiveRequest) (_ *core.LivePage, err error) {
 	defer store.Wrap(&err, "live feed of user %d", req.Viewer)
-	if req.First < 0 || req.First > MaxPageSize {
-		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
+	if req.First < 0 || req.First > timeline.MaxPageSize {
+		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", timeline.MaxPageSize)
 	}
 	n := timeline.OrDefault(req.First)
 	if req.After == "" {
@@ -55,7 +55,7 @@ func (s *Service) LiveFeed(ctx context.Context, req LiveRequest) (_ *LivePage, e
 // replayRead is what a read of the replay timeline found: up to its need
 // of entries, how far it scanned, and whether more may follow.
 type replayRead struct {
-	found   []liveEntry
+	found   []LiveEntry
 	scanned *store.Item
 	more    bool
 }
@@ -76,9 +76,9 @@ func (s *Service) collectReplays(ctx context.Context, v *timeline.View, pos *sto
 	if err != nil {
 		return replayRead{}, err
 	}
-	out := make([]liveEntry, len(found))
+	out := make([]LiveEntry, len(found))
 	for i, e := range found {
-		out[i] = liveEntry{it: e.It, state: core.StateReplay, l: e.Val}
+		out[i] = LiveEntry{It: e.It, State: core.StateReplay, l: e.Val}
 	}
 	return replayRead{found: out, scanned: scanned, more: more}, nil
 }
@@ -86,26 +86,26 @@ func (s *Service) collectReplays(ctx context.Context, v *timeline.View, pos *sto
 // unfiltered is es less the sessions whose titles v's keyword filters
 // match: es itself when it has none, else a copy (a snapshot's build may
 // be shared by concurrent first pages).
-func unfiltered(v *timeline.View, es []liveEntry) []liveEntry {
+func unfiltered(v *timeline.View, es []LiveEntry) []LiveEntry {
 	if v.Keywords == nil {
 		return es
 	}
-	return slices.DeleteFunc(slices.Clone(es), func(e liveEntry) bool { return v.Filtered(e.l.Title) })
+	return slices.DeleteFunc(slices.Clone(es), func(e LiveEntry) bool { return v.Filtered(e.l.Title) })
 }
 
 // finishLivePage makes a page of n edges of the snapshot's entries snap
 // (from the cursor on, up to n+1 of them), followed, when they fall short,
 // by the replays rp (read for a need of n+1 from where they begin).
-func (s *Service) finishLivePage(viewer store.ID, ref snapshotRef, n int, snap []liveEntry, rp replayRead) *LivePage {
+func (s *Service) finishLivePage(viewer store.ID, ref snapshotRef, n int, snap []LiveEntry, rp replayRead) *core.LivePage {
 	found := slices.Clip(snap) // a snapshot build's entries may be shared: append copies
 	more := len(found) > n
-	var scanned *liveEntry
+	var scanned *LiveEntry
 	if !more {
 		r := rp.found[:min(len(rp.found), n+1-len(found))]
 		found = append(found, r...)
 		more = rp.more || len(found) > n
 		if rp.scanned != nil {
-			scanned = &liveEntry{it: *rp.scanned, state: core.StateReplay}
+			scanned = &LiveEntry{It: *rp.scanned, State: core.StateReplay}
 		}
 	}
 	return s.livePage(viewer, ref, n, found, scanned, more)
@@ -115,7 +115,7 @@ func (s *Service) finishLivePage(viewer store.ID, ref snapshotRef, n int, snap [
 // when taken less than Options.SnapshotReuse ago, otherwise a new one that
 // replaces it. Concurrent first pages of one device in this process
 // (aliases of one operation, double taps) share one build.
-func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device string, n int) (*LivePage, error) {
+func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device string, n int) (*core.LivePage, error) {
 	now := s.NowMS()
 	top := &store.Item{TS: now, ID: math.MaxUint64}
 	tl := s.ReplaysTL().WithFollowees() // a new snapshot files the followed anchors' sessions
@@ -148,7 +148,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	// once both are known, below.
 	var (
 		ref  snapshotRef
-		snap []liveEntry
+		snap []LiveEntry
 		rp   replayRead
 	)
 	err = roundtrip.Parallel(ctx,
@@ -174,15 +174,15 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	// its replays begin at its time.
 	in := make(map[store.ID]bool, len(snap))
 	for _, e := range snap {
-		in[e.it.ID] = true
+		in[e.It.ID] = true
 	}
-	rp.found = slices.DeleteFunc(rp.found, func(e liveEntry) bool { return in[e.it.ID] || e.it.TS > ref.taken })
+	rp.found = slices.DeleteFunc(rp.found, func(e LiveEntry) bool { return in[e.It.ID] || e.It.TS > ref.taken })
 	return s.finishLivePage(viewer, ref, n, unfiltered(v, snap), rp), nil
 }
 
 // nextLivePage reads the page after a cursor: from the snapshot while it
 // lasts (state 0), then the replays.
-func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*LivePage, error) {
+func (s *Service) nextLivePage(ctx context.Context, req core.LiveRequest, n int) (*core.LivePage, error) {
 	c, err := s.OpenCursor(ctx, req.After, req.Viewer)
 	if err != nil {
 		return nil, err
@@ -233,11 +233,11 @@ func (s *Service) nextLivePage(ctx context.Context, req LiveRequest, n int) (*Li
 // pageFromSnapshot serves a page from items, the snapshot's next entries
 // (up to n+1), and, when they fall short, the replays from the top (those
 // are read at the same time as the sessions).
-func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *timeline.View, ref snapshotRef, items []store.Item, n int) (*LivePage, error) {
+func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *timeline.View, ref snapshotRef, items []store.Item, n int) (*core.LivePage, error) {
 	key := s.Keys.Snapshot(viewer, ref.encode())
 	top := &store.Item{TS: ref.taken, ID: math.MaxUint64}
 	var (
-		snap []liveEntry
+		snap []LiveEntry
 		rp   replayRead
 	)
 	sessions := func(ctx context.Context) (err error) { snap, err = s.snapshotEntries(ctx, v, items); return err }
@@ -272,7 +272,7 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *time
 	if full && len(snap) <= n {
 		// The read bound ran out inside the snapshot: the page ends short,
 		// its cursor past every entry read, and goes on in the snapshot.
-		last := &liveEntry{it: items[len(items)-1], state: core.StatePreview}
+		last := &LiveEntry{It: items[len(items)-1], State: core.StatePreview}
 		return s.livePage(viewer, ref, n, snap, last, true), nil
 	}
 	if len(snap) <= n {
@@ -288,8 +288,8 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *time
 // in the very millisecond the snapshot was taken may be in both, and is
 // shown once, from the snapshot. Titles the viewer's keyword filters
 // match are left out.
-func (s *Service) visibleReplays(snapshot string) timeline.Loader[LiveSession] {
-	return func(ctx context.Context, v *timeline.View, items []store.Item) ([]*LiveSession, error) {
+func (s *Service) visibleReplays(snapshot string) timeline.Loader[core.LiveSession] {
+	return func(ctx context.Context, v *timeline.View, items []store.Item) ([]*core.LiveSession, error) {
 		ids := make([]store.ID, len(items))
 		for i, it := range items {
 			ids[i] = it.ID
@@ -328,19 +328,19 @@ func (s *Service) visibleReplays(snapshot string) timeline.Loader[LiveSession] {
 // livePage makes a page of n edges of found (up to n+1 entries); when
 // found falls short, its end cursor is scanned, the last entry read (nil:
 // the last edge).
-func (s *Service) livePage(viewer store.ID, ref snapshotRef, n int, found []liveEntry, scanned *liveEntry, more bool) *LivePage {
+func (s *Service) livePage(viewer store.ID, ref snapshotRef, n int, found []LiveEntry, scanned *LiveEntry, more bool) *core.LivePage {
 	sealer, session := s.Cursors(), ref.encode() // once a page
-	seal := func(e liveEntry) string {
+	seal := func(e LiveEntry) string {
 		state := cursor.StateTimeline
-		if e.state != core.StateReplay {
+		if e.State != core.StateReplay {
 			state = cursor.StateSnapshot
 		}
-		return sealer.Seal(cursor.Cursor{Session: session, State: state, LastID: e.it.ID, TS: e.it.TS, Viewer: viewer})
+		return sealer.Seal(cursor.Cursor{Session: session, State: state, LastID: e.It.ID, TS: e.It.TS, Viewer: viewer})
 	}
 	shown := found[:min(n, len(found))]
-	pg := &LivePage{Edges: make([]core.LiveEdge, len(shown)), HasNext: more}
+	pg := &core.LivePage{Edges: make([]core.LiveEdge, len(shown)), HasNext: more}
 	for i, e := range shown {
-		pg.Edges[i] = core.LiveEdge{Session: e.l, State: e.state, Cursor: seal(e)}
+		pg.Edges[i] = core.LiveEdge{Session: e.l, State: e.State, Cursor: seal(e)}
 	}
 	if len(shown) > 0 {
 		pg.StartCursor, pg.EndCursor = pg.Edges[0].Cursor, pg.Edges[len(shown)-1].Cursor

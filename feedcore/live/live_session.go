@@ -1,4 +1,4 @@
-package feedcore
+package live
 
 import (
 	"context"
@@ -35,7 +35,7 @@ return 'ok:' .. (l[2] or '')
 
 // ScheduleLive schedules a session with a title alone (see
 // ScheduleLiveSession).
-func (s *Service) ScheduleLive(ctx context.Context, anchor store.ID, title string, at time.Time) (*LiveSession, error) {
+func (s *Service) ScheduleLive(ctx context.Context, anchor store.ID, title string, at time.Time) (*core.LiveSession, error) {
 	return s.ScheduleLiveSession(ctx, anchor, NewLive{Title: title, ScheduledStartAt: at})
 }
 
@@ -48,7 +48,7 @@ type NewLive struct {
 }
 
 // ScheduleLiveSession creates a PREVIEW session of anchor.
-func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in NewLive) (_ *LiveSession, err error) {
+func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in NewLive) (_ *core.LiveSession, err error) {
 	defer store.Wrap(&err, "schedule a live session of user %d", anchor)
 	title, err := content.CheckText("title", in.Title, MaxTitleLen)
 	if err != nil {
@@ -69,7 +69,7 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	// the same step.
 	shard := s.ShardOf(anchor)
 	keys := []string{s.Keys.Journal(shard), s.Keys.Clock(shard)}
-	args := append(core.LogArgs("alloc", s.NowMS(), "", 0, false, nil), "k", jLive, "a", store.FormatID(anchor))
+	args := append(core.LogArgs("alloc", s.NowMS(), "", 0, false, nil), "k", JLive, "a", store.FormatID(anchor))
 	arr, err := s.Commit(ctx, core.LogScript, keys, args, core.LogScript.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) < 4 {
 		err = fmt.Errorf("reply of %d values", len(arr))
@@ -81,8 +81,8 @@ func (s *Service) ScheduleLiveSession(ctx context.Context, anchor store.ID, in N
 	n, _ := arr[2].AsInt64()
 	jid, _ := arr[3].ToString()
 	at = at.Truncate(time.Millisecond).UTC()
-	l := &LiveSession{ID: core.ComposeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at, CoverURL: cover}
-	if err := s.storeLive(ctx, l); err != nil {
+	l := &core.LiveSession{ID: core.ComposeID(ms, uint64(n), shard), Anchor: anchor, Title: title, ScheduledStartAt: &at, CoverURL: cover}
+	if err := s.StoreLive(ctx, l); err != nil {
 		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
@@ -114,7 +114,7 @@ func (s *Service) checkScheduledStart(at time.Time) error {
 // PutLive stores a session with whatever times it has (import, demo,
 // ScheduleLive) and files it where its state belongs: an anchor's queue
 // while PREVIEW or LIVE, the replay timelines once ended after starting.
-func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
+func (s *Service) PutLive(ctx context.Context, l *core.LiveSession) (err error) {
 	defer store.Wrap(&err, "store live session %d", l.ID)
 	if l.ID == 0 || l.Anchor == 0 {
 		return apierr.Errorf(apierr.BadInput, "live session id and anchor must be positive numbers")
@@ -126,11 +126,11 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 		return err
 	}
 	shard := s.ShardOf(l.Anchor)
-	jid, err := s.Begin(ctx, shard, "k", jLive, "a", store.FormatID(l.Anchor), "p", store.FormatID(l.ID))
+	jid, err := s.Begin(ctx, shard, "k", JLive, "a", store.FormatID(l.Anchor), "p", store.FormatID(l.ID))
 	if err != nil {
 		return err
 	}
-	if err := s.storeLive(ctx, l); err != nil {
+	if err := s.StoreLive(ctx, l); err != nil {
 		return err
 	}
 	s.End(ctx, shard, jid)
@@ -140,7 +140,7 @@ func (s *Service) PutLive(ctx context.Context, l *LiveSession) (err error) {
 
 // storeLive writes a journaled session's hash, its record of truth, and
 // settles the rest from it.
-func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
+func (s *Service) StoreLive(ctx context.Context, l *core.LiveSession) error {
 	hset := s.Redis.B().Hset().Key(s.Keys.Live(l.ID)).FieldValue().FieldValue("a", store.FormatID(l.Anchor)).FieldValue("t", l.Title)
 	if l.CoverURL != "" {
 		hset = hset.FieldValue("cv", l.CoverURL)
@@ -158,14 +158,14 @@ func (s *Service) storeLive(ctx context.Context, l *LiveSession) error {
 
 // queueScore orders an anchor's queue: LIVE by start time (positive, newest
 // first), then PREVIEW by scheduled start (negated, so soonest first).
-func queueScore(l *LiveSession) int64 {
+func QueueScore(l *core.LiveSession) int64 {
 	if l.StartedAt != nil {
 		return l.StartedAt.UnixMilli()
 	}
 	return -l.ScheduledStartAt.UnixMilli()
 }
 
-func (s *Service) enqueue(ctx context.Context, anchor store.ID, it store.Item) error {
+func (s *Service) Enqueue(ctx context.Context, anchor store.ID, it store.Item) error {
 	return s.Do(ctx, s.Redis.B().Zadd().Key(s.Keys.LiveQueue(anchor)).ScoreMember().ScoreMember(float64(it.TS), store.Member(it.ID)).Build()).Error()
 }
 
@@ -180,14 +180,14 @@ func (s *Service) fileReplay(ctx context.Context, anchor store.ID, it store.Item
 }
 
 // StartLive moves anchor's session from PREVIEW to LIVE.
-func (s *Service) StartLive(ctx context.Context, anchor, id store.ID) (_ *LiveSession, err error) {
+func (s *Service) StartLive(ctx context.Context, anchor, id store.ID) (_ *core.LiveSession, err error) {
 	defer store.Wrap(&err, "start live session %d", id)
 	return s.changeLive(ctx, anchor, id, "b")
 }
 
 // EndLive ends anchor's session: a LIVE one becomes a replay, a PREVIEW one
 // is cancelled and shown nowhere.
-func (s *Service) EndLive(ctx context.Context, anchor, id store.ID) (_ *LiveSession, err error) {
+func (s *Service) EndLive(ctx context.Context, anchor, id store.ID) (_ *core.LiveSession, err error) {
 	defer store.Wrap(&err, "end live session %d", id)
 	return s.changeLive(ctx, anchor, id, "e")
 }
@@ -195,13 +195,13 @@ func (s *Service) EndLive(ctx context.Context, anchor, id store.ID) (_ *LiveSess
 // changeLive journals a state change, makes it on the session's hash (the
 // record of truth, where the transition script refuses what the state
 // machine forbids) and settles the rest.
-func (s *Service) changeLive(ctx context.Context, anchor, id store.ID, field string) (*LiveSession, error) {
+func (s *Service) changeLive(ctx context.Context, anchor, id store.ID, field string) (*core.LiveSession, error) {
 	shard := s.ShardOf(anchor)
-	jid, err := s.Begin(ctx, shard, "k", jLive, "a", store.FormatID(anchor), "p", store.FormatID(id))
+	jid, err := s.Begin(ctx, shard, "k", JLive, "a", store.FormatID(anchor), "p", store.FormatID(id))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.transition(ctx, anchor, id, field, s.NowMS()); err != nil {
+	if _, err := s.Transition(ctx, anchor, id, field, s.NowMS()); err != nil {
 		var refused *apierr.Error
 		if errors.As(err, &refused) {
 			s.End(ctx, shard, jid) // refused: nothing changed
@@ -212,10 +212,10 @@ func (s *Service) changeLive(ctx context.Context, anchor, id store.ID, field str
 		return nil, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
-	return s.liveSession(ctx, id)
+	return s.LiveSession(ctx, id)
 }
 
-func (s *Service) transition(ctx context.Context, anchor, id store.ID, field string, now int64) (started bool, err error) {
+func (s *Service) Transition(ctx context.Context, anchor, id store.ID, field string, now int64) (started bool, err error) {
 	keys, args := []string{s.Keys.Live(id)}, []string{store.FormatID(anchor), field, store.ScoreArg(now)}
 	res, err := s.Commit(ctx, liveTransition, keys, args, liveTransition.Cmd(s.Redis.B(), keys, args)).ToString()
 	if err != nil {
@@ -237,13 +237,13 @@ func (s *Service) transition(ctx context.Context, anchor, id store.ID, field str
 // dequeue removes a session from its anchor's queue. The queues need no
 // index of the anchors that have sessions (readers find them by live
 // shard, liveQueued), so there is nothing else to settle.
-func (s *Service) dequeue(ctx context.Context, anchor, id store.ID) error {
+func (s *Service) Dequeue(ctx context.Context, anchor, id store.ID) error {
 	return s.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.LiveQueue(anchor)).Member(store.Member(id)).Build()).Error()
 }
 
 // LiveSessions returns sessions by id in order, nil where none exists. One
 // pipelined round trip.
-func (s *Service) LiveSessions(ctx context.Context, ids []store.ID) (_ []*LiveSession, err error) {
+func (s *Service) LiveSessions(ctx context.Context, ids []store.ID) (_ []*core.LiveSession, err error) {
 	defer store.Wrap(&err, "read live sessions")
 	return parseLives(ids, s.DoMulti(ctx, s.liveCmds(nil, ids)...))
 }
@@ -259,8 +259,8 @@ func (s *Service) liveCmds(cmds []rueidis.Completed, ids []store.ID) []rueidis.C
 
 // parseLives reads the replies of liveCmds: one session per id, nil where
 // none exists.
-func parseLives(ids []store.ID, rs []rueidis.RedisResult) ([]*LiveSession, error) {
-	out := make([]*LiveSession, len(ids))
+func parseLives(ids []store.ID, rs []rueidis.RedisResult) ([]*core.LiveSession, error) {
+	out := make([]*core.LiveSession, len(ids))
 	for i, id := range ids {
 		m, err := rs[i].AsStrMap()
 		if err != nil {
@@ -273,14 +273,14 @@ func parseLives(ids []store.ID, rs []rueidis.RedisResult) ([]*LiveSession, error
 	return out, nil
 }
 
-func (s *Service) liveSession(ctx context.Context, id store.ID) (*LiveSession, error) {
+func (s *Service) LiveSession(ctx context.Context, id store.ID) (*core.LiveSession, error) {
 	ls, err := s.LiveSessions(ctx, []store.ID{id})
 	return store.Single(ls, err, "live session", id)
 }
 
-func parseLive(id store.ID, m map[string]string) *LiveSession {
+func parseLive(id store.ID, m map[string]string) *core.LiveSession {
 	anchor, _ := strconv.ParseUint(m["a"], 10, 64)
-	l := &LiveSession{ID: id, Anchor: anchor, Title: m["t"], CoverURL: m["cv"]}
+	l := &core.LiveSession{ID: id, Anchor: anchor, Title: m["t"], CoverURL: m["cv"]}
 	at := func(f string) *time.Time {
 		ms, err := strconv.ParseInt(m[f], 10, 64)
 		if err != nil {
@@ -334,7 +334,7 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 // settleLive brings an anchor's queue and the replay
 // timelines in line with the session's hash, its record of truth.
 func (s *Service) settleLive(ctx context.Context, anchor, id store.ID) error {
-	var applied *LiveSession
+	var applied *core.LiveSession
 	for range core.MaxSettleRounds {
 		ls, err := s.LiveSessions(ctx, []store.ID{id})
 		if err != nil {
@@ -358,28 +358,28 @@ func (s *Service) settleLive(ctx context.Context, anchor, id store.ID) error {
 // fileLive files a session where its state belongs: an anchor's queue
 // while PREVIEW or LIVE, the replay timelines once ended after starting,
 // nowhere when cancelled or missing (l nil).
-func (s *Service) fileLive(ctx context.Context, anchor, id store.ID, l *LiveSession) error {
+func (s *Service) fileLive(ctx context.Context, anchor, id store.ID, l *core.LiveSession) error {
 	switch {
 	case l == nil || l.Cancelled():
-		return s.dequeue(ctx, anchor, id)
+		return s.Dequeue(ctx, anchor, id)
 	case l.State() == core.StateReplay:
-		if err := s.dequeue(ctx, anchor, id); err != nil {
+		if err := s.Dequeue(ctx, anchor, id); err != nil {
 			return err
 		}
 		return s.fileReplay(ctx, anchor, store.Item{TS: l.EndedAt.UnixMilli(), ID: id})
 	}
-	return s.enqueue(ctx, anchor, store.Item{TS: queueScore(l), ID: id})
+	return s.Enqueue(ctx, anchor, store.Item{TS: QueueScore(l), ID: id})
 }
 
 // jLive is the journal kind of live session changes: fields a (anchor)
 // and p (session), or s and q for a new session's id.
-const jLive = "live"
+const JLive = "live"
 
 // repairLive completes a live session change that died: the session
 // settles.
 func (s *Service) repairLive(ctx context.Context, shard int, e rueidis.XRangeEntry) error {
 	fv := e.FieldValues
-	ev, err := core.ParseEvent(map[string]string{"t": jLive, "u": fv["a"], "p": fv["p"], "s": fv["s"], "q": fv["q"]}, shard)
+	ev, err := core.ParseEvent(map[string]string{"t": JLive, "u": fv["a"], "p": fv["p"], "s": fv["s"], "q": fv["q"]}, shard)
 	if err != nil {
 		return fmt.Errorf("%w: %w", core.ErrMalformed, err)
 	}

@@ -1,4 +1,4 @@
-package feedcore
+package live
 
 import (
 	"context"
@@ -91,7 +91,7 @@ return 1
 // builtSnapshot is what one build of a snapshot yields.
 type builtSnapshot struct {
 	ref     snapshotRef
-	entries []liveEntry
+	entries []LiveEntry
 }
 
 // snapshotRead is a stored snapshot and its first entries.
@@ -150,7 +150,7 @@ func dropSentinel(items []store.Item) []store.Item {
 // queues; then the sessions, read while the snapshot is stored. A queue
 // entry must agree with its session; one left behind by a racing start or
 // end is not served, and is taken out of the stored snapshot in one more.
-func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device string, now int64, followees []store.ID) (snapshotRef, []liveEntry, error) {
+func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device string, now int64, followees []store.ID) (snapshotRef, []LiveEntry, error) {
 	ref := snapshotRef{taken: now}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
@@ -183,24 +183,24 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 	if err != nil {
 		return ref, nil, err
 	}
-	var out []liveEntry
+	var out []LiveEntry
 	var stale []string
 	for i, it := range items {
 		l := ls[i]
 		// A suspended anchor's session is neither served nor kept.
-		if l == nil || l.EndedAt != nil || queueScore(l) != it.TS || l.AnchorSuspended {
+		if l == nil || l.EndedAt != nil || QueueScore(l) != it.TS || l.AnchorSuspended {
 			stale = append(stale, store.Member(it.ID))
 			continue
 		}
-		out = append(out, liveEntry{it: it, state: l.State(), l: l})
+		out = append(out, LiveEntry{It: it, State: l.State(), l: l})
 	}
 	if len(stale) > 0 {
 		if err := s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(stale...).Build()).Error(); err != nil {
 			return ref, nil, fmt.Errorf("store live snapshot: drop stale entries: %w", err)
 		}
 	}
-	slices.SortFunc(out, func(a, b liveEntry) int {
-		if a.it.Before(b.it) {
+	slices.SortFunc(out, func(a, b LiveEntry) int {
+		if a.It.Before(b.It) {
 			return -1
 		}
 		return 1
@@ -235,7 +235,7 @@ func (s *Service) snapshotItems(ctx context.Context, key string, pos *store.Item
 // removed shows them again). The edge shows the state the
 // session had in the snapshot (its score's sign), the node its current
 // state.
-func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items []store.Item) ([]liveEntry, error) {
+func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items []store.Item) ([]LiveEntry, error) {
 	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -244,14 +244,14 @@ func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items [
 	if err != nil {
 		return nil, err
 	}
-	var out []liveEntry
+	var out []LiveEntry
 	for i, l := range ls {
 		state := core.StatePreview
 		if items[i].TS > 0 {
 			state = core.StateLive
 		}
 		if l != nil && !v.Skip[l.Anchor] && !l.AnchorSuspended && !v.Filtered(l.Title) {
-			out = append(out, liveEntry{it: items[i], state: state, l: l})
+			out = append(out, LiveEntry{It: items[i], State: state, l: l})
 		}
 	}
 	return out, nil
