@@ -83,7 +83,7 @@ func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string)
 		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to like posts")
 	}
 	if delta == "1" {
-		if err := s.likeAcrossBlock(ctx, viewer, post); err != nil {
+		if err := s.LikeAcrossBlock(ctx, viewer, post); err != nil {
 			return nil, PostCounts{}, err
 		}
 	}

@@ -44,7 +44,7 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, with
 	gate := viewer != 0 && viewer != author
 	var reads []rueidis.Completed
 	if gate {
-		reads = []rueidis.Completed{s.hiddenCmd(viewer, []store.ID{author}), s.keywordViewCmd(viewer, compiled.Version())}
+		reads = []rueidis.Completed{s.hiddenCmd(viewer, []store.ID{author}), s.KeywordViewCmd(viewer, compiled.Version())}
 	}
 	// The author is the only one on the list: once it is not hidden, no
 	// post's author needs a check.
@@ -95,7 +95,7 @@ func (s *Service) gateAuthor(safety *postSafety, author store.ID, compiled *keyw
 	if hidden[author] {
 		return errNothingShown
 	}
-	safety.v.Keywords, err = s.readKeywordViewReply(safety.v.Viewer, compiled, first[1])
+	safety.v.Keywords, err = s.ReadKeywordViewReply(safety.v.Viewer, compiled, first[1])
 	return err
 }
 

@@ -243,7 +243,7 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[content.Post] {
 		return listScan[content.Post]{
 			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
-			first: append(s.hiddenPrefetchCmds(viewer, now), s.keywordViewCmd(viewer, compiled.Version())),
+			first: append(s.hiddenPrefetchCmds(viewer, now), s.KeywordViewCmd(viewer, compiled.Version())),
 			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*content.Post, error) {
 				if safety == nil {
 					n := len(first) - 1
@@ -302,7 +302,7 @@ type postSafety struct {
 // readPostSafety reads the safety of viewer's page at now: hidden, and
 // keywordView's reply kw, sent with compiled's version.
 func (s *Service) readPostSafety(viewer store.ID, now int64, hidden sepSet, compiled *keyword.Set, kw rueidis.RedisResult) (*postSafety, error) {
-	ks, err := s.readKeywordViewReply(viewer, compiled, kw)
+	ks, err := s.ReadKeywordViewReply(viewer, compiled, kw)
 	if err != nil {
 		return nil, err
 	}

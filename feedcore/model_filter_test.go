@@ -14,6 +14,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/keyword/keywordtest"
+	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -162,7 +163,7 @@ func (r *modelRun) addFilter() {
 	}
 	got, err := r.s.AddKeywordFilter(context.Background(), KeywordFilter{User: v, Keyword: kw, WholeWord: f.wholeWord, ExpiresAt: expires})
 	r.must(err)
-	if got.ID != keywordFilterID(v, keyword.Normalize(kw)) {
+	if got.ID != safety.KeywordFilterID(v, keyword.Normalize(kw)) {
 		r.t.Fatalf("user %d's filter %q has id %d", v, kw, got.ID)
 	}
 	if r.m.filters[v] == nil {
@@ -181,7 +182,7 @@ func (r *modelRun) removeFilter() {
 		return
 	}
 	word := words[r.rng.IntN(len(words))]
-	f, id := r.m.filters[v][word], keywordFilterID(v, word)
+	f, id := r.m.filters[v][word], safety.KeywordFilterID(v, word)
 	if other := r.user(); other != v {
 		r.wantCode(r.s.RemoveKeywordFilter(context.Background(), other, id), apierr.NotFound, "user %d removes user %d's filter", other, v)
 	}
@@ -207,7 +208,7 @@ func (r *modelRun) checkFilters(v store.ID) {
 	now := r.clk.now().UnixMilli()
 	for word, f := range r.m.filters[v] {
 		if f.until == 0 || now < f.until {
-			want = append(want, keywordFilterID(v, word))
+			want = append(want, safety.KeywordFilterID(v, word))
 		}
 	}
 	ids := make([]store.ID, len(got))

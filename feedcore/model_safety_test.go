@@ -216,7 +216,7 @@ func (r *modelRun) settle() {
 	ctx := context.Background()
 	for sh := 0; sh < r.s.Opts.StreamShards; sh++ {
 		for range 10 { // a batch of 64 a call; a run has at most 72 pairs
-			if err := r.s.endMutes(ctx, sh); err != nil {
+			if err := r.s.EndMutes(ctx, sh); err != nil {
 				r.t.Fatal(err)
 			}
 		}

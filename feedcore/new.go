@@ -5,6 +5,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/live"
+	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
@@ -14,7 +15,7 @@ import (
 // (core.Service): each feature's methods are here, the state and the
 // mechanisms they share are the core's.
 type Service struct {
-	*live.Service
+	*safety.Service
 }
 
 // New returns a Service over client. When opts.CursorKey is empty the
@@ -24,7 +25,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Service: live.New(timeline.New(c))}
+	s := &Service{Service: safety.New(live.New(timeline.New(c)))}
 	s.registerRepairs()
 	return s, nil
 }
@@ -32,7 +33,6 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 // registerRepairs tells the journal how each feature completes the
 // mutations of its kinds that died half way.
 func (s *Service) registerRepairs() {
-	s.OnRepair(jRel, s.repairRelations)
 	s.OnRepair(jAccount, s.repairAccount)
 	s.OnRepair(jSuspend, s.repairSuspension)
 	s.OnRepair(jTakedown, s.repairTakedown)

@@ -67,7 +67,7 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 		{keyOf: s.Keys.Blocks, read: s.exportRelations(RelationBlock)},
 		{keyOf: s.Keys.Mutes, read: s.exportRelations(RelationMute)},
 		{keyOf: s.Keys.Hides, read: s.exportRelations(RelationHide)},
-		{keyOf: s.Keys.KeywordFilters, read: s.exportKeywordFilters},
+		{keyOf: s.Keys.KeywordFilters, read: s.ExportKeywordFilters},
 		{keyOf: s.Keys.Post, posts: true, read: s.exportPosts},
 		{keyOf: s.Keys.Post, read: s.exportReposts},
 		{keyOf: s.Keys.Live, read: s.exportLives},

@@ -164,8 +164,8 @@ var rebuildPhases = []rebuildPhase{
 	{"conversation counts", store.Keys.Post, (*Service).recountConversations},
 	{"live", store.Keys.Live, (*Service).rebuildLive},
 	{"authors", store.Keys.User, (*Service).rebuildAuthors},
-	{"relations", store.Keys.User, (*Service).rebuildRelations},
-	{"filters", store.Keys.KeywordFilters, (*Service).rebuildKeywordFilters},
+	{"relations", store.Keys.User, (*Service).RebuildRelations},
+	{"filters", store.Keys.KeywordFilters, (*Service).RebuildKeywordFilters},
 	{"inboxes", store.Keys.User, (*Service).rebuildInboxes},
 	{"follow times", store.Keys.User, (*Service).rebuildFollowTimes},
 	{"favorites", store.Keys.User, (*Service).rebuildFavorites},
@@ -501,7 +501,7 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *co
 	}
 	// Hidden followees stay followed (and in the big-V followees), but
 	// their posts leave the inbox and are not copied back.
-	if err := s.dropHidden(ctx, readers, follows); err != nil {
+	if err := s.DropHidden(ctx, readers, follows); err != nil {
 		return err
 	}
 	// Which big-V followees push to each reader: those whose active set

@@ -375,7 +375,7 @@ func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 		if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 			return err
 		}
-		if err := s.settleRelations(ctx, pairs); err != nil {
+		if err := s.SettleRelations(ctx, pairs); err != nil {
 			return err
 		}
 		cmds = store.CmdsFor(mine, func(key string) rueidis.Completed {

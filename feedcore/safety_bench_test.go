@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -38,7 +39,7 @@ func BenchmarkCleanup800(b *testing.B) {
 		b.StopTimer()
 		fill(s.Keys.Inbox(viewer))
 		b.StartTimer()
-		if err := s.cleanUp(ctx, cleanupJob{viewer: viewer, author: author}); err != nil {
+		if err := s.CleanUp(ctx, safety.CleanupJob{Viewer: viewer, Author: author}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -171,7 +172,7 @@ func TestKeywordFilterRecords(t *testing.T) {
 	}
 	addFilter(t, s, 1, "plot twist", false, nil) // an update at the limit
 	clk.advance(2 * time.Minute)
-	if _, err := s.KeywordFilter(ctx, 1, keywordFilterID(1, "soon gone")); store.CodeOf(err) != apierr.NotFound {
+	if _, err := s.KeywordFilter(ctx, 1, safety.KeywordFilterID(1, "soon gone")); store.CodeOf(err) != apierr.NotFound {
 		t.Errorf("an expired filter is found: %v", err)
 	}
 	if list, _ := s.KeywordFilters(ctx, 1); len(list) != MaxKeywordFilters-1 {
@@ -183,10 +184,10 @@ func TestKeywordFilterRecords(t *testing.T) {
 	}
 
 	// Removing: once, then NOT_FOUND; the last one takes the version along.
-	if err := s.RemoveKeywordFilter(ctx, 2, keywordFilterID(2, "spoiler")); err != nil {
+	if err := s.RemoveKeywordFilter(ctx, 2, safety.KeywordFilterID(2, "spoiler")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveKeywordFilter(ctx, 2, keywordFilterID(2, "spoiler")); store.CodeOf(err) != apierr.NotFound {
+	if err := s.RemoveKeywordFilter(ctx, 2, safety.KeywordFilterID(2, "spoiler")); store.CodeOf(err) != apierr.NotFound {
 		t.Errorf("removing twice: %v, want NOT_FOUND", err)
 	}
 	if n, _ := s.Do(ctx, s.Redis.B().Exists().Key(s.Keys.KeywordFilters(2), s.Keys.KeywordVersion(2)).Build()).AsInt64(); n != 0 {
@@ -327,7 +328,7 @@ func TestKeywordFilterChangeReachesEveryReplica(t *testing.T) {
 	shown("a filter added on a", "about birds", "about dogs")
 	addFilter(t, a, 1, "dogs", true, nil)
 	shown("a second filter", "about birds")
-	if err := a.RemoveKeywordFilter(ctx, 1, keywordFilterID(1, "dogs")); err != nil {
+	if err := a.RemoveKeywordFilter(ctx, 1, safety.KeywordFilterID(1, "dogs")); err != nil {
 		t.Fatal(err)
 	}
 	shown("the second removed", "about birds", "about dogs")
@@ -423,7 +424,7 @@ func TestKeywordFiltersOnTheLiveFeed(t *testing.T) {
 		t.Fatalf("its cursor: %+v, %v; want one inside the snapshot", c, err)
 	}
 	// A filter removed shows the snapshot's sessions on its next page.
-	if err := s.RemoveKeywordFilter(ctx, 1, keywordFilterID(1, "sale")); err != nil {
+	if err := s.RemoveKeywordFilter(ctx, 1, safety.KeywordFilterID(1, "sale")); err != nil {
 		t.Fatal(err)
 	}
 	next, err := s.LiveFeed(ctx, LiveRequest{Viewer: 1, First: 3, After: first.EndCursor, Device: "tablet"})
@@ -566,7 +567,7 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 	// Rebuild: an expired record and one under a stale id go, a version
 	// comes back.
 	stale := KeywordFilter{User: 2, Keyword: "stale id", WholeWord: true, CreatedAt: clk.now()}
-	if err := s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.KeywordFilters(2)).FieldValue().FieldValue("12345", keywordRecord(stale)).Build()).Error(); err != nil {
+	if err := s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.KeywordFilters(2)).FieldValue().FieldValue("12345", safety.KeywordRecord(stale)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Do(ctx, s.Redis.B().Del().Key(s.Keys.KeywordVersion(2)).Build()).Error(); err != nil {
@@ -579,7 +580,7 @@ func TestKeywordFiltersExportImportRebuild(t *testing.T) {
 	if st.KeywordFilters != 2 {
 		t.Errorf("rebuild rewrote the filters of %d users, want 2", st.KeywordFilters)
 	}
-	for u, want := range map[store.ID][]store.ID{1: {kept[0].ID}, 2: {kept[1].ID, keywordFilterID(2, "stale id")}} {
+	for u, want := range map[store.ID][]store.ID{1: {kept[0].ID}, 2: {kept[1].ID, safety.KeywordFilterID(2, "stale id")}} {
 		m, _ := s.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.KeywordFilters(u)).Build()).AsStrMap()
 		var ids []store.ID
 		for id := range m {

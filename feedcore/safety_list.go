@@ -10,6 +10,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 )
@@ -169,9 +170,9 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 		if until <= now {
 			continue // an ended mute is no mute
 		}
-		keys, args := s.relationCommitArgs(r.Kind, r.User, r.Target, true, now, until)
+		keys, args := s.RelationCommitArgs(r.Kind, r.User, r.Target, true, now, until)
 		args[len(args)-1] = store.ScoreArg(created)
-		cmds = append(cmds, relationCommit.Cmd(s.Redis.B(), keys, args))
+		cmds = append(cmds, safety.RelationCommit.Cmd(s.Redis.B(), keys, args))
 		pairs = append(pairs, Edge{Follower: r.User, Followee: r.Target})
 		at = append(at, i)
 	}
@@ -186,7 +187,7 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 		}
 	}
 	// Every pair: the records after a refused one may have gone in.
-	if err := s.settleRelations(ctx, pairs); err != nil {
+	if err := s.SettleRelations(ctx, pairs); err != nil {
 		return 0, err
 	}
 	return n, stop

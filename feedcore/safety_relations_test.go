@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 
@@ -250,7 +251,7 @@ func TestHideQueuesCleanupAndShowBackfills(t *testing.T) {
 	if got := cleanupJobs(t, s, 1); !slices.Equal(got, []string{"1>2"}) {
 		t.Fatalf("clean-up jobs %v, want [1>2]", got)
 	}
-	if got := zscores(t, s, s.Keys.HideNotes(1)); got[2] <= notePendingFloor || len(got) != 1 {
+	if got := zscores(t, s, s.Keys.HideNotes(1)); got[2] <= safety.NotePendingFloor || len(got) != 1 {
 		t.Fatalf("notes %v, want 2 until cleaned up", got)
 	}
 	if err := s.Mute(ctx, 1, 2, time.Hour); err != nil { // still hidden, clean-up pending: queued again
@@ -390,11 +391,11 @@ func TestRelationRepair(t *testing.T) {
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2)
 	followEdges(t, s, []Edge{{Follower: 1, Followee: 2}, {Follower: 2, Followee: 1}})
-	if _, err := s.Begin(ctx, s.ShardOf(1), "k", jRel, "p", core.EncodeEdges([]Edge{{Follower: 1, Followee: 2}})); err != nil {
+	if _, err := s.Begin(ctx, s.ShardOf(1), "k", safety.JRel, "p", core.EncodeEdges([]Edge{{Follower: 1, Followee: 2}})); err != nil {
 		t.Fatal(err)
 	}
-	keys, args := s.relationCommitArgs(RelationBlock, 1, 2, true, s.NowMS(), 0)
-	if err := s.Do(ctx, relationCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
+	keys, args := s.RelationCommitArgs(RelationBlock, 1, 2, true, s.NowMS(), 0)
+	if err := s.Do(ctx, safety.RelationCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if got := zscores(t, s, s.Keys.BlockedBy(2)); len(got) != 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -429,15 +430,15 @@ func TestRelationsFilterBothFeedPaths(t *testing.T) {
 
 // queuedCleanups reads the clean-up jobs queued on viewer's shard, as the
 // worker parses them.
-func queuedCleanups(tb testing.TB, s *Service, viewer store.ID) []cleanupJob {
+func queuedCleanups(tb testing.TB, s *Service, viewer store.ID) []safety.CleanupJob {
 	tb.Helper()
 	es, err := s.Redis.Do(context.Background(), s.Redis.B().Xrange().Key(s.Keys.Cleanup(s.ShardOf(viewer))).Start("-").End("+").Build()).AsXRange()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := make([]cleanupJob, len(es))
+	out := make([]safety.CleanupJob, len(es))
 	for i, e := range es {
-		if out[i], err = parseCleanupJob(e.FieldValues); err != nil {
+		if out[i], err = safety.ParseCleanupJob(e.FieldValues); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -469,11 +470,11 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := queuedCleanups(t, s, 1)
-	if len(jobs) != 1 || jobs[0].note != noteToken(clk.now().UnixMilli()) || note() != jobs[0].note {
+	if len(jobs) != 1 || jobs[0].Note != safety.NoteToken(clk.now().UnixMilli()) || note() != jobs[0].Note {
 		t.Fatalf("after the mute: jobs %+v, note %d; want one carrying the note's token", jobs, note())
 	}
 	old := jobs[0]
-	if err := s.cleanFeeds(ctx, old); err != nil { // the old job's inbox step
+	if err := s.CleanFeeds(ctx, old); err != nil { // the old job's inbox step
 		t.Fatal(err)
 	}
 	if got := timelineIDs(t, s, s.Keys.Inbox(1)); slices.Contains(got, muted[0]) {
@@ -491,10 +492,10 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := note()
-	if jobs := queuedCleanups(t, s, 1); len(jobs) != 2 || jobs[1].note != token || token == old.note {
+	if jobs := queuedCleanups(t, s, 1); len(jobs) != 2 || jobs[1].Note != token || token == old.Note {
 		t.Fatalf("after the mute again: jobs %+v, note %d; want a second carrying the new token", jobs, token)
 	}
-	if err := s.shortenNote(ctx, old); err != nil { // the old job's note step
+	if err := s.ShortenNote(ctx, old); err != nil { // the old job's note step
 		t.Fatal(err)
 	}
 	if got := note(); got != token {
@@ -506,7 +507,7 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 	if got := readAll(t, s, 1, 2); !slices.Equal(got, want) {
 		t.Fatalf("feed while the new job waits: %v, want %v", got, want)
 	}
-	if err := s.cleanUp(ctx, queuedCleanups(t, s, 1)[1]); err != nil {
+	if err := s.CleanUp(ctx, queuedCleanups(t, s, 1)[1]); err != nil {
 		t.Fatal(err)
 	}
 	if got := note(); got != clk.now().Add(core.DefaultCleanupGrace).UnixMilli() {
@@ -525,11 +526,11 @@ func TestStaleCleanupKeepsANewMutesNote(t *testing.T) {
 // shortens whatever note it finds as it always did (queueCleanup's jobs in
 // TestHiddenAuthorLeavesAnActiveReadersFeed); a malformed token is refused.
 func TestLegacyCleanupJobShortensAnyNote(t *testing.T) {
-	j, err := parseCleanupJob(map[string]string{"v": "1", "a": "2", "t": "hide"})
-	if err != nil || j != (cleanupJob{viewer: 1, author: 2}) {
+	j, err := safety.ParseCleanupJob(map[string]string{"v": "1", "a": "2", "t": "hide"})
+	if err != nil || j != (safety.CleanupJob{Viewer: 1, Author: 2}) {
 		t.Fatalf("legacy job parsed as %+v, %v", j, err)
 	}
-	if _, err := parseCleanupJob(map[string]string{"v": "1", "a": "2", "n": "x"}); err == nil {
+	if _, err := safety.ParseCleanupJob(map[string]string{"v": "1", "a": "2", "n": "x"}); err == nil {
 		t.Fatal("a job with a malformed token parsed")
 	}
 }

@@ -32,7 +32,7 @@ func (s *Service) Stats() core.Stats {
 func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	defer store.Wrap(&err, "run fan-out workers")
 	o = o.WithDefaults()
-	if err := s.EnsureGroups(ctx, s.EventStream, s.TaskStream, s.cleanupStream); err != nil {
+	if err := s.EnsureGroups(ctx, s.EventStream, s.TaskStream, s.CleanupStream); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while starting
 		}
@@ -49,11 +49,11 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 			consumer := name + "-x" + store.Itoa(i)
 			run(func() { s.Consume(ctx, o, s.TaskStream(sh), consumer, s.handleTask) })
 		}
-		run(func() { s.Consume(ctx, o, s.cleanupStream(sh), name+"-c", s.handleCleanup) })
+		run(func() { s.Consume(ctx, o, s.CleanupStream(sh), name+"-c", s.HandleCleanup) })
 	}
 	run(func() { s.reclaim(ctx, o, name+"-r") })
 	run(func() { s.RepairLoop(ctx, o) })
-	run(func() { s.muteEndLoop(ctx, o) })
+	run(func() { s.MuteEndLoop(ctx, o) })
 	run(func() { s.secondPassLoop(ctx, o) })
 	run(func() { s.sweepLoop(ctx, o) })
 	wg.Wait()
@@ -141,7 +141,7 @@ func (s *Service) reclaim(ctx context.Context, o WorkerOptions, consumer string)
 		for sh := 0; sh < s.Opts.StreamShards; sh++ {
 			s.ReclaimStream(ctx, o, s.TaskStream(sh), consumer, s.handleTask)
 			s.ReclaimStream(ctx, o, s.EventStream(sh), consumer, s.handleEvent)
-			s.ReclaimStream(ctx, o, s.cleanupStream(sh), consumer, s.handleCleanup)
+			s.ReclaimStream(ctx, o, s.CleanupStream(sh), consumer, s.HandleCleanup)
 		}
 	}
 }

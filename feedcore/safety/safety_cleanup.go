@@ -1,4 +1,4 @@
-package feedcore
+package safety
 
 import (
 	"context"
@@ -26,42 +26,42 @@ import (
 
 const groupCleanup = "cleanup"
 
-func (s *Service) cleanupStream(shard int) core.Stream {
+func (s *Service) CleanupStream(shard int) core.Stream {
 	return core.Stream{Shard: shard, Key: s.Keys.Cleanup(shard), Group: groupCleanup, Name: "cleanup"}
 }
 
 // cleanupJob is one clean-up: author's items out of viewer's feeds, then
 // the viewer's note shortened if still at note, its settle's token (0: a
 // job queued without one, which shortens whatever note it finds).
-type cleanupJob struct {
-	viewer, author store.ID
-	note           int64
+type CleanupJob struct {
+	Viewer, Author store.ID
+	Note           int64
 }
 
-func parseCleanupJob(fv map[string]string) (cleanupJob, error) {
+func ParseCleanupJob(fv map[string]string) (CleanupJob, error) {
 	v, err := store.ParseID(fv["v"])
 	if err != nil {
-		return cleanupJob{}, fmt.Errorf("clean-up job viewer: %w", err)
+		return CleanupJob{}, fmt.Errorf("clean-up job viewer: %w", err)
 	}
 	a, err := store.ParseID(fv["a"])
 	if err != nil {
-		return cleanupJob{}, fmt.Errorf("clean-up job author: %w", err)
+		return CleanupJob{}, fmt.Errorf("clean-up job author: %w", err)
 	}
-	j := cleanupJob{viewer: v, author: a}
+	j := CleanupJob{Viewer: v, Author: a}
 	if n, ok := fv["n"]; ok {
-		if j.note, err = strconv.ParseInt(n, 10, 64); err != nil {
-			return cleanupJob{}, fmt.Errorf("clean-up job note: %w", err)
+		if j.Note, err = strconv.ParseInt(n, 10, 64); err != nil {
+			return CleanupJob{}, fmt.Errorf("clean-up job note: %w", err)
 		}
 	}
 	return j, nil
 }
 
-func (s *Service) handleCleanup(ctx context.Context, _ WorkerOptions, _ core.Stream, _ string, e rueidis.XRangeEntry) (bool, error) {
-	j, err := parseCleanupJob(e.FieldValues)
+func (s *Service) HandleCleanup(ctx context.Context, _ core.WorkerOptions, _ core.Stream, _ string, e rueidis.XRangeEntry) (bool, error) {
+	j, err := ParseCleanupJob(e.FieldValues)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", core.ErrMalformed, err)
 	}
-	return false, s.cleanUp(ctx, j)
+	return false, s.CleanUp(ctx, j)
 }
 
 // hiddenRemove removes the author ARGV[2]'s items ARGV[4..] from the inbox
@@ -91,18 +91,18 @@ return 1
 
 // cleanUp runs one job: the author's items out of the viewer's inboxes
 // and live snapshots, then the viewer's note shortened. Idempotent.
-func (s *Service) cleanUp(ctx context.Context, j cleanupJob) error {
-	if err := s.cleanFeeds(ctx, j); err != nil {
+func (s *Service) CleanUp(ctx context.Context, j CleanupJob) error {
+	if err := s.CleanFeeds(ctx, j); err != nil {
 		return err
 	}
-	return s.shortenNote(ctx, j)
+	return s.ShortenNote(ctx, j)
 }
 
 // cleanFeeds takes the author's items out of the viewer's inboxes and
 // live snapshots.
-func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
+func (s *Service) CleanFeeds(ctx context.Context, j CleanupJob) error {
 	tls := s.Timelines()
-	recent, err := s.InboxableIDs(ctx, tls, []store.ID{j.author})
+	recent, err := s.InboxableIDs(ctx, tls, []store.ID{j.Author})
 	if err != nil {
 		return err
 	}
@@ -110,9 +110,9 @@ func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 	var removes []rueidis.Completed
 	for i, tl := range tls {
 		if ids := recent[0][i]; len(ids) > 0 {
-			args := append([]string{store.Itoa(s.Opts.InboxCap), store.Member(j.author), now}, store.Members(ids)...)
+			args := append([]string{store.Itoa(s.Opts.InboxCap), store.Member(j.Author), now}, store.Members(ids)...)
 			removes = append(removes, hiddenRemove.Cmd(s.Redis.B(),
-				[]string{tl.Inbox(j.viewer), tl.Horizon(j.viewer), s.Keys.HiddenAuthors(j.viewer)}, args))
+				[]string{tl.Inbox(j.Viewer), tl.Horizon(j.Viewer), s.Keys.HiddenAuthors(j.Viewer)}, args))
 		}
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, removes...)); err != nil {
@@ -123,13 +123,13 @@ func (s *Service) cleanFeeds(ctx context.Context, j cleanupJob) error {
 
 // shortenNote ends the viewer's note of the author at now plus
 // CleanupGrace, if it is still the one j's settle wrote.
-func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
+func (s *Service) ShortenNote(ctx context.Context, j CleanupJob) error {
 	nowMS, token := s.NowMS(), ""
-	if j.note != 0 {
-		token = store.ScoreArg(j.note)
+	if j.Note != 0 {
+		token = store.ScoreArg(j.Note)
 	}
-	err := s.Do(ctx, noteShorten.Cmd(s.Redis.B(), []string{s.Keys.HideNotes(j.viewer)},
-		[]string{store.Member(j.author), store.ScoreArg(nowMS + s.Opts.CleanupGrace.Milliseconds()), store.ScoreArg(nowMS), token})).Error()
+	err := s.Do(ctx, noteShorten.Cmd(s.Redis.B(), []string{s.Keys.HideNotes(j.Viewer)},
+		[]string{store.Member(j.Author), store.ScoreArg(nowMS + s.Opts.CleanupGrace.Milliseconds()), store.ScoreArg(nowMS), token})).Error()
 	if err != nil {
 		return fmt.Errorf("shorten hide note: %w", err)
 	}
@@ -140,8 +140,8 @@ func (s *Service) shortenNote(ctx context.Context, j cleanupJob) error {
 // snapshots (one per device, at most Options.MaxDevices), so a paging
 // session begun before the relation does not show them once the note has
 // lapsed.
-func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
-	devs, err := s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.LiveDevices(j.viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+func (s *Service) dropFromSnapshots(ctx context.Context, j CleanupJob) error {
+	devs, err := s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.LiveDevices(j.Viewer)).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil {
 		return fmt.Errorf("read live snapshots: %w", err)
 	}
@@ -149,7 +149,7 @@ func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
 	var reads []rueidis.Completed
 	for _, d := range devs {
 		if len(d) >= 16 {
-			key := s.Keys.Snapshot(j.viewer, d[:16])
+			key := s.Keys.Snapshot(j.Viewer, d[:16])
 			keys = append(keys, key)
 			reads = append(reads, s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Build())
 		}
@@ -177,7 +177,7 @@ func (s *Service) dropFromSnapshots(ctx context.Context, j cleanupJob) error {
 	for i, key := range keys {
 		var drop []string
 		for k := at[i]; k < at[i+1]; k++ {
-			if ls[k] != nil && ls[k].Anchor == j.author {
+			if ls[k] != nil && ls[k].Anchor == j.Author {
 				drop = append(drop, store.Member(ids[k]))
 			}
 		}

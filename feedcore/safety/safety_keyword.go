@@ -1,4 +1,4 @@
-package feedcore
+package safety
 
 import (
 	"cmp"
@@ -59,7 +59,7 @@ const (
 
 // keywordFilterID is the id of owner's filter of the normalized keyword
 // word: 63 bits of a SHA-256, never 0.
-func keywordFilterID(owner store.ID, word string) store.ID {
+func KeywordFilterID(owner store.ID, word string) store.ID {
 	h := sha256.New()
 	h.Write(binary.BigEndian.AppendUint64(nil, owner))
 	h.Write([]byte(word))
@@ -133,13 +133,13 @@ return {keywords(KEYS[1], KEYS[2], ARGV[1])}
 
 // keywordViewCmd reads viewer's keyword filters unless they are those of
 // version (keywordView); readKeywordViewReply reads its reply.
-func (s *Service) keywordViewCmd(viewer store.ID, version string) rueidis.Completed {
+func (s *Service) KeywordViewCmd(viewer store.ID, version string) rueidis.Completed {
 	return keywordView.Cmd(s.Redis.B(), s.KeywordKeys(viewer), []string{version})
 }
 
 // readKeywordViewReply reads keywordView's reply for viewer, sent with
 // have's version, as readKeywordView does.
-func (s *Service) readKeywordViewReply(viewer store.ID, have *keyword.Set, r rueidis.RedisResult) (*keyword.Set, error) {
+func (s *Service) ReadKeywordViewReply(viewer store.ID, have *keyword.Set, r rueidis.RedisResult) (*keyword.Set, error) {
 	arr, err := r.ToArray()
 	if err == nil && len(arr) != 1 {
 		err = fmt.Errorf("a reply of %d values", len(arr))
@@ -171,7 +171,7 @@ return 1
 
 // checkKeywordFilter checks f as an add takes it, at now (ms), and returns
 // it with its keyword trimmed, and the keyword normalized.
-func checkKeywordFilter(f KeywordFilter, now int64) (KeywordFilter, string, error) {
+func checkKeywordFilter(f core.KeywordFilter, now int64) (core.KeywordFilter, string, error) {
 	kw, err := content.CheckText("keyword", f.Keyword, MaxKeywordLen)
 	if err != nil {
 		return f, "", err
@@ -194,9 +194,9 @@ func checkKeywordFilter(f KeywordFilter, now int64) (KeywordFilter, string, erro
 
 // keywordAddCmd is the add of f, checked, normalized word, as new at
 // created (ms) unless it exists, at now.
-func (s *Service) keywordAddCmd(f KeywordFilter, word string, now, created int64) (keys, args []string) {
+func (s *Service) keywordAddCmd(f core.KeywordFilter, word string, now, created int64) (keys, args []string) {
 	w, expires := keywordFields(f)
-	id := keywordFilterID(f.User, word)
+	id := KeywordFilterID(f.User, word)
 	return s.KeywordKeys(f.User), []string{store.FormatID(id), core.Itoa64(now), w, expires, core.Itoa64(created),
 		store.Itoa(MaxKeywordFilters), newKeywordVersion(), f.Keyword}
 }
@@ -212,7 +212,7 @@ func errKeywordLimit() error {
 // The keyword is trimmed, 1 to MaxKeywordLen characters, and the viewer
 // has at most MaxKeywordFilters. Adding a keyword the viewer filters
 // already updates that filter. It returns the filter as stored.
-func (s *Service) AddKeywordFilter(ctx context.Context, f KeywordFilter) (_ *KeywordFilter, err error) {
+func (s *Service) AddKeywordFilter(ctx context.Context, f core.KeywordFilter) (_ *core.KeywordFilter, err error) {
 	defer store.Wrap(&err, "user %d adds a keyword filter", f.User)
 	if f.User == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to filter keywords")
@@ -230,7 +230,7 @@ func (s *Service) AddKeywordFilter(ctx context.Context, f KeywordFilter) (_ *Key
 	if created < 0 {
 		return nil, errKeywordLimit()
 	}
-	f.ID = keywordFilterID(f.User, word)
+	f.ID = KeywordFilterID(f.User, word)
 	f.CreatedAt = time.UnixMilli(created).UTC()
 	return &f, nil
 }
@@ -258,7 +258,7 @@ func errNoKeywordFilter(id store.ID) error {
 }
 
 // KeywordFilters returns viewer's filters in force, newest first.
-func (s *Service) KeywordFilters(ctx context.Context, viewer store.ID) (_ []KeywordFilter, err error) {
+func (s *Service) KeywordFilters(ctx context.Context, viewer store.ID) (_ []core.KeywordFilter, err error) {
 	defer store.Wrap(&err, "list the keyword filters of user %d", viewer)
 	m, err := s.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.KeywordFilters(viewer)).Build()).AsStrMap()
 	if err != nil {
@@ -269,15 +269,15 @@ func (s *Service) KeywordFilters(ctx context.Context, viewer store.ID) (_ []Keyw
 
 // keywordFiltersIn reads viewer's filters hash m: those in force now,
 // newest first. Malformed records are left out.
-func (s *Service) keywordFiltersIn(viewer store.ID, m map[string]string) []KeywordFilter {
+func (s *Service) keywordFiltersIn(viewer store.ID, m map[string]string) []core.KeywordFilter {
 	now := s.NowMS()
-	out := make([]KeywordFilter, 0, len(m))
+	out := make([]core.KeywordFilter, 0, len(m))
 	for id, rec := range m {
 		if f, ok := timeline.ParseKeywordFilter(viewer, id, rec); ok && inForce(f, now) {
 			out = append(out, f)
 		}
 	}
-	slices.SortFunc(out, func(a, b KeywordFilter) int {
+	slices.SortFunc(out, func(a, b core.KeywordFilter) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
 	})
 	return out
@@ -285,7 +285,7 @@ func (s *Service) keywordFiltersIn(viewer store.ID, m map[string]string) []Keywo
 
 // KeywordFilter returns viewer's filter id, or NOT_FOUND when the viewer
 // has no such filter in force: another viewer's filter is not found.
-func (s *Service) KeywordFilter(ctx context.Context, viewer, id store.ID) (_ *KeywordFilter, err error) {
+func (s *Service) KeywordFilter(ctx context.Context, viewer, id store.ID) (_ *core.KeywordFilter, err error) {
 	defer store.Wrap(&err, "read keyword filter %d of user %d", id, viewer)
 	if viewer == 0 {
 		return nil, errNoKeywordFilter(id)
@@ -304,7 +304,7 @@ func (s *Service) KeywordFilter(ctx context.Context, viewer, id store.ID) (_ *Ke
 	return &f, nil
 }
 
-func inForce(f KeywordFilter, now int64) bool {
+func inForce(f core.KeywordFilter, now int64) bool {
 	return f.ExpiresAt == nil || f.ExpiresAt.UnixMilli() > now
 }
 
@@ -313,7 +313,7 @@ func inForce(f KeywordFilter, now int64) bool {
 // already is skipped. It returns how many were applied before the first
 // refused (bad input, a missing user, the limit) with the refusal; those
 // after a refusal at the limit may have been applied too, harmlessly.
-func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ int, err error) {
+func (s *Service) PutKeywordFilters(ctx context.Context, fs []core.KeywordFilter) (_ int, err error) {
 	defer store.Wrap(&err, "record keyword filters")
 	now := s.NowMS()
 	var stop error
@@ -362,7 +362,7 @@ func (s *Service) PutKeywordFilters(ctx context.Context, fs []KeywordFilter) (_ 
 }
 
 // exportKeywordFilters writes the filters in force of users ids.
-func (s *Service) exportKeywordFilters(ctx context.Context, ids []store.ID, sink ExportSink) error {
+func (s *Service) ExportKeywordFilters(ctx context.Context, ids []store.ID, sink core.ExportSink) error {
 	if sink.KeywordFilter == nil {
 		return nil
 	}
@@ -389,7 +389,7 @@ func (s *Service) exportKeywordFilters(ctx context.Context, ids []store.ID, sink
 // that now normalize the same are one, the newer), a version token where
 // filters lack one. A user whose filters are so already is left alone;
 // one whose filters changed since they were read is left to that change.
-func (s *Service) rebuildKeywordFilters(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
+func (s *Service) RebuildKeywordFilters(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
 	read := func(u store.ID) rueidis.Completed { return keywordRecords.Cmd(s.Redis.B(), s.KeywordKeys(u), nil) }
 	var cmds []rueidis.Completed
 	for i, r := range s.DoMulti(ctx, store.CmdsFor(users, read)...) {
@@ -430,33 +430,33 @@ func (s *Service) rebuildKeywordFilters(ctx context.Context, users []store.ID, s
 // of two that share one.
 func (s *Service) canonicalKeywords(owner store.ID, m map[string]string) map[string]string {
 	now := s.NowMS()
-	best := map[store.ID]KeywordFilter{}
+	best := map[store.ID]core.KeywordFilter{}
 	for id, rec := range m {
 		f, ok := timeline.ParseKeywordFilter(owner, id, rec)
 		if !ok || !inForce(f, now) {
 			continue
 		}
-		f.ID = keywordFilterID(owner, keyword.Normalize(f.Keyword))
+		f.ID = KeywordFilterID(owner, keyword.Normalize(f.Keyword))
 		if old, ok := best[f.ID]; !ok || f.CreatedAt.After(old.CreatedAt) {
 			best[f.ID] = f
 		}
 	}
 	out := make(map[string]string, len(best))
 	for id, f := range best {
-		out[store.FormatID(id)] = keywordRecord(f)
+		out[store.FormatID(id)] = KeywordRecord(f)
 	}
 	return out
 }
 
 // keywordRecord is f's record, as keywordAdd writes it.
-func keywordRecord(f KeywordFilter) string {
+func KeywordRecord(f core.KeywordFilter) string {
 	w, expires := keywordFields(f)
 	return w + " " + core.Itoa64(f.CreatedAt.UnixMilli()) + " " + expires + " " + f.Keyword
 }
 
 // keywordFields are the fields of f's record that an add sets: whole
 // word ("1" or "0") and the end (ms, "0" for none).
-func keywordFields(f KeywordFilter) (w, expires string) {
+func keywordFields(f core.KeywordFilter) (w, expires string) {
 	w, expires = "0", "0"
 	if f.WholeWord {
 		w = "1"

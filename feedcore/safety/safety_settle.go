@@ -1,4 +1,4 @@
-package feedcore
+package safety
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func (p pairState) hiddenUntil(d int) int64 {
 
 // settleRelations settles each pair of users (Follower: the user whose
 // record changed, Followee: the other).
-func (s *Service) settleRelations(ctx context.Context, pairs []Edge) error {
+func (s *Service) SettleRelations(ctx context.Context, pairs []core.Edge) error {
 	for _, p := range pairs {
 		if err := s.settleRelation(ctx, p.Follower, p.Followee); err != nil {
 			return fmt.Errorf("settle the relations of %d and %d: %w", p.Follower, p.Followee, err)
@@ -54,8 +54,8 @@ func (s *Service) settleRelations(ctx context.Context, pairs []Edge) error {
 func (s *Service) settleRelation(ctx context.Context, a, b store.ID) error {
 	users := [2]store.ID{a, b}
 	var applied *pairState
-	var cleanups []cleanupJob
-	var backfills []Edge
+	var cleanups []CleanupJob
+	var backfills []core.Edge
 	for range core.MaxSettleRounds {
 		now := s.NowMS()
 		st, err := s.readPair(ctx, users, now)
@@ -112,13 +112,13 @@ func (s *Service) readPair(ctx context.Context, users [2]store.ID, now int64) (p
 // viewers' sets, then, across a block, removes the follows. It returns
 // the directions (Follower: viewer, Followee: author) whose inbox clean-up
 // is pending (with the note each wrote), and those owed a backfill.
-func (s *Service) applyPair(ctx context.Context, users [2]store.ID, st pairState, now int64) (cleanups []cleanupJob, backfills []Edge, err error) {
+func (s *Service) applyPair(ctx context.Context, users [2]store.ID, st pairState, now int64) (cleanups []CleanupJob, backfills []core.Edge, err error) {
 	var cmds []rueidis.Completed
 	for d := range 2 {
 		v, u := users[d], users[1-d]
 		if until := st.hiddenUntil(d); until != 0 && until < core.RelationForever {
 			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.MuteTimers(s.ShardOf(v))).ScoreMember().
-				ScoreMember(float64(until), core.EncodeEdges([]Edge{{Follower: v, Followee: u}})).Build())
+				ScoreMember(float64(until), core.EncodeEdges([]core.Edge{{Follower: v, Followee: u}})).Build())
 		}
 		if until := st.hiddenUntil(d); until != 0 {
 			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.NoPush(u)).ScoreMember().ScoreMember(float64(until), store.Member(v)).Build())
@@ -134,7 +134,7 @@ func (s *Service) applyPair(ctx context.Context, users [2]store.ID, st pairState
 		}
 		cmds = append(cmds, relationViewer.Cmd(s.Redis.B(),
 			[]string{s.Keys.HiddenAuthors(v), s.Keys.HideNotes(v), s.Keys.Following(v), s.Keys.BlockedBy(v)},
-			[]string{store.Member(u), store.ScoreArg(st.hiddenUntil(d)), store.ScoreArg(now), mirror, store.ScoreArg(notePendingFloor), store.ScoreArg(noteToken(now))}))
+			[]string{store.Member(u), store.ScoreArg(st.hiddenUntil(d)), store.ScoreArg(now), mirror, store.ScoreArg(NotePendingFloor), store.ScoreArg(NoteToken(now))}))
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
@@ -144,9 +144,9 @@ func (s *Service) applyPair(ctx context.Context, users [2]store.ID, st pairState
 	for d := range 2 {
 		switch n, _ := rs[d].AsInt64(); n {
 		case 1:
-			cleanups = append(cleanups, cleanupJob{viewer: users[d], author: users[1-d], note: noteToken(now)})
+			cleanups = append(cleanups, CleanupJob{Viewer: users[d], Author: users[1-d], Note: NoteToken(now)})
 		case 2:
-			backfills = append(backfills, Edge{Follower: users[d], Followee: users[1-d]})
+			backfills = append(backfills, core.Edge{Follower: users[d], Followee: users[1-d]})
 		}
 	}
 	if st.blocked[0] != 0 || st.blocked[1] != 0 {
@@ -162,7 +162,7 @@ func (s *Service) applyPair(ctx context.Context, users [2]store.ID, st pairState
 // one across the block, whose mirror is written by now), then the rest.
 func (s *Service) unfollowPair(ctx context.Context, users [2]store.ID, st pairState, now int64) error {
 	var cmds []rueidis.Completed
-	edges := []Edge{{Follower: users[0], Followee: users[1]}, {Follower: users[1], Followee: users[0]}}
+	edges := []core.Edge{{Follower: users[0], Followee: users[1]}, {Follower: users[1], Followee: users[0]}}
 	for d, e := range edges {
 		if st.follows[d] {
 			keys := []string{s.Keys.Following(e.Follower), s.Keys.BigFollowees(e.Follower), s.Keys.Unfollowed(e.Follower)}
@@ -178,7 +178,7 @@ func (s *Service) unfollowPair(ctx context.Context, users [2]store.ID, st pairSt
 
 // finishRelation queues the inbox clean-ups still pending and backfills
 // the directions shown again, then drops their owed marks.
-func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, backfills []Edge) error {
+func (s *Service) finishRelation(ctx context.Context, cleanups []CleanupJob, backfills []core.Edge) error {
 	if err := store.FirstErr(s.DoMulti(ctx, store.CmdsFor(cleanups, s.cleanupJobCmd)...)); err != nil {
 		return fmt.Errorf("queue the inbox clean-up: %w", err)
 	}
@@ -189,7 +189,7 @@ func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, bac
 		return fmt.Errorf("backfill a user shown again: %w", err)
 	}
 	now := store.ScoreArg(s.NowMS())
-	done := func(e Edge) rueidis.Completed {
+	done := func(e core.Edge) rueidis.Completed {
 		return zremIfDue.Cmd(s.Redis.B(), []string{s.Keys.HiddenAuthors(e.Follower)}, []string{store.Member(e.Followee), now})
 	}
 	return store.FirstErr(s.DoMulti(ctx, store.CmdsFor(backfills, done)...))
@@ -198,10 +198,10 @@ func (s *Service) finishRelation(ctx context.Context, cleanups []cleanupJob, bac
 // cleanupJobCmd queues the removal of j.author's posts from j.viewer's
 // inboxes on the viewer's shard's clean-up stream: fields v (viewer) and a
 // (author) as decimal ids, t "hide", n the note's token (its score).
-func (s *Service) cleanupJobCmd(j cleanupJob) rueidis.Completed {
-	return s.Redis.B().Xadd().Key(s.Keys.Cleanup(s.ShardOf(j.viewer))).Id("*").FieldValue().
-		FieldValue("v", store.FormatID(j.viewer)).FieldValue("a", store.FormatID(j.author)).FieldValue("t", "hide").
-		FieldValue("n", store.ScoreArg(j.note)).Build()
+func (s *Service) cleanupJobCmd(j CleanupJob) rueidis.Completed {
+	return s.Redis.B().Xadd().Key(s.Keys.Cleanup(s.ShardOf(j.Viewer))).Id("*").FieldValue().
+		FieldValue("v", store.FormatID(j.Viewer)).FieldValue("a", store.FormatID(j.Author)).FieldValue("t", "hide").
+		FieldValue("n", store.ScoreArg(j.Note)).Build()
 }
 
 // A hide note awaiting its clean-up ends at a token, relationForever less
@@ -210,12 +210,12 @@ func (s *Service) cleanupJobCmd(j cleanupJob) rueidis.Completed {
 // note its own settle wrote. A clean-up job that straddles an unmute and a
 // mute again of the pair would otherwise cut the new mute's note to
 // CleanupGrace while the new job may still wait longer in the queue.
-func noteToken(now int64) int64 { return core.RelationForever - now }
+func NoteToken(now int64) int64 { return core.RelationForever - now }
 
 // notePendingFloor: a note above it is still at its token, its clean-up
 // pending (a shortened note ends at a clean-up's now plus CleanupGrace,
 // ms since 1970, far below).
-const notePendingFloor = core.RelationForever / 2
+const NotePendingFloor = core.RelationForever / 2
 
 // relationViewer writes one direction of a pair in the viewer's slot:
 // KEYS hx, xn, fg, bb of the viewer; ARGV the author's member, until (ms;
@@ -264,9 +264,9 @@ return 0
 // mirrors and derived sets name (Rebuild's relations phase): whatever is
 // left of a relation whose records are gone is removed, and what the
 // records say is written.
-func (s *Service) rebuildRelations(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
+func (s *Service) RebuildRelations(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
 	kinds := []func(store.ID) string{s.Keys.Blocks, s.Keys.Mutes, s.Keys.Hides, s.Keys.BlockedBy, s.Keys.HiddenAuthors, s.Keys.NoPush, s.Keys.HideNotes}
-	var pairs []Edge
+	var pairs []core.Edge
 	for _, keyOf := range kinds {
 		sets, err := s.AllOf(ctx, keyOf, users)
 		if err != nil {
@@ -278,13 +278,13 @@ func (s *Service) rebuildRelations(ctx context.Context, users []store.ID, st *co
 				return err
 			}
 			for _, o := range others {
-				pairs = append(pairs, Edge{Follower: u, Followee: o})
+				pairs = append(pairs, core.Edge{Follower: u, Followee: o})
 			}
 		}
 	}
-	done := map[Edge]bool{}
+	done := map[core.Edge]bool{}
 	for _, p := range pairs {
-		key := Edge{Follower: min(p.Follower, p.Followee), Followee: max(p.Follower, p.Followee)}
+		key := core.Edge{Follower: min(p.Follower, p.Followee), Followee: max(p.Follower, p.Followee)}
 		if done[key] || p.Follower == p.Followee {
 			continue
 		}
@@ -300,7 +300,7 @@ func (s *Service) rebuildRelations(ctx context.Context, users []store.ID, st *co
 // dropHidden takes out of each reader's followees (follows[i]) the
 // authors hidden from it now, so a rebuild neither keeps nor brings back
 // their posts in its inbox.
-func (s *Service) dropHidden(ctx context.Context, readers []store.ID, follows [][]store.ID) error {
+func (s *Service) DropHidden(ctx context.Context, readers []store.ID, follows [][]store.ID) error {
 	now := store.ScoreArg(s.NowMS())
 	hidden := func(r store.ID) rueidis.Completed {
 		return s.Redis.B().Zrange().Key(s.Keys.HiddenAuthors(r)).Min("(" + now).Max("+inf").Byscore().Build()
@@ -329,10 +329,10 @@ func (s *Service) dropHidden(ctx context.Context, readers []store.ID, follows []
 // this takes it out of the derived sets and backfills the viewer, as an
 // unmute does. A settle that ends a mute leaves a timer on the viewer's
 // shard (muteTimers), removed once it is settled after its end.
-func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
+func (s *Service) MuteEndLoop(ctx context.Context, o core.WorkerOptions) {
 	for core.SleepCtx(ctx, o.RepairAfter/4) {
 		for sh := 0; sh < s.Opts.StreamShards; sh++ {
-			if err := s.endMutes(ctx, sh); err != nil && ctx.Err() == nil {
+			if err := s.EndMutes(ctx, sh); err != nil && ctx.Err() == nil {
 				o.Logger.Warn("relations: settle ended mutes", "shard", sh, "err", err)
 			}
 		}
@@ -340,7 +340,7 @@ func (s *Service) muteEndLoop(ctx context.Context, o WorkerOptions) {
 }
 
 // endMutes settles the ended mutes of shard's timers, up to a batch.
-func (s *Service) endMutes(ctx context.Context, shard int) error {
+func (s *Service) EndMutes(ctx context.Context, shard int) error {
 	key, now := s.Keys.MuteTimers(shard), store.ScoreArg(s.NowMS())
 	due, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
 	if err != nil {
@@ -352,7 +352,7 @@ func (s *Service) endMutes(ctx context.Context, shard int) error {
 			s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(m).Build())
 			continue
 		}
-		if err := s.settleRelations(ctx, pairs); err != nil {
+		if err := s.SettleRelations(ctx, pairs); err != nil {
 			return err
 		}
 		// Only if not set again meanwhile, to a later end.
@@ -365,7 +365,7 @@ func (s *Service) endMutes(ctx context.Context, shard int) error {
 
 // jRel is the journal kind of relation changes: field p, the user:other
 // pairs whose relations changed.
-const jRel = "rel"
+const JRel = "rel"
 
 // repairRelations completes a relation change that died: its pairs settle.
 func (s *Service) repairRelations(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
@@ -373,5 +373,5 @@ func (s *Service) repairRelations(ctx context.Context, _ int, e rueidis.XRangeEn
 	if err != nil {
 		return err
 	}
-	return s.settleRelations(ctx, pairs)
+	return s.SettleRelations(ctx, pairs)
 }

@@ -1,4 +1,4 @@
-package feedcore
+package safety
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 // and the follows between them are removed. Idempotent.
 func (s *Service) Block(ctx context.Context, viewer, target store.ID) (err error) {
 	defer store.Wrap(&err, "user %d blocks %d", viewer, target)
-	return s.setRelation(ctx, RelationBlock, viewer, target, true, 0)
+	return s.setRelation(ctx, core.RelationBlock, viewer, target, true, 0)
 }
 
 // Unblock takes viewer's block of target back; no follow comes back.
 func (s *Service) Unblock(ctx context.Context, viewer, target store.ID) (err error) {
 	defer store.Wrap(&err, "user %d unblocks %d", viewer, target)
-	return s.setRelation(ctx, RelationBlock, viewer, target, false, 0)
+	return s.setRelation(ctx, core.RelationBlock, viewer, target, false, 0)
 }
 
 // Mute hides target's posts and live sessions from viewer's feeds, for d
@@ -35,32 +35,32 @@ func (s *Service) Mute(ctx context.Context, viewer, target store.ID, d time.Dura
 	if d > 0 {
 		until = min(s.NowMS()+d.Milliseconds(), core.RelationForever)
 	}
-	return s.setRelation(ctx, RelationMute, viewer, target, true, until)
+	return s.setRelation(ctx, core.RelationMute, viewer, target, true, until)
 }
 
 // Unmute ends viewer's mute of target.
 func (s *Service) Unmute(ctx context.Context, viewer, target store.ID) (err error) {
 	defer store.Wrap(&err, "user %d unmutes %d", viewer, target)
-	return s.setRelation(ctx, RelationMute, viewer, target, false, 0)
+	return s.setRelation(ctx, core.RelationMute, viewer, target, false, 0)
 }
 
 // HidePostsFrom keeps viewer's posts and live sessions out of target's
 // feeds; target still follows viewer and is not told.
 func (s *Service) HidePostsFrom(ctx context.Context, viewer, target store.ID) (err error) {
 	defer store.Wrap(&err, "user %d hides its posts from %d", viewer, target)
-	return s.setRelation(ctx, RelationHide, viewer, target, true, 0)
+	return s.setRelation(ctx, core.RelationHide, viewer, target, true, 0)
 }
 
 // UnhidePostsFrom shows viewer's posts to target again.
 func (s *Service) UnhidePostsFrom(ctx context.Context, viewer, target store.ID) (err error) {
 	defer store.Wrap(&err, "user %d unhides its posts from %d", viewer, target)
-	return s.setRelation(ctx, RelationHide, viewer, target, false, 0)
+	return s.setRelation(ctx, core.RelationHide, viewer, target, false, 0)
 }
 
 // setRelation adds (on) or removes a relation of viewer to target,
 // journaled (journal.go): the record in viewer's slot is the truth, the
 // mirrors and derived sets in both slots are settled from it.
-func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, target store.ID, on bool, until int64) error {
+func (s *Service) setRelation(ctx context.Context, kind core.RelationKind, viewer, target store.ID, on bool, until int64) error {
 	if viewer == 0 {
 		return apierr.Errorf(apierr.Unauthenticated, "sign in to block, mute or hide")
 	}
@@ -70,17 +70,17 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 	// Read afresh, as a follow does, not from this process's memory of
 	// users (usersExist): a target deleted since must get NOT_FOUND, not
 	// a relation naming it written after its deletion swept them.
-	pair := []Edge{{Follower: viewer, Followee: target}}
+	pair := []core.Edge{{Follower: viewer, Followee: target}}
 	if _, err := s.ExistingPairs(ctx, pair); err != nil {
 		return err
 	}
 	shard := s.ShardOf(viewer)
-	jid, err := s.Begin(ctx, shard, "k", jRel, "p", core.EncodeEdges(pair))
+	jid, err := s.Begin(ctx, shard, "k", JRel, "p", core.EncodeEdges(pair))
 	if err != nil {
 		return err
 	}
-	keys, args := s.relationCommitArgs(kind, viewer, target, on, s.NowMS(), until)
-	n, err := s.Commit(ctx, relationCommit, keys, args, relationCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
+	keys, args := s.RelationCommitArgs(kind, viewer, target, on, s.NowMS(), until)
+	n, err := s.Commit(ctx, RelationCommit, keys, args, RelationCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
 		return fmt.Errorf("record the %s: %w", kind, err)
 	}
@@ -88,7 +88,7 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 		s.End(ctx, shard, jid) // refused: nothing changed
 		return apierr.Errorf(apierr.BadInput, "you have %d blocks, mutes and hides, the most allowed (--max-blocks); remove one first", s.Opts.MaxRelations)
 	}
-	if err := s.settleRelations(ctx, pair); err != nil {
+	if err := s.SettleRelations(ctx, pair); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
@@ -105,7 +105,7 @@ func (s *Service) setRelation(ctx context.Context, kind RelationKind, viewer, ta
 // ended mutes pruned first) replies -1. A block also drops the user's
 // follow of the other, as unfollowCommit does: the block and that unfollow
 // are one step, so no follow survives a block that was acknowledged.
-var relationCommit = store.NewScript(false, `
+var RelationCommit = store.NewScript(false, `
 local rec = {block = KEYS[1], mute = KEYS[2], hide = KEYS[4]}
 local key, m, now = rec[ARGV[1]], ARGV[3], tonumber(ARGV[4])
 if ARGV[2] == '0' then
@@ -140,7 +140,7 @@ return 1
 `)
 
 // relationCommitArgs are relationCommit's keys and arguments.
-func (s *Service) relationCommitArgs(kind RelationKind, user, other store.ID, on bool, now, until int64) (keys, args []string) {
+func (s *Service) RelationCommitArgs(kind core.RelationKind, user, other store.ID, on bool, now, until int64) (keys, args []string) {
 	flag := "0"
 	if on {
 		flag = "1"
@@ -159,7 +159,7 @@ func (s *Service) relationCommitArgs(kind RelationKind, user, other store.ID, on
 // second read, of the pair. (The like itself runs in the post's slot, so
 // it cannot check the users' slots atomically: a block made while the like
 // is under way orders after it.)
-func (s *Service) likeAcrossBlock(ctx context.Context, viewer, post store.ID) error {
+func (s *Service) LikeAcrossBlock(ctx context.Context, viewer, post store.ID) error {
 	_, err := s.ReadUnblocked(ctx, viewer, post, false)
 	return err
 }
