@@ -9,6 +9,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -191,11 +192,11 @@ func TestFavoriteRepair(t *testing.T) {
 	mustUsers(t, s, 1, 2)
 	mustPost(t, s, 101, 2)
 	pair := []Edge{{Follower: 1, Followee: 101}}
-	if _, err := s.Begin(ctx, s.ShardOf(1), "k", jFav, "p", core.EncodeEdges(pair)); err != nil {
+	if _, err := s.Begin(ctx, s.ShardOf(1), "k", lists.JFav, "p", core.EncodeEdges(pair)); err != nil {
 		t.Fatal(err)
 	}
-	keys, args := s.favoriteCommitArgs(1, 101, store.Member(2), true, s.NowMS())
-	if err := s.Do(ctx, favoriteCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
+	keys, args := s.FavoriteCommitArgs(1, 101, store.Member(2), true, s.NowMS())
+	if err := s.Do(ctx, lists.FavoriteCommit.Cmd(s.Redis.B(), keys, args)).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if got := favoriteCount(t, s, 101); got != 0 {
@@ -430,7 +431,7 @@ func TestFavoritesOfAViewerWithManyHidden(t *testing.T) {
 	s, ctx := f.s, context.Background()
 	// Muted for an hour, they come before author 2's mute (no end) in the
 	// hidden set's order: the prefetch holds them and not author 2.
-	f.muteMany(sepPrefetch + 6)
+	f.muteMany(lists.SepPrefetch + 6)
 	f.post(201, 2, "a")
 	f.post(301, 3, "b")
 	for _, p := range []store.ID{201, 301} {
@@ -443,9 +444,9 @@ func TestFavoritesOfAViewerWithManyHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := s.NowMS()
-	h, err := s.parseHiddenPrefetch(s.DoMulti(ctx, s.hiddenPrefetchCmds(1, now)...), 1, now)
-	if err != nil || h.complete || h.users[2] {
-		t.Fatalf("the prefetch: complete %v, holds author 2 %v, %v; want it short of author 2", h.complete, h.users[2], err)
+	h, err := s.ParseHiddenPrefetch(s.DoMulti(ctx, s.HiddenPrefetchCmds(1, now)...), 1, now)
+	if err != nil || h.Complete || h.Users[2] {
+		t.Fatalf("the prefetch: complete %v, holds author 2 %v, %v; want it short of author 2", h.Complete, h.Users[2], err)
 	}
 	if got, want := favoritesOf(t, s, 1), []store.ID{301}; !slices.Equal(got, want) {
 		t.Fatalf("favorites %v, want %v", got, want)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -247,13 +248,13 @@ func TestFollowerListsObeyMutes(t *testing.T) {
 	check("followers of 4, 7 unsuspended", s.Followers, 4, []store.ID{7, 6, 5, 3, 2})
 	// More mutes than a page reads with its list (sepPrefetch), ending
 	// before the mute of 6: the page reads its users' separations.
-	f.muteMany(sepPrefetch + 6)
+	f.muteMany(lists.SepPrefetch + 6)
 	if err := s.Mute(ctx, 1, 6, 0); err != nil {
 		t.Fatal(err)
 	}
 	now := s.NowMS()
-	if h, err := s.parseSepPrefetch(s.DoMulti(ctx, s.sepPrefetchCmds(1, now)...), 1, now); err != nil || h.complete || h.users[6] {
-		t.Fatalf("the prefetch: complete %v, holds 6 %v, %v; want it short of 6", h.complete, h.users[6], err)
+	if h, err := s.ParseSepPrefetch(s.DoMulti(ctx, s.SepPrefetchCmds(1, now)...), 1, now); err != nil || h.Complete || h.Users[6] {
+		t.Fatalf("the prefetch: complete %v, holds 6 %v, %v; want it short of 6", h.Complete, h.Users[6], err)
 	}
 	check("followers of 4, 6 muted among many", s.Followers, 4, []store.ID{7, 5, 3, 2})
 	f.suspend(7, true)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -22,8 +23,8 @@ func TestListCursorsAreBound(t *testing.T) {
 	s := newService(t, storetest.New(t), Options{})
 	ctx := context.Background()
 	at := store.Item{TS: 1_700_000_000_000, ID: 42}
-	raw := s.sealListCursor(7, cursor.ListFollowers, 9, at)
-	c, err := s.openListCursor(ctx, raw, 7, cursor.ListFollowers, 9)
+	raw := s.SealListCursor(7, cursor.ListFollowers, 9, at)
+	c, err := s.OpenListCursor(ctx, raw, 7, cursor.ListFollowers, 9)
 	if err != nil || c.Item() != at || c.List != cursor.ListFollowers || c.Owner != 9 {
 		t.Fatalf("open(seal) = %+v, %v", c, err)
 	}
@@ -41,11 +42,11 @@ func TestListCursorsAreBound(t *testing.T) {
 		{"another kind (favorites)", raw, 7, cursor.ListFavorites, 9},
 		{"a feed cursor", feed, 7, cursor.ListFollowers, 9},
 		{"a feed cursor as the viewer's favorites", feed, 7, cursor.ListFavorites, 7},
-		{"a replies cursor", s.sealListCursor(7, cursor.ListReplies, 9, at), 7, cursor.ListFollowers, 9},
-		{"with replies vs without", s.sealListCursor(7, cursor.ListAuthorPostsWithReplies, 9, at), 7, cursor.ListAuthorPosts, 9},
+		{"a replies cursor", s.SealListCursor(7, cursor.ListReplies, 9, at), 7, cursor.ListFollowers, 9},
+		{"with replies vs without", s.SealListCursor(7, cursor.ListAuthorPostsWithReplies, 9, at), 7, cursor.ListAuthorPosts, 9},
 		{"garbage", "not-a-cursor", 7, cursor.ListFollowers, 9},
 	} {
-		if _, err := s.openListCursor(ctx, tc.raw, tc.viewer, tc.kind, tc.owner); store.CodeOf(err) != apierr.InvalidCursor {
+		if _, err := s.OpenListCursor(ctx, tc.raw, tc.viewer, tc.kind, tc.owner); store.CodeOf(err) != apierr.InvalidCursor {
 			t.Errorf("%s: err = %v, want INVALID_CURSOR", tc.what, err)
 		}
 	}
@@ -67,7 +68,7 @@ func TestListCursorsAreBound(t *testing.T) {
 	if got := body(s.Cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: 1, TS: 2, Viewer: 7})); !bytes.Equal(got, []byte{1, 1, 0, 1, 4, 7}) {
 		t.Errorf("a feed cursor's body is now %v", got)
 	}
-	if got := body(s.sealListCursor(7, cursor.ListFollowers, 9, store.Item{TS: 2, ID: 1})); !bytes.Equal(got, []byte{2, 1, 0, 1, 4, 7, byte(cursor.ListFollowers), 9}) {
+	if got := body(s.SealListCursor(7, cursor.ListFollowers, 9, store.Item{TS: 2, ID: 1})); !bytes.Equal(got, []byte{2, 1, 0, 1, 4, 7, byte(cursor.ListFollowers), 9}) {
 		t.Errorf("a list cursor's body is %v", got)
 	}
 }
@@ -108,7 +109,7 @@ func TestListSeekAcrossTies(t *testing.T) {
 				if pages > 400 {
 					t.Fatal("the list does not end")
 				}
-				items, frontier, err := parseListSeek(s.Do(ctx, s.listSeekCmd(key, "", "", from, n)))
+				items, frontier, err := lists.ParseListSeek(s.Do(ctx, s.ListSeekCmd(key, "", "", from, n)))
 				if err != nil {
 					t.Fatal(err)
 				}

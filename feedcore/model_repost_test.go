@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 )
@@ -226,10 +227,10 @@ func (r *modelRun) repostRecord(u, post store.ID) *content.Post {
 	shard := r.s.ShardOf(u)
 	rec, err := r.s.Redis.Do(context.Background(), r.s.Redis.B().Get().Key(r.s.Keys.RepostRecord(shard, u, post)).Build()).ToString()
 	r.must(err)
-	it, err := parseRepostRecord(rec, shard)
+	it, err := lists.ParseRepostRecord(rec, shard)
 	r.must(err)
 	p := r.m.posts[post]
-	return repostOf(u, p, it)
+	return lists.RepostOf(u, p, it)
 }
 
 // checkOwn checks that u's own feed holds the item id, or not, at once.

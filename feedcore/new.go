@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/timeline"
@@ -15,7 +16,7 @@ import (
 // (core.Service): each feature's methods are here, the state and the
 // mechanisms they share are the core's.
 type Service struct {
-	*safety.Service
+	*lists.Service
 }
 
 // New returns a Service over client. When opts.CursorKey is empty the
@@ -25,7 +26,7 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Service: safety.New(live.New(timeline.New(c)))}
+	s := &Service{Service: lists.New(safety.New(live.New(timeline.New(c))))}
 	s.registerRepairs()
 	return s, nil
 }
@@ -36,5 +37,4 @@ func (s *Service) registerRepairs() {
 	s.OnRepair(jAccount, s.repairAccount)
 	s.OnRepair(jSuspend, s.repairSuspension)
 	s.OnRepair(jTakedown, s.repairTakedown)
-	s.OnRepair(jFav, s.repairFavorites)
 }

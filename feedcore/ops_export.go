@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -64,20 +65,20 @@ func (s *Service) Export(ctx context.Context, sink ExportSink) (err error) {
 	}{
 		{keyOf: s.Keys.User, read: s.exportUsers},
 		{keyOf: s.Keys.Following, read: s.exportFollowTimes},
-		{keyOf: s.Keys.Blocks, read: s.exportRelations(RelationBlock)},
-		{keyOf: s.Keys.Mutes, read: s.exportRelations(RelationMute)},
-		{keyOf: s.Keys.Hides, read: s.exportRelations(RelationHide)},
+		{keyOf: s.Keys.Blocks, read: s.ExportRelations(RelationBlock)},
+		{keyOf: s.Keys.Mutes, read: s.ExportRelations(RelationMute)},
+		{keyOf: s.Keys.Hides, read: s.ExportRelations(RelationHide)},
 		{keyOf: s.Keys.KeywordFilters, read: s.ExportKeywordFilters},
 		{keyOf: s.Keys.Post, posts: true, read: s.exportPosts},
 		{keyOf: s.Keys.Post, read: s.exportReposts},
 		{keyOf: s.Keys.Live, read: s.exportLives},
 		{keyOf: s.Keys.Likers, read: s.exportLikes},
-		{keyOf: s.Keys.Favorites, read: s.exportFavorites},
+		{keyOf: s.Keys.Favorites, read: s.ExportFavorites},
 		{keyOf: s.Keys.PostCounts, read: s.exportCounts},
 	}
 	for _, ph := range phases {
 		if ph.posts {
-			sink.Recent = s.Opts.Now().Add(-exportRecent)
+			sink.Recent = s.Opts.Now().Add(-lists.ExportRecent)
 		}
 		err := s.ScanIDs(ctx, ph.keyOf, func(ids []store.ID) error {
 			for len(ids) > 0 {
@@ -211,10 +212,6 @@ func (s *Service) exportFollowChunk(user store.ID, ms []string, times rueidis.Re
 	return nil
 }
 
-// exportable reports whether p is a post to export: it exists, is not
-// deleted, and has an author (not a stray hash).
-func exportable(p *content.Post) bool { return p != nil && !p.Deleted && p.Author != 0 }
-
 func (s *Service) exportPosts(ctx context.Context, ids []store.ID, sink ExportSink) error {
 	ps, err := s.Posts(ctx, ids)
 	if err != nil {
@@ -223,7 +220,7 @@ func (s *Service) exportPosts(ctx context.Context, ids []store.ID, sink ExportSi
 	for _, p := range ps {
 		switch {
 		case p != nil && p.IsRepost(): // the reposts pass writes it
-		case exportable(p):
+		case lists.Exportable(p):
 			err = sink.Post(p)
 		case p != nil && p.Deleted && !p.TakenDown.IsZero() && sink.Takedown != nil:
 			err = sink.Takedown(p)
@@ -245,11 +242,11 @@ func (s *Service) exportReposts(ctx context.Context, ids []store.ID, sink Export
 	}
 	var recs []*content.Post
 	for _, p := range ps {
-		if exportable(p) && p.IsRepost() {
+		if lists.Exportable(p) && p.IsRepost() {
 			recs = append(recs, p)
 		}
 	}
-	origs, err := s.livePosts(ctx, store.CmdsFor(recs, func(r *content.Post) store.ID { return r.RepostOf }), sink)
+	origs, err := s.LivePosts(ctx, store.CmdsFor(recs, func(r *content.Post) store.ID { return r.RepostOf }), sink)
 	if err != nil {
 		return err
 	}
@@ -280,36 +277,8 @@ func (s *Service) exportLives(ctx context.Context, ids []store.ID, sink ExportSi
 	return nil
 }
 
-// exportRecent is how far back from the start of the posts pass a post's
-// time must reach for Export to write it again before its likes and
-// counters: the post may have been published after the pass went by
-// (replicas' clocks may disagree by this much).
-const exportRecent = 5 * time.Minute
-
-// livePosts reads the posts ids, nil where missing or deleted, and writes
-// again those published since the posts pass began (recent), so that no
-// like or counts line comes without its post.
-func (s *Service) livePosts(ctx context.Context, ids []store.ID, sink ExportSink) ([]*content.Post, error) {
-	ps, err := s.Posts(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	for i, p := range ps {
-		if !exportable(p) || p.IsRepost() {
-			ps[i] = nil
-			continue
-		}
-		if !p.CreatedAt.Before(sink.Recent) {
-			if err := sink.Post(p); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return ps, nil
-}
-
 func (s *Service) exportLikes(ctx context.Context, ids []store.ID, sink ExportSink) error {
-	ps, err := s.livePosts(ctx, ids, sink)
+	ps, err := s.LivePosts(ctx, ids, sink)
 	if err != nil {
 		return err
 	}
@@ -347,7 +316,7 @@ func (s *Service) exportLikes(ctx context.Context, ids []store.ID, sink ExportSi
 }
 
 func (s *Service) exportCounts(ctx context.Context, ids []store.ID, sink ExportSink) error {
-	ps, err := s.livePosts(ctx, ids, sink)
+	ps, err := s.LivePosts(ctx, ids, sink)
 	if err != nil {
 		return err
 	}
@@ -355,11 +324,11 @@ func (s *Service) exportCounts(ctx context.Context, ids []store.ID, sink ExportS
 	var posts []store.ID
 	for i, id := range ids {
 		if ps[i] != nil {
-			cmds = append(cmds, s.postCountsCmd(id))
+			cmds = append(cmds, s.PostCountsCmd(id))
 			posts = append(posts, id)
 		}
 	}
-	cs, err := parseCounts(s.DoMulti(ctx, cmds...))
+	cs, err := lists.ParseCounts(s.DoMulti(ctx, cmds...))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
@@ -167,9 +168,9 @@ var rebuildPhases = []rebuildPhase{
 	{"relations", store.Keys.User, (*Service).RebuildRelations},
 	{"filters", store.Keys.KeywordFilters, (*Service).RebuildKeywordFilters},
 	{"inboxes", store.Keys.User, (*Service).rebuildInboxes},
-	{"follow times", store.Keys.User, (*Service).rebuildFollowTimes},
-	{"favorites", store.Keys.User, (*Service).rebuildFavorites},
-	{"counters", store.Keys.Post, (*Service).rebuildCounters},
+	{"follow times", store.Keys.User, (*Service).RebuildFollowTimes},
+	{"favorites", store.Keys.User, (*Service).RebuildFavorites},
+	{"counters", store.Keys.Post, (*Service).RebuildCounters},
 }
 
 // recordIDs lists the ids of every key keyOf names, sorted, from every
@@ -203,27 +204,8 @@ func (s *Service) rebuildFollowers(ctx context.Context, users []store.ID, st *co
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
-// postFields reads the author and tombstone of posts: author 0 where the
-// post hash does not exist.
-func (s *Service) postFields(ctx context.Context, ids []store.ID) (authors []store.ID, ts []int64, deleted []bool, err error) {
-	cmds := store.CmdsFor(ids, func(id store.ID) rueidis.Completed {
-		return s.Redis.B().Hmget().Key(s.Keys.Post(id)).Field("a", "t", "d").Build()
-	})
-	authors, ts, deleted = make([]store.ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
-	var f [3]string
-	for i, r := range s.DoMulti(ctx, cmds...) {
-		if _, err := timeline.HashFields(r, f[:]); err != nil {
-			return nil, nil, nil, fmt.Errorf("read post %d: %w", ids[i], err)
-		}
-		authors[i], _ = store.ParseID(f[0])
-		ts[i], _ = core.ParseInt(f[1])
-		deleted[i] = f[2] == "1"
-	}
-	return authors, ts, deleted, nil
-}
-
 func (s *Service) rebuildOutboxes(ctx context.Context, posts []store.ID, st *core.RebuildStats) error {
-	authors, ts, deleted, err := s.postFields(ctx, posts)
+	authors, ts, deleted, err := s.ReadPostFields(ctx, posts)
 	if err != nil {
 		return err
 	}
@@ -257,7 +239,7 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []store.ID, st
 		switch {
 		case p == nil || p.Author == 0:
 		case p.IsRepost() && p.Deleted:
-			cmds = append(cmds, repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.RepostOf), s.Keys.PostCounts(p.RepostOf)},
+			cmds = append(cmds, lists.RepostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.RepostOf), s.Keys.PostCounts(p.RepostOf)},
 				[]string{store.Member(p.Author), store.Member(p.ID)}))
 		case p.IsRepost():
 			recs = append(recs, p)
@@ -271,9 +253,9 @@ func (s *Service) rebuildConversations(ctx context.Context, posts []store.ID, st
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return err
 	}
-	states, err := s.materializeReposts(ctx, recs)
+	states, err := s.MaterializeReposts(ctx, recs)
 	for _, state := range states {
-		if state == repostLive {
+		if state == lists.RepostLive {
 			st.Reposts++
 		}
 	}
@@ -378,7 +360,7 @@ func (s *Service) pruneOutbox(ctx context.Context, u store.ID, st *core.RebuildS
 	if err != nil {
 		return err
 	}
-	authors, _, deleted, err := s.postFields(ctx, ids)
+	authors, _, deleted, err := s.ReadPostFields(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -622,7 +604,7 @@ func (s *Service) pruneInbox(ctx context.Context, r store.ID, follows []store.ID
 	if ids, err := timeline.IdsOf(in[0]); err != nil {
 		return err
 	} else if len(ids) > 0 {
-		authors, _, deleted, err := s.postFields(ctx, ids)
+		authors, _, deleted, err := s.ReadPostFields(ctx, ids)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 )
@@ -191,7 +192,7 @@ func (s *Service) dropProfile(ctx context.Context, g goneAccount) error {
 
 // chunkOf reads up to accountChunk members of the set key.
 func (s *Service) chunkOf(ctx context.Context, key string) ([]store.ID, error) {
-	ms, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("0").Max(store.Itoa(accountChunk-1)).Build()).AsStrSlice()
+	ms, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("0").Max(store.Itoa(lists.AccountChunk-1)).Build()).AsStrSlice()
 	if err != nil {
 		return nil, err
 	}
@@ -306,13 +307,13 @@ func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
 			switch p := ps[i]; {
 			case p == nil:
 			case p.IsRepost():
-				cmds = append(cmds, repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.RepostOf), s.Keys.PostCounts(p.RepostOf)},
+				cmds = append(cmds, lists.RepostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.RepostOf), s.Keys.PostCounts(p.RepostOf)},
 					[]string{store.Member(p.Author), store.Member(p.ID)}))
 			default:
 				if p.ReplyTo != 0 {
 					cmds = append(cmds, s.ReplyDropCmd(p))
 				}
-				if err := s.dropRepostsOf(ctx, p); err != nil {
+				if err := s.DropRepostsOf(ctx, p); err != nil {
 					return nil, err
 				}
 			}
@@ -391,7 +392,7 @@ func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 // (one slot's), and returns them once each.
 func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]store.ID, error) {
 	rs := s.DoMulti(ctx, store.CmdsFor(keys, func(key string) rueidis.Completed {
-		return s.Redis.B().Zrange().Key(key).Min("0").Max(store.Itoa(accountChunk - 1)).Build()
+		return s.Redis.B().Zrange().Key(key).Min("0").Max(store.Itoa(lists.AccountChunk - 1)).Build()
 	})...)
 	seen := map[store.ID]bool{}
 	var out []store.ID
@@ -536,4 +537,16 @@ func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err 
 		s.End(ctx, shard, jid)
 	}
 	return nil
+}
+
+// dropFavorites takes a deleted account's favorites back, counters
+// updated: its record names the posts, so this costs its own favorites,
+// not the store's. The record is the phase's checkpoint.
+func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
+	m := store.Member(g.user)
+	return s.drainSet(ctx, s.Keys.Favorites(g.user), func(posts []store.ID) []rueidis.Completed {
+		return store.CmdsFor(posts, func(p store.ID) rueidis.Completed {
+			return uncountGone.Cmd(s.Redis.B(), []string{s.Keys.Favoriters(p), s.Keys.PostCounts(p)}, []string{m, "f"})
+		})
+	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
@@ -90,23 +91,23 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st core.Stre
 		if err := s.Tombstone(ctx, p); err != nil {
 			return false, fmt.Errorf("tombstone post %d: %w", ev.Item.ID, err)
 		}
-		if err := s.dropRepostsOf(ctx, p); err != nil {
+		if err := s.DropRepostsOf(ctx, p); err != nil {
 			return false, err
 		}
 		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)
 	case core.EvRepost:
-		rec := repostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
-		states, err := s.materializeReposts(ctx, []*content.Post{rec})
+		rec := lists.RepostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
+		states, err := s.MaterializeReposts(ctx, []*content.Post{rec})
 		if err != nil {
 			return false, fmt.Errorf("materialize repost %d: %w", rec.ID, err)
 		}
-		if states[0] != repostLive {
+		if states[0] != lists.RepostLive {
 			return false, nil // taken back before its fan-out: nothing to deliver
 		}
 		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)
 	case core.EvUnrepost:
-		rec := repostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
-		if err := s.unindexReposts(ctx, []*content.Post{rec}); err != nil {
+		rec := lists.RepostOf(ev.User, &content.Post{ID: ev.Orig, Author: ev.OrigAuthor}, ev.Item)
+		if err := s.UnindexReposts(ctx, []*content.Post{rec}); err != nil {
 			return false, fmt.Errorf("take back repost %d: %w", rec.ID, err)
 		}
 		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)

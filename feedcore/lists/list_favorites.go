@@ -1,4 +1,4 @@
-package feedcore
+package lists
 
 import (
 	"context"
@@ -36,14 +36,14 @@ import (
 
 // jFav journals favorites: field p, user:post pairs (encodeEdges: the
 // user as Follower, the post as Followee).
-const jFav = "fav"
+const JFav = "fav"
 
 // favoriteCommit changes the record of one favorite: KEYS the user's
 // favorites, blocks and blocked-by mirror; ARGV the post's member, its
 // author's ("": no block check, an import), "1" favorite or "0" not, now
 // ms. Favoriting replies -2 across a block, 0 when already there (its
 // time kept), 1 when added; unfavoriting 1 when removed, else 0.
-var favoriteCommit = store.NewScript(false, `
+var FavoriteCommit = store.NewScript(false, `
 local m = ARGV[1]
 if ARGV[3] == '0' then return redis.call('ZREM', KEYS[1], m) end
 if ARGV[2] ~= '' and (redis.call('ZSCORE', KEYS[2], ARGV[2]) or redis.call('ZSCORE', KEYS[3], ARGV[2])) then return -2 end
@@ -76,7 +76,7 @@ return {p[1], p[2], p[3], p[5] or '', p[6] or '', c[1] or '', c[2] or '', c[3] o
 // counters. A missing or deleted post, or one of a suspended account, is
 // NOT_FOUND; a post whose author
 // and the viewer are separated by a block, either way, is FORBIDDEN.
-func (s *Service) FavoritePost(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ PostCounts, err error) {
+func (s *Service) FavoritePost(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ core.PostCounts, err error) {
 	defer store.Wrap(&err, "user %d favorites post %d", viewer, post)
 	return s.favorite(ctx, viewer, post, true)
 }
@@ -84,57 +84,57 @@ func (s *Service) FavoritePost(ctx context.Context, viewer, post store.ID) (_ *c
 // UnfavoritePost takes viewer's favorite of post back, if any, and
 // returns the post with its counters. A missing or deleted post is
 // NOT_FOUND.
-func (s *Service) UnfavoritePost(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ PostCounts, err error) {
+func (s *Service) UnfavoritePost(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ core.PostCounts, err error) {
 	defer store.Wrap(&err, "user %d unfavorites post %d", viewer, post)
 	return s.favorite(ctx, viewer, post, false)
 }
 
-func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) (*content.Post, PostCounts, error) {
+func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) (*content.Post, core.PostCounts, error) {
 	if viewer == 0 {
-		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to favorite posts")
+		return nil, core.PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to favorite posts")
 	}
 	ps, err := s.CachedPosts(ctx, []store.ID{post})
 	if err != nil {
-		return nil, PostCounts{}, err
+		return nil, core.PostCounts{}, err
 	}
 	// A repost's record is no post, and a suspended account's post is in
 	// no feed (taking a favorite of it back is fine).
 	if p := ps[0]; p == nil || p.Deleted || p.Author == 0 || p.IsRepost() || on && p.AuthorSuspended {
-		return nil, PostCounts{}, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
+		return nil, core.PostCounts{}, apierr.Errorf(apierr.NotFound, "no post with id %d", post)
 	}
-	pair := []Edge{{Follower: viewer, Followee: post}}
+	pair := []core.Edge{{Follower: viewer, Followee: post}}
 	shard := s.ShardOf(viewer)
-	jid, err := s.Begin(ctx, shard, "k", jFav, "p", core.EncodeEdges(pair))
+	jid, err := s.Begin(ctx, shard, "k", JFav, "p", core.EncodeEdges(pair))
 	if err != nil {
-		return nil, PostCounts{}, err
+		return nil, core.PostCounts{}, err
 	}
 	author := ""
 	if on {
 		author = store.Member(ps[0].Author)
 	}
-	keys, args := s.favoriteCommitArgs(viewer, post, author, on, s.NowMS())
-	n, err := s.Commit(ctx, favoriteCommit, keys, args, favoriteCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
+	keys, args := s.FavoriteCommitArgs(viewer, post, author, on, s.NowMS())
+	n, err := s.Commit(ctx, FavoriteCommit, keys, args, FavoriteCommit.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	if err != nil {
-		return nil, PostCounts{}, fmt.Errorf("record the favorite: %w", err)
+		return nil, core.PostCounts{}, fmt.Errorf("record the favorite: %w", err)
 	}
 	if n == -2 {
 		s.End(ctx, shard, jid) // refused: nothing changed
-		return nil, PostCounts{}, timeline.ErrBlocked()
+		return nil, core.PostCounts{}, timeline.ErrBlocked()
 	}
 	rs, err := s.settleFavorites(ctx, pair, []bool{on})
 	if err != nil {
-		return nil, PostCounts{}, fmt.Errorf("recorded, a worker finishes it: %w", err)
+		return nil, core.PostCounts{}, fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
 	vs, err := likeReply(rs[0], post)
 	if err != nil {
-		return nil, PostCounts{}, err
+		return nil, core.PostCounts{}, err
 	}
 	return likedPost(post, vs)
 }
 
 // favoriteCommitArgs are favoriteCommit's keys and arguments.
-func (s *Service) favoriteCommitArgs(user, post store.ID, author string, on bool, ms int64) (keys, args []string) {
+func (s *Service) FavoriteCommitArgs(user, post store.ID, author string, on bool, ms int64) (keys, args []string) {
 	flag := "0"
 	if on {
 		flag = "1"
@@ -148,7 +148,7 @@ func (s *Service) favoriteCommitArgs(user, post store.ID, author string, on bool
 // records until they stop changing, as settleEdges does. known, when not
 // nil, is what the records held just now (the commit's), so the first
 // read is spared. It returns favoriteApply's last replies.
-func (s *Service) settleFavorites(ctx context.Context, pairs []Edge, known []bool) ([]rueidis.RedisResult, error) {
+func (s *Service) settleFavorites(ctx context.Context, pairs []core.Edge, known []bool) ([]rueidis.RedisResult, error) {
 	var applied []bool
 	var last []rueidis.RedisResult
 	truth := known
@@ -182,8 +182,8 @@ func (s *Service) settleFavorites(ctx context.Context, pairs []Edge, known []boo
 
 // favorited reports, for each pair, whether its user's record holds its
 // post now.
-func (s *Service) favorited(ctx context.Context, pairs []Edge) ([]bool, error) {
-	holds := func(p Edge) rueidis.Completed {
+func (s *Service) favorited(ctx context.Context, pairs []core.Edge) ([]bool, error) {
+	holds := func(p core.Edge) rueidis.Completed {
 		return s.Redis.B().Zscore().Key(s.Keys.Favorites(p.Follower)).Member(store.Member(p.Followee)).Build()
 	}
 	out, err := store.ParseEach(s.DoMulti(ctx, store.CmdsFor(pairs, holds)...), store.IsMember)
@@ -231,7 +231,7 @@ func parseFavorited(r rueidis.RedisResult, n int) ([]bool, error) {
 // block either way, the viewer's mute in force, the author hiding its
 // posts from it) and posts a keyword filter of the viewer's matches (not
 // its own) are left out, the page filled past them.
-func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, after string) (_ *FeedPage, err error) {
+func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, after string) (_ *core.FeedPage, err error) {
 	defer store.Wrap(&err, "list the favorites of user %d", viewer)
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your favorites")
@@ -242,12 +242,12 @@ func (s *Service) Favorites(ctx context.Context, viewer store.ID, first int, aft
 	var safety *postSafety
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[content.Post] {
 		return listScan[content.Post]{
-			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
-			first: append(s.hiddenPrefetchCmds(viewer, now), s.KeywordViewCmd(viewer, compiled.Version())),
+			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.ListSeekCmd(key, "", "", from, limit) },
+			first: append(s.HiddenPrefetchCmds(viewer, now), s.KeywordViewCmd(viewer, compiled.Version())),
 			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*content.Post, error) {
 				if safety == nil {
 					n := len(first) - 1
-					h, err := s.parseHiddenPrefetch(first[:n], viewer, now)
+					h, err := s.ParseHiddenPrefetch(first[:n], viewer, now)
 					if err != nil {
 						return nil, err
 					}
@@ -362,26 +362,26 @@ func (s *Service) shownPosts(ctx context.Context, safety *postSafety, items []st
 // favorite made before a block stays, hidden while it stands). It returns
 // how many were applied before the first refused (a bad id, a missing
 // user, a missing or deleted post), with the refusal.
-func (s *Service) PutFavorites(ctx context.Context, favs []Favorite) (_ int, err error) {
+func (s *Service) PutFavorites(ctx context.Context, favs []core.Favorite) (_ int, err error) {
 	defer store.Wrap(&err, "record favorites")
 	favs, stop := s.checkFavorites(ctx, favs)
 	if len(favs) == 0 {
 		return 0, stop
 	}
-	pairs := store.CmdsFor(favs, func(f Favorite) Edge { return Edge{Follower: f.User, Followee: f.Post} })
+	pairs := store.CmdsFor(favs, func(f core.Favorite) core.Edge { return core.Edge{Follower: f.User, Followee: f.Post} })
 	shard := s.ShardOf(favs[0].User)
-	jid, err := s.Begin(ctx, shard, "k", jFav, "p", core.EncodeEdges(pairs))
+	jid, err := s.Begin(ctx, shard, "k", JFav, "p", core.EncodeEdges(pairs))
 	if err != nil {
 		return 0, err
 	}
 	now := s.NowMS()
-	cmds := store.CmdsFor(favs, func(f Favorite) rueidis.Completed {
+	cmds := store.CmdsFor(favs, func(f core.Favorite) rueidis.Completed {
 		ms := now
 		if !f.At.IsZero() {
 			ms = f.At.UnixMilli()
 		}
-		keys, args := s.favoriteCommitArgs(f.User, f.Post, "", true, ms)
-		return favoriteCommit.Cmd(s.Redis.B(), keys, args)
+		keys, args := s.FavoriteCommitArgs(f.User, f.Post, "", true, ms)
+		return FavoriteCommit.Cmd(s.Redis.B(), keys, args)
 	})
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return 0, fmt.Errorf("record favorites: %w", err)
@@ -399,7 +399,7 @@ func (s *Service) PutFavorites(ctx context.Context, favs []Favorite) (_ int, err
 
 // checkFavorites returns the prefix of favs that can be applied, and the
 // error of the first that cannot.
-func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favorite, error) {
+func (s *Service) checkFavorites(ctx context.Context, favs []core.Favorite) ([]core.Favorite, error) {
 	var stop error
 	for i, f := range favs {
 		if f.User == 0 || f.Post == 0 {
@@ -407,13 +407,13 @@ func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favori
 			break
 		}
 	}
-	users := store.CmdsFor(favs, func(f Favorite) store.ID { return f.User })
-	posts := store.CmdsFor(favs, func(f Favorite) store.ID { return f.Post })
+	users := store.CmdsFor(favs, func(f core.Favorite) store.ID { return f.User })
+	posts := store.CmdsFor(favs, func(f core.Favorite) store.ID { return f.Post })
 	n, err := s.Existing(ctx, users)
 	if err != nil {
 		return nil, err
 	}
-	authors, _, deleted, err := s.postFields(ctx, posts)
+	authors, _, deleted, err := s.ReadPostFields(ctx, posts)
 	if err != nil {
 		return nil, err
 	}
@@ -428,29 +428,17 @@ func (s *Service) checkFavorites(ctx context.Context, favs []Favorite) ([]Favori
 	return favs, stop
 }
 
-// dropFavorites takes a deleted account's favorites back, counters
-// updated: its record names the posts, so this costs its own favorites,
-// not the store's. The record is the phase's checkpoint.
-func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
-	m := store.Member(g.user)
-	return s.drainSet(ctx, s.Keys.Favorites(g.user), func(posts []store.ID) []rueidis.Completed {
-		return store.CmdsFor(posts, func(p store.ID) rueidis.Completed {
-			return uncountGone.Cmd(s.Redis.B(), []string{s.Keys.Favoriters(p), s.Keys.PostCounts(p)}, []string{m, "f"})
-		})
-	})
-}
-
 // exportFavorites is the export pass of users' favorites, exportChunk a
 // call, with their times; favorites of deleted posts are left out (and a
 // post published since the posts pass began is written again first).
-func (s *Service) exportFavorites(ctx context.Context, users []store.ID, sink ExportSink) error {
+func (s *Service) ExportFavorites(ctx context.Context, users []store.ID, sink core.ExportSink) error {
 	for _, u := range users {
 		for from := int64(0); ; from += core.ExportChunk {
 			items, err := core.ParseEntries(s.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Favorites(u)).Min(core.Itoa64(from)).Max(core.Itoa64(from+core.ExportChunk-1)).Withscores().Build()))
 			if err != nil {
 				return err
 			}
-			ps, err := s.livePosts(ctx, store.CmdsFor(items, func(it store.Item) store.ID { return it.ID }), sink)
+			ps, err := s.LivePosts(ctx, store.CmdsFor(items, func(it store.Item) store.ID { return it.ID }), sink)
 			if err != nil {
 				return err
 			}
@@ -458,7 +446,7 @@ func (s *Service) exportFavorites(ctx context.Context, users []store.ID, sink Ex
 				if ps[i] == nil {
 					continue
 				}
-				if err := sink.Favorite(Favorite{User: u, Post: it.ID, At: time.UnixMilli(it.TS).UTC()}); err != nil {
+				if err := sink.Favorite(core.Favorite{User: u, Post: it.ID, At: time.UnixMilli(it.TS).UTC()}); err != nil {
 					return err
 				}
 			}
@@ -473,7 +461,7 @@ func (s *Service) exportFavorites(ctx context.Context, users []store.ID, sink Ex
 // rebuildFavorites is Rebuild's favorites phase, for users: every
 // favorite their records hold is in its post's favoriters (the counters
 // phase, after it, drops those no record holds and recounts).
-func (s *Service) rebuildFavorites(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
+func (s *Service) RebuildFavorites(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
 	for _, u := range users {
 		m := store.Member(u)
 		for from := int64(0); ; from += core.ExportChunk {
@@ -532,7 +520,7 @@ return changed
 // rebuildCounters is Rebuild's counters phase, for posts: favoriters no
 // record holds are dropped, then the likes and favorites counters are
 // recomputed as their bases plus the records (recount).
-func (s *Service) rebuildCounters(ctx context.Context, posts []store.ID, st *core.RebuildStats) error {
+func (s *Service) RebuildCounters(ctx context.Context, posts []store.ID, st *core.RebuildStats) error {
 	for _, p := range posts {
 		if err := s.pruneFavoriters(ctx, p, st); err != nil {
 			return err
@@ -597,4 +585,55 @@ func (s *Service) repairFavorites(ctx context.Context, _ int, e rueidis.XRangeEn
 	}
 	_, err = s.settleFavorites(ctx, pairs, nil)
 	return err
+}
+
+// readPostFields reads the author and tombstone of posts: author 0 where the
+// post hash does not exist.
+func (s *Service) ReadPostFields(ctx context.Context, ids []store.ID) (authors []store.ID, ts []int64, deleted []bool, err error) {
+	cmds := store.CmdsFor(ids, func(id store.ID) rueidis.Completed {
+		return s.Redis.B().Hmget().Key(s.Keys.Post(id)).Field("a", "t", "d").Build()
+	})
+	authors, ts, deleted = make([]store.ID, len(ids)), make([]int64, len(ids)), make([]bool, len(ids))
+	var f [3]string
+	for i, r := range s.DoMulti(ctx, cmds...) {
+		if _, err := timeline.HashFields(r, f[:]); err != nil {
+			return nil, nil, nil, fmt.Errorf("read post %d: %w", ids[i], err)
+		}
+		authors[i], _ = store.ParseID(f[0])
+		ts[i], _ = core.ParseInt(f[1])
+		deleted[i] = f[2] == "1"
+	}
+	return authors, ts, deleted, nil
+}
+
+// exportable reports whether p is a post to export: it exists, is not
+// deleted, and has an author (not a stray hash).
+func Exportable(p *content.Post) bool { return p != nil && !p.Deleted && p.Author != 0 }
+
+// exportRecent is how far back from the start of the posts pass a post's
+// time must reach for Export to write it again before its likes and
+// counters: the post may have been published after the pass went by
+// (replicas' clocks may disagree by this much).
+const ExportRecent = 5 * time.Minute
+
+// livePosts reads the posts ids, nil where missing or deleted, and writes
+// again those published since the posts pass began (recent), so that no
+// like or counts line comes without its post.
+func (s *Service) LivePosts(ctx context.Context, ids []store.ID, sink core.ExportSink) ([]*content.Post, error) {
+	ps, err := s.Posts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		if !Exportable(p) || p.IsRepost() {
+			ps[i] = nil
+			continue
+		}
+		if !p.CreatedAt.Before(sink.Recent) {
+			if err := sink.Post(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ps, nil
 }

@@ -1,4 +1,4 @@
-package feedcore
+package lists
 
 import (
 	"context"
@@ -59,12 +59,12 @@ func (s *Service) followList(ctx context.Context, q listAt, times, graph string)
 		gate := q.viewer != 0
 		var first []rueidis.Completed
 		if gate {
-			first = append(s.separationCmds(q.viewer, []store.ID{q.owner}), s.sepPrefetchCmds(q.viewer, now)...)
+			first = append(s.separationCmds(q.viewer, []store.ID{q.owner}), s.SepPrefetchCmds(q.viewer, now)...)
 		}
 		var sep *sepSet
 		return listScan[store.ID]{
 			seek: func(from *store.Item, limit int) rueidis.Completed {
-				return s.listSeekCmd(times, graph, "-1", from, limit)
+				return s.ListSeekCmd(times, graph, "-1", from, limit)
 			},
 			first: first,
 			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*store.ID, error) {
@@ -105,7 +105,7 @@ func (s *Service) gateOwner(q listAt, now int64, first []rueidis.RedisResult) (s
 	if owner[q.owner] {
 		return sepSet{}, errNothingShown
 	}
-	return s.parseSepPrefetch(first[3:], q.viewer, now)
+	return s.ParseSepPrefetch(first[3:], q.viewer, now)
 }
 
 // keepUnseparated keeps the users of items that nothing in sep separates
@@ -139,7 +139,7 @@ var errNothingShown = errors.New("the list is not shown to this viewer")
 // side, and the times of follows that are gone are removed from both
 // sides. It runs after the authors phase, which leaves each followers set
 // exactly what the following sets say.
-func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
+func (s *Service) RebuildFollowTimes(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
 	fgs, err := s.AllOf(ctx, s.Keys.Following, users)
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (s *Service) rebuildFollowTimes(ctx context.Context, users []store.ID, st *
 				at = 0 // followTimeCmds: now, and the follower's side too
 			}
 			delete(timed, f)
-			cmds = append(cmds, s.FollowTimeCmds(Edge{Follower: u, Followee: f}, at, now)...)
+			cmds = append(cmds, s.FollowTimeCmds(core.Edge{Follower: u, Followee: f}, at, now)...)
 			st.FollowTimes++
 		}
 		for f := range timed { // timed, but no longer followed

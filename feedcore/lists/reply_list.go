@@ -1,4 +1,4 @@
-package feedcore
+package lists
 
 import (
 	"context"
@@ -33,15 +33,15 @@ var repliesStart = store.Item{TS: -1, ID: math.MaxUint64}
 // Replies returns a page of the replies of post as viewer sees them,
 // oldest first: first of them (DefaultPageSize when 0), after the cursor
 // after.
-func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int, after string) (_ *FeedPage, err error) {
+func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int, after string) (_ *core.FeedPage, err error) {
 	defer store.Wrap(&err, "replies of post %d", post)
-	if first < 0 || first > MaxPageSize {
-		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
+	if first < 0 || first > timeline.MaxPageSize {
+		return nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", timeline.MaxPageSize)
 	}
 	n := timeline.OrDefault(first)
 	pos := repliesStart
 	if after != "" {
-		c, err := s.openListCursor(ctx, after, viewer, cursor.ListReplies, post)
+		c, err := s.OpenListCursor(ctx, after, viewer, cursor.ListReplies, post)
 		if err != nil {
 			return nil, err
 		}
@@ -51,11 +51,11 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 	if err != nil {
 		return nil, err
 	}
-	seal := func(it store.Item) string { return s.sealListCursor(viewer, cursor.ListReplies, post, it) }
+	seal := func(it store.Item) string { return s.SealListCursor(viewer, cursor.ListReplies, post, it) }
 	shown := found[:min(n, len(found))]
-	pg := &FeedPage{Edges: make([]FeedEdge, len(shown)), HasNext: more, HasPrevious: after != "", StartCursor: after}
+	pg := &core.FeedPage{Edges: make([]core.FeedEdge, len(shown)), HasNext: more, HasPrevious: after != "", StartCursor: after}
 	for i, e := range shown {
-		pg.Edges[i] = FeedEdge{Post: e.Val, Cursor: seal(e.It)}
+		pg.Edges[i] = core.FeedEdge{Post: e.Val, Cursor: seal(e.It)}
 	}
 	if len(shown) > 0 {
 		pg.StartCursor = pg.Edges[0].Cursor

@@ -1,4 +1,4 @@
-package feedcore
+package lists
 
 import (
 	"context"
@@ -98,13 +98,13 @@ func (s *Service) parseRelationFlags(rs []rueidis.RedisResult, n int) ([]Relatio
 // relationRecords is the record key of viewer's relations of kind, the
 // key of their ends (mutes only; "" otherwise), and the kind of their
 // list (the cursor's).
-func (s *Service) relationRecords(kind RelationKind, viewer store.ID) (rec, ends string, list cursor.ListKind, err error) {
+func (s *Service) relationRecords(kind core.RelationKind, viewer store.ID) (rec, ends string, list cursor.ListKind, err error) {
 	switch kind {
-	case RelationBlock:
+	case core.RelationBlock:
 		return s.Keys.Blocks(viewer), "", cursor.ListBlocked, nil
-	case RelationMute:
+	case core.RelationMute:
 		return s.Keys.Mutes(viewer), s.Keys.MuteEnds(viewer), cursor.ListMuted, nil
-	case RelationHide:
+	case core.RelationHide:
 		return s.Keys.Hides(viewer), "", cursor.ListHidden, nil
 	}
 	return "", "", 0, apierr.Errorf(apierr.BadInput, "no relation kind %q", kind)
@@ -113,7 +113,7 @@ func (s *Service) relationRecords(kind RelationKind, viewer store.ID) (rec, ends
 // RelationList pages viewer's own relations of kind, newest first (ties
 // by user id, highest first), first per page (DefaultPageSize when 0).
 // Ended mutes are not listed.
-func (s *Service) RelationList(ctx context.Context, viewer store.ID, kind RelationKind, first int, after string) (_ *UserPage, err error) {
+func (s *Service) RelationList(ctx context.Context, viewer store.ID, kind core.RelationKind, first int, after string) (_ *UserPage, err error) {
 	defer store.Wrap(&err, "list the %s relations of user %d", kind, viewer)
 	if viewer == 0 {
 		return nil, apierr.Errorf(apierr.Unauthenticated, "sign in to list your %ss", kind)
@@ -126,7 +126,7 @@ func (s *Service) RelationList(ctx context.Context, viewer store.ID, kind Relati
 	users, cursors, more, end, err := readList(ctx, s, listAt{viewer: viewer, kind: list, owner: viewer, first: first, after: after},
 		func(*store.Item) listScan[store.ID] {
 			return listScan[store.ID]{
-				seek: func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(rec, ends, now, from, limit) },
+				seek: func(from *store.Item, limit int) rueidis.Completed { return s.ListSeekCmd(rec, ends, now, from, limit) },
 				keep: keepAll,
 			}
 		})
@@ -151,12 +151,12 @@ func keepAll(_ context.Context, _ []rueidis.RedisResult, items []store.Item) ([]
 // applied before the first refused (a bad kind or user, the limit), with
 // the refusal; those after a refusal over the limit may have been applied
 // too, harmlessly.
-func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err error) {
+func (s *Service) PutRelations(ctx context.Context, rs []core.Relation) (_ int, err error) {
 	defer store.Wrap(&err, "record relations")
 	rs, stop := s.checkRelations(ctx, rs)
 	now := s.NowMS()
 	var cmds []rueidis.Completed
-	var pairs []Edge
+	var pairs []core.Edge
 	var at []int // the index in rs of each pair
 	for i, r := range rs {
 		until := core.RelationForever
@@ -173,7 +173,7 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 		keys, args := s.RelationCommitArgs(r.Kind, r.User, r.Target, true, now, until)
 		args[len(args)-1] = store.ScoreArg(created)
 		cmds = append(cmds, safety.RelationCommit.Cmd(s.Redis.B(), keys, args))
-		pairs = append(pairs, Edge{Follower: r.User, Followee: r.Target})
+		pairs = append(pairs, core.Edge{Follower: r.User, Followee: r.Target})
 		at = append(at, i)
 	}
 	n := len(rs)
@@ -196,19 +196,19 @@ func (s *Service) PutRelations(ctx context.Context, rs []Relation) (_ int, err e
 // checkRelations returns the prefix of rs that can be applied, and the
 // error of the first that cannot: a bad kind, a relation to oneself, a
 // missing user.
-func (s *Service) checkRelations(ctx context.Context, rs []Relation) ([]Relation, error) {
+func (s *Service) checkRelations(ctx context.Context, rs []core.Relation) ([]core.Relation, error) {
 	var stop error
 	for i, r := range rs {
 		if _, _, _, err := s.relationRecords(r.Kind, r.User); err != nil {
 			rs, stop = rs[:i], err
 			break
 		}
-		if r.User == r.Target || (r.Kind != RelationMute && !r.Until.IsZero()) {
+		if r.User == r.Target || (r.Kind != core.RelationMute && !r.Until.IsZero()) {
 			rs, stop = rs[:i], apierr.Errorf(apierr.BadInput, "relation %d %s %d: a user and another, and an end only for a mute", r.User, r.Kind, r.Target)
 			break
 		}
 	}
-	pairs := store.CmdsFor(rs, func(r Relation) Edge { return Edge{Follower: r.User, Followee: r.Target} })
+	pairs := store.CmdsFor(rs, func(r core.Relation) core.Edge { return core.Edge{Follower: r.User, Followee: r.Target} })
 	n, err := s.ExistingPairs(ctx, pairs)
 	switch {
 	case store.CodeOf(err) == apierr.NotFound:
@@ -222,8 +222,8 @@ func (s *Service) checkRelations(ctx context.Context, rs []Relation) ([]Relation
 // exportRelations is the export pass of the records of kind: each user's,
 // exportChunk a call, with their times and, for mutes, their ends (ended
 // mutes left out).
-func (s *Service) exportRelations(kind RelationKind) func(context.Context, []store.ID, ExportSink) error {
-	return func(ctx context.Context, ids []store.ID, sink ExportSink) error {
+func (s *Service) ExportRelations(kind core.RelationKind) func(context.Context, []store.ID, core.ExportSink) error {
+	return func(ctx context.Context, ids []store.ID, sink core.ExportSink) error {
 		now := s.NowMS()
 		for _, id := range ids {
 			rec, ends, _, _ := s.relationRecords(kind, id)
@@ -237,7 +237,7 @@ func (s *Service) exportRelations(kind RelationKind) func(context.Context, []sto
 					return err
 				}
 				for i, it := range items {
-					r := Relation{Kind: kind, User: id, Target: it.ID, CreatedAt: time.UnixMilli(it.TS).UTC()}
+					r := core.Relation{Kind: kind, User: id, Target: it.ID, CreatedAt: time.UnixMilli(it.TS).UTC()}
 					if ends != "" && untils[i] <= now {
 						continue
 					}

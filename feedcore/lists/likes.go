@@ -1,4 +1,4 @@
-package feedcore
+package lists
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 )
@@ -66,42 +67,42 @@ return 1
 // Like records that viewer likes post, once however often it is called,
 // and returns the post with its counters. A missing or deleted post, or
 // one of a suspended account, is NOT_FOUND.
-func (s *Service) Like(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ PostCounts, err error) {
+func (s *Service) Like(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ core.PostCounts, err error) {
 	defer store.Wrap(&err, "user %d likes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "1")
 }
 
 // Unlike takes viewer's like of post back, if any, and returns the post
 // with its counters. A missing or deleted post is NOT_FOUND.
-func (s *Service) Unlike(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ PostCounts, err error) {
+func (s *Service) Unlike(ctx context.Context, viewer, post store.ID) (_ *content.Post, _ core.PostCounts, err error) {
 	defer store.Wrap(&err, "user %d unlikes post %d", viewer, post)
 	return s.like(ctx, viewer, post, "-1")
 }
 
-func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string) (*content.Post, PostCounts, error) {
+func (s *Service) like(ctx context.Context, viewer, post store.ID, delta string) (*content.Post, core.PostCounts, error) {
 	if viewer == 0 {
-		return nil, PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to like posts")
+		return nil, core.PostCounts{}, apierr.Errorf(apierr.Unauthenticated, "sign in to like posts")
 	}
 	if delta == "1" {
 		if err := s.LikeAcrossBlock(ctx, viewer, post); err != nil {
-			return nil, PostCounts{}, err
+			return nil, core.PostCounts{}, err
 		}
 	}
 	keys, args := s.likeKeysArgs(viewer, post, delta, true)
 	vs, err := likeReply(s.Commit(ctx, likeScript, keys, args, likeScript.Cmd(s.Redis.B(), keys, args)), post)
 	if err != nil {
-		return nil, PostCounts{}, err
+		return nil, core.PostCounts{}, err
 	}
 	return likedPost(post, vs)
 }
 
 // likedPost reads a likeReply (the like and favorite scripts reply
 // alike): the post and its counters.
-func likedPost(post store.ID, vs []rueidis.RedisMessage) (*content.Post, PostCounts, error) {
+func likedPost(post store.ID, vs []rueidis.RedisMessage) (*content.Post, core.PostCounts, error) {
 	str := func(i int) string { s, _ := vs[i].ToString(); return s }
 	p, err := timeline.PostFromFields(post, timeline.PostFields{str(0), str(1), str(2), "", str(3), str(4), "", str(9), str(10)})
 	if err != nil {
-		return nil, PostCounts{}, err
+		return nil, core.PostCounts{}, err
 	}
 	return p, countsOf(str(5), str(6), str(7), str(8)), nil
 }
@@ -168,7 +169,7 @@ func (s *Service) LikeMany(ctx context.Context, likes []PostLike) (_ int, err er
 // reposts recorded so far stay, later ones (and their undoing) move the
 // counters from the values set, and Rebuild recomputes each counter as
 // its base plus the records. A missing post is NOT_FOUND.
-func (s *Service) SetCounts(ctx context.Context, post store.ID, c PostCounts) (err error) {
+func (s *Service) SetCounts(ctx context.Context, post store.ID, c core.PostCounts) (err error) {
 	defer store.Wrap(&err, "set counters of post %d", post)
 	for _, n := range []int{c.Likes, c.Comments, c.Reposts, c.Favorites} {
 		if n < 0 || n > MaxCount {
@@ -189,9 +190,9 @@ func (s *Service) SetCounts(ctx context.Context, post store.ID, c PostCounts) (e
 
 // PostCounts returns the counters of posts in order (zero for a post that
 // has none), in one round trip. Counters are never cached.
-func (s *Service) PostCounts(ctx context.Context, ids []store.ID) (_ []PostCounts, err error) {
+func (s *Service) PostCounts(ctx context.Context, ids []store.ID) (_ []core.PostCounts, err error) {
 	defer store.Wrap(&err, "read counters")
-	return parseCounts(s.DoMulti(ctx, store.CmdsFor(ids, s.postCountsCmd)...))
+	return ParseCounts(s.DoMulti(ctx, store.CmdsFor(ids, s.PostCountsCmd)...))
 }
 
 // Liked reports, for each post, whether viewer likes it, in one round trip.
@@ -202,7 +203,7 @@ func (s *Service) Liked(ctx context.Context, viewer store.ID, posts []store.ID) 
 	return parseFlags(s.DoMulti(ctx, store.CmdsFor(posts, liked)...))
 }
 
-func (s *Service) postCountsCmd(post store.ID) rueidis.Completed {
+func (s *Service) PostCountsCmd(post store.ID) rueidis.Completed {
 	return s.Redis.B().Hmget().Key(s.Keys.PostCounts(post)).Field(counterFields...).Build()
 }
 
@@ -212,15 +213,15 @@ func (s *Service) likedCmd(vm string, post store.ID) rueidis.Completed {
 }
 
 // parseCounts reads the replies of postCountsCmd.
-func parseCounts(rs []rueidis.RedisResult) ([]PostCounts, error) {
-	return store.ParseEach(rs, func(r rueidis.RedisResult) (PostCounts, error) {
+func ParseCounts(rs []rueidis.RedisResult) ([]core.PostCounts, error) {
+	return store.ParseEach(rs, func(r rueidis.RedisResult) (core.PostCounts, error) {
 		var f [4]string // "": never set, 0
 		_, err := timeline.HashFields(r, f[:])
 		return countsOf(f[0], f[1], f[2], f[3]), err
 	})
 }
 
-func countsOf(l, c, r, f string) PostCounts {
+func countsOf(l, c, r, f string) core.PostCounts {
 	n := func(s string) int {
 		if s == "" {
 			return 0
@@ -228,7 +229,7 @@ func countsOf(l, c, r, f string) PostCounts {
 		v, _ := strconv.Atoi(s)
 		return min(max(v, 0), MaxCount) // GraphQL Int, whatever an old import stored
 	}
-	return PostCounts{Likes: n(l), Comments: n(c), Reposts: n(r), Favorites: n(f)}
+	return core.PostCounts{Likes: n(l), Comments: n(c), Reposts: n(r), Favorites: n(f)}
 }
 
 func parseFlags(rs []rueidis.RedisResult) ([]bool, error) {

@@ -1,9 +1,10 @@
-package feedcore
+package lists
 
 import (
 	"context"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
@@ -34,7 +35,7 @@ import (
 // viewer's keyword filters (their version only, when this process has
 // them compiled), are read in the outbox read's round trip; the posts
 // come through the client-side cache.
-func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, withReplies bool, first int, after string) (_ *FeedPage, err error) {
+func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, withReplies bool, first int, after string) (_ *core.FeedPage, err error) {
 	defer store.Wrap(&err, "list the posts of user %d", author)
 	q := listAt{viewer: viewer, kind: cursor.ListAuthorPosts, owner: author, first: first, after: after}
 	if withReplies {
@@ -48,12 +49,12 @@ func (s *Service) AuthorPosts(ctx context.Context, viewer, author store.ID, with
 	}
 	// The author is the only one on the list: once it is not hidden, no
 	// post's author needs a check.
-	safety := &postSafety{hidden: sepSet{complete: true}, v: &timeline.View{Viewer: viewer, Now: now}}
+	safety := &postSafety{hidden: sepSet{Complete: true}, v: &timeline.View{Viewer: viewer, Now: now}}
 	key := s.Keys.Outbox(author)
 	origs := map[store.ID]*content.Post{} // the originals of the author's reposts shown
 	posts, cursors, more, end, err := readList(ctx, s, q, func(*store.Item) listScan[content.Post] {
 		return listScan[content.Post]{
-			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.listSeekCmd(key, "", "", from, limit) },
+			seek:  func(from *store.Item, limit int) rueidis.Completed { return s.ListSeekCmd(key, "", "", from, limit) },
 			first: reads,
 			keep: func(ctx context.Context, first []rueidis.RedisResult, items []store.Item) ([]*content.Post, error) {
 				if gate {

@@ -1,4 +1,4 @@
-package feedcore
+package lists
 
 import (
 	"context"
@@ -51,14 +51,14 @@ type listAt struct {
 
 // sealListCursor is the cursor of the entry at of viewer's list kind of
 // owner.
-func (s *Service) sealListCursor(viewer store.ID, kind cursor.ListKind, owner store.ID, at store.Item) string {
+func (s *Service) SealListCursor(viewer store.ID, kind cursor.ListKind, owner store.ID, at store.Item) string {
 	return s.Cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: at.ID, TS: at.TS, Viewer: viewer, List: kind, Owner: owner})
 }
 
 // openListCursor opens raw, a cursor of viewer's list kind of owner. A
 // cursor of a feed, of another list or owner, or another viewer's is
 // INVALID_CURSOR.
-func (s *Service) openListCursor(ctx context.Context, raw string, viewer store.ID, kind cursor.ListKind, owner store.ID) (cursor.Cursor, error) {
+func (s *Service) OpenListCursor(ctx context.Context, raw string, viewer store.ID, kind cursor.ListKind, owner store.ID) (cursor.Cursor, error) {
 	c, err := s.OpenWith(ctx, raw, viewer, (*cursor.Sealer).OpenAny)
 	if err != nil {
 		return cursor.Cursor{}, err
@@ -72,14 +72,14 @@ func (s *Service) openListCursor(ctx context.Context, raw string, viewer store.I
 // start checks q's page size and opens its cursor: n, the page size, and
 // the position to read after (nil: the top).
 func (s *Service) start(ctx context.Context, q listAt) (n int, from *store.Item, err error) {
-	if q.first < 0 || q.first > MaxPageSize {
-		return 0, nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", MaxPageSize)
+	if q.first < 0 || q.first > timeline.MaxPageSize {
+		return 0, nil, apierr.Errorf(apierr.BadInput, "first must be between 1 and %d", timeline.MaxPageSize)
 	}
 	n = timeline.OrDefault(q.first)
 	if q.after == "" {
 		return n, nil, nil
 	}
-	c, err := s.openListCursor(ctx, q.after, q.viewer, q.kind, q.owner)
+	c, err := s.OpenListCursor(ctx, q.after, q.viewer, q.kind, q.owner)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -114,7 +114,7 @@ func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *st
 		if round == 0 {
 			first = rs[1:]
 		}
-		items, frontier, err := parseListSeek(rs[0])
+		items, frontier, err := ParseListSeek(rs[0])
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -174,7 +174,7 @@ return {out, frontier}
 // listSeekCmd is listSeek of the list key from position from, up to
 // limit entries; check, when not "", is the set an entry must score
 // above above in.
-func (s *Service) listSeekCmd(key, check, above string, from *store.Item, limit int) rueidis.Completed {
+func (s *Service) ListSeekCmd(key, check, above string, from *store.Item, limit int) rueidis.Completed {
 	ts, m := "", ""
 	if from != nil {
 		ts, m = store.ScoreArg(from.TS), store.Member(from.ID)
@@ -188,7 +188,7 @@ func (s *Service) listSeekCmd(key, check, above string, from *store.Item, limit 
 
 // parseListSeek reads listSeek's reply: the entries kept, and the
 // frontier (nil at the list's end).
-func parseListSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
+func ParseListSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	arr, err := r.ToArray()
 	if err != nil {
 		return nil, nil, fmt.Errorf("read a list: %w", err)
@@ -212,7 +212,7 @@ func parseListSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 // cursor, which advances past everything read (or to the last entry
 // shown when the next one is already known).
 func sealPage[T any](s *Service, q listAt, n int, found []timeline.Entry[T], scanned *store.Item, more bool) (vals []*T, cursors []string, hasNext bool, end string) {
-	seal := func(it store.Item) string { return s.sealListCursor(q.viewer, q.kind, q.owner, it) }
+	seal := func(it store.Item) string { return s.SealListCursor(q.viewer, q.kind, q.owner, it) }
 	shown := found[:min(n, len(found))]
 	vals, cursors = make([]*T, len(shown)), make([]string, len(shown))
 	for i, e := range shown {
@@ -230,10 +230,10 @@ func sealPage[T any](s *Service, q listAt, n int, found []timeline.Entry[T], sca
 }
 
 // postPage is a page of a list of posts (favorites, an author's posts).
-func postPage(q listAt, posts []*content.Post, cursors []string, hasNext bool, end string) *FeedPage {
-	pg := &FeedPage{Edges: make([]FeedEdge, len(posts)), HasNext: hasNext, HasPrevious: q.after != "", StartCursor: q.after, EndCursor: end}
+func postPage(q listAt, posts []*content.Post, cursors []string, hasNext bool, end string) *core.FeedPage {
+	pg := &core.FeedPage{Edges: make([]core.FeedEdge, len(posts)), HasNext: hasNext, HasPrevious: q.after != "", StartCursor: q.after, EndCursor: end}
 	for i, p := range posts {
-		pg.Edges[i] = FeedEdge{Post: p, Cursor: cursors[i]}
+		pg.Edges[i] = core.FeedEdge{Post: p, Cursor: cursors[i]}
 	}
 	if len(cursors) > 0 {
 		pg.StartCursor = cursors[0]
@@ -288,35 +288,35 @@ func readList[T any](ctx context.Context, s *Service, q listAt, l func(from *sto
 
 // sepPrefetch bounds how much of each of the viewer's separation sets a
 // list's first round trip reads.
-const sepPrefetch = 64
+const SepPrefetch = 64
 
 // sepSet is what a page knows of the users separated from its viewer:
 // those read, whether they are all of them, and else how to read whether
 // given users are (one round trip).
 type sepSet struct {
-	users    map[store.ID]bool
-	complete bool
+	Users    map[store.ID]bool
+	Complete bool
 	read     func(ctx context.Context, users []store.ID) (map[store.ID]bool, error)
 }
 
 // of returns which of users are separated from the viewer: from the set
 // when it holds them all, else read.
 func (h sepSet) of(ctx context.Context, users []store.ID) (map[store.ID]bool, error) {
-	if h.complete || len(users) == 0 {
-		return h.users, nil
+	if h.Complete || len(users) == 0 {
+		return h.Users, nil
 	}
 	return h.read(ctx, users)
 }
 
 // prefetchCmd reads up to sepPrefetch members of key scored above min.
 func (s *Service) prefetchCmd(key, min string) rueidis.Completed {
-	return s.Redis.B().Zrange().Key(key).Min(min).Max("+inf").Byscore().Limit(0, sepPrefetch).Build()
+	return s.Redis.B().Zrange().Key(key).Min(min).Max("+inf").Byscore().Limit(0, SepPrefetch).Build()
 }
 
 // parsePrefetch reads prefetchCmds' replies into a sepSet falling back to
 // read when one of the sets may hold more.
 func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []store.ID) (map[store.ID]bool, error)) (sepSet, error) {
-	h := sepSet{users: map[store.ID]bool{}, complete: true, read: read}
+	h := sepSet{Users: map[store.ID]bool{}, Complete: true, read: read}
 	for _, r := range rs {
 		ms, err := r.AsStrSlice()
 		if err != nil {
@@ -326,9 +326,9 @@ func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []store.
 		if err != nil {
 			return sepSet{}, err
 		}
-		h.complete = h.complete && len(ids) < sepPrefetch
+		h.Complete = h.Complete && len(ids) < SepPrefetch
 		for _, id := range ids {
-			h.users[id] = true
+			h.Users[id] = true
 		}
 	}
 	return h, nil
@@ -336,12 +336,12 @@ func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []store.
 
 // hiddenPrefetchCmds read, for a list of posts, the authors hidden from
 // viewer after now (ms); parseHiddenPrefetch reads the replies.
-func (s *Service) hiddenPrefetchCmds(viewer store.ID, now int64) []rueidis.Completed {
+func (s *Service) HiddenPrefetchCmds(viewer store.ID, now int64) []rueidis.Completed {
 	return []rueidis.Completed{s.prefetchCmd(s.Keys.HiddenAuthors(viewer), "("+store.ScoreArg(now))}
 }
 
 // parseHiddenPrefetch reads hiddenPrefetchCmds' replies, sent at now.
-func (s *Service) parseHiddenPrefetch(rs []rueidis.RedisResult, viewer store.ID, now int64) (sepSet, error) {
+func (s *Service) ParseHiddenPrefetch(rs []rueidis.RedisResult, viewer store.ID, now int64) (sepSet, error) {
 	return parsePrefetch(rs, func(ctx context.Context, authors []store.ID) (map[store.ID]bool, error) {
 		return parseHidden(s.Do(ctx, s.hiddenCmd(viewer, authors)), authors, now)
 	})
@@ -386,7 +386,7 @@ func inForceOf(r rueidis.RedisResult, users []store.ID, now int64, out map[store
 // sepPrefetchCmds read, for a list of users, the users a block separates
 // from viewer, either way, and those it mutes after now (ms);
 // parseSepPrefetch reads the replies.
-func (s *Service) sepPrefetchCmds(viewer store.ID, now int64) []rueidis.Completed {
+func (s *Service) SepPrefetchCmds(viewer store.ID, now int64) []rueidis.Completed {
 	return []rueidis.Completed{
 		s.prefetchCmd(s.Keys.Blocks(viewer), "-inf"),
 		s.prefetchCmd(s.Keys.BlockedBy(viewer), "-inf"),
@@ -395,7 +395,7 @@ func (s *Service) sepPrefetchCmds(viewer store.ID, now int64) []rueidis.Complete
 }
 
 // parseSepPrefetch reads sepPrefetchCmds' replies, sent at now.
-func (s *Service) parseSepPrefetch(rs []rueidis.RedisResult, viewer store.ID, now int64) (sepSet, error) {
+func (s *Service) ParseSepPrefetch(rs []rueidis.RedisResult, viewer store.ID, now int64) (sepSet, error) {
 	return parsePrefetch(rs, func(ctx context.Context, users []store.ID) (map[store.ID]bool, error) {
 		return parseSeparations(s.DoMulti(ctx, s.separationCmds(viewer, users)...), users, now)
 	})

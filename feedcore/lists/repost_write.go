@@ -1,4 +1,4 @@
-package feedcore
+package lists
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func (s *Service) Repost(ctx context.Context, viewer, post store.ID) (_ *RepostR
 	if err != nil {
 		return nil, err
 	}
-	states, err := s.materializeReposts(ctx, []*content.Post{rec})
+	states, err := s.MaterializeReposts(ctx, []*content.Post{rec})
 	if err != nil {
 		return nil, fmt.Errorf("repost %d queued, a worker finishes it: %w", rec.ID, err)
 	}
@@ -110,7 +110,7 @@ func (s *Service) UndoRepost(ctx context.Context, viewer, post store.ID) (_ *Rep
 		return nil, err
 	}
 	if rec != nil {
-		if err := s.unindexReposts(ctx, []*content.Post{rec}); err != nil {
+		if err := s.UnindexReposts(ctx, []*content.Post{rec}); err != nil {
 			return nil, fmt.Errorf("queued, a worker finishes it: %w", err)
 		}
 	}
@@ -210,21 +210,21 @@ func (s *Service) repostLogged(reposter store.ID, p *content.Post, r rueidis.Red
 		return nil, fmt.Errorf("queue the repost: %w", err)
 	}
 	rec, _ := arr[1].ToString()
-	it, err := parseRepostRecord(rec, s.ShardOf(reposter))
+	it, err := ParseRepostRecord(rec, s.ShardOf(reposter))
 	if err != nil {
 		return nil, fmt.Errorf("queue the repost: %w", err)
 	}
-	return repostOf(reposter, p, it), nil
+	return RepostOf(reposter, p, it), nil
 }
 
 // repostOf is the record of reposter's repost of p at it.
-func repostOf(reposter store.ID, p *content.Post, it store.Item) *content.Post {
+func RepostOf(reposter store.ID, p *content.Post, it store.Item) *content.Post {
 	return &content.Post{ID: it.ID, Author: reposter, CreatedAt: time.UnixMilli(it.TS).UTC(), RepostOf: p.ID, RepostOfAuthor: p.Author}
 }
 
 // parseRepostRecord reads a repost record (keys.repostRecord) of shard:
 // the repost's id and time.
-func parseRepostRecord(rec string, shard int) (store.Item, error) {
+func ParseRepostRecord(rec string, shard int) (store.Item, error) {
 	f := strings.Fields(rec)
 	if len(f) != 3 {
 		return store.Item{}, fmt.Errorf("unreadable repost record %q", rec)
@@ -262,11 +262,11 @@ func (s *Service) logUnrepost(ctx context.Context, reposter store.ID, p *content
 		return nil, nil
 	}
 	str, _ := arr[1].ToString()
-	it, err := parseRepostRecord(str, shard)
+	it, err := ParseRepostRecord(str, shard)
 	if err != nil {
 		return nil, fmt.Errorf("queue the undoing of the repost: %w", err)
 	}
-	return repostOf(reposter, p, it), nil
+	return RepostOf(reposter, p, it), nil
 }
 
 // clockRecord is the record spelling ("c ms count") of an id shard's
@@ -311,7 +311,7 @@ return 1
 // recorded it, so a late one cannot bring it back), moving the reposts
 // counter in KEYS[2] if it was live. A newer repost recorded is left
 // alone (0); else 1.
-var repostDrop = store.NewScript(false, core.LuaLess+`
+var RepostDrop = store.NewScript(false, core.LuaLess+`
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if cur then
   if lt(ARGV[2], string.sub(cur, 2)) then return 0 end
@@ -327,7 +327,7 @@ return 1
 type repostState uint8
 
 const (
-	repostLive     repostState = iota // recorded and live: deliver it
+	RepostLive     repostState = iota // recorded and live: deliver it
 	repostTaken                       // taken back meanwhile: its undoing's event cleans up
 	repostOrigGone                    // its original is deleted: taken back here
 )
@@ -340,7 +340,7 @@ const (
 // cleans its reposter's followers' feeds), and one taken back before (its
 // hash a tombstone) it takes out of its reposter's timelines again, as a
 // late publish of a deleted post is.
-func (s *Service) materializeReposts(ctx context.Context, recs []*content.Post) ([]repostState, error) {
+func (s *Service) MaterializeReposts(ctx context.Context, recs []*content.Post) ([]repostState, error) {
 	cmds := make([]rueidis.Completed, 0, 5*len(recs))
 	at := make([]int, len(recs)) // where each record's writes start
 	for i, r := range recs {
@@ -383,18 +383,18 @@ func (s *Service) dropRepost(ctx context.Context, r *content.Post) error {
 	if _, err := s.logUnrepost(ctx, r.Author, orig, r); err != nil {
 		return err
 	}
-	return s.unindexReposts(ctx, []*content.Post{r})
+	return s.UnindexReposts(ctx, []*content.Post{r})
 }
 
 // unindexReposts applies the undoing of reposts: each record tombstoned
 // (reads skip it at once, wherever it is still indexed), out of its
 // reposter's outbox and own inbox, and taken back in its original's set
 // of reposts. Idempotent; the request and the dispatcher both run it.
-func (s *Service) unindexReposts(ctx context.Context, recs []*content.Post) error {
+func (s *Service) UnindexReposts(ctx context.Context, recs []*content.Post) error {
 	cmds := s.UnindexCmds(recs)
 	for _, r := range recs {
 		cmds = append(cmds, s.Redis.B().Hset().Key(s.Keys.Post(r.ID)).FieldValue().FieldValue("d", "1").Build(),
-			repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf)},
+			RepostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(r.RepostOf), s.Keys.PostCounts(r.RepostOf)},
 				[]string{store.Member(r.Author), store.Member(r.ID)}))
 	}
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
@@ -404,11 +404,11 @@ func (s *Service) unindexReposts(ctx context.Context, recs []*content.Post) erro
 // evUnrepost on each reposter's shard, then its entry in p's set of
 // reposts marked taken back, a chunk at a time, so a run that dies
 // resumes past what it did. Work proportional to p's reposts.
-func (s *Service) dropRepostsOf(ctx context.Context, p *content.Post) error {
+func (s *Service) DropRepostsOf(ctx context.Context, p *content.Post) error {
 	key := s.Keys.Reposts(p.ID)
 	var cursor uint64
 	for {
-		e, err := s.Do(ctx, s.Redis.B().Hscan().Key(key).Cursor(cursor).Count(accountChunk).Build()).AsScanEntry()
+		e, err := s.Do(ctx, s.Redis.B().Hscan().Key(key).Cursor(cursor).Count(AccountChunk).Build()).AsScanEntry()
 		if err != nil {
 			return fmt.Errorf("read reposts of post %d: %w", p.ID, err)
 		}
@@ -450,7 +450,7 @@ func (s *Service) logUnreposts(ctx context.Context, p *content.Post, recs []*con
 	}
 	cmds = cmds[:0]
 	for _, r := range recs {
-		cmds = append(cmds, repostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.ID), s.Keys.PostCounts(p.ID)},
+		cmds = append(cmds, RepostDrop.Cmd(s.Redis.B(), []string{s.Keys.Reposts(p.ID), s.Keys.PostCounts(p.ID)},
 			[]string{store.Member(r.Author), store.Member(r.ID)}))
 	}
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
@@ -525,7 +525,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, 
 		if err != nil {
 			return 0, err
 		}
-		if it, err := parseRepostRecord(rec, s.ShardOf(r.Author)); err != nil || it.ID != r.ID {
+		if it, err := ParseRepostRecord(rec, s.ShardOf(r.Author)); err != nil || it.ID != r.ID {
 			recs, stop = recs[:i], apierr.Errorf(apierr.BadInput, "repost %d: user %d reposts post %d already, as another repost", r.ID, r.Author, r.RepostOf)
 			break
 		}
@@ -539,7 +539,7 @@ func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, 
 			return 0, err
 		}
 	}
-	if _, err := s.materializeReposts(ctx, recs); err != nil {
+	if _, err := s.MaterializeReposts(ctx, recs); err != nil {
 		return 0, fmt.Errorf("reposts queued, workers finish them: %w", err)
 	}
 	return len(recs), stop
@@ -547,4 +547,4 @@ func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, 
 
 // accountChunk is how many followers, followees, posts or liked posts one
 // step of the job handles in one pipeline.
-const accountChunk = 500
+const AccountChunk = 500

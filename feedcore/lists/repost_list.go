@@ -1,10 +1,11 @@
-package feedcore
+package lists
 
 import (
 	"context"
 	"slices"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -60,7 +61,7 @@ func (s *Service) listReposts(ctx context.Context, safety *postSafety, ps []*con
 
 // showOriginals turns the edges of pg that are reposts into edges of their
 // originals (origs, by repost id) with the repost as Repost.
-func showOriginals(pg *FeedPage, origs map[store.ID]*content.Post) {
+func showOriginals(pg *core.FeedPage, origs map[store.ID]*content.Post) {
 	for i, e := range pg.Edges {
 		if o := origs[e.Post.ID]; o != nil && e.Post.IsRepost() {
 			pg.Edges[i].Repost, pg.Edges[i].Post = e.Post, o

@@ -1,4 +1,4 @@
-package feedcore
+package lists
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/roundtrip"
 )
 
@@ -46,12 +48,12 @@ type HydrateRequest struct {
 // Hydration answers a HydrateRequest: each slice in the order of its
 // request list. Users holds nil where no profile exists.
 type Hydration struct {
-	Counts      []PostCounts
+	Counts      []core.PostCounts
 	Liked       []bool
 	Reposted    []bool
-	Users       []*User
+	Users       []*core.User
 	Posts       []*content.Post
-	GraphCounts []GraphCounts
+	GraphCounts []timeline.GraphCounts
 	Following   []bool
 	Relations   []RelationFlags
 	Favorited   []bool
@@ -71,7 +73,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 	}
 	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+len(reposted)+2*len(req.GraphCounts)+1+relationFlagsReplies)
 	for _, id := range req.Counts {
-		cmds = append(cmds, s.postCountsCmd(id))
+		cmds = append(cmds, s.PostCountsCmd(id))
 	}
 	vm := store.Member(req.Viewer)
 	for _, id := range liked {
@@ -106,7 +108,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 			}
 			rs = rs[:len(rs)-1]
 		}
-		if h.Counts, err = parseCounts(rs[:len(req.Counts)]); err != nil {
+		if h.Counts, err = ParseCounts(rs[:len(req.Counts)]); err != nil {
 			return err
 		}
 		rs = rs[len(req.Counts):]
@@ -122,7 +124,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 			}
 			rs = rs[len(reposted):]
 		}
-		h.GraphCounts = make([]GraphCounts, len(req.GraphCounts))
+		h.GraphCounts = make([]timeline.GraphCounts, len(req.GraphCounts))
 		for i := range req.GraphCounts {
 			fr, err := rs[2*i].AsInt64()
 			if err != nil {
@@ -132,7 +134,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 			if err != nil {
 				return err
 			}
-			h.GraphCounts[i] = GraphCounts{Followers: int(fr), Following: int(fg)}
+			h.GraphCounts[i] = timeline.GraphCounts{Followers: int(fr), Following: int(fg)}
 		}
 		rs = rs[2*len(req.GraphCounts):]
 		if len(following) > 0 {

@@ -1,0 +1,19 @@
+package lists
+
+import "github.com/feedd/feedd/feedcore/safety"
+
+// Service is the lists and what a page's items carry, over the safety
+// rules: favorites, an author's posts, followers and following, the
+// viewer's relations, a post's replies; likes, reposts and their
+// counters; and hydration, the viewer's flags and counters read for a
+// page in one round trip. Features above it embed it.
+type Service struct {
+	*safety.Service
+}
+
+// New returns the lists over sf, their journal kind registered.
+func New(sf *safety.Service) *Service {
+	s := &Service{Service: sf}
+	sf.OnRepair(JFav, s.repairFavorites)
+	return s
+}
