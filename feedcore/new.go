@@ -6,17 +6,18 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/live"
+	"github.com/feedd/feedd/feedcore/moderation"
 	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
 // Service reads and writes feeds. It is safe for concurrent use; many
-// replicas may share one Redis. It is the features over the shared core
-// (core.Service): each feature's methods are here, the state and the
-// mechanisms they share are the core's.
+// replicas may share one Redis. It is the top of the layers (each embeds
+// the one below: moderation, lists, safety, live, timeline, core), and
+// adds what spans them all: the workers, export and rebuild.
 type Service struct {
-	*lists.Service
+	*moderation.Service
 }
 
 // New returns a Service over client. When opts.CursorKey is empty the
@@ -26,15 +27,8 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Service: lists.New(safety.New(live.New(timeline.New(c))))}
-	s.registerRepairs()
-	return s, nil
-}
-
-// registerRepairs tells the journal how each feature completes the
-// mutations of its kinds that died half way.
-func (s *Service) registerRepairs() {
-	s.OnRepair(jAccount, s.repairAccount)
-	s.OnRepair(jSuspend, s.repairSuspension)
-	s.OnRepair(jTakedown, s.repairTakedown)
+	// Each layer embeds the one below and registers its own journal
+	// kinds: the core, the timeline, the live feed, the safety rules, the
+	// lists, moderation.
+	return &Service{Service: moderation.New(lists.New(safety.New(live.New(timeline.New(c)))))}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/live"
+	"github.com/feedd/feedd/feedcore/moderation"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
@@ -60,13 +61,13 @@ func (s *Service) Rebuild(ctx context.Context, o RebuildOptions) (st core.Rebuil
 	// nothing of a deleted account (its posts, its follows), no post taken
 	// down, may be rebuilt; then the marks of suspended accounts, and the
 	// reports' index.
-	if err := s.finishJobs(ctx, jAccount, jSuspend, jTakedown); err != nil {
+	if err := s.FinishJobs(ctx, moderation.JAccount, moderation.JSuspend, moderation.JTakedown); err != nil {
 		return st, err
 	}
-	if err := s.settleSuspensions(ctx, &st); err != nil {
+	if err := s.SettleSuspensions(ctx, &st); err != nil {
 		return st, err
 	}
-	if err := s.reindexReports(ctx, &st); err != nil {
+	if err := s.ReindexReports(ctx, &st); err != nil {
 		return st, err
 	}
 	ck := s.Keys.Rebuild()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/moderation"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -194,7 +195,7 @@ func committedDeletion(t *testing.T) (accountWorld, *clock) {
 	stop := startWorkers(t, s, WorkerOptions{})
 	w := newAccountWorld(t, s, clk)
 	stop()
-	if _, err := s.commitGone(context.Background(), 1, "u1"); err != nil {
+	if _, err := s.CommitGone(context.Background(), 1, "u1"); err != nil {
 		t.Fatal(err)
 	}
 	return w, clk
@@ -206,7 +207,7 @@ func TestDeleteAccountFinishedByWorkers(t *testing.T) {
 	w, clk := committedDeletion(t)
 	s, ctx := w.s, context.Background()
 	// Half the job ran before the request died: it resumes from there.
-	if err := s.dropProfile(ctx, goneAccount{user: 1, handle: "u1", deletedAt: clk.now().UnixMilli()}); err != nil {
+	if err := s.DropProfile(ctx, moderation.GoneAccount{User: 1, Handle: "u1", DeletedAt: clk.now().UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
 	marker := s.Keys.Gone(s.ShardOf(1), 1)
@@ -214,7 +215,7 @@ func TestDeleteAccountFinishedByWorkers(t *testing.T) {
 	startWorkers(t, s, WorkerOptions{RepairAfter: 50 * time.Millisecond})
 	waitFor(t, "the deletion job", func() bool {
 		ph, _ := s.Redis.Do(ctx, s.Redis.B().Hget().Key(marker).Field("ph").Build()).AsInt64()
-		return ph == int64(len(accountPhases))
+		return ph == int64(len(moderation.AccountPhases))
 	})
 	drain(t, s)
 	w.check(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/moderation"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -301,13 +302,13 @@ func TestModerationJobsFinishedByRepair(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fields := append([]string{"k", jSuspend, "u", "2"}, op.auditFields(ActionSuspend, "user:2", s.NowMS())...)
+	fields := append([]string{"k", moderation.JSuspend, "u", "2"}, op.AuditFields(moderation.ActionSuspend, "user:2", s.NowMS())...)
 	commit([]string{s.Keys.Suspended(shard, 2), s.Keys.Journal(shard), s.Keys.SuspendSweeps(shard)},
-		append([]string{"1", "0", op.Reason, op.Operator, "2"}, fields...), suspensionCommit)
+		append([]string{"1", "0", op.Reason, op.Operator, "2"}, fields...), moderation.SuspensionCommit)
 	ev := core.Event{Type: core.EvDelete, User: 5, Item: store.Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.Fields()
-	tfields := append([]string{"k", jTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+store.FormatID(bad.ID), s.NowMS())...)
+	tfields := append([]string{"k", moderation.JTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.AuditFields(moderation.ActionTakedown, "post:"+store.FormatID(bad.ID), s.NowMS())...)
 	commit([]string{s.Keys.TakenDown(s.ShardOf(5), bad.ID), s.Keys.Events(s.ShardOf(5)), s.Keys.Journal(s.ShardOf(5))},
-		append(append([]string{"1", "", store.Itoa(len(ev))}, ev...), tfields...), takedownCommit)
+		append(append([]string{"1", "", store.Itoa(len(ev))}, ev...), tfields...), moderation.TakedownCommit)
 
 	ch := s.NewCharge(Subject{Viewer: 2}, 1, RateLimit{})
 	_, err = s.FollowingFeed(WithCharge(ctx, ch), FeedRequest{Viewer: 2})
@@ -328,7 +329,7 @@ func TestModerationJobsFinishedByRepair(t *testing.T) {
 	for i := 0; i+1 < len(tfields); i += 2 {
 		e[tfields[i]] = tfields[i+1]
 	}
-	if err := s.finishTakedown(ctx, "x", e); err != nil {
+	if err := s.FinishTakedown(ctx, "x", e); err != nil {
 		t.Fatal(err)
 	}
 	wantAudit(t, s, "suspend user:2 spam alice", fmt.Sprintf("takedown post:%d spam alice", bad.ID))
@@ -398,11 +399,11 @@ func TestSuspendResumesFromCheckpoint(t *testing.T) {
 	// The checkpoint says the newest 600 are done (walked newest first).
 	mid := ps[n-600]
 	ck := s.Keys.SuspendCheckpoint(shard, "1-1")
-	pos := markPos{on: true, last: &store.Item{TS: mid.CreatedAt.UnixMilli(), ID: mid.ID}}
+	pos := moderation.MarkPos{On: true, Last: &store.Item{TS: mid.CreatedAt.UnixMilli(), ID: mid.ID}}
 	if err := s.Do(ctx, s.Redis.B().Set().Key(ck).Value(pos.String()).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.settleSuspension(ctx, 1, ck)
+	out, err := s.SettleSuspension(ctx, 1, ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +418,7 @@ func TestSuspendResumesFromCheckpoint(t *testing.T) {
 	if n, _ := s.Redis.Do(ctx, s.Redis.B().Exists().Key(ck).Build()).AsInt64(); n != 0 {
 		t.Error("the checkpoint outlived its job")
 	}
-	if out, err := s.settleSuspension(ctx, 1, ""); err != nil || out.Posts != n {
+	if out, err := s.SettleSuspension(ctx, 1, ""); err != nil || out.Posts != n {
 		t.Errorf("a pass from the start walked %d posts (%v), want %d", out.Posts, err, n)
 	}
 }
@@ -498,8 +499,8 @@ func TestModerationRebuild(t *testing.T) {
 	}
 	shard := s.ShardOf(5)
 	ev := core.Event{Type: core.EvDelete, User: 5, Item: store.Item{TS: bad.CreatedAt.UnixMilli(), ID: bad.ID}}.Fields()
-	tfields := append([]string{"k", jTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.auditFields(ActionTakedown, "post:"+store.FormatID(bad.ID), s.NowMS())...)
-	if err := s.Do(ctx, takedownCommit.Cmd(s.Redis.B(), []string{s.Keys.TakenDown(shard, bad.ID), s.Keys.Events(shard), s.Keys.Journal(shard)},
+	tfields := append([]string{"k", moderation.JTakedown, "p", store.FormatID(bad.ID), "u", "5"}, op.AuditFields(moderation.ActionTakedown, "post:"+store.FormatID(bad.ID), s.NowMS())...)
+	if err := s.Do(ctx, moderation.TakedownCommit.Cmd(s.Redis.B(), []string{s.Keys.TakenDown(shard, bad.ID), s.Keys.Events(shard), s.Keys.Journal(shard)},
 		append(append([]string{"1", "", store.Itoa(len(ev))}, ev...), tfields...))).Error(); err != nil {
 		t.Fatal(err)
 	}

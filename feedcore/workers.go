@@ -55,7 +55,7 @@ func (s *Service) RunWorkers(ctx context.Context, o WorkerOptions) (err error) {
 	run(func() { s.reclaim(ctx, o, name+"-r") })
 	run(func() { s.RepairLoop(ctx, o) })
 	run(func() { s.MuteEndLoop(ctx, o) })
-	run(func() { s.secondPassLoop(ctx, o) })
+	run(func() { s.SecondPassLoop(ctx, o) })
 	run(func() { s.sweepLoop(ctx, o) })
 	wg.Wait()
 	return nil

@@ -1,4 +1,4 @@
-package feedcore
+package moderation
 
 import (
 	"context"
@@ -106,7 +106,7 @@ func (a ModAction) check(reasonOptional bool) (ModAction, error) {
 // auditFields are the fields of the audit entry of action on subject at
 // ms, as a job's journal entry carries them and the audit stream stores
 // them. An import's job carries them with no action: it appends none.
-func (a ModAction) auditFields(action, subject string, ms int64) []string {
+func (a ModAction) AuditFields(action, subject string, ms int64) []string {
 	return []string{"t", store.ScoreArg(ms), "o", a.Operator, "a", action, "s", subject, "r", a.Reason}
 }
 
@@ -122,8 +122,8 @@ type ModOutcome struct {
 
 // Journal entry kinds of the moderation's jobs.
 const (
-	jSuspend  = "sus" // fields u (the user) and the action's (auditFields)
-	jTakedown = "tkd" // fields p (the post), u (its author) and the action's (auditFields)
+	JSuspend  = "sus" // fields u (the user) and the action's (auditFields)
+	JTakedown = "tkd" // fields p (the post), u (its author) and the action's (auditFields)
 )
 
 // suspensionCommit suspends (ARGV[1] "1") or unsuspends ("") the user
@@ -132,7 +132,7 @@ const (
 // journals the job on KEYS[2] (fields ARGV[6..]) and owes it a second
 // pass in KEYS[3] (suspendSweeps, at the server's time). Replies {1,
 // entry id}, or {0} when nothing changed.
-var suspensionCommit = store.NewScript(false, `
+var SuspensionCommit = store.NewScript(false, `
 local on = ARGV[1] == '1'
 if on == (redis.call('EXISTS', KEYS[1]) == 1) then return {0} end
 if on then
@@ -193,14 +193,14 @@ func (s *Service) accountExists(ctx context.Context, user store.ID) error {
 // and appends its audit entry (action; none when empty: an import).
 func (s *Service) changeSuspension(ctx context.Context, user store.ID, on bool, a ModAction, action string, at int64) (ModOutcome, error) {
 	shard := s.ShardOf(user)
-	fields := append([]string{"k", jSuspend, "u", store.FormatID(user)}, a.auditFields(action, "user:"+store.FormatID(user), at)...)
+	fields := append([]string{"k", JSuspend, "u", store.FormatID(user)}, a.AuditFields(action, "user:"+store.FormatID(user), at)...)
 	flag := ""
 	if on {
 		flag = "1"
 	}
 	keys := []string{s.Keys.Suspended(shard, user), s.Keys.Journal(shard), s.Keys.SuspendSweeps(shard)}
 	args := append([]string{flag, store.ScoreArg(at), a.Reason, a.Operator, store.FormatID(user)}, fields...)
-	arr, err := s.Commit(ctx, suspensionCommit, keys, args, suspensionCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
+	arr, err := s.Commit(ctx, SuspensionCommit, keys, args, SuspensionCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("commit: %w", err)
 	}
@@ -233,7 +233,7 @@ func (s *Service) runSuspensionJob(ctx context.Context, shard int, jid string, f
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("%w: journal field u %q", core.ErrMalformed, fv["u"])
 	}
-	out, err := s.settleSuspension(ctx, u, s.Keys.SuspendCheckpoint(shard, jid))
+	out, err := s.SettleSuspension(ctx, u, s.Keys.SuspendCheckpoint(shard, jid))
 	if err != nil {
 		return out, err
 	}
@@ -262,30 +262,30 @@ const markChunk = 500
 
 // markPos is where a job stands: the marks it sets (on), the source it
 // walks and the last item of it done (nil: none yet).
-type markPos struct {
-	on   bool
+type MarkPos struct {
+	On   bool
 	src  int
-	last *store.Item
+	Last *store.Item
 }
 
-func (p markPos) String() string {
+func (p MarkPos) String() string {
 	on := "0"
-	if p.on {
+	if p.On {
 		on = "1"
 	}
-	if p.last == nil {
+	if p.Last == nil {
 		return on + " " + store.Itoa(p.src)
 	}
-	return on + " " + store.Itoa(p.src) + " " + store.ScoreArg(p.last.TS) + " " + store.FormatID(p.last.ID)
+	return on + " " + store.Itoa(p.src) + " " + store.ScoreArg(p.Last.TS) + " " + store.FormatID(p.Last.ID)
 }
 
 // parseMarkPos reads a checkpoint; ok is false for none or a damaged one.
-func parseMarkPos(v string) (p markPos, ok bool) {
+func parseMarkPos(v string) (p MarkPos, ok bool) {
 	f := strings.Fields(v)
 	if len(f) != 2 && len(f) != 4 {
 		return p, false
 	}
-	p.on = f[0] == "1"
+	p.On = f[0] == "1"
 	src, err := strconv.Atoi(f[1])
 	if err != nil || src < 0 {
 		return p, false
@@ -297,7 +297,7 @@ func parseMarkPos(v string) (p markPos, ok bool) {
 		if err1 != nil || err2 != nil {
 			return p, false
 		}
-		p.last = &store.Item{TS: ts, ID: id}
+		p.Last = &store.Item{TS: ts, ID: id}
 	}
 	return p, true
 }
@@ -306,7 +306,7 @@ func parseMarkPos(v string) (p markPos, ok bool) {
 // with its marker, re-read until it stops changing (bounded: the journal
 // repairs what is left). ck, when set, is the job's checkpoint: a job
 // resumed with the same marks to set goes on from it. Idempotent.
-func (s *Service) settleSuspension(ctx context.Context, u store.ID, ck string) (ModOutcome, error) {
+func (s *Service) SettleSuspension(ctx context.Context, u store.ID, ck string) (ModOutcome, error) {
 	var out ModOutcome
 	for range core.MaxSettleRounds {
 		pos, err := s.markStart(ctx, u, ck)
@@ -325,7 +325,7 @@ func (s *Service) settleSuspension(ctx context.Context, u store.ID, ck string) (
 				return out, fmt.Errorf("drop the checkpoint: %w", err)
 			}
 		}
-		if again.on == pos.on {
+		if again.On == pos.On {
 			return out, nil
 		}
 	}
@@ -334,20 +334,20 @@ func (s *Service) settleSuspension(ctx context.Context, u store.ID, ck string) (
 
 // markStart reads whether u is suspended and, with ck, where its job
 // stands: from the start unless the checkpoint sets the same marks.
-func (s *Service) markStart(ctx context.Context, u store.ID, ck string) (markPos, error) {
+func (s *Service) markStart(ctx context.Context, u store.ID, ck string) (MarkPos, error) {
 	cmds := []rueidis.Completed{s.Redis.B().Exists().Key(s.Keys.Suspended(s.ShardOf(u), u)).Build()}
 	if ck != "" {
 		cmds = append(cmds, s.Redis.B().Get().Key(ck).Build())
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs); err != nil {
-		return markPos{}, fmt.Errorf("read the suspension: %w", err)
+		return MarkPos{}, fmt.Errorf("read the suspension: %w", err)
 	}
 	n, _ := rs[0].AsInt64()
-	pos := markPos{on: n == 1}
+	pos := MarkPos{On: n == 1}
 	if ck != "" {
 		v, _ := rs[1].ToString()
-		if got, ok := parseMarkPos(v); ok && got.on == pos.on {
+		if got, ok := parseMarkPos(v); ok && got.On == pos.On {
 			pos = got
 		}
 	}
@@ -358,14 +358,14 @@ func (s *Service) markStart(ctx context.Context, u store.ID, ck string) (markPos
 // the mark on each item, one chunk a round trip: the writes of a chunk go
 // with the read of the next and the checkpoint of the one before (whose
 // writes Redis has confirmed).
-func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck string) (ModOutcome, error) {
+func (s *Service) markAccount(ctx context.Context, u store.ID, pos MarkPos, ck string) (ModOutcome, error) {
 	var out ModOutcome
 	srcs := s.markSources(u)
 	var writes []rueidis.Completed // the marks of the items between done and pos
 	done := pos
 	for pos.src < len(srcs) {
 		src := srcs[pos.src]
-		cmds := append(writes, s.SeekCmd(core.Older, timeline.Source{Key: src.key}, pos.last, markChunk))
+		cmds := append(writes, s.SeekCmd(core.Older, timeline.Source{Key: src.key}, pos.Last, markChunk))
 		if ck != "" {
 			cmds = append(cmds, s.Redis.B().Set().Key(ck).Value(done.String()).Ex(core.CheckpointTTL).Build())
 		}
@@ -378,20 +378,20 @@ func (s *Service) markAccount(ctx context.Context, u store.ID, pos markPos, ck s
 		if err != nil {
 			return out, err
 		}
-		writes = store.CmdsFor(items, func(it store.Item) rueidis.Completed { return s.MarkCmd(src.hash(it.ID), pos.on) })
+		writes = store.CmdsFor(items, func(it store.Item) rueidis.Completed { return s.MarkCmd(src.hash(it.ID), pos.On) })
 		if src.isPost {
 			out.Posts += len(items)
 		} else {
 			out.Sessions += len(items)
 		}
 		if len(items) == markChunk {
-			pos.last = &items[len(items)-1]
+			pos.Last = &items[len(items)-1]
 			continue
 		}
-		pos.src, pos.last = pos.src+1, nil
+		pos.src, pos.Last = pos.src+1, nil
 	}
 	// The profile last: its mark keeps the account out of follower lists.
-	writes = append(writes, s.MarkCmd(s.Keys.User(u), pos.on))
+	writes = append(writes, s.MarkCmd(s.Keys.User(u), pos.On))
 	if len(writes) > 0 {
 		if err := store.FirstErr(s.DoMulti(ctx, writes...)); err != nil {
 			return out, fmt.Errorf("mark the items of user %d: %w", u, err)
@@ -415,19 +415,19 @@ func (s *Service) sweepSuspensions(ctx context.Context, shard int, cutoff time.T
 		if err != nil {
 			return fmt.Errorf("%w: suspended user %q", core.ErrMalformed, m)
 		}
-		_, err = s.settleSuspension(ctx, u, "")
+		_, err = s.SettleSuspension(ctx, u, "")
 		return err
 	})
 }
 
 // Suspensions calls fn with the suspended accounts, a batch at a time.
-func (s *Service) Suspensions(ctx context.Context, fn func([]Suspension) error) (err error) {
+func (s *Service) Suspensions(ctx context.Context, fn func([]core.Suspension) error) (err error) {
 	defer store.Wrap(&err, "list suspended accounts")
 	return s.shardHashes(ctx, s.Keys.Suspended, []string{"at", "r", "o"}, func(ids []store.ID, fs [][]string) error {
-		out := make([]Suspension, len(ids))
+		out := make([]core.Suspension, len(ids))
 		for i, f := range fs {
 			ms, _ := core.ParseInt(f[0])
-			out[i] = Suspension{User: ids[i], At: time.UnixMilli(ms).UTC(), Reason: f[1], Operator: f[2]}
+			out[i] = core.Suspension{User: ids[i], At: time.UnixMilli(ms).UTC(), Reason: f[1], Operator: f[2]}
 		}
 		return fn(out)
 	})
@@ -474,7 +474,7 @@ func (s *Service) shardHashes(ctx context.Context, keyOf func(shard int, id stor
 // an audit entry (the audit lines carry those) and whether or not the
 // account exists yet: its posts and sessions imported later are marked as
 // they are stored.
-func (s *Service) PutSuspension(ctx context.Context, sp Suspension) (err error) {
+func (s *Service) PutSuspension(ctx context.Context, sp core.Suspension) (err error) {
 	defer store.Wrap(&err, "record the suspension of user %d", sp.User)
 	if sp.User == 0 {
 		return apierr.Errorf(apierr.BadInput, "a suspension needs a positive user id")
@@ -488,10 +488,10 @@ func (s *Service) PutSuspension(ctx context.Context, sp Suspension) (err error) 
 }
 
 // settleSuspensions settles the marks of every suspended account (Rebuild).
-func (s *Service) settleSuspensions(ctx context.Context, st *core.RebuildStats) error {
-	return s.Suspensions(ctx, func(ss []Suspension) error {
+func (s *Service) SettleSuspensions(ctx context.Context, st *core.RebuildStats) error {
+	return s.Suspensions(ctx, func(ss []core.Suspension) error {
 		for _, sp := range ss {
-			if _, err := s.settleSuspension(ctx, sp.User, ""); err != nil {
+			if _, err := s.SettleSuspension(ctx, sp.User, ""); err != nil {
 				return err
 			}
 			st.Suspensions++
@@ -505,7 +505,7 @@ func (s *Service) settleSuspensions(ctx context.Context, st *core.RebuildStats) 
 // it sets the record (ARGV[1] ms), appends the delete event (ARGV[4 ..
 // 3+ARGV[3]]) to the events stream KEYS[2] and journals the rest (the
 // other ARGV) on KEYS[3]: reply {1, journal entry id}.
-var takedownCommit = store.NewScript(false, `
+var TakedownCommit = store.NewScript(false, `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 if ARGV[2] == '1' then return {-1} end
 redis.call('SET', KEYS[1], ARGV[1])
@@ -538,15 +538,15 @@ func (s *Service) Takedown(ctx context.Context, post store.ID, a ModAction) (_ M
 func (s *Service) takedown(ctx context.Context, p *content.Post, a ModAction, action string, ms int64) (ModOutcome, error) {
 	shard := s.ShardOf(p.Author)
 	ev := core.Event{Type: core.EvDelete, User: p.Author, Item: store.Item{TS: p.CreatedAt.UnixMilli(), ID: p.ID}}.Fields()
-	fields := append([]string{"k", jTakedown, "p", store.FormatID(p.ID), "u", store.FormatID(p.Author)},
-		a.auditFields(action, "post:"+store.FormatID(p.ID), ms)...)
+	fields := append([]string{"k", JTakedown, "p", store.FormatID(p.ID), "u", store.FormatID(p.Author)},
+		a.AuditFields(action, "post:"+store.FormatID(p.ID), ms)...)
 	deleted := ""
 	if p.Deleted {
 		deleted = "1"
 	}
 	keys := []string{s.Keys.TakenDown(shard, p.ID), s.Keys.Events(shard), s.Keys.Journal(shard)}
 	args := append(append([]string{store.ScoreArg(ms), deleted, store.Itoa(len(ev))}, ev...), fields...)
-	arr, err := s.Commit(ctx, takedownCommit, keys, args, takedownCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
+	arr, err := s.Commit(ctx, TakedownCommit, keys, args, TakedownCommit.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return ModOutcome{}, fmt.Errorf("commit: %w", err)
 	}
@@ -557,7 +557,7 @@ func (s *Service) takedown(ctx context.Context, p *content.Post, a ModAction, ac
 		return ModOutcome{}, nil
 	}
 	jid, _ := arr[1].ToString()
-	if err := s.finishTakedown(ctx, jid, journalFields(fields)); err != nil {
+	if err := s.FinishTakedown(ctx, jid, journalFields(fields)); err != nil {
 		return ModOutcome{}, fmt.Errorf("committed, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
@@ -568,7 +568,7 @@ func (s *Service) takedown(ctx context.Context, p *content.Post, a ModAction, ac
 // records: the post tombstoned and out of its author's timelines (as the
 // dispatcher does with the delete event, which also fans the removal out),
 // marked taken down, and the audit entry. Idempotent.
-func (s *Service) finishTakedown(ctx context.Context, jid string, fv map[string]string) error {
+func (s *Service) FinishTakedown(ctx context.Context, jid string, fv map[string]string) error {
 	post, err1 := store.ParseID(fv["p"])
 	author, err2 := store.ParseID(fv["u"])
 	if err1 != nil || err2 != nil {
@@ -587,7 +587,7 @@ func (s *Service) finishTakedown(ctx context.Context, jid string, fv map[string]
 
 // repairTakedown finishes the takedown a journal entry records.
 func (s *Service) repairTakedown(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
-	return s.finishTakedown(ctx, e.ID, e.FieldValues)
+	return s.FinishTakedown(ctx, e.ID, e.FieldValues)
 }
 
 // PutTakedown records a taken-down post (import): p with TakenDown set.
@@ -623,7 +623,7 @@ func (s *Service) PutTakedown(ctx context.Context, p *content.Post) (err error) 
 // finishJobs finishes every job of the given kinds still journaled
 // (Rebuild runs it first: nothing of a deleted account, and no post taken
 // down or account suspended, may be rebuilt as if it were not).
-func (s *Service) finishJobs(ctx context.Context, kinds ...string) error {
+func (s *Service) FinishJobs(ctx context.Context, kinds ...string) error {
 	for sh := 0; sh < s.Opts.StreamShards; sh++ {
 		entries, err := s.Do(ctx, s.Redis.B().Xrange().Key(s.Keys.Journal(sh)).Start("-").End("+").Build()).AsXRange()
 		if err != nil {

@@ -1,4 +1,4 @@
-package feedcore
+package moderation
 
 import (
 	"context"
@@ -41,10 +41,10 @@ const MaxReportComment = 1000
 // reporter's are spent from (Rate 0: none).
 type ReportRequest struct {
 	Reporter store.ID
-	Subject  Target
+	Subject  core.Target
 	Reason   string
 	Comment  string
-	Limit    RateLimit
+	Limit    core.RateLimit
 }
 
 // reportKind is the allowance of reports beside a viewer's others
@@ -114,7 +114,7 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 		return "", err
 	}
 	if r.Limit.Rate > 0 {
-		v, err := s.SpendNow(ctx, Subject{Viewer: r.Reporter, Kind: reportKind}, 1, r.Limit)
+		v, err := s.SpendNow(ctx, core.Subject{Viewer: r.Reporter, Kind: reportKind}, 1, r.Limit)
 		if err != nil {
 			return "", fmt.Errorf("spend the reports allowance: %w", err)
 		}
@@ -145,7 +145,7 @@ func checkReport(r ReportRequest) (string, error) {
 	switch {
 	case !slices.Contains(ReportReasons, r.Reason):
 		return "", apierr.Errorf(apierr.BadInput, "reason %q is not one of %s", r.Reason, strings.Join(ReportReasons, ", "))
-	case r.Subject.Kind == TargetUser && r.Subject.ID == r.Reporter:
+	case r.Subject.Kind == core.TargetUser && r.Subject.ID == r.Reporter:
 		return "", apierr.Errorf(apierr.BadInput, "you cannot report yourself")
 	case strings.TrimSpace(r.Comment) == "":
 		return "", nil
@@ -157,26 +157,26 @@ func checkReport(r ReportRequest) (string, error) {
 // whose author is not suspended, an account not deleted, a live session
 // whose anchor is not suspended. One round trip (a post is read through
 // the client-side cache).
-func (s *Service) checkTarget(ctx context.Context, t Target) error {
+func (s *Service) checkTarget(ctx context.Context, t core.Target) error {
 	found := false
 	switch t.Kind {
-	case TargetPost:
+	case core.TargetPost:
 		ps, err := s.CachedPosts(ctx, []store.ID{t.ID})
 		if err != nil {
 			return err
 		}
 		found = ps[0] != nil && !ps[0].Deleted && !ps[0].AuthorSuspended
-	case TargetLive:
+	case core.TargetLive:
 		ls, err := s.LiveSessions(ctx, []store.ID{t.ID})
 		if err != nil {
 			return err
 		}
 		found = ls[0] != nil && !ls[0].AnchorSuspended
-	case TargetUser:
+	case core.TargetUser:
 		return s.accountExists(ctx, t.ID)
 	}
 	if !found {
-		what := map[TargetKind]string{TargetPost: "post", TargetLive: "live session"}[t.Kind]
+		what := map[core.TargetKind]string{core.TargetPost: "post", core.TargetLive: "live session"}[t.Kind]
 		return apierr.Errorf(apierr.NotFound, "no %s with id %d", what, t.ID)
 	}
 	return nil
@@ -184,17 +184,17 @@ func (s *Service) checkTarget(ctx context.Context, t Target) error {
 
 // ParseSince reads "--since": an RFC 3339 time or an entry id (a report
 // id, or an audit entry's), "" for the beginning.
-func ParseSince(v string) (Since, error) {
+func ParseSince(v string) (core.Since, error) {
 	if v == "" {
-		return Since{}, nil
+		return core.Since{}, nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return Since{Time: t}, nil
+		return core.Since{Time: t}, nil
 	}
 	if !ValidEntryID(v) {
-		return Since{}, apierr.Errorf(apierr.BadInput, "since %q is neither an RFC 3339 time (2026-11-25T10:00:00Z) nor an id (1764064800000-0)", v)
+		return core.Since{}, apierr.Errorf(apierr.BadInput, "since %q is neither an RFC 3339 time (2026-11-25T10:00:00Z) nor an id (1764064800000-0)", v)
 	}
-	return Since{After: v}, nil
+	return core.Since{After: v}, nil
 }
 
 // ValidEntryID says whether id is a stream entry id, as report and audit
@@ -218,7 +218,7 @@ const listChunk = 500
 
 // walkStream calls fn with the entries of the stream key from sc, oldest
 // first, listChunk at a time.
-func (s *Service) walkStream(ctx context.Context, key string, sc Since, fn func([]rueidis.XRangeEntry) error) error {
+func (s *Service) walkStream(ctx context.Context, key string, sc core.Since, fn func([]rueidis.XRangeEntry) error) error {
 	start := sc.Start()
 	for {
 		es, err := s.Do(ctx, s.Redis.B().Xrange().Key(key).Start(start).End("+").Count(listChunk).Build()).AsXRange()
@@ -240,7 +240,7 @@ func (s *Service) walkStream(ctx context.Context, key string, sc Since, fn func(
 
 // Reports calls fn with the reports filed from sc on, oldest first, a
 // batch at a time, each with whether it was resolved.
-func (s *Service) Reports(ctx context.Context, sc Since, fn func([]Report) error) (err error) {
+func (s *Service) Reports(ctx context.Context, sc core.Since, fn func([]core.Report) error) (err error) {
 	defer store.Wrap(&err, "list reports")
 	return s.walkStream(ctx, s.Keys.Reports(), sc, func(es []rueidis.XRangeEntry) error {
 		ids := make([]string, len(es))
@@ -251,12 +251,12 @@ func (s *Service) Reports(ctx context.Context, sc Since, fn func([]Report) error
 		if err != nil {
 			return fmt.Errorf("read the reports' state: %w", err)
 		}
-		out := make([]Report, len(es))
+		out := make([]core.Report, len(es))
 		for i, e := range es {
 			fv := e.FieldValues
-			r := Report{ID: e.ID, At: entryTime(e.ID), Reason: fv["n"], Comment: fv["c"]}
+			r := core.Report{ID: e.ID, At: entryTime(e.ID), Reason: fv["n"], Comment: fv["c"]}
 			r.Reporter, _ = store.ParseID(fv["r"])
-			r.Subject, _ = ParseTarget(fv["s"])
+			r.Subject, _ = core.ParseTarget(fv["s"])
 			if v, err := state[i].ToString(); err == nil {
 				ms, _ := core.ParseInt(v)
 				r.Resolved = time.UnixMilli(ms).UTC()
@@ -290,7 +290,7 @@ func (s *Service) ResolveReport(ctx context.Context, id string, a ModAction) (_ 
 	}
 	now := s.NowMS()
 	keys := []string{s.Keys.Reports(), s.Keys.ReportState(), s.Keys.Audit()}
-	args := append([]string{id, store.ScoreArg(now)}, a.auditFields(ActionResolve, "report:"+id, now)...)
+	args := append([]string{id, store.ScoreArg(now)}, a.AuditFields(ActionResolve, "report:"+id, now)...)
 	st, err := s.Commit(ctx, reportResolve, keys, args, reportResolve.Cmd(s.Redis.B(), keys, args)).AsInt64()
 	switch {
 	case err != nil:
@@ -305,7 +305,7 @@ func (s *Service) ResolveReport(ctx context.Context, id string, a ModAction) (_ 
 // the same report again changes nothing; its id must be newer than every
 // report the store holds, and another report of the same reporter and
 // subject is refused (BAD_USER_INPUT).
-func (s *Service) PutReport(ctx context.Context, r Report) (err error) {
+func (s *Service) PutReport(ctx context.Context, r core.Report) (err error) {
 	defer store.Wrap(&err, "record report %s", r.ID)
 	if !ValidEntryID(r.ID) {
 		return apierr.Errorf(apierr.BadInput, "%q is not a report id (like 1764064800000-0)", r.ID)
@@ -339,8 +339,8 @@ func (s *Service) PutReport(ctx context.Context, r Report) (err error) {
 
 // reindexReports sets the index of every report from the stream, the
 // first report of each reporter and subject winning (Rebuild).
-func (s *Service) reindexReports(ctx context.Context, st *core.RebuildStats) error {
-	return s.walkStream(ctx, s.Keys.Reports(), Since{}, func(es []rueidis.XRangeEntry) error {
+func (s *Service) ReindexReports(ctx context.Context, st *core.RebuildStats) error {
+	return s.walkStream(ctx, s.Keys.Reports(), core.Since{}, func(es []rueidis.XRangeEntry) error {
 		cmds := store.CmdsFor(es, func(e rueidis.XRangeEntry) rueidis.Completed {
 			return s.Redis.B().Hsetnx().Key(s.Keys.ReportIndex()).Field(e.FieldValues["r"] + " " + e.FieldValues["s"]).Value(e.ID).Build()
 		})
@@ -376,14 +376,14 @@ func (s *Service) appendAudit(ctx context.Context, key string, fv map[string]str
 
 // AuditLog calls fn with the audit stream's entries from sc on, oldest
 // first, a batch at a time.
-func (s *Service) AuditLog(ctx context.Context, sc Since, fn func([]AuditEntry) error) (err error) {
+func (s *Service) AuditLog(ctx context.Context, sc core.Since, fn func([]core.AuditEntry) error) (err error) {
 	defer store.Wrap(&err, "read the audit log")
 	return s.walkStream(ctx, s.Keys.Audit(), sc, func(es []rueidis.XRangeEntry) error {
-		out := make([]AuditEntry, len(es))
+		out := make([]core.AuditEntry, len(es))
 		for i, e := range es {
 			fv := e.FieldValues
 			ms, _ := core.ParseInt(fv["t"])
-			out[i] = AuditEntry{ID: e.ID, At: time.UnixMilli(ms).UTC(), Operator: fv["o"], Action: fv["a"], Subject: fv["s"], Reason: fv["r"]}
+			out[i] = core.AuditEntry{ID: e.ID, At: time.UnixMilli(ms).UTC(), Operator: fv["o"], Action: fv["a"], Subject: fv["s"], Reason: fv["r"]}
 		}
 		return fn(out)
 	})
@@ -403,7 +403,7 @@ return {1}
 // PutAudit records an audit entry (import) under its own id: the same
 // entry again changes nothing, and its id must be newer than the store's
 // newest entry (BAD_USER_INPUT otherwise).
-func (s *Service) PutAudit(ctx context.Context, e AuditEntry) (err error) {
+func (s *Service) PutAudit(ctx context.Context, e core.AuditEntry) (err error) {
 	defer store.Wrap(&err, "record audit entry %s", e.ID)
 	if !ValidEntryID(e.ID) {
 		return apierr.Errorf(apierr.BadInput, "%q is not an audit entry id (like 1764064800000-0)", e.ID)

@@ -1,4 +1,4 @@
-package feedcore
+package moderation
 
 import (
 	"context"
@@ -32,7 +32,7 @@ import (
 // handled from that set last, so the set itself is its checkpoint.
 
 // jAccount journals an account deletion: field u, the user.
-const jAccount = "acct"
+const JAccount = "acct"
 
 // accountGone commits a deletion: unless the marker KEYS[1] exists, it
 // sets it (at ARGV[1] ms, handle ARGV[2], next phase 0), journals the job
@@ -74,7 +74,7 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer store.ID, confirmHan
 	}
 	jid := ""
 	if goneHandle == "" {
-		if jid, err = s.commitGone(ctx, viewer, handle); err != nil {
+		if jid, err = s.CommitGone(ctx, viewer, handle); err != nil {
 			return err
 		}
 	}
@@ -89,10 +89,10 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer store.ID, confirmHan
 
 // commitGone runs the deletion's commit and returns its journal entry
 // ("" when a racing request committed it first).
-func (s *Service) commitGone(ctx context.Context, u store.ID, handle string) (string, error) {
+func (s *Service) CommitGone(ctx context.Context, u store.ID, handle string) (string, error) {
 	shard := s.ShardOf(u)
 	keys := []string{s.Keys.Gone(shard, u), s.Keys.Journal(shard), s.Keys.AccountSweeps(shard)}
-	args := []string{store.ScoreArg(s.NowMS()), handle, jAccount, store.FormatID(u)}
+	args := []string{store.ScoreArg(s.NowMS()), handle, JAccount, store.FormatID(u)}
 	arr, err := s.Commit(ctx, accountGone, keys, args, accountGone.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err == nil && len(arr) != 2 {
 		err = fmt.Errorf("reply of %d values", len(arr))
@@ -107,21 +107,21 @@ func (s *Service) commitGone(ctx context.Context, u store.ID, handle string) (st
 }
 
 // goneAccount is a deleted account's marker.
-type goneAccount struct {
-	user      store.ID
-	handle    string
-	deletedAt int64 // ms
+type GoneAccount struct {
+	User      store.ID
+	Handle    string
+	DeletedAt int64 // ms
 	phase     int   // the job's next phase
 }
 
 // accountPhases are the deletion job's steps, in order. The followers go
 // before the posts: taking the account's posts out of their inboxes reads
 // its outboxes.
-var accountPhases = []struct {
+var AccountPhases = []struct {
 	name string
-	run  func(s *Service, ctx context.Context, g goneAccount) error
+	run  func(s *Service, ctx context.Context, g GoneAccount) error
 }{
-	{"profile", (*Service).dropProfile},
+	{"profile", (*Service).DropProfile},
 	{"followers", (*Service).dropFollowers},
 	{"following", (*Service).dropFollowing},
 	{"lives", (*Service).dropLives},
@@ -140,8 +140,8 @@ func (s *Service) finishAccount(ctx context.Context, u store.ID) error {
 		return err
 	}
 	marker := s.Keys.Gone(s.ShardOf(u), u)
-	for ; g.phase < len(accountPhases); g.phase++ {
-		p := accountPhases[g.phase]
+	for ; g.phase < len(AccountPhases); g.phase++ {
+		p := AccountPhases[g.phase]
 		if err := p.run(s, ctx, g); err != nil {
 			return fmt.Errorf("%s phase: %w", p.name, err)
 		}
@@ -153,20 +153,20 @@ func (s *Service) finishAccount(ctx context.Context, u store.ID) error {
 }
 
 // goneAccount reads the marker of the deleted user id (decimal).
-func (s *Service) goneAccount(ctx context.Context, id string) (goneAccount, error) {
+func (s *Service) goneAccount(ctx context.Context, id string) (GoneAccount, error) {
 	u, err := store.ParseID(id)
 	if err != nil {
-		return goneAccount{}, fmt.Errorf("%w: deleted user %q", core.ErrMalformed, id)
+		return GoneAccount{}, fmt.Errorf("%w: deleted user %q", core.ErrMalformed, id)
 	}
 	m, err := s.Do(ctx, s.Redis.B().Hgetall().Key(s.Keys.Gone(s.ShardOf(u), u)).Build()).AsStrMap()
 	if err != nil {
-		return goneAccount{}, fmt.Errorf("read the gone marker: %w", err)
+		return GoneAccount{}, fmt.Errorf("read the gone marker: %w", err)
 	}
 	if len(m) == 0 {
-		return goneAccount{}, fmt.Errorf("%w: no deletion of user %d is recorded", core.ErrMalformed, u)
+		return GoneAccount{}, fmt.Errorf("%w: no deletion of user %d is recorded", core.ErrMalformed, u)
 	}
-	g := goneAccount{user: u, handle: m["h"]}
-	g.deletedAt, _ = core.ParseInt(m["at"])
+	g := GoneAccount{User: u, Handle: m["h"]}
+	g.DeletedAt, _ = core.ParseInt(m["at"])
 	g.phase, _ = strconv.Atoi(m["ph"])
 	return g, nil
 }
@@ -184,10 +184,10 @@ return 1
 
 // dropProfile deletes the profile (so the viewer's own reads answer
 // UNAUTHENTICATED as for any id without a user) and holds the handle.
-func (s *Service) dropProfile(ctx context.Context, g goneAccount) error {
-	until := g.deletedAt + s.Opts.HandleHold.Milliseconds()
-	return store.FirstErr(s.DoMulti(ctx, s.Redis.B().Del().Key(s.Keys.User(g.user)).Build(),
-		holdHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(g.handle)}, []string{store.FormatID(g.user), store.ScoreArg(until)})))
+func (s *Service) DropProfile(ctx context.Context, g GoneAccount) error {
+	until := g.DeletedAt + s.Opts.HandleHold.Milliseconds()
+	return store.FirstErr(s.DoMulti(ctx, s.Redis.B().Del().Key(s.Keys.User(g.User)).Build(),
+		holdHandle.Cmd(s.Redis.B(), []string{s.Keys.Handle(g.Handle)}, []string{store.FormatID(g.User), store.ScoreArg(until)})))
 }
 
 // chunkOf reads up to accountChunk members of the set key.
@@ -231,11 +231,11 @@ func (s *Service) drainSetReading(ctx context.Context, key string, step func(ids
 // unfollow does (the following set, big-V followees, the unfollow note
 // that hides its posts at once), and takes its newest posts and replays
 // out of their inboxes.
-func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
+func (s *Service) dropFollowers(ctx context.Context, g GoneAccount) error {
 	tls := s.Timelines()
 	recent := make([][]store.ID, len(tls))
 	for i, tl := range tls {
-		items, err := s.Newest(ctx, tl.Outbox(g.user), s.Opts.InboxCap)
+		items, err := s.Newest(ctx, tl.Outbox(g.User), s.Opts.InboxCap)
 		if err != nil {
 			return fmt.Errorf("read outbox: %w", err)
 		}
@@ -244,28 +244,28 @@ func (s *Service) dropFollowers(ctx context.Context, g goneAccount) error {
 		}
 	}
 	now := s.NowMS()
-	args := []string{store.Member(g.user), store.ScoreArg(now), store.ScoreArg(now - timeline.UnfollowMemory.Milliseconds()), store.Itoa(timeline.MaxUnfollowNotes)}
-	return s.drainSet(ctx, s.Keys.Followers(g.user), func(fs []store.ID) []rueidis.Completed {
+	args := []string{store.Member(g.User), store.ScoreArg(now), store.ScoreArg(now - timeline.UnfollowMemory.Milliseconds()), store.Itoa(timeline.MaxUnfollowNotes)}
+	return s.drainSet(ctx, s.Keys.Followers(g.User), func(fs []store.ID) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, 0, 3*len(fs)+1)
 		for _, f := range fs {
 			cmds = append(cmds, core.UnfollowCommit.Cmd(s.Redis.B(),
 				[]string{s.Keys.Following(f), s.Keys.BigFollowees(f), s.Keys.Unfollowed(f)}, args),
-				s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(f)).Member(store.Member(g.user)).Build())
+				s.Redis.B().Zrem().Key(s.Keys.FollowingTimes(f)).Member(store.Member(g.User)).Build())
 			for i, tl := range tls {
 				if len(recent[i]) > 0 {
 					cmds = append(cmds, s.InboxRemoveCmd(tl, f, recent[i]...))
 				}
 			}
 		}
-		return append(cmds, s.Redis.B().Zrem().Key(s.Keys.Active(g.user)).Member(store.Members(fs)...).Build())
+		return append(cmds, s.Redis.B().Zrem().Key(s.Keys.Active(g.User)).Member(store.Members(fs)...).Build())
 	})
 }
 
 // dropFollowing takes the account out of its followees' followers and
 // active sets.
-func (s *Service) dropFollowing(ctx context.Context, g goneAccount) error {
-	m := store.Member(g.user)
-	return s.drainSet(ctx, s.Keys.Following(g.user), func(gs []store.ID) []rueidis.Completed {
+func (s *Service) dropFollowing(ctx context.Context, g GoneAccount) error {
+	m := store.Member(g.User)
+	return s.drainSet(ctx, s.Keys.Following(g.User), func(gs []store.ID) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, 0, 2*len(gs))
 		for _, id := range gs {
 			cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Followers(id)).Member(m).Build(),
@@ -278,8 +278,8 @@ func (s *Service) dropFollowing(ctx context.Context, g goneAccount) error {
 
 // dropLives deletes the account's queued sessions and replays: a reader
 // skips a session whose hash is gone, wherever it is still listed.
-func (s *Service) dropLives(ctx context.Context, g goneAccount) error {
-	for _, key := range []string{s.Keys.LiveQueue(g.user), s.Keys.ReplayOutbox(g.user)} {
+func (s *Service) dropLives(ctx context.Context, g GoneAccount) error {
+	for _, key := range []string{s.Keys.LiveQueue(g.User), s.Keys.ReplayOutbox(g.User)} {
 		if err := s.drainSet(ctx, key, func(ids []store.ID) []rueidis.Completed {
 			return store.CmdsFor(ids, func(id store.ID) rueidis.Completed { return s.Redis.B().Del().Key(s.Keys.Live(id)).Build() })
 		}); err != nil {
@@ -294,8 +294,8 @@ func (s *Service) dropLives(ctx context.Context, g goneAccount) error {
 // erases their text: its replies and reposts leave their parents' and
 // originals' counters, and the reposts of its posts are taken back
 // (dropRepostsOf).
-func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
-	return s.drainSetReading(ctx, s.Keys.Outbox(g.user), func(ids []store.ID) ([]rueidis.Completed, error) {
+func (s *Service) dropPosts(ctx context.Context, g GoneAccount) error {
+	return s.drainSetReading(ctx, s.Keys.Outbox(g.User), func(ids []store.ID) ([]rueidis.Completed, error) {
 		ps, err := s.Posts(ctx, ids)
 		if err != nil {
 			return nil, err
@@ -318,7 +318,7 @@ func (s *Service) dropPosts(ctx context.Context, g goneAccount) error {
 				}
 			}
 		}
-		return append(cmds, s.InboxRemoveCmd(s.PostsTL(), g.user, ids...)), nil
+		return append(cmds, s.InboxRemoveCmd(s.PostsTL(), g.User, ids...)), nil
 	})
 }
 
@@ -338,8 +338,8 @@ return 0
 // kept per post only (the like path writes one slot), so this walks every
 // post's likers set: a deletion's cost grows with the number of liked
 // posts in the store, once.
-func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
-	m := store.Member(g.user)
+func (s *Service) dropLikes(ctx context.Context, g GoneAccount) error {
+	m := store.Member(g.User)
 	return s.ScanIDs(ctx, s.Keys.Likers, func(ids []store.ID) error {
 		return store.FirstErr(s.DoMulti(ctx, store.CmdsFor(ids, func(p store.ID) rueidis.Completed {
 			return uncountGone.Cmd(s.Redis.B(), []string{s.Keys.Likers(p), s.Keys.PostCounts(p)}, []string{m, "l"})
@@ -355,8 +355,8 @@ func (s *Service) dropLikes(ctx context.Context, g goneAccount) error {
 // is taken out of them once settled, so they are the phase's checkpoint.
 // (A mute of the account that has ended already is named by none of them
 // and stays in its maker's records.)
-func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
-	u := g.user
+func (s *Service) dropRelations(ctx context.Context, g GoneAccount) error {
+	u := g.User
 	mine := []string{s.Keys.Blocks(u), s.Keys.Mutes(u), s.Keys.MuteEnds(u), s.Keys.Hides(u),
 		s.Keys.BlockedBy(u), s.Keys.HiddenAuthors(u), s.Keys.NoPush(u), s.Keys.HideNotes(u)}
 	for {
@@ -365,9 +365,9 @@ func (s *Service) dropRelations(ctx context.Context, g goneAccount) error {
 			return err
 		}
 		var cmds []rueidis.Completed
-		pairs := make([]Edge, len(others))
+		pairs := make([]core.Edge, len(others))
 		for i, x := range others {
-			pairs[i] = Edge{Follower: u, Followee: x}
+			pairs[i] = core.Edge{Follower: u, Followee: x}
 			for _, key := range []func(store.ID) string{s.Keys.Blocks, s.Keys.Mutes, s.Keys.MuteEnds, s.Keys.Hides} {
 				cmds = append(cmds, s.Redis.B().Zrem().Key(key(x)).Member(store.Member(u)).Build(),
 					s.Redis.B().Zrem().Key(key(u)).Member(store.Member(x)).Build())
@@ -417,8 +417,8 @@ func (s *Service) relatedChunk(ctx context.Context, keys []string) ([]store.ID, 
 
 // dropKeys deletes every key of the account that is left, and its entry
 // in the activity index.
-func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
-	u := g.user
+func (s *Service) dropKeys(ctx context.Context, g GoneAccount) error {
+	u := g.User
 	names := []func(store.ID) string{s.Keys.Inbox, s.Keys.Outbox, s.Keys.Reader, s.Keys.Following, s.Keys.Followers, s.Keys.Active,
 		s.Keys.PushMode, s.Keys.BigFollowees, s.Keys.Unfollowed, s.Keys.ReplayInbox, s.Keys.ReplayOutbox, s.Keys.ReplayReader,
 		s.Keys.LiveQueue, s.Keys.LiveDevices, s.Keys.Blocks, s.Keys.Mutes, s.Keys.MuteEnds, s.Keys.Hides, s.Keys.BlockedBy,
@@ -439,7 +439,7 @@ func (s *Service) dropKeys(ctx context.Context, g goneAccount) error {
 // scheduled session admitted just before the marker) has written by that
 // time (RepairAfter is above the longest a mutation's writes may take),
 // and the pass takes away, or marks, what it wrote.
-func (s *Service) secondPassLoop(ctx context.Context, o WorkerOptions) {
+func (s *Service) SecondPassLoop(ctx context.Context, o core.WorkerOptions) {
 	for core.SleepCtx(ctx, o.RepairAfter/4) {
 		cutoff := time.Now().Add(-o.RepairAfter)
 		for sh := 0; sh < s.Opts.StreamShards; sh++ {
@@ -462,9 +462,9 @@ func (s *Service) sweepAccounts(ctx context.Context, shard int, cutoff time.Time
 		if err != nil {
 			return err
 		}
-		for _, p := range accountPhases {
+		for _, p := range AccountPhases {
 			if err := p.run(s, ctx, g); err != nil {
-				return fmt.Errorf("user %d, %s phase: %w", g.user, p.name, err)
+				return fmt.Errorf("user %d, %s phase: %w", g.User, p.name, err)
 			}
 		}
 		return nil
@@ -503,13 +503,13 @@ func (s *Service) repairAccount(ctx context.Context, _ int, e rueidis.XRangeEntr
 }
 
 // DeletedAccounts calls fn with the deleted accounts, a batch at a time.
-func (s *Service) DeletedAccounts(ctx context.Context, fn func([]DeletedAccount) error) (err error) {
+func (s *Service) DeletedAccounts(ctx context.Context, fn func([]core.DeletedAccount) error) (err error) {
 	defer store.Wrap(&err, "list deleted accounts")
 	return s.shardHashes(ctx, s.Keys.Gone, []string{"h", "at"}, func(ids []store.ID, fs [][]string) error {
-		out := make([]DeletedAccount, len(ids))
+		out := make([]core.DeletedAccount, len(ids))
 		for i, f := range fs {
 			ms, _ := core.ParseInt(f[1])
-			out[i] = DeletedAccount{User: ids[i], Handle: f[0], DeletedAt: time.UnixMilli(ms).UTC()}
+			out[i] = core.DeletedAccount{User: ids[i], Handle: f[0], DeletedAt: time.UnixMilli(ms).UTC()}
 		}
 		return fn(out)
 	})
@@ -517,14 +517,14 @@ func (s *Service) DeletedAccounts(ctx context.Context, fn func([]DeletedAccount)
 
 // PutDeletedAccount records a deleted account (import): its marker, as
 // the deletion's commit writes it, and the job, run at once.
-func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err error) {
+func (s *Service) PutDeletedAccount(ctx context.Context, d core.DeletedAccount) (err error) {
 	defer store.Wrap(&err, "record the deletion of user %d", d.User)
 	if d.User == 0 {
 		return apierr.Errorf(apierr.BadInput, "a deleted account needs a positive user id")
 	}
 	shard := s.ShardOf(d.User)
 	keys := []string{s.Keys.Gone(shard, d.User), s.Keys.Journal(shard), s.Keys.AccountSweeps(shard)}
-	args := []string{store.ScoreArg(d.DeletedAt.UnixMilli()), d.Handle, jAccount, store.FormatID(d.User)}
+	args := []string{store.ScoreArg(d.DeletedAt.UnixMilli()), d.Handle, JAccount, store.FormatID(d.User)}
 	arr, err := s.Do(ctx, accountGone.Cmd(s.Redis.B(), keys, args)).ToArray()
 	if err != nil {
 		return err
@@ -542,9 +542,9 @@ func (s *Service) PutDeletedAccount(ctx context.Context, d DeletedAccount) (err 
 // dropFavorites takes a deleted account's favorites back, counters
 // updated: its record names the posts, so this costs its own favorites,
 // not the store's. The record is the phase's checkpoint.
-func (s *Service) dropFavorites(ctx context.Context, g goneAccount) error {
-	m := store.Member(g.user)
-	return s.drainSet(ctx, s.Keys.Favorites(g.user), func(posts []store.ID) []rueidis.Completed {
+func (s *Service) dropFavorites(ctx context.Context, g GoneAccount) error {
+	m := store.Member(g.User)
+	return s.drainSet(ctx, s.Keys.Favorites(g.User), func(posts []store.ID) []rueidis.Completed {
 		return store.CmdsFor(posts, func(p store.ID) rueidis.Completed {
 			return uncountGone.Cmd(s.Redis.B(), []string{s.Keys.Favoriters(p), s.Keys.PostCounts(p)}, []string{m, "f"})
 		})
