@@ -14,8 +14,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
-	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/gqltype"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -249,16 +249,16 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type KeywordFilterResolver interface {
-	ID(ctx context.Context, obj *feedcore.KeywordFilter) (string, error)
+	ID(ctx context.Context, obj *core.KeywordFilter) (string, error)
 }
 type LiveSessionResolver interface {
-	ID(ctx context.Context, obj *feedcore.LiveSession) (string, error)
-	DatabaseID(ctx context.Context, obj *feedcore.LiveSession) (string, error)
-	Anchor(ctx context.Context, obj *feedcore.LiveSession) (*feedcore.User, error)
+	ID(ctx context.Context, obj *core.LiveSession) (string, error)
+	DatabaseID(ctx context.Context, obj *core.LiveSession) (string, error)
+	Anchor(ctx context.Context, obj *core.LiveSession) (*core.User, error)
 
-	State(ctx context.Context, obj *feedcore.LiveSession) (LiveState, error)
+	State(ctx context.Context, obj *core.LiveSession) (LiveState, error)
 
-	CoverURL(ctx context.Context, obj *feedcore.LiveSession) (*string, error)
+	CoverURL(ctx context.Context, obj *core.LiveSession) (*string, error)
 }
 type MutationResolver interface {
 	PublishPost(ctx context.Context, input PublishPostInput) (*PublishPostPayload, error)
@@ -288,7 +288,7 @@ type MutationResolver interface {
 type PostResolver interface {
 	ID(ctx context.Context, obj *content.Post) (string, error)
 	DatabaseID(ctx context.Context, obj *content.Post) (string, error)
-	Author(ctx context.Context, obj *content.Post) (*feedcore.User, error)
+	Author(ctx context.Context, obj *content.Post) (*core.User, error)
 
 	Counts(ctx context.Context, obj *content.Post) (*PostCounts, error)
 	ViewerHasLiked(ctx context.Context, obj *content.Post) (bool, error)
@@ -300,33 +300,33 @@ type PostResolver interface {
 	Replies(ctx context.Context, obj *content.Post, first *int, after *string) (*PostConnection, error)
 }
 type QueryResolver interface {
-	Viewer(ctx context.Context) (*feedcore.User, error)
+	Viewer(ctx context.Context) (*core.User, error)
 	Node(ctx context.Context, id string) (gqltype.Node, error)
-	User(ctx context.Context, handle string) (*feedcore.User, error)
+	User(ctx context.Context, handle string) (*core.User, error)
 	FollowingFeed(ctx context.Context, first *int, after *string, last *int, before *string) (*PostConnection, error)
 	LiveFeed(ctx context.Context, first *int, after *string) (*LiveSessionConnection, error)
 	BlockedUsers(ctx context.Context, first *int, after *string) (*UserConnection, error)
 	MutedUsers(ctx context.Context, first *int, after *string) (*UserConnection, error)
 	UsersHiddenFromMyPosts(ctx context.Context, first *int, after *string) (*UserConnection, error)
-	KeywordFilters(ctx context.Context) ([]*feedcore.KeywordFilter, error)
+	KeywordFilters(ctx context.Context) ([]*core.KeywordFilter, error)
 	Favorites(ctx context.Context, first *int, after *string) (*PostConnection, error)
 }
 type UserResolver interface {
-	ID(ctx context.Context, obj *feedcore.User) (string, error)
-	DatabaseID(ctx context.Context, obj *feedcore.User) (string, error)
+	ID(ctx context.Context, obj *core.User) (string, error)
+	DatabaseID(ctx context.Context, obj *core.User) (string, error)
 
-	AvatarURL(ctx context.Context, obj *feedcore.User) (*string, error)
-	FollowerCount(ctx context.Context, obj *feedcore.User) (int, error)
-	FollowingCount(ctx context.Context, obj *feedcore.User) (int, error)
-	ViewerIsFollowing(ctx context.Context, obj *feedcore.User) (bool, error)
-	ViewerHasBlocked(ctx context.Context, obj *feedcore.User) (bool, error)
-	BlocksViewer(ctx context.Context, obj *feedcore.User) (bool, error)
-	ViewerHasMuted(ctx context.Context, obj *feedcore.User) (bool, error)
-	ViewerMuteExpiresAt(ctx context.Context, obj *feedcore.User) (*time.Time, error)
-	ViewerHidesMyPosts(ctx context.Context, obj *feedcore.User) (bool, error)
-	Posts(ctx context.Context, obj *feedcore.User, first *int, after *string, includeReplies *bool) (*PostConnection, error)
-	Followers(ctx context.Context, obj *feedcore.User, first *int, after *string) (*UserConnection, error)
-	Following(ctx context.Context, obj *feedcore.User, first *int, after *string) (*UserConnection, error)
+	AvatarURL(ctx context.Context, obj *core.User) (*string, error)
+	FollowerCount(ctx context.Context, obj *core.User) (int, error)
+	FollowingCount(ctx context.Context, obj *core.User) (int, error)
+	ViewerIsFollowing(ctx context.Context, obj *core.User) (bool, error)
+	ViewerHasBlocked(ctx context.Context, obj *core.User) (bool, error)
+	BlocksViewer(ctx context.Context, obj *core.User) (bool, error)
+	ViewerHasMuted(ctx context.Context, obj *core.User) (bool, error)
+	ViewerMuteExpiresAt(ctx context.Context, obj *core.User) (*time.Time, error)
+	ViewerHidesMyPosts(ctx context.Context, obj *core.User) (bool, error)
+	Posts(ctx context.Context, obj *core.User, first *int, after *string, includeReplies *bool) (*PostConnection, error)
+	Followers(ctx context.Context, obj *core.User, first *int, after *string) (*UserConnection, error)
+	Following(ctx context.Context, obj *core.User, first *int, after *string) (*UserConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -3281,8 +3281,8 @@ func (ec *executionContext) _FollowPayload_user(ctx context.Context, field graph
 			return obj.User, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3301,7 +3301,7 @@ func (ec *executionContext) fieldContext_FollowPayload_user(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _KeywordFilter_id(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _KeywordFilter_id(ctx context.Context, field graphql.CollectedField, obj *core.KeywordFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3324,7 +3324,7 @@ func (ec *executionContext) fieldContext_KeywordFilter_id(_ context.Context, fie
 	return graphql.NewScalarFieldContext("KeywordFilter", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _KeywordFilter_keyword(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _KeywordFilter_keyword(ctx context.Context, field graphql.CollectedField, obj *core.KeywordFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3347,7 +3347,7 @@ func (ec *executionContext) fieldContext_KeywordFilter_keyword(_ context.Context
 	return graphql.NewScalarFieldContext("KeywordFilter", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _KeywordFilter_wholeWord(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _KeywordFilter_wholeWord(ctx context.Context, field graphql.CollectedField, obj *core.KeywordFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3370,7 +3370,7 @@ func (ec *executionContext) fieldContext_KeywordFilter_wholeWord(_ context.Conte
 	return graphql.NewScalarFieldContext("KeywordFilter", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _KeywordFilter_expiresAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _KeywordFilter_expiresAt(ctx context.Context, field graphql.CollectedField, obj *core.KeywordFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3393,7 +3393,7 @@ func (ec *executionContext) fieldContext_KeywordFilter_expiresAt(_ context.Conte
 	return graphql.NewScalarFieldContext("KeywordFilter", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _KeywordFilter_createdAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.KeywordFilter) (ret graphql.Marshaler) {
+func (ec *executionContext) _KeywordFilter_createdAt(ctx context.Context, field graphql.CollectedField, obj *core.KeywordFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3428,8 +3428,8 @@ func (ec *executionContext) _KeywordFilterPayload_filter(ctx context.Context, fi
 			return obj.Filter, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.KeywordFilter) graphql.Marshaler {
-			return ec.marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilter(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.KeywordFilter) graphql.Marshaler {
+			return ec.marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐKeywordFilter(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3492,8 +3492,8 @@ func (ec *executionContext) _LivePayload_session(ctx context.Context, field grap
 			return obj.Session, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.LiveSession) graphql.Marshaler {
-			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐLiveSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.LiveSession) graphql.Marshaler {
+			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveSession(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3512,7 +3512,7 @@ func (ec *executionContext) fieldContext_LivePayload_session(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _LiveSession_id(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_id(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3535,7 +3535,7 @@ func (ec *executionContext) fieldContext_LiveSession_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_databaseId(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_databaseId(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3558,7 +3558,7 @@ func (ec *executionContext) fieldContext_LiveSession_databaseId(_ context.Contex
 	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_anchor(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_anchor(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3570,8 +3570,8 @@ func (ec *executionContext) _LiveSession_anchor(ctx context.Context, field graph
 			return ec.Resolvers.LiveSession().Anchor(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3590,7 +3590,7 @@ func (ec *executionContext) fieldContext_LiveSession_anchor(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _LiveSession_title(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_title(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3613,7 +3613,7 @@ func (ec *executionContext) fieldContext_LiveSession_title(_ context.Context, fi
 	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_state(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_state(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3636,7 +3636,7 @@ func (ec *executionContext) fieldContext_LiveSession_state(_ context.Context, fi
 	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type LiveState does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_scheduledStartAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_scheduledStartAt(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3659,7 +3659,7 @@ func (ec *executionContext) fieldContext_LiveSession_scheduledStartAt(_ context.
 	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_startedAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_startedAt(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3682,7 +3682,7 @@ func (ec *executionContext) fieldContext_LiveSession_startedAt(_ context.Context
 	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_endedAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_endedAt(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3705,7 +3705,7 @@ func (ec *executionContext) fieldContext_LiveSession_endedAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_coverUrl(ctx context.Context, field graphql.CollectedField, obj *feedcore.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_coverUrl(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3827,8 +3827,8 @@ func (ec *executionContext) _LiveSessionEdge_node(ctx context.Context, field gra
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.LiveSession) graphql.Marshaler {
-			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐLiveSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.LiveSession) graphql.Marshaler {
+			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveSession(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5216,8 +5216,8 @@ func (ec *executionContext) _Post_author(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Post().Author(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5737,8 +5737,8 @@ func (ec *executionContext) _PostEdge_repostedBy(ctx context.Context, field grap
 			return obj.RepostedBy, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5824,8 +5824,8 @@ func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Viewer(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5901,8 +5901,8 @@ func (ec *executionContext) _Query_user(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().User(ctx, fc.Args["handle"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6164,8 +6164,8 @@ func (ec *executionContext) _Query_keywordFilters(ctx context.Context, field gra
 			return ec.Resolvers.Query().KeywordFilters(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*feedcore.KeywordFilter) graphql.Marshaler {
-			return ec.marshalNKeywordFilter2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilterᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*core.KeywordFilter) graphql.Marshaler {
+			return ec.marshalNKeywordFilter2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐKeywordFilterᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6316,8 +6316,8 @@ func (ec *executionContext) _RelationshipPayload_user(ctx context.Context, field
 			return obj.User, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6414,7 +6414,7 @@ func (ec *executionContext) fieldContext_RepostPayload_post(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6437,7 +6437,7 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _User_databaseId(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_databaseId(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6460,7 +6460,7 @@ func (ec *executionContext) fieldContext_User_databaseId(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _User_handle(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_handle(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6483,7 +6483,7 @@ func (ec *executionContext) fieldContext_User_handle(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_displayName(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_displayName(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6506,7 +6506,7 @@ func (ec *executionContext) fieldContext_User_displayName(_ context.Context, fie
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6529,7 +6529,7 @@ func (ec *executionContext) fieldContext_User_avatarUrl(_ context.Context, field
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_followerCount(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_followerCount(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6552,7 +6552,7 @@ func (ec *executionContext) fieldContext_User_followerCount(_ context.Context, f
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _User_followingCount(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_followingCount(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6575,7 +6575,7 @@ func (ec *executionContext) fieldContext_User_followingCount(_ context.Context, 
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerIsFollowing(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerIsFollowing(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6598,7 +6598,7 @@ func (ec *executionContext) fieldContext_User_viewerIsFollowing(_ context.Contex
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerHasBlocked(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerHasBlocked(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6621,7 +6621,7 @@ func (ec *executionContext) fieldContext_User_viewerHasBlocked(_ context.Context
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6644,7 +6644,7 @@ func (ec *executionContext) fieldContext_User_blocksViewer(_ context.Context, fi
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6667,7 +6667,7 @@ func (ec *executionContext) fieldContext_User_viewerHasMuted(_ context.Context, 
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerMuteExpiresAt(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerMuteExpiresAt(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6690,7 +6690,7 @@ func (ec *executionContext) fieldContext_User_viewerMuteExpiresAt(_ context.Cont
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerHidesMyPosts(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerHidesMyPosts(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6713,7 +6713,7 @@ func (ec *executionContext) fieldContext_User_viewerHidesMyPosts(_ context.Conte
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_posts(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_posts(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6757,7 +6757,7 @@ func (ec *executionContext) fieldContext_User_posts(ctx context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _User_followers(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_followers(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6801,7 +6801,7 @@ func (ec *executionContext) fieldContext_User_followers(ctx context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _User_following(ctx context.Context, field graphql.CollectedField, obj *feedcore.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_following(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6944,8 +6944,8 @@ func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.Co
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8304,9 +8304,9 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case feedcore.User:
+	case core.User:
 		return ec._User(ctx, sel, &obj)
-	case *feedcore.User:
+	case *core.User:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -8318,16 +8318,16 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Post(ctx, sel, obj)
-	case feedcore.LiveSession:
+	case core.LiveSession:
 		return ec._LiveSession(ctx, sel, &obj)
-	case *feedcore.LiveSession:
+	case *core.LiveSession:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._LiveSession(ctx, sel, obj)
-	case feedcore.KeywordFilter:
+	case core.KeywordFilter:
 		return ec._KeywordFilter(ctx, sel, &obj)
-	case *feedcore.KeywordFilter:
+	case *core.KeywordFilter:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -8499,7 +8499,7 @@ func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.Selectio
 
 var keywordFilterImplementors = []string{"KeywordFilter", "Node"}
 
-func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.SelectionSet, obj *feedcore.KeywordFilter) graphql.Marshaler {
+func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.SelectionSet, obj *core.KeywordFilter) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, keywordFilterImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8704,7 +8704,7 @@ func (ec *executionContext) _LivePayload(ctx context.Context, sel ast.SelectionS
 
 var liveSessionImplementors = []string{"LiveSession", "Node"}
 
-func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionSet, obj *feedcore.LiveSession) graphql.Marshaler {
+func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionSet, obj *core.LiveSession) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, liveSessionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -10441,7 +10441,7 @@ func (ec *executionContext) _RepostPayload(ctx context.Context, sel ast.Selectio
 
 var userImplementors = []string{"User", "Node"}
 
-func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *feedcore.User) graphql.Marshaler {
+func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *core.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -11601,11 +11601,11 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) marshalNKeywordFilter2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []*feedcore.KeywordFilter) graphql.Marshaler {
+func (ec *executionContext) marshalNKeywordFilter2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐKeywordFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []*core.KeywordFilter) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilter(ctx, sel, v[i])
+		return ec.marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐKeywordFilter(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11617,7 +11617,7 @@ func (ec *executionContext) marshalNKeywordFilter2ᚕᚖgithubᚗcomᚋfeeddᚋf
 	return ret
 }
 
-func (ec *executionContext) marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐKeywordFilter(ctx context.Context, sel ast.SelectionSet, v *feedcore.KeywordFilter) graphql.Marshaler {
+func (ec *executionContext) marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐKeywordFilter(ctx context.Context, sel ast.SelectionSet, v *core.KeywordFilter) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11657,7 +11657,7 @@ func (ec *executionContext) marshalNLivePayload2ᚖgithubᚗcomᚋfeeddᚋfeedd�
 	return ec._LivePayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐLiveSession(ctx context.Context, sel ast.SelectionSet, v *feedcore.LiveSession) graphql.Marshaler {
+func (ec *executionContext) marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveSession(ctx context.Context, sel ast.SelectionSet, v *core.LiveSession) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11911,7 +11911,7 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
-func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *core.User) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -12230,7 +12230,7 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
-func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *feedcore.User) graphql.Marshaler {
+func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *core.User) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 )
 
 // A keyword filter to add, or to update when the viewer filters the keyword already.
@@ -44,13 +44,13 @@ type FavoritePayload struct {
 // The result of `followUser` and `unfollowUser`.
 type FollowPayload struct {
 	// The user followed or unfollowed, with updated counts.
-	User *feedcore.User `json:"user"`
+	User *core.User `json:"user"`
 }
 
 // The result of `addKeywordFilter`.
 type KeywordFilterPayload struct {
 	// The filter as stored.
-	Filter *feedcore.KeywordFilter `json:"filter"`
+	Filter *core.KeywordFilter `json:"filter"`
 }
 
 // The result of `likePost` and `unlikePost`.
@@ -62,7 +62,7 @@ type LikePayload struct {
 // The result of `scheduleLive`, `startLive` and `endLive`.
 type LivePayload struct {
 	// The session in its new state.
-	Session *feedcore.LiveSession `json:"session"`
+	Session *core.LiveSession `json:"session"`
 }
 
 // A page of live sessions.
@@ -78,7 +78,7 @@ type LiveSessionEdge struct {
 	// Opaque cursor of this position; pass it as `after`.
 	Cursor string `json:"cursor"`
 	// The session, with its current state.
-	Node *feedcore.LiveSession `json:"node"`
+	Node *core.LiveSession `json:"node"`
 	// The state the session had when this paging session's snapshot was taken; it decides the edge's place in the feed.
 	State LiveState `json:"state"`
 }
@@ -173,7 +173,7 @@ type PostEdge struct {
 	// edge's cursor is then the repost's position, at `repostedAt`. A post is
 	// never shown twice close together: a repost is left out when the post, or
 	// another repost of it, is among the 40 items after it in the feed.
-	RepostedBy *feedcore.User `json:"repostedBy,omitempty"`
+	RepostedBy *core.User `json:"repostedBy,omitempty"`
 	// When `repostedBy` reposted it; null when the edge is not a repost.
 	RepostedAt *time.Time `json:"repostedAt,omitempty"`
 }
@@ -222,7 +222,7 @@ type Query struct {
 // `hideMyPostsFrom` and `unhideMyPostsFrom`.
 type RelationshipPayload struct {
 	// The other user, with the viewer's relation to them as the change left it.
-	User *feedcore.User `json:"user"`
+	User *core.User `json:"user"`
 }
 
 // The result of `removeKeywordFilter`.
@@ -277,7 +277,7 @@ type UserEdge struct {
 	// Opaque cursor of this position; pass it as `after`.
 	Cursor string `json:"cursor"`
 	// The user.
-	Node *feedcore.User `json:"node"`
+	Node *core.User `json:"node"`
 }
 
 // The state of a live session.
