@@ -65,93 +65,20 @@ type Hydration struct {
 func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration, err error) {
 	defer store.Wrap(&err, "hydrate a page")
 	h := &Hydration{}
-	liked, reposted, following, relations, favorited := req.Liked, req.Reposted, req.Following, req.Relations, req.Favorited
-	if req.Viewer == 0 {
-		h.Liked, h.Reposted, h.Following = make([]bool, len(liked)), make([]bool, len(reposted)), make([]bool, len(following))
-		h.Relations, h.Favorited = make([]RelationFlags, len(relations)), make([]bool, len(favorited))
-		liked, reposted, following, relations, favorited = nil, nil, nil, nil, nil
+	if req.Viewer == 0 { // no viewer: every flag false, nothing read
+		h.Liked, h.Reposted, h.Following = make([]bool, len(req.Liked)), make([]bool, len(req.Reposted)), make([]bool, len(req.Following))
+		h.Relations, h.Favorited = make([]RelationFlags, len(req.Relations)), make([]bool, len(req.Favorited))
+		req.Liked, req.Reposted, req.Following, req.Relations, req.Favorited = nil, nil, nil, nil, nil
 	}
-	cmds := make([]rueidis.Completed, 0, len(req.Counts)+len(liked)+len(reposted)+2*len(req.GraphCounts)+1+relationFlagsReplies)
-	for _, id := range req.Counts {
-		cmds = append(cmds, s.PostCountsCmd(id))
-	}
-	vm := store.Member(req.Viewer)
-	for _, id := range liked {
-		cmds = append(cmds, s.likedCmd(vm, id))
-	}
-	for _, id := range reposted {
-		cmds = append(cmds, s.repostedCmd(vm, id))
-	}
-	for _, id := range req.GraphCounts {
-		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.Followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.Following(id)).Build())
-	}
-	if len(following) > 0 {
-		cmds = append(cmds, s.Redis.B().Zmscore().Key(s.Keys.Following(req.Viewer)).Member(store.Members(following)...).Build())
-	}
-	if len(relations) > 0 {
-		cmds = append(cmds, s.relationFlagsCmds(req.Viewer, relations)...)
-	}
-	if len(favorited) > 0 { // last: its reply is the pipeline's last
-		cmds = append(cmds, s.favoritedCmd(req.Viewer, favorited))
-	}
+	var b store.Batch
+	s.hydrateReads(&b, req, h)
 	uncached := func(ctx context.Context) error {
-		if len(cmds) == 0 {
+		if len(b.Cmds()) == 0 {
 			return nil
 		}
 		// No script rides here, so the commands need not be pinned for a
 		// resend (doMulti): rueidis recycles them.
-		rs := s.Redis.DoMulti(ctx, cmds...)
-		var err error
-		if len(favorited) > 0 {
-			if h.Favorited, err = parseFavorited(rs[len(rs)-1], len(favorited)); err != nil {
-				return err
-			}
-			rs = rs[:len(rs)-1]
-		}
-		if h.Counts, err = ParseCounts(rs[:len(req.Counts)]); err != nil {
-			return err
-		}
-		rs = rs[len(req.Counts):]
-		if len(liked) > 0 {
-			if h.Liked, err = parseFlags(rs[:len(liked)]); err != nil {
-				return err
-			}
-			rs = rs[len(liked):]
-		}
-		if len(reposted) > 0 {
-			if h.Reposted, err = store.ParseEach(rs[:len(reposted)], isLiveRepost); err != nil {
-				return err
-			}
-			rs = rs[len(reposted):]
-		}
-		h.GraphCounts = make([]timeline.GraphCounts, len(req.GraphCounts))
-		for i := range req.GraphCounts {
-			fr, err := rs[2*i].AsInt64()
-			if err != nil {
-				return err
-			}
-			fg, err := rs[2*i+1].AsInt64()
-			if err != nil {
-				return err
-			}
-			h.GraphCounts[i] = timeline.GraphCounts{Followers: int(fr), Following: int(fg)}
-		}
-		rs = rs[2*len(req.GraphCounts):]
-		if len(following) > 0 {
-			scores, err := rs[0].ToArray()
-			if err != nil {
-				return err
-			}
-			h.Following = make([]bool, len(following))
-			for i, sc := range scores {
-				h.Following[i] = !sc.IsNil()
-			}
-			rs = rs[1:]
-		}
-		if len(relations) > 0 {
-			h.Relations, err = s.parseRelationFlags(rs, len(relations))
-		}
-		return err
+		return b.Parse(s.Redis.DoMulti(ctx, b.Cmds()...))
 	}
 	branches := []func(context.Context) error{uncached}
 	if len(req.Users) > 0 {
@@ -169,4 +96,85 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 		return nil, err
 	}
 	return h, nil
+}
+
+// hydrateReads adds to b each read req names that the client-side cache
+// does not serve, with the parser that fills its field of h: one place per
+// field.
+func (s *Service) hydrateReads(b *store.Batch, req HydrateRequest, h *Hydration) {
+	vm := store.Member(req.Viewer)
+	b.Add(func(rs []rueidis.RedisResult) (err error) { h.Counts, err = ParseCounts(rs); return err },
+		store.CmdsFor(req.Counts, s.PostCountsCmd)...)
+	if len(req.Liked) > 0 {
+		b.Add(func(rs []rueidis.RedisResult) (err error) { h.Liked, err = parseFlags(rs); return err },
+			store.CmdsFor(req.Liked, func(id store.ID) rueidis.Completed { return s.likedCmd(vm, id) })...)
+	}
+	if len(req.Reposted) > 0 {
+		b.Add(func(rs []rueidis.RedisResult) (err error) {
+			h.Reposted, err = store.ParseEach(rs, isLiveRepost)
+			return err
+		},
+			store.CmdsFor(req.Reposted, func(id store.ID) rueidis.Completed { return s.repostedCmd(vm, id) })...)
+	}
+	b.Add(func(rs []rueidis.RedisResult) (err error) { h.GraphCounts, err = parseGraphCounts(rs); return err },
+		s.graphCountCmds(req.GraphCounts)...)
+	if len(req.Following) > 0 {
+		b.Add(func(rs []rueidis.RedisResult) (err error) {
+			h.Following, err = parseFollowing(rs[0], len(req.Following))
+			return err
+		},
+			s.Redis.B().Zmscore().Key(s.Keys.Following(req.Viewer)).Member(store.Members(req.Following)...).Build())
+	}
+	if len(req.Relations) > 0 {
+		b.Add(func(rs []rueidis.RedisResult) (err error) {
+			h.Relations, err = s.parseRelationFlags(rs, len(req.Relations))
+			return err
+		}, s.relationFlagsCmds(req.Viewer, req.Relations)...)
+	}
+	if len(req.Favorited) > 0 {
+		b.Add(func(rs []rueidis.RedisResult) (err error) {
+			h.Favorited, err = parseFavorited(rs[0], len(req.Favorited))
+			return err
+		},
+			s.favoritedCmd(req.Viewer, req.Favorited))
+	}
+}
+
+// graphCountCmds read the follower and following counts of ids, two
+// commands each.
+func (s *Service) graphCountCmds(ids []store.ID) []rueidis.Completed {
+	cmds := make([]rueidis.Completed, 0, 2*len(ids))
+	for _, id := range ids {
+		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.Followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.Following(id)).Build())
+	}
+	return cmds
+}
+
+func parseGraphCounts(rs []rueidis.RedisResult) ([]timeline.GraphCounts, error) {
+	out := make([]timeline.GraphCounts, len(rs)/2)
+	for i := range out {
+		fr, err := rs[2*i].AsInt64()
+		if err != nil {
+			return nil, err
+		}
+		fg, err := rs[2*i+1].AsInt64()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = timeline.GraphCounts{Followers: int(fr), Following: int(fg)}
+	}
+	return out, nil
+}
+
+// parseFollowing reads a ZMSCORE reply: which of n members are in the set.
+func parseFollowing(r rueidis.RedisResult, n int) ([]bool, error) {
+	scores, err := r.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, n)
+	for i, sc := range scores {
+		out[i] = !sc.IsNil()
+	}
+	return out, nil
 }

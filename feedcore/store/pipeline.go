@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -67,6 +68,43 @@ func FirstErr(rs []rueidis.RedisResult) error {
 		if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) {
 			return err
 		}
+	}
+	return nil
+}
+
+// Batch is one pipeline of several reads, each added with the parser of
+// its own replies: a read is one call to Add, commands and parser
+// together, and Parse hands each parser exactly its replies, in order. A
+// new read is then a change in one place, never a matter of positions.
+type Batch struct {
+	cmds  []rueidis.Completed
+	reads []batchRead
+}
+
+type batchRead struct {
+	n     int
+	parse func([]rueidis.RedisResult) error
+}
+
+// Add appends cmds (none is allowed) and the parser of their replies.
+func (b *Batch) Add(parse func([]rueidis.RedisResult) error, cmds ...rueidis.Completed) {
+	b.cmds = append(b.cmds, cmds...)
+	b.reads = append(b.reads, batchRead{n: len(cmds), parse: parse})
+}
+
+// Cmds are the commands added, in order.
+func (b *Batch) Cmds() []rueidis.Completed { return b.cmds }
+
+// Parse runs each read's parser on its replies; the first error stops it.
+func (b *Batch) Parse(rs []rueidis.RedisResult) error {
+	if len(rs) != len(b.cmds) {
+		return fmt.Errorf("batch of %d commands got %d replies", len(b.cmds), len(rs))
+	}
+	for _, r := range b.reads {
+		if err := r.parse(rs[:r.n]); err != nil {
+			return err
+		}
+		rs = rs[r.n:]
 	}
 	return nil
 }
