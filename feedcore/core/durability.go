@@ -9,7 +9,7 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// commit runs a mutation's commit write: the one whose success makes the
+// Commit runs a mutation's commit write: the one whose success makes the
 // mutation happen (a publish or delete event, a journal entry). Redis
 // replicates asynchronously, so a master that fails right after answering
 // can take an acknowledged write with it; with Options.WaitReplicas set,

@@ -21,11 +21,11 @@ const (
 	EvUnrepost = "rpu" // tombstone a repost's record, then fan the removal out
 )
 
-// removal reports whether events (and tasks) of type t take an item out
+// Removal reports whether events (and tasks) of type t take an item out
 // of inboxes rather than push one in.
 func Removal(t string) bool { return t == EvDelete || t == EvUnrepost }
 
-// event is one entry of an events stream. A publish event is the post's
+// Event is one entry of an events stream. A publish event is the post's
 // record of truth until the post is materialized: it carries the content
 // (text, media, content warning), so a worker can finish a publish whose
 // request died after logging it.
@@ -45,12 +45,12 @@ type Event struct {
 const (
 	ShardBits = 6
 	MaxShards = 1 << ShardBits
-	// clockBits ids are handed out per millisecond and shard; past that
+	// ClockBits ids are handed out per millisecond and shard; past that
 	// the shard's clock moves on to the next millisecond.
 	ClockBits = 16 - ShardBits
 )
 
-// shardOf is the stream shard of a user's events: fixed per user, so one
+// ShardOf is the stream shard of a user's events: fixed per user, so one
 // author's publishes and deletes queue in order on one stream, next to
 // their idempotency records.
 func (s *Service) ShardOf(user store.ID) int {
@@ -62,7 +62,7 @@ func (e Event) Fields() []string {
 	return append(fv, e.LinkFields()...)
 }
 
-// linkFields are the fields naming e's parent or original, if any.
+// LinkFields are the fields naming e's parent or original, if any.
 func (e Event) LinkFields() []string {
 	var fv []string
 	for _, f := range []struct {
@@ -80,7 +80,7 @@ func (s *Service) EmitCmd(e Event) rueidis.Completed {
 	return s.Redis.B().Arbitrary("XADD").Keys(s.Keys.Events(s.ShardOf(e.User))).Args("*").Args(e.Fields()...).Build()
 }
 
-// emit appends e to its events stream; once it returns, the event is
+// Emit appends e to its events stream; once it returns, the event is
 // durable in Redis and a worker will process it.
 func (s *Service) Emit(ctx context.Context, e Event) error {
 	if err := s.Do(ctx, s.EmitCmd(e)).Error(); err != nil {
@@ -89,7 +89,7 @@ func (s *Service) Emit(ctx context.Context, e Event) error {
 	return nil
 }
 
-// logScript appends an entry to the stream KEYS[1], atomically with what
+// LogScript appends an entry to the stream KEYS[1], atomically with what
 // makes it safe to retry and with the rate charge that admits it. With
 // ARGV[1] "alloc" it first takes a new (millisecond, count) from the
 // shard's clock KEYS[2], never below ARGV[2] ms and never handed out
@@ -136,7 +136,7 @@ end
 return {1, ms, n, id, left}
 `)
 
-// luaAlloc: alloc(clock, now) takes a new (millisecond, count) from the
+// LuaAlloc: alloc(clock, now) takes a new (millisecond, count) from the
 // shard's clock hash (fields m, n), never below now ms and never handed
 // out twice, and returns them as strings (Lua's doubles cannot hold a
 // 64-bit id; Go composes it, composeID).
@@ -152,7 +152,7 @@ local function alloc(clock, now)
 end
 `
 
-// logArgs is logScript's ARGV up to the entry's fields: mode, ms, record
+// LogArgs is logScript's ARGV up to the entry's fields: mode, ms, record
 // text and TTL, whether KEYS[3] is an idempotency record, and the rate
 // charge's luaSpend arguments (nil: none).
 func LogArgs(mode string, ms int64, record string, ttl int, idem bool, charge []string) []string {
@@ -166,12 +166,12 @@ func LogArgs(mode string, ms int64, record string, ttl int, idem bool, charge []
 	return append([]string{mode, store.ScoreArg(ms), record, strconv.Itoa(ttl), i}, charge...)
 }
 
-// composeID is the id handed out as (ms, count) by shard's clock.
+// ComposeID is the id handed out as (ms, count) by shard's clock.
 func ComposeID(ms int64, count uint64, shard int) store.ID {
 	return store.ID(ms)<<16 | store.ID(count)<<ShardBits | store.ID(shard)
 }
 
-// parseEvent reads an entry of shard's events stream.
+// ParseEvent reads an entry of shard's events stream.
 func ParseEvent(fv map[string]string, shard int) (Event, error) {
 	u, err := strconv.ParseUint(fv["u"], 10, 64)
 	if err != nil {

@@ -43,11 +43,11 @@ type RepairFunc func(ctx context.Context, shard int, e rueidis.XRangeEntry) erro
 // Register every kind before the workers start.
 func (s *Service) OnRepair(kind string, f RepairFunc) { s.repairs[kind] = f }
 
-// maxSettleRounds bounds how often settling re-reads a record of truth
+// MaxSettleRounds bounds how often settling re-reads a record of truth
 // that keeps changing under it; the journal repairs what is left.
 const MaxSettleRounds = 4
 
-// begin journals a mutation on shard and returns its entry id.
+// Begin journals a mutation on shard and returns its entry id.
 func (s *Service) Begin(ctx context.Context, shard int, fields ...string) (string, error) {
 	b := s.Redis.B().Xadd().Key(s.Keys.Journal(shard)).Id("*").FieldValue()
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -60,7 +60,7 @@ func (s *Service) Begin(ctx context.Context, shard int, fields ...string) (strin
 	return id, nil
 }
 
-// end drops a finished mutation's journal entry. Failing to is harmless: a
+// End drops a finished mutation's journal entry. Failing to is harmless: a
 // worker settles the entry again, which changes nothing.
 func (s *Service) End(ctx context.Context, shard int, id string) {
 	s.Do(context.WithoutCancel(ctx), s.Redis.B().Xdel().Key(s.Keys.Journal(shard)).Id(id).Build())
@@ -93,7 +93,7 @@ func DecodeEdges(s string) ([]Edge, error) {
 	return out, nil
 }
 
-// repairLoop settles the journal entries of mutations that died.
+// RepairLoop settles the journal entries of mutations that died.
 func (s *Service) RepairLoop(ctx context.Context, o WorkerOptions) {
 	for SleepCtx(ctx, o.RepairAfter/4) {
 		for sh := 0; sh < s.Opts.StreamShards; sh++ {

@@ -8,7 +8,7 @@ import (
 	"github.com/feedd/feedd/redisstore"
 )
 
-// scanIDs calls fn with the ids of every key keyOf names (a per-id key
+// ScanIDs calls fn with the ids of every key keyOf names (a per-id key
 // method of keys, such as s.Keys.user), a SCAN batch at a time, from every
 // master: Export and Rebuild walk the records so. The pattern comes from
 // the key method (tagHead), so a key's name is spelled once, in keys.go.

@@ -102,7 +102,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// bigVThresholdNow is the big-V threshold in force.
+// BigVThresholdNow is the big-V threshold in force.
 func (o Options) BigVThresholdNow() int64 {
 	if o.BigVThresholdFunc != nil {
 		return int64(o.BigVThresholdFunc())
@@ -115,7 +115,7 @@ func urlPolicy(o Options) content.URLPolicy {
 	return content.URLPolicy{Hosts: hostmatch.New(o.MediaHosts), AnyHost: o.DevMediaURLs}
 }
 
-// setDefault fills in an option left unset: *v becomes def when it is
+// SetDefault fills in an option left unset: *v becomes def when it is
 // its type's zero value or, for a number or a duration, negative. Every
 // options struct of the package (Options, WorkerOptions, ExportSink's and
 // RebuildOptions' batch sizes) fills its defaults so.
@@ -126,5 +126,5 @@ func SetDefault[T cmp.Ordered](v *T, def T) {
 	}
 }
 
-// defaultCleanupGrace is Options.CleanupGrace's default.
+// DefaultCleanupGrace is Options.CleanupGrace's default.
 const DefaultCleanupGrace = 2 * time.Minute

@@ -79,7 +79,7 @@ type Subject struct {
 	Kind string
 }
 
-// rateKey is sub's allowance. A viewer's is on the viewer's stream shard,
+// RateKey is sub's allowance. A viewer's is on the viewer's stream shard,
 // where a publish's log script can spend it (keys.rateLimitIn).
 func (s *Service) RateKey(sub Subject) string {
 	if sub.Viewer != 0 {
@@ -99,7 +99,7 @@ type Verdict struct {
 	// not spent, UNAUTHENTICATED when the viewer's account is deleted and
 	// FORBIDDEN when it is suspended (a charge's verdict), else nil.
 	Err error
-	// gone: the viewer's account is deleted (gcra's gone marker);
+	// Gone: the viewer's account is deleted (gcra's gone marker);
 	// suspended: an operator suspended it (safety_moderation.go).
 	Gone, Suspended bool
 }
@@ -122,7 +122,7 @@ func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit)
 	return s.SpendNow(ctx, sub, cost, l)
 }
 
-// spendNow is Spend, its error unwrapped.
+// SpendNow is Spend, its error unwrapped.
 func (s *Service) SpendNow(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
 	if l.Rate <= 0 {
 		return Verdict{Cost: cost}, nil
@@ -157,7 +157,7 @@ func verdictOf(r rueidis.RedisResult, cost int) (Verdict, error) {
 	return v, nil
 }
 
-// verdictFrom is the Verdict of luaSpend's reply.
+// VerdictFrom is the Verdict of luaSpend's reply.
 func VerdictFrom(ok bool, wait, left int64, cost int) Verdict {
 	v := Verdict{Cost: cost, Remaining: int(max(left, 0))}
 	if !ok {
@@ -272,7 +272,7 @@ func WithCharge(ctx context.Context, ch *Charge) context.Context {
 	return context.WithValue(ctx, chargeKey{}, ch)
 }
 
-// withoutCharge returns ctx with no pending charge.
+// WithoutCharge returns ctx with no pending charge.
 func WithoutCharge(ctx context.Context) context.Context {
 	if ChargeOf(ctx) == nil {
 		return ctx
@@ -327,7 +327,7 @@ func (ch *Charge) refuseGone() {
 	}
 }
 
-// spendIn claims the charge for a script that spends it itself (with
+// SpendIn claims the charge for a script that spends it itself (with
 // luaSpend over keys[0] and args, after checking the gone marker keys[1]
 // and the suspension marker keys[2])
 // when that script runs on the slot of viewer's stream shard and the
@@ -340,7 +340,7 @@ func (ch *Charge) SpendIn(viewer store.ID) (keys, args []string, ok bool) {
 	return ch.keys, ch.args, true
 }
 
-// settleWith resolves a charge claimed by spendIn: the verdict of the
+// SettleWith resolves a charge claimed by spendIn: the verdict of the
 // script that spent it, or the store's error when it did not answer. It
 // returns the refusal, if any.
 func (ch *Charge) SettleWith(v Verdict, err error) error {

@@ -28,7 +28,7 @@ const (
 	cursorKeyRetry = time.Second
 )
 
-// cursors is the sealer in force. It starts a background re-read of the
+// Cursors is the sealer in force. It starts a background re-read of the
 // shared key when the last is older than cursorKeyEvery.
 func (s *Service) Cursors() *cursor.Sealer {
 	if s.fixedKey() {
@@ -46,14 +46,14 @@ func (s *Service) Cursors() *cursor.Sealer {
 	return s.Sealer.Load()
 }
 
-// openCursor opens raw, a feed's cursor; if it fails, it re-reads the
+// OpenCursor opens raw, a feed's cursor; if it fails, it re-reads the
 // shared key (at most once per cursorKeyRetry) and tries once more with a
 // key that changed.
 func (s *Service) OpenCursor(ctx context.Context, raw string, viewer store.ID) (cursor.Cursor, error) {
 	return s.OpenWith(ctx, raw, viewer, (*cursor.Sealer).Open)
 }
 
-// openWith is openCursor opening with open (a feed's or any cursor).
+// OpenWith is openCursor opening with open (a feed's or any cursor).
 func (s *Service) OpenWith(ctx context.Context, raw string, viewer store.ID, open func(*cursor.Sealer, string, store.ID) (cursor.Cursor, error)) (cursor.Cursor, error) {
 	c, err := open(s.Cursors(), raw, viewer)
 	if err == nil || s.fixedKey() {

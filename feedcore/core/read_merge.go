@@ -2,7 +2,7 @@ package core
 
 import "github.com/feedd/feedd/feedcore/store"
 
-// scanOrder says which way a page walks the timeline.
+// ScanOrder says which way a page walks the timeline.
 type ScanOrder bool
 
 const (
@@ -18,7 +18,7 @@ func (o ScanOrder) first(a, b store.Item) bool {
 	return a.Before(b)
 }
 
-// sourceRead is what one timeline gave for a seek: its entries in scan
+// SourceRead is what one timeline gave for a seek: its entries in scan
 // order, and its frontier: the last entry read when it returned its limit
 // and so may hold more beyond, else nil.
 type SourceRead struct {
@@ -26,7 +26,7 @@ type SourceRead struct {
 	Frontier *store.Item
 }
 
-// merge k-way merges lists that are each sorted in scan order o into one,
+// Merge k-way merges lists that are each sorted in scan order o into one,
 // dropping duplicates (the same post pushed to an inbox and pulled from an
 // outbox). Only the prefix up to the nearest frontier of a full source is
 // certain: a full source may hold items beyond its last one that belong

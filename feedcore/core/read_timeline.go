@@ -2,12 +2,12 @@ package core
 
 import "github.com/feedd/feedd/feedcore/store"
 
-// timeline names the keys of one kind of timeline. Posts and live replays
+// Timeline names the keys of one kind of timeline. Posts and live replays
 // run through the same hybrid machinery: an outbox per author, an inbox
 // per reader with its horizon hash, the same fan-out and the same read.
 type Timeline struct {
 	Inbox, Outbox, Horizon func(store.ID) string
-	// eagerFollowees: a read loads the following set in its first round
+	// EagerFollowees: a read loads the following set in its first round
 	// trip (withFollowees). Only a first live page does: it may file the
 	// followed anchors' sessions in a new snapshot. Other reads load it
 	// only below the inbox horizon.
@@ -27,5 +27,5 @@ func (s *Service) ReplaysTL() Timeline {
 	return Timeline{Inbox: s.Keys.ReplayInbox, Outbox: s.Keys.ReplayOutbox, Horizon: s.Keys.ReplayReader}
 }
 
-// timelines are every kind, for follows, unfollows and upgrades.
+// Timelines are every kind, for follows, unfollows and upgrades.
 func (s *Service) Timelines() []Timeline { return []Timeline{s.PostsTL(), s.ReplaysTL()} }

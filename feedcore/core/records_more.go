@@ -36,12 +36,12 @@ type Relation struct {
 	Until        time.Time
 }
 
-// relationForever is the "until" score of a relation with no end: the
+// RelationForever is the "until" score of a relation with no end: the
 // largest integer a Lua number (a double) holds exactly, never inf, which
 // tonumber would not round-trip.
 const RelationForever int64 = 1<<53 - 1
 
-// exportChunk is how many members of one set Export reads per call, so a
+// ExportChunk is how many members of one set Export reads per call, so a
 // post with a million likers is read in pieces.
 const ExportChunk = 1000
 
@@ -109,7 +109,7 @@ type RebuildStats struct {
 	Counters       int64 // likes and favorites counters recomputed to another value
 }
 
-// allOf reads whole sorted sets (members only) in one round trip.
+// AllOf reads whole sorted sets (members only) in one round trip.
 func (s *Service) AllOf(ctx context.Context, keyOf func(store.ID) string, ids []store.ID) ([][]string, error) {
 	all := func(id store.ID) rueidis.Completed {
 		return s.Redis.B().Zrange().Key(keyOf(id)).Min("0").Max("-1").Build()
@@ -117,7 +117,7 @@ func (s *Service) AllOf(ctx context.Context, keyOf func(store.ID) string, ids []
 	return store.ParseEach(s.DoMulti(ctx, store.CmdsFor(ids, all)...), rueidis.RedisResult.AsStrSlice)
 }
 
-// zremWhere builds the ZREM of the members ms of key where stale is true,
+// ZremWhere builds the ZREM of the members ms of key where stale is true,
 // and says how many it removes (0: none, and no command).
 func (s *Service) ZremWhere(key string, ms []string, stale []bool) (cmd rueidis.Completed, n int) {
 	var out []string
@@ -175,7 +175,7 @@ type Since struct {
 	After string
 }
 
-// start is the XRANGE start of a listing from sc.
+// Start is the XRANGE start of a listing from sc.
 func (sc Since) Start() string {
 	switch {
 	case sc.After != "":

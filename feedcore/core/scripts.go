@@ -21,7 +21,7 @@ end
 local function add(out, m, s) out[#out + 1] = m; out[#out + 1] = s end
 `
 
-// seekOlder returns up to ARGV[3] entries after (ARGV[1] ts, ARGV[2] member)
+// SeekOlder returns up to ARGV[3] entries after (ARGV[1] ts, ARGV[2] member)
 // in feed order, flat as member, score (see luaSeekReturn). An empty member starts at the newest.
 // The seek uses values, so a deleted cursor item still positions correctly;
 // when the item exists its rank gives the position in O(log n).
@@ -47,7 +47,7 @@ local function seek(key, ts, id, n)
 end
 `+luaSeekReturn)
 
-// seekNewer returns up to ARGV[3] entries newer than (ARGV[1], ARGV[2]),
+// SeekNewer returns up to ARGV[3] entries newer than (ARGV[1], ARGV[2]),
 // closest to the cursor first (so oldest first), flat as member, score (see
 // luaSeekReturn).
 var SeekNewer = store.NewScript(true, LuaLess+LuaHorizon+`
@@ -121,7 +121,7 @@ local function horizon(inbox, reader, cap)
 end
 `
 
-// inboxAdd adds entries (ARGV[6..] as score, member pairs) of the author
+// InboxAdd adds entries (ARGV[6..] as score, member pairs) of the author
 // ARGV[4] to the inbox KEYS[1], trims it to ARGV[1] entries and raises the
 // horizon to ARGV[2], ARGV[3] (score, member; empty for none), the floor
 // of a partial backfill; it adds nothing when the author is hidden from
@@ -141,14 +141,14 @@ if ARGV[3] ~= '' then raise(KEYS[2], ARGV[2], ARGV[3]) end
 return n
 `)
 
-// inboxRemove removes members ARGV[2..] from the inbox KEYS[1], first
+// InboxRemove removes members ARGV[2..] from the inbox KEYS[1], first
 // recording its horizon if it is at its cap ARGV[1].
 var InboxRemove = store.NewScript(false, LuaLess+LuaHorizon+`
 keepHorizon(KEYS[1], KEYS[2], tonumber(ARGV[1]))
 return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 `)
 
-// followAdd adds ARGV[1] to the following set KEYS[1] unless it holds it
+// FollowAdd adds ARGV[1] to the following set KEYS[1] unless it holds it
 // already or ARGV[2] others: 1 added, 0 already there, -1 at the limit, -2
 // across a block (the follower's blocks KEYS[3] or blocked-by mirror
 // KEYS[4] hold the followee). Atomic, so concurrent follows cannot pass the
@@ -169,7 +169,7 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 `)
 
-// bigFolloweeAdd adds ARGV[1] to the big-V followees KEYS[2] if the
+// BigFolloweeAdd adds ARGV[1] to the big-V followees KEYS[2] if the
 // following set KEYS[1] holds it: checked in the reader's slot, so a
 // promotion racing an unfollow cannot leave a big-V the reader left.
 var BigFolloweeAdd = store.NewScript(false, `
@@ -177,7 +177,7 @@ if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return redis.call('SADD', KEYS[2]
 return 0
 `)
 
-// unfollowCommit removes ARGV[1] from the following set KEYS[1] and the
+// UnfollowCommit removes ARGV[1] from the following set KEYS[1] and the
 // big-V followees KEYS[2], and notes it in the reader's recent unfollows
 // KEYS[3] at ARGV[2] ms, forgetting notes before ARGV[3] ms and keeping the
 // newest ARGV[4]: reads hide its posts still in the inbox by that note, so
@@ -192,7 +192,7 @@ redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -tonumber(ARGV[4]) - 1)
 return gone
 `)
 
-// parseSeek reads a seek script's reply: its entries and, when asked for,
+// ParseSeek reads a seek script's reply: its entries and, when asked for,
 // the inbox horizon (nil when the inbox has none).
 func ParseSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	arr, err := r.ToArray()
@@ -210,7 +210,7 @@ func ParseSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	return items, &hz[0], nil
 }
 
-// parseEntries reads a member, score reply: flat from scripts and RESP2,
+// ParseEntries reads a member, score reply: flat from scripts and RESP2,
 // as pairs from RESP3's WITHSCORES.
 func ParseEntries(r rueidis.RedisResult) ([]store.Item, error) {
 	m, err := r.ToMessage()
@@ -270,7 +270,7 @@ func ScoreOf(m rueidis.RedisMessage) (int64, error) {
 	return int64(f), err
 }
 
-// scoreOrZero reads a ZSCORE reply as ms, 0 when the member is absent.
+// ScoreOrZero reads a ZSCORE reply as ms, 0 when the member is absent.
 func ScoreOrZero(r rueidis.RedisResult) (int64, error) {
 	f, err := r.AsFloat64()
 	if rueidis.IsRedisNil(err) {

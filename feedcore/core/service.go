@@ -22,30 +22,30 @@ import (
 type Service struct {
 	*store.Store
 	Opts Options
-	// sealer seals cursors; without a configured key it follows the key
+	// Sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (read_cursorkey.go).
 	Sealer                atomic.Pointer[cursor.Sealer]
 	keyReadAt, keyRetryAt atomic.Int64 // unix ms
 
-	// touches and activations throttle a reader's activity writes and
+	// Touches and activations throttle a reader's activity writes and
 	// upgrade requests to one per interval per process, not one per read.
 	Touches, Activations *throttle
 
-	// snapshots shares one live feed snapshot build among the concurrent
+	// Snapshots shares one live feed snapshot build among the concurrent
 	// first pages of one viewer's device.
 	Snapshots singleflight.Group
 
-	// known remembers users seen to exist (usersExist).
+	// Known remembers users seen to exist (usersExist).
 	Known knownSet
 
-	// media is what media and cover URLs may point at (urlPolicy).
+	// Media is what media and cover URLs may point at (urlPolicy).
 	Media content.URLPolicy
-	// keywords keeps viewers' keyword filters as this process compiled
+	// Keywords keeps viewers' keyword filters as this process compiled
 	// them, with their version (safety_keyword.go).
 	Keywords *lru.Cache[store.ID, *keyword.Set]
 
 	Counters counters
-	// locks takes readers' upgrade and demotion locks (withLock).
+	// Locks takes readers' upgrade and demotion locks (withLock).
 	Locks rueidislock.Locker
 
 	// repairs completes journal entries, by kind (OnRepair).

@@ -90,7 +90,7 @@ type counters struct {
 	Reports                                          [8]atomic.Int64 // by ReportReasons' index
 }
 
-// stream is one consumer group's view of one shard's stream.
+// Stream is one consumer group's view of one shard's stream.
 type Stream struct {
 	Shard int
 	Key   string
@@ -121,13 +121,13 @@ func (s *Service) TaskStream(shard int) Stream {
 // a nil error.
 type handler func(ctx context.Context, o WorkerOptions, st Stream, consumer string, e rueidis.XRangeEntry) (acked bool, err error)
 
-// errMalformed marks an entry no worker can ever handle.
+// ErrMalformed marks an entry no worker can ever handle.
 var ErrMalformed = errors.New("malformed entry")
 
 // maxBeside bounds the entries one consumer handles beside the others.
 const maxBeside = 16
 
-// consume reads new entries of st and handles them one by one (those
+// Consume reads new entries of st and handles them one by one (those
 // st.beside picks beside the others), so the stream's length is the work
 // not yet done.
 func (s *Service) Consume(ctx context.Context, o WorkerOptions, st Stream, consumer string, h handler) {
@@ -218,7 +218,7 @@ redis.call('XACK', KEYS[1], ARGV[2], ARGV[1])
 return redis.call('XDEL', KEYS[1], ARGV[1])
 `)
 
-// reclaimStream lists st's entries idle past ReclaimIdle with how often
+// ReclaimStream lists st's entries idle past ReclaimIdle with how often
 // each was delivered (XPENDING), dead-letters those delivered
 // MaxDeliveries times, and claims and handles the others.
 func (s *Service) ReclaimStream(ctx context.Context, o WorkerOptions, st Stream, consumer string, h handler) {
@@ -325,7 +325,7 @@ func (s *Service) DeadLetters(ctx context.Context) (_ int64, err error) {
 	return s.StreamsLen(ctx, s.Keys.DeadLetters)
 }
 
-// streamsLen adds up the lengths of the streams that kinds name, on every
+// StreamsLen adds up the lengths of the streams that kinds name, on every
 // shard, in one round trip.
 func (s *Service) StreamsLen(ctx context.Context, kinds ...func(shard int) string) (int64, error) {
 	cmds := make([]rueidis.Completed, 0, len(kinds)*s.Opts.StreamShards)
@@ -346,7 +346,7 @@ func (s *Service) StreamsLen(ctx context.Context, kinds ...func(shard int) strin
 	return n, nil
 }
 
-// sleepCtx waits d; false when ctx ended first.
+// SleepCtx waits d; false when ctx ended first.
 func SleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -400,7 +400,7 @@ func (s *Service) Pending(ctx context.Context) (_ []StreamPending, err error) {
 	return out, nil
 }
 
-// ensureGroups creates the consumer group of each stream kinds makes, on
+// EnsureGroups creates the consumer group of each stream kinds makes, on
 // every shard, where it does not exist yet.
 func (s *Service) EnsureGroups(ctx context.Context, kinds ...func(shard int) Stream) error {
 	for sh := 0; sh < s.Opts.StreamShards; sh++ {

@@ -19,7 +19,7 @@ func newThrottle(everyMS int64) *throttle {
 	return &throttle{every: everyMS, last: map[store.ID]int64{}}
 }
 
-// due reports whether id's action is due at now, and if so records it.
+// Due reports whether id's action is due at now, and if so records it.
 func (t *throttle) Due(id store.ID, now int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -34,7 +34,7 @@ func (t *throttle) Due(id store.ID, now int64) bool {
 	return true
 }
 
-// forget makes id's action due again.
+// Forget makes id's action due again.
 func (t *throttle) Forget(id store.ID) {
 	t.mu.Lock()
 	delete(t.last, id)

@@ -212,7 +212,7 @@ func (s *Service) likedCmd(vm string, post store.ID) rueidis.Completed {
 	return s.Redis.B().Sismember().Key(s.Keys.Likers(post)).Member(vm).Build()
 }
 
-// parseCounts reads the replies of postCountsCmd.
+// ParseCounts reads the replies of postCountsCmd.
 func ParseCounts(rs []rueidis.RedisResult) ([]core.PostCounts, error) {
 	return store.ParseEach(rs, func(r rueidis.RedisResult) (core.PostCounts, error) {
 		var f [4]string // "": never set, 0

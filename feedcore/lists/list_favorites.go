@@ -34,11 +34,11 @@ import (
 // A deleted post leaves the list: reads skip it (filling the page past
 // it within the read bound) and take it out of the viewer's record.
 
-// jFav journals favorites: field p, user:post pairs (encodeEdges: the
+// JFav journals favorites: field p, user:post pairs (encodeEdges: the
 // user as Follower, the post as Followee).
 const JFav = "fav"
 
-// favoriteCommit changes the record of one favorite: KEYS the user's
+// FavoriteCommit changes the record of one favorite: KEYS the user's
 // favorites, blocks and blocked-by mirror; ARGV the post's member, its
 // author's ("": no block check, an import), "1" favorite or "0" not, now
 // ms. Favoriting replies -2 across a block, 0 when already there (its
@@ -133,7 +133,7 @@ func (s *Service) favorite(ctx context.Context, viewer, post store.ID, on bool) 
 	return likedPost(post, vs)
 }
 
-// favoriteCommitArgs are favoriteCommit's keys and arguments.
+// FavoriteCommitArgs are favoriteCommit's keys and arguments.
 func (s *Service) FavoriteCommitArgs(user, post store.ID, author string, on bool, ms int64) (keys, args []string) {
 	flag := "0"
 	if on {
@@ -428,7 +428,7 @@ func (s *Service) checkFavorites(ctx context.Context, favs []core.Favorite) ([]c
 	return favs, stop
 }
 
-// exportFavorites is the export pass of users' favorites, exportChunk a
+// ExportFavorites is the export pass of users' favorites, exportChunk a
 // call, with their times; favorites of deleted posts are left out (and a
 // post published since the posts pass began is written again first).
 func (s *Service) ExportFavorites(ctx context.Context, users []store.ID, sink core.ExportSink) error {
@@ -458,7 +458,7 @@ func (s *Service) ExportFavorites(ctx context.Context, users []store.ID, sink co
 	return nil
 }
 
-// rebuildFavorites is Rebuild's favorites phase, for users: every
+// RebuildFavorites is Rebuild's favorites phase, for users: every
 // favorite their records hold is in its post's favoriters (the counters
 // phase, after it, drops those no record holds and recounts).
 func (s *Service) RebuildFavorites(ctx context.Context, users []store.ID, st *core.RebuildStats) error {
@@ -517,7 +517,7 @@ fix('f', 'fb', KEYS[4])
 return changed
 `)
 
-// rebuildCounters is Rebuild's counters phase, for posts: favoriters no
+// RebuildCounters is Rebuild's counters phase, for posts: favoriters no
 // record holds are dropped, then the likes and favorites counters are
 // recomputed as their bases plus the records (recount).
 func (s *Service) RebuildCounters(ctx context.Context, posts []store.ID, st *core.RebuildStats) error {
@@ -587,7 +587,7 @@ func (s *Service) repairFavorites(ctx context.Context, _ int, e rueidis.XRangeEn
 	return err
 }
 
-// readPostFields reads the author and tombstone of posts: author 0 where the
+// ReadPostFields reads the author and tombstone of posts: author 0 where the
 // post hash does not exist.
 func (s *Service) ReadPostFields(ctx context.Context, ids []store.ID) (authors []store.ID, ts []int64, deleted []bool, err error) {
 	cmds := store.CmdsFor(ids, func(id store.ID) rueidis.Completed {
@@ -606,17 +606,17 @@ func (s *Service) ReadPostFields(ctx context.Context, ids []store.ID) (authors [
 	return authors, ts, deleted, nil
 }
 
-// exportable reports whether p is a post to export: it exists, is not
+// Exportable reports whether p is a post to export: it exists, is not
 // deleted, and has an author (not a stray hash).
 func Exportable(p *content.Post) bool { return p != nil && !p.Deleted && p.Author != 0 }
 
-// exportRecent is how far back from the start of the posts pass a post's
+// ExportRecent is how far back from the start of the posts pass a post's
 // time must reach for Export to write it again before its likes and
 // counters: the post may have been published after the pass went by
 // (replicas' clocks may disagree by this much).
 const ExportRecent = 5 * time.Minute
 
-// livePosts reads the posts ids, nil where missing or deleted, and writes
+// LivePosts reads the posts ids, nil where missing or deleted, and writes
 // again those published since the posts pass began (recent), so that no
 // like or counts line comes without its post.
 func (s *Service) LivePosts(ctx context.Context, ids []store.ID, sink core.ExportSink) ([]*content.Post, error) {

@@ -133,7 +133,7 @@ func keepUnseparated(ctx context.Context, sep sepSet, items []store.Item) ([]*st
 // empty page.
 var errNothingShown = errors.New("the list is not shown to this viewer")
 
-// rebuildFollowTimes is Rebuild's follow times phase, for users: every
+// RebuildFollowTimes is Rebuild's follow times phase, for users: every
 // follow of their following sets is timed (one made before times were
 // kept gets the rebuild's time, once), its time copied to the followee's
 // side, and the times of follows that are gone are removed from both

@@ -49,13 +49,13 @@ type listAt struct {
 	after  string // a cursor of this list; "": from the top
 }
 
-// sealListCursor is the cursor of the entry at of viewer's list kind of
+// SealListCursor is the cursor of the entry at of viewer's list kind of
 // owner.
 func (s *Service) SealListCursor(viewer store.ID, kind cursor.ListKind, owner store.ID, at store.Item) string {
 	return s.Cursors().Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: at.ID, TS: at.TS, Viewer: viewer, List: kind, Owner: owner})
 }
 
-// openListCursor opens raw, a cursor of viewer's list kind of owner. A
+// OpenListCursor opens raw, a cursor of viewer's list kind of owner. A
 // cursor of a feed, of another list or owner, or another viewer's is
 // INVALID_CURSOR.
 func (s *Service) OpenListCursor(ctx context.Context, raw string, viewer store.ID, kind cursor.ListKind, owner store.ID) (cursor.Cursor, error) {
@@ -105,7 +105,7 @@ type listScan[T any] struct {
 // entries found, how far it read, and whether more may follow.
 func collectList[T any](ctx context.Context, s *Service, l listScan[T], from *store.Item, need int) ([]timeline.Entry[T], *store.Item, bool, error) {
 	var first []rueidis.RedisResult
-	found, cur, more, err := timeline.Fill(from, need, func(round int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
+	found, cur, more, err := timeline.FillPage(from, need, func(round int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
 		cmds := []rueidis.Completed{l.seek(cur, batch)}
 		if round == 0 {
 			cmds = append(cmds, l.first...)
@@ -171,7 +171,7 @@ if #got == 2 * n then frontier = {got[#got - 1], got[#got]} end
 return {out, frontier}
 `)
 
-// listSeekCmd is listSeek of the list key from position from, up to
+// ListSeekCmd is listSeek of the list key from position from, up to
 // limit entries; check, when not "", is the set an entry must score
 // above above in.
 func (s *Service) ListSeekCmd(key, check, above string, from *store.Item, limit int) rueidis.Completed {
@@ -186,7 +186,7 @@ func (s *Service) ListSeekCmd(key, check, above string, from *store.Item, limit 
 	return listSeek.Cmd(s.Redis.B(), keys, []string{ts, m, store.Itoa(limit), above})
 }
 
-// parseListSeek reads listSeek's reply: the entries kept, and the
+// ParseListSeek reads listSeek's reply: the entries kept, and the
 // frontier (nil at the list's end).
 func ParseListSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	arr, err := r.ToArray()
@@ -286,7 +286,7 @@ func readList[T any](ctx context.Context, s *Service, q listAt, l func(from *sto
 // in a few (some mutes, a block or two) then pays nothing more, and only
 // one in more pays one round trip a page, for the entries it found.
 
-// sepPrefetch bounds how much of each of the viewer's separation sets a
+// SepPrefetch bounds how much of each of the viewer's separation sets a
 // list's first round trip reads.
 const SepPrefetch = 64
 
@@ -334,13 +334,13 @@ func parsePrefetch(rs []rueidis.RedisResult, read func(context.Context, []store.
 	return h, nil
 }
 
-// hiddenPrefetchCmds read, for a list of posts, the authors hidden from
+// HiddenPrefetchCmds read, for a list of posts, the authors hidden from
 // viewer after now (ms); parseHiddenPrefetch reads the replies.
 func (s *Service) HiddenPrefetchCmds(viewer store.ID, now int64) []rueidis.Completed {
 	return []rueidis.Completed{s.prefetchCmd(s.Keys.HiddenAuthors(viewer), "("+store.ScoreArg(now))}
 }
 
-// parseHiddenPrefetch reads hiddenPrefetchCmds' replies, sent at now.
+// ParseHiddenPrefetch reads hiddenPrefetchCmds' replies, sent at now.
 func (s *Service) ParseHiddenPrefetch(rs []rueidis.RedisResult, viewer store.ID, now int64) (sepSet, error) {
 	return parsePrefetch(rs, func(ctx context.Context, authors []store.ID) (map[store.ID]bool, error) {
 		return parseHidden(s.Do(ctx, s.hiddenCmd(viewer, authors)), authors, now)
@@ -383,7 +383,7 @@ func inForceOf(r rueidis.RedisResult, users []store.ID, now int64, out map[store
 	return nil
 }
 
-// sepPrefetchCmds read, for a list of users, the users a block separates
+// SepPrefetchCmds read, for a list of users, the users a block separates
 // from viewer, either way, and those it mutes after now (ms);
 // parseSepPrefetch reads the replies.
 func (s *Service) SepPrefetchCmds(viewer store.ID, now int64) []rueidis.Completed {
@@ -394,7 +394,7 @@ func (s *Service) SepPrefetchCmds(viewer store.ID, now int64) []rueidis.Complete
 	}
 }
 
-// parseSepPrefetch reads sepPrefetchCmds' replies, sent at now.
+// ParseSepPrefetch reads sepPrefetchCmds' replies, sent at now.
 func (s *Service) ParseSepPrefetch(rs []rueidis.RedisResult, viewer store.ID, now int64) (sepSet, error) {
 	return parsePrefetch(rs, func(ctx context.Context, users []store.ID) (map[store.ID]bool, error) {
 		return parseSeparations(s.DoMulti(ctx, s.separationCmds(viewer, users)...), users, now)

@@ -78,7 +78,7 @@ func (s *Service) Replies(ctx context.Context, viewer, post store.ID, first int,
 // reached: those found, how far it read, and whether more may follow.
 func (s *Service) collectReplies(ctx context.Context, viewer, post store.ID, pos store.Item, need int) ([]timeline.Entry[content.Post], *store.Item, bool, error) {
 	src := timeline.Source{Key: s.Keys.Replies(post)}
-	return timeline.Fill(&pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*content.Post, *store.Item, error) {
+	return timeline.FillPage(&pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*content.Post, *store.Item, error) {
 		items, _, err := core.ParseSeek(s.Do(ctx, s.SeekCmd(core.Newer, src, cur, batch)))
 		if err != nil {
 			return nil, nil, nil, err

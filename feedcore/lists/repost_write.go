@@ -217,12 +217,12 @@ func (s *Service) repostLogged(reposter store.ID, p *content.Post, r rueidis.Red
 	return RepostOf(reposter, p, it), nil
 }
 
-// repostOf is the record of reposter's repost of p at it.
+// RepostOf is the record of reposter's repost of p at it.
 func RepostOf(reposter store.ID, p *content.Post, it store.Item) *content.Post {
 	return &content.Post{ID: it.ID, Author: reposter, CreatedAt: time.UnixMilli(it.TS).UTC(), RepostOf: p.ID, RepostOfAuthor: p.Author}
 }
 
-// parseRepostRecord reads a repost record (keys.repostRecord) of shard:
+// ParseRepostRecord reads a repost record (keys.repostRecord) of shard:
 // the repost's id and time.
 func ParseRepostRecord(rec string, shard int) (store.Item, error) {
 	f := strings.Fields(rec)
@@ -306,7 +306,7 @@ if not live then redis.call('HINCRBY', KEYS[2], 'r', 1) end
 return 1
 `)
 
-// repostDrop records the repost ARGV[2] of the reposter ARGV[1] as taken
+// RepostDrop records the repost ARGV[2] of the reposter ARGV[1] as taken
 // back in the original's set of reposts KEYS[1] (even before repostAdd
 // recorded it, so a late one cannot bring it back), moving the reposts
 // counter in KEYS[2] if it was live. A newer repost recorded is left
@@ -332,7 +332,7 @@ const (
 	repostOrigGone                    // its original is deleted: taken back here
 )
 
-// materializeReposts makes logged reposts visible: each record's hash
+// MaterializeReposts makes logged reposts visible: each record's hash
 // (created once), the reposter's outbox and own inbox, and the
 // original's set of reposts. Idempotent; the request and the dispatcher
 // both run it. It says, per record, whether the repost is live; one
@@ -386,7 +386,7 @@ func (s *Service) dropRepost(ctx context.Context, r *content.Post) error {
 	return s.UnindexReposts(ctx, []*content.Post{r})
 }
 
-// unindexReposts applies the undoing of reposts: each record tombstoned
+// UnindexReposts applies the undoing of reposts: each record tombstoned
 // (reads skip it at once, wherever it is still indexed), out of its
 // reposter's outbox and own inbox, and taken back in its original's set
 // of reposts. Idempotent; the request and the dispatcher both run it.
@@ -400,7 +400,7 @@ func (s *Service) UnindexReposts(ctx context.Context, recs []*content.Post) erro
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
-// dropRepostsOf takes back every live repost of the deleted post p: one
+// DropRepostsOf takes back every live repost of the deleted post p: one
 // evUnrepost on each reposter's shard, then its entry in p's set of
 // reposts marked taken back, a chunk at a time, so a run that dies
 // resumes past what it did. Work proportional to p's reposts.
@@ -545,6 +545,6 @@ func (s *Service) PutReposts(ctx context.Context, recs []*content.Post) (_ int, 
 	return len(recs), stop
 }
 
-// accountChunk is how many followers, followees, posts or liked posts one
+// AccountChunk is how many followers, followees, posts or liked posts one
 // step of the job handles in one pipeline.
 const AccountChunk = 500

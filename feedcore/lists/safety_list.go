@@ -219,7 +219,7 @@ func (s *Service) checkRelations(ctx context.Context, rs []core.Relation) ([]cor
 	return rs, stop
 }
 
-// exportRelations is the export pass of the records of kind: each user's,
+// ExportRelations is the export pass of the records of kind: each user's,
 // exportChunk a call, with their times and, for mutes, their ends (ended
 // mutes left out).
 func (s *Service) ExportRelations(kind core.RelationKind) func(context.Context, []store.ID, core.ExportSink) error {

@@ -15,7 +15,7 @@ import (
 	"github.com/feedd/feedd/roundtrip"
 )
 
-// liveEntry is a session found for a live page and the state it is shown in.
+// LiveEntry is a session found for a live page and the state it is shown in.
 type LiveEntry struct {
 	It    store.Item
 	State core.LiveState
@@ -72,7 +72,7 @@ func (s *Service) loadReplayView(ctx context.Context, tl core.Timeline, viewer s
 // collectReplays reads up to need replays visible to v's viewer from pos,
 // leaving out those in the stored snapshot (empty: none stored yet).
 func (s *Service) collectReplays(ctx context.Context, v *timeline.View, pos *store.Item, need int, snapshot string) (replayRead, error) {
-	found, scanned, more, err := timeline.Collect(ctx, s.Service, v, core.Older, pos, need, s.visibleReplays(snapshot))
+	found, scanned, more, err := timeline.FillTimelinePage(ctx, s.Service, v, core.Older, pos, need, s.visibleReplays(snapshot))
 	if err != nil {
 		return replayRead{}, err
 	}

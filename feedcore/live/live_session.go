@@ -138,7 +138,7 @@ func (s *Service) PutLive(ctx context.Context, l *core.LiveSession) (err error) 
 	return s.MarkSuspended(ctx, []store.ID{l.Anchor}, []string{s.Keys.Live(l.ID)})
 }
 
-// storeLive writes a journaled session's hash, its record of truth, and
+// StoreLive writes a journaled session's hash, its record of truth, and
 // settles the rest from it.
 func (s *Service) StoreLive(ctx context.Context, l *core.LiveSession) error {
 	hset := s.Redis.B().Hset().Key(s.Keys.Live(l.ID)).FieldValue().FieldValue("a", store.FormatID(l.Anchor)).FieldValue("t", l.Title)
@@ -156,7 +156,7 @@ func (s *Service) StoreLive(ctx context.Context, l *core.LiveSession) error {
 	return s.settleLive(ctx, l.Anchor, l.ID)
 }
 
-// queueScore orders an anchor's queue: LIVE by start time (positive, newest
+// QueueScore orders an anchor's queue: LIVE by start time (positive, newest
 // first), then PREVIEW by scheduled start (negated, so soonest first).
 func QueueScore(l *core.LiveSession) int64 {
 	if l.StartedAt != nil {
@@ -234,7 +234,7 @@ func (s *Service) Transition(ctx context.Context, anchor, id store.ID, field str
 	return res != "ok:", nil
 }
 
-// dequeue removes a session from its anchor's queue. The queues need no
+// Dequeue removes a session from its anchor's queue. The queues need no
 // index of the anchors that have sessions (readers find them by live
 // shard, liveQueued), so there is nothing else to settle.
 func (s *Service) Dequeue(ctx context.Context, anchor, id store.ID) error {
@@ -371,7 +371,7 @@ func (s *Service) fileLive(ctx context.Context, anchor, id store.ID, l *core.Liv
 	return s.Enqueue(ctx, anchor, store.Item{TS: QueueScore(l), ID: id})
 }
 
-// jLive is the journal kind of live session changes: fields a (anchor)
+// JLive is the journal kind of live session changes: fields a (anchor)
 // and p (session), or s and q for a new session's id.
 const JLive = "live"
 

@@ -31,7 +31,7 @@ import (
 // job skips what is done. Each phase that walks a set removes what it
 // handled from that set last, so the set itself is its checkpoint.
 
-// jAccount journals an account deletion: field u, the user.
+// JAccount journals an account deletion: field u, the user.
 const JAccount = "acct"
 
 // accountGone commits a deletion: unless the marker KEYS[1] exists, it
@@ -87,7 +87,7 @@ func (s *Service) DeleteAccount(ctx context.Context, viewer store.ID, confirmHan
 	return nil
 }
 
-// commitGone runs the deletion's commit and returns its journal entry
+// CommitGone runs the deletion's commit and returns its journal entry
 // ("" when a racing request committed it first).
 func (s *Service) CommitGone(ctx context.Context, u store.ID, handle string) (string, error) {
 	shard := s.ShardOf(u)
@@ -106,7 +106,7 @@ func (s *Service) CommitGone(ctx context.Context, u store.ID, handle string) (st
 	return arr[1].ToString()
 }
 
-// goneAccount is a deleted account's marker.
+// GoneAccount is a deleted account's marker.
 type GoneAccount struct {
 	User      store.ID
 	Handle    string
@@ -114,7 +114,7 @@ type GoneAccount struct {
 	phase     int   // the job's next phase
 }
 
-// accountPhases are the deletion job's steps, in order. The followers go
+// AccountPhases are the deletion job's steps, in order. The followers go
 // before the posts: taking the account's posts out of their inboxes reads
 // its outboxes.
 var AccountPhases = []struct {
@@ -182,7 +182,7 @@ redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PXAT', ARGV[2])
 return 1
 `)
 
-// dropProfile deletes the profile (so the viewer's own reads answer
+// DropProfile deletes the profile (so the viewer's own reads answer
 // UNAUTHENTICATED as for any id without a user) and holds the handle.
 func (s *Service) DropProfile(ctx context.Context, g GoneAccount) error {
 	until := g.DeletedAt + s.Opts.HandleHold.Milliseconds()
@@ -433,7 +433,7 @@ func (s *Service) dropKeys(ctx context.Context, g GoneAccount) error {
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
-// secondPassLoop gives each deletion, suspension and unsuspension its
+// SecondPassLoop gives each deletion, suspension and unsuspension its
 // second pass once RepairAfter has passed since its commit: a request that
 // was in flight then (a follow of the account, its like, publish or
 // scheduled session admitted just before the marker) has written by that

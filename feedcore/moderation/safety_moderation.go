@@ -103,7 +103,7 @@ func (a ModAction) check(reasonOptional bool) (ModAction, error) {
 	return a, err
 }
 
-// auditFields are the fields of the audit entry of action on subject at
+// AuditFields are the fields of the audit entry of action on subject at
 // ms, as a job's journal entry carries them and the audit stream stores
 // them. An import's job carries them with no action: it appends none.
 func (a ModAction) AuditFields(action, subject string, ms int64) []string {
@@ -126,7 +126,7 @@ const (
 	JTakedown = "tkd" // fields p (the post), u (its author) and the action's (auditFields)
 )
 
-// suspensionCommit suspends (ARGV[1] "1") or unsuspends ("") the user
+// SuspensionCommit suspends (ARGV[1] "1") or unsuspends ("") the user
 // ARGV[5] whose marker is KEYS[1]: unless the marker already says so, it
 // sets it (at ARGV[2], reason ARGV[3], operator ARGV[4]) or deletes it,
 // journals the job on KEYS[2] (fields ARGV[6..]) and owes it a second
@@ -260,7 +260,7 @@ func (s *Service) markSources(u store.ID) []markSource {
 // markChunk is how many items one step of the job marks, in one pipeline.
 const markChunk = 500
 
-// markPos is where a job stands: the marks it sets (on), the source it
+// MarkPos is where a job stands: the marks it sets (on), the source it
 // walks and the last item of it done (nil: none yet).
 type MarkPos struct {
 	On   bool
@@ -302,7 +302,7 @@ func parseMarkPos(v string) (p MarkPos, ok bool) {
 	return p, true
 }
 
-// settleSuspension brings the marks of u's posts and sessions in line
+// SettleSuspension brings the marks of u's posts and sessions in line
 // with its marker, re-read until it stops changing (bounded: the journal
 // repairs what is left). ck, when set, is the job's checkpoint: a job
 // resumed with the same marks to set goes on from it. Idempotent.
@@ -487,7 +487,7 @@ func (s *Service) PutSuspension(ctx context.Context, sp core.Suspension) (err er
 	return err
 }
 
-// settleSuspensions settles the marks of every suspended account (Rebuild).
+// SettleSuspensions settles the marks of every suspended account (Rebuild).
 func (s *Service) SettleSuspensions(ctx context.Context, st *core.RebuildStats) error {
 	return s.Suspensions(ctx, func(ss []core.Suspension) error {
 		for _, sp := range ss {
@@ -500,7 +500,7 @@ func (s *Service) SettleSuspensions(ctx context.Context, st *core.RebuildStats) 
 	})
 }
 
-// takedownCommit takes down a post: unless the record KEYS[1] exists
+// TakedownCommit takes down a post: unless the record KEYS[1] exists
 // (reply 0) or the post was deleted by its author (ARGV[2] "1", reply -1),
 // it sets the record (ARGV[1] ms), appends the delete event (ARGV[4 ..
 // 3+ARGV[3]]) to the events stream KEYS[2] and journals the rest (the
@@ -564,7 +564,7 @@ func (s *Service) takedown(ctx context.Context, p *content.Post, a ModAction, ac
 	return ModOutcome{Changed: true}, nil
 }
 
-// finishTakedown does what a takedown's journal entry jid (fields fv)
+// FinishTakedown does what a takedown's journal entry jid (fields fv)
 // records: the post tombstoned and out of its author's timelines (as the
 // dispatcher does with the delete event, which also fans the removal out),
 // marked taken down, and the audit entry. Idempotent.
@@ -620,7 +620,7 @@ func (s *Service) PutTakedown(ctx context.Context, p *content.Post) (err error) 
 		s.Redis.B().Set().Key(s.Keys.TakenDown(s.ShardOf(p.Author), p.ID)).Value(store.ScoreArg(ms)).Build()))
 }
 
-// finishJobs finishes every job of the given kinds still journaled
+// FinishJobs finishes every job of the given kinds still journaled
 // (Rebuild runs it first: nothing of a deleted account, and no post taken
 // down or account suspended, may be rebuilt as if it were not).
 func (s *Service) FinishJobs(ctx context.Context, kinds ...string) error {

@@ -337,7 +337,7 @@ func (s *Service) PutReport(ctx context.Context, r core.Report) (err error) {
 	return nil
 }
 
-// reindexReports sets the index of every report from the stream, the
+// ReindexReports sets the index of every report from the stream, the
 // first report of each reporter and subject winning (Rebuild).
 func (s *Service) ReindexReports(ctx context.Context, st *core.RebuildStats) error {
 	return s.walkStream(ctx, s.Keys.Reports(), core.Since{}, func(es []rueidis.XRangeEntry) error {

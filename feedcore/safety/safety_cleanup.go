@@ -30,7 +30,7 @@ func (s *Service) CleanupStream(shard int) core.Stream {
 	return core.Stream{Shard: shard, Key: s.Keys.Cleanup(shard), Group: groupCleanup, Name: "cleanup"}
 }
 
-// cleanupJob is one clean-up: author's items out of viewer's feeds, then
+// CleanupJob is one clean-up: author's items out of viewer's feeds, then
 // the viewer's note shortened if still at note, its settle's token (0: a
 // job queued without one, which shortens whatever note it finds).
 type CleanupJob struct {
@@ -89,7 +89,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
 return 1
 `)
 
-// cleanUp runs one job: the author's items out of the viewer's inboxes
+// CleanUp runs one job: the author's items out of the viewer's inboxes
 // and live snapshots, then the viewer's note shortened. Idempotent.
 func (s *Service) CleanUp(ctx context.Context, j CleanupJob) error {
 	if err := s.CleanFeeds(ctx, j); err != nil {
@@ -98,7 +98,7 @@ func (s *Service) CleanUp(ctx context.Context, j CleanupJob) error {
 	return s.ShortenNote(ctx, j)
 }
 
-// cleanFeeds takes the author's items out of the viewer's inboxes and
+// CleanFeeds takes the author's items out of the viewer's inboxes and
 // live snapshots.
 func (s *Service) CleanFeeds(ctx context.Context, j CleanupJob) error {
 	tls := s.Timelines()
@@ -121,7 +121,7 @@ func (s *Service) CleanFeeds(ctx context.Context, j CleanupJob) error {
 	return s.dropFromSnapshots(ctx, j)
 }
 
-// shortenNote ends the viewer's note of the author at now plus
+// ShortenNote ends the viewer's note of the author at now plus
 // CleanupGrace, if it is still the one j's settle wrote.
 func (s *Service) ShortenNote(ctx context.Context, j CleanupJob) error {
 	nowMS, token := s.NowMS(), ""

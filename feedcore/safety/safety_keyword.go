@@ -57,7 +57,7 @@ const (
 	maxKeywordBytes = 4 * MaxKeywordLen
 )
 
-// keywordFilterID is the id of owner's filter of the normalized keyword
+// KeywordFilterID is the id of owner's filter of the normalized keyword
 // word: 63 bits of a SHA-256, never 0.
 func KeywordFilterID(owner store.ID, word string) store.ID {
 	h := sha256.New()
@@ -131,13 +131,13 @@ var keywordView = store.NewScript(true, timeline.LuaKeywordView+`
 return {keywords(KEYS[1], KEYS[2], ARGV[1])}
 `)
 
-// keywordViewCmd reads viewer's keyword filters unless they are those of
+// KeywordViewCmd reads viewer's keyword filters unless they are those of
 // version (keywordView); readKeywordViewReply reads its reply.
 func (s *Service) KeywordViewCmd(viewer store.ID, version string) rueidis.Completed {
 	return keywordView.Cmd(s.Redis.B(), s.KeywordKeys(viewer), []string{version})
 }
 
-// readKeywordViewReply reads keywordView's reply for viewer, sent with
+// ReadKeywordViewReply reads keywordView's reply for viewer, sent with
 // have's version, as readKeywordView does.
 func (s *Service) ReadKeywordViewReply(viewer store.ID, have *keyword.Set, r rueidis.RedisResult) (*keyword.Set, error) {
 	arr, err := r.ToArray()
@@ -361,7 +361,7 @@ func (s *Service) PutKeywordFilters(ctx context.Context, fs []core.KeywordFilter
 	return len(fs), stop
 }
 
-// exportKeywordFilters writes the filters in force of users ids.
+// ExportKeywordFilters writes the filters in force of users ids.
 func (s *Service) ExportKeywordFilters(ctx context.Context, ids []store.ID, sink core.ExportSink) error {
 	if sink.KeywordFilter == nil {
 		return nil
@@ -383,7 +383,7 @@ func (s *Service) ExportKeywordFilters(ctx context.Context, ids []store.ID, sink
 	return nil
 }
 
-// rebuildKeywordFilters brings each user's filters to what the records
+// RebuildKeywordFilters brings each user's filters to what the records
 // say now: expired ones pruned, ids derived again from the keywords (the
 // normalization follows the Unicode version of golang.org/x/text; two
 // that now normalize the same are one, the newer), a version token where
@@ -448,7 +448,7 @@ func (s *Service) canonicalKeywords(owner store.ID, m map[string]string) map[str
 	return out
 }
 
-// keywordRecord is f's record, as keywordAdd writes it.
+// KeywordRecord is f's record, as keywordAdd writes it.
 func KeywordRecord(f core.KeywordFilter) string {
 	w, expires := keywordFields(f)
 	return w + " " + core.Itoa64(f.CreatedAt.UnixMilli()) + " " + expires + " " + f.Keyword

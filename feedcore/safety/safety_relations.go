@@ -95,7 +95,7 @@ func (s *Service) setRelation(ctx context.Context, kind core.RelationKind, viewe
 	return nil
 }
 
-// relationCommit changes one relation record of a user, in the user's
+// RelationCommit changes one relation record of a user, in the user's
 // slot: KEYS bk, mu, mue, hd, fg, uf, bf of the user; ARGV kind ("block",
 // "mute", "hide"), on ("1" add, "0" remove), the other user's member, now
 // ms, until ms (mutes), the limit, unfollowCommit's note arguments, and
@@ -139,7 +139,7 @@ if had then return 0 end
 return 1
 `)
 
-// relationCommitArgs are relationCommit's keys and arguments.
+// RelationCommitArgs are relationCommit's keys and arguments.
 func (s *Service) RelationCommitArgs(kind core.RelationKind, user, other store.ID, on bool, now, until int64) (keys, args []string) {
 	flag := "0"
 	if on {
@@ -152,7 +152,7 @@ func (s *Service) RelationCommitArgs(kind core.RelationKind, user, other store.I
 	return keys, args
 }
 
-// likeAcrossBlock refuses viewer's like of post when a block stands
+// LikeAcrossBlock refuses viewer's like of post when a block stands
 // between viewer and the post's author. The author is read through the
 // client-side cache while, in the same round trip, the viewer's slot says
 // whether the viewer is in any block at all; only a viewer who is pays a

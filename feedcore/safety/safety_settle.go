@@ -40,7 +40,7 @@ func (p pairState) hiddenUntil(d int) int64 {
 	return p.muted[d]
 }
 
-// settleRelations settles each pair of users (Follower: the user whose
+// SettleRelations settles each pair of users (Follower: the user whose
 // record changed, Followee: the other).
 func (s *Service) SettleRelations(ctx context.Context, pairs []core.Edge) error {
 	for _, p := range pairs {
@@ -212,7 +212,7 @@ func (s *Service) cleanupJobCmd(j CleanupJob) rueidis.Completed {
 // CleanupGrace while the new job may still wait longer in the queue.
 func NoteToken(now int64) int64 { return core.RelationForever - now }
 
-// notePendingFloor: a note above it is still at its token, its clean-up
+// NotePendingFloor: a note above it is still at its token, its clean-up
 // pending (a shortened note ends at a clean-up's now plus CleanupGrace,
 // ms since 1970, far below).
 const NotePendingFloor = core.RelationForever / 2
@@ -260,7 +260,7 @@ if s and tonumber(s) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1]
 return 0
 `)
 
-// rebuildRelations settles every pair users' relation records, block
+// RebuildRelations settles every pair users' relation records, block
 // mirrors and derived sets name (Rebuild's relations phase): whatever is
 // left of a relation whose records are gone is removed, and what the
 // records say is written.
@@ -297,7 +297,7 @@ func (s *Service) RebuildRelations(ctx context.Context, users []store.ID, st *co
 	return nil
 }
 
-// dropHidden takes out of each reader's followees (follows[i]) the
+// DropHidden takes out of each reader's followees (follows[i]) the
 // authors hidden from it now, so a rebuild neither keeps nor brings back
 // their posts in its inbox.
 func (s *Service) DropHidden(ctx context.Context, readers []store.ID, follows [][]store.ID) error {
@@ -324,7 +324,7 @@ func (s *Service) DropHidden(ctx context.Context, readers []store.ID, follows []
 	return nil
 }
 
-// muteEndLoop settles the pairs whose mute ended, on the service's clock:
+// MuteEndLoop settles the pairs whose mute ended, on the service's clock:
 // reads show the author again at once (they compare the end with now), and
 // this takes it out of the derived sets and backfills the viewer, as an
 // unmute does. A settle that ends a mute leaves a timer on the viewer's
@@ -339,7 +339,7 @@ func (s *Service) MuteEndLoop(ctx context.Context, o core.WorkerOptions) {
 	}
 }
 
-// endMutes settles the ended mutes of shard's timers, up to a batch.
+// EndMutes settles the ended mutes of shard's timers, up to a batch.
 func (s *Service) EndMutes(ctx context.Context, shard int) error {
 	key, now := s.Keys.MuteTimers(shard), store.ScoreArg(s.NowMS())
 	due, err := s.Do(ctx, s.Redis.B().Zrange().Key(key).Min("-inf").Max(now).Byscore().Limit(0, 64).Build()).AsStrSlice()
@@ -363,7 +363,7 @@ func (s *Service) EndMutes(ctx context.Context, shard int) error {
 	return nil
 }
 
-// jRel is the journal kind of relation changes: field p, the user:other
+// JRel is the journal kind of relation changes: field p, the user:other
 // pairs whose relations changed.
 const JRel = "rel"
 

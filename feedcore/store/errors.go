@@ -46,7 +46,7 @@ var retryReplies = map[string]bool{
 	"OOM":         true, // over maxmemory: writes refused until memory frees
 }
 
-// isUnavailable reports errors of a Redis that cannot answer now: a "try
+// IsUnavailable reports errors of a Redis that cannot answer now: a "try
 // again" error reply, a connection refused, reset or cut, a timeout or an
 // expired deadline, a closing client, or a cluster slot with no node. Every
 // one of them is UNAVAILABLE to clients, never INTERNAL. Errors wrapped
@@ -82,7 +82,7 @@ func IsUnavailable(err error) bool {
 	return false
 }
 
-// wrap names the operation that failed on a store error, so an INTERNAL or
+// Wrap names the operation that failed on a store error, so an INTERNAL or
 // UNAVAILABLE in the log says what feedd was doing. An *apierr.Error is left as
 // it is: its message is the client's.
 func Wrap(err *error, format string, args ...any) {
@@ -96,7 +96,7 @@ func Wrap(err *error, format string, args ...any) {
 	*err = fmt.Errorf(format+": %w", append(args, *err)...)
 }
 
-// errNotReplicated: a commit write reached its master but not
+// ErrNotReplicated: a commit write reached its master but not
 // Options.WaitReplicas replicas in time. The write may yet replicate, or
 // be lost if the master fails first; a retry is safe (publishes carry an
 // idempotency key; the other commits are idempotent), so callers see

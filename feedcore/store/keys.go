@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// keys names every Redis key. Per-user keys carry the user id as a hash tag,
+// Keys names every Redis key. Per-user keys carry the user id as a hash tag,
 // so one user's inbox, outbox, graph and reader state share a Redis Cluster
 // slot and may be touched by one script.
 type Keys struct{ Prefix string }
@@ -107,7 +107,7 @@ func (k Keys) LockPrefix() string    { return k.Prefix + "lk" }
 func (k Keys) LockName(id ID) string { return k.Tag(id) }
 func (k Keys) Lock(id ID) string     { return k.LockPrefix() + ":0:" + k.LockName(id) }
 
-// seen is one shard of the activity index: readers' last reads. A reader
+// Seen is one shard of the activity index: readers' last reads. A reader
 // belongs to the shard activityShard gives; each shard has its own hash
 // tag, so the shards spread over a cluster's slots.
 func (k Keys) Seen(shard int) string { return k.Prefix + "seen:{a" + Itoa(shard) + "}" } // zset(last read ms, member)
@@ -128,13 +128,13 @@ func (k Keys) Cleanup(n int) string     { return k.shard(n) + "cl" }  // stream:
 func (k Keys) MuteTimers(n int) string  { return k.shard(n) + "me" }  // zset(until ms, "viewer:author"): mutes of the shard's viewers that end
 func (k Keys) Clock(n int) string       { return k.shard(n) + "clk" } // hash m, n: the shard's last id time and count
 
-// gone marks a deleted account, on its stream shard (safety_account.go):
+// Gone marks a deleted account, on its stream shard (safety_account.go):
 // hash at (deleted ms), h (handle), ph (the deletion job's next phase).
 // Kept for good: the shard's scripts that admit the user's requests (the
 // rate charge, the log script) find it in their own slot.
 func (k Keys) Gone(n int, id ID) string { return k.shard(n) + "gone:" + FormatID(id) }
 
-// accountSweeps is when each deletion committed on shard n (zset: commit
+// AccountSweeps is when each deletion committed on shard n (zset: commit
 // ms by the server's clock, user id) is owed its second pass, which
 // catches what requests in flight at the commit wrote after the job.
 func (k Keys) AccountSweeps(n int) string { return k.shard(n) + "acs" }
@@ -146,16 +146,16 @@ func (k Keys) AccountSweeps(n int) string { return k.shard(n) + "acs" }
 // exists while the account is suspended, and unsuspend deletes it.
 func (k Keys) Suspended(n int, id ID) string { return k.shard(n) + "sus:" + FormatID(id) }
 
-// suspendSweeps is when each suspension or unsuspension committed on
+// SuspendSweeps is when each suspension or unsuspension committed on
 // shard n (zset: commit ms by the server's clock, user id) is owed its
 // second pass, as accountSweeps.
 func (k Keys) SuspendSweeps(n int) string { return k.shard(n) + "sss" }
 
-// suspendCheckpoint is where a journaled suspension job stands (string
+// SuspendCheckpoint is where a journaled suspension job stands (string
 // "state source ts id": the marks it is setting, and the last item done).
 func (k Keys) SuspendCheckpoint(n int, entry string) string { return k.shard(n) + "ck:sus:" + entry }
 
-// takenDown is a takedown's commit record (string: taken-down ms), on the
+// TakenDown is a takedown's commit record (string: taken-down ms), on the
 // post's author's stream shard, set in one script with its delete event:
 // a second takedown of the post finds it and changes nothing.
 func (k Keys) TakenDown(n int, post ID) string { return k.shard(n) + "td:" + FormatID(post) }
@@ -179,7 +179,7 @@ func (k Keys) TaskCheckpoint(n int, entry string) string {
 	return k.shard(n) + "ck:tk:" + entry // string: the last target the task wrote
 }
 
-// repostRecord is user's repost of post, on user's stream shard n: the
+// RepostRecord is user's repost of post, on user's stream shard n: the
 // string "c ms count" (the repost's id as the shard's clock handed it out)
 // or "g id ms" (an imported one). Its existence makes repost idempotent;
 // undoing the repost deletes it, in one script with each event.
@@ -190,7 +190,7 @@ func (k Keys) Idempotency(n int, user ID, key string) string {
 	return k.shard(n) + "idem:" + FormatID(user) + ":" + key // string: the post a publish with this key made
 }
 
-// rateLimitIn is a viewer's GCRA arrival time (string), on the viewer's
+// RateLimitIn is a viewer's GCRA arrival time (string), on the viewer's
 // stream shard n: a publish's log script spends the charge and appends
 // the event in one step, so the rate check costs no round trip of its own
 // and a refused publish writes nothing (posts.go logPublish).
@@ -198,7 +198,7 @@ func (k Keys) RateLimitIn(n int, viewer ID, kind string) string {
 	return withKind(k.shard(n)+"rl:"+FormatID(viewer), kind)
 }
 
-// liveShards is how many slots the anchors' live queues are spread over.
+// LiveShards is how many slots the anchors' live queues are spread over.
 // A first live page reads the queues of the anchors its viewer follows
 // with one script per live shard holding any of them, in one round trip:
 // no single key is on that path, and its cost follows the followees, not
@@ -206,14 +206,14 @@ func (k Keys) RateLimitIn(n int, viewer ID, kind string) string {
 // change needs `feedd rebuild` (which refiles every queued session).
 const LiveShards = 16
 
-// liveShardOf is the live shard of an anchor's queue.
+// LiveShardOf is the live shard of an anchor's queue.
 func LiveShardOf(anchor ID) int { return Spread(anchor, LiveShards) }
 
-// spread maps id to one of n shards (Fibonacci hashing: ids that are
+// Spread maps id to one of n shards (Fibonacci hashing: ids that are
 // near one another land on different shards).
 func Spread(id ID, n int) int { return int((id * 0x9E3779B97F4A7C15 >> 32) % uint64(n)) }
 
-// liveQueueIn is the queue of anchor on live shard n: zset(+started or
+// LiveQueueIn is the queue of anchor on live shard n: zset(+started or
 // -scheduled, member) of its LIVE and PREVIEW sessions. The tag is the
 // shard's, not the anchor's, so one script reads many anchors' queues.
 func (k Keys) LiveQueueIn(n int, anchor ID) string {
@@ -234,7 +234,7 @@ func (k Keys) PostCounts(post ID) string { return k.tagged("pc:", post) } // has
 func (k Keys) Reposts(post ID) string { return k.tagged("rb:", post) } // hash(reposter member -> "+"/"-" and repost member): reposts of a post, live (+) or taken back (-)
 func (k Keys) Replies(post ID) string { return k.tagged("rl:", post) } // zset(created ms, member): replies of a post; a deleted one stays at score -1
 
-// tagHead is what every key keyOf names has before its id: k.p, the
+// TagHead is what every key keyOf names has before its id: k.p, the
 // kind and "{". keyOf is one of the per-id key methods above (k.tagged).
 // Scans for a kind of key (scanIDs) and the fan-out's batch of inbox keys
 // (inboxKeys) derive it from the method, so a key's name is spelled once.

@@ -13,7 +13,7 @@ import (
 // per item, sent as one pipeline (doMulti), their replies read in the same
 // order.
 
-// cmdsFor is the command cmd builds for each of xs, in order.
+// CmdsFor is the command cmd builds for each of xs, in order.
 func CmdsFor[T, C any](xs []T, cmd func(T) C) []C {
 	cmds := make([]C, len(xs))
 	for i, x := range xs {
@@ -22,7 +22,7 @@ func CmdsFor[T, C any](xs []T, cmd func(T) C) []C {
 	return cmds
 }
 
-// parseEach reads each of xs (replies, members) with parse, in order; the
+// ParseEach reads each of xs (replies, members) with parse, in order; the
 // first error stops it.
 func ParseEach[S, T any](xs []S, parse func(S) (T, error)) ([]T, error) {
 	out := make([]T, len(xs))
@@ -36,7 +36,7 @@ func ParseEach[S, T any](xs []S, parse func(S) (T, error)) ([]T, error) {
 	return out, nil
 }
 
-// isMember reads a ZSCORE reply: whether the member is in the set.
+// IsMember reads a ZSCORE reply: whether the member is in the set.
 func IsMember(r rueidis.RedisResult) (bool, error) {
 	_, err := r.AsFloat64()
 	if rueidis.IsRedisNil(err) {
@@ -45,7 +45,7 @@ func IsMember(r rueidis.RedisResult) (bool, error) {
 	return err == nil, err
 }
 
-// single is the one value of a batch read of id (vs, err), or NOT_FOUND
+// Single is the one value of a batch read of id (vs, err), or NOT_FOUND
 // naming what was looked for when it does not exist.
 func Single[T any](vs []*T, err error, what string, id ID) (*T, error) {
 	if err != nil {
@@ -57,7 +57,7 @@ func Single[T any](vs []*T, err error, what string, id ID) (*T, error) {
 	return vs[0], nil
 }
 
-// scoreArg writes a sorted-set score argument.
+// ScoreArg writes a sorted-set score argument.
 func ScoreArg(ts int64) string { return strconv.FormatInt(ts, 10) }
 
 func Itoa(n int) string { return strconv.Itoa(n) }

@@ -24,7 +24,7 @@ type Store struct {
 	loadMu sync.Mutex
 }
 
-// script is a Lua script run by EVALSHA inside ordinary pipelines, so a
+// Script is a Lua script run by EVALSHA inside ordinary pipelines, so a
 // script call costs no extra round trip. Store.DoMulti loads the scripts
 // when a server answers NOSCRIPT (first use, restart, failover) and retries.
 type Script struct {
@@ -48,7 +48,7 @@ func (sc *Script) Cmd(b rueidis.Builder, keys, args []string) rueidis.Completed 
 	return b.Evalsha().Sha1(sc.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 }
 
-// doMulti sends cmds as one pipeline. Script calls a server did not know
+// DoMulti sends cmds as one pipeline. Script calls a server did not know
 // (first use, restart, failover) are resent, and only those, once the
 // scripts are loaded: the others ran, and some (a log append) must not run
 // twice.
@@ -94,7 +94,7 @@ func (s *Store) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResu
 	return s.DoMulti(ctx, cmd)[0]
 }
 
-// loadScripts loads every script on every node.
+// LoadScripts loads every script on every node.
 func (s *Store) LoadScripts(ctx context.Context) error {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()

@@ -11,9 +11,9 @@ import (
 )
 
 const (
-	// taskSize is the most followers one fan-out task covers.
+	// TaskSize is the most followers one fan-out task covers.
 	TaskSize = 1000
-	// chunkSize is how many inbox writes go in one pipeline; the task's
+	// ChunkSize is how many inbox writes go in one pipeline; the task's
 	// checkpoint is written at the end of each. 500 rather than 250: the
 	// worker's CPU a write fell by about a fifth (fewer round trips,
 	// flushes and wake-ups a write), and a crash still redoes at most
@@ -24,7 +24,7 @@ const (
 	PushAct   = "active" // push mode of a big-V once its active set is built
 )
 
-// task is a slice of one event's targets: the members of set in (lo, hi]
+// Task is a slice of one event's targets: the members of set in (lo, hi]
 // by id, "-" and "+" meaning unbounded.
 type Task struct {
 	ID     string // stream entry id, names the checkpoint
@@ -62,7 +62,7 @@ end
 return 'ok'
 `)
 
-// dispatch splits a publish, delete or replay event into tasks of at most
+// Dispatch splits a publish, delete or replay event into tasks of at most
 // taskSize targets, in id order, and queues them. Each task is queued in
 // one atomic step with the event's checkpoint, the last one with the
 // event's acknowledgement, so a dispatch taken over from a crashed worker
@@ -122,7 +122,7 @@ func (s *Service) dispatchCheckpoint(ctx context.Context, ck string) (string, er
 	return lo, nil
 }
 
-// pushTargets returns the set an author's posts are pushed to: all
+// PushTargets returns the set an author's posts are pushed to: all
 // followers, or only the active ones once the author is a big-V. An author
 // found over the threshold is promoted first.
 func (s *Service) PushTargets(ctx context.Context, author store.ID) (string, error) {
@@ -148,7 +148,7 @@ func (s *Service) PushTargets(ctx context.Context, author store.ID) (string, err
 	return s.Keys.Followers(author), nil
 }
 
-// promote makes author a big-V: its mode becomes "pull", so new follows
+// Promote makes author a big-V: its mode becomes "pull", so new follows
 // note it in the follower's set of big-V followees; every follower notes it
 // too, and the active set is built from the followers' activity and inbox
 // state; only then does its fan-out switch to active followers, so no
@@ -240,7 +240,7 @@ redis.call('XACK', KEYS[2], ARGV[2], ARGV[1])
 return redis.call('XDEL', KEYS[2], ARGV[1])
 `)
 
-// execute writes one task: inbox writes (or removals) for its targets, in
+// Execute writes one task: inbox writes (or removals) for its targets, in
 // pipelines of chunkSize, leaving out the readers the author's posts are
 // not pushed to (readTargets). The checkpoint only ever names a target
 // whose write Redis confirmed (or that was left out): each pipeline carries the checkpoint of the chunk
@@ -297,7 +297,7 @@ func (s *Service) finish(ctx context.Context, t Task, ck string) error {
 	return nil
 }
 
-// chunkCmds is one pipeline of a task: one command per target (plus, for
+// ChunkCmds is one pipeline of a task: one command per target (plus, for
 // about one publish target in trimEvery, a trim), then, when confirmed
 // names the last target of the chunk before (whose writes Redis has
 // confirmed), the checkpoint and the renewal of the task's claim (which
@@ -331,7 +331,7 @@ func (s *Service) ChunkCmds(t Task, targets []string, ck, confirmed string) []ru
 		s.Redis.B().Xclaim().Key(s.Keys.Tasks(t.Shard)).Group(core.GroupExecute).Consumer(t.Consumer).MinIdleTime("0").Id(t.ID).Justid().Build())
 }
 
-// inboxKeys names the inboxes of readers, tl.inbox of each, in one
+// InboxKeys names the inboxes of readers, tl.inbox of each, in one
 // allocation rather than two a reader: every inbox key is its kind's
 // head (tagHead) followed by the reader's id and "}" (keys.go), which
 // TestInboxKeys holds.
@@ -358,18 +358,18 @@ func InboxKeys(tl core.Timeline, readers []store.ID) []string {
 	return out
 }
 
-// trimEvery: fan-out trims an inbox on about one write in trimEvery, so an
+// TrimEvery: fan-out trims an inbox on about one write in trimEvery, so an
 // inbox may briefly hold a few entries over its cap; that saves a command
 // per write on the hottest path. Reads treat any inbox at or over its cap as
 // possibly trimmed.
 const TrimEvery = 8
 
-// trimDue spreads trims evenly and deterministically over readers and posts.
+// TrimDue spreads trims evenly and deterministically over readers and posts.
 func TrimDue(reader, post store.ID) bool {
 	return ((reader*0x9E3779B97F4A7C15)^post)%TrimEvery == 0
 }
 
-// appendPush appends the writes that push it into reader's inbox.
+// AppendPush appends the writes that push it into reader's inbox.
 func (s *Service) AppendPush(cmds []rueidis.Completed, tl core.Timeline, reader store.ID, it store.Item, trim bool) []rueidis.Completed {
 	return s.newPush(it).append(cmds, tl.Inbox(reader), trim)
 }
@@ -396,7 +396,7 @@ func (p push) append(cmds []rueidis.Completed, inbox string, trim bool) []rueidi
 	return cmds
 }
 
-// inboxRemoveCmd removes posts from reader's inbox, keeping its horizon.
+// InboxRemoveCmd removes posts from reader's inbox, keeping its horizon.
 func (s *Service) InboxRemoveCmd(tl core.Timeline, reader store.ID, posts ...store.ID) rueidis.Completed {
 	args := make([]string, 0, 1+len(posts))
 	args = append(args, store.Itoa(s.Opts.InboxCap))

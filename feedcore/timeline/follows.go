@@ -79,7 +79,7 @@ func (s *Service) checkEdges(ctx context.Context, edges []core.Edge) ([]core.Edg
 	return edges, stop
 }
 
-// existingPairs returns how many of pairs, from the first, name two
+// ExistingPairs returns how many of pairs, from the first, name two
 // existing users, with NOT_FOUND naming the first missing one (or the
 // store's error, and 0).
 func (s *Service) ExistingPairs(ctx context.Context, pairs []core.Edge) (int, error) {
@@ -97,7 +97,7 @@ func (s *Service) ExistingPairs(ctx context.Context, pairs []core.Edge) (int, er
 	return len(pairs), nil
 }
 
-// addFollowing adds edges to their followers' following sets, atomically
+// AddFollowing adds edges to their followers' following sets, atomically
 // against the follow limit and blocks, each timed at at[i] (now where at
 // is nil or at[i] zero), and returns the prefix that went in. At the
 // first edge over the limit or across a block it takes the later edges of
@@ -153,7 +153,7 @@ func (s *Service) undoFollows(ctx context.Context, edges []core.Edge, rs []rueid
 	s.DoMulti(ctx, cmds...)
 }
 
-// addFollows writes the followers side (with each follow's time: at[i],
+// AddFollows writes the followers side (with each follow's time: at[i],
 // read from the following times by the settle's read of the record; the
 // service's clock where it is 0 or at is nil), active sets, promotions
 // and backfills of edges already in their following sets.
@@ -209,7 +209,7 @@ func (s *Service) AddFollows(ctx context.Context, edges []core.Edge, at []int64)
 	return s.BackfillMany(ctx, edges)
 }
 
-// existing returns how many of ids, from the first, name users.
+// Existing returns how many of ids, from the first, name users.
 func (s *Service) Existing(ctx context.Context, ids []store.ID) (int, error) {
 	exists := func(id store.ID) rueidis.Completed { return s.Redis.B().Exists().Key(s.Keys.User(id)).Build() }
 	for i, r := range s.DoMulti(ctx, store.CmdsFor(ids, exists)...) {
@@ -301,7 +301,7 @@ func (s *Service) removeFollows(ctx context.Context, edges []core.Edge) error {
 	return store.FirstErr(s.DoMulti(ctx, removes...))
 }
 
-// inboxableIDs reads the items of each author that may be in an inbox, for
+// InboxableIDs reads the items of each author that may be in an inbox, for
 // each timeline of tls (ids[author][timeline]): only an author's newest
 // cap items can be in an inbox of cap entries. One round trip.
 func (s *Service) InboxableIDs(ctx context.Context, tls []core.Timeline, authors []store.ID) ([][][]store.ID, error) {
@@ -330,7 +330,7 @@ func (s *Service) InboxableIDs(ctx context.Context, tls []core.Timeline, authors
 	return out, nil
 }
 
-// backfillMany copies each followee's newest items, up to the inbox cap,
+// BackfillMany copies each followee's newest items, up to the inbox cap,
 // into its follower's inbox, for every kind of timeline. When a followee has
 // more, the inbox horizon rises to the oldest copied one, so reads pull
 // whatever lies below it. Two round trips for the whole batch.
@@ -339,7 +339,7 @@ func (s *Service) BackfillMany(ctx context.Context, edges []core.Edge) error {
 	return err
 }
 
-// backfill is backfillMany over the timelines tls; it returns how many
+// Backfill is backfillMany over the timelines tls; it returns how many
 // entries it copied.
 func (s *Service) Backfill(ctx context.Context, tls []core.Timeline, edges []core.Edge) (int, error) {
 	type source struct {
@@ -398,7 +398,7 @@ func (s *Service) inboxAddCmd(tl core.Timeline, reader, author store.ID, items [
 	return core.InboxAdd.Cmd(s.Redis.B(), []string{tl.Inbox(reader), tl.Horizon(reader), s.Keys.HiddenAuthors(reader)}, args)
 }
 
-// newest returns up to n newest entries of a timeline.
+// Newest returns up to n newest entries of a timeline.
 func (s *Service) Newest(ctx context.Context, key string, n int) ([]store.Item, error) {
 	return core.ParseEntries(s.Do(ctx, s.newestCmd(key, n)))
 }
@@ -407,7 +407,7 @@ func (s *Service) newestCmd(key string, n int) rueidis.Completed {
 	return s.Redis.B().Zrange().Key(key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(n)).Withscores().Build()
 }
 
-// followingIDs returns the ids viewer follows (hidden ones too; reads
+// FollowingIDs returns the ids viewer follows (hidden ones too; reads
 // use visibleFollowees).
 func (s *Service) FollowingIDs(ctx context.Context, viewer store.ID) ([]store.ID, error) {
 	ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
@@ -417,10 +417,10 @@ func (s *Service) FollowingIDs(ctx context.Context, viewer store.ID) ([]store.ID
 	return IdsOf(ms)
 }
 
-// idsOf reads sorted-set members as ids.
+// IdsOf reads sorted-set members as ids.
 func IdsOf(ms []string) ([]store.ID, error) { return store.ParseEach(ms, store.MemberID) }
 
-// settleEdges brings the followers side, active sets and inboxes of edges
+// SettleEdges brings the followers side, active sets and inboxes of edges
 // in line with the following sets, their record of truth (and the follow
 // times kept beside them).
 func (s *Service) SettleEdges(ctx context.Context, edges []core.Edge) error {
@@ -476,11 +476,11 @@ func (s *Service) following(ctx context.Context, edges []core.Edge) ([]bool, []i
 	return out, at, nil
 }
 
-// jEdges is the journal kind of follows and unfollows: field e, the
+// JEdges is the journal kind of follows and unfollows: field e, the
 // follower:followee pairs, comma-separated.
 const JEdges = "edges"
 
-// repairEdges completes a follow or unfollow that died: its edges settle.
+// RepairEdges completes a follow or unfollow that died: its edges settle.
 func (s *Service) RepairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
 	edges, err := core.DecodeEdges(e.FieldValues["e"])
 	if err != nil {
@@ -489,7 +489,7 @@ func (s *Service) RepairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry)
 	return s.SettleEdges(ctx, edges)
 }
 
-// followTimeCmds time the follow e at at ms (the clock's now when 0: a
+// FollowTimeCmds time the follow e at at ms (the clock's now when 0: a
 // follow from before times were kept, whose time is then set once):
 // always two writes, the followee's side and, if missing, the follower's.
 func (s *Service) FollowTimeCmds(e core.Edge, at, now int64) []rueidis.Completed {
@@ -511,7 +511,7 @@ func (s *Service) unfollowTimeCmds(e core.Edge) []rueidis.Completed {
 	}
 }
 
-// errBlocked is what a follow, like or open across a block gets.
+// ErrBlocked is what a follow, like or open across a block gets.
 func ErrBlocked() error {
 	return apierr.Errorf(apierr.Forbidden, "a block stands between you and this user")
 }

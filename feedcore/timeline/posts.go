@@ -48,7 +48,7 @@ type NewPost struct {
 // idempotencyTTL is how long a publish's idempotency key is remembered.
 const idempotencyTTL = 24 * time.Hour
 
-// maxIdempotencyKey bounds a client's idempotency key, in bytes.
+// MaxIdempotencyKey bounds a client's idempotency key, in bytes.
 const MaxIdempotencyKey = 128
 
 // PublishPost stores a new post by author, puts it in the author's outbox
@@ -118,7 +118,7 @@ func (s *Service) checkNewPost(in NewPost) (NewPost, error) {
 	return in, nil
 }
 
-// logPublish appends a new post's publish event and returns the post: the
+// LogPublish appends a new post's publish event and returns the post: the
 // new one, or the one an earlier attempt with the same idempotency key made.
 // The author's pending rate charge, if ctx carries one not yet spent, is
 // spent by the same script: refused, nothing is written and the error is
@@ -273,7 +273,7 @@ func (s *Service) PutPosts(ctx context.Context, ps []*content.Post) (_ int, err 
 	return len(ps), stop
 }
 
-// postCreate stores the post (or repost record) KEYS[1], its fields and
+// PostCreate stores the post (or repost record) KEYS[1], its fields and
 // values ARGV, unless it exists: "new", "exists" or "deleted". A
 // tombstone is final: a late publish event cannot revive it.
 var PostCreate = store.NewScript(false, `
@@ -283,7 +283,7 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 'new'
 `)
 
-// postHash is the fields and values postCreate stores for p: author,
+// PostHash is the fields and values postCreate stores for p: author,
 // time, content (text, media, content warning, each when set), and the
 // post it replies to or reposts, if any.
 func PostHash(p *content.Post) []string {
@@ -296,7 +296,7 @@ func linksOf(p *content.Post) core.Event {
 	return core.Event{Parent: p.ReplyTo, ParentAuthor: p.ReplyToAuthor, Orig: p.RepostOf, OrigAuthor: p.RepostOfAuthor}
 }
 
-// materializePosts makes logged posts visible: the post hash (created
+// MaterializePosts makes logged posts visible: the post hash (created
 // once), the author's outbox and own inbox. Idempotent; the publishing
 // request and the dispatcher both run it. It reports, per post, whether it
 // is live (false: deleted meanwhile, and kept out of the author's
@@ -370,7 +370,7 @@ func (s *Service) Delete(ctx context.Context, viewer, postID store.ID) (err erro
 	return nil
 }
 
-// tombstone marks p deleted and takes it out of its author's timelines,
+// Tombstone marks p deleted and takes it out of its author's timelines,
 // in one pipeline: readers skip a tombstoned post wherever it is still
 // indexed, so the order of these writes does not matter. Idempotent; the
 // deleting request and the dispatcher both run it.
@@ -383,7 +383,7 @@ func (s *Service) Tombstone(ctx context.Context, p *content.Post) error {
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }
 
-// unindexPosts removes posts from their authors' outboxes and own inboxes.
+// UnindexPosts removes posts from their authors' outboxes and own inboxes.
 func (s *Service) UnindexPosts(ctx context.Context, ps []*content.Post) error {
 	return store.FirstErr(s.DoMulti(ctx, s.UnindexCmds(ps)...))
 }
@@ -442,10 +442,10 @@ func parsePost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 	return p, nil
 }
 
-// postFields are the fields of a post hash in cachedPostFields order.
+// PostFields are the fields of a post hash in cachedPostFields order.
 type PostFields [11]string
 
-// postFromFields is the post a post hash's fields describe, whether read whole
+// PostFromFields is the post a post hash's fields describe, whether read whole
 // (parsePost) or by field (CachedPosts).
 func PostFromFields(id store.ID, f PostFields) (*content.Post, error) {
 	a, _ := store.ParseID(f[0])

@@ -59,7 +59,7 @@ func cachedPost(id store.ID, r rueidis.RedisResult) (*content.Post, error) {
 	return PostFromFields(id, f)
 }
 
-// hashFields reads the reply of an HMGET of len(out) fields into out (""
+// HashFields reads the reply of an HMGET of len(out) fields into out (""
 // where a field is unset) and reports whether any was set: whether the
 // hash exists.
 func HashFields(r rueidis.RedisResult, out []string) (found bool, err error) {

@@ -18,10 +18,10 @@ import (
 // their next read, which is served by merge and upgrades them again.
 const activityShards = 16
 
-// activityShard is the activity shard of reader.
+// ActivityShard is the activity shard of reader.
 func ActivityShard(reader store.ID) int { return store.Spread(reader, activityShards) }
 
-// seenCmd reads reader's last read time (nil when never seen).
+// SeenCmd reads reader's last read time (nil when never seen).
 func (s *Service) SeenCmd(reader store.ID) rueidis.Completed {
 	return s.Redis.B().Zscore().Key(s.Keys.Seen(ActivityShard(reader))).Member(store.Member(reader)).Build()
 }
@@ -60,12 +60,12 @@ func seenScores(rs []rueidis.RedisResult, groups [][]string) map[string]int64 {
 	return out
 }
 
-// isActive reports whether a reader last seen at seenMS is active now.
+// IsActive reports whether a reader last seen at seenMS is active now.
 func (s *Service) IsActive(seenMS int64) bool {
 	return seenMS >= s.NowMS()-s.Opts.ActiveWindow.Milliseconds()
 }
 
-// touchCmd records that viewer read now, unless this process did so within
+// TouchCmd records that viewer read now, unless this process did so within
 // touchEvery; nil when no write is due.
 func (s *Service) TouchCmd(viewer store.ID) *rueidis.Completed {
 	now := s.NowMS()
@@ -92,7 +92,7 @@ func (s *Service) Touch(ctx context.Context, viewer store.ID) (err error) {
 	return nil
 }
 
-// withLock runs fn holding user id's lock, with a context that ends if
+// WithLock runs fn holding user id's lock, with a context that ends if
 // the lock is lost; false when another holds it. The lock is released
 // only if it is still ours: one that outlived its TTL and was taken by
 // another worker is left to that worker.
@@ -108,7 +108,7 @@ func (s *Service) WithLock(ctx context.Context, id store.ID, fn func(ctx context
 	return true, fn(lctx)
 }
 
-// upgrade turns a returning reader's inbox into a complete one: join the
+// Upgrade turns a returning reader's inbox into a complete one: join the
 // active sets of its big-V followees, backfill their recent posts, then mark
 // the inbox complete so reads stop merging.
 func (s *Service) Upgrade(ctx context.Context, reader store.ID) error {
@@ -145,7 +145,7 @@ func (s *Service) Upgrade(ctx context.Context, reader store.ID) error {
 	return err
 }
 
-// bigVFollowees lists the big-V authors reader follows: its own set, kept
+// BigVFollowees lists the big-V authors reader follows: its own set, kept
 // by follows, unfollows and promotions, never the network's.
 func (s *Service) BigVFollowees(ctx context.Context, reader store.ID) ([]store.ID, error) {
 	ms, err := s.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.BigFollowees(reader)).Build()).AsStrSlice()

@@ -30,7 +30,7 @@ import (
 // look is bounded by the read bound (maxRounds, maxBatch): a window the
 // bound cuts short is decided on the part read.
 
-// repostFalloff is how many items after a repost (older) are searched for
+// RepostFalloff is how many items after a repost (older) are searched for
 // the post it shows.
 const RepostFalloff = 40
 
@@ -155,18 +155,18 @@ func containsID(ids []store.ID, id store.ID) bool {
 	return false
 }
 
-// collectFeed walks the viewer's feed from pos in order o until a page of
+// fillFeedPage walks the viewer's feed from pos in order o until a page of
 // n items is decided (see deduper), the feed ends or the read bound is
 // reached. It returns the items shown (more than n when the page is full:
 // the next one, or its stand-in, is at n), how far it read, and whether
 // more may follow. Each round loads what it scanned at once (two cached
 // reads: the items, then what their reposts and replies need), so a cold
 // page pays those two round trips once, and a warm one none.
-func (s *Service) collectFeed(ctx context.Context, v *View, o core.ScanOrder, pos *store.Item, n int) ([]Entry[feedItem], *store.Item, bool, error) {
+func (s *Service) fillFeedPage(ctx context.Context, v *View, o core.ScanOrder, pos *store.Item, n int) ([]Entry[feedItem], *store.Item, bool, error) {
 	d := newDeduper(o, n)
 	cur, batch := pos, firstBatch(o, n)
 	for round := 0; round < MaxRounds; round++ {
-		items, next, err := s.scan(ctx, v, o, cur, batch)
+		items, next, err := s.readTimeline(ctx, v, o, cur, batch)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -219,7 +219,7 @@ func firstBatch(o core.ScanOrder, n int) int {
 // cursor pos of a page toward newer items.
 func (s *Service) lookBehind(ctx context.Context, v *View, pos *store.Item, d *deduper) error {
 	from := store.Item{TS: pos.TS, ID: pos.ID + 1} // the cursor's own item is the first of them
-	behind, _, _, err := Collect(ctx, s, v, core.Older, &from, RepostFalloff, s.visibleItems)
+	behind, _, _, err := FillTimelinePage(ctx, s, v, core.Older, &from, RepostFalloff, s.visibleItems)
 	if err != nil {
 		return err
 	}

@@ -23,13 +23,13 @@ const (
 )
 
 const (
-	// maxRounds bounds how often one page reads on when filtering (tombstones,
+	// MaxRounds bounds how often one page reads on when filtering (tombstones,
 	// unfollowed authors) leaves it short; maxBatch bounds one round's reads.
 	MaxRounds = 8
 	maxBatch  = 512
 )
 
-// view is what a read knows of its viewer, loaded in its first round trip.
+// View is what a read knows of its viewer, loaded in its first round trip.
 type View struct {
 	tl        core.Timeline
 	Viewer    store.ID
@@ -53,13 +53,13 @@ type specRead struct {
 	ok    bool
 }
 
-// entry is an item found for a page (a post, a replay), with its position.
+// Entry is an item found for a page (a post, a replay), with its position.
 type Entry[T any] struct {
 	It  store.Item
 	Val *T
 }
 
-// loader reads the items' values and returns those the viewer may see,
+// Loader reads the items' values and returns those the viewer may see,
 // nil for the others.
 type Loader[T any] func(ctx context.Context, v *View, items []store.Item) ([]*T, error)
 
@@ -88,7 +88,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	if err != nil {
 		return nil, err
 	}
-	found, scanned, more, err := s.collectFeed(ctx, v, o, pos, n)
+	found, scanned, more, err := s.fillFeedPage(ctx, v, o, pos, n)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func OrDefault(n int) int {
 	return n
 }
 
-// loadView reads the viewer's reader state, big-V followees (less those
+// LoadView reads the viewer's reader state, big-V followees (less those
 // hidden from it), recent unfollows and hide notes, its keyword filters
 // (only their version when this process has them compiled), records the
 // read, and speculatively seeks the inbox for round one, all in one round
@@ -193,12 +193,12 @@ func (s *Service) loadFollowees(ctx context.Context, v *View) error {
 	return nil
 }
 
-// collect walks the timeline from pos in order o until it has need visible
+// FillTimelinePage walks the timeline from pos in order o until it has need visible
 // posts, the timeline ends, or the read bound is reached. It returns the
 // posts found, how far it scanned, and whether more may follow.
-func Collect[T any](ctx context.Context, s *Service, v *View, o core.ScanOrder, pos *store.Item, need int, load Loader[T]) ([]Entry[T], *store.Item, bool, error) {
-	return Fill(pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
-		items, next, err := s.scan(ctx, v, o, cur, batch)
+func FillTimelinePage[T any](ctx context.Context, s *Service, v *View, o core.ScanOrder, pos *store.Item, need int, load Loader[T]) ([]Entry[T], *store.Item, bool, error) {
+	return FillPage(pos, need, func(_ int, cur *store.Item, batch int) ([]store.Item, []*T, *store.Item, error) {
+		items, next, err := s.readTimeline(ctx, v, o, cur, batch)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -213,13 +213,13 @@ func Collect[T any](ctx context.Context, s *Service, v *View, o core.ScanOrder, 
 // list ended). round counts from 0.
 type readRound[T any] func(round int, cur *store.Item, batch int) (items []store.Item, vals []*T, next *store.Item, err error)
 
-// fill is the page filler of every list but the following feed, which
-// also dedupes (collectFeed): it reads rounds from pos until need entries
+// FillPage is the page filler of every list but the following feed, which
+// also dedupes (fillFeedPage): it reads rounds from pos until need entries
 // are shown, the list ends, or the read bound is reached (maxRounds
 // rounds, each twice the last up to maxBatch), so a page's work is
 // bounded whatever the viewer hides. It returns the entries found, how
 // far it read, and whether more may follow.
-func Fill[T any](pos *store.Item, need int, read readRound[T]) ([]Entry[T], *store.Item, bool, error) {
+func FillPage[T any](pos *store.Item, need int, read readRound[T]) ([]Entry[T], *store.Item, bool, error) {
 	var found []Entry[T]
 	cur, batch := pos, need
 	for round := 0; round < MaxRounds; round++ {
@@ -248,7 +248,7 @@ func Fill[T any](pos *store.Item, need int, read readRound[T]) ([]Entry[T], *sto
 	return found, cur, true, nil
 }
 
-// source is a timeline to read, and the part of it that counts: entries at
+// Source is a timeline to read, and the part of it that counts: entries at
 // or above min (when set) and below max (when set).
 type Source struct {
 	Key      string
@@ -272,19 +272,19 @@ func (src Source) pastEnd(o core.ScanOrder, it store.Item) bool {
 // being read, so its horizon rose; the scan restarts with the new one.
 var errHorizonMoved = errors.New("inbox horizon moved")
 
-// scan returns the next (at most limit) timeline entries after cur in
-// order o, and where the next scan should start: nil when nothing is left.
+// readTimeline returns the next (at most limit) timeline entries after cur in
+// order o, and where the next readTimeline should start: nil when nothing is left.
 //
 // Sources: the inbox holds everything pushed at or above its horizon;
 // unless the inbox is complete, big-V followees' outboxes are merged in;
 // below the horizon every followee's outbox (and the viewer's own) is
 // pulled, so the feed never ends early at the inbox cap. Each inbox read
 // returns the horizon atomically with its entries; one that has risen
-// since the view was loaded restarts the scan, so every round reads
+// since the view was loaded restarts the readTimeline, so every round reads
 // sources that are complete for the ranges it takes from them.
-func (s *Service) scan(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
+func (s *Service) readTimeline(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
 	for range 8 {
-		items, next, err := s.scanOnce(ctx, v, o, cur, limit)
+		items, next, err := s.readAcrossHorizon(ctx, v, o, cur, limit)
 		if err != errHorizonMoved {
 			return items, next, err
 		}
@@ -292,10 +292,10 @@ func (s *Service) scan(ctx context.Context, v *View, o core.ScanOrder, cur *stor
 	return nil, nil, errors.New("inbox horizon kept moving while reading a page")
 }
 
-func (s *Service) scanOnce(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
+func (s *Service) readAcrossHorizon(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int) ([]store.Item, *store.Item, error) {
 	hz := v.horizon
 	if hz == nil {
-		return s.scanPhase(ctx, v, o, cur, limit, s.pushedSources(v, nil))
+		return s.seekAndMerge(ctx, v, o, cur, limit, s.pushedSources(v, nil))
 	}
 	// The phase below the horizon is built only when scanned: it needs the
 	// following set, which a page above the horizon never reads.
@@ -303,32 +303,32 @@ func (s *Service) scanOnce(ctx context.Context, v *View, o core.ScanOrder, cur *
 	below := func() ([]Source, error) { return s.pulledSources(ctx, v, hz) }
 	first, second, secondFrom := above, below, hz
 	if o == core.Older && cur != nil && !cur.Before(*hz) {
-		return s.scanLazy(ctx, v, o, cur, limit, below)
+		return s.seekAndMergeOf(ctx, v, o, cur, limit, below)
 	}
 	if o == core.Newer {
 		if cur != nil && !hz.Before(*cur) { // cur at or above the horizon
-			return s.scanLazy(ctx, v, o, cur, limit, above)
+			return s.seekAndMergeOf(ctx, v, o, cur, limit, above)
 		}
 		// The inbox may hold entries below the horizon; seeking the second
 		// phase from just below it keeps them from masking its frontier.
 		justBelow := store.Item{TS: hz.TS, ID: hz.ID - 1}
 		first, second, secondFrom = below, above, &justBelow
 	}
-	items, next, err := s.scanLazy(ctx, v, o, cur, limit, first)
+	items, next, err := s.seekAndMergeOf(ctx, v, o, cur, limit, first)
 	if err != nil || next != nil || len(items) >= limit {
 		return items, next, err
 	}
-	more, next, err := s.scanLazy(ctx, v, o, secondFrom, limit-len(items), second)
+	more, next, err := s.seekAndMergeOf(ctx, v, o, secondFrom, limit-len(items), second)
 	return append(items, more...), next, err
 }
 
-// scanLazy is scanPhase over the sources srcs builds.
-func (s *Service) scanLazy(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int, srcs func() ([]Source, error)) ([]store.Item, *store.Item, error) {
+// seekAndMergeOf is seekAndMerge over the sources srcs builds.
+func (s *Service) seekAndMergeOf(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int, srcs func() ([]Source, error)) ([]store.Item, *store.Item, error) {
 	ss, err := srcs()
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.scanPhase(ctx, v, o, cur, limit, ss)
+	return s.seekAndMerge(ctx, v, o, cur, limit, ss)
 }
 
 // pushedSources are the inbox and, for an incomplete inbox, the outboxes of
@@ -356,8 +356,8 @@ func (s *Service) pulledSources(ctx context.Context, v *View, hz *store.Item) ([
 	return srcs, nil
 }
 
-// scanPhase seeks every source from cur in one round trip and merges.
-func (s *Service) scanPhase(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int, srcs []Source) ([]store.Item, *store.Item, error) {
+// seekAndMerge seeks every source from cur in one round trip and merges.
+func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int, srcs []Source) ([]store.Item, *store.Item, error) {
 	res := make([]rueidis.RedisResult, len(srcs))
 	var cmds []rueidis.Completed
 	var at []int
@@ -422,7 +422,7 @@ func (s *Service) SeekCmd(o core.ScanOrder, src Source, from *store.Item, limit 
 	return sc.Cmd(s.Redis.B(), []string{src.Key}, []string{ts, m, store.Itoa(limit)})
 }
 
-// page turns what collect found into a FeedPage of n edges.
+// page turns what fillFeedPage found into a FeedPage of n edges.
 func (s *Service) page(req core.FeedRequest, o core.ScanOrder, n int, found []Entry[feedItem], scanned *store.Item, more bool) *core.FeedPage {
 	sealer := s.Cursors() // one key for the whole page
 	seal := func(it store.Item) string {

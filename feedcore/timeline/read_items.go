@@ -42,7 +42,7 @@ type feedItem struct {
 // original is the post the item shows, whose id counts for dedupe.
 func (f *feedItem) original() store.ID { return f.post.ID }
 
-// linkReads is what the items of a page need read besides their hashes.
+// LinkReads is what the items of a page need read besides their hashes.
 type LinkReads struct {
 	posts   []store.ID // originals of reposts
 	follows []store.ID // authors replied to: does the viewer follow them?
@@ -131,7 +131,7 @@ func replyShownAlways(viewer store.ID, p *content.Post) bool {
 	return p.Author == viewer || p.ReplyToAuthor == viewer || p.ReplyToAuthor == p.Author
 }
 
-// readLinks reads what ask names, through the client-side cache, in one
+// ReadLinks reads what ask names, through the client-side cache, in one
 // round trip when anything is not cached.
 func (s *Service) ReadLinks(ctx context.Context, viewer store.ID, ask LinkReads) (*links, error) {
 	ask.follows, ask.Hidden = distinct(ask.follows), distinct(ask.Hidden)

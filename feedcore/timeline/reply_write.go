@@ -57,13 +57,13 @@ redis.call('ZADD', KEYS[1], -1, ARGV[1])
 return 1
 `)
 
-// replyAddCmd files p, a reply, in its parent's replies.
+// ReplyAddCmd files p, a reply, in its parent's replies.
 func (s *Service) ReplyAddCmd(p *content.Post) rueidis.Completed {
 	return replyAdd.Cmd(s.Redis.B(), []string{s.Keys.Replies(p.ReplyTo), s.Keys.PostCounts(p.ReplyTo)},
 		[]string{store.ScoreArg(p.CreatedAt.UnixMilli()), store.Member(p.ID)})
 }
 
-// replyDropCmd takes p, a deleted reply, out of its parent's replies.
+// ReplyDropCmd takes p, a deleted reply, out of its parent's replies.
 func (s *Service) ReplyDropCmd(p *content.Post) rueidis.Completed {
 	return replyDrop.Cmd(s.Redis.B(), []string{s.Keys.Replies(p.ReplyTo), s.Keys.PostCounts(p.ReplyTo)}, []string{store.Member(p.ID)})
 }
@@ -107,7 +107,7 @@ func (s *Service) fillParentAuthors(ctx context.Context, ps []*content.Post) (in
 	return len(ps), nil
 }
 
-// luaLiveReposts: liveReposts(key) counts the live reposts ("+") in a
+// LuaLiveReposts: liveReposts(key) counts the live reposts ("+") in a
 // post's set of reposts.
 const LuaLiveReposts = `
 local function liveReposts(key)
@@ -134,7 +134,7 @@ redis.call('HSET', KEYS[1], 'c', c, 'r', r)
 return 1
 `)
 
-// recountCmd recounts post's comments and reposts (recountConversation).
+// RecountCmd recounts post's comments and reposts (recountConversation).
 func (s *Service) RecountCmd(post store.ID) rueidis.Completed {
 	return recountConversation.Cmd(s.Redis.B(), []string{s.Keys.PostCounts(post), s.Keys.Replies(post), s.Keys.Reposts(post)}, nil)
 }

@@ -191,7 +191,7 @@ func (s *Service) readTargets(ctx context.Context, t Task, lo string) (targetChu
 	return c, nil
 }
 
-// readUnblocked reads post (nil when it does not exist) and refuses it
+// ReadUnblocked reads post (nil when it does not exist) and refuses it
 // with FORBIDDEN when a block stands between viewer and its author: at
 // most one round trip besides the read when the viewer blocks or is
 // blocked by anyone. The post is read through the client-side cache,
@@ -227,7 +227,7 @@ func (s *Service) ReadUnblocked(ctx context.Context, viewer, post store.ID, fres
 	return nil, ErrBlocked()
 }
 
-// luaKeywordView: keywords(kf, kfv, have) is what a page reads of a
+// LuaKeywordView: keywords(kf, kfv, have) is what a page reads of a
 // viewer's filters kf with their version kfv, given the version have the
 // replica has compiled (empty: none): false when the viewer has no
 // filters, the version alone when it is have, else {version, id, record,
@@ -247,7 +247,7 @@ func (s *Service) KeywordKeys(viewer store.ID) []string {
 	return []string{s.Keys.KeywordFilters(viewer), s.Keys.KeywordVersion(viewer)}
 }
 
-// compiledKeywords is the set of viewer's filters this process has
+// CompiledKeywords is the set of viewer's filters this process has
 // compiled, nil if none: a page sends its version (Version) with its
 // first read.
 func (s *Service) CompiledKeywords(viewer store.ID) *keyword.Set {
@@ -255,7 +255,7 @@ func (s *Service) CompiledKeywords(viewer store.ID) *keyword.Set {
 	return ks
 }
 
-// readKeywordView reads what luaKeywordView replied for viewer, sent with
+// ReadKeywordView reads what luaKeywordView replied for viewer, sent with
 // have's version: the filters that apply to its page, compiled anew (and
 // kept) when they changed; nil when it has none.
 func (s *Service) ReadKeywordView(viewer store.ID, have *keyword.Set, msg rueidis.RedisMessage) (*keyword.Set, error) {
@@ -285,14 +285,14 @@ func (s *Service) ReadKeywordView(viewer store.ID, have *keyword.Set, msg rueidi
 	return ks, nil
 }
 
-// filtered reports whether one of the viewer's keyword filters in force
+// Filtered reports whether one of the viewer's keyword filters in force
 // at the page's time matches text. Reads apply it to a post's text and a
 // live session's title; it is what applies a viewer's filters to any
 // other text a page shows (a replied-to or reposted post's). Safe for
 // concurrent use.
 func (v *View) Filtered(text string) bool { return v.Keywords.Matches(text, v.Now) }
 
-// compileKeywords compiles viewer's filters at version from their hash
+// CompileKeywords compiles viewer's filters at version from their hash
 // (flat: id, record, ...). Expired filters are kept: the page checks each
 // end against its own time.
 func CompileKeywords(viewer store.ID, version string, flat []string) *keyword.Set {
@@ -339,7 +339,7 @@ func parseBlocked(rs []rueidis.RedisResult) (bool, error) {
 	return false, nil
 }
 
-// parseKeywordFilter reads owner's filter id from its record.
+// ParseKeywordFilter reads owner's filter id from its record.
 func ParseKeywordFilter(owner store.ID, id, rec string) (core.KeywordFilter, bool) {
 	parts := strings.SplitN(rec, " ", 4)
 	if len(parts) != 4 {

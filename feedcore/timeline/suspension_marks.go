@@ -32,13 +32,13 @@ func (s *Service) MarkCmd(hash string, on bool) rueidis.Completed {
 	return markIfExists.Cmd(s.Redis.B(), []string{hash}, []string{FieldSuspended, "1"})
 }
 
-// testHookAfterMarkerRead runs between the read of the markers and the
+// TestHookAfterMarkerRead runs between the read of the markers and the
 // write of the marks, where another process's suspension change can land;
 // a test replaces it to put one there (the standard library's testHook
 // convention: a package variable, never a field of a product type).
 var TestHookAfterMarkerRead = func() {}
 
-// markSuspended marks the posts or sessions (hashes) of the authors given
+// MarkSuspended marks the posts or sessions (hashes) of the authors given
 // (one each) whose accounts are suspended: what the dispatcher or an
 // import writes after a suspension's job has gone by. The items must be
 // in their author's lists already (markSources), so that a suspension or
@@ -98,7 +98,7 @@ func (s *Service) suspendedNow(ctx context.Context, users []store.ID) (map[store
 	return out, nil
 }
 
-// markSuspendedPosts is markSuspended for posts.
+// MarkSuspendedPosts is markSuspended for posts.
 func (s *Service) MarkSuspendedPosts(ctx context.Context, ps []*content.Post) error {
 	authors, hashes := make([]store.ID, len(ps)), make([]string, len(ps))
 	for i, p := range ps {

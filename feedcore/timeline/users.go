@@ -219,7 +219,7 @@ func (s *Service) IsFollowing(ctx context.Context, viewer store.ID, targets []st
 	return out, nil
 }
 
-// usersExist checks every id names a profile; NOT_FOUND names the first
+// UsersExist checks every id names a profile; NOT_FOUND names the first
 // that does not. Users this process has seen exist cost no round trip:
 // once seen, a user is taken to exist for good (a deleted account's own
 // requests are refused by its gone marker, safety_account.go). The others
