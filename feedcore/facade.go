@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/moderation"
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
@@ -49,7 +50,7 @@ const (
 )
 
 // Charge is core.Charge.
-type Charge = core.Charge
+type Charge = ratelimit.Charge
 
 // Edge is core.Edge.
 type Edge = core.Edge
@@ -76,20 +77,20 @@ type LiveSession = core.LiveSession
 type Options = core.Options
 
 // RateLimit is core.RateLimit.
-type RateLimit = core.RateLimit
+type RateLimit = ratelimit.RateLimit
 
 // Subject is core.Subject.
-type Subject = core.Subject
+type Subject = ratelimit.Subject
 
 // User is core.User.
 type User = core.User
 
 // Verdict is core.Verdict.
-type Verdict = core.Verdict
+type Verdict = ratelimit.Verdict
 
 // WithCharge is core.WithCharge.
-func WithCharge(ctx context.Context, ch *core.Charge) context.Context {
-	return core.WithCharge(ctx, ch)
+func WithCharge(ctx context.Context, ch *ratelimit.Charge) context.Context {
+	return ratelimit.WithCharge(ctx, ch)
 }
 
 // WorkerOptions is core.WorkerOptions.

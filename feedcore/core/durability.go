@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -22,8 +23,8 @@ func (s *Service) Commit(ctx context.Context, sc *store.Script, keys, args []str
 		return s.Do(ctx, cmd)
 	}
 	// A dedicated connection does not carry the operation's pending rate
-	// charge (riding): spend it first, so a refused mutation writes nothing.
-	if ch := ChargeOf(ctx); ch != nil {
+	// charge (ratelimit.ChargedClient): spend it first, so a refused mutation writes nothing.
+	if ch := ratelimit.ChargeOf(ctx); ch != nil {
 		if v, err := ch.Settle(ctx); err == nil && v.Err != nil {
 			return rueidis.NewErrorResult(v.Err)
 		}

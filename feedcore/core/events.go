@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/redis/rueidis"
 )
@@ -105,12 +106,12 @@ func (s *Service) Emit(ctx context.Context, e Event) error {
 // a replay, {-1, retry after ms, remaining} for a refused charge
 // (remaining 0 without a charge), {-2, 0, 0} for a deleted account, {-3,
 // 0, 0} for a suspended one. ARGV[10..] are the entry's other fields.
-var LogScript = store.NewScript(false, luaSpend+LuaAlloc+`
+var LogScript = store.NewScript(false, ratelimit.LuaSpend+LuaAlloc+`
 local left = 0
 if ARGV[7] ~= '' then
   if redis.call('EXISTS', KEYS[#KEYS - 1]) == 1 then return {-2, 0, 0} end
   if redis.call('EXISTS', KEYS[#KEYS]) == 1 then return {-3, 0, 0} end
-  if ARGV[7] ~= '`+gateOnly+`' then
+  if ARGV[7] ~= '`+ratelimit.GateOnly+`' then
     local ok, wait
     ok, wait, left = spend(KEYS[#KEYS - 2], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
     if ok == 0 then return {-1, wait, left} end

@@ -10,6 +10,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/redis/rueidis"
@@ -21,6 +22,7 @@ import (
 // replicas may share one Redis.
 type Service struct {
 	*store.Store
+	*ratelimit.Limiter
 	Opts Options
 	// Sealer seals cursors; without a configured key it follows the key
 	// shared in Redis (read_cursorkey.go).
@@ -72,7 +74,8 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 		Touches: newThrottle(TouchEvery.Milliseconds()), Activations: newThrottle(activateEvery.Milliseconds()),
 		repairs: map[string]RepairFunc{}}
 	s.Media = urlPolicy(s.Opts)
-	s.Redis = riding{Client: client, s: s}
+	s.Redis = ratelimit.ChargedClient{Client: client}
+	s.Limiter = &ratelimit.Limiter{Store: s.Store, Now: s.Opts.Now, Shard: s.ShardOf}
 	var err error
 	if s.Keywords, err = lru.New[store.ID, *keyword.Set](keywordSets); err != nil {
 		return nil, fmt.Errorf("make the keyword filter cache: %w", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/feedd/feedd/roundtrip"
@@ -66,7 +67,7 @@ type replayRead struct {
 // verdict (a refused request fails on that read; this one only reads, bar
 // the throttled activity touch any refused read may carry).
 func (s *Service) loadReplayView(ctx context.Context, tl core.Timeline, viewer store.ID, pos *store.Item, need int) (*timeline.View, error) {
-	return s.LoadView(core.WithoutCharge(ctx), tl, viewer, core.Older, pos, need)
+	return s.LoadView(ratelimit.WithoutCharge(ctx), tl, viewer, core.Older, pos, need)
 }
 
 // collectReplays reads up to need replays visible to v's viewer from pos,

@@ -12,6 +12,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/lists"
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
 )
@@ -54,7 +55,7 @@ return {1, redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'u', ARGV[4])}
 // success succeeds again and finishes whatever is left.
 func (s *Service) DeleteAccount(ctx context.Context, viewer store.ID, confirmHandle string) (err error) {
 	defer store.Wrap(&err, "delete the account of user %d", viewer)
-	core.ChargeOf(ctx).AllowGone() // a retry comes from a deleted account
+	ratelimit.ChargeOf(ctx).AllowGone() // a retry comes from a deleted account
 	shard := s.ShardOf(viewer)
 	rs := s.DoMulti(ctx, s.Redis.B().Hget().Key(s.Keys.Gone(shard, viewer)).Field("h").Build(),
 		s.Redis.B().Hget().Key(s.Keys.User(viewer)).Field("h").Build())

@@ -13,6 +13,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -44,7 +45,7 @@ type ReportRequest struct {
 	Subject  core.Target
 	Reason   string
 	Comment  string
-	Limit    core.RateLimit
+	Limit    ratelimit.RateLimit
 }
 
 // reportKind is the allowance of reports beside a viewer's others
@@ -114,7 +115,7 @@ func (s *Service) Report(ctx context.Context, r ReportRequest) (_ string, err er
 		return "", err
 	}
 	if r.Limit.Rate > 0 {
-		v, err := s.SpendNow(ctx, core.Subject{Viewer: r.Reporter, Kind: reportKind}, 1, r.Limit)
+		v, err := s.SpendNow(ctx, ratelimit.Subject{Viewer: r.Reporter, Kind: reportKind}, 1, r.Limit)
 		if err != nil {
 			return "", fmt.Errorf("spend the reports allowance: %w", err)
 		}

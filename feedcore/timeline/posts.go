@@ -14,6 +14,7 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
@@ -132,11 +133,11 @@ func (s *Service) LogPublish(ctx context.Context, author store.ID, in NewPost, p
 		sum := sha256.Sum256([]byte(key))
 		keys = append(keys, s.Keys.Idempotency(shard, author, hex.EncodeToString(sum[:16])))
 	}
-	ch := core.ChargeOf(ctx)
+	ch := ratelimit.ChargeOf(ctx)
 	chargeKeys, charge, rides := ch.SpendIn(author)
 	if rides {
 		// The script spends it; the client must not send it again.
-		keys, ctx = append(keys, chargeKeys...), core.WithoutCharge(ctx)
+		keys, ctx = append(keys, chargeKeys...), ratelimit.WithoutCharge(ctx)
 	}
 	enc := content.Encoded{Text: in.Text, Media: content.EncodeMedia(in.Media), CW: in.ContentWarning}
 	args := append(core.LogArgs("alloc", s.NowMS(), withLink(enc.Record(), link), int(idempotencyTTL.Seconds()), key != "", charge),
@@ -147,12 +148,12 @@ func (s *Service) LogPublish(ctx context.Context, author store.ID, in NewPost, p
 		err = fmt.Errorf("reply of %d values", len(arr))
 	}
 	if rides {
-		var v core.Verdict
+		var v ratelimit.Verdict
 		if err == nil {
 			status, _ := arr[0].AsInt64()
 			wait, _ := arr[1].AsInt64()
 			left, _ := arr[len(arr)-1].AsInt64()
-			v = core.VerdictFrom(status != -1, wait, left, ch.Cost)
+			v = ratelimit.VerdictFrom(status != -1, wait, left, ch.Cost)
 			v.Gone, v.Suspended = status == -2, status == -3
 		}
 		if refused := ch.SettleWith(v, err); refused != nil {

@@ -1,4 +1,4 @@
-package core
+package ratelimit
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // the request's first pipeline (no extra round trip). A publish's log
 // script runs it too (events.go), so the charge and the append are one
 // step.
-const luaSpend = `
+const LuaSpend = `
 local function spend(key, now, interval, tolerance, cost)
   now, interval, tolerance, cost = tonumber(now), tonumber(interval), tonumber(tolerance), tonumber(cost)
   local tat = tonumber(redis.call('GET', key) or now)
@@ -47,11 +47,11 @@ end
 // the 4th value replied says which exists (1 deleted, 2 suspended), so
 // the request of a deleted or suspended account is refused at no round
 // trip of its own. Replies {ok, retry after ms, remaining, gone}.
-var gcra = store.NewScript(false, luaSpend+`
+var gcra = store.NewScript(false, LuaSpend+`
 local gone = 0
 if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then gone = 1
 elseif KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then gone = 2 end
-if ARGV[2] == '`+gateOnly+`' then return {1, 0, 0, gone} end
+if ARGV[2] == '`+GateOnly+`' then return {1, 0, 0, gone} end
 local ok, wait, left = spend(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 return {ok, wait, left, gone}
 `)
@@ -59,7 +59,23 @@ return {ok, wait, left, gone}
 // gateOnly, as a charge's interval, marks a charge that spends nothing
 // and only checks that its viewer's account is not deleted (NewCharge with
 // the rate limit off).
-const gateOnly = "-"
+const GateOnly = "-"
+
+// Limiter spends allowances of points kept in Redis (GCRA), so every
+// replica sharing the store shares each allowance.
+type Limiter struct {
+	*store.Store
+	// Now is the clock; Shard maps a viewer to its stream shard, where
+	// its allowance lives beside its account's markers.
+	Now   func() time.Time
+	Shard func(store.ID) int
+}
+
+// NowMS is the limiter's clock in milliseconds.
+func (s *Limiter) NowMS() int64 { return s.Now().UnixMilli() }
+
+// ShardOf is the stream shard of viewer.
+func (s *Limiter) ShardOf(viewer store.ID) int { return s.Shard(viewer) }
 
 // RateLimit is an allowance of points: Burst points at most, refilled at
 // Rate points a second. An operation spends its cost in points (one point
@@ -81,7 +97,7 @@ type Subject struct {
 
 // RateKey is sub's allowance. A viewer's is on the viewer's stream shard,
 // where a publish's log script can spend it (keys.rateLimitIn).
-func (s *Service) RateKey(sub Subject) string {
+func (s *Limiter) RateKey(sub Subject) string {
 	if sub.Viewer != 0 {
 		return s.Keys.RateLimitIn(s.ShardOf(sub.Viewer), sub.Viewer, sub.Kind)
 	}
@@ -106,7 +122,7 @@ type Verdict struct {
 
 // Allow spends one point of viewer's allowance, or returns RATE_LIMITED
 // with how long to wait.
-func (s *Service) Allow(ctx context.Context, viewer store.ID, l RateLimit) (err error) {
+func (s *Limiter) Allow(ctx context.Context, viewer store.ID, l RateLimit) (err error) {
 	defer store.Wrap(&err, "spend a point of user %d's allowance", viewer)
 	v, err := s.SpendNow(ctx, Subject{Viewer: viewer}, 1, l)
 	if err != nil {
@@ -117,13 +133,13 @@ func (s *Service) Allow(ctx context.Context, viewer store.ID, l RateLimit) (err 
 
 // Spend spends cost points of sub's allowance in a round trip of its own.
 // The error is the store's; a refusal is in the Verdict.
-func (s *Service) Spend(ctx context.Context, sub Subject, cost int, l RateLimit) (_ Verdict, err error) {
+func (s *Limiter) Spend(ctx context.Context, sub Subject, cost int, l RateLimit) (_ Verdict, err error) {
 	defer store.Wrap(&err, "spend %d of an allowance's points", cost)
 	return s.SpendNow(ctx, sub, cost, l)
 }
 
 // SpendNow is Spend, its error unwrapped.
-func (s *Service) SpendNow(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
+func (s *Limiter) SpendNow(ctx context.Context, sub Subject, cost int, l RateLimit) (Verdict, error) {
 	if l.Rate <= 0 {
 		return Verdict{Cost: cost}, nil
 	}
@@ -133,7 +149,7 @@ func (s *Service) SpendNow(ctx context.Context, sub Subject, cost int, l RateLim
 
 // spendArgs is the allowance key and luaSpend's arguments for spending
 // cost points of sub's allowance now, and the cost capped at the budget.
-func (s *Service) spendArgs(sub Subject, cost int, l RateLimit) (string, []string, int) {
+func (s *Limiter) spendArgs(sub Subject, cost int, l RateLimit) (string, []string, int) {
 	cost = min(max(cost, 1), max(l.Burst, 1))
 	interval := 1000 / l.Rate
 	tolerance := interval * float64(max(l.Burst, 1))
@@ -178,7 +194,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
 // RATE_LIMITED without reaching Redis. Settle spends the cost on its own
 // when the operation made no Redis call at all.
 type Charge struct {
-	s    *Service
+	s    *Limiter
 	cmd  rueidis.Completed
 	Cost int
 	// sub, keys and args are what cmd spends (the allowance, then a
@@ -208,14 +224,14 @@ type Charge struct {
 // UNAUTHENTICATED on every operation, at no round trip of its own, since
 // the check rides the operation's first pipeline like the cost. Nil for an
 // address's charge when l is off.
-func (s *Service) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
+func (s *Limiter) NewCharge(sub Subject, cost int, l RateLimit) *Charge {
 	var key string
 	var args []string
 	switch {
 	case l.Rate > 0:
 		key, args, cost = s.spendArgs(sub, cost, l)
 	case sub.Viewer != 0:
-		key, args, cost = s.RateKey(sub), []string{store.ScoreArg(s.NowMS()), gateOnly, "", ""}, 0
+		key, args, cost = s.RateKey(sub), []string{store.ScoreArg(s.NowMS()), GateOnly, "", ""}, 0
 	default:
 		return nil
 	}
@@ -253,7 +269,7 @@ func goneErr(viewer store.ID) error {
 // author exists, a delete's read of the post); a first call that writes
 // waits for the cost to be spent alone. Either way a refused mutation has
 // written nothing.
-func (s *Service) NewWriteCharge(sub Subject, cost int, l RateLimit) *Charge {
+func (s *Limiter) NewWriteCharge(sub Subject, cost int, l RateLimit) *Charge {
 	ch := s.NewCharge(sub, cost, l)
 	if ch != nil {
 		ch.beforeWrites = true
@@ -280,6 +296,7 @@ func WithoutCharge(ctx context.Context) context.Context {
 	return context.WithValue(ctx, chargeKey{}, (*Charge)(nil))
 }
 
+// ChargeOf is the charge ctx carries, nil for none.
 func ChargeOf(ctx context.Context) *Charge {
 	ch, _ := ctx.Value(chargeKey{}).(*Charge)
 	return ch
@@ -379,24 +396,23 @@ func (ch *Charge) Settle(ctx context.Context) (_ Verdict, err error) {
 	return ch.verdict, ch.err
 }
 
-// riding is the Service's client: Do and DoMulti carry the context's
+// ChargedClient is the service's client: Do and DoMulti carry the context's
 // pending Charge, if any (cached reads do not: they may not reach Redis).
-type riding struct {
+type ChargedClient struct {
 	rueidis.Client
-	s *Service
 }
 
 // Unwrap is the client r rides on (roundtrip.CacheStats reads its counts).
-func (r riding) Unwrap() rueidis.Client { return r.Client }
+func (r ChargedClient) Unwrap() rueidis.Client { return r.Client }
 
-func (r riding) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+func (r ChargedClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	if ChargeOf(ctx) == nil {
 		return r.Client.Do(ctx, cmd)
 	}
 	return r.DoMulti(ctx, cmd)[0]
 }
 
-func (r riding) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+func (r ChargedClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	ch := ChargeOf(ctx)
 	if ch == nil || len(cmds) == 0 {
 		return r.Client.DoMulti(ctx, cmds...)
