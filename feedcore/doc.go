@@ -28,11 +28,12 @@
 //     following feed's read path and the filters every read applies.
 //   - core: the state every feature shares (options, clock, caches), the
 //     event log, the journal and its repair registry (each layer registers
-//     its own kinds), durable commits, the rate charge, the worker
-//     plumbing, the timeline scripts, and the kinds of record.
+//     its own kinds), durable commits, the worker plumbing, the timeline
+//     scripts, and the kinds of record.
 //   - Leaves, used by any layer: store (key names, members, the script
-//     runner, error codes), content (what a post is and may contain),
-//     cursor (sealed cursors), keyword (keyword matching).
+//     runner, error codes), ratelimit (allowances in Redis and the charge
+//     that rides an operation's first call), content (what a post is and
+//     may contain), cursor (sealed cursors), keyword (keyword matching).
 //
 // Each package's own doc states its invariants; `go doc` on it renders
 // them. The ones that span the layers:

@@ -1,8 +1,8 @@
 // Package core is what every feature of feedcore shares: the service's
-// state (options and clock, the cursor sealer, per-process throttles and
-// caches), the event log, the journal, durable commits, the rate charge,
-// the worker plumbing, and the timeline scripts the read and write paths
-// both use. Features (package feedcore and those above this one) add
+// state (options and clock, the cursor sealer, the rate limiter,
+// per-process throttles and caches), the event log, the journal, durable
+// commits, the worker plumbing, and the timeline scripts the read and
+// write paths both use. Features (package feedcore and those above this one) add
 // their methods on top of [Service] and register what the core must call
 // back ([Service.OnRepair]); the core calls no feature.
 //
@@ -29,9 +29,10 @@
 // ([Service.Commit]) is acknowledged only once that many replicas have it,
 // so a master failover cannot lose an acknowledged mutation.
 //
-// Rate charge. An operation's cost ([Charge]) rides its first Redis call,
-// so checking the allowance costs no round trip; a refused operation
-// writes nothing.
+// Rate charge. An operation's cost (package ratelimit) rides its first
+// Redis call, so checking the allowance costs no round trip; a refused
+// operation writes nothing. A durable commit spends it first, since its
+// dedicated connection carries no charge.
 //
 // Inbox horizon. An inbox holds every entry pushed to it at or above its
 // horizon: the higher of its cap-th entry and a floor scripts record. The
