@@ -480,8 +480,8 @@ func (s *Service) following(ctx context.Context, edges []core.Edge) ([]bool, []i
 // follower:followee pairs, comma-separated.
 const JEdges = "edges"
 
-// RepairEdges completes a follow or unfollow that died: its edges settle.
-func (s *Service) RepairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
+// repairEdges completes a follow or unfollow that died: its edges settle.
+func (s *Service) repairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
 	edges, err := core.DecodeEdges(e.FieldValues["e"])
 	if err != nil {
 		return err
