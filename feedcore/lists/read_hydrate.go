@@ -103,6 +103,7 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 // field.
 func (s *Service) hydrateReads(b *store.Batch, req HydrateRequest, h *Hydration) {
 	vm := store.Member(req.Viewer)
+	b.Grow(len(req.Counts)+len(req.Liked)+len(req.Reposted)+2*len(req.GraphCounts)+1+relationFlagsReplies+1, 7)
 	b.Add(func(rs []rueidis.RedisResult) (err error) { h.Counts, err = ParseCounts(rs); return err },
 		store.CmdsFor(req.Counts, s.PostCountsCmd)...)
 	if len(req.Liked) > 0 {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -84,6 +85,13 @@ type Batch struct {
 type batchRead struct {
 	n     int
 	parse func([]rueidis.RedisResult) error
+}
+
+// Grow makes room for cmds more commands in reads more reads, so a batch
+// whose size is known allocates once.
+func (b *Batch) Grow(cmds, reads int) {
+	b.cmds = slices.Grow(b.cmds, cmds)
+	b.reads = slices.Grow(b.reads, reads)
 }
 
 // Add appends cmds (none is allowed) and the parser of their replies.
