@@ -8,6 +8,8 @@
 // the one below, so [Service] has every feature's methods while no feature
 // can call up. Callers (resolvers, loaders, the commands) use this package
 // alone; the names they need from the layers are aliased here (facade.go).
+// Service's methods are the layers': `go doc ./feedcore/<layer>` lists
+// each layer's own.
 //
 // # Layers, top down
 //
