@@ -49,7 +49,7 @@ const (
 	MediaGIF   = content.MediaGIF
 )
 
-// Charge is core.Charge.
+// Charge is ratelimit.Charge.
 type Charge = ratelimit.Charge
 
 // Edge is core.Edge.
@@ -76,16 +76,16 @@ type LiveSession = core.LiveSession
 // Options is core.Options.
 type Options = core.Options
 
-// RateLimit is core.RateLimit.
+// RateLimit is ratelimit.RateLimit.
 type RateLimit = ratelimit.RateLimit
 
-// Subject is core.Subject.
+// Subject is ratelimit.Subject.
 type Subject = ratelimit.Subject
 
 // User is core.User.
 type User = core.User
 
-// Verdict is core.Verdict.
+// Verdict is ratelimit.Verdict.
 type Verdict = ratelimit.Verdict
 
 // WithCharge is core.WithCharge.
@@ -102,7 +102,7 @@ const DefaultPageSize = timeline.DefaultPageSize
 // GraphCounts is timeline.GraphCounts.
 type GraphCounts = timeline.GraphCounts
 
-// KeywordFilter is timeline.KeywordFilter.
+// KeywordFilter is core.KeywordFilter.
 type KeywordFilter = core.KeywordFilter
 
 // MaxPageSize is timeline.MaxPageSize.
