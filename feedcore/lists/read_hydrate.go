@@ -103,79 +103,46 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 // field.
 func (s *Service) hydrateReads(b *store.Batch, req HydrateRequest, h *Hydration) {
 	vm := store.Member(req.Viewer)
+	one := func(cmd rueidis.Completed) []rueidis.Completed { return []rueidis.Completed{cmd} }
 	b.Grow(len(req.Counts)+len(req.Liked)+len(req.Reposted)+2*len(req.GraphCounts)+1+relationFlagsReplies+1, 7)
-	b.Add(func(rs []rueidis.RedisResult) (err error) { h.Counts, err = ParseCounts(rs); return err },
-		store.CmdsFor(req.Counts, s.PostCountsCmd)...)
+	b.Add(store.CmdsFor(req.Counts, s.PostCountsCmd), func(rs []rueidis.RedisResult) (err error) {
+		h.Counts, err = ParseCounts(rs)
+		return err
+	})
 	if len(req.Liked) > 0 {
-		b.Add(func(rs []rueidis.RedisResult) (err error) { h.Liked, err = parseFlags(rs); return err },
-			store.CmdsFor(req.Liked, func(id store.ID) rueidis.Completed { return s.likedCmd(vm, id) })...)
+		liked := func(id store.ID) rueidis.Completed { return s.likedCmd(vm, id) }
+		b.Add(store.CmdsFor(req.Liked, liked), func(rs []rueidis.RedisResult) (err error) {
+			h.Liked, err = parseFlags(rs)
+			return err
+		})
 	}
 	if len(req.Reposted) > 0 {
-		b.Add(func(rs []rueidis.RedisResult) (err error) {
+		reposted := func(id store.ID) rueidis.Completed { return s.repostedCmd(vm, id) }
+		b.Add(store.CmdsFor(req.Reposted, reposted), func(rs []rueidis.RedisResult) (err error) {
 			h.Reposted, err = store.ParseEach(rs, isLiveRepost)
 			return err
-		},
-			store.CmdsFor(req.Reposted, func(id store.ID) rueidis.Completed { return s.repostedCmd(vm, id) })...)
+		})
 	}
-	b.Add(func(rs []rueidis.RedisResult) (err error) { h.GraphCounts, err = parseGraphCounts(rs); return err },
-		s.graphCountCmds(req.GraphCounts)...)
+	b.Add(s.GraphCountCmds(req.GraphCounts), func(rs []rueidis.RedisResult) (err error) {
+		h.GraphCounts, err = timeline.ParseGraphCounts(rs)
+		return err
+	})
 	if len(req.Following) > 0 {
-		b.Add(func(rs []rueidis.RedisResult) (err error) {
-			h.Following, err = parseFollowing(rs[0], len(req.Following))
+		b.Add(one(s.FollowingCmd(req.Viewer, req.Following)), func(rs []rueidis.RedisResult) (err error) {
+			h.Following, err = timeline.ParseFollowing(rs[0], len(req.Following))
 			return err
-		},
-			s.Redis.B().Zmscore().Key(s.Keys.Following(req.Viewer)).Member(store.Members(req.Following)...).Build())
+		})
 	}
 	if len(req.Relations) > 0 {
-		b.Add(func(rs []rueidis.RedisResult) (err error) {
+		b.Add(s.relationFlagsCmds(req.Viewer, req.Relations), func(rs []rueidis.RedisResult) (err error) {
 			h.Relations, err = s.parseRelationFlags(rs, len(req.Relations))
 			return err
-		}, s.relationFlagsCmds(req.Viewer, req.Relations)...)
+		})
 	}
 	if len(req.Favorited) > 0 {
-		b.Add(func(rs []rueidis.RedisResult) (err error) {
+		b.Add(one(s.favoritedCmd(req.Viewer, req.Favorited)), func(rs []rueidis.RedisResult) (err error) {
 			h.Favorited, err = parseFavorited(rs[0], len(req.Favorited))
 			return err
-		},
-			s.favoritedCmd(req.Viewer, req.Favorited))
+		})
 	}
-}
-
-// graphCountCmds read the follower and following counts of ids, two
-// commands each.
-func (s *Service) graphCountCmds(ids []store.ID) []rueidis.Completed {
-	cmds := make([]rueidis.Completed, 0, 2*len(ids))
-	for _, id := range ids {
-		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.Followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.Following(id)).Build())
-	}
-	return cmds
-}
-
-func parseGraphCounts(rs []rueidis.RedisResult) ([]timeline.GraphCounts, error) {
-	out := make([]timeline.GraphCounts, len(rs)/2)
-	for i := range out {
-		fr, err := rs[2*i].AsInt64()
-		if err != nil {
-			return nil, err
-		}
-		fg, err := rs[2*i+1].AsInt64()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = timeline.GraphCounts{Followers: int(fr), Following: int(fg)}
-	}
-	return out, nil
-}
-
-// parseFollowing reads a ZMSCORE reply: which of n members are in the set.
-func parseFollowing(r rueidis.RedisResult, n int) ([]bool, error) {
-	scores, err := r.ToArray()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bool, n)
-	for i, sc := range scores {
-		out[i] = !sc.IsNil()
-	}
-	return out, nil
 }

@@ -95,7 +95,7 @@ func (b *Batch) Grow(cmds, reads int) {
 }
 
 // Add appends cmds (none is allowed) and the parser of their replies.
-func (b *Batch) Add(parse func([]rueidis.RedisResult) error, cmds ...rueidis.Completed) {
+func (b *Batch) Add(cmds []rueidis.Completed, parse func([]rueidis.RedisResult) error) {
 	b.cmds = append(b.cmds, cmds...)
 	b.reads = append(b.reads, batchRead{n: len(cmds), parse: parse})
 }

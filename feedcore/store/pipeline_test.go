@@ -36,9 +36,9 @@ func TestBatchHandsEachReadItsReplies(t *testing.T) {
 		return nil
 	}
 	var b Batch
-	b.Add(read, get(0), get(1))
-	b.Add(read)
-	b.Add(read, get(2))
+	b.Add([]rueidis.Completed{get(0), get(1)}, read)
+	b.Add(nil, read)
+	b.Add([]rueidis.Completed{get(2)}, read)
 	if n := len(b.Cmds()); n != 3 {
 		t.Fatalf("%d commands, want 3", n)
 	}

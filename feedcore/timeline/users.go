@@ -182,13 +182,23 @@ type GraphCounts struct{ Followers, Following int }
 // They are the sizes of the graph's sets, so they cannot drift from them.
 func (s *Service) Counts(ctx context.Context, ids []store.ID) (_ []GraphCounts, err error) {
 	defer store.Wrap(&err, "read follow counts")
-	cmds := make(rueidis.Commands, 0, 2*len(ids))
+	return ParseGraphCounts(s.Redis.DoMulti(ctx, s.GraphCountCmds(ids)...))
+}
+
+// GraphCountCmds read the follower and following counts of ids, two
+// commands each (ParseGraphCounts reads their replies).
+func (s *Service) GraphCountCmds(ids []store.ID) []rueidis.Completed {
+	cmds := make([]rueidis.Completed, 0, 2*len(ids))
 	for _, id := range ids {
 		cmds = append(cmds, s.Redis.B().Zcard().Key(s.Keys.Followers(id)).Build(), s.Redis.B().Zcard().Key(s.Keys.Following(id)).Build())
 	}
-	rs := s.Redis.DoMulti(ctx, cmds...)
-	out := make([]GraphCounts, len(ids))
-	for i := range ids {
+	return cmds
+}
+
+// ParseGraphCounts reads the replies of GraphCountCmds.
+func ParseGraphCounts(rs []rueidis.RedisResult) ([]GraphCounts, error) {
+	out := make([]GraphCounts, len(rs)/2)
+	for i := range out {
 		fr, err := rs[2*i].AsInt64()
 		if err != nil {
 			return nil, err
@@ -205,14 +215,25 @@ func (s *Service) Counts(ctx context.Context, ids []store.ID) (_ []GraphCounts, 
 // IsFollowing reports, for each target, whether viewer follows it.
 func (s *Service) IsFollowing(ctx context.Context, viewer store.ID, targets []store.ID) (_ []bool, err error) {
 	defer store.Wrap(&err, "read follows of user %d", viewer)
-	out := make([]bool, len(targets))
 	if len(targets) == 0 {
-		return out, nil
+		return make([]bool, 0), nil
 	}
-	scores, err := s.Redis.Do(ctx, s.Redis.B().Zmscore().Key(s.Keys.Following(viewer)).Member(store.Members(targets)...).Build()).ToArray()
+	return ParseFollowing(s.Redis.Do(ctx, s.FollowingCmd(viewer, targets)), len(targets))
+}
+
+// FollowingCmd reads which of targets viewer follows (ParseFollowing reads
+// its reply); targets must not be empty.
+func (s *Service) FollowingCmd(viewer store.ID, targets []store.ID) rueidis.Completed {
+	return s.Redis.B().Zmscore().Key(s.Keys.Following(viewer)).Member(store.Members(targets)...).Build()
+}
+
+// ParseFollowing reads the reply of FollowingCmd for n targets.
+func ParseFollowing(r rueidis.RedisResult, n int) ([]bool, error) {
+	scores, err := r.ToArray()
 	if err != nil {
 		return nil, err
 	}
+	out := make([]bool, n)
 	for i, sc := range scores {
 		out[i] = !sc.IsNil()
 	}
