@@ -39,6 +39,19 @@ import (
 // read, which goes to the dead letters.
 type RepairFunc func(ctx context.Context, shard int, e rueidis.XRangeEntry) error
 
+// RepairPairs is the RepairFunc of a kind whose entries name pairs of
+// users (or a user and a post) in field, as EncodeEdges writes them: the
+// pairs settle again, as the mutation that died would have settled them.
+func RepairPairs(field string, settle func(context.Context, []Edge) error) RepairFunc {
+	return func(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
+		pairs, err := DecodeEdges(e.FieldValues[field])
+		if err != nil {
+			return err
+		}
+		return settle(ctx, pairs)
+	}
+}
+
 // OnRepair registers how the journal's repair completes entries of kind.
 // Register every kind before the workers start.
 func (s *Service) OnRepair(kind string, f RepairFunc) { s.repairs[kind] = f }

@@ -576,17 +576,6 @@ func (s *Service) pruneFavoriters(ctx context.Context, post store.ID, st *core.R
 	}
 }
 
-// repairFavorites completes a favorite or unfavorite that died: its
-// user:post pairs settle.
-func (s *Service) repairFavorites(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
-	pairs, err := core.DecodeEdges(e.FieldValues["p"])
-	if err != nil {
-		return err
-	}
-	_, err = s.settleFavorites(ctx, pairs, nil)
-	return err
-}
-
 // ReadPostFields reads the author and tombstone of posts: author 0 where the
 // post hash does not exist.
 func (s *Service) ReadPostFields(ctx context.Context, ids []store.ID) (authors []store.ID, ts []int64, deleted []bool, err error) {

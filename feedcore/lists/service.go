@@ -1,6 +1,11 @@
 package lists
 
-import "github.com/feedd/feedd/feedcore/safety"
+import (
+	"context"
+
+	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/safety"
+)
 
 // Service is the lists and what a page's items carry, over the safety
 // rules: favorites, an author's posts, followers and following, the
@@ -14,6 +19,9 @@ type Service struct {
 // New returns the lists over sf, their journal kind registered.
 func New(sf *safety.Service) *Service {
 	s := &Service{Service: sf}
-	sf.OnRepair(JFav, s.repairFavorites)
+	sf.OnRepair(JFav, core.RepairPairs("p", func(ctx context.Context, pairs []core.Edge) error {
+		_, err := s.settleFavorites(ctx, pairs, nil) // a favorite or unfavorite that died
+		return err
+	}))
 	return s
 }

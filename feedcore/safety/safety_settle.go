@@ -366,12 +366,3 @@ func (s *Service) EndMutes(ctx context.Context, shard int) error {
 // JRel is the journal kind of relation changes: field p, the user:other
 // pairs whose relations changed.
 const JRel = "rel"
-
-// repairRelations completes a relation change that died: its pairs settle.
-func (s *Service) repairRelations(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
-	pairs, err := core.DecodeEdges(e.FieldValues["p"])
-	if err != nil {
-		return err
-	}
-	return s.SettleRelations(ctx, pairs)
-}

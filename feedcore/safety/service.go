@@ -1,6 +1,9 @@
 package safety
 
-import "github.com/feedd/feedd/feedcore/live"
+import (
+	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/live"
+)
 
 // Service is who sees whom over the live feed and the timeline: blocks,
 // mutes and hides, their settling into the slots that reads and pushes
@@ -13,6 +16,6 @@ type Service struct {
 // New returns the safety rules over l, their journal kind registered.
 func New(l *live.Service) *Service {
 	s := &Service{Service: l}
-	l.OnRepair(JRel, s.repairRelations)
+	l.OnRepair(JRel, core.RepairPairs("p", s.SettleRelations)) // a relation change that died
 	return s
 }

@@ -480,15 +480,6 @@ func (s *Service) following(ctx context.Context, edges []core.Edge) ([]bool, []i
 // follower:followee pairs, comma-separated.
 const JEdges = "edges"
 
-// repairEdges completes a follow or unfollow that died: its edges settle.
-func (s *Service) repairEdges(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
-	edges, err := core.DecodeEdges(e.FieldValues["e"])
-	if err != nil {
-		return err
-	}
-	return s.SettleEdges(ctx, edges)
-}
-
 // FollowTimeCmds time the follow e at at ms (the clock's now when 0: a
 // follow from before times were kept, whose time is then set once):
 // always two writes, the followee's side and, if missing, the follower's.

@@ -12,6 +12,6 @@ type Service struct {
 // New returns the timeline over c, its journal kinds registered.
 func New(c *core.Service) *Service {
 	s := &Service{Service: c}
-	c.OnRepair(JEdges, s.repairEdges)
+	c.OnRepair(JEdges, core.RepairPairs("e", s.SettleEdges)) // a follow or unfollow that died
 	return s
 }
