@@ -37,7 +37,7 @@ type Service struct {
 	// first pages of one viewer's device.
 	Snapshots singleflight.Group
 
-	// Known remembers users seen to exist (usersExist).
+	// Known remembers users seen to exist (UsersExist).
 	Known knownSet
 
 	// Media is what media and cover URLs may point at (urlPolicy).
@@ -54,7 +54,7 @@ type Service struct {
 	repairs map[string]RepairFunc
 }
 
-// touchEvery bounds how stale this process lets a reader's last-seen get;
+// TouchEvery bounds how stale this process lets a reader's last-seen get;
 // activateEvery spaces a returning reader's upgrade requests.
 const (
 	TouchEvery    = time.Minute
@@ -64,8 +64,8 @@ const (
 // defaultClusterShards is StreamShards's default on a Redis Cluster.
 const defaultClusterShards = 4
 
-// newCoreService returns the state every feature shares, over client;
-// New adds what the features register.
+// New returns the state every feature shares, over client; the layers
+// built on it (feedcore.New stacks them) register their journal kinds.
 func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, error) {
 	if opts.StreamShards <= 0 && client.Mode() == rueidis.ClientModeCluster {
 		opts.StreamShards = defaultClusterShards
