@@ -35,7 +35,7 @@ import (
 
 // A RepairFunc completes the mutation that a journal entry of its kind
 // records, as the mutation would have: it settles what the entry names
-// (idempotently) and returns errMalformed (wrapped) for an entry it cannot
+// (idempotently) and returns ErrMalformed (wrapped) for an entry it cannot
 // read, which goes to the dead letters.
 type RepairFunc func(ctx context.Context, shard int, e rueidis.XRangeEntry) error
 
