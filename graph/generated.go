@@ -17,6 +17,7 @@ import (
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/gqltype"
+	"github.com/feedd/feedd/gqltype/view"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -32,7 +33,6 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	KeywordFilter() KeywordFilterResolver
-	LiveSession() LiveSessionResolver
 	Mutation() MutationResolver
 	Post() PostResolver
 	Query() QueryResolver
@@ -80,7 +80,7 @@ type ComplexityRoot struct {
 	}
 
 	LiveSession struct {
-		Anchor           func(childComplexity int) int
+		AnchorView       func(childComplexity int) int
 		CoverURL         func(childComplexity int) int
 		DatabaseID       func(childComplexity int) int
 		EndedAt          func(childComplexity int) int
@@ -147,9 +147,9 @@ type ComplexityRoot struct {
 	}
 
 	Post struct {
-		Author             func(childComplexity int) int
+		AuthorView         func(childComplexity int) int
 		ContentWarning     func(childComplexity int) int
-		Counts             func(childComplexity int) int
+		CountsView         func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		DatabaseID         func(childComplexity int) int
 		ID                 func(childComplexity int) int
@@ -251,15 +251,6 @@ type ComplexityRoot struct {
 type KeywordFilterResolver interface {
 	ID(ctx context.Context, obj *core.KeywordFilter) (string, error)
 }
-type LiveSessionResolver interface {
-	ID(ctx context.Context, obj *core.LiveSession) (string, error)
-	DatabaseID(ctx context.Context, obj *core.LiveSession) (string, error)
-	Anchor(ctx context.Context, obj *core.LiveSession) (*core.User, error)
-
-	State(ctx context.Context, obj *core.LiveSession) (LiveState, error)
-
-	CoverURL(ctx context.Context, obj *core.LiveSession) (*string, error)
-}
 type MutationResolver interface {
 	PublishPost(ctx context.Context, input PublishPostInput) (*PublishPostPayload, error)
 	DeletePost(ctx context.Context, id string) (*DeletePostPayload, error)
@@ -286,23 +277,13 @@ type MutationResolver interface {
 	UndoRepost(ctx context.Context, id string) (*RepostPayload, error)
 }
 type PostResolver interface {
-	ID(ctx context.Context, obj *content.Post) (string, error)
-	DatabaseID(ctx context.Context, obj *content.Post) (string, error)
-	Author(ctx context.Context, obj *content.Post) (*core.User, error)
-
-	Counts(ctx context.Context, obj *content.Post) (*PostCounts, error)
-	ViewerHasLiked(ctx context.Context, obj *content.Post) (bool, error)
-	Media(ctx context.Context, obj *content.Post) ([]*Media, error)
-	ContentWarning(ctx context.Context, obj *content.Post) (*string, error)
-	ViewerHasFavorited(ctx context.Context, obj *content.Post) (bool, error)
-	ViewerHasReposted(ctx context.Context, obj *content.Post) (bool, error)
-	ReplyTo(ctx context.Context, obj *content.Post) (*content.Post, error)
-	Replies(ctx context.Context, obj *content.Post, first *int, after *string) (*PostConnection, error)
+	ReplyTo(ctx context.Context, obj *view.Post) (*view.Post, error)
+	Replies(ctx context.Context, obj *view.Post, first *int, after *string) (*PostConnection, error)
 }
 type QueryResolver interface {
-	Viewer(ctx context.Context) (*core.User, error)
+	Viewer(ctx context.Context) (*view.User, error)
 	Node(ctx context.Context, id string) (gqltype.Node, error)
-	User(ctx context.Context, handle string) (*core.User, error)
+	User(ctx context.Context, handle string) (*view.User, error)
 	FollowingFeed(ctx context.Context, first *int, after *string, last *int, before *string) (*PostConnection, error)
 	LiveFeed(ctx context.Context, first *int, after *string) (*LiveSessionConnection, error)
 	BlockedUsers(ctx context.Context, first *int, after *string) (*UserConnection, error)
@@ -312,21 +293,9 @@ type QueryResolver interface {
 	Favorites(ctx context.Context, first *int, after *string) (*PostConnection, error)
 }
 type UserResolver interface {
-	ID(ctx context.Context, obj *core.User) (string, error)
-	DatabaseID(ctx context.Context, obj *core.User) (string, error)
-
-	AvatarURL(ctx context.Context, obj *core.User) (*string, error)
-	FollowerCount(ctx context.Context, obj *core.User) (int, error)
-	FollowingCount(ctx context.Context, obj *core.User) (int, error)
-	ViewerIsFollowing(ctx context.Context, obj *core.User) (bool, error)
-	ViewerHasBlocked(ctx context.Context, obj *core.User) (bool, error)
-	BlocksViewer(ctx context.Context, obj *core.User) (bool, error)
-	ViewerHasMuted(ctx context.Context, obj *core.User) (bool, error)
-	ViewerMuteExpiresAt(ctx context.Context, obj *core.User) (*time.Time, error)
-	ViewerHidesMyPosts(ctx context.Context, obj *core.User) (bool, error)
-	Posts(ctx context.Context, obj *core.User, first *int, after *string, includeReplies *bool) (*PostConnection, error)
-	Followers(ctx context.Context, obj *core.User, first *int, after *string) (*UserConnection, error)
-	Following(ctx context.Context, obj *core.User, first *int, after *string) (*UserConnection, error)
+	Posts(ctx context.Context, obj *view.User, first *int, after *string, includeReplies *bool) (*PostConnection, error)
+	Followers(ctx context.Context, obj *view.User, first *int, after *string) (*UserConnection, error)
+	Following(ctx context.Context, obj *view.User, first *int, after *string) (*UserConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -428,11 +397,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		return e.ComplexityRoot.LivePayload.Session(childComplexity), true
 
 	case "LiveSession.anchor":
-		if e.ComplexityRoot.LiveSession.Anchor == nil {
+		if e.ComplexityRoot.LiveSession.AnchorView == nil {
 			break
 		}
 
-		return e.ComplexityRoot.LiveSession.Anchor(childComplexity), true
+		return e.ComplexityRoot.LiveSession.AnchorView(childComplexity), true
 	case "LiveSession.coverUrl":
 		if e.ComplexityRoot.LiveSession.CoverURL == nil {
 			break
@@ -843,11 +812,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Post.author":
-		if e.ComplexityRoot.Post.Author == nil {
+		if e.ComplexityRoot.Post.AuthorView == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Post.Author(childComplexity), true
+		return e.ComplexityRoot.Post.AuthorView(childComplexity), true
 	case "Post.contentWarning":
 		if e.ComplexityRoot.Post.ContentWarning == nil {
 			break
@@ -855,11 +824,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Post.ContentWarning(childComplexity), true
 	case "Post.counts":
-		if e.ComplexityRoot.Post.Counts == nil {
+		if e.ComplexityRoot.Post.CountsView == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Post.Counts(childComplexity), true
+		return e.ComplexityRoot.Post.CountsView(childComplexity), true
 	case "Post.createdAt":
 		if e.ComplexityRoot.Post.CreatedAt == nil {
 			break
@@ -3249,8 +3218,8 @@ func (ec *executionContext) _FavoritePayload_post(ctx context.Context, field gra
 			return obj.Post, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3281,8 +3250,8 @@ func (ec *executionContext) _FollowPayload_user(ctx context.Context, field graph
 			return obj.User, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3460,8 +3429,8 @@ func (ec *executionContext) _LikePayload_post(ctx context.Context, field graphql
 			return obj.Post, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3492,8 +3461,8 @@ func (ec *executionContext) _LivePayload_session(ctx context.Context, field grap
 			return obj.Session, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.LiveSession) graphql.Marshaler {
-			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.LiveSession) graphql.Marshaler {
+			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐLiveSession(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3512,7 +3481,7 @@ func (ec *executionContext) fieldContext_LivePayload_session(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _LiveSession_id(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_id(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3521,7 +3490,7 @@ func (ec *executionContext) _LiveSession_id(ctx context.Context, field graphql.C
 			return ec.fieldContext_LiveSession_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.LiveSession().ID(ctx, obj)
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -3532,10 +3501,10 @@ func (ec *executionContext) _LiveSession_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_LiveSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveSession", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_databaseId(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_databaseId(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3544,7 +3513,7 @@ func (ec *executionContext) _LiveSession_databaseId(ctx context.Context, field g
 			return ec.fieldContext_LiveSession_databaseId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.LiveSession().DatabaseID(ctx, obj)
+			return obj.DatabaseID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -3555,10 +3524,10 @@ func (ec *executionContext) _LiveSession_databaseId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_LiveSession_databaseId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveSession", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_anchor(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_anchor(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3567,11 +3536,11 @@ func (ec *executionContext) _LiveSession_anchor(ctx context.Context, field graph
 			return ec.fieldContext_LiveSession_anchor(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.LiveSession().Anchor(ctx, obj)
+			return obj.AnchorView()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3582,7 +3551,7 @@ func (ec *executionContext) fieldContext_LiveSession_anchor(_ context.Context, f
 		Object:     "LiveSession",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
@@ -3590,7 +3559,7 @@ func (ec *executionContext) fieldContext_LiveSession_anchor(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _LiveSession_title(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_title(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3599,7 +3568,7 @@ func (ec *executionContext) _LiveSession_title(ctx context.Context, field graphq
 			return ec.fieldContext_LiveSession_title(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
+			return obj.Title(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -3610,10 +3579,10 @@ func (ec *executionContext) _LiveSession_title(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_LiveSession_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveSession", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_state(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_state(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3622,21 +3591,21 @@ func (ec *executionContext) _LiveSession_state(ctx context.Context, field graphq
 			return ec.fieldContext_LiveSession_state(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.LiveSession().State(ctx, obj)
+			return obj.State(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v LiveState) graphql.Marshaler {
-			return ec.marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v core.LiveState) graphql.Marshaler {
+			return ec.marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_LiveSession_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type LiveState does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveSession", field, true, false, errors.New("field of type LiveState does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_scheduledStartAt(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_scheduledStartAt(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3645,7 +3614,7 @@ func (ec *executionContext) _LiveSession_scheduledStartAt(ctx context.Context, f
 			return ec.fieldContext_LiveSession_scheduledStartAt(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ScheduledStartAt, nil
+			return obj.ScheduledStartAt(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
@@ -3656,10 +3625,10 @@ func (ec *executionContext) _LiveSession_scheduledStartAt(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_LiveSession_scheduledStartAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveSession", field, true, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_startedAt(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_startedAt(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3668,7 +3637,7 @@ func (ec *executionContext) _LiveSession_startedAt(ctx context.Context, field gr
 			return ec.fieldContext_LiveSession_startedAt(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.StartedAt, nil
+			return obj.StartedAt(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
@@ -3679,10 +3648,10 @@ func (ec *executionContext) _LiveSession_startedAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_LiveSession_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveSession", field, true, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_endedAt(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_endedAt(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3691,7 +3660,7 @@ func (ec *executionContext) _LiveSession_endedAt(ctx context.Context, field grap
 			return ec.fieldContext_LiveSession_endedAt(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.EndedAt, nil
+			return obj.EndedAt(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
@@ -3702,10 +3671,10 @@ func (ec *executionContext) _LiveSession_endedAt(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_LiveSession_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveSession", field, true, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _LiveSession_coverUrl(ctx context.Context, field graphql.CollectedField, obj *core.LiveSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveSession_coverUrl(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3714,7 +3683,7 @@ func (ec *executionContext) _LiveSession_coverUrl(ctx context.Context, field gra
 			return ec.fieldContext_LiveSession_coverUrl(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.LiveSession().CoverURL(ctx, obj)
+			return obj.CoverURL(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -3725,7 +3694,7 @@ func (ec *executionContext) _LiveSession_coverUrl(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_LiveSession_coverUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LiveSession", field, true, true, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("LiveSession", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _LiveSessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *LiveSessionConnection) (ret graphql.Marshaler) {
@@ -3827,8 +3796,8 @@ func (ec *executionContext) _LiveSessionEdge_node(ctx context.Context, field gra
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.LiveSession) graphql.Marshaler {
-			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.LiveSession) graphql.Marshaler {
+			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐLiveSession(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3859,8 +3828,8 @@ func (ec *executionContext) _LiveSessionEdge_state(ctx context.Context, field gr
 			return obj.State, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v LiveState) graphql.Marshaler {
-			return ec.marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v core.LiveState) graphql.Marshaler {
+			return ec.marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3870,7 +3839,7 @@ func (ec *executionContext) fieldContext_LiveSessionEdge_state(_ context.Context
 	return graphql.NewScalarFieldContext("LiveSessionEdge", field, false, false, errors.New("field of type LiveState does not have child fields"))
 }
 
-func (ec *executionContext) _Media_url(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _Media_url(ctx context.Context, field graphql.CollectedField, obj *view.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3879,7 +3848,7 @@ func (ec *executionContext) _Media_url(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Media_url(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.URL, nil
+			return obj.URL(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -3890,10 +3859,10 @@ func (ec *executionContext) _Media_url(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Media_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Media", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Media_kind(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _Media_kind(ctx context.Context, field graphql.CollectedField, obj *view.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3902,21 +3871,21 @@ func (ec *executionContext) _Media_kind(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Media_kind(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Kind, nil
+			return obj.Kind(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v MediaKind) graphql.Marshaler {
-			return ec.marshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v content.MediaKind) graphql.Marshaler {
+			return ec.marshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐMediaKind(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Media_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type MediaKind does not have child fields"))
+	return graphql.NewScalarFieldContext("Media", field, true, false, errors.New("field of type MediaKind does not have child fields"))
 }
 
-func (ec *executionContext) _Media_width(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _Media_width(ctx context.Context, field graphql.CollectedField, obj *view.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3925,7 +3894,7 @@ func (ec *executionContext) _Media_width(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Media_width(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Width, nil
+			return obj.Width(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
@@ -3936,10 +3905,10 @@ func (ec *executionContext) _Media_width(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Media_width(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Media", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Media_height(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _Media_height(ctx context.Context, field graphql.CollectedField, obj *view.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3948,7 +3917,7 @@ func (ec *executionContext) _Media_height(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Media_height(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Height, nil
+			return obj.Height(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
@@ -3959,10 +3928,10 @@ func (ec *executionContext) _Media_height(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Media_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Media", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Media_altText(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _Media_altText(ctx context.Context, field graphql.CollectedField, obj *view.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3971,7 +3940,7 @@ func (ec *executionContext) _Media_altText(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Media_altText(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.AltText, nil
+			return obj.AltText(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -3982,10 +3951,10 @@ func (ec *executionContext) _Media_altText(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Media_altText(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Media", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Media_thumbnailUrl(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _Media_thumbnailUrl(ctx context.Context, field graphql.CollectedField, obj *view.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3994,7 +3963,7 @@ func (ec *executionContext) _Media_thumbnailUrl(ctx context.Context, field graph
 			return ec.fieldContext_Media_thumbnailUrl(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ThumbnailURL, nil
+			return obj.ThumbnailURL(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -4005,10 +3974,10 @@ func (ec *executionContext) _Media_thumbnailUrl(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Media_thumbnailUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Media", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Media_durationMs(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _Media_durationMs(ctx context.Context, field graphql.CollectedField, obj *view.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4017,7 +3986,7 @@ func (ec *executionContext) _Media_durationMs(ctx context.Context, field graphql
 			return ec.fieldContext_Media_durationMs(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.DurationMs, nil
+			return obj.DurationMs(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
@@ -4028,10 +3997,10 @@ func (ec *executionContext) _Media_durationMs(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Media_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Media", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Media_sensitive(ctx context.Context, field graphql.CollectedField, obj *Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _Media_sensitive(ctx context.Context, field graphql.CollectedField, obj *view.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4040,7 +4009,7 @@ func (ec *executionContext) _Media_sensitive(ctx context.Context, field graphql.
 			return ec.fieldContext_Media_sensitive(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Sensitive, nil
+			return obj.Sensitive(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -4051,7 +4020,7 @@ func (ec *executionContext) _Media_sensitive(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Media_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Media", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_publishPost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -5158,7 +5127,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5167,7 +5136,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Post_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ID(ctx, obj)
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5178,10 +5147,10 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Post_databaseId(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_databaseId(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5190,7 +5159,7 @@ func (ec *executionContext) _Post_databaseId(ctx context.Context, field graphql.
 			return ec.fieldContext_Post_databaseId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().DatabaseID(ctx, obj)
+			return obj.DatabaseID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5201,10 +5170,10 @@ func (ec *executionContext) _Post_databaseId(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Post_databaseId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5213,11 +5182,11 @@ func (ec *executionContext) _Post_author(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Post_author(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().Author(ctx, obj)
+			return obj.AuthorView()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5228,7 +5197,7 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
@@ -5236,7 +5205,7 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Post_text(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_text(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5245,7 +5214,7 @@ func (ec *executionContext) _Post_text(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Post_text(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Text, nil
+			return obj.Text(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5256,10 +5225,10 @@ func (ec *executionContext) _Post_text(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Post_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5268,7 +5237,7 @@ func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.C
 			return ec.fieldContext_Post_createdAt(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CreatedAt, nil
+			return obj.CreatedAt(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
@@ -5279,10 +5248,10 @@ func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Post_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _Post_counts(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_counts(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5291,11 +5260,11 @@ func (ec *executionContext) _Post_counts(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Post_counts(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().Counts(ctx, obj)
+			return obj.CountsView()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *PostCounts) graphql.Marshaler {
-			return ec.marshalNPostCounts2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPostCounts(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.PostCounts) graphql.Marshaler {
+			return ec.marshalNPostCounts2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐPostCounts(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5306,7 +5275,7 @@ func (ec *executionContext) fieldContext_Post_counts(_ context.Context, field gr
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PostCounts(ctx, field)
 		},
@@ -5314,7 +5283,7 @@ func (ec *executionContext) fieldContext_Post_counts(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Post_viewerHasLiked(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_viewerHasLiked(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5323,7 +5292,7 @@ func (ec *executionContext) _Post_viewerHasLiked(ctx context.Context, field grap
 			return ec.fieldContext_Post_viewerHasLiked(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ViewerHasLiked(ctx, obj)
+			return obj.ViewerHasLiked()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -5334,10 +5303,10 @@ func (ec *executionContext) _Post_viewerHasLiked(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Post_viewerHasLiked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5346,11 +5315,11 @@ func (ec *executionContext) _Post_media(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Post_media(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().Media(ctx, obj)
+			return obj.Media(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*Media) graphql.Marshaler {
-			return ec.marshalNMedia2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*view.Media) graphql.Marshaler {
+			return ec.marshalNMedia2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐMediaᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5361,7 +5330,7 @@ func (ec *executionContext) fieldContext_Post_media(_ context.Context, field gra
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Media(ctx, field)
 		},
@@ -5369,7 +5338,7 @@ func (ec *executionContext) fieldContext_Post_media(_ context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Post_contentWarning(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_contentWarning(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5378,7 +5347,7 @@ func (ec *executionContext) _Post_contentWarning(ctx context.Context, field grap
 			return ec.fieldContext_Post_contentWarning(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ContentWarning(ctx, obj)
+			return obj.ContentWarning(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -5389,10 +5358,10 @@ func (ec *executionContext) _Post_contentWarning(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Post_contentWarning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Post_viewerHasFavorited(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_viewerHasFavorited(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5401,7 +5370,7 @@ func (ec *executionContext) _Post_viewerHasFavorited(ctx context.Context, field 
 			return ec.fieldContext_Post_viewerHasFavorited(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ViewerHasFavorited(ctx, obj)
+			return obj.ViewerHasFavorited()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -5412,10 +5381,10 @@ func (ec *executionContext) _Post_viewerHasFavorited(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Post_viewerHasFavorited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5424,7 +5393,7 @@ func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field g
 			return ec.fieldContext_Post_viewerHasReposted(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ViewerHasReposted(ctx, obj)
+			return obj.ViewerHasReposted()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -5435,10 +5404,10 @@ func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Post_viewerHasReposted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Post_replyTo(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_replyTo(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5450,8 +5419,8 @@ func (ec *executionContext) _Post_replyTo(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Post().ReplyTo(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
-			return ec.marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5470,7 +5439,7 @@ func (ec *executionContext) fieldContext_Post_replyTo(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Post_replies(ctx context.Context, field graphql.CollectedField, obj *content.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_replies(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5578,7 +5547,7 @@ func (ec *executionContext) fieldContext_PostConnection_pageInfo(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _PostCounts_likes(ctx context.Context, field graphql.CollectedField, obj *PostCounts) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostCounts_likes(ctx context.Context, field graphql.CollectedField, obj *core.PostCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5601,7 +5570,7 @@ func (ec *executionContext) fieldContext_PostCounts_likes(_ context.Context, fie
 	return graphql.NewScalarFieldContext("PostCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _PostCounts_comments(ctx context.Context, field graphql.CollectedField, obj *PostCounts) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostCounts_comments(ctx context.Context, field graphql.CollectedField, obj *core.PostCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5624,7 +5593,7 @@ func (ec *executionContext) fieldContext_PostCounts_comments(_ context.Context, 
 	return graphql.NewScalarFieldContext("PostCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _PostCounts_reposts(ctx context.Context, field graphql.CollectedField, obj *PostCounts) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostCounts_reposts(ctx context.Context, field graphql.CollectedField, obj *core.PostCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5647,7 +5616,7 @@ func (ec *executionContext) fieldContext_PostCounts_reposts(_ context.Context, f
 	return graphql.NewScalarFieldContext("PostCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _PostCounts_favorites(ctx context.Context, field graphql.CollectedField, obj *PostCounts) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostCounts_favorites(ctx context.Context, field graphql.CollectedField, obj *core.PostCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5705,8 +5674,8 @@ func (ec *executionContext) _PostEdge_node(ctx context.Context, field graphql.Co
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5737,8 +5706,8 @@ func (ec *executionContext) _PostEdge_repostedBy(ctx context.Context, field grap
 			return obj.RepostedBy, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5792,8 +5761,8 @@ func (ec *executionContext) _PublishPostPayload_post(ctx context.Context, field 
 			return obj.Post, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5824,8 +5793,8 @@ func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Viewer(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5901,8 +5870,8 @@ func (ec *executionContext) _Query_user(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().User(ctx, fc.Args["handle"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6316,8 +6285,8 @@ func (ec *executionContext) _RelationshipPayload_user(ctx context.Context, field
 			return obj.User, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6394,8 +6363,8 @@ func (ec *executionContext) _RepostPayload_post(ctx context.Context, field graph
 			return obj.Post, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *content.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6414,7 +6383,7 @@ func (ec *executionContext) fieldContext_RepostPayload_post(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6423,7 +6392,7 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_User_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ID(ctx, obj)
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -6434,10 +6403,10 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _User_databaseId(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_databaseId(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6446,7 +6415,7 @@ func (ec *executionContext) _User_databaseId(ctx context.Context, field graphql.
 			return ec.fieldContext_User_databaseId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().DatabaseID(ctx, obj)
+			return obj.DatabaseID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -6457,10 +6426,10 @@ func (ec *executionContext) _User_databaseId(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_User_databaseId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _User_handle(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_handle(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6469,7 +6438,7 @@ func (ec *executionContext) _User_handle(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_User_handle(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Handle, nil
+			return obj.Handle(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -6480,10 +6449,10 @@ func (ec *executionContext) _User_handle(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_User_handle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_displayName(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_displayName(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6492,7 +6461,7 @@ func (ec *executionContext) _User_displayName(ctx context.Context, field graphql
 			return ec.fieldContext_User_displayName(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.DisplayName, nil
+			return obj.DisplayName(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -6503,10 +6472,10 @@ func (ec *executionContext) _User_displayName(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_User_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6515,7 +6484,7 @@ func (ec *executionContext) _User_avatarUrl(ctx context.Context, field graphql.C
 			return ec.fieldContext_User_avatarUrl(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().AvatarURL(ctx, obj)
+			return obj.AvatarURL(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -6526,10 +6495,10 @@ func (ec *executionContext) _User_avatarUrl(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_User_avatarUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_followerCount(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_followerCount(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6538,7 +6507,7 @@ func (ec *executionContext) _User_followerCount(ctx context.Context, field graph
 			return ec.fieldContext_User_followerCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().FollowerCount(ctx, obj)
+			return obj.FollowerCount()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -6549,10 +6518,10 @@ func (ec *executionContext) _User_followerCount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_User_followerCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _User_followingCount(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_followingCount(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6561,7 +6530,7 @@ func (ec *executionContext) _User_followingCount(ctx context.Context, field grap
 			return ec.fieldContext_User_followingCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().FollowingCount(ctx, obj)
+			return obj.FollowingCount()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -6572,10 +6541,10 @@ func (ec *executionContext) _User_followingCount(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_User_followingCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerIsFollowing(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerIsFollowing(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6584,7 +6553,7 @@ func (ec *executionContext) _User_viewerIsFollowing(ctx context.Context, field g
 			return ec.fieldContext_User_viewerIsFollowing(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ViewerIsFollowing(ctx, obj)
+			return obj.ViewerIsFollowing()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -6595,10 +6564,10 @@ func (ec *executionContext) _User_viewerIsFollowing(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_User_viewerIsFollowing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerHasBlocked(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerHasBlocked(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6607,7 +6576,7 @@ func (ec *executionContext) _User_viewerHasBlocked(ctx context.Context, field gr
 			return ec.fieldContext_User_viewerHasBlocked(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ViewerHasBlocked(ctx, obj)
+			return obj.ViewerHasBlocked()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -6618,10 +6587,10 @@ func (ec *executionContext) _User_viewerHasBlocked(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_User_viewerHasBlocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6630,7 +6599,7 @@ func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphq
 			return ec.fieldContext_User_blocksViewer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().BlocksViewer(ctx, obj)
+			return obj.BlocksViewer()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -6641,10 +6610,10 @@ func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_User_blocksViewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6653,7 +6622,7 @@ func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field grap
 			return ec.fieldContext_User_viewerHasMuted(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ViewerHasMuted(ctx, obj)
+			return obj.ViewerHasMuted()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -6664,10 +6633,10 @@ func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_User_viewerHasMuted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerMuteExpiresAt(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerMuteExpiresAt(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6676,7 +6645,7 @@ func (ec *executionContext) _User_viewerMuteExpiresAt(ctx context.Context, field
 			return ec.fieldContext_User_viewerMuteExpiresAt(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ViewerMuteExpiresAt(ctx, obj)
+			return obj.ViewerMuteExpiresAt()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
@@ -6687,10 +6656,10 @@ func (ec *executionContext) _User_viewerMuteExpiresAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_User_viewerMuteExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type DateTime does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _User_viewerHidesMyPosts(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_viewerHidesMyPosts(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6699,7 +6668,7 @@ func (ec *executionContext) _User_viewerHidesMyPosts(ctx context.Context, field 
 			return ec.fieldContext_User_viewerHidesMyPosts(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ViewerHidesMyPosts(ctx, obj)
+			return obj.ViewerHidesMyPosts()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -6710,10 +6679,10 @@ func (ec *executionContext) _User_viewerHidesMyPosts(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_User_viewerHidesMyPosts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_posts(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_posts(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6757,7 +6726,7 @@ func (ec *executionContext) fieldContext_User_posts(ctx context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _User_followers(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_followers(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6801,7 +6770,7 @@ func (ec *executionContext) fieldContext_User_followers(ctx context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _User_following(ctx context.Context, field graphql.CollectedField, obj *core.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_following(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6944,8 +6913,8 @@ func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.Co
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *view.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8098,7 +8067,7 @@ func (ec *executionContext) unmarshalInputMediaInput(ctx context.Context, obj an
 			it.URL = data
 		case "kind":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
-			data, err := ec.unmarshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaKind(ctx, v)
+			data, err := ec.unmarshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐMediaKind(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -8304,23 +8273,23 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case core.User:
+	case view.User:
 		return ec._User(ctx, sel, &obj)
-	case *core.User:
+	case *view.User:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
-	case content.Post:
+	case view.Post:
 		return ec._Post(ctx, sel, &obj)
-	case *content.Post:
+	case *view.Post:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Post(ctx, sel, obj)
-	case core.LiveSession:
+	case view.LiveSession:
 		return ec._LiveSession(ctx, sel, &obj)
-	case *core.LiveSession:
+	case *view.LiveSession:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -8704,7 +8673,7 @@ func (ec *executionContext) _LivePayload(ctx context.Context, sel ast.SelectionS
 
 var liveSessionImplementors = []string{"LiveSession", "Node"}
 
-func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionSet, obj *core.LiveSession) graphql.Marshaler {
+func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionSet, obj *view.LiveSession) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, liveSessionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8715,215 +8684,50 @@ func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LiveSession")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._LiveSession_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._LiveSession_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "databaseId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._LiveSession_databaseId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._LiveSession_databaseId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "anchor":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._LiveSession_anchor(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._LiveSession_anchor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "title":
 			out.Values[i] = ec._LiveSession_title(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "state":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._LiveSession_state(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._LiveSession_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "scheduledStartAt":
 			out.Values[i] = ec._LiveSession_scheduledStartAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "startedAt":
 			out.Values[i] = ec._LiveSession_startedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "endedAt":
 			out.Values[i] = ec._LiveSession_endedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "coverUrl":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._LiveSession_coverUrl(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._LiveSession_coverUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9038,7 +8842,7 @@ func (ec *executionContext) _LiveSessionEdge(ctx context.Context, sel ast.Select
 
 var mediaImplementors = []string{"Media"}
 
-func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *Media) graphql.Marshaler {
+func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *view.Media) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9366,7 +9170,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var postImplementors = []string{"Post", "Node"}
 
-func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *content.Post) graphql.Marshaler {
+func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *view.Post) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9377,119 +9181,20 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Post")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "databaseId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_databaseId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_databaseId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "author":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_author(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_author(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "text":
 			out.Values[i] = ec._Post_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -9501,233 +9206,35 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "counts":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_counts(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_counts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "viewerHasLiked":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_viewerHasLiked(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_viewerHasLiked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "media":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_media(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_media(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "contentWarning":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_contentWarning(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_contentWarning(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "viewerHasFavorited":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_viewerHasFavorited(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_viewerHasFavorited(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "viewerHasReposted":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_viewerHasReposted(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_viewerHasReposted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "replyTo":
 			field := field
 
@@ -9870,7 +9377,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 
 var postCountsImplementors = []string{"PostCounts"}
 
-func (ec *executionContext) _PostCounts(ctx context.Context, sel ast.SelectionSet, obj *PostCounts) graphql.Marshaler {
+func (ec *executionContext) _PostCounts(ctx context.Context, sel ast.SelectionSet, obj *core.PostCounts) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postCountsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -10441,7 +9948,7 @@ func (ec *executionContext) _RepostPayload(ctx context.Context, sel ast.Selectio
 
 var userImplementors = []string{"User", "Node"}
 
-func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *core.User) graphql.Marshaler {
+func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *view.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -10452,81 +9959,15 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("User")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "databaseId":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_databaseId(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_databaseId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "handle":
 			out.Values[i] = ec._User_handle(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -10538,347 +9979,50 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "avatarUrl":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_avatarUrl(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_avatarUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "followerCount":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_followerCount(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_followerCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "followingCount":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_followingCount(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_followingCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "viewerIsFollowing":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_viewerIsFollowing(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_viewerIsFollowing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "viewerHasBlocked":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_viewerHasBlocked(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_viewerHasBlocked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "blocksViewer":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_blocksViewer(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_blocksViewer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "viewerHasMuted":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_viewerHasMuted(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_viewerHasMuted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "viewerMuteExpiresAt":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_viewerMuteExpiresAt(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_viewerMuteExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "viewerHidesMyPosts":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_viewerHidesMyPosts(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_viewerHidesMyPosts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "posts":
 			field := field
 
@@ -11657,7 +10801,7 @@ func (ec *executionContext) marshalNLivePayload2ᚖgithubᚗcomᚋfeeddᚋfeedd�
 	return ec._LivePayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveSession(ctx context.Context, sel ast.SelectionSet, v *core.LiveSession) graphql.Marshaler {
+func (ec *executionContext) marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐLiveSession(ctx context.Context, sel ast.SelectionSet, v *view.LiveSession) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11703,21 +10847,41 @@ func (ec *executionContext) marshalNLiveSessionEdge2ᚖgithubᚗcomᚋfeeddᚋfe
 	return ec._LiveSessionEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx context.Context, v any) (LiveState, error) {
-	var res LiveState
-	err := res.UnmarshalGQL(v)
+func (ec *executionContext) unmarshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState(ctx context.Context, v any) (core.LiveState, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveState(ctx context.Context, sel ast.SelectionSet, v LiveState) graphql.Marshaler {
-	return v
+func (ec *executionContext) marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState(ctx context.Context, sel ast.SelectionSet, v core.LiveState) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
-func (ec *executionContext) marshalNMedia2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaᚄ(ctx context.Context, sel ast.SelectionSet, v []*Media) graphql.Marshaler {
+var (
+	unmarshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState = map[string]core.LiveState{
+		"LIVE":    core.StateLive,
+		"PREVIEW": core.StatePreview,
+		"REPLAY":  core.StateReplay,
+	}
+	marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState = map[core.LiveState]string{
+		core.StateLive:    "LIVE",
+		core.StatePreview: "PREVIEW",
+		core.StateReplay:  "REPLAY",
+	}
+)
+
+func (ec *executionContext) marshalNMedia2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐMediaᚄ(ctx context.Context, sel ast.SelectionSet, v []*view.Media) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMedia2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMedia(ctx, sel, v[i])
+		return ec.marshalNMedia2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐMedia(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11729,7 +10893,7 @@ func (ec *executionContext) marshalNMedia2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋg
 	return ret
 }
 
-func (ec *executionContext) marshalNMedia2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMedia(ctx context.Context, sel ast.SelectionSet, v *Media) graphql.Marshaler {
+func (ec *executionContext) marshalNMedia2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐMedia(ctx context.Context, sel ast.SelectionSet, v *view.Media) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11744,15 +10908,35 @@ func (ec *executionContext) unmarshalNMediaInput2ᚖgithubᚗcomᚋfeeddᚋfeedd
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaKind(ctx context.Context, v any) (MediaKind, error) {
-	var res MediaKind
-	err := res.UnmarshalGQL(v)
+func (ec *executionContext) unmarshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐMediaKind(ctx context.Context, v any) (content.MediaKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐMediaKind[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋgraphᚐMediaKind(ctx context.Context, sel ast.SelectionSet, v MediaKind) graphql.Marshaler {
-	return v
+func (ec *executionContext) marshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐMediaKind(ctx context.Context, sel ast.SelectionSet, v content.MediaKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐMediaKind[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
+
+var (
+	unmarshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐMediaKind = map[string]content.MediaKind{
+		"IMAGE": content.MediaImage,
+		"VIDEO": content.MediaVideo,
+		"GIF":   content.MediaGIF,
+	}
+	marshalNMediaKind2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐMediaKind = map[content.MediaKind]string{
+		content.MediaImage: "IMAGE",
+		content.MediaVideo: "VIDEO",
+		content.MediaGIF:   "GIF",
+	}
+)
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *PageInfo) graphql.Marshaler {
 	if v == nil {
@@ -11764,7 +10948,7 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋg
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx context.Context, sel ast.SelectionSet, v *content.Post) graphql.Marshaler {
+func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(ctx context.Context, sel ast.SelectionSet, v *view.Post) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11784,7 +10968,7 @@ func (ec *executionContext) marshalNPostConnection2ᚖgithubᚗcomᚋfeeddᚋfee
 	return ec._PostConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPostCounts2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPostCounts(ctx context.Context, sel ast.SelectionSet, v *PostCounts) graphql.Marshaler {
+func (ec *executionContext) marshalNPostCounts2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐPostCounts(ctx context.Context, sel ast.SelectionSet, v *core.PostCounts) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11911,7 +11095,7 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
-func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *core.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx context.Context, sel ast.SelectionSet, v *view.User) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -12205,7 +11389,7 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋfeeddᚋfeeddᚋgqltype�
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcontentᚐPost(ctx context.Context, sel ast.SelectionSet, v *content.Post) graphql.Marshaler {
+func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(ctx context.Context, sel ast.SelectionSet, v *view.Post) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -12230,7 +11414,7 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
-func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *core.User) graphql.Marshaler {
+func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx context.Context, sel ast.SelectionSet, v *view.User) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

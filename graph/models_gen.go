@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/gqltype/view"
 )
 
 // A keyword filter to add, or to update when the viewer filters the keyword already.
@@ -38,13 +39,13 @@ type DeletePostPayload struct {
 // The result of `favoritePost` and `unfavoritePost`.
 type FavoritePayload struct {
 	// The post, with its updated counters and `viewerHasFavorited`.
-	Post *content.Post `json:"post"`
+	Post *view.Post `json:"post"`
 }
 
 // The result of `followUser` and `unfollowUser`.
 type FollowPayload struct {
 	// The user followed or unfollowed, with updated counts.
-	User *core.User `json:"user"`
+	User *view.User `json:"user"`
 }
 
 // The result of `addKeywordFilter`.
@@ -56,13 +57,13 @@ type KeywordFilterPayload struct {
 // The result of `likePost` and `unlikePost`.
 type LikePayload struct {
 	// The post, with its updated counters.
-	Post *content.Post `json:"post"`
+	Post *view.Post `json:"post"`
 }
 
 // The result of `scheduleLive`, `startLive` and `endLive`.
 type LivePayload struct {
 	// The session in its new state.
-	Session *core.LiveSession `json:"session"`
+	Session *view.LiveSession `json:"session"`
 }
 
 // A page of live sessions.
@@ -78,29 +79,9 @@ type LiveSessionEdge struct {
 	// Opaque cursor of this position; pass it as `after`.
 	Cursor string `json:"cursor"`
 	// The session, with its current state.
-	Node *core.LiveSession `json:"node"`
+	Node *view.LiveSession `json:"node"`
 	// The state the session had when this paging session's snapshot was taken; it decides the edge's place in the feed.
-	State LiveState `json:"state"`
-}
-
-// An image, GIF or video of a post.
-type Media struct {
-	// Where the item is.
-	URL string `json:"url"`
-	// What it is.
-	Kind MediaKind `json:"kind"`
-	// Width in pixels; null when unknown.
-	Width *int `json:"width,omitempty"`
-	// Height in pixels; null when unknown.
-	Height *int `json:"height,omitempty"`
-	// What it shows, for readers who cannot see it; null when the author gave none.
-	AltText *string `json:"altText,omitempty"`
-	// A small still to show before the item loads; null when none.
-	ThumbnailURL *string `json:"thumbnailUrl,omitempty"`
-	// Length in milliseconds of a VIDEO or a GIF; null when unknown or an IMAGE.
-	DurationMs *int `json:"durationMs,omitempty"`
-	// Whether apps should blur it until the reader taps it.
-	Sensitive bool `json:"sensitive"`
+	State core.LiveState `json:"state"`
 }
 
 // An image, GIF or video to attach to a post. URLs (`url`, `thumbnailUrl`)
@@ -113,7 +94,7 @@ type MediaInput struct {
 	// Where the item is: the full-size image, the GIF, the video file or stream.
 	URL string `json:"url"`
 	// What it is.
-	Kind MediaKind `json:"kind"`
+	Kind content.MediaKind `json:"kind"`
 	// Width in pixels, 0 to 100000; null or 0 when unknown.
 	Width *int `json:"width,omitempty"`
 	// Height in pixels, 0 to 100000; null or 0 when unknown.
@@ -151,29 +132,17 @@ type PostConnection struct {
 	PageInfo *PageInfo `json:"pageInfo"`
 }
 
-// Engagement counters of a post.
-type PostCounts struct {
-	// Number of likes.
-	Likes int `json:"likes"`
-	// Number of live replies (and comments counted by an import).
-	Comments int `json:"comments"`
-	// Number of live reposts (and reposts counted by an import).
-	Reposts int `json:"reposts"`
-	// Number of favorites.
-	Favorites int `json:"favorites"`
-}
-
 // A post in a feed page.
 type PostEdge struct {
 	// Opaque cursor of this post's position; pass it as `after` or `before`.
 	Cursor string `json:"cursor"`
 	// The post.
-	Node *content.Post `json:"node"`
+	Node *view.Post `json:"node"`
 	// Set when a followee's repost put the post here: who reposted it. The
 	// edge's cursor is then the repost's position, at `repostedAt`. A post is
 	// never shown twice close together: a repost is left out when the post, or
 	// another repost of it, is among the 40 items after it in the feed.
-	RepostedBy *core.User `json:"repostedBy,omitempty"`
+	RepostedBy *view.User `json:"repostedBy,omitempty"`
 	// When `repostedBy` reposted it; null when the edge is not a repost.
 	RepostedAt *time.Time `json:"repostedAt,omitempty"`
 }
@@ -212,7 +181,7 @@ type PublishPostInput struct {
 // The result of `publishPost`.
 type PublishPostPayload struct {
 	// The post as stored.
-	Post *content.Post `json:"post"`
+	Post *view.Post `json:"post"`
 }
 
 type Query struct {
@@ -222,7 +191,7 @@ type Query struct {
 // `hideMyPostsFrom` and `unhideMyPostsFrom`.
 type RelationshipPayload struct {
 	// The other user, with the viewer's relation to them as the change left it.
-	User *core.User `json:"user"`
+	User *view.User `json:"user"`
 }
 
 // The result of `removeKeywordFilter`.
@@ -250,7 +219,7 @@ type ReportPayload struct {
 // The result of `repost` and `undoRepost`.
 type RepostPayload struct {
 	// The post reposted (not the repost): `viewerHasReposted` and `counts.reposts` as the change left them.
-	Post *content.Post `json:"post"`
+	Post *view.Post `json:"post"`
 }
 
 // What to schedule.
@@ -277,129 +246,7 @@ type UserEdge struct {
 	// Opaque cursor of this position; pass it as `after`.
 	Cursor string `json:"cursor"`
 	// The user.
-	Node *core.User `json:"node"`
-}
-
-// The state of a live session.
-type LiveState string
-
-const (
-	// Streaming now.
-	LiveStateLive LiveState = "LIVE"
-	// Scheduled, not started yet.
-	LiveStatePreview LiveState = "PREVIEW"
-	// Ended; a recording can be watched.
-	LiveStateReplay LiveState = "REPLAY"
-)
-
-var AllLiveState = []LiveState{
-	LiveStateLive,
-	LiveStatePreview,
-	LiveStateReplay,
-}
-
-func (e LiveState) IsValid() bool {
-	switch e {
-	case LiveStateLive, LiveStatePreview, LiveStateReplay:
-		return true
-	}
-	return false
-}
-
-func (e LiveState) String() string {
-	return string(e)
-}
-
-func (e *LiveState) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = LiveState(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid LiveState", str)
-	}
-	return nil
-}
-
-func (e LiveState) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *LiveState) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e LiveState) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
-}
-
-// What a media item is.
-type MediaKind string
-
-const (
-	// A still image.
-	MediaKindImage MediaKind = "IMAGE"
-	// A video; a post with one has no other media.
-	MediaKindVideo MediaKind = "VIDEO"
-	// An animated GIF.
-	MediaKindGif MediaKind = "GIF"
-)
-
-var AllMediaKind = []MediaKind{
-	MediaKindImage,
-	MediaKindVideo,
-	MediaKindGif,
-}
-
-func (e MediaKind) IsValid() bool {
-	switch e {
-	case MediaKindImage, MediaKindVideo, MediaKindGif:
-		return true
-	}
-	return false
-}
-
-func (e MediaKind) String() string {
-	return string(e)
-}
-
-func (e *MediaKind) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = MediaKind(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid MediaKind", str)
-	}
-	return nil
-}
-
-func (e MediaKind) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *MediaKind) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e MediaKind) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
+	Node *view.User `json:"node"`
 }
 
 // Why a subject is reported.

@@ -215,14 +215,25 @@ func FromContext(ctx context.Context) *Loaders {
 // Viewer is the viewer the loaders answer for.
 func (l *Loaders) Viewer() ID { return l.viewer }
 
-// load returns the value primed for id, else loads it: Load with
-// dataloadgen's not-found mapped to the zero value (no fetch here leaves a
-// key out, but a panic recovered by the loader might).
-func load[V any](ctx context.Context, l *Loaders, z *lazy[V], of func(*Loaders) *dataloadgen.Loader[ID, V], id ID) (V, error) {
-	if v, ok := z.lookup(id); ok {
-		return v, nil
+// Future is a value asked of a loader: Get returns it, waiting for its
+// batch unless it was primed. Asking for every value an object shows
+// first and getting them after puts them all in the same batches, one
+// round trip per kind, as concurrent field resolvers would.
+type Future[V any] struct {
+	v  V
+	th func() (V, error)
+}
+
+// Ready is a future holding v, known without a read.
+func Ready[V any](v V) Future[V] { return Future[V]{v: v} }
+
+// Get returns the value: dataloadgen's not-found is the zero value (no
+// fetch here leaves a key out, but a panic recovered by the loader might).
+func (f Future[V]) Get() (V, error) {
+	if f.th == nil {
+		return f.v, nil
 	}
-	v, err := of(l).Load(ctx, id)
+	v, err := f.th()
 	if errors.Is(err, dataloadgen.ErrNotFound) {
 		var zero V
 		return zero, nil
@@ -230,73 +241,86 @@ func load[V any](ctx context.Context, l *Loaders, z *lazy[V], of func(*Loaders) 
 	return v, err
 }
 
+// start returns the value primed for id, else asks the loader for it.
+func start[V any](ctx context.Context, l *Loaders, z *lazy[V], of func(*Loaders) *dataloadgen.Loader[ID, V], id ID) Future[V] {
+	if v, ok := z.lookup(id); ok {
+		return Future[V]{v: v}
+	}
+	return Future[V]{th: of(l).LoadThunk(ctx, id)}
+}
+
 // Post returns a post (a tombstone has Deleted set), nil when none exists.
 func (l *Loaders) Post(ctx context.Context, id ID) (*feedcore.Post, error) {
-	return load(ctx, l, &l.posts, (*Loaders).postsLoader, id)
+	return start(ctx, l, &l.posts, (*Loaders).postsLoader, id).Get()
 }
 
 // User returns a profile, nil when none exists.
 func (l *Loaders) User(ctx context.Context, id ID) (*feedcore.User, error) {
-	return load(ctx, l, &l.users, (*Loaders).usersLoader, id)
+	return l.StartUser(ctx, id).Get()
+}
+
+// StartUser asks for a profile: Get returns nil when none exists.
+func (l *Loaders) StartUser(ctx context.Context, id ID) Future[*feedcore.User] {
+	return start(ctx, l, &l.users, (*Loaders).usersLoader, id)
 }
 
 // LiveSession returns a live session, nil when none exists.
 func (l *Loaders) LiveSession(ctx context.Context, id ID) (*feedcore.LiveSession, error) {
-	return load(ctx, l, &l.live, (*Loaders).liveLoader, id)
+	return start(ctx, l, &l.live, (*Loaders).liveLoader, id).Get()
 }
 
-// PostCounts returns a post's counters.
-func (l *Loaders) PostCounts(ctx context.Context, post ID) (feedcore.PostCounts, error) {
-	return load(ctx, l, &l.postCounts, (*Loaders).postCountsLoader, post)
+// PostCounts asks for a post's counters.
+func (l *Loaders) PostCounts(ctx context.Context, post ID) Future[feedcore.PostCounts] {
+	return start(ctx, l, &l.postCounts, (*Loaders).postCountsLoader, post)
 }
 
-// GraphCounts returns a user's follower and following counts.
-func (l *Loaders) GraphCounts(ctx context.Context, user ID) (feedcore.GraphCounts, error) {
-	return load(ctx, l, &l.graphCounts, (*Loaders).graphCountsLoader, user)
+// GraphCounts asks for a user's follower and following counts.
+func (l *Loaders) GraphCounts(ctx context.Context, user ID) Future[feedcore.GraphCounts] {
+	return start(ctx, l, &l.graphCounts, (*Loaders).graphCountsLoader, user)
 }
 
-// Liked reports whether the viewer likes post; false when anonymous.
-func (l *Loaders) Liked(ctx context.Context, post ID) (bool, error) {
+// Liked asks whether the viewer likes post; false when anonymous.
+func (l *Loaders) Liked(ctx context.Context, post ID) Future[bool] {
 	if l.viewer == 0 {
-		return false, nil
+		return Future[bool]{}
 	}
-	return load(ctx, l, &l.liked, (*Loaders).likedLoader, post)
+	return start(ctx, l, &l.liked, (*Loaders).likedLoader, post)
 }
 
-// Reposted reports whether the viewer reposts post; false when anonymous.
-func (l *Loaders) Reposted(ctx context.Context, post ID) (bool, error) {
+// Reposted asks whether the viewer reposts post; false when anonymous.
+func (l *Loaders) Reposted(ctx context.Context, post ID) Future[bool] {
 	if l.viewer == 0 {
-		return false, nil
+		return Future[bool]{}
 	}
-	return load(ctx, l, &l.reposted, (*Loaders).repostedLoader, post)
+	return start(ctx, l, &l.reposted, (*Loaders).repostedLoader, post)
 }
 
-// Favorited reports whether the viewer has favorited post; false when
+// Favorited asks whether the viewer has favorited post; false when
 // anonymous.
-func (l *Loaders) Favorited(ctx context.Context, post ID) (bool, error) {
+func (l *Loaders) Favorited(ctx context.Context, post ID) Future[bool] {
 	if l.viewer == 0 {
-		return false, nil
+		return Future[bool]{}
 	}
-	return load(ctx, l, &l.favorited, (*Loaders).favoritedLoader, post)
+	return start(ctx, l, &l.favorited, (*Loaders).favoritedLoader, post)
 }
 
-// Following reports whether the viewer follows user; false when anonymous
+// Following asks whether the viewer follows user; false when anonymous
 // and for the viewer's own profile.
-func (l *Loaders) Following(ctx context.Context, user ID) (bool, error) {
+func (l *Loaders) Following(ctx context.Context, user ID) Future[bool] {
 	if l.viewer == 0 || l.viewer == user {
-		return false, nil
+		return Future[bool]{}
 	}
-	return load(ctx, l, &l.following, (*Loaders).followingLoader, user)
+	return start(ctx, l, &l.following, (*Loaders).followingLoader, user)
 }
 
-// Relation returns how user relates to the viewer (blocks either way, the
+// Relation asks how user relates to the viewer (blocks either way, the
 // viewer's mute and its end, the viewer's hide); the zero value when
 // anonymous and for the viewer's own profile.
-func (l *Loaders) Relation(ctx context.Context, user ID) (feedcore.RelationFlags, error) {
+func (l *Loaders) Relation(ctx context.Context, user ID) Future[feedcore.RelationFlags] {
 	if l.viewer == 0 || l.viewer == user {
-		return feedcore.RelationFlags{}, nil
+		return Future[feedcore.RelationFlags]{}
 	}
-	return load(ctx, l, &l.relations, (*Loaders).relationsLoader, user)
+	return start(ctx, l, &l.relations, (*Loaders).relationsLoader, user)
 }
 
 // PrimePosts records posts already read.

@@ -70,7 +70,7 @@ func TestBatching(t *testing.T) {
 		})
 		wg.Go(func() {
 			<-start
-			f, err := l.Following(ctx, id)
+			f, err := l.Following(ctx, id).Get()
 			if err != nil {
 				t.Error(err)
 			}
@@ -120,11 +120,11 @@ func TestHydratePrimes(t *testing.T) {
 		t.Errorf("hydrate: %d round trips, want 1", n)
 	}
 	for i, p := range posts {
-		c, err1 := l.PostCounts(ctx, p)
-		liked, err2 := l.Liked(ctx, p)
+		c, err1 := l.PostCounts(ctx, p).Get()
+		liked, err2 := l.Liked(ctx, p).Get()
 		u, err3 := l.User(ctx, authors[i])
-		g, err4 := l.GraphCounts(ctx, authors[i])
-		f, err5 := l.Following(ctx, authors[i])
+		g, err4 := l.GraphCounts(ctx, authors[i]).Get()
+		f, err5 := l.Following(ctx, authors[i]).Get()
 		wantLiked := authors[i]%4 == 0
 		if err := cmpErr(err1, err2, err3, err4, err5); err != nil || c.Likes != b2i(wantLiked) || liked != wantLiked ||
 			u.ID != authors[i] || g.Followers != 1 || !f {
@@ -136,15 +136,15 @@ func TestHydratePrimes(t *testing.T) {
 	}
 	// A like changes what was primed.
 	l.PrimeLike(102, feedcore.PostCounts{Likes: 9}, true)
-	if c, _ := l.PostCounts(ctx, 102); c.Likes != 9 {
+	if c, _ := l.PostCounts(ctx, 102).Get(); c.Likes != 9 {
 		t.Errorf("after PrimeLike: %+v", c)
 	}
 	// Anonymous loaders answer viewer flags without reading.
 	anon := loaders.New(svc, 0)
-	if liked, err := anon.Liked(ctx, 104); liked || err != nil {
+	if liked, err := anon.Liked(ctx, 104).Get(); liked || err != nil {
 		t.Errorf("anonymous liked: %v, %v", liked, err)
 	}
-	if f, err := l.Following(ctx, 1); f || err != nil {
+	if f, err := l.Following(ctx, 1).Get(); f || err != nil {
 		t.Errorf("following oneself: %v, %v", f, err)
 	}
 	if n := trips.Trips(); n != 1 {
@@ -196,7 +196,7 @@ func TestRelation(t *testing.T) {
 	var wg sync.WaitGroup
 	for id, ok := range want {
 		wg.Go(func() {
-			if f, err := l.Relation(ctx, id); err != nil || !ok(f) {
+			if f, err := l.Relation(ctx, id).Get(); err != nil || !ok(f) {
 				t.Errorf("user %d: %+v, %v", id, f, err)
 			}
 		})
@@ -205,10 +205,10 @@ func TestRelation(t *testing.T) {
 	if n := trips.Trips(); n != 1 {
 		t.Errorf("%d round trips, want 1 batch", n)
 	}
-	if f, err := l.Relation(ctx, 1); f != (feedcore.RelationFlags{}) || err != nil {
+	if f, err := l.Relation(ctx, 1).Get(); f != (feedcore.RelationFlags{}) || err != nil {
 		t.Errorf("oneself: %+v, %v", f, err)
 	}
-	if f, err := loaders.New(svc, 0).Relation(ctx, 3); f != (feedcore.RelationFlags{}) || err != nil {
+	if f, err := loaders.New(svc, 0).Relation(ctx, 3).Get(); f != (feedcore.RelationFlags{}) || err != nil {
 		t.Errorf("anonymous: %+v, %v", f, err)
 	}
 	if n := trips.Trips(); n != 1 {
@@ -219,8 +219,8 @@ func TestRelation(t *testing.T) {
 	if err := h.Hydrate(ctx, feedcore.HydrateRequest{Users: []feedcore.ID{3, 9}, Relations: []feedcore.ID{3, 9}}); err != nil {
 		t.Fatal(err)
 	}
-	f3, _ := h.Relation(ctx, 3)
-	f9, _ := h.Relation(ctx, 9)
+	f3, _ := h.Relation(ctx, 3).Get()
+	f9, _ := h.Relation(ctx, 9).Get()
 	if !want[3](f3) || !want[9](f9) {
 		t.Errorf("hydrated: 3 %+v, 9 %+v", f3, f9)
 	}
@@ -230,7 +230,7 @@ func TestRelation(t *testing.T) {
 	// A change of relation is read again after ForgetUsers.
 	must(svc.Unblock(bg, 1, 3))
 	h.ForgetUsers(3)
-	if f, err := h.Relation(ctx, 3); f.Blocked || err != nil {
+	if f, err := h.Relation(ctx, 3).Get(); f.Blocked || err != nil {
 		t.Errorf("after unblocking and forgetting: %+v, %v", f, err)
 	}
 }

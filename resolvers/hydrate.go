@@ -103,8 +103,29 @@ func postPageWants(ctx context.Context) postWants {
 			wantsOfUser(graphql.GetOperationContext(ctx), f.Selections, &w.repostedByWants)
 		}
 	}
-	for _, sel := range edgeNodes(ctx, "PostEdge") {
-		op := graphql.GetOperationContext(ctx)
+	w.merge(postWantsIn(ctx, edgeNodes(ctx, "PostEdge")))
+	return w
+}
+
+// merge adds what o asks to w.
+func (w *postWants) merge(o postWants) {
+	w.counts, w.liked, w.favorited, w.reposted = w.counts || o.counts, w.liked || o.liked, w.favorited || o.favorited, w.reposted || o.reposted
+	w.replyTo, w.replyToAuthor, w.author = w.replyTo || o.replyTo, w.replyToAuthor || o.replyToAuthor, w.author || o.author
+	w.authorWants = w.authorWants.or(o.authorWants)
+}
+
+func (w userWants) or(o userWants) userWants {
+	return userWants{w.graphCounts || o.graphCounts, w.following || o.following, w.relations || o.relations}
+}
+
+// postWantsIn is what selections on a Post ask of it.
+func postWantsIn(ctx context.Context, sels []ast.SelectionSet) postWants {
+	var w postWants
+	if len(sels) == 0 {
+		return w
+	}
+	op := graphql.GetOperationContext(ctx)
+	for _, sel := range sels {
 		for _, f := range graphql.CollectFields(op, sel, postTypes) {
 			switch f.Name {
 			case "counts":
@@ -129,18 +150,23 @@ func postPageWants(ctx context.Context) postWants {
 	return w
 }
 
-// userPageWants is what the users of a user list page are asked for.
-func userPageWants(ctx context.Context) userWants {
+// userWantsIn is what selections on a User ask of it.
+func userWantsIn(ctx context.Context, sels []ast.SelectionSet) userWants {
 	var w userWants
-	for _, sel := range edgeNodes(ctx, "UserEdge") {
+	for _, sel := range sels {
 		wantsOfUser(graphql.GetOperationContext(ctx), sel, &w)
 	}
 	return w
 }
 
-// sessionPageWants is what the anchors of a liveFeed page are asked for.
-func sessionPageWants(ctx context.Context) (anchor bool, aw userWants) {
-	for _, sel := range edgeNodes(ctx, "LiveSessionEdge") {
+// userPageWants is what the users of a user list page are asked for.
+func userPageWants(ctx context.Context) userWants {
+	return userWantsIn(ctx, edgeNodes(ctx, "UserEdge"))
+}
+
+// sessionWantsIn is what selections on a LiveSession ask of its anchor.
+func sessionWantsIn(ctx context.Context, sels []ast.SelectionSet) (anchor bool, aw userWants) {
+	for _, sel := range sels {
 		op := graphql.GetOperationContext(ctx)
 		for _, f := range graphql.CollectFields(op, sel, sessionTypes) {
 			if f.Name == "anchor" {
@@ -150,6 +176,11 @@ func sessionPageWants(ctx context.Context) (anchor bool, aw userWants) {
 		}
 	}
 	return anchor, aw
+}
+
+// sessionPageWants is what the anchors of a liveFeed page are asked for.
+func sessionPageWants(ctx context.Context) (anchor bool, aw userWants) {
+	return sessionWantsIn(ctx, edgeNodes(ctx, "LiveSessionEdge"))
 }
 
 // usersRequest adds to req what w asks of users ids.
@@ -253,8 +284,7 @@ func postsRequest(ld *loaders.Loaders, posts []*feedcore.Post, reposters []feedc
 	}
 	if w.repostedBy {
 		users = append(users, reposters...)
-		uw = userWants{uw.graphCounts || w.repostedByWants.graphCounts, uw.following || w.repostedByWants.following,
-			uw.relations || w.repostedByWants.relations}
+		uw = uw.or(w.repostedByWants)
 	}
 	if len(users) > 0 {
 		usersRequest(&req, distinctAuthors(users, func(id feedcore.ID) feedcore.ID { return id }), uw)
@@ -309,9 +339,8 @@ func (r *Resolver) hydrateListPosts(ctx context.Context, ld *loaders.Loaders, ed
 
 // hydrateSessions primes the loaders with sessions and with their anchors
 // as the page asks for them, read in one round trip.
-func (r *Resolver) hydrateSessions(ctx context.Context, ld *loaders.Loaders, ls []*feedcore.LiveSession) error {
+func (r *Resolver) hydrateSessions(ctx context.Context, ld *loaders.Loaders, ls []*feedcore.LiveSession, anchor bool, aw userWants) error {
 	ld.PrimeLiveSessions(ls...)
-	anchor, aw := sessionPageWants(ctx)
 	if !anchor || len(ls) == 0 {
 		return nil
 	}

@@ -8,19 +8,9 @@ import (
 	"github.com/feedd/feedd/gqltype"
 )
 
-// nodeIDs resolves the id (global, of type typ) and databaseId fields of
-// the nodes of type T, for the type resolvers that embed it.
-type nodeIDs[T any] struct {
-	typ gqltype.Type
-	of  func(*T) feedcore.ID
-}
-
-func (n nodeIDs[T]) ID(_ context.Context, v *T) (string, error) {
-	return gqltype.Encode(n.typ, n.of(v)), nil
-}
-
-func (n nodeIDs[T]) DatabaseID(_ context.Context, v *T) (string, error) {
-	return feedcore.FormatID(n.of(v)), nil
+// ID is a keyword filter's global id.
+func (keywordFilterResolver) ID(_ context.Context, f *feedcore.KeywordFilter) (string, error) {
+	return gqltype.Encode(gqltype.KeywordFilter, f.ID), nil
 }
 
 // decodeID reads a global id of type want, or a plain decimal database id.

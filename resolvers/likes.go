@@ -38,5 +38,5 @@ func (r *mutationResolver) like(ctx context.Context, id string, like bool) (*gra
 		return nil, err
 	}
 	r.loaders(ctx).PrimeLike(res.post.ID, res.counts, like)
-	return &graph.LikePayload{Post: res.post}, nil
+	return &graph.LikePayload{Post: r.payloadPost(ctx, res.post)}, nil
 }

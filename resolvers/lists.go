@@ -5,6 +5,7 @@ import (
 
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
+	"github.com/feedd/feedd/gqltype/view"
 	"github.com/feedd/feedd/graph"
 )
 
@@ -39,11 +40,11 @@ func (r *queryResolver) Favorites(ctx context.Context, first *int, after *string
 	return conn, nil
 }
 
-func (r *userResolver) Posts(ctx context.Context, u *feedcore.User, first *int, after *string, includeReplies *bool) (*graph.PostConnection, error) {
+func (r *userResolver) Posts(ctx context.Context, u *view.User, first *int, after *string, includeReplies *bool) (*graph.PostConnection, error) {
 	if err := pageSize("first", first); err != nil {
 		return nil, err
 	}
-	page, err := r.Svc.AuthorPosts(ctx, optionalViewer(ctx), u.ID, deref(includeReplies), deref(first), deref(after))
+	page, err := r.Svc.AuthorPosts(ctx, optionalViewer(ctx), u.User.ID, deref(includeReplies), deref(first), deref(after))
 	if err != nil {
 		return nil, err
 	}
@@ -57,40 +58,29 @@ func (r *Resolver) postList(ctx context.Context, page *feedcore.FeedPage, viewer
 	if err := r.hydrateListPosts(ctx, ld, page.Edges, w, viewer); err != nil {
 		return nil, err
 	}
-	conn := postConnection(page)
-	if w.repostedBy { // hydrated with the page: no read
-		if err := setReposters(ctx, ld, page, conn); err != nil {
-			return nil, err
-		}
-	}
-	return conn, nil
+	return postConnection(ctx, ld, page, w), nil
 }
 
-func (r *userResolver) Followers(ctx context.Context, u *feedcore.User, first *int, after *string) (*graph.UserConnection, error) {
+func (r *userResolver) Followers(ctx context.Context, u *view.User, first *int, after *string) (*graph.UserConnection, error) {
 	return r.followList(ctx, u, first, after, r.Svc.Followers)
 }
 
-func (r *userResolver) Following(ctx context.Context, u *feedcore.User, first *int, after *string) (*graph.UserConnection, error) {
+func (r *userResolver) Following(ctx context.Context, u *view.User, first *int, after *string) (*graph.UserConnection, error) {
 	return r.followList(ctx, u, first, after, r.Svc.Following)
 }
 
 // followList reads a page of one of u's follower lists with list and
 // hydrates it.
-func (r *userResolver) followList(ctx context.Context, u *feedcore.User, first *int, after *string,
+func (r *userResolver) followList(ctx context.Context, u *view.User, first *int, after *string,
 	list func(ctx context.Context, viewer, user feedcore.ID, first int, after string) (*feedcore.UserPage, error)) (*graph.UserConnection, error) {
 	if err := pageSize("first", first); err != nil {
 		return nil, err
 	}
-	page, err := list(ctx, optionalViewer(ctx), u.ID, deref(first), deref(after))
+	page, err := list(ctx, optionalViewer(ctx), u.User.ID, deref(first), deref(after))
 	if err != nil {
 		return nil, err
 	}
 	return r.userConnection(ctx, page, after)
-}
-
-// ViewerHasFavorited is false for anonymous callers.
-func (r *postResolver) ViewerHasFavorited(ctx context.Context, p *feedcore.Post) (bool, error) {
-	return r.loaders(ctx).Favorited(ctx, p.ID)
 }
 
 func (r *mutationResolver) FavoritePost(ctx context.Context, id string) (*graph.FavoritePayload, error) {
@@ -116,5 +106,5 @@ func (r *mutationResolver) favorite(ctx context.Context, id string, on bool) (*g
 		return nil, err
 	}
 	r.loaders(ctx).PrimeFavorite(res.post.ID, res.counts, on)
-	return &graph.FavoritePayload{Post: res.post}, nil
+	return &graph.FavoritePayload{Post: r.payloadPost(ctx, res.post)}, nil
 }

@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 
-	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
@@ -34,14 +33,19 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 	if err != nil {
 		return nil, err
 	}
-	edges := make([]*graph.LiveSessionEdge, len(p.Edges))
 	sessions := make([]*feedcore.LiveSession, len(p.Edges))
 	for i, e := range p.Edges {
-		edges[i] = &graph.LiveSessionEdge{Cursor: e.Cursor, Node: e.Session, State: graph.LiveState(e.State)}
 		sessions[i] = e.Session
 	}
-	if err := r.hydrateSessions(ctx, r.loaders(ctx), sessions); err != nil {
+	ld := r.loaders(ctx)
+	anchor, aw := sessionPageWants(ctx)
+	if err := r.hydrateSessions(ctx, ld, sessions, anchor, aw); err != nil {
 		return nil, err
+	}
+	views := sessionViews(ctx, ld, sessions, anchor, aw)
+	edges := make([]*graph.LiveSessionEdge, len(p.Edges))
+	for i, e := range p.Edges {
+		edges[i] = &graph.LiveSessionEdge{Cursor: e.Cursor, Node: views[i], State: e.State}
 	}
 	return &graph.LiveSessionConnection{Edges: edges, PageInfo: &graph.PageInfo{
 		HasNextPage:     p.HasNext,
@@ -72,16 +76,5 @@ func (r *mutationResolver) live(ctx context.Context, on object, w writes[*feedco
 	if err != nil {
 		return nil, err
 	}
-	return &graph.LivePayload{Session: l}, nil
-}
-
-// Anchor reads through the request's loaders; a liveFeed page has primed them.
-func (r *liveSessionResolver) Anchor(ctx context.Context, l *feedcore.LiveSession) (*feedcore.User, error) {
-	return r.profile(ctx, l.Anchor, func() error {
-		return fail(apierr.NotFound, "the anchor of live session %d (user %d) has no profile", l.ID, l.Anchor)
-	})
-}
-
-func (r *liveSessionResolver) State(_ context.Context, l *feedcore.LiveSession) (graph.LiveState, error) {
-	return graph.LiveState(l.State()), nil
+	return &graph.LivePayload{Session: sessionView(ctx, r.loaders(ctx), l, sub(ctx, "session"))}, nil
 }

@@ -76,7 +76,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input graph.PublishP
 	if err != nil {
 		return nil, err
 	}
-	return &graph.PublishPostPayload{Post: p}, nil
+	return &graph.PublishPostPayload{Post: r.payloadPost(ctx, p)}, nil
 }
 
 func (r *mutationResolver) DeletePost(ctx context.Context, id string) (*graph.DeletePostPayload, error) {
@@ -101,7 +101,7 @@ func (r *mutationResolver) follow(ctx context.Context, userID string, op func(co
 	if err != nil {
 		return nil, err
 	}
-	return &graph.FollowPayload{User: u}, nil
+	return &graph.FollowPayload{User: r.payloadUser(ctx, u)}, nil
 }
 
 // changeUser runs op, a change of how the viewer relates to user userID
@@ -115,5 +115,9 @@ func (r *mutationResolver) changeUser(ctx context.Context, userID string, op fun
 		return nil, err
 	}
 	r.loaders(ctx).ForgetUsers(optionalViewer(ctx), target)
-	return r.profile(ctx, target, func() error { return fail(apierr.NotFound, "no user with id %d", target) })
+	u, err := r.loaders(ctx).User(ctx, target)
+	if err == nil && u == nil {
+		err = fail(apierr.NotFound, "no user with id %d", target)
+	}
+	return u, err
 }

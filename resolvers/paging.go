@@ -1,9 +1,12 @@
 package resolvers
 
 import (
+	"context"
+
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/graph"
+	"github.com/feedd/feedd/loaders"
 )
 
 // pageSize checks a page size the client gave: feedcore reads 0 as "not
@@ -15,13 +18,22 @@ func pageSize(arg string, n *int) error {
 	return nil
 }
 
-func postConnection(p *feedcore.FeedPage) *graph.PostConnection {
+// postConnection shapes a hydrated page of posts: the views of its posts
+// as w asks, and of the reposters of the edges a repost put there (nil
+// for an account deleted since the page was read).
+func postConnection(ctx context.Context, ld *loaders.Loaders, p *feedcore.FeedPage, w postWants) *graph.PostConnection {
+	posts, _ := edgePosts(p.Edges)
+	views := postViews(ctx, ld, posts, w)
 	edges := make([]*graph.PostEdge, len(p.Edges))
 	for i, e := range p.Edges {
-		edges[i] = &graph.PostEdge{Cursor: e.Cursor, Node: e.Post}
+		edges[i] = &graph.PostEdge{Cursor: e.Cursor, Node: views[i]}
 		if e.Repost != nil {
 			at := e.Repost.CreatedAt
 			edges[i].RepostedAt = &at
+			if w.repostedBy {
+				u, _ := ld.User(ctx, e.Repost.Author) // hydrated with the page: no read
+				edges[i].RepostedBy = userView(ctx, ld, u, w.repostedByWants)
+			}
 		}
 	}
 	return &graph.PostConnection{

@@ -7,11 +7,16 @@ import (
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
+	"github.com/feedd/feedd/gqltype/view"
 	"github.com/feedd/feedd/graph"
 )
 
-func (r *queryResolver) Viewer(ctx context.Context) (*feedcore.User, error) {
-	return r.viewer(ctx)
+func (r *queryResolver) Viewer(ctx context.Context) (*view.User, error) {
+	u, err := r.viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return userView(ctx, r.loaders(ctx), u, userWantsIn(ctx, here(ctx))), nil
 }
 
 // Node answers null for anything that does not exist or was deleted (or
@@ -34,17 +39,26 @@ func (r *queryResolver) Node(ctx context.Context, id string) (gqltype.Node, erro
 		if err == nil && live {
 			err = r.unblocked(ctx, ld, p.Author)
 		}
-		return node(p, live, err)
+		if err != nil || !live {
+			return nil, err
+		}
+		return postView(ctx, ld, p, postWantsIn(ctx, here(ctx))), nil
 	case gqltype.LiveSession:
 		l, err := ld.LiveSession(ctx, dbID)
 		shown := l != nil && !l.AnchorSuspended
 		if err == nil && shown {
 			err = r.unblocked(ctx, ld, l.Anchor)
 		}
-		return node(l, shown, err)
+		if err != nil || !shown {
+			return nil, err
+		}
+		return sessionView(ctx, ld, l, here(ctx)), nil
 	case gqltype.User:
 		u, err := ld.User(ctx, dbID)
-		return node(u, u != nil, err)
+		if err != nil || u == nil {
+			return nil, err
+		}
+		return userView(ctx, ld, u, userWantsIn(ctx, here(ctx))), nil
 	case gqltype.KeywordFilter:
 		return r.keywordFilterNode(ctx, dbID)
 	}
@@ -60,13 +74,14 @@ func node[T gqltype.Node](v T, exists bool, err error) (gqltype.Node, error) {
 	return v, nil
 }
 
-func (r *queryResolver) User(ctx context.Context, handle string) (*feedcore.User, error) {
+func (r *queryResolver) User(ctx context.Context, handle string) (*view.User, error) {
 	u, err := r.Svc.UserByHandle(ctx, handle)
-	if err != nil {
+	if err != nil || u == nil {
 		return nil, err
 	}
-	r.loaders(ctx).PrimeUsers(u)
-	return u, nil
+	ld := r.loaders(ctx)
+	ld.PrimeUsers(u)
+	return userView(ctx, ld, u, userWantsIn(ctx, here(ctx))), nil
 }
 
 // FollowingFeed reads a page and hydrates it: the loaders are primed with
@@ -103,12 +118,5 @@ func (r *queryResolver) FollowingFeed(ctx context.Context, first *int, after *st
 	} else if u == nil {
 		return nil, ghost(viewer)
 	}
-	conn := postConnection(page)
-	if w.repostedBy {
-		// Hydrated with the page: no read.
-		if err := setReposters(ctx, ld, page, conn); err != nil {
-			return nil, err
-		}
-	}
-	return conn, nil
+	return postConnection(ctx, ld, page, w), nil
 }

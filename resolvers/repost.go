@@ -6,7 +6,6 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
-	"github.com/feedd/feedd/loaders"
 )
 
 func (r *mutationResolver) Repost(ctx context.Context, id string) (*graph.RepostPayload, error) {
@@ -25,26 +24,5 @@ func (r *mutationResolver) repost(ctx context.Context, id string, op func(contex
 		return nil, err
 	}
 	r.loaders(ctx).PrimeReposted(res.Post.ID, res.Reposted)
-	return &graph.RepostPayload{Post: res.Post}, nil
-}
-
-// ViewerHasReposted is false for anonymous callers.
-func (r *postResolver) ViewerHasReposted(ctx context.Context, p *feedcore.Post) (bool, error) {
-	return r.loaders(ctx).Reposted(ctx, p.ID)
-}
-
-// setReposters sets repostedBy on the edges of conn that page's reposts
-// put there, from the profiles hydrated with the page.
-func setReposters(ctx context.Context, ld *loaders.Loaders, page *feedcore.FeedPage, conn *graph.PostConnection) error {
-	for i, e := range page.Edges {
-		if e.Repost == nil {
-			continue
-		}
-		u, err := ld.User(ctx, e.Repost.Author)
-		if err != nil {
-			return err
-		}
-		conn.Edges[i].RepostedBy = u // nil for an account deleted since the page was read
-	}
-	return nil
+	return &graph.RepostPayload{Post: r.payloadPost(ctx, res.Post)}, nil
 }

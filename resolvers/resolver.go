@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/graph"
 )
 
@@ -26,25 +25,21 @@ type Resolver struct {
 	// ReportLimit is each viewer's allowance of reports (zero Rate: none).
 	ReportLimit feedcore.RateLimit
 
-	// The type resolvers, made once: gqlgen asks for one per field.
-	query       *queryResolver
-	mutation    *mutationResolver
-	post        *postResolver
-	user        *userResolver
-	liveSession *liveSessionResolver
-	filter      *keywordFilterResolver
+	// The type resolvers, made once: gqlgen asks for one per field. Only
+	// the fields gqlgen.yml leaves to resolvers (the paged lists, replyTo,
+	// a keyword filter's id) have one; the rest read views (gqltype/view).
+	query    *queryResolver
+	mutation *mutationResolver
+	post     *postResolver
+	user     *userResolver
+	filter   *keywordFilterResolver
 }
 
 // New returns the resolver root over svc.
 func New(svc *feedcore.Service) *Resolver {
 	r := &Resolver{Svc: svc}
 	r.query, r.mutation = &queryResolver{r}, &mutationResolver{r}
-	r.post = &postResolver{r, nodeIDs[feedcore.Post]{gqltype.Post, func(p *feedcore.Post) feedcore.ID { return p.ID }}}
-	r.user = &userResolver{r, nodeIDs[feedcore.User]{gqltype.User, func(u *feedcore.User) feedcore.ID { return u.ID }}}
-	r.liveSession = &liveSessionResolver{r, nodeIDs[feedcore.LiveSession]{gqltype.LiveSession,
-		func(l *feedcore.LiveSession) feedcore.ID { return l.ID }}}
-	r.filter = &keywordFilterResolver{nodeIDs[feedcore.KeywordFilter]{gqltype.KeywordFilter,
-		func(f *feedcore.KeywordFilter) feedcore.ID { return f.ID }}}
+	r.post, r.user, r.filter = &postResolver{r}, &userResolver{r}, &keywordFilterResolver{}
 	return r
 }
 
@@ -52,31 +47,18 @@ func New(svc *feedcore.Service) *Resolver {
 func (r *Resolver) Config() graph.Config { return graph.Config{Resolvers: r} }
 
 // The type resolvers gqlgen asks for, once per field: the ones New made.
-func (r *Resolver) Query() graph.QueryResolver             { return r.query }
-func (r *Resolver) Mutation() graph.MutationResolver       { return r.mutation }
-func (r *Resolver) Post() graph.PostResolver               { return r.post }
-func (r *Resolver) User() graph.UserResolver               { return r.user }
-func (r *Resolver) LiveSession() graph.LiveSessionResolver { return r.liveSession }
+func (r *Resolver) Query() graph.QueryResolver       { return r.query }
+func (r *Resolver) Mutation() graph.MutationResolver { return r.mutation }
+func (r *Resolver) Post() graph.PostResolver         { return r.post }
+func (r *Resolver) User() graph.UserResolver         { return r.user }
 func (r *Resolver) KeywordFilter() graph.KeywordFilterResolver {
 	return r.filter
 }
 
 type (
-	queryResolver    struct{ *Resolver }
-	mutationResolver struct{ *Resolver }
-	postResolver     struct {
-		*Resolver
-		nodeIDs[feedcore.Post]
-	}
-	userResolver struct {
-		*Resolver
-		nodeIDs[feedcore.User]
-	}
-	liveSessionResolver struct {
-		*Resolver
-		nodeIDs[feedcore.LiveSession]
-	}
-	keywordFilterResolver struct {
-		nodeIDs[feedcore.KeywordFilter]
-	}
+	queryResolver         struct{ *Resolver }
+	mutationResolver      struct{ *Resolver }
+	postResolver          struct{ *Resolver }
+	userResolver          struct{ *Resolver }
+	keywordFilterResolver struct{}
 )

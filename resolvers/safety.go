@@ -49,7 +49,7 @@ func (r *mutationResolver) relate(ctx context.Context, userID string, op func(co
 	if err != nil {
 		return nil, err
 	}
-	return &graph.RelationshipPayload{User: u}, nil
+	return &graph.RelationshipPayload{User: r.payloadUser(ctx, u)}, nil
 }
 
 func (r *queryResolver) BlockedUsers(ctx context.Context, first *int, after *string) (*graph.UserConnection, error) {
@@ -86,7 +86,8 @@ func (r *queryResolver) relationList(ctx context.Context, kind feedcore.Relation
 func (r *Resolver) userConnection(ctx context.Context, page *feedcore.UserPage, after *string) (*graph.UserConnection, error) {
 	ld := r.loaders(ctx)
 	req := feedcore.HydrateRequest{}
-	usersRequest(&req, page.Users, userPageWants(ctx))
+	w := userPageWants(ctx)
+	usersRequest(&req, page.Users, w)
 	if err := ld.Hydrate(ctx, req); err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ func (r *Resolver) userConnection(ctx context.Context, page *feedcore.UserPage, 
 		if u, err := ld.User(ctx, id); err != nil {
 			return nil, err
 		} else if u != nil {
-			edges = append(edges, &graph.UserEdge{Cursor: page.Cursors[i], Node: u})
+			edges = append(edges, &graph.UserEdge{Cursor: page.Cursors[i], Node: userView(ctx, ld, u, w)})
 		}
 	}
 	var start *string
@@ -118,7 +119,7 @@ func (r *Resolver) userConnection(ctx context.Context, page *feedcore.UserPage, 
 // anonymous callers. The flags come through the request's loaders, so
 // many node(id:) fields are one batch.
 func (r *Resolver) unblocked(ctx context.Context, ld *loaders.Loaders, user feedcore.ID) error {
-	f, err := ld.Relation(ctx, user)
+	f, err := ld.Relation(ctx, user).Get()
 	if err != nil {
 		return err
 	}

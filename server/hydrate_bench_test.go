@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype/view"
 	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/internal/redisinfo"
 	"github.com/feedd/feedd/resolvers"
@@ -215,10 +216,12 @@ func redisCPU(c rueidis.Client) time.Duration {
 
 // bareHandler is a bare gqlgen handler over feedd's schema whose
 // resolvers answer the reader's first pages from memory, read once from
-// svc: the same response, without loaders, Redis or middleware.
+// svc: the same response, without loaders, Redis or middleware. Each
+// request builds its page's views from memory, as feedd's resolvers build
+// them from the loaders.
 func bareHandler(tb testing.TB, svc *feedcore.Service) http.Handler {
 	ctx := context.Background()
-	m := &memRoot{Resolver: resolvers.New(svc), pages: map[int]*graph.PostConnection{},
+	m := &memRoot{Resolver: resolvers.New(svc), pages: map[int]*feedcore.FeedPage{},
 		users: map[feedcore.ID]*feedcore.User{}, counts: map[feedcore.ID]feedcore.PostCounts{},
 		liked: map[feedcore.ID]bool{}, graph: map[feedcore.ID]feedcore.GraphCounts{}}
 	for _, n := range []int{20, 100} {
@@ -226,14 +229,12 @@ func bareHandler(tb testing.TB, svc *feedcore.Service) http.Handler {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		conn := &graph.PostConnection{PageInfo: &graph.PageInfo{HasNextPage: p.HasNext, EndCursor: &p.EndCursor}}
+		m.pages[n] = p
 		var posts, authors []feedcore.ID
 		for _, e := range p.Edges {
-			conn.Edges = append(conn.Edges, &graph.PostEdge{Cursor: e.Cursor, Node: e.Post})
 			posts = append(posts, e.Post.ID)
 			authors = append(authors, e.Post.Author)
 		}
-		m.pages[n] = conn
 		h, err := svc.Hydrate(ctx, feedcore.HydrateRequest{Viewer: reader, Counts: posts, Liked: posts, Users: authors, GraphCounts: authors})
 		if err != nil {
 			tb.Fatal(err)
@@ -253,7 +254,7 @@ func bareHandler(tb testing.TB, svc *feedcore.Service) http.Handler {
 
 type memRoot struct {
 	*resolvers.Resolver
-	pages  map[int]*graph.PostConnection
+	pages  map[int]*feedcore.FeedPage
 	users  map[feedcore.ID]*feedcore.User
 	counts map[feedcore.ID]feedcore.PostCounts
 	liked  map[feedcore.ID]bool
@@ -261,8 +262,6 @@ type memRoot struct {
 }
 
 func (m *memRoot) Query() graph.QueryResolver { return memQuery{m.Resolver.Query(), m} }
-func (m *memRoot) Post() graph.PostResolver   { return memPost{m.Resolver.Post(), m} }
-func (m *memRoot) User() graph.UserResolver   { return memUser{m.Resolver.User(), m} }
 
 type memQuery struct {
 	graph.QueryResolver
@@ -270,40 +269,14 @@ type memQuery struct {
 }
 
 func (q memQuery) FollowingFeed(_ context.Context, first *int, _ *string, _ *int, _ *string) (*graph.PostConnection, error) {
-	return q.m.pages[*first], nil
-}
-
-type memPost struct {
-	graph.PostResolver
-	m *memRoot
-}
-
-func (p memPost) Author(_ context.Context, post *feedcore.Post) (*feedcore.User, error) {
-	return p.m.users[post.Author], nil
-}
-
-func (p memPost) Counts(_ context.Context, post *feedcore.Post) (*graph.PostCounts, error) {
-	c := p.m.counts[post.ID]
-	return &graph.PostCounts{Likes: c.Likes, Comments: c.Comments, Reposts: c.Reposts, Favorites: c.Favorites}, nil
-}
-
-func (p memPost) ViewerHasLiked(_ context.Context, post *feedcore.Post) (bool, error) {
-	return p.m.liked[post.ID], nil
-}
-
-type memUser struct {
-	graph.UserResolver
-	m *memRoot
-}
-
-func (u memUser) FollowerCount(_ context.Context, user *feedcore.User) (int, error) {
-	return u.m.graph[user.ID].Followers, nil
-}
-
-func (u memUser) FollowingCount(_ context.Context, user *feedcore.User) (int, error) {
-	return u.m.graph[user.ID].Following, nil
-}
-
-func (u memUser) ViewerIsFollowing(_ context.Context, _ *feedcore.User) (bool, error) {
-	return true, nil
+	p := q.m.pages[*first]
+	conn := &graph.PostConnection{PageInfo: &graph.PageInfo{HasNextPage: p.HasNext, EndCursor: &p.EndCursor}}
+	for _, e := range p.Edges {
+		a := e.Post.Author
+		author := &view.User{User: q.m.users[a], Counts: view.Known(q.m.graph[a]), Following: view.Known(true)}
+		node := &view.Post{Post: e.Post, Author: view.Known(author), Counts: view.Known(q.m.counts[e.Post.ID]),
+			Liked: view.Known(q.m.liked[e.Post.ID])}
+		conn.Edges = append(conn.Edges, &graph.PostEdge{Cursor: e.Cursor, Node: node})
+	}
+	return conn, nil
 }
