@@ -119,8 +119,16 @@ const (
 // post k before it is stored (media).
 func newFeedFixture(t testing.TB, decorate ...func(k int, p *feedcore.Post)) *feedFixture {
 	t.Helper()
+	return newFeedFixtureOpts(t, feedcore.Options{}, decorate...)
+}
+
+// newFeedFixtureOpts is newFeedFixture over a Service with opts (its
+// Prefix and BigVThreshold are the fixture's).
+func newFeedFixtureOpts(t testing.TB, opts feedcore.Options, decorate ...func(k int, p *feedcore.Post)) *feedFixture {
+	t.Helper()
 	st := storetest.New(t)
-	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 3})
+	opts.Prefix, opts.BigVThreshold = st.Prefix, 3
+	svc, err := feedcore.New(context.Background(), st.Client, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,6 +306,41 @@ func TestHydratedPageRoundTrips(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestHydratedPageRoundTripsSmallInbox holds the same budget where the
+// page reads further than the inbox holds: at an inbox cap of 24, a first
+// page of 20 reads 20 + 1 + the repost window (71 entries), and the inbox
+// has 24. A page decided on what the inbox held pulls nothing from the
+// outboxes: 3 round trips on a replica that never served the reader, 2
+// once posts and profiles are cached.
+func TestHydratedPageRoundTripsSmallInbox(t *testing.T) {
+	const inboxCap = 24
+	f := newFeedFixtureOpts(t, feedcore.Options{InboxCap: inboxCap})
+	for _, viewer := range []feedcore.ID{reader, fan} {
+		t.Run(fmt.Sprintf("viewer=%d", viewer), func(t *testing.T) {
+			e := newEnvOpts(t, replicaClient(t, f.st), feedcore.Options{Prefix: f.st.Prefix, BigVThreshold: 3, InboxCap: inboxCap}, APIConfig{})
+			vars := map[string]any{"first": 20}
+			for _, pass := range []string{"cold", "warm"} {
+				before := e.tripsSoFar("HydratedPage")
+				var got hydratedResult
+				e.do(viewer, hydratedPage, vars).as(t, &got)
+				trips := e.tripsSince("HydratedPage", before)
+				f.check(t, viewer, got, f.want(viewer)[:20])
+				t.Logf("%s: %d round trips", pass, trips)
+				want := 3
+				if pass == "warm" {
+					if !f.st.Real {
+						continue // no client-side cache: warm is cold
+					}
+					want = 2
+				}
+				if trips != want {
+					t.Errorf("%s page cost %d round trips, want %d", pass, trips, want)
+				}
+			}
+		})
 	}
 }
 

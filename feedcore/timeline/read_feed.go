@@ -318,6 +318,16 @@ func (s *Service) readAcrossHorizon(ctx context.Context, v *View, o core.ScanOrd
 	if err != nil || next != nil || len(items) >= limit {
 		return items, next, err
 	}
+	if o == core.Older && len(items) > 0 {
+		// The inbox ran out above the horizon. A round may read more than
+		// its page shows (the repost window), and the page may well be
+		// decided on what the inbox held: the pull below the horizon (the
+		// following set, then every followee's outbox: two round trips)
+		// is left to the next round, which only a page still undecided
+		// reads. The next round starts at the horizon, as the second
+		// phase would have.
+		return items, hz, nil
+	}
 	more, next, err := s.seekAndMergeOf(ctx, v, o, secondFrom, limit-len(items), second)
 	return append(items, more...), next, err
 }
