@@ -49,7 +49,8 @@ type View struct {
 type specRead struct {
 	from  *store.Item
 	limit int
-	res   rueidis.RedisResult
+	seek  seekReq
+	res   []rueidis.RedisResult
 	ok    bool
 }
 
@@ -136,14 +137,14 @@ func OrDefault(n int) int {
 func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int) (*View, error) {
 	now := s.NowMS()
 	since := now - UnfollowMemory.Milliseconds()
-	const sets, unfollows, complete, seek = 0, 1, 2, 3
+	const sets, unfollows, complete, seekAt = 0, 1, 2, 3
 	compiled := s.CompiledKeywords(viewer)
-	cmds := []rueidis.Completed{
+	seek := s.seekCmds(o, Source{Key: tl.Inbox(viewer), horizon: tl.Horizon(viewer)}, pos, limit)
+	cmds := append([]rueidis.Completed{
 		s.viewSetsCmd(viewer, now, tl.EagerFollowees, compiled.Version()),
 		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
-		s.SeekCmd(o, Source{Key: tl.Inbox(viewer), horizon: tl.Horizon(viewer)}, pos, limit),
-	}
+	}, seek.cmds...)
 	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
 	}
@@ -151,7 +152,8 @@ func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.I
 	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
-	v := &View{tl: tl, Viewer: viewer, spec: specRead{from: pos, limit: limit, res: rs[seek], ok: true}, Now: now}
+	seekRes := rs[seekAt : seekAt+len(seek.cmds)]
+	v := &View{tl: tl, Viewer: viewer, spec: specRead{from: pos, limit: limit, seek: seek, res: seekRes, ok: true}, Now: now}
 	kw, err := v.readViewSets(rs[sets])
 	if err != nil {
 		return nil, err
@@ -167,7 +169,7 @@ func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.I
 	v.skipAuthors(ufIDs)
 	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
-	if _, hz, err := core.ParseSeek(rs[seek]); err != nil {
+	if _, hz, err := seek.parse(seekRes); err != nil {
 		return nil, err
 	} else {
 		v.horizon = hz
@@ -368,26 +370,29 @@ func (s *Service) pulledSources(ctx context.Context, v *View, hz *store.Item) ([
 
 // seekAndMerge seeks every source from cur in one round trip and merges.
 func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int, srcs []Source) ([]store.Item, *store.Item, error) {
-	res := make([]rueidis.RedisResult, len(srcs))
+	seeks := make([]seekReq, len(srcs))
+	res := make([][]rueidis.RedisResult, len(srcs))
 	var cmds []rueidis.Completed
-	var at []int
 	for i, src := range srcs {
 		if src.horizon != "" && v.spec.ok && v.spec.limit == limit && samePos(v.spec.from, cur) {
-			res[i] = v.spec.res
+			seeks[i], res[i] = v.spec.seek, v.spec.res
 			continue
 		}
-		cmds = append(cmds, s.SeekCmd(o, src, cur, limit))
-		at = append(at, i)
+		seeks[i] = s.seekCmds(o, src, cur, limit)
+		cmds = append(cmds, seeks[i].cmds...)
 	}
 	v.spec.ok = false
 	if len(cmds) > 0 {
-		for j, r := range s.DoMulti(ctx, cmds...) {
-			res[at[j]] = r
+		rs := s.DoMulti(ctx, cmds...)
+		for i := range srcs {
+			if res[i] == nil {
+				res[i], rs = rs[:len(seeks[i].cmds)], rs[len(seeks[i].cmds):]
+			}
 		}
 	}
 	reads := make([]core.SourceRead, len(srcs))
 	for i, src := range srcs {
-		raw, hz, err := core.ParseSeek(res[i])
+		raw, hz, err := seeks[i].parse(res[i])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -415,6 +420,84 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 
 func samePos(a, b *store.Item) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// seekReq is a seek of one source: the commands sent for it, and whether
+// they are plain commands or the seek script.
+type seekReq struct {
+	cmds  []rueidis.Completed
+	plain bool
+}
+
+// seekCmds seeks src from `from` in order o, at most limit entries. A first
+// page toward older items (no cursor), every feed's first read, is plain
+// commands: the entries (ZRANGE) and, for an inbox, what its horizon is
+// made of (the reader hash's stored horizon, the inbox's cap-th entry),
+// read after them. Redis spends about half as much on them as on the seek
+// script, which copies every entry through Lua. They need not be atomic:
+// the horizon only rises, so entries read first are complete at or above
+// a horizon read after them. Other seeks (from a cursor, whose position
+// the script finds by rank) use the script.
+func (s *Service) seekCmds(o core.ScanOrder, src Source, from *store.Item, limit int) seekReq {
+	if o != core.Older || from != nil {
+		return seekReq{cmds: []rueidis.Completed{s.SeekCmd(o, src, from, limit)}}
+	}
+	b := s.Redis.B()
+	cmds := []rueidis.Completed{b.Zrange().Key(src.Key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(limit)).Withscores().Build()}
+	if src.horizon != "" {
+		capAt := store.Itoa(-s.Opts.InboxCap)
+		cmds = append(cmds, b.Hmget().Key(src.horizon).Field("ht", "hm").Build(),
+			b.Zrange().Key(src.Key).Min(capAt).Max(capAt).Withscores().Build())
+	}
+	return seekReq{cmds: cmds, plain: true}
+}
+
+// parse reads the replies to q's commands: the entries and, for an inbox,
+// its horizon (nil: none), as core.ParseSeek reads the script's.
+func (q seekReq) parse(rs []rueidis.RedisResult) ([]store.Item, *store.Item, error) {
+	if !q.plain {
+		return core.ParseSeek(rs[0])
+	}
+	items, err := core.ParseEntries(rs[0])
+	if err != nil || len(rs) < 3 {
+		return items, nil, err
+	}
+	hz, err := horizonOf(rs[1], rs[2])
+	return items, hz, err
+}
+
+// horizonOf is an inbox's horizon (core.LuaHorizon's horizon()) from its
+// stored horizon (HMGET ht hm) and its cap-th entry (none while the inbox
+// is under its cap): the higher of the two.
+func horizonOf(stored, capEntry rueidis.RedisResult) (*store.Item, error) {
+	capped, err := core.ParseEntries(capEntry)
+	if err != nil {
+		return nil, err
+	}
+	var hz *store.Item
+	if len(capped) > 0 {
+		hz = &capped[0]
+	}
+	f, err := stored.ToArray()
+	if err != nil || len(f) != 2 || f[0].IsNil() {
+		return hz, err
+	}
+	ts, err := core.ScoreOf(f[0])
+	if err != nil {
+		return nil, err
+	}
+	m, err := f[1].ToString()
+	if err != nil {
+		return nil, err
+	}
+	id, err := store.MemberID(m)
+	if err != nil {
+		return nil, err
+	}
+	if st := (store.Item{TS: ts, ID: id}); hz == nil || st.Before(*hz) {
+		hz = &st
+	}
+	return hz, nil
 }
 
 func (s *Service) SeekCmd(o core.ScanOrder, src Source, from *store.Item, limit int) rueidis.Completed {
