@@ -1,6 +1,7 @@
 // Package gqltype holds the Go side of the schema's own types, the ones
 // gqlgen.yml binds: the Node interface with its opaque global ids, and the
-// DateTime scalar.
+// DateTime scalar. Package gqltype/view holds what a response shows of
+// each node.
 //
 // Global ids are base64url, without padding, of "<Type>:<decimal id>".
 // Clients must treat them as opaque; the encoding exists so that
@@ -29,10 +30,10 @@ const (
 // owner only.
 const KeywordFilter Type = "KeywordFilter"
 
-// Node is what Query.node returns: a *feedcore.Post or a *feedcore.User.
-// gqlgen binds the GraphQL interface Node to it; it is empty because the
-// domain types carry no GraphQL methods, and the generated code picks the
-// concrete type with a type switch.
+// Node is what Query.node returns: a post's, user's or live session's
+// view (package view) or a *feedcore.KeywordFilter. gqlgen binds the
+// GraphQL interface Node to it; it is empty because the generated code
+// picks the concrete type with a type switch.
 type Node interface{}
 
 // ErrMalformed is wrapped by every Decode error.

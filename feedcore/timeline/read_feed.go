@@ -169,7 +169,7 @@ func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.I
 	v.skipAuthors(ufIDs)
 	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
-	if _, hz, err := seek.parse(seekRes); err != nil {
+	if _, hz, err := seek.parse(seekRes); err != nil && !errors.Is(err, errSeekTies) {
 		return nil, err
 	} else {
 		v.horizon = hz
@@ -390,12 +390,13 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 			}
 		}
 	}
+	raws, hzs, err := s.parseSeeks(ctx, o, srcs, cur, limit, seeks, res)
+	if err != nil {
+		return nil, nil, err
+	}
 	reads := make([]core.SourceRead, len(srcs))
 	for i, src := range srcs {
-		raw, hz, err := seeks[i].parse(res[i])
-		if err != nil {
-			return nil, nil, err
-		}
+		raw, hz := raws[i], hzs[i]
 		if src.horizon != "" && hz != nil && (v.horizon == nil || hz.Before(*v.horizon)) {
 			v.horizon = hz
 			return nil, nil, errHorizonMoved
@@ -418,52 +419,123 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 	return merged, frontier, nil
 }
 
+// parseSeeks reads every source's seek, seeking again with the script
+// (one more round trip, all at once) the sources whose plain seek the
+// ties at the cursor's time filled.
+func (s *Service) parseSeeks(ctx context.Context, o core.ScanOrder, srcs []Source, cur *store.Item, limit int, seeks []seekReq, res [][]rueidis.RedisResult) ([][]store.Item, []*store.Item, error) {
+	raws, hzs := make([][]store.Item, len(srcs)), make([]*store.Item, len(srcs))
+	var again []int
+	var cmds []rueidis.Completed
+	for i := range srcs {
+		raw, hz, err := seeks[i].parse(res[i])
+		if errors.Is(err, errSeekTies) {
+			again, cmds = append(again, i), append(cmds, s.SeekCmd(o, srcs[i], cur, limit))
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		raws[i], hzs[i] = raw, hz
+	}
+	if len(cmds) == 0 {
+		return raws, hzs, nil
+	}
+	for j, r := range s.DoMulti(ctx, cmds...) {
+		raw, hz, err := core.ParseSeek(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		raws[again[j]], hzs[again[j]] = raw, hz
+	}
+	return raws, hzs, nil
+}
+
 func samePos(a, b *store.Item) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-// seekReq is a seek of one source: the commands sent for it, and whether
-// they are plain commands or the seek script.
+// seekReq is a seek of one source: the commands sent for it, and how to
+// read their replies.
 type seekReq struct {
-	cmds  []rueidis.Completed
-	plain bool
+	cmds []rueidis.Completed
+	// plain: cmds are the entries (one ZRANGE), then, when horizon, the
+	// inbox's horizon commands; else cmds is the seek script alone.
+	plain, horizon bool
+	o              core.ScanOrder
+	from           *store.Item
+	limit          int
 }
 
-// seekCmds seeks src from `from` in order o, at most limit entries. A first
-// page toward older items (no cursor), every feed's first read, is plain
-// commands: the entries (ZRANGE) and, for an inbox, what its horizon is
-// made of (the reader hash's stored horizon, the inbox's cap-th entry),
-// read after them. Redis spends about half as much on them as on the seek
-// script, which copies every entry through Lua. They need not be atomic:
-// the horizon only rises, so entries read first are complete at or above
-// a horizon read after them. Other seeks (from a cursor, whose position
-// the script finds by rank) use the script.
+// seekSlack is how many entries at the cursor's own time (its ties, the
+// cursor's item among them) a plain seek reads beyond its limit.
+const seekSlack = 4
+
+// errSeekTies: more entries share the cursor's time than a plain seek
+// read past; the seek script, which finds the cursor by rank, reads it.
+var errSeekTies = errors.New("too many entries at the cursor's time for a plain seek")
+
+// seekCmds seeks src from `from` in order o, at most limit entries, with
+// plain commands: one ZRANGE BYSCORE of the entries from the cursor's
+// time on (its ties first: those not past the cursor are dropped), and,
+// for an inbox, what its horizon is made of (the reader hash's stored
+// horizon, the inbox's cap-th entry), read after it. Redis spends about
+// half as much on them as on the seek script, which copies every entry
+// through Lua. The entries are one command, read at one moment, and the
+// horizon only rises, so they are complete at or above a horizon read
+// after them, as the script's were at the one it read with them.
 func (s *Service) seekCmds(o core.ScanOrder, src Source, from *store.Item, limit int) seekReq {
-	if o != core.Older || from != nil {
+	if o == core.Newer && from == nil {
 		return seekReq{cmds: []rueidis.Completed{s.SeekCmd(o, src, from, limit)}}
 	}
-	b := s.Redis.B()
-	cmds := []rueidis.Completed{b.Zrange().Key(src.Key).Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(limit)).Withscores().Build()}
-	if src.horizon != "" {
-		capAt := store.Itoa(-s.Opts.InboxCap)
-		cmds = append(cmds, b.Hmget().Key(src.horizon).Field("ht", "hm").Build(),
-			b.Zrange().Key(src.Key).Min(capAt).Max(capAt).Withscores().Build())
+	q := seekReq{plain: true, horizon: src.horizon != "", o: o, from: from, limit: limit}
+	z := s.Redis.B().Zrange().Key(src.Key)
+	switch {
+	case from == nil:
+		q.cmds = append(q.cmds, z.Min("+inf").Max("-inf").Byscore().Rev().Limit(0, int64(limit)).Withscores().Build())
+	case o == core.Older:
+		q.cmds = append(q.cmds, z.Min(store.ScoreArg(from.TS)).Max("-inf").Byscore().Rev().Limit(0, int64(limit+seekSlack)).Withscores().Build())
+	default:
+		q.cmds = append(q.cmds, z.Min(store.ScoreArg(from.TS)).Max("+inf").Byscore().Limit(0, int64(limit+seekSlack)).Withscores().Build())
 	}
-	return seekReq{cmds: cmds, plain: true}
+	if q.horizon {
+		capAt := store.Itoa(-s.Opts.InboxCap)
+		q.cmds = append(q.cmds, s.Redis.B().Hmget().Key(src.horizon).Field("ht", "hm").Build(),
+			s.Redis.B().Zrange().Key(src.Key).Min(capAt).Max(capAt).Withscores().Build())
+	}
+	return q
 }
 
-// parse reads the replies to q's commands: the entries and, for an inbox,
-// its horizon (nil: none), as core.ParseSeek reads the script's.
+// parse reads the replies to q's commands: the entries in scan order (at
+// most q.limit) and, for an inbox, its horizon (nil: none), as
+// core.ParseSeek reads the script's. It returns errSeekTies, with the
+// horizon, when the ties at the cursor's time filled the read.
 func (q seekReq) parse(rs []rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 	if !q.plain {
 		return core.ParseSeek(rs[0])
 	}
-	items, err := core.ParseEntries(rs[0])
-	if err != nil || len(rs) < 3 {
-		return items, nil, err
+	raw, err := core.ParseEntries(rs[0])
+	if err != nil {
+		return nil, nil, err
 	}
-	hz, err := horizonOf(rs[1], rs[2])
-	return items, hz, err
+	var hz *store.Item
+	if q.horizon {
+		if hz, err = horizonOf(rs[1], rs[2]); err != nil {
+			return nil, nil, err
+		}
+	}
+	items := raw
+	if q.from != nil {
+		past := 0 // the ties not past the cursor lead the read
+		for past < len(raw) && raw[past].TS == q.from.TS &&
+			((q.o == core.Older && raw[past].ID >= q.from.ID) || (q.o == core.Newer && raw[past].ID <= q.from.ID)) {
+			past++
+		}
+		items = raw[past:]
+		if len(items) < q.limit && len(raw) == q.limit+seekSlack {
+			return nil, hz, errSeekTies
+		}
+	}
+	return items[:min(len(items), q.limit)], hz, nil
 }
 
 // horizonOf is an inbox's horizon (core.LuaHorizon's horizon()) from its
