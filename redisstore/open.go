@@ -33,6 +33,12 @@ type Options struct {
 	Timeout time.Duration
 	// ClientName is shown in CLIENT LIST, to tell replicas apart.
 	ClientName string
+	// MaxFlushDelay is rueidis's ClientOption.MaxFlushDelay: how long a
+	// connection's writer waits, after each write, for more commands to
+	// send with the next. Under load one write (one system call, here and
+	// in Redis) then carries the commands of many requests, at a cost of
+	// at most this much latency a round trip. 0: write at once.
+	MaxFlushDelay time.Duration
 	// DisableCache turns rueidis's client-side cache off, for servers
 	// without CLIENT TRACKING (a miniredis reached by URL).
 	DisableCache bool
@@ -82,6 +88,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		opt.DisableCache = true
 		opt.ForceSingleClient = true
 	}
+	opt.MaxFlushDelay = o.MaxFlushDelay
 	if o.DisableCache {
 		opt.DisableCache = true
 	}

@@ -29,6 +29,7 @@ type storeFlags struct {
 	waitReplicas int
 	waitTimeout  time.Duration
 	handleHold   time.Duration
+	flushDelay   time.Duration
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
@@ -47,9 +48,15 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.IntVar(&s.waitReplicas, "wait-replicas", 0, "replicas that must have each mutation's commit write before it is acknowledged (Redis WAIT); 0: Redis's asynchronous replication alone")
 	fs.DurationVar(&s.waitTimeout, "wait-timeout", time.Second, "how long a mutation waits for --wait-replicas; past it the client gets UNAVAILABLE and may retry")
 	fs.DurationVar(&s.handleHold, "handle-hold", 720*time.Hour, "how long a deleted account's handle stays taken before anyone may take it again")
+	fs.DurationVar(&s.flushDelay, "redis-flush-delay", DefaultFlushDelay, "how long each Redis connection waits after a write for more commands to send with the next: fewer system calls for feedd and Redis under load, at most this much latency a round trip; 0: write at once")
 	fs.StringVar(&s.cursorKey, "cursor-key", "", "cursor sealing key; empty: one is created in Redis once and shared by all replicas")
 	return s
 }
+
+// DefaultFlushDelay is --redis-flush-delay's default: rueidis's own
+// suggestion, small next to a page's round trips (docs/performance.md
+// measures it).
+const DefaultFlushDelay = 20 * time.Microsecond
 
 func (s *storeFlags) embedded() bool { return s.redisURL == "" }
 
