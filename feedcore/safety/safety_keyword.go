@@ -123,33 +123,6 @@ if expired(rec, tonumber(ARGV[2])) then return 0 end
 return 1
 `)
 
-// keywordView replies, in an array of one, what luaKeywordView reads of
-// the viewer's filters KEYS[1] with their version KEYS[2], given the
-// version ARGV[1]: the read of a page that reads no other relations of
-// its viewer in a script (a list's), in its first round trip.
-var keywordView = store.NewScript(true, timeline.LuaKeywordView+`
-return {keywords(KEYS[1], KEYS[2], ARGV[1])}
-`)
-
-// KeywordViewCmd reads viewer's keyword filters unless they are those of
-// version (keywordView); readKeywordViewReply reads its reply.
-func (s *Service) KeywordViewCmd(viewer store.ID, version string) rueidis.Completed {
-	return keywordView.Cmd(s.Redis.B(), s.KeywordKeys(viewer), []string{version})
-}
-
-// ReadKeywordViewReply reads keywordView's reply for viewer, sent with
-// have's version, as readKeywordView does.
-func (s *Service) ReadKeywordViewReply(viewer store.ID, have *keyword.Set, r rueidis.RedisResult) (*keyword.Set, error) {
-	arr, err := r.ToArray()
-	if err == nil && len(arr) != 1 {
-		err = fmt.Errorf("a reply of %d values", len(arr))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the keyword filters: %w", err)
-	}
-	return s.ReadKeywordView(viewer, have, arr[0])
-}
-
 // keywordRecords replies the filters KEYS[1] (flat) and their version
 // KEYS[2] (empty when none), read together: {version, {id, record, ...}}.
 var keywordRecords = store.NewScript(true, `

@@ -137,14 +137,14 @@ func OrDefault(n int) int {
 func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int) (*View, error) {
 	now := s.NowMS()
 	since := now - UnfollowMemory.Milliseconds()
-	const sets, unfollows, complete, seekAt = 0, 1, 2, 3
 	compiled := s.CompiledKeywords(viewer)
+	sets := s.viewSetsCmds(viewer, tl.EagerFollowees, compiled)
 	seek := s.seekCmds(o, Source{Key: tl.Inbox(viewer), horizon: tl.Horizon(viewer)}, pos, limit)
-	cmds := append([]rueidis.Completed{
-		s.viewSetsCmd(viewer, now, tl.EagerFollowees, compiled.Version()),
+	unfollows, complete, seekAt := len(sets.cmds), len(sets.cmds)+1, len(sets.cmds)+2
+	cmds := append(append(sets.cmds,
 		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
-	}, seek.cmds...)
+	), seek.cmds...)
 	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
 	}
@@ -154,11 +154,7 @@ func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.I
 	}
 	seekRes := rs[seekAt : seekAt+len(seek.cmds)]
 	v := &View{tl: tl, Viewer: viewer, spec: specRead{from: pos, limit: limit, seek: seek, res: seekRes, ok: true}, Now: now}
-	kw, err := v.readViewSets(rs[sets])
-	if err != nil {
-		return nil, err
-	}
-	if v.Keywords, err = s.ReadKeywordView(viewer, compiled, kw); err != nil {
+	if err := s.readViewSets(v, sets, rs[:len(sets.cmds)]); err != nil {
 		return nil, err
 	}
 	uf, _ := rs[unfollows].AsStrSlice()

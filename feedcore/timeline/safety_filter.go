@@ -3,6 +3,7 @@ package timeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,66 +43,143 @@ local function visible(ms)
 end
 `
 
-// viewSets replies what a page's first round trip needs of the viewer's
-// relations and settings, in one script: {the big-V followees KEYS[1] less
-// the hidden ones, the noted authors to skip, the viewer's keyword filters
-// KEYS[4] with their version KEYS[5] as luaKeywordView reads them given
-// the version ARGV[2] (safety_keyword.go), and, when KEYS[6] names the
-// following set, the followees less the hidden ones}. Noted authors are
-// those in the hide notes KEYS[3] whose note ends after now and that are
-// still hidden then: an ended mute or an unblock shows the author's
-// entries at once, whether or not the clean-up has run. Bounded by the
-// followees (and the filters, which only a changed version reads).
-var viewSets = store.NewScript(true, luaVisible+LuaKeywordView+`
-local notes = {}
-if hidden then
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[3], '(' .. ARGV[1], '+inf', 'BYSCORE')) do
-    local u = redis.call('ZSCORE', KEYS[2], m)
-    if u and tonumber(u) > now then notes[#notes + 1] = m end
-  end
-end
-local out = {visible(redis.call('SMEMBERS', KEYS[1])), notes, keywords(KEYS[4], KEYS[5], ARGV[2])}
-if #KEYS > 5 then out[4] = visible(redis.call('ZRANGE', KEYS[6], 0, -1)) end
-return out
-`)
-
-// viewSetsCmd reads viewer's relation sets for a page (viewSets), with
-// its visible followees when followees is set, and its keyword filters
-// unless they are those of version (safety_keyword.go).
-func (s *Service) viewSetsCmd(viewer store.ID, now int64, followees bool, version string) rueidis.Completed {
-	keys := append([]string{s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer), s.Keys.HideNotes(viewer)},
-		s.KeywordKeys(viewer)...)
-	if followees {
-		keys = append(keys, s.Keys.Following(viewer))
-	}
-	return viewSets.Cmd(s.Redis.B(), keys, []string{store.ScoreArg(now), version})
+// viewSets are the reads of the viewer's relations and settings a page's
+// first round trip makes, as plain commands (a script cost Redis several
+// times as much for the same few reads): the big-V followees and, by
+// intersection with the hidden authors (each with the time its hiding
+// ends), those of them hidden; the hide notes whose author is hidden too,
+// each with the earlier of the two ends; the keyword filters with their
+// version; and, when followees is set, the following set and its hidden
+// members. readViewSets keeps what stands now: big-V followees and
+// followees less the hidden ones, and, to skip, the noted authors whose
+// note and hiding both stand, so an ended mute or an unblock shows the
+// author's entries at once, whether or not the clean-up has run. Every
+// reply is bounded by the followees (intersections run inside Redis),
+// never by the viewer's blocks and mutes.
+type viewSets struct {
+	cmds []rueidis.Completed
+	// followees: the following set is read; compiled: the filters this
+	// process compiled for the viewer, whose version the keyword script
+	// is sent (nil: the version and the filters are read plainly).
+	followees bool
+	compiled  *keyword.Set
 }
 
-// readViewSets reads a viewSets reply into v: its big-V followees, the
-// authors it skips and, when asked for, its followees. It returns what
-// the reply holds of the viewer's keyword filters (readKeywordView).
-func (v *View) readViewSets(r rueidis.RedisResult) (rueidis.RedisMessage, error) {
-	arr, err := r.ToArray()
-	if err != nil || len(arr) < 3 {
-		return rueidis.RedisMessage{}, fmt.Errorf("read the viewer's sets: %w", err)
+func (s *Service) viewSetsCmds(viewer store.ID, followees bool, compiled *keyword.Set) viewSets {
+	b := s.Redis.B()
+	bf, hx := s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer)
+	q := viewSets{followees: followees, compiled: compiled}
+	q.cmds = []rueidis.Completed{
+		b.Smembers().Key(bf).Build(),
+		b.Zinter().Numkeys(2).Key(bf, hx).AggregateMax().Withscores().Build(),
+		b.Zinter().Numkeys(2).Key(s.Keys.HideNotes(viewer), hx).AggregateMin().Withscores().Build(),
 	}
-	ids := func(m rueidis.RedisMessage) ([]store.ID, error) {
-		ms, _ := m.AsStrSlice()
-		return IdsOf(ms)
+	if followees {
+		fg := s.Keys.Following(viewer)
+		q.cmds = append(q.cmds, b.Zrange().Key(fg).Min("0").Max("-1").Build(),
+			b.Zinter().Numkeys(2).Key(fg, hx).AggregateMax().Withscores().Build())
 	}
-	notes, err := ids(arr[1])
-	if err == nil {
-		v.bigV, err = ids(arr[0])
+	// Most viewers have no filters, and a plain read of none costs little;
+	// a viewer whose filters this process holds sends their version, and
+	// gets them back only when they changed.
+	if compiled == nil {
+		q.cmds = append(q.cmds, b.Get().Key(s.Keys.KeywordVersion(viewer)).Build(),
+			b.Hgetall().Key(s.Keys.KeywordFilters(viewer)).Build())
+	} else {
+		q.cmds = append(q.cmds, s.KeywordViewCmd(viewer, compiled.Version()))
 	}
-	if err == nil && len(arr) > 3 {
-		v.Followees, err = ids(arr[3])
-		v.fgLoaded = true
+	return q
+}
+
+// readViewSets reads the replies to q's commands into v, as they stand
+// at v.Now: its big-V followees, the authors it skips, when asked for its
+// followees, and its keyword filters (compiled anew, and kept, when they
+// changed).
+func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) error {
+	bigV, err := idsReply(rs[0])
+	if err != nil {
+		return err
+	}
+	hidden, err := standing(rs[1], v.Now)
+	if err != nil {
+		return err
+	}
+	notes, err := standing(rs[2], v.Now)
+	if err != nil {
+		return err
+	}
+	rs = rs[3:]
+	if q.followees {
+		fg, err := idsReply(rs[0])
+		if err != nil {
+			return err
+		}
+		hiddenFg, err := standing(rs[1], v.Now)
+		if err != nil {
+			return err
+		}
+		v.Followees, v.fgLoaded = without(fg, hiddenFg), true
+		rs = rs[2:]
+	}
+	v.bigV = without(bigV, hidden)
+	v.skipAuthors(notes)
+	if q.compiled != nil {
+		v.Keywords, err = s.ReadKeywordViewReply(v.Viewer, q.compiled, rs[0])
+		return err
+	}
+	version, err := rs[0].ToString()
+	if rueidis.IsRedisNil(err) {
+		return nil // no filters
 	}
 	if err != nil {
-		return rueidis.RedisMessage{}, err
+		return fmt.Errorf("read the keyword filters' version: %w", err)
 	}
-	v.skipAuthors(notes)
-	return arr[2], nil
+	flat, err := flatHash(rs[1])
+	if err != nil {
+		return err
+	}
+	v.Keywords = CompileKeywords(v.Viewer, version, flat)
+	s.Keywords.Add(v.Viewer, v.Keywords)
+	return nil
+}
+
+// idsReply reads a reply of members.
+func idsReply(r rueidis.RedisResult) ([]store.ID, error) {
+	ms, err := r.AsStrSlice()
+	if err != nil {
+		return nil, fmt.Errorf("read the viewer's sets: %w", err)
+	}
+	return IdsOf(ms)
+}
+
+// standing reads a reply of members with the time (ms) each one's entry
+// ends, and returns those that end after now.
+func standing(r rueidis.RedisResult, now int64) ([]store.ID, error) {
+	es, err := core.ParseEntries(r)
+	if err != nil {
+		return nil, fmt.Errorf("read the viewer's hidden authors: %w", err)
+	}
+	var out []store.ID
+	for _, e := range es {
+		if e.TS > now {
+			out = append(out, e.ID)
+		}
+	}
+	return out, nil
+}
+
+// without is ids less those in drop (a few: the hidden authors).
+func without(ids, drop []store.ID) []store.ID {
+	if len(drop) == 0 {
+		return ids
+	}
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !slices.Contains(drop, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // visibleFollowing replies the following set KEYS[1], whole, less the
@@ -283,6 +361,49 @@ func (s *Service) ReadKeywordView(viewer store.ID, have *keyword.Set, msg rueidi
 	ks := CompileKeywords(viewer, flat[0], flat[1:])
 	s.Keywords.Add(viewer, ks)
 	return ks, nil
+}
+
+// flatHash is an HGETALL reply (a map in RESP3, an array in RESP2) as
+// field, value, ...
+func flatHash(r rueidis.RedisResult) ([]string, error) {
+	m, err := r.AsStrMap()
+	if err != nil {
+		return nil, fmt.Errorf("read the keyword filters: %w", err)
+	}
+	flat := make([]string, 0, 2*len(m))
+	for k, v := range m {
+		flat = append(flat, k, v)
+	}
+	return flat, nil
+}
+
+// keywordView replies, in an array of one, what luaKeywordView reads of
+// the viewer's filters KEYS[1] with their version KEYS[2], given the
+// version ARGV[1]: the read of a page that reads no other relations of
+// its viewer in a script (a list's), and of a feed page whose viewer has
+// filters this process compiled (viewSets), in its first round trip: the
+// filters come back only when they changed.
+var keywordView = store.NewScript(true, LuaKeywordView+`
+return {keywords(KEYS[1], KEYS[2], ARGV[1])}
+`)
+
+// KeywordViewCmd reads viewer's keyword filters unless they are those of
+// version (keywordView); readKeywordViewReply reads its reply.
+func (s *Service) KeywordViewCmd(viewer store.ID, version string) rueidis.Completed {
+	return keywordView.Cmd(s.Redis.B(), s.KeywordKeys(viewer), []string{version})
+}
+
+// ReadKeywordViewReply reads keywordView's reply for viewer, sent with
+// have's version, as readKeywordView does.
+func (s *Service) ReadKeywordViewReply(viewer store.ID, have *keyword.Set, r rueidis.RedisResult) (*keyword.Set, error) {
+	arr, err := r.ToArray()
+	if err == nil && len(arr) != 1 {
+		err = fmt.Errorf("a reply of %d values", len(arr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the keyword filters: %w", err)
+	}
+	return s.ReadKeywordView(viewer, have, arr[0])
 }
 
 // Filtered reports whether one of the viewer's keyword filters in force
