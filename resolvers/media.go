@@ -17,11 +17,3 @@ func newPost(in graph.PublishPostInput) feedcore.NewPost {
 	}
 	return p
 }
-
-// nonZero is n, or nil for 0 (unknown).
-func nonZero(n int) *int {
-	if n == 0 {
-		return nil
-	}
-	return &n
-}
