@@ -36,9 +36,12 @@
 //
 // Inbox horizon. An inbox holds every entry pushed to it at or above its
 // horizon: the higher of its cap-th entry and a floor scripts record. The
-// horizon only rises. The seek scripts ([SeekOlder], [SeekNewer]) read a
-// page of entries with the horizon in one atomic step, so a read knows
-// where the inbox is complete and pulls outboxes only below it.
+// horizon only rises, so entries read before the horizon are complete at
+// or above it: a feed read seeks its entries (plain commands, the
+// timeline's seekCmds; the seek scripts [SeekOlder], [SeekNewer] where
+// many entries share the cursor's millisecond) and reads the horizon
+// after them, so it knows where the inbox is complete and pulls outboxes
+// only below it.
 //
 // Workers. Each stream shard's events and tasks are read by consumer
 // groups, one entry at a time and in order (an upgrade beside the others),
