@@ -138,8 +138,7 @@ func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) er
 	if err != nil {
 		return err
 	}
-	v.Keywords = CompileKeywords(v.Viewer, version, flat)
-	s.Keywords.Add(v.Viewer, v.Keywords)
+	v.Keywords = s.keepKeywords(v.Viewer, version, flat)
 	return nil
 }
 
@@ -358,9 +357,15 @@ func (s *Service) ReadKeywordView(viewer store.ID, have *keyword.Set, msg rueidi
 	if len(flat)%2 != 1 {
 		return nil, fmt.Errorf("read the keyword filters: a reply of %d values", len(flat))
 	}
-	ks := CompileKeywords(viewer, flat[0], flat[1:])
+	return s.keepKeywords(viewer, flat[0], flat[1:]), nil
+}
+
+// keepKeywords compiles viewer's filters at version from their hash
+// (flat) and keeps them for the viewer's next pages on this process.
+func (s *Service) keepKeywords(viewer store.ID, version string, flat []string) *keyword.Set {
+	ks := CompileKeywords(viewer, version, flat)
 	s.Keywords.Add(viewer, ks)
-	return ks, nil
+	return ks
 }
 
 // flatHash is an HGETALL reply (a map in RESP3, an array in RESP2) as
