@@ -121,17 +121,28 @@ local function horizon(inbox, reader, cap)
 end
 `
 
-// InboxAdd adds entries (ARGV[6..] as score, member pairs) of the author
-// ARGV[4] to the inbox KEYS[1], trims it to ARGV[1] entries and raises the
-// horizon to ARGV[2], ARGV[3] (score, member; empty for none), the floor
-// of a partial backfill; it adds nothing when the author is hidden from
-// the reader (in its hidden authors KEYS[3] with an end after ARGV[5] ms),
-// so no backfill, upgrade or rebuild brings a hidden author back.
+// InboxAdd adds entries to the inbox KEYS[1], trims it to ARGV[1] entries
+// and raises the horizon to ARGV[2], ARGV[3] (score, member; empty for
+// none), the floor of a partial backfill. ARGV[5..] are groups: an author,
+// how many entries follow, then those entries as score, member pairs; a
+// group adds nothing when its author is hidden from the reader (in its
+// hidden authors KEYS[3] with an end after ARGV[4] ms), so no backfill,
+// upgrade or rebuild brings a hidden author back. Each group is one ZADD
+// (in slices of 500 entries, within Lua's unpack limit).
 var InboxAdd = store.NewScript(false, LuaLess+LuaHorizon+`
-local u = redis.call('ZSCORE', KEYS[3], ARGV[4])
-if u and tonumber(u) > tonumber(ARGV[5]) then return 0 end
 local cap = tonumber(ARGV[1])
-for i = 6, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local now = tonumber(ARGV[4])
+local i = 5
+while i <= #ARGV do
+  local k = tonumber(ARGV[i + 1])
+  local u = redis.call('ZSCORE', KEYS[3], ARGV[i])
+  if not u or tonumber(u) <= now then
+    for j = i + 2, i + 1 + 2 * k, 1000 do
+      redis.call('ZADD', KEYS[1], unpack(ARGV, j, math.min(j + 999, i + 1 + 2 * k)))
+    end
+  end
+  i = i + 2 + 2 * k
+end
 local n = redis.call('ZCARD', KEYS[1])
 if n > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - cap - 1)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -339,8 +340,14 @@ func (s *Service) BackfillMany(ctx context.Context, edges []core.Edge) error {
 	return err
 }
 
-// Backfill is backfillMany over the timelines tls; it returns how many
+// Backfill is BackfillMany over the timelines tls; it returns how many
 // entries it copied.
+//
+// The edges of one follower are merged before anything is written: a
+// reader upgraded with 30 big-V followees, or rebuilt with 300 followees,
+// gets one write of at most the cap's newest entries, not a cap's worth of
+// each followee for the inbox to trim again (on a new network's first run,
+// those copies were most of what Redis did).
 func (s *Service) Backfill(ctx context.Context, tls []core.Timeline, edges []core.Edge) (int, error) {
 	type source struct {
 		tl     int
@@ -361,39 +368,109 @@ func (s *Service) Backfill(ctx context.Context, tls []core.Timeline, edges []cor
 	var writes []rueidis.Completed
 	n := 0
 	for t, tl := range tls {
+		fills := map[store.ID]*inboxFill{}
+		var order []store.ID
 		for _, e := range edges {
 			recent, err := core.ParseEntries(rs[at[source{tl: t, author: e.Followee}]])
 			if err != nil {
 				return 0, err
 			}
-			if len(recent) == 0 {
+			f := fills[e.Follower]
+			if f == nil {
+				f = &inboxFill{}
+				fills[e.Follower] = f
+				order = append(order, e.Follower)
+			}
+			f.add(e.Followee, recent, s.Opts.InboxCap)
+		}
+		for _, r := range order {
+			f := fills[r]
+			f.settle(s.Opts.InboxCap)
+			if len(f.items) == 0 && f.floor == nil {
 				continue
 			}
-			var floor *store.Item
-			if len(recent) > s.Opts.InboxCap {
-				recent = recent[:s.Opts.InboxCap]
-				floor = &recent[len(recent)-1]
-			}
-			n += len(recent)
-			writes = append(writes, s.inboxAddCmd(tl, e.Follower, e.Followee, recent, floor))
+			n += len(f.items)
+			writes = append(writes, s.inboxAddCmd(tl, r, f))
 		}
 	}
 	return n, store.FirstErr(s.DoMulti(ctx, writes...))
 }
 
-// inboxAddCmd copies author's items into reader's inbox (inboxAdd),
-// unless the author is hidden from the reader.
-func (s *Service) inboxAddCmd(tl core.Timeline, reader, author store.ID, items []store.Item, floor *store.Item) rueidis.Completed {
-	args := make([]string, 0, 5+2*len(items))
+// inboxFill is what a backfill writes into one inbox: the newest entries
+// of its followees, merged, and the floor below which the inbox is not
+// complete (nil: complete all the way down).
+type inboxFill struct {
+	items   []store.Item
+	authors []store.ID // authors[i] wrote items[i]
+	floor   *store.Item
+}
+
+// add takes author's newest entries (up to cap+1 of them, newest first):
+// past cap, the cap-th is a floor the inbox must not claim below.
+func (f *inboxFill) add(author store.ID, recent []store.Item, cap int) {
+	if len(recent) > cap {
+		recent = recent[:cap]
+		f.raise(recent[cap-1])
+	}
+	for _, it := range recent {
+		f.items = append(f.items, it)
+		f.authors = append(f.authors, author)
+	}
+}
+
+func (f *inboxFill) raise(it store.Item) {
+	if f.floor == nil || it.Before(*f.floor) {
+		f.floor = &it
+	}
+}
+
+// settle orders the entries newest first and keeps those the inbox will
+// hold: none below the floor, and at most cap (the cap-th becoming the
+// floor when more were read).
+func (f *inboxFill) settle(cap int) {
+	idx := make([]int, len(f.items))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return f.items[idx[a]].Before(f.items[idx[b]]) })
+	if len(idx) > cap {
+		f.raise(f.items[idx[cap-1]])
+		idx = idx[:cap]
+	}
+	items, authors := make([]store.Item, 0, len(idx)), make([]store.ID, 0, len(idx))
+	for _, i := range idx {
+		if f.floor != nil && f.floor.Before(f.items[i]) {
+			break // below the floor, and so is everything after it
+		}
+		items, authors = append(items, f.items[i]), append(authors, f.authors[i])
+	}
+	f.items, f.authors = items, authors
+}
+
+// inboxAddCmd writes f into reader's inbox (core.InboxAdd), each author's
+// entries unless that author is hidden from the reader.
+func (s *Service) inboxAddCmd(tl core.Timeline, reader store.ID, f *inboxFill) rueidis.Completed {
+	byAuthor := map[store.ID][]store.Item{}
+	var authors []store.ID
+	for i, a := range f.authors {
+		if _, ok := byAuthor[a]; !ok {
+			authors = append(authors, a)
+		}
+		byAuthor[a] = append(byAuthor[a], f.items[i])
+	}
+	args := make([]string, 0, 4+2*len(authors)+2*len(f.items))
 	args = append(args, store.Itoa(s.Opts.InboxCap))
-	if floor != nil {
-		args = append(args, store.ScoreArg(floor.TS), store.Member(floor.ID))
+	if f.floor != nil {
+		args = append(args, store.ScoreArg(f.floor.TS), store.Member(f.floor.ID))
 	} else {
 		args = append(args, "", "")
 	}
-	args = append(args, store.Member(author), store.ScoreArg(s.NowMS()))
-	for _, it := range items {
-		args = append(args, store.ScoreArg(it.TS), store.Member(it.ID))
+	args = append(args, store.ScoreArg(s.NowMS()))
+	for _, a := range authors {
+		args = append(args, store.Member(a), store.Itoa(len(byAuthor[a])))
+		for _, it := range byAuthor[a] {
+			args = append(args, store.ScoreArg(it.TS), store.Member(it.ID))
+		}
 	}
 	return core.InboxAdd.Cmd(s.Redis.B(), []string{tl.Inbox(reader), tl.Horizon(reader), s.Keys.HiddenAuthors(reader)}, args)
 }
