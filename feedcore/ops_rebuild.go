@@ -465,6 +465,10 @@ func (s *Service) settleBigV(ctx context.Context, u store.ID, st *core.RebuildSt
 // fan-out and backfill would have left there, after taking out entries of
 // authors a reader does not follow and tombstones.
 func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *core.RebuildStats) error {
+	readers, err := s.Awake(ctx, readers)
+	if err != nil {
+		return err
+	}
 	fgs, err := s.AllOf(ctx, s.Keys.Following, readers)
 	if err != nil {
 		return err

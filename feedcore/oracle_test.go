@@ -134,7 +134,7 @@ func newModelRun(t *testing.T, seed uint64) (r *modelRun, bigV *atomic.Int64) {
 	inboxCap := 4 + rng.IntN(8)
 	bigV = &atomic.Int64{}
 	bigV.Store(int64(3 + rng.IntN(4)))
-	s := testService(t, Options{InboxCap: inboxCap, ActiveWindow: time.Hour, Now: clk.now,
+	s := testService(t, Options{InboxCap: inboxCap, ActiveWindow: time.Hour, DormantAfter: modelDormantAfter, Now: clk.now,
 		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
 	r = &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng}
 	for u := store.ID(1); u <= modelUsers; u++ {
@@ -177,18 +177,35 @@ func runModel(t *testing.T, seed uint64) {
 			r.checkAll()
 		}
 	}
+	// The default seeds put readers to sleep and wake them (15 to 53 times
+	// each when this was written); a change that stopped it would leave
+	// dormancy untested here.
+	if st := r.s.Stats(); seed < 6 && (st.Slept == 0 || st.Woken == 0) {
+		t.Fatalf("seed %d: %d readers went dormant and %d came back, want some of each", seed, st.Slept, st.Woken)
+	}
 }
+
+// modelDormantAfter: readers the checks have not read for this long go
+// dormant at the next sweep, and come back at the next check's reads.
+const modelDormantAfter = 2 * time.Hour
 
 // touch: a random reader reads (becomes active, upgrades).
 func (r *modelRun) touch() { r.must(r.s.Touch(context.Background(), r.user())) }
 
-// timePasses: up to 90 minutes pass, so quiet readers are demoted and
-// mutes and filters end. A fan-out chunk that read its targets before a
+// timePasses: up to 90 minutes pass, or one time in three a long
+// absence (past modelDormantAfter), so quiet readers are demoted, or go
+// dormant (their inboxes dropped, pushes to them skipped: the publishes,
+// follows, unfollows and promotions before the next check happen to
+// dormant readers), and mutes and filters end. A fan-out chunk that read its targets before a
 // relation writes within Options.CleanupGrace (its note covers it until
 // then); the workers finish first so this jump cannot outrun that.
 func (r *modelRun) timePasses() {
 	drain(r.t, r.s)
-	r.clk.advance(time.Duration(r.rng.IntN(90)) * time.Minute)
+	d := time.Duration(r.rng.IntN(90)) * time.Minute
+	if r.rng.IntN(3) == 0 {
+		d = modelDormantAfter + time.Duration(r.rng.IntN(120))*time.Minute
+	}
+	r.clk.advance(d)
 	if _, err := r.s.Sweep(context.Background(), 100); err != nil {
 		r.t.Fatal(err)
 	}

@@ -18,7 +18,8 @@ import (
 // Stats returns this process's counters.
 func (s *Service) Stats() core.Stats {
 	st := core.Stats{InboxWrites: s.Counters.InboxWrites.Load(), Tasks: s.Counters.Tasks.Load(), Events: s.Counters.Events.Load(),
-		Repairs: s.Counters.Repairs.Load(), DeadLetters: s.Counters.DeadLetters.Load(), Reports: map[string]int64{}}
+		Repairs: s.Counters.Repairs.Load(), DeadLetters: s.Counters.DeadLetters.Load(), Reports: map[string]int64{},
+		Slept: s.Counters.Slept.Load(), Woken: s.Counters.Woken.Load()}
 	for i, r := range ReportReasons {
 		st.Reports[r] = s.Counters.Reports[i].Load()
 	}

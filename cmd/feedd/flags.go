@@ -18,6 +18,7 @@ type storeFlags struct {
 	keyPrefix    string
 	bigV         int
 	activeWindow time.Duration
+	dormantAfter time.Duration
 	inboxCap     int
 	followLimit  int
 	maxBlocks    int
@@ -38,6 +39,7 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.StringVar(&s.keyPrefix, "key-prefix", "", "prepended to every Redis key, so several deployments (or tests) share one Redis; no { or }")
 	fs.IntVar(&s.bigV, "bigv-threshold", 10000, "followers above which an author is big-V: its posts are pushed only to active followers")
 	fs.DurationVar(&s.activeWindow, "active-window", 168*time.Hour, "how long a reader stays active after a read")
+	fs.DurationVar(&s.dormantAfter, "dormant-after", 720*time.Hour, "how long a reader may go unseen before it is dormant: its inboxes are dropped and no author pushes to it until it reads again (merged on read, then rebuilt); one under --active-window counts as --active-window")
 	fs.IntVar(&s.inboxCap, "inbox-cap", 800, "inbox length kept per reader")
 	fs.IntVar(&s.followLimit, "follow-limit", 2000, "most accounts one user may follow")
 	fs.IntVar(&s.maxBlocks, "max-blocks", 10000, "most blocks, mutes and hides one user may have together (ended mutes do not count)")
@@ -66,6 +68,7 @@ func (s *storeFlags) options() feedcore.Options {
 		Prefix:        s.keyPrefix,
 		BigVThreshold: s.bigV,
 		ActiveWindow:  s.activeWindow,
+		DormantAfter:  s.dormantAfter,
 		InboxCap:      s.inboxCap,
 		FollowLimit:   s.followLimit,
 		MaxRelations:  s.maxBlocks,
@@ -93,6 +96,7 @@ func (s *storeFlags) validate() error {
 	return firstBroken(
 		flagRule{s.bigV < 1, "--bigv-threshold must be at least 1"},
 		flagRule{s.activeWindow <= 0, "--active-window must be positive"},
+		flagRule{s.dormantAfter <= 0, "--dormant-after must be positive"},
 		flagRule{s.inboxCap < 1, "--inbox-cap must be at least 1"},
 		flagRule{s.followLimit < 1, "--follow-limit must be at least 1"},
 		flagRule{s.maxBlocks < 1, "--max-blocks must be at least 1"},

@@ -24,6 +24,11 @@ type Options struct {
 	BigVThresholdFunc func() int
 	// ActiveWindow: a reader seen within this long is active. Default 7 days.
 	ActiveWindow time.Duration
+	// DormantAfter: a reader not seen for this long is dormant: its
+	// inboxes are dropped and no author pushes to it, until it reads again
+	// (served by merge, then rebuilt). Default 720h; never less than
+	// ActiveWindow.
+	DormantAfter time.Duration
 	// InboxCap is the most entries an inbox keeps. Default 800.
 	InboxCap int
 	// FollowLimit is the most accounts one user may follow. Default 2000.
@@ -85,6 +90,8 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	SetDefault(&o.BigVThreshold, 10000)
 	SetDefault(&o.ActiveWindow, 7*24*time.Hour)
+	SetDefault(&o.DormantAfter, 720*time.Hour)
+	o.DormantAfter = max(o.DormantAfter, o.ActiveWindow)
 	SetDefault(&o.InboxCap, 800)
 	SetDefault(&o.FollowLimit, 2000)
 	SetDefault(&o.SnapshotTTL, 30*time.Minute)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/feedd/feedd/feedcore/store"
@@ -123,16 +124,25 @@ end
 
 // InboxAdd adds entries to the inbox KEYS[1], trims it to ARGV[1] entries
 // and raises the horizon to ARGV[2], ARGV[3] (score, member; empty for
-// none), the floor of a partial backfill. ARGV[5..] are groups: an author,
+// none), the floor of a partial backfill. ARGV[6..] are groups: an author,
 // how many entries follow, then those entries as score, member pairs; a
 // group adds nothing when its author is hidden from the reader (in its
 // hidden authors KEYS[3] with an end after ARGV[4] ms), so no backfill,
 // upgrade or rebuild brings a hidden author back. Each group is one ZADD
 // (in slices of 500 entries, within Lua's unpack limit).
+//
+// ARGV[5] "1" rebuilds a dropped inbox (a dormant reader's return): the
+// horizon is first cleared, and its generation moves on, so a read that
+// took the inbox's entries before this write does not trust them with the
+// horizon after it (timeline's sameGen).
 var InboxAdd = store.NewScript(false, LuaLess+LuaHorizon+`
 local cap = tonumber(ARGV[1])
 local now = tonumber(ARGV[4])
-local i = 5
+if ARGV[5] == '1' then
+  redis.call('HDEL', KEYS[2], 'ht', 'hm')
+  redis.call('HINCRBY', KEYS[2], 'hg', 1)
+end
+local i = 6
 while i <= #ARGV do
   local k = tonumber(ARGV[i + 1])
   local u = redis.call('ZSCORE', KEYS[3], ARGV[i])
@@ -150,6 +160,21 @@ if n > cap then
 end
 if ARGV[3] ~= '' then raise(KEYS[2], ARGV[2], ARGV[3]) end
 return n
+`)
+
+// Top is the horizon of a dropped inbox (a dormant reader's): above every
+// entry, so a read trusts none of the inbox and pulls every followee's
+// outbox.
+var Top = store.Item{TS: 1 << 53, ID: math.MaxUint64}
+
+// InboxDrop empties the inbox KEYS[1] of a reader gone dormant and puts
+// its horizon (in the hash KEYS[2]) at the top, ARGV[1], ARGV[2], in a new
+// generation: from then on reads pull, and pushes that still land there are
+// not read.
+var InboxDrop = store.NewScript(false, `
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[2], 'ht', ARGV[1], 'hm', ARGV[2])
+return redis.call('HINCRBY', KEYS[2], 'hg', 1)
 `)
 
 // InboxRemove removes members ARGV[2..] from the inbox KEYS[1], first

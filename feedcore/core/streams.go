@@ -80,6 +80,8 @@ type Stats struct {
 	Events      int64 // events handled
 	Repairs     int64 // journal entries of dead mutations completed
 	DeadLetters int64 // entries moved to a dead-letter stream
+	Slept       int64 // readers made dormant (their inboxes dropped)
+	Woken       int64 // dormant readers back, their inboxes rebuilt
 	// Reports is the reports this process filed (repeats not counted), by
 	// reason (every one of ReportReasons, zero included).
 	Reports map[string]int64
@@ -87,6 +89,7 @@ type Stats struct {
 
 type counters struct {
 	InboxWrites, Tasks, Events, Repairs, DeadLetters atomic.Int64
+	Slept, Woken                                     atomic.Int64
 	Reports                                          [8]atomic.Int64 // by ReportReasons' index
 }
 

@@ -424,12 +424,13 @@ func (s *Service) dropKeys(ctx context.Context, g GoneAccount) error {
 		s.Keys.PushMode, s.Keys.BigFollowees, s.Keys.Unfollowed, s.Keys.ReplayInbox, s.Keys.ReplayOutbox, s.Keys.ReplayReader,
 		s.Keys.LiveQueue, s.Keys.LiveDevices, s.Keys.Blocks, s.Keys.Mutes, s.Keys.MuteEnds, s.Keys.Hides, s.Keys.BlockedBy,
 		s.Keys.HiddenAuthors, s.Keys.NoPush, s.Keys.HideNotes, s.Keys.KeywordFilters, s.Keys.KeywordVersion,
-		s.Keys.FollowingTimes, s.Keys.FollowerTimes, s.Keys.Favorites}
+		s.Keys.FollowingTimes, s.Keys.FollowerTimes, s.Keys.Favorites, s.Keys.Dormant}
 	cmds := make([]rueidis.Completed, 0, len(names)+2)
 	for _, name := range names {
 		cmds = append(cmds, s.Redis.B().Del().Key(name(u)).Build())
 	}
 	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(timeline.ActivityShard(u))).Member(store.Member(u)).Build(),
+		s.Redis.B().Zrem().Key(s.Keys.Quiet(timeline.ActivityShard(u))).Member(store.Member(u)).Build(),
 		s.Redis.B().Del().Key(s.Keys.RateLimitIn(s.ShardOf(u), u, "")).Build())
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }

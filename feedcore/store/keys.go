@@ -29,6 +29,7 @@ func (k Keys) Handle(h string) string    { return k.Prefix + "h:" + h } // strin
 func (k Keys) Following(id ID) string    { return k.tagged("fg:", id) } // zset(0, member): followees
 func (k Keys) Followers(id ID) string    { return k.tagged("fr:", id) } // zset(0, member): followers
 func (k Keys) Active(id ID) string       { return k.tagged("ac:", id) } // zset(0, member): active followers of a big-V
+func (k Keys) Dormant(id ID) string      { return k.tagged("df:", id) } // set(member): followers gone dormant, whom the fan-out skips
 func (k Keys) Inbox(id ID) string        { return k.tagged("i:", id) }  // zset(ts, member): pushed timeline
 func (k Keys) Outbox(id ID) string       { return k.tagged("o:", id) }  // zset(ts, member): own posts, all of them
 func (k Keys) Reader(id ID) string       { return k.tagged("rs:", id) } // hash: complete flag, inbox horizon
@@ -111,6 +112,11 @@ func (k Keys) Lock(id ID) string     { return k.LockPrefix() + ":0:" + k.LockNam
 // belongs to the shard activityShard gives; each shard has its own hash
 // tag, so the shards spread over a cluster's slots.
 func (k Keys) Seen(shard int) string { return k.Prefix + "seen:{a" + Itoa(shard) + "}" } // zset(last read ms, member)
+
+// Quiet is the shard of the activity index beside Seen (the same slot)
+// that holds the readers demoted for quiet, by their last read, until they
+// read again or go dormant.
+func (k Keys) Quiet(shard int) string { return k.Prefix + "quiet:{a" + Itoa(shard) + "}" } // zset(last read ms, member)
 
 func (k Keys) CursorKey() string { return k.Prefix + "ckey" }    // shared cursor sealing key
 func (k Keys) Rebuild() string   { return k.Prefix + "rebuild" } // hash: phase, last: where an unfinished rebuild stopped

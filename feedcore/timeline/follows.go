@@ -193,6 +193,11 @@ func (s *Service) AddFollows(ctx context.Context, edges []core.Edge, at []int64)
 		bigV := mode != PushAll
 		seen, seenErr := r[3].AsFloat64()
 		complete, _ := r[4].ToString()
+		// Pushes reach the follower from now on, even one dormant (its
+		// dropped inbox is not read): a note left from an earlier follow,
+		// by a sleep that raced its unfollow, must not keep them away
+		// once it is back.
+		writes = append(writes, s.Redis.B().Srem().Key(s.Keys.Dormant(e.Followee)).Member(store.Member(e.Follower)).Build())
 		if bigV {
 			writes = append(writes, s.bigFolloweeAddCmd(e.Follower, e.Followee))
 		}
@@ -271,11 +276,12 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target store.ID) (err er
 // followers and active sets, and the followees' posts out of the
 // followers' inboxes.
 func (s *Service) removeFollows(ctx context.Context, edges []core.Edge) error {
-	cmds := make([]rueidis.Completed, 0, 3*len(edges))
+	cmds := make([]rueidis.Completed, 0, 6*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
 			s.Redis.B().Zrem().Key(s.Keys.Followers(e.Followee)).Member(store.Member(e.Follower)).Build(),
 			s.Redis.B().Zrem().Key(s.Keys.Active(e.Followee)).Member(store.Member(e.Follower)).Build(),
+			s.Redis.B().Srem().Key(s.Keys.Dormant(e.Followee)).Member(store.Member(e.Follower)).Build(),
 			s.Redis.B().Srem().Key(s.Keys.BigFollowees(e.Follower)).Member(store.Member(e.Followee)).Build())
 		cmds = append(cmds, s.unfollowTimeCmds(e)...)
 	}
@@ -349,6 +355,13 @@ func (s *Service) BackfillMany(ctx context.Context, edges []core.Edge) error {
 // each followee for the inbox to trim again (on a new network's first run,
 // those copies were most of what Redis did).
 func (s *Service) Backfill(ctx context.Context, tls []core.Timeline, edges []core.Edge) (int, error) {
+	return s.backfill(ctx, tls, edges, s.Opts.InboxCap, false)
+}
+
+// backfill is Backfill, reading at most per (at most the cap) of each
+// followee's newest entries; reset rebuilds each follower's inbox from
+// nothing (core.InboxAdd's ARGV[5]).
+func (s *Service) backfill(ctx context.Context, tls []core.Timeline, edges []core.Edge, per int, reset bool) (int, error) {
 	type source struct {
 		tl     int
 		author store.ID
@@ -360,7 +373,7 @@ func (s *Service) Backfill(ctx context.Context, tls []core.Timeline, edges []cor
 			src := source{tl: t, author: e.Followee}
 			if _, ok := at[src]; !ok {
 				at[src] = len(reads)
-				reads = append(reads, s.newestCmd(tl.Outbox(e.Followee), s.Opts.InboxCap+1))
+				reads = append(reads, s.newestCmd(tl.Outbox(e.Followee), per+1))
 			}
 		}
 	}
@@ -381,16 +394,16 @@ func (s *Service) Backfill(ctx context.Context, tls []core.Timeline, edges []cor
 				fills[e.Follower] = f
 				order = append(order, e.Follower)
 			}
-			f.add(e.Followee, recent, s.Opts.InboxCap)
+			f.add(e.Followee, recent, per)
 		}
 		for _, r := range order {
 			f := fills[r]
 			f.settle(s.Opts.InboxCap)
-			if len(f.items) == 0 && f.floor == nil {
+			if len(f.items) == 0 && f.floor == nil && !reset {
 				continue
 			}
 			n += len(f.items)
-			writes = append(writes, s.inboxAddCmd(tl, r, f))
+			writes = append(writes, s.inboxAddCmd(tl, r, f, reset))
 		}
 	}
 	return n, store.FirstErr(s.DoMulti(ctx, writes...))
@@ -405,12 +418,12 @@ type inboxFill struct {
 	floor   *store.Item
 }
 
-// add takes author's newest entries (up to cap+1 of them, newest first):
-// past cap, the cap-th is a floor the inbox must not claim below.
-func (f *inboxFill) add(author store.ID, recent []store.Item, cap int) {
-	if len(recent) > cap {
-		recent = recent[:cap]
-		f.raise(recent[cap-1])
+// add takes author's newest entries (up to per+1 of them, newest first):
+// past per, the per-th is a floor the inbox must not claim below.
+func (f *inboxFill) add(author store.ID, recent []store.Item, per int) {
+	if len(recent) > per {
+		recent = recent[:per]
+		f.raise(recent[per-1])
 	}
 	for _, it := range recent {
 		f.items = append(f.items, it)
@@ -449,7 +462,7 @@ func (f *inboxFill) settle(cap int) {
 
 // inboxAddCmd writes f into reader's inbox (core.InboxAdd), each author's
 // entries unless that author is hidden from the reader.
-func (s *Service) inboxAddCmd(tl core.Timeline, reader store.ID, f *inboxFill) rueidis.Completed {
+func (s *Service) inboxAddCmd(tl core.Timeline, reader store.ID, f *inboxFill, reset bool) rueidis.Completed {
 	byAuthor := map[store.ID][]store.Item{}
 	var authors []store.ID
 	for i, a := range f.authors {
@@ -465,7 +478,11 @@ func (s *Service) inboxAddCmd(tl core.Timeline, reader store.ID, f *inboxFill) r
 	} else {
 		args = append(args, "", "")
 	}
-	args = append(args, store.ScoreArg(s.NowMS()))
+	rebuild := ""
+	if reset {
+		rebuild = "1"
+	}
+	args = append(args, store.ScoreArg(s.NowMS()), rebuild)
 	for _, a := range authors {
 		args = append(args, store.Member(a), store.Itoa(len(byAuthor[a])))
 		for _, it := range byAuthor[a] {

@@ -108,19 +108,34 @@ func (s *Service) WithLock(ctx context.Context, id store.ID, fn func(ctx context
 	return true, fn(lctx)
 }
 
-// Upgrade turns a returning reader's inbox into a complete one: join the
-// active sets of its big-V followees, backfill their recent posts, then mark
-// the inbox complete so reads stop merging.
+// Upgrade turns a returning reader's inbox into a complete one: a dormant
+// reader is woken first (pushes resume, its inboxes rebuilt); then it joins
+// the active sets of its big-V followees, their recent posts are
+// backfilled, and the inbox is marked complete so reads stop merging.
+//
+// It runs once a reader reads with an incomplete inbox (EvActivate, at
+// most once per ActivationEvery a process), and only for a reader active
+// when it runs; it costs one inbox's worth of writes, whatever the number
+// of followees, and is not paid again until the reader is demoted.
 func (s *Service) Upgrade(ctx context.Context, reader store.ID) error {
 	_, err := s.WithLock(ctx, reader, func(ctx context.Context) error {
 		rs := s.DoMulti(ctx,
-			s.Redis.B().Hget().Key(s.Keys.Reader(reader)).Field("c").Build(),
+			s.Redis.B().Hmget().Key(s.Keys.Reader(reader)).Field("c", "d").Build(),
 			s.SeenCmd(reader))
-		if c, _ := rs[0].ToString(); c == "1" {
+		flags, _ := rs[0].AsStrSlice()
+		if len(flags) == 2 && flags[0] == "1" {
 			return nil
 		}
 		if seen, err := rs[1].AsFloat64(); err != nil || !s.IsActive(int64(seen)) {
 			return nil // went quiet again before we got here
+		}
+		if len(flags) == 2 && flags[1] != "" {
+			if err := s.wake(ctx, reader); err != nil {
+				return err
+			}
+		}
+		if err := s.Do(ctx, s.Redis.B().Zrem().Key(s.Keys.Quiet(ActivityShard(reader))).Member(store.Member(reader)).Build()).Error(); err != nil {
+			return err
 		}
 		bigs, err := s.BigVFollowees(ctx, reader)
 		if err != nil {
@@ -157,10 +172,20 @@ func (s *Service) BigVFollowees(ctx context.Context, reader store.ID) ([]store.I
 
 // Sweep demotes up to limit readers not seen within the active window: their
 // inbox stops being complete (reads merge again) and they leave the active
-// sets of their big-V followees, so big-V fan-out skips them. It returns how
-// many were demoted.
+// sets of their big-V followees, so big-V fan-out skips them. Then it puts
+// to sleep up to limit demoted readers not seen for DormantAfter
+// (dormancy.go). It returns how many readers it demoted or put to sleep.
 func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 	defer store.Wrap(&err, "demote quiet readers")
+	demoted, err := s.demoteQuiet(ctx, limit)
+	if err != nil {
+		return demoted, err
+	}
+	slept, err := s.sweepDormant(ctx, limit)
+	return max(demoted, slept), err
+}
+
+func (s *Service) demoteQuiet(ctx context.Context, limit int) (int, error) {
 	cutoff := s.NowMS() - s.Opts.ActiveWindow.Milliseconds()
 	var quiet []string
 	for sh := 0; sh < activityShards && len(quiet) < limit; sh++ {
@@ -189,8 +214,8 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 }
 
 func (s *Service) demote(ctx context.Context, reader store.ID, cutoff int64) error {
-	seen, err := s.Redis.Do(ctx, s.SeenCmd(reader)).AsFloat64()
-	if err == nil && int64(seen) >= cutoff {
+	seen, seenErr := s.Redis.Do(ctx, s.SeenCmd(reader)).AsFloat64()
+	if seenErr == nil && int64(seen) >= cutoff {
 		return nil // read again since we listed it
 	}
 	// Incomplete first: from here reads merge, whatever the active sets say.
@@ -205,6 +230,13 @@ func (s *Service) demote(ctx context.Context, reader store.ID, cutoff int64) err
 	for _, f := range bigs {
 		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Active(f)).Member(store.Member(reader)).Build())
 	}
-	cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Seen(ActivityShard(reader))).Member(store.Member(reader)).Build())
+	// Seen to Quiet, by its last read, for the dormancy sweep (one slot).
+	last := cutoff
+	if seenErr == nil {
+		last = int64(seen)
+	}
+	sh := ActivityShard(reader)
+	cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Quiet(sh)).ScoreMember().ScoreMember(float64(last), store.Member(reader)).Build(),
+		s.Redis.B().Zrem().Key(s.Keys.Seen(sh)).Member(store.Member(reader)).Build())
 	return store.FirstErr(s.DoMulti(ctx, cmds...))
 }

@@ -165,11 +165,14 @@ func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.I
 	v.skipAuthors(ufIDs)
 	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
-	if _, hz, err := seek.parse(seekRes); err != nil && !errors.Is(err, errSeekTies) {
+	_, hz, err := seek.parse(seekRes)
+	switch {
+	case errors.Is(err, errHorizonMoved):
+		v.spec.ok = false // read across a new generation: seek again
+	case err != nil && !errors.Is(err, errSeekTies):
 		return nil, err
-	} else {
-		v.horizon = hz
 	}
+	v.horizon = hz
 	if !v.complete && s.Activations.Due(viewer, now) {
 		// A returning reader: served by merge now, upgraded in the background.
 		v.Extra = append(v.Extra, s.EmitCmd(core.Event{Type: core.EvActivate, User: viewer}))
@@ -484,6 +487,11 @@ func (s *Service) seekCmds(o core.ScanOrder, src Source, from *store.Item, limit
 		return seekReq{cmds: []rueidis.Completed{s.SeekCmd(o, src, from, limit)}}
 	}
 	q := seekReq{plain: true, horizon: src.horizon != "", o: o, from: from, limit: limit}
+	if q.horizon {
+		// The horizon's generation before the entries, to compare with
+		// the one read after them: see horizonGen.
+		q.cmds = append(q.cmds, s.Redis.B().Hget().Key(src.horizon).Field("hg").Build())
+	}
 	z := s.Redis.B().Zrange().Key(src.Key)
 	switch {
 	case from == nil:
@@ -495,7 +503,7 @@ func (s *Service) seekCmds(o core.ScanOrder, src Source, from *store.Item, limit
 	}
 	if q.horizon {
 		capAt := store.Itoa(-s.Opts.InboxCap)
-		q.cmds = append(q.cmds, s.Redis.B().Hmget().Key(src.horizon).Field("ht", "hm").Build(),
+		q.cmds = append(q.cmds, s.Redis.B().Hmget().Key(src.horizon).Field("ht", "hm", "hg").Build(),
 			s.Redis.B().Zrange().Key(src.Key).Min(capAt).Max(capAt).Withscores().Build())
 	}
 	return q
@@ -509,6 +517,10 @@ func (q seekReq) parse(rs []rueidis.RedisResult) ([]store.Item, *store.Item, err
 	if !q.plain {
 		return core.ParseSeek(rs[0])
 	}
+	var genBefore rueidis.RedisResult
+	if q.horizon {
+		genBefore, rs = rs[0], rs[1:]
+	}
 	raw, err := core.ParseEntries(rs[0])
 	if err != nil {
 		return nil, nil, err
@@ -517,6 +529,9 @@ func (q seekReq) parse(rs []rueidis.RedisResult) ([]store.Item, *store.Item, err
 	if q.horizon {
 		if hz, err = horizonOf(rs[1], rs[2]); err != nil {
 			return nil, nil, err
+		}
+		if !sameGen(genBefore, rs[1]) {
+			return nil, hz, errHorizonMoved
 		}
 	}
 	items := raw
@@ -534,6 +549,25 @@ func (q seekReq) parse(rs []rueidis.RedisResult) ([]store.Item, *store.Item, err
 	return items[:min(len(items), q.limit)], hz, nil
 }
 
+// sameGen reports whether the horizon's generation read before an inbox's
+// entries (HGET hg) is the one read after them (HMGET ht hm hg).
+//
+// Within a generation the horizon only rises, so entries read before a
+// horizon are complete at or above it. A new generation starts where the
+// horizon may fall: a dormant reader's inboxes are dropped (the horizon
+// goes to the top, core.Top) and rebuilt when it returns (the horizon
+// falls to the rebuild's floor); entries read across either are not to be
+// trusted, and the read starts again.
+func sameGen(before, after rueidis.RedisResult) bool {
+	b, _ := before.ToString()
+	f, err := after.ToArray()
+	if err != nil || len(f) < 3 {
+		return b == ""
+	}
+	a, _ := f[2].ToString()
+	return a == b
+}
+
 // horizonOf is an inbox's horizon (core.LuaHorizon's horizon()) from its
 // stored horizon (HMGET ht hm) and its cap-th entry (none while the inbox
 // is under its cap): the higher of the two.
@@ -547,7 +581,7 @@ func horizonOf(stored, capEntry rueidis.RedisResult) (*store.Item, error) {
 		hz = &capped[0]
 	}
 	f, err := stored.ToArray()
-	if err != nil || len(f) != 2 || f[0].IsNil() {
+	if err != nil || len(f) < 2 || f[0].IsNil() {
 		return hz, err
 	}
 	ts, err := core.ScoreOf(f[0])

@@ -212,19 +212,24 @@ func (v *View) skipAuthors(ids []store.ID) {
 // pushTargets replies the next targets of a fan-out task: the members of
 // the followers or active set KEYS[1] in the lex range ARGV[1]..ARGV[2],
 // at most ARGV[3] of them, less the readers in the author's no-push set
-// KEYS[2] with an end after ARGV[4] ms (ARGV[4] empty: none left out; a
-// delete removes from every inbox). It replies {scanned, last scanned,
-// targets...}: the task moves on past every member scanned, written or
-// not. One slot: the author's.
+// KEYS[2] with an end after ARGV[4] ms (ARGV[4] empty: none left out for
+// that) and less the author's dormant followers KEYS[3], whose inboxes are
+// dropped (a delete need not reach them either: a dormant reader's inbox
+// is emptied when it returns, before pushes resume). It replies {scanned,
+// last scanned, targets...}: the task moves on past every member scanned,
+// written or not. One slot: the author's.
 var pushTargets = store.NewScript(true, `
 local ms = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2], 'BYLEX', 'LIMIT', 0, tonumber(ARGV[3]))
 if #ms == 0 then return {0} end
 local out = {#ms, ms[#ms]}
 local filter = ARGV[4] ~= '' and redis.call('EXISTS', KEYS[2]) == 1
+local dormant = redis.call('EXISTS', KEYS[3]) == 1
 local now = tonumber(ARGV[4])
 for _, m in ipairs(ms) do
   local u = filter and redis.call('ZSCORE', KEYS[2], m)
-  if not u or tonumber(u) <= now then out[#out + 1] = m end
+  if (not u or tonumber(u) <= now) and not (dormant and redis.call('SISMEMBER', KEYS[3], m) == 1) then
+    out[#out + 1] = m
+  end
 end
 return out
 `)
@@ -249,7 +254,7 @@ func (s *Service) readTargets(ctx context.Context, t Task, lo string) (targetChu
 	if !core.Removal(t.Type) {
 		now = store.ScoreArg(s.NowMS())
 	}
-	arr, err := s.Do(ctx, pushTargets.Cmd(s.Redis.B(), []string{t.Set, s.Keys.NoPush(t.Author)},
+	arr, err := s.Do(ctx, pushTargets.Cmd(s.Redis.B(), []string{t.Set, s.Keys.NoPush(t.Author), s.Keys.Dormant(t.Author)},
 		[]string{lo, t.Hi, store.Itoa(ChunkSize), now})).ToArray()
 	if err != nil {
 		return targetChunk{}, fmt.Errorf("read task targets: %w", err)
