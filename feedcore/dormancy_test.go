@@ -79,3 +79,35 @@ func TestDormantReaderCostsNothingAndReturns(t *testing.T) {
 		t.Fatalf("woken reader's feed is %v, want %v", got, want)
 	}
 }
+
+// TestSleepDemotesAnActiveReader: Sleep (the load tool's dormant share)
+// takes an active, complete reader out of its big-V followees' active sets
+// as well as dropping its inboxes, so no push of any author reaches it, and
+// its feed stays whole.
+func TestSleepDemotesAnActiveReader(t *testing.T) {
+	clk := clockAt(testEpoch)
+	s := testService(t, Options{BigVThreshold: 1, InboxCap: 4, Now: clk.now})
+	ctx := context.Background()
+	const reader, plain, big, fan = 10, 1, 2, 11
+	mustUsers(t, s, reader, plain, big, fan)
+	follow(t, s, fan, []store.ID{big})
+	follow(t, s, reader, []store.ID{plain, big})
+	if err := s.Touch(ctx, reader); err != nil {
+		t.Fatal(err)
+	}
+	all := publishN(t, s, big, 3)
+	drain(t, s)
+	if err := s.Sleep(ctx, reader); err != nil {
+		t.Fatal(err)
+	}
+	before := s.Stats().InboxWrites
+	all = append(all, publishN(t, s, big, 2)...)
+	all = append(all, publishN(t, s, plain, 2)...)
+	drain(t, s)
+	if w := s.Stats().InboxWrites - before; w != 0 {
+		t.Fatalf("posts after Sleep made %d inbox writes to the reader, want 0", w)
+	}
+	if got := readAll(t, s, reader, 2); !slices.Equal(got, newestFirst(all)) {
+		t.Fatalf("slept reader's feed is %v, want %v", got, newestFirst(all))
+	}
+}

@@ -2,6 +2,8 @@ package timeline
 
 import (
 	"context"
+	"errors"
+	"math"
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
@@ -178,4 +180,22 @@ func (s *Service) Awake(ctx context.Context, readers []store.ID) ([]store.ID, er
 		}
 	}
 	return out, nil
+}
+
+// Sleep makes reader dormant now, whenever it last read: demoted if it was
+// active, then put to sleep. For tools (the load tool's dormant share) and
+// tests; the sweeper is what does it in service.
+func (s *Service) Sleep(ctx context.Context, reader store.ID) (err error) {
+	defer store.Wrap(&err, "put user %d to sleep", reader)
+	const always = math.MaxInt64 // a cutoff no last read reaches
+	ok, err := s.WithLock(ctx, reader, func(ctx context.Context) error {
+		if err := s.demote(ctx, reader, always); err != nil {
+			return err
+		}
+		return s.sleep(ctx, reader, always)
+	})
+	if err == nil && !ok {
+		err = errors.New("its lock is held (an upgrade or a sweep): try again")
+	}
+	return err
 }
