@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // TestDormantReaderCostsNothingAndReturns: a reader unseen for
@@ -109,5 +111,65 @@ func TestSleepDemotesAnActiveReader(t *testing.T) {
 	}
 	if got := readAll(t, s, reader, 2); !slices.Equal(got, newestFirst(all)) {
 		t.Fatalf("slept reader's feed is %v, want %v", got, newestFirst(all))
+	}
+}
+
+// TestReturningReaderPageCost: the first page of a dormant reader who
+// follows 2,000 accounts (300 of them posting) is the feed's newest posts,
+// in 4 Redis round trips (the view, the following set, every followee's
+// outbox at once, the posts: a warm page below any inbox's horizon costs
+// the same) and a bounded reply (about 70 KB here: 2,001 seeks, most of
+// them empty).
+func TestReturningReaderPageCost(t *testing.T) {
+	st := storetest.New(t)
+	clk := clockAt(testEpoch)
+	o := Options{BigVThreshold: 100, Now: clk.now}
+	s := newService(t, st, o)
+	stop := startWorkers(t, s, WorkerOptions{})
+	cs, bytes := countedService(t, st, o)
+	ctx := context.Background()
+	const reader = store.ID(1)
+	followees := idRange(10, 2000)
+	mustUsers(t, s, reader)
+	putUsers(t, s, followees)
+	follow(t, s, reader, followees)
+	var all []store.ID
+	for round := range 3 {
+		for _, a := range followees[:300] {
+			clk.advance(time.Millisecond)
+			p, err := s.Publish(ctx, a, "post "+store.Itoa(round))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, p.ID)
+		}
+	}
+	drain(t, s)
+	if err := s.Sleep(ctx, reader); err != nil {
+		t.Fatal(err)
+	}
+	stop() // the upgrade waits: the page alone is measured
+	if _, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: 99, First: 1}); err != nil { // scripts load: not counted
+		t.Fatal(err)
+	}
+	rctx, trips := roundtrip.NewContext(ctx)
+	bytes.Store(0)
+	pg, err := cs.FollowingFeed(rctx, FeedRequest{Viewer: reader, First: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]store.ID, len(pg.Edges))
+	for i, e := range pg.Edges {
+		got[i] = itemID(e)
+	}
+	if want := newestFirst(all)[:20]; !slices.Equal(got, want) {
+		t.Fatalf("returning reader's first page is %v, want %v", got, want)
+	}
+	t.Logf("returning reader's first page: %d round trips, %d reply bytes", trips.Trips(), bytes.Load())
+	if trips.Trips() > 4 {
+		t.Errorf("returning reader's first page: %d round trips, want at most 4", trips.Trips())
+	}
+	if b := bytes.Load(); b > 256<<10 {
+		t.Errorf("returning reader's first page read %d reply bytes, want at most 256 KiB", b)
 	}
 }
