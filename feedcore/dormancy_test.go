@@ -15,7 +15,7 @@ import (
 // DormantAfter loses its inboxes and is pushed nothing, by an ordinary
 // author as by a big-V; its next read is every post, merged from the
 // outboxes, and queues its return, which rebuilds the inbox and resumes
-// the pushes.
+// the pushes. A rebuild while it sleeps leaves its inboxes dropped.
 func TestDormantReaderCostsNothingAndReturns(t *testing.T) {
 	clk := clockAt(testEpoch)
 	s := testService(t, Options{BigVThreshold: 1, InboxCap: 8, ActiveWindow: time.Hour, DormantAfter: 2 * time.Hour, Now: clk.now})
@@ -47,6 +47,13 @@ func TestDormantReaderCostsNothingAndReturns(t *testing.T) {
 	}
 	if n, err := s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Inbox(reader), s.Keys.ReplayInbox(reader)).Build()).AsInt64(); err != nil || n != 0 {
 		t.Fatalf("a dormant reader keeps %d inboxes (err %v), want none", n, err)
+	}
+	// A rebuild leaves a dormant reader's inboxes dropped.
+	if _, err := s.Rebuild(ctx, RebuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Redis.Do(ctx, s.Redis.B().Exists().Key(s.Keys.Inbox(reader), s.Keys.ReplayInbox(reader)).Build()).AsInt64(); err != nil || n != 0 {
+		t.Fatalf("after a rebuild a dormant reader has %d inboxes (err %v), want none", n, err)
 	}
 	before := s.Stats().InboxWrites
 	post(plain) // only the dormant reader follows plain
