@@ -3,16 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/feedd/feedd/redisstore"
 )
-
-// DefaultReadyMaxBacklog is the fan-out backlog above which /readyz
-// answers 503 when Config.ReadyMaxBacklog is zero.
-const DefaultReadyMaxBacklog = 10000
 
 // readyTimeout bounds the Redis calls of a /readyz or /metrics request.
 const readyTimeout = time.Second
@@ -31,20 +26,21 @@ func healthHandler() http.Handler {
 // readyHandler answers 200 when the store serves (redisstore.Check: a
 // single Redis answers PING; on a Redis Cluster, the nodes that answer
 // within a second report cluster_state:ok, so one dead node does not make
-// it flap) and the fan-out backlog is under the configured bound, 503 with
-// a JSON reason otherwise, so load balancers take a replica with a broken
-// store, or one whose workers have fallen behind, out of rotation.
+// it flap), 503 with a JSON reason otherwise, so load balancers take a
+// replica with a broken store out of rotation. The fan-out backlog is in
+// the answer for information only: it is one number shared by every
+// replica, so a bound on it would take them all out of rotation at once
+// when the workers fall behind, and a worker outage would become a read
+// outage. Operators alert on feedd_fanout_backlog instead.
 func readyHandler(cfg Config) http.Handler {
-	bound := cfg.ReadyMaxBacklog
-	if bound <= 0 {
-		bound = DefaultReadyMaxBacklog
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
 		type answer struct {
-			Ready   bool   `json:"ready"`
-			Reason  string `json:"reason,omitempty"`
+			Ready  bool   `json:"ready"`
+			Reason string `json:"reason,omitempty"`
+			// Backlog is the fan-out backlog (Service.Backlog), when it
+			// could be read: information, never a reason to be unready.
 			Backlog *int64 `json:"backlog,omitempty"`
 			// Store is what the store check saw, when there is more to it
 			// than a PING: a cluster's node counts.
@@ -66,17 +62,14 @@ func readyHandler(cfg Config) http.Handler {
 			reply(http.StatusServiceUnavailable, answer{Reason: h.Problem, Store: store})
 			return
 		}
-		n, err := cfg.Service.Backlog(ctx)
-		if err != nil {
+		a := answer{Ready: true, Store: store}
+		if n, err := cfg.Service.Backlog(ctx); err == nil {
+			a.Backlog = &n
+		} else {
+			// The store check decided: a backlog that could not be read is
+			// left out of the answer.
 			cfg.Logger.Warn("readyz: reading the fan-out backlog", "err", err)
-			reply(http.StatusServiceUnavailable, answer{Reason: "store unavailable"})
-			return
 		}
-		if n > bound {
-			reply(http.StatusServiceUnavailable, answer{Backlog: &n, Store: store,
-				Reason: fmt.Sprintf("fan-out backlog %d is over %d: workers are behind", n, bound)})
-			return
-		}
-		reply(http.StatusOK, answer{Ready: true, Backlog: &n, Store: store})
+		reply(http.StatusOK, a)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -179,7 +180,10 @@ var (
 	redisUpDesc = prometheus.NewDesc("feedd_redis_up",
 		"1 when Redis answered this scrape's queries in time, else 0.", nil, nil)
 	backlogDesc = prometheus.NewDesc("feedd_fanout_backlog",
-		"Entries in the fan-out events and tasks streams, not yet handled.", nil, nil)
+		"Entries in the fan-out events, tasks and journal streams of every shard, not yet handled.", nil, nil)
+	streamBacklogDesc = prometheus.NewDesc("feedd_fanout_stream_backlog",
+		"Entries in one fan-out stream (XLEN), by stream (events, tasks, journal: <prefix>fo:{sN}:ev, tk, jn) and shard (N); they add up to feedd_fanout_backlog.",
+		[]string{"stream", "shard"}, nil)
 	cleanupBacklogDesc = prometheus.NewDesc("feedd_safety_cleanup_backlog",
 		"Safety clean-up jobs (a blocked, muted or hiding author's items out of a viewer's inboxes) not yet done.", nil, nil)
 	deadLettersDesc = prometheus.NewDesc("feedd_fanout_dead_letters",
@@ -193,8 +197,9 @@ var (
 // serviceCollector exports, at each scrape, the counters this process
 // keeps (feedcore's Stats: fan-out work, reports by reason; the
 // client-side cache's hits and misses) and
-// the fan-out state read from Redis under a bound of timeout: backlog,
-// safety clean-up backlog, dead letters, pending entries and whether Redis answered in time.
+// the fan-out state read from Redis under a bound of timeout: backlog
+// (in total and by stream), safety clean-up backlog, dead letters, pending
+// entries and whether Redis answered in time.
 type serviceCollector struct {
 	svc     *feedcore.Service
 	log     *slog.Logger
@@ -203,7 +208,7 @@ type serviceCollector struct {
 
 func (serviceCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cacheHitsDesc, cacheMissesDesc, processedDesc, deadLetteredDesc, reportsDesc,
-		redisUpDesc, backlogDesc, cleanupBacklogDesc, deadLettersDesc, pendingDesc, oldestPendingDesc} {
+		redisUpDesc, backlogDesc, streamBacklogDesc, cleanupBacklogDesc, deadLettersDesc, pendingDesc, oldestPendingDesc} {
 		ch <- d
 	}
 }
@@ -232,13 +237,20 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 	// on their own, as /readyz's are.
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	backlog, err := c.svc.Backlog(ctx)
+	// One round trip reads every stream's length; the total is their sum
+	// (Service.Backlog's number).
+	streams, err := c.svc.BacklogByStream(ctx)
 	if err != nil {
 		c.log.Warn("metrics: reading the fan-out backlog", "err", err)
 		ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, 0)
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, 1)
+	var backlog int64
+	for _, sl := range streams {
+		backlog += sl.Len
+		ch <- prometheus.MustNewConstMetric(streamBacklogDesc, prometheus.GaugeValue, float64(sl.Len), sl.Kind, strconv.Itoa(sl.Shard))
+	}
 	ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(backlog))
 	if n, err := c.svc.CleanupBacklog(ctx); err == nil {
 		ch <- prometheus.MustNewConstMetric(cleanupBacklogDesc, prometheus.GaugeValue, float64(n))

@@ -38,9 +38,6 @@ type Config struct {
 	// client goes away or RequestTimeout passes, so that no write stops
 	// halfway; default resolvers.DefaultWriteTimeout.
 	WriteTimeout time.Duration
-	// ReadyMaxBacklog is the fan-out backlog above which /readyz answers
-	// 503; default DefaultReadyMaxBacklog.
-	ReadyMaxBacklog int64
 	// AllowedHosts, when not empty, are the only Host header values served
 	// (see allowedHosts): the DNS rebinding guard. Empty allows any host.
 	AllowedHosts []string

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"flag"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -20,7 +22,9 @@ import (
 // listener has no /debug/pprof/. Without the flag there is no such
 // listener.
 func TestServeOpsListener(t *testing.T) {
-	ls := startServeListeners(t, "--dev-auth", "--ops-addr", "127.0.0.1:0")
+	// --ready-max-backlog is deprecated and ignored: even 0 is accepted
+	// (TestReadyMaxBacklogDeprecated).
+	ls := startServeListeners(t, "--dev-auth", "--ops-addr", "127.0.0.1:0", "--ready-max-backlog", "0")
 	if ls[listenerOps] == "" || ls[listenerOps] == ls[listenerPublic] {
 		t.Fatalf("listeners %v: want an ops listener of its own", ls)
 	}
@@ -113,5 +117,39 @@ func checkCPUProfile(t *testing.T, b []byte) {
 		if !bytes.Contains(raw, []byte(s)) {
 			t.Errorf("profile (%d bytes) names no %q: not a CPU profile", len(raw), s)
 		}
+	}
+}
+
+// TestReadyMaxBacklogDeprecated: --ready-max-backlog (or
+// FEED_READY_MAX_BACKLOG) is still accepted, any value, and does nothing
+// but warn once; without it there is no warning.
+func TestReadyMaxBacklogDeprecated(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  string
+		args []string
+		warn bool
+	}{
+		{"absent", "", nil, false},
+		{"flag", "", []string{"--ready-max-backlog", "0"}, true},
+		{"environment", "1", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv("FEED_READY_MAX_BACKLOG", c.env)
+			}
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			o := addOpsFlags(fs)
+			if _, err := parse(fs, c.args); err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			o.warnDeprecated(slog.New(slog.NewTextHandler(&logs, nil)))
+			warnings := strings.Count(logs.String(), "--ready-max-backlog is deprecated and ignored")
+			if want := map[bool]int{false: 0, true: 1}[c.warn]; warnings != want ||
+				(c.warn && !strings.Contains(logs.String(), "feedd_fanout_backlog")) {
+				t.Errorf("%d warnings, want %d: %q", warnings, want, logs.String())
+			}
+		})
 	}
 }

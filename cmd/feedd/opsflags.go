@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,41 +15,47 @@ import (
 	"github.com/feedd/feedd/server"
 )
 
-// opsFlags are the operations flags serve and worker share: logging, the
-// readiness bound and the operations listener. Tracing, which the OTEL_*
-// environment configures rather than flags, starts with them (start).
+// opsFlags are the operations flags serve and worker share: logging and
+// the operations listener. Tracing, which the OTEL_* environment
+// configures rather than flags, starts with them (start).
 type opsFlags struct {
+	fs                  *flag.FlagSet
 	logFormat, logLevel string
-	readyMaxBacklog     int64
 	addr                string
 }
 
+// readyMaxBacklogFlag is the deprecated --ready-max-backlog: accepted, so
+// that manifests which pass it still start, and otherwise ignored (start
+// warns). The fan-out backlog no longer makes /readyz answer 503: it is one
+// number shared by every replica, and a bound on it took them all out of
+// rotation at once.
+const readyMaxBacklogFlag = "ready-max-backlog"
+
 func addOpsFlags(fs *flag.FlagSet) *opsFlags {
-	o := &opsFlags{}
+	o := &opsFlags{fs: fs}
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "info", "least severe log level written: debug, info, warn or error")
-	fs.Int64Var(&o.readyMaxBacklog, "ready-max-backlog", server.DefaultReadyMaxBacklog, "fan-out backlog (queued events and tasks) above which /readyz answers 503")
+	fs.Int64(readyMaxBacklogFlag, 0, "deprecated, ignored: the fan-out backlog no longer affects /readyz; alert on the feedd_fanout_backlog metric instead")
 	fs.StringVar(&o.addr, "ops-addr", "", "when set, serve /healthz, /readyz, /metrics and Go's profiles (/debug/pprof/) at this address, a listener apart from the public one; empty: off")
 	return o
 }
 
-// start checks the flags, installs the logger they ask for, and starts
-// tracing as the OTEL_* environment asks (tracing.Setup), under service as
-// the default service.name. It comes before the store, the workers and the
+// start checks the flags, installs the logger they ask for, warns of the
+// deprecated ones given (warnDeprecated), and starts tracing as the OTEL_*
+// environment asks (tracing.Setup), under service as the default
+// service.name. It comes before the store, the workers and the
 // server: the tracer provider and the W3C propagator are in place before
 // anything could start a span or read a traceparent header, and a refused
 // environment stops the command before it dials anything. stop flushes
 // the spans still buffered; the caller defers it first, so it runs last,
 // after the server drained and the store closed.
 func (o *opsFlags) start(ctx context.Context, service string) (stop func(), err error) {
-	if o.readyMaxBacklog < 1 {
-		return nil, errors.New("--ready-max-backlog must be at least 1")
-	}
 	log, err := newLogger(os.Stderr, o.logFormat, o.logLevel)
 	if err != nil {
 		return nil, err
 	}
 	slog.SetDefault(log)
+	o.warnDeprecated(log)
 	shutdown, err := tracing.Setup(ctx, service)
 	if err != nil {
 		return nil, err
@@ -64,6 +69,18 @@ func (o *opsFlags) start(ctx context.Context, service string) (stop func(), err 
 			slog.Warn("tracing: spans not flushed on exit", "err", err)
 		}
 	}, nil
+}
+
+// warnDeprecated logs a warning, once, when --ready-max-backlog was given
+// (on the command line or as FEED_READY_MAX_BACKLOG): it is accepted and
+// does nothing.
+func (o *opsFlags) warnDeprecated(log *slog.Logger) {
+	o.fs.Visit(func(f *flag.Flag) {
+		if f.Name == readyMaxBacklogFlag {
+			log.Warn("--ready-max-backlog is deprecated and ignored: the fan-out backlog no longer affects /readyz; alert on the feedd_fanout_backlog metric instead",
+				"ready_max_backlog", f.Value.String())
+		}
+	})
 }
 
 // tracingFlushTimeout bounds the export of the last spans on exit.
@@ -90,9 +107,8 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return slog.New(tracing.LogHandler(h)), nil
 }
 
-// listen serves the operations endpoints (server.OpsHandler over cfg, with
-// the readiness bound of the flags) at --ops-addr, when it is set, until
-// the returned stop is called.
+// listen serves the operations endpoints (server.OpsHandler over cfg) at
+// --ops-addr, when it is set, until the returned stop is called.
 func (o *opsFlags) listen(cfg server.Config, co cmdOptions) (stop func(), err error) {
 	if o.addr == "" {
 		return func() {}, nil
@@ -101,7 +117,6 @@ func (o *opsFlags) listen(cfg server.Config, co cmdOptions) (stop func(), err er
 	if err != nil {
 		return nil, fmt.Errorf("--ops-addr: %w", err)
 	}
-	cfg.ReadyMaxBacklog = o.readyMaxBacklog
 	// No write timeout: a CPU profile or trace answers after as many
 	// seconds as its caller asks for.
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: server.OpsHandler(cfg)}

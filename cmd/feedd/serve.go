@@ -156,7 +156,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	}
 
 	cfg := server.Config{Service: svc, Metrics: metrics, DevAuth: *devAuth, Verifier: verifier,
-		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, ReadyMaxBacklog: ops.readyMaxBacklog, APIConfig: apiCfg,
+		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, APIConfig: apiCfg,
 		AllowedHosts: httpf.hosts(set, *devAuth)}
 	if report != nil {
 		cfg.DemoMedia = demo.MediaHandler()

@@ -120,7 +120,6 @@ func TestServeFlagsValidate(t *testing.T) {
 		{"--request-timeout", "0s"},
 		{"--write-timeout", "0s"},
 		{"--shutdown-timeout", "-1s"},
-		{"--ready-max-backlog", "0"},
 		{"--log-format", "xml"},
 		{"--log-level", "loud"},
 	} {
