@@ -225,7 +225,8 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range []struct {
 		kind string
 		n    int64
-	}{{"events", st.Events}, {"tasks", st.Tasks}, {"inbox_writes", st.InboxWrites}, {"journal_repairs", st.Repairs}} {
+	}{{"events", st.Events}, {"tasks", st.Tasks}, {"inbox_writes", st.InboxWrites}, {"journal_repairs", st.Repairs},
+		{"readers_slept", st.Slept}, {"readers_woken", st.Woken}} {
 		ch <- prometheus.MustNewConstMetric(processedDesc, prometheus.CounterValue, float64(s.n), s.kind)
 	}
 	ch <- prometheus.MustNewConstMetric(deadLetteredDesc, prometheus.CounterValue, float64(st.DeadLetters))

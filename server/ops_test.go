@@ -168,7 +168,7 @@ func TestMetricsAndAccessLog(t *testing.T) {
 			t.Errorf("no %s", name)
 		}
 	}
-	for _, kind := range []string{"events", "tasks", "inbox_writes", "journal_repairs"} {
+	for _, kind := range []string{"events", "tasks", "inbox_writes", "journal_repairs", "readers_slept", "readers_woken"} {
 		if _, ok := s.value("feedd_fanout_processed_total", "kind", kind); !ok {
 			t.Errorf("no feedd_fanout_processed_total{kind=%q}", kind)
 		}
