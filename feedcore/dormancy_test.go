@@ -156,7 +156,8 @@ func TestReturningReaderPageCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop() // the upgrade waits: the page alone is measured
-	if _, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: 99, First: 1}); err != nil { // scripts load: not counted
+	// Scripts load on first use: not counted.
+	if _, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: 99, First: 1}); err != nil {
 		t.Fatal(err)
 	}
 	rctx, trips := roundtrip.NewContext(ctx)

@@ -30,29 +30,7 @@ import (
 // sweepDormant puts to sleep up to limit quiet readers whose last read is
 // older than DormantAfter, and returns how many.
 func (s *Service) sweepDormant(ctx context.Context, limit int) (int, error) {
-	cutoff := s.NowMS() - s.Opts.DormantAfter.Milliseconds()
-	n := 0
-	for sh := 0; sh < activityShards && n < limit; sh++ {
-		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Quiet(sh)).Min("-inf").Max("("+store.ScoreArg(cutoff)).Byscore().
-			Limit(0, int64(limit-n)).Build()).AsStrSlice()
-		if err != nil {
-			return n, err
-		}
-		for _, m := range ms {
-			reader, err := store.MemberID(m)
-			if err != nil {
-				return n, err
-			}
-			ok, err := s.WithLock(ctx, reader, func(ctx context.Context) error { return s.sleep(ctx, reader, cutoff) })
-			if err != nil {
-				return n, err
-			}
-			if ok {
-				n++
-			}
-		}
-	}
-	return n, nil
+	return s.sweepIndex(ctx, s.Keys.Quiet, s.NowMS()-s.Opts.DormantAfter.Milliseconds(), limit, s.sleep)
 }
 
 // sleep makes reader dormant, unless it read since cutoff. Its inboxes go
@@ -167,7 +145,9 @@ const minWakePer = 16
 // Awake returns readers less the dormant ones, whose inboxes stay dropped
 // (a rebuild leaves them so: their return rebuilds them).
 func (s *Service) Awake(ctx context.Context, readers []store.ID) ([]store.ID, error) {
-	hget := func(id store.ID) rueidis.Completed { return s.Redis.B().Hget().Key(s.Keys.Reader(id)).Field("d").Build() }
+	hget := func(id store.ID) rueidis.Completed {
+		return s.Redis.B().Hget().Key(s.Keys.Reader(id)).Field("d").Build()
+	}
 	rs := s.DoMulti(ctx, store.CmdsFor(readers, hget)...)
 	out := readers[:0:0]
 	for i, r := range rs {

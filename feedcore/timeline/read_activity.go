@@ -186,23 +186,31 @@ func (s *Service) Sweep(ctx context.Context, limit int) (_ int, err error) {
 }
 
 func (s *Service) demoteQuiet(ctx context.Context, limit int) (int, error) {
-	cutoff := s.NowMS() - s.Opts.ActiveWindow.Milliseconds()
-	var quiet []string
-	for sh := 0; sh < activityShards && len(quiet) < limit; sh++ {
-		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Seen(sh)).Min("-inf").Max("("+store.ScoreArg(cutoff)).Byscore().
-			Limit(0, int64(limit-len(quiet))).Build()).AsStrSlice()
+	return s.sweepIndex(ctx, s.Keys.Seen, s.NowMS()-s.Opts.ActiveWindow.Milliseconds(), limit, s.demote)
+}
+
+// sweepIndex lists up to limit readers of the activity index shards index
+// names whose last read is before cutoff, and applies step to each, holding
+// its lock (a reader whose lock another holds is left to the next sweep). It
+// returns how many it applied step to.
+func (s *Service) sweepIndex(ctx context.Context, index func(shard int) string, cutoff int64, limit int,
+	step func(ctx context.Context, reader store.ID, cutoff int64) error) (int, error) {
+	var listed []string
+	for sh := 0; sh < activityShards && len(listed) < limit; sh++ {
+		ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(index(sh)).Min("-inf").Max("("+store.ScoreArg(cutoff)).Byscore().
+			Limit(0, int64(limit-len(listed))).Build()).AsStrSlice()
 		if err != nil {
 			return 0, err
 		}
-		quiet = append(quiet, ms...)
+		listed = append(listed, ms...)
 	}
 	n := 0
-	for _, m := range quiet {
+	for _, m := range listed {
 		reader, err := store.MemberID(m)
 		if err != nil {
 			return n, err
 		}
-		ok, err := s.WithLock(ctx, reader, func(ctx context.Context) error { return s.demote(ctx, reader, cutoff) })
+		ok, err := s.WithLock(ctx, reader, func(ctx context.Context) error { return step(ctx, reader, cutoff) })
 		if err != nil {
 			return n, err
 		}
