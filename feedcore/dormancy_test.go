@@ -162,7 +162,9 @@ func TestReturningReaderPageCost(t *testing.T) {
 	}
 	rctx, trips := roundtrip.NewContext(ctx)
 	bytes.Store(0)
+	start := time.Now() // logged, never asserted: a figure for the notes
 	pg, err := cs.FollowingFeed(rctx, FeedRequest{Viewer: reader, First: 20})
+	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestReturningReaderPageCost(t *testing.T) {
 	if want := newestFirst(all)[:20]; !slices.Equal(got, want) {
 		t.Fatalf("returning reader's first page is %v, want %v", got, want)
 	}
-	t.Logf("returning reader's first page: %d round trips, %d reply bytes", trips.Trips(), bytes.Load())
+	t.Logf("returning reader's first page: %d round trips, %d reply bytes, %v", trips.Trips(), bytes.Load(), took)
 	if trips.Trips() > 4 {
 		t.Errorf("returning reader's first page: %d round trips, want at most 4", trips.Trips())
 	}
