@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -22,6 +23,25 @@ import (
 // cpuMetric is the process collector's counter that feedd's /metrics
 // serves (client_golang's collectors.NewProcessCollector).
 const cpuMetric = "process_cpu_seconds_total"
+
+// processedMetric{kind="inbox_writes"} is the inbox writes of the fan-out
+// workers of the process serving the /metrics (feedcore's Stats).
+const (
+	processedMetric = "feedd_fanout_processed_total"
+	inboxWritesKind = "inbox_writes"
+	inboxWritesName = processedMetric + `{kind="` + inboxWritesKind + `"}`
+)
+
+// errNoInboxWrites: a feedd from before the metric, or not feedd.
+var errNoInboxWrites = errors.New("no " + inboxWritesName + " on feedd's /metrics (an older feedd?)")
+
+// feeddMetrics are the figures read from one scrape of feedd's /metrics:
+// its CPU time, and its workers' inbox writes (inboxErr when absent).
+type feeddMetrics struct {
+	cpu         float64
+	inboxWrites float64
+	inboxErr    error
+}
 
 // metricsURL is where feedd's CPU is read: ops, feedd's ops listener
 // (serve --ops-addr; a base URL, /metrics added, or the full URL), when
@@ -42,48 +62,83 @@ func metricsURL(graphqlURL, ops string) (string, error) {
 	return u.String(), nil
 }
 
-// scrapeCPU is the CPU time of the process serving the /metrics at u.
-func scrapeCPU(ctx context.Context, hc *http.Client, u string) (float64, error) {
+// scrapeMetrics reads the /metrics at u: the CPU time of the process
+// serving it (an error without it), and its inbox writes.
+func scrapeMetrics(ctx context.Context, hc *http.Client, u string) (feeddMetrics, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, fmt.Errorf("scrape %s: %w", u, err)
+		return feeddMetrics{}, fmt.Errorf("scrape %s: %w", u, err)
 	}
 	res, err := hc.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("scrape %s: %w", u, err)
+		return feeddMetrics{}, fmt.Errorf("scrape %s: %w", u, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("scrape %s: status %s", u, res.Status)
+		return feeddMetrics{}, fmt.Errorf("scrape %s: status %s", u, res.Status)
 	}
-	v, err := cpuSeconds(res.Body, expfmt.ResponseFormat(res.Header))
+	m, err := parseMetrics(res.Body, expfmt.ResponseFormat(res.Header))
 	if err != nil {
-		return 0, fmt.Errorf("scrape %s: %w", u, err)
+		return feeddMetrics{}, fmt.Errorf("scrape %s: %w", u, err)
 	}
-	return v, nil
+	return m, nil
 }
 
-// cpuSeconds finds process_cpu_seconds_total in a metrics exposition.
-func cpuSeconds(r io.Reader, format expfmt.Format) (float64, error) {
+// parseMetrics finds process_cpu_seconds_total (an error without it) and
+// feedd_fanout_processed_total{kind="inbox_writes"} (inboxErr without it)
+// in a metrics exposition.
+func parseMetrics(r io.Reader, format expfmt.Format) (feeddMetrics, error) {
+	m := feeddMetrics{inboxErr: errNoInboxWrites}
+	cpu := false
 	dec := expfmt.NewDecoder(r, format)
 	for {
 		var mf dto.MetricFamily
 		if err := dec.Decode(&mf); err != nil {
-			if errors.Is(err, io.EOF) {
-				return 0, fmt.Errorf("no %s (is it feedd's /metrics?)", cpuMetric)
+			if !errors.Is(err, io.EOF) {
+				return feeddMetrics{}, fmt.Errorf("parse the exposition: %w", err)
 			}
-			return 0, fmt.Errorf("parse the exposition: %w", err)
+			if !cpu {
+				return feeddMetrics{}, fmt.Errorf("no %s (is it feedd's /metrics?)", cpuMetric)
+			}
+			return m, nil
 		}
-		if mf.GetName() != cpuMetric || len(mf.GetMetric()) != 1 {
-			continue
-		}
-		switch m := mf.GetMetric()[0]; {
-		case m.GetCounter() != nil:
-			return m.GetCounter().GetValue(), nil
-		case m.GetUntyped() != nil:
-			return m.GetUntyped().GetValue(), nil
+		switch mf.GetName() {
+		case cpuMetric:
+			if len(mf.GetMetric()) == 1 {
+				m.cpu, cpu = value(mf.GetMetric()[0])
+			}
+		case processedMetric:
+			for _, s := range mf.GetMetric() {
+				if label(s, "kind") != inboxWritesKind {
+					continue
+				}
+				if v, ok := value(s); ok {
+					m.inboxWrites, m.inboxErr = v, nil
+				}
+			}
 		}
 	}
+}
+
+// value is a counter's or an untyped sample's value.
+func value(m *dto.Metric) (float64, bool) {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue(), true
+	case m.GetUntyped() != nil:
+		return m.GetUntyped().GetValue(), true
+	}
+	return 0, false
+}
+
+// label is m's label name, or "".
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
 }
 
 // costProbe reads what feedd and Redis have spent so far; redis nil
@@ -96,11 +151,13 @@ type costProbe struct {
 
 var errNoRedis = errors.New("no --redis to read INFO from")
 
-// cpuReading is feedd's and Redis's CPU time at one moment; an error says
-// why a figure is missing.
+// cpuReading is feedd's and Redis's CPU time at one moment, and feedd's
+// inbox writes so far; an error says why a figure is missing.
 type cpuReading struct {
 	feedd    float64
 	feeddErr error
+	inbox    float64
+	inboxErr error
 	redis    redisinfo.CPU
 	masters  redisinfo.Masters
 	redisErr error
@@ -108,7 +165,8 @@ type cpuReading struct {
 
 func (p *costProbe) cpu(ctx context.Context) cpuReading {
 	var r cpuReading
-	r.feedd, r.feeddErr = scrapeCPU(ctx, p.hc, p.metricsURL)
+	m, err := scrapeMetrics(ctx, p.hc, p.metricsURL)
+	r.feedd, r.feeddErr, r.inbox, r.inboxErr = m.cpu, err, m.inboxWrites, firstErr(err, m.inboxErr)
 	r.redisErr = errNoRedis
 	if p.redis != nil {
 		r.redis, r.masters, r.redisErr = redisinfo.ReadCPU(ctx, p.redis)
@@ -143,16 +201,19 @@ func perOp(before, after cpuReading, ops int) (feedd, redis *float64) {
 // spent adds up what a server's phases cost; the first error of each kind
 // is kept and marks the figure as not measured.
 type spent struct {
-	feedd                      float64
-	redis                      redisinfo.CPU
-	masters                    redisinfo.Masters
-	commands                   redisinfo.Commands
-	feeddErr, redisErr, cmdErr error
-	phases                     int
+	feedd                                float64
+	inbox                                float64 // feedd's inbox writes
+	redis                                redisinfo.CPU
+	masters                              redisinfo.Masters
+	commands                             redisinfo.Commands
+	feeddErr, inboxErr, redisErr, cmdErr error
+	phases                               int
 }
 
 func (s *spent) add(before, after cpuReading, cmdBefore, cmdAfter redisinfo.Commands, cmdErr error) {
 	s.feeddErr = firstErr(s.feeddErr, before.feeddErr, after.feeddErr)
+	s.inboxErr = firstErr(s.inboxErr, before.inboxErr, after.inboxErr)
+	s.inbox += after.inbox - before.inbox
 	s.redisErr = firstErr(s.redisErr, before.redisErr, after.redisErr)
 	s.cmdErr = firstErr(s.cmdErr, cmdErr)
 	s.feedd += after.feedd - before.feedd
@@ -181,10 +242,20 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// cost is the report's cost figures for ops operations.
-func (s *spent) cost(ops int, metricsURL string) *loadreport.Cost {
+// cost is the report's cost figures for ops operations, which published
+// posts posts.
+func (s *spent) cost(ops, posts int, metricsURL string) *loadreport.Cost {
 	c := &loadreport.Cost{MetricsURL: metricsURL, FeeddCPUSeconds: s.feedd,
-		RedisMasters: int(s.masters), RedisCPUSeconds: s.redis.Total()}
+		RedisMasters: int(s.masters), RedisCPUSeconds: s.redis.Total(), Posts: posts}
+	if s.inboxErr != nil {
+		c.InboxWritesError = s.inboxErr.Error()
+	} else {
+		c.InboxWrites = int64(math.Round(s.inbox))
+		if posts > 0 {
+			v := s.inbox / float64(posts)
+			c.InboxWritesPerPost = &v
+		}
+	}
 	perOp := func(sec float64) float64 {
 		if ops == 0 {
 			return 0

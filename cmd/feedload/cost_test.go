@@ -38,13 +38,21 @@ func TestMetricsURL(t *testing.T) {
 }
 
 // exposition is a registry's metrics with process_cpu_seconds_total at
-// cpu, encoded in format.
-func exposition(t *testing.T, cpu float64, format expfmt.Format) []byte {
+// cpu and, unless it is negative, feedd_fanout_processed_total{kind=
+// "inbox_writes"} at inbox (beside other kinds), encoded in format.
+func exposition(t *testing.T, cpu, inbox float64, format expfmt.Format) []byte {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "process_cpu_seconds_total", Help: "CPU."})
 	c.Add(cpu)
 	reg.MustRegister(c, prometheus.NewGauge(prometheus.GaugeOpts{Name: "feedd_other", Help: "Another."}))
+	if inbox >= 0 {
+		p := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "feedd_fanout_processed_total", Help: "Fan-out."}, []string{"kind"})
+		p.WithLabelValues("events").Add(7)
+		p.WithLabelValues("inbox_writes").Add(inbox)
+		p.WithLabelValues("tasks").Add(3)
+		reg.MustRegister(p)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -59,32 +67,39 @@ func exposition(t *testing.T, cpu float64, format expfmt.Format) []byte {
 	return buf.Bytes()
 }
 
-func TestCPUSeconds(t *testing.T) {
+func TestParseMetrics(t *testing.T) {
 	for _, format := range []expfmt.Format{expfmt.NewFormat(expfmt.TypeTextPlain), expfmt.NewFormat(expfmt.TypeProtoDelim)} {
-		got, err := cpuSeconds(bytes.NewReader(exposition(t, 12.5, format)), format)
-		if err != nil || got != 12.5 {
-			t.Errorf("%s: cpuSeconds = %v, %v; want 12.5", format, got, err)
+		got, err := parseMetrics(bytes.NewReader(exposition(t, 12.5, 1234, format)), format)
+		if err != nil || got.cpu != 12.5 || got.inboxWrites != 1234 || got.inboxErr != nil {
+			t.Errorf("%s: parseMetrics = %+v, %v; want CPU 12.5, 1234 inbox writes", format, got, err)
+		}
+		// A feedd from before the inbox writes metric: CPU only.
+		got, err = parseMetrics(bytes.NewReader(exposition(t, 12.5, -1, format)), format)
+		if err != nil || got.cpu != 12.5 || !errors.Is(got.inboxErr, errNoInboxWrites) {
+			t.Errorf("%s: without inbox writes: %+v, %v; want CPU 12.5 and errNoInboxWrites", format, got, err)
 		}
 	}
 	text := expfmt.NewFormat(expfmt.TypeTextPlain)
 	for _, tc := range []struct{ name, body, wantErr string }{
 		{"no such metric", "# TYPE up gauge\nup 1\n", "no process_cpu_seconds_total"},
+		{"inbox writes without CPU", `feedd_fanout_processed_total{kind="inbox_writes"} 5` + "\n", "no process_cpu_seconds_total"},
 		{"not an exposition", "<html>not metrics</html>\n", "parse the exposition"},
-		{"untyped", "process_cpu_seconds_total 3.25\n", ""},
+		{"untyped", "process_cpu_seconds_total 3.25\n" + `feedd_fanout_processed_total{kind="events"} 9` + "\n" +
+			`feedd_fanout_processed_total{kind="inbox_writes"} 5` + "\n", ""},
 	} {
-		got, err := cpuSeconds(strings.NewReader(tc.body), text)
+		got, err := parseMetrics(strings.NewReader(tc.body), text)
 		switch {
-		case tc.wantErr == "" && (err != nil || got != 3.25):
-			t.Errorf("%s: %v, %v; want 3.25", tc.name, got, err)
+		case tc.wantErr == "" && (err != nil || got.cpu != 3.25 || got.inboxWrites != 5 || got.inboxErr != nil):
+			t.Errorf("%s: %+v, %v; want 3.25 and 5", tc.name, got, err)
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-			t.Errorf("%s: %v, %v; want an error with %q", tc.name, got, err, tc.wantErr)
+			t.Errorf("%s: %+v, %v; want an error with %q", tc.name, got, err, tc.wantErr)
 		}
 	}
 }
 
-// TestScrapeCPU scrapes a /metrics served as feedd serves it (promhttp over
+// TestScrapeMetrics scrapes a /metrics served as feedd serves it (promhttp over
 // a registry with the process collector): this process's CPU, which grows.
-func TestScrapeCPU(t *testing.T) {
+func TestScrapeMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
@@ -92,7 +107,8 @@ func TestScrapeCPU(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	ctx := context.Background()
-	first, err := scrapeCPU(ctx, srv.Client(), srv.URL+"/metrics")
+	m, err := scrapeMetrics(ctx, srv.Client(), srv.URL+"/metrics")
+	first := m.cpu
 	if err != nil {
 		t.Skipf("no process CPU on this platform: %v", err)
 	}
@@ -100,7 +116,7 @@ func TestScrapeCPU(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for n := 0; time.Now().Before(deadline); n++ {
 		if n%1_000_000 == 0 {
-			if now, err := scrapeCPU(ctx, srv.Client(), srv.URL+"/metrics"); err != nil || now > first {
+			if now, err := scrapeMetrics(ctx, srv.Client(), srv.URL+"/metrics"); err != nil || now.cpu > first {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -111,31 +127,39 @@ func TestScrapeCPU(t *testing.T) {
 	t.Errorf("process_cpu_seconds_total stayed at %v over 10s of spinning", first)
 }
 
-func TestScrapeCPUStatus(t *testing.T) {
+func TestScrapeMetricsStatus(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	if _, err := scrapeCPU(context.Background(), srv.Client(), srv.URL+"/metrics"); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, err := scrapeMetrics(context.Background(), srv.Client(), srv.URL+"/metrics"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("scrape of a missing page: %v, want the status", err)
 	}
 }
 
 func TestSpent(t *testing.T) {
 	at := func(feedd, redis float64) cpuReading {
-		return cpuReading{feedd: feedd, redis: redisinfo.CPU{Sys: redis / 2, User: redis / 2, MainSys: redis / 4, MainUser: redis / 4, Main: true}, masters: 3}
+		return cpuReading{feedd: feedd, inbox: 100 * feedd,
+			redis: redisinfo.CPU{Sys: redis / 2, User: redis / 2, MainSys: redis / 4, MainUser: redis / 4, Main: true}, masters: 3}
 	}
 	cmds := func(evalsha, get int64) redisinfo.Commands {
 		return redisinfo.Commands{"evalsha": {Calls: evalsha, Usec: 100 * evalsha}, "get": {Calls: get, Usec: get}}
 	}
 	var s spent
 	// Two phases of 50 operations: feedd spends 0.1 s and 0.2 s, Redis
-	// 0.05 s and 0.1 s; 10 and 30 EVALSHA, 100 and 0 GET.
+	// 0.05 s and 0.1 s; 10 and 30 EVALSHA, 100 and 0 GET; 10 and 20
+	// inbox writes.
 	s.add(at(1, 2), at(1.1, 2.05), cmds(5, 10), cmds(15, 110), nil)
 	s.add(at(5, 3), at(5.2, 3.1), cmds(15, 110), cmds(45, 110), nil)
-	c := s.cost(100, "http://x/metrics")
-	if c.FeeddError != "" || c.RedisError != "" || c.CommandsError != "" || c.RedisMasters != 3 {
+	near := func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+	c := s.cost(100, 4, "http://x/metrics")
+	if c.FeeddError != "" || c.RedisError != "" || c.CommandsError != "" || c.InboxWritesError != "" || c.RedisMasters != 3 {
 		t.Fatalf("cost %+v", c)
 	}
-	near := func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+	if c.InboxWrites != 30 || c.Posts != 4 || c.InboxWritesPerPost == nil || !near(*c.InboxWritesPerPost, 7.5) {
+		t.Errorf("inbox writes %d for %d posts: %v a post, want 30, 4, 7.5", c.InboxWrites, c.Posts, c.InboxWritesPerPost)
+	}
+	if c := s.cost(100, 0, ""); c.InboxWritesPerPost != nil || c.InboxWritesError != "" {
+		t.Errorf("inbox writes without a post: %v a post, %q", c.InboxWritesPerPost, c.InboxWritesError)
+	}
 	if !near(c.FeeddCPUSeconds, 0.3) || !near(c.FeeddMsPerOp, 3) || !near(c.RedisMsPerOp, 1.5) ||
 		c.RedisMainMsPerOp == nil || !near(*c.RedisMainMsPerOp, 0.75) {
 		t.Errorf("cost %+v (main %v)", c, c.RedisMainMsPerOp)
@@ -151,12 +175,14 @@ func TestSpent(t *testing.T) {
 	// A phase whose scrape failed marks feedd's figure, not Redis's.
 	failed := at(9, 9)
 	failed.feeddErr = errors.New("scrape: refused")
+	failed.inboxErr = failed.feeddErr
 	s.add(failed, at(9.1, 9.1), cmds(45, 110), cmds(45, 110), nil)
-	if c := s.cost(150, ""); c.FeeddError != "scrape: refused" || c.RedisError != "" {
+	if c := s.cost(150, 6, ""); c.FeeddError != "scrape: refused" || c.RedisError != "" ||
+		c.InboxWritesError != "scrape: refused" || c.InboxWritesPerPost != nil {
 		t.Errorf("after a failed scrape: %+v", c)
 	}
 	s.add(at(9, 9), at(9, 9), nil, nil, errNoRedis)
-	if c := s.cost(150, ""); c.CommandsError != errNoRedis.Error() || c.Commands != nil {
+	if c := s.cost(150, 6, ""); c.CommandsError != errNoRedis.Error() || c.Commands != nil {
 		t.Errorf("without commands: %+v", c)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/feedd/feedd/cmd/feedload/loadreport"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/feedtest"
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/importer/importgen"
 	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
@@ -106,6 +107,128 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
+// TestDormantShare builds the tiny network as the command does (flags,
+// then prepare) with --dormant-share 0.5 while feedd runs, and drives it:
+// half the users are put to sleep after the build, sessions of returning
+// readers (half of them, while any is left) have their first page as an
+// operation of its own, and the report says what inbox writes a post
+// cost. A --skip-build rerun knows the same users, less those the returns
+// woke.
+func TestDormantShare(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	var log bytes.Buffer
+	ts := serve(t, newService(t, st, st.Prefix), nil)
+	args := []string{"--redis", "redis://unused", "--key-prefix", st.Prefix, // prepare is given the test's store
+		"--users", "120", "--follows-per-user", "6", "--bigv", "2", "--bigv-followers", "0.5", "--posts", "600",
+		"--days", "3", "--lives", "60", "--bigv-threshold", "40", "--url", ts.srv.URL + "/query",
+		"--concurrency", "4", "--duration", "2s", "--pages", "3", "--page-size", "5", "--write-ratio", "0.25",
+		"--lag-samples", "2", "--interval", "500ms", "--json", "--dormant-share", "0.5", "--return-ratio", "0.5"}
+	f, err := parseFlags(args, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := f.prepare(ctx, st.Store, f.load.URL, f.keyPrefix, f.opsURL, &log)
+	if err != nil {
+		t.Fatalf("prepare: %v\n%s", err, log.String())
+	}
+	dormant := a.cfg.Dormant
+	if want := dormantUsers(1, 120, 0.5); len(dormant) < 40 || len(dormant) > 80 || !slices.Equal(dormant, want) {
+		t.Fatalf("%d dormant users %v, want about half: %v", len(dormant), dormant, want)
+	}
+	if awake, err := ts.svc.Awake(ctx, storeIDs(dormant)); err != nil || len(awake) != 0 {
+		t.Fatalf("after prepare, %v of the dormant share are awake (%v)", awake, err)
+	}
+	if err := runLoad(ctx, a.cfg, a.rep); err != nil {
+		t.Fatal(err)
+	}
+	a.measureMemory(ctx, f)
+	var js bytes.Buffer
+	if err := output(f, a.rep, &js); err != nil {
+		t.Fatal(err)
+	}
+	var rep loadreport.Report
+	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
+		t.Fatalf("JSON report %s: %v", js.String(), err)
+	}
+	var text bytes.Buffer
+	if err := rep.Print(&text, false); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", text.String())
+
+	if len(rep.Ops) != len(allOps)+1 || rep.Ops[1].Name != opFeedReturn {
+		t.Fatalf("operations %+v, want followingFeed.return after followingFeed", rep.Ops)
+	}
+	ret := rep.Ops[1]
+	if ret.Count == 0 || ret.ErrorCount != 0 || ret.P50 <= 0 || ret.P99 < ret.P50 {
+		t.Errorf("followingFeed.return: %+v, want calls and no errors", ret)
+	}
+	if len(rep.Errors) != 0 {
+		t.Errorf("errors by code: %v", rep.Errors)
+	}
+	d := rep.Dormant
+	if d == nil || d.Share != 0.5 || d.ReturnRatio != 0.5 || d.Users != len(dormant) || d.SleepSeconds <= 0 ||
+		d.Returned != ret.Count || d.Returned+d.Left > d.Users || d.Returned+d.Left < d.Users-f.load.Concurrency {
+		t.Errorf("dormant report %+v, want %d users asleep and %d returned", d, len(dormant), ret.Count)
+	}
+	c := rep.Cost
+	if c == nil || c.InboxWritesError != "" || c.Posts == 0 || c.InboxWritesPerPost == nil {
+		t.Errorf("inbox writes per post not measured: %+v", c)
+	}
+	for _, want := range []string{"followingFeed.return", "inbox writes: ", " a post (", "dormant: "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+	if m := rep.Memory; m == nil || m.Error == "" && m.Users != 120 {
+		t.Errorf("memory %+v", m)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page.String(), `<figure class="chart"`); n != 3+len(rep.Ops) ||
+		!strings.Contains(page.String(), "inbox writes a post: ") || !strings.Contains(page.String(), "users at the start, ") {
+		t.Errorf("HTML report has %d charts (want %d), or lacks the inbox writes or the dormant share", n, 3+len(rep.Ops))
+	}
+
+	// A rerun on the network built: the same choice, less the returned
+	// readers whose upgrade woke them.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, err := ts.svc.Backlog(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	f, err = parseFlags(append(args, "--skip-build"), &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.prepare(ctx, st.Store, f.load.URL, f.keyPrefix, f.opsURL, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := b.cfg.Dormant
+	if len(again) >= len(dormant) || slices.ContainsFunc(again, func(u int) bool { return !slices.Contains(dormant, u) }) {
+		t.Errorf("--skip-build: dormant %v, want fewer of %v (%d returned)", again, dormant, d.Returned)
+	}
+	if b.rep.Build != nil || b.rep.Dormant == nil || b.rep.Dormant.SleepSeconds != 0 {
+		t.Errorf("--skip-build built %+v, slept %+v", b.rep.Build, b.rep.Dormant)
+	}
+}
+
+func storeIDs(us []int) []store.ID {
+	out := make([]store.ID, len(us))
+	for i, u := range us {
+		out[i] = store.ID(u)
+	}
+	return out
+}
+
 // checkCost checks the CPU figures of a run against the test's server:
 // feedd's from its /metrics always (this process's CPU: the server and
 // the clients both), Redis's and its busiest commands on a real Redis; the
@@ -115,6 +238,11 @@ func checkCost(t *testing.T, rep *loadreport.Report, real bool) {
 	c := rep.Cost
 	if c == nil || c.FeeddError != "" || c.FeeddCPUSeconds <= 0 || c.FeeddMsPerOp <= 0 {
 		t.Fatalf("feedd's CPU not measured: %+v", c)
+	}
+	// The test's feedd runs its fan-out workers, whose inbox writes its
+	// /metrics counts; every operation ran, publishPost too.
+	if c.InboxWritesError != "" || c.Posts == 0 || c.InboxWritesPerPost == nil || *c.InboxWritesPerPost < 0 {
+		t.Errorf("inbox writes per post not measured: %q, %d posts, %v a post", c.InboxWritesError, c.Posts, c.InboxWritesPerPost)
 	}
 	if !real {
 		if !strings.Contains(c.RedisError, "INFO cpu") || !strings.Contains(c.CommandsError, "INFO commandstats") {
@@ -207,25 +335,39 @@ func (ts *testServer) served(prefix string) (mine, others int) {
 
 func startServer(t *testing.T, st *storetest.Store, prefix string, secret []byte, log *bytes.Buffer) *testServer {
 	t.Helper()
-	ctx := context.Background()
-	svc, err := feedcore.New(ctx, st.Client, feedcore.Options{Prefix: prefix, BigVThreshold: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := build(ctx, svc, testSpec, "", log)
+	svc := newService(t, st, prefix)
+	b, err := build(context.Background(), svc, testSpec, "", log)
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, log.String())
 	}
 	if b.Users != 120 || b.Posts != 600 || b.Lives != 60 || b.Follows < 500 {
 		t.Errorf("built %+v", b)
 	}
+	ts := serve(t, svc, secret)
+	ts.build = b
+	return ts
+}
+
+func newService(t *testing.T, st *storetest.Store, prefix string) *feedcore.Service {
+	t.Helper()
+	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: prefix, BigVThreshold: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// serve starts feedd in this process over svc's network (which may not be
+// built yet), with its fan-out workers.
+func serve(t *testing.T, svc *feedcore.Service, secret []byte) *testServer {
+	t.Helper()
 	feedtest.Workers(t, svc)
 	cfg := server.Config{Service: svc, DevAuth: secret == nil,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if secret != nil {
 		cfg.Verifier = &auth.Verifier{HS256Secret: secret}
 	}
-	ts := &testServer{svc: svc, build: b, devices: map[string]int{}}
+	ts := &testServer{svc: svc, devices: map[string]int{}}
 	h := server.New(cfg)
 	ts.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d := r.Header.Get(server.DeviceHeader); r.URL.Path == "/query" && d != "" {
@@ -315,7 +457,7 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.load.Concurrency != 3 || f.load.Users != 50 || f.load.Duration != time.Second {
+	if f.load.Concurrency != 3 || f.load.Users != 50 || f.load.Duration != time.Second || f.load.DormantShare != 0 || f.load.ReturnRatio != 0.02 {
 		t.Errorf("parsed %+v", f.load)
 	}
 	for _, tc := range []struct {
@@ -327,6 +469,9 @@ func TestFlags(t *testing.T) {
 		{[]string{"--redis", "redis://x", "--compare", "http://127.0.0.1:2/query"}, "needs --compare-key-prefix"},
 		{[]string{"--redis", "redis://x", "--key-prefix", "a:", "--compare", "http://127.0.0.1:2/query", "--compare-key-prefix", "a:"}, "must differ"},
 		{[]string{"--skip-build", "--interval", "0s"}, "--interval"},
+		{[]string{"--skip-build", "--dormant-share", "1"}, "--dormant-share"},
+		{[]string{"--skip-build", "--dormant-share", "-0.1"}, "--dormant-share"},
+		{[]string{"--skip-build", "--dormant-share", "0.1", "--return-ratio", "1.5"}, "--return-ratio"},
 	} {
 		if _, err := parseFlags(tc.args, &stderr); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.wantErr)

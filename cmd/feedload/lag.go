@@ -13,12 +13,13 @@ import (
 
 // lagRun is what the fan-out lag probe saw in one phase: the author it
 // published as, and each sample with when it was taken (from the phase's
-// start).
+// start); posts are the posts it published.
 type lagRun struct {
 	author    string
 	followers int
 	samples   []lagSample
 	timeouts  int
+	posts     int
 }
 
 type lagSample struct{ at, lag time.Duration }
@@ -27,8 +28,9 @@ type lagSample struct{ at, lag time.Duration }
 // followed of a few random accounts as the author, has a random user
 // follow it (so that user is a follower, wherever it falls in the
 // fan-out's id order), publishes as the author, and polls the follower's
-// first page until the post shows.
-func probeLag(ctx context.Context, cl *clients, cfg loadConfig, d time.Duration, n int) lagRun {
+// first page until the post shows. Both are active users (pop): a dormant
+// follower's read would be a return, and a dormant one gets no pushes.
+func probeLag(ctx context.Context, cl *clients, pop *population, cfg loadConfig, d time.Duration, n int) lagRun {
 	var run lagRun
 	if n <= 0 {
 		return run
@@ -38,7 +40,7 @@ func probeLag(ctx context.Context, cl *clients, cfg loadConfig, d time.Duration,
 	as := func(id int) graphql.Client { c, _ := cl.as(id); return c }
 	author, followers := 0, -1
 	for range 20 {
-		id := r.IntN(cfg.Users) + 1
+		id := pop.viewer(r)
 		u, err := client.User(ctx, as(id), "u"+strconv.Itoa(id))
 		if err == nil && u.User != nil && u.User.FollowerCount > followers {
 			author, followers = id, u.User.FollowerCount
@@ -63,11 +65,14 @@ func probeLag(ctx context.Context, cl *clients, cfg loadConfig, d time.Duration,
 		if pause(); ctx.Err() != nil {
 			break
 		}
-		f := r.IntN(cfg.Users) + 1
+		f := pop.viewer(r)
 		if f == author {
 			continue
 		}
-		lag, seen := lagSampleOnce(ctx, as(author), as(f), userNodeID(author), timeout)
+		lag, seen, published := lagSampleOnce(ctx, as(author), as(f), userNodeID(author), timeout)
+		if published {
+			run.posts++
+		}
 		switch {
 		case seen:
 			run.samples = append(run.samples, lagSample{at: time.Since(start), lag: lag})
@@ -82,29 +87,29 @@ func probeLag(ctx context.Context, cl *clients, cfg loadConfig, d time.Duration,
 // lagSampleOnce has follower follow the author, publishes as the author,
 // and polls the follower's first page until the post shows (seen), or
 // timeout passes (the time waited, not seen). A follow or a publish that
-// fails is no sample (0, not seen).
-func lagSampleOnce(ctx context.Context, author, follower graphql.Client, authorID string, timeout time.Duration) (time.Duration, bool) {
+// fails is no sample (0, not seen); published says the post was.
+func lagSampleOnce(ctx context.Context, author, follower graphql.Client, authorID string, timeout time.Duration) (lag time.Duration, seen, published bool) {
 	if _, err := client.FollowUser(ctx, follower, authorID); err != nil {
-		return 0, false
+		return 0, false, false
 	}
 	post, err := client.PublishPost(ctx, author, client.PublishPostInput{Text: "feedload fan-out probe"})
 	if err != nil {
-		return 0, false
+		return 0, false, false
 	}
-	published := time.Now()
+	at := time.Now()
 	id := post.PublishPost.Post.Id
 	five := 5
-	for ctx.Err() == nil && time.Since(published) < timeout {
+	for ctx.Err() == nil && time.Since(at) < timeout {
 		page, err := client.FollowingFeed(ctx, follower, &five, nil, nil, nil)
 		if err == nil {
 			for _, e := range page.FollowingFeed.Edges {
 				if e.Node.Id == id {
-					return time.Since(published), true
+					return time.Since(at), true, true
 				}
 			}
 		}
 		// A poll, not a synchronisation: the next look at the page.
 		time.Sleep(2 * time.Millisecond)
 	}
-	return time.Since(published), false
+	return time.Since(at), false, true
 }

@@ -43,11 +43,18 @@ type loadConfig struct {
 	Redis      rueidis.Client
 	// Interval is the width of the time series' buckets; 0: a second.
 	Interval time.Duration
+	// DormantShare is --dormant-share (0: none), and Dormant the users
+	// dormant when the load begins: sessions leave them alone, but for a
+	// returning reader's, ReturnRatio of the sessions (while any is left).
+	DormantShare float64
+	Dormant      []int
+	ReturnRatio  float64
 }
 
 // The operations, as the report names them.
 const (
 	opFeed        = "followingFeed"         // first page
+	opFeedReturn  = "followingFeed.return"  // a returning (dormant) reader's first page
 	opFeedScroll  = "followingFeed.scroll"  // first/after endCursor
 	opFeedRefresh = "followingFeed.refresh" // last/before startCursor
 	opLive        = "liveFeed"
@@ -83,6 +90,7 @@ type worker struct {
 	ops     *atomic.Int64
 	errs    *atomic.Int64
 	rec     *recorder
+	pop     *population
 	seen    []string // post ids from the last feed page, for likes
 	follows [][2]string
 }
@@ -181,20 +189,33 @@ func (w *worker) call(ctx context.Context, op string, f func() error) bool {
 	return true
 }
 
-func (w *worker) viewer() int { return w.r.IntN(w.cfg.Users) + 1 }
+// anyUser is a random user, dormant or not (one to follow).
+func (w *worker) anyUser() int { return w.r.IntN(w.cfg.Users) + 1 }
+
+// viewer is a session's viewer: with a dormant share, a returning reader
+// ReturnRatio of the time (while any is left), else an active user.
+func (w *worker) viewer() (v int, returning bool) {
+	if w.cfg.DormantShare > 0 && w.r.Float64() < w.cfg.ReturnRatio {
+		if v := w.pop.returning(w.r); v != 0 {
+			return v, true
+		}
+	}
+	return w.pop.viewer(w.r), false
+}
 
 // run repeats sessions until ctx ends: a viewer scrolls the following feed
 // a few pages deep and may pull to refresh, or opens the live feed and
-// scrolls it; after each read, a write with probability WriteRatio.
+// scrolls it; after each read, a write with probability WriteRatio. A
+// returning reader's session is of the following feed.
 func (w *worker) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		v := w.viewer()
+		v, returning := w.viewer()
 		c, err := w.clients.as(v)
 		if err != nil {
 			return
 		}
-		if w.r.IntN(4) < 3 {
-			w.feedSession(ctx, c, v)
+		if returning || w.r.IntN(4) < 3 {
+			w.feedSession(ctx, c, v, returning)
 		} else {
 			w.liveSession(ctx, c, v)
 		}
@@ -207,10 +228,16 @@ func (w *worker) afterRead(ctx context.Context, c graphql.Client, v int) {
 	}
 }
 
-func (w *worker) feedSession(ctx context.Context, c graphql.Client, v int) {
+// feedSession scrolls the following feed; a returning reader's first page
+// is an operation of its own (opFeedReturn), the rest as any session's.
+func (w *worker) feedSession(ctx context.Context, c graphql.Client, v int, returning bool) {
 	size := w.cfg.PageSize
 	var first *client.FollowingFeedResponse
-	if !w.call(ctx, opFeed, func() (err error) {
+	op := opFeed
+	if returning {
+		op = opFeedReturn
+	}
+	if !w.call(ctx, op, func() (err error) {
 		first, err = client.FollowingFeed(ctx, c, &size, nil, nil, nil)
 		return err
 	}) {
@@ -287,7 +314,7 @@ func (w *worker) write(ctx context.Context, c graphql.Client, v int) {
 		}
 		w.call(ctx, opUnfollow, func() error { _, err := client.UnfollowUser(ctx, fc, f[1]); return err })
 	case k < 8:
-		target := w.viewer()
+		target := w.anyUser()
 		if target == v {
 			return
 		}

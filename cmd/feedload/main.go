@@ -1,11 +1,13 @@
 // Command feedload builds a synthetic network in Redis and runs a mixed
 // workload against a running feedd through the typed Go client (package
 // client), then prints, per operation, throughput, latency percentiles and
-// errors by code, the CPU an operation cost feedd and Redis, Redis's
-// busiest commands, the fan-out lag, and Redis memory per user and per
-// inbox entry; --compare drives two servers in alternation and sets their
-// figures side by side, --html writes a page of charts. See the README's
-// "Load tool" section.
+// errors by code, the CPU an operation cost feedd and Redis, the inbox
+// writes a post cost feedd's fan-out, Redis's busiest commands, the
+// fan-out lag, and Redis memory per user and per inbox entry.
+// --dormant-share makes a share of the users dormant, --return-ratio of
+// the sessions then being a returning reader's; --compare drives two
+// servers in alternation and sets their figures side by side, --html
+// writes a page of charts. See docs/performance.md, "Load tool".
 //
 //	feedload --redis redis://127.0.0.1:6379 --key-prefix loadtest: --users 10000 \
 //	    --url http://127.0.0.1:8080/query --concurrency 16 --duration 30s --html report.html
@@ -71,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.bigVThreshold, "bigv-threshold", 10000, "feedd's --bigv-threshold, used while importing")
 	fs.IntVar(&f.inboxCap, "inbox-cap", 800, "feedd's --inbox-cap, used while importing")
 	fs.IntVar(&f.streamShards, "stream-shards", 0, "feedd's --stream-shards, used while importing; 0: one")
-	fs.BoolVar(&f.skipBuild, "skip-build", false, "reuse the network already under --key-prefix (built with the same --users)")
+	fs.BoolVar(&f.skipBuild, "skip-build", false, "reuse the network already under --key-prefix (built with the same --users, --seed and --dormant-share)")
 	fs.StringVar(&f.importFile, "import-file", "", "keep the generated import file here (JSON Lines); empty: a temporary file, removed after the import")
 	fs.IntVar(&f.spec.Users, "users", 10000, "users in the network, ids 1..N; with --skip-build, the network's")
 	fs.IntVar(&f.spec.FollowsPerUser, "follows-per-user", 20, "mean accounts a user follows (heavy-tailed; followees Zipf-distributed)")
@@ -87,6 +89,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.load.Pages, "pages", 5, "deepest page a feed scroll reaches (following endCursor)")
 	fs.IntVar(&f.load.PageSize, "page-size", 20, "items a page asks for")
 	fs.Float64Var(&f.load.WriteRatio, "write-ratio", 0.01, "writes (publish, like, follow, unfollow) per read; 0.01 is 100 reads to a write")
+	fs.Float64Var(&f.load.DormantShare, "dormant-share", 0, "share of the users made dormant after the build (inboxes dropped, no pushes; a deterministic choice by --seed, which --skip-build assumes was made); sessions leave them alone but for returning readers")
+	fs.Float64Var(&f.load.ReturnRatio, "return-ratio", 0.02, "with --dormant-share, sessions of a returning reader (a dormant user, once each): its first page is the operation followingFeed.return")
 	fs.IntVar(&f.load.LagSamples, "lag-samples", 5, "fan-out lag samples: publish, then poll a follower's first page until the post shows")
 	fs.DurationVar(&f.load.LagTimeout, "lag-timeout", 30*time.Second, "longest wait for one fan-out lag sample")
 	fs.StringVar(&f.jwtSecret, "jwt-secret", "", "HS256 secret of feedd's --jwt-secret: clients send bearer tokens minted with it; empty: the X-Viewer-Id header (feedd --dev-auth)")
@@ -121,6 +125,10 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--pages and --page-size must be at least 1")
 	case f.load.WriteRatio < 0 || f.load.WriteRatio > 1:
 		return nil, errors.New("--write-ratio must be between 0 and 1")
+	case f.load.DormantShare < 0 || f.load.DormantShare >= 1:
+		return nil, errors.New("--dormant-share must be at least 0 and below 1")
+	case f.load.ReturnRatio < 0 || f.load.ReturnRatio > 1:
+		return nil, errors.New("--return-ratio must be between 0 and 1")
 	case strings.ContainsAny(f.keyPrefix, "{}"):
 		return nil, errors.New("--key-prefix must not contain { or }")
 	case f.clean && (f.redisURL == "" || f.keyPrefix == ""):
@@ -221,6 +229,10 @@ func (f *flags) prepare(ctx context.Context, st *redisstore.Store, url, prefix, 
 	if t.cfg.MetricsURL, err = metricsURL(url, opsURL); err != nil {
 		return nil, err
 	}
+	t.cfg.Dormant = dormantUsers(f.spec.Seed, f.spec.Users, f.load.DormantShare)
+	if f.load.DormantShare > 0 {
+		t.rep.Dormant = &loadreport.DormantReport{}
+	}
 	if st == nil {
 		return t, nil
 	}
@@ -235,6 +247,23 @@ func (f *flags) prepare(ctx context.Context, st *redisstore.Store, url, prefix, 
 		if t.rep.Build, err = build(ctx, t.svc, f.spec, f.importFile, stderr); err != nil {
 			return nil, err
 		}
+	}
+	switch {
+	case len(t.cfg.Dormant) == 0:
+	case !f.skipBuild:
+		took, err := sleepUsers(ctx, t.svc, t.cfg.Dormant, stderr)
+		if err != nil {
+			return nil, err
+		}
+		t.rep.Dormant.SleepSeconds = took.Seconds()
+	default:
+		// The network was built with this share and seed; those who
+		// returned in an earlier run (and were upgraded) are awake.
+		chosen := len(t.cfg.Dormant)
+		if t.cfg.Dormant, err = stillDormant(ctx, t.svc, t.cfg.Dormant); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "feedload: %d of the dormant share's %d users are dormant\n", len(t.cfg.Dormant), chosen)
 	}
 	return t, nil
 }

@@ -23,6 +23,7 @@ type target struct {
 	cfg      loadConfig
 	probe    *costProbe
 	cl       *clients
+	pop      *population
 	workers  []*worker
 	ops      atomic.Int64
 	errs     atomic.Int64
@@ -50,6 +51,10 @@ func newTarget(ctx context.Context, name string, cfg loadConfig) (*target, error
 		probe: &costProbe{hc: hc, metricsURL: cfg.MetricsURL, redis: cfg.Redis},
 		cl:    &clients{cfg: &cfg, http: hc, shared: &tokens{tok: map[int]string{}}}}
 	t.timeline.Interval = cfg.Interval.Seconds()
+	var err error
+	if t.pop, err = newPopulation(cfg.Users, cfg.Dormant); err != nil {
+		return nil, err
+	}
 	probe, err := t.cl.as(1)
 	if err != nil {
 		return nil, err
@@ -60,7 +65,7 @@ func newTarget(ctx context.Context, name string, cfg loadConfig) (*target, error
 	t.workers = make([]*worker, cfg.Concurrency)
 	for i := range t.workers {
 		t.workers[i] = &worker{cfg: &t.cfg, r: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), stats: map[string]*opStats{},
-			clients: t.cl.device(fmt.Sprintf("feedload-%s%d", name, i)), ops: &t.ops, errs: &t.errs, rec: &t.rec}
+			clients: t.cl.device(fmt.Sprintf("feedload-%s%d", name, i)), ops: &t.ops, errs: &t.errs, rec: &t.rec, pop: t.pop}
 	}
 	return t, nil
 }
@@ -81,7 +86,7 @@ func (t *target) phase(ctx context.Context, d time.Duration, lagSamples int, lab
 		wg.Go(func() { w.run(rctx) })
 	}
 	var lag lagRun
-	wg.Go(func() { lag = probeLag(rctx, t.cl.device("feedload-lag"+t.name), t.cfg, d, lagSamples) })
+	wg.Go(func() { lag = probeLag(rctx, t.cl.device("feedload-lag"+t.name), t.pop, t.cfg, d, lagSamples) })
 	wg.Go(func() { t.showProgress(rctx, start, d, label) })
 	last := t.buckets(ctx, rctx, start, before.cpu)
 	wg.Wait()
@@ -120,6 +125,7 @@ func (t *target) endPhase(d, took time.Duration, last mark, before, after readin
 	t.spent.add(before.cpu, after.cpu, before.cmds, after.cmds, firstErr(before.cmdErr, after.cmdErr))
 	t.lag.author, t.lag.followers = lag.author, lag.followers
 	t.lag.timeouts += lag.timeouts
+	t.lag.posts += lag.posts
 	for _, s := range lag.samples {
 		t.lag.samples = append(t.lag.samples, lagSample{at: t.elapsed + s.at, lag: s.lag})
 	}
@@ -180,7 +186,8 @@ func (t *target) report(rep *loadreport.Report) {
 	secs := t.elapsed.Seconds()
 	rep.Name, rep.URL, rep.Users, rep.Concurrency, rep.Seconds = t.name, t.cfg.URL, t.cfg.Users, t.cfg.Concurrency, secs
 	rep.Errors = map[string]int{}
-	for _, name := range allOps {
+	posts, returns := t.lag.posts, 0
+	for _, name := range t.opNames() {
 		o := t.opReport(name, secs)
 		for c, n := range o.Errors {
 			rep.Errors[c] += n
@@ -190,13 +197,36 @@ func (t *target) report(rep *loadreport.Report) {
 		} else {
 			rep.Reads += o.Count
 		}
+		switch name {
+		case opPublish:
+			posts += o.Count - o.ErrorCount
+		case opFeedReturn:
+			returns = o.Count
+		}
 		rep.Ops = append(rep.Ops, o)
 	}
 	rep.PerSecond = float64(rep.Reads+rep.Writes) / secs
 	tl := t.timeline
 	rep.FanoutLag, tl.Lag = t.lagReport()
-	rep.Cost = t.spent.cost(rep.Reads+rep.Writes, t.cfg.MetricsURL)
+	rep.Cost = t.spent.cost(rep.Reads+rep.Writes, posts, t.cfg.MetricsURL)
 	rep.Timeline = &tl
+	if t.cfg.DormantShare > 0 {
+		if rep.Dormant == nil {
+			rep.Dormant = &loadreport.DormantReport{}
+		}
+		d := rep.Dormant
+		d.Share, d.ReturnRatio, d.Users = t.cfg.DormantShare, t.cfg.ReturnRatio, len(t.cfg.Dormant)
+		d.Returned, d.Left = returns, t.pop.asleep()
+	}
+}
+
+// opNames are the operations the report lists: a returning reader's first
+// page after the first page's, with a dormant share.
+func (t *target) opNames() []string {
+	if t.cfg.DormantShare <= 0 {
+		return allOps
+	}
+	return slices.Insert(slices.Clone(allOps), slices.Index(allOps, opFeed)+1, opFeedReturn)
 }
 
 // opReport is one operation's figures over every worker and phase.

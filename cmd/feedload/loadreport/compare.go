@@ -84,6 +84,12 @@ func (s *figureSet) totals() {
 		}
 		return r.Cost.RedisMainMsPerOp
 	})
+	s.add("inbox writes/post", func(r *Report) *float64 {
+		if r.Cost == nil || r.Cost.InboxWritesError != "" {
+			return nil
+		}
+		return r.Cost.InboxWritesPerPost
+	})
 }
 
 // operations are each operation's throughput and latencies; an operation

@@ -52,7 +52,7 @@ func report(name string, k float64) *Report {
 			{Name: "unfollowUser", Count: 1, ErrorCount: 1, PerSecond: 0.1}, // never succeeded
 		},
 		FanoutLag: LagReport{Samples: 2, P50: 5 * k, Max: 9 * k},
-		Cost: &Cost{FeeddMsPerOp: 1 * k, RedisMsPerOp: 0.5 * k, Commands: []CommandReport{
+		Cost: &Cost{FeeddMsPerOp: 1 * k, RedisMsPerOp: 0.5 * k, InboxWrites: int64(30 * k), Posts: 10, InboxWritesPerPost: ptr(3 * k), Commands: []CommandReport{
 			{Name: "EVALSHA", Calls: 16, Usec: 1792, CallsPerOp: 1.6, UsecPerCall: 112 * k},
 			{Name: "GET", Calls: 2, Usec: 2, CallsPerOp: 0.2, UsecPerCall: 1},
 		}}}
@@ -68,7 +68,7 @@ func TestFigures(t *testing.T) {
 		got[f.Name] = f
 		names = append(names, f.Name)
 	}
-	want := []string{"operations/s", "errors", "feedd CPU ms/op", "Redis CPU ms/op",
+	want := []string{"operations/s", "errors", "feedd CPU ms/op", "Redis CPU ms/op", "inbox writes/post",
 		"followingFeed per s", "followingFeed p50 ms", "followingFeed p95 ms", "followingFeed p99 ms", "unfollowUser per s",
 		"fan-out lag p50 ms", "fan-out lag max ms",
 		"Redis EVALSHA calls/op", "Redis EVALSHA µs/call", "Redis GET calls/op", "Redis GET µs/call",
@@ -90,6 +90,7 @@ func TestFigures(t *testing.T) {
 	check("Redis GET calls/op", ptr(0.2), nil, "-")  // not among B's commands
 	check("Redis ZADD calls/op", nil, ptr(0.5), "-") // nor ZADD among A's
 	check("errors", ptr(1), ptr(1), "1.00")
+	check("inbox writes/post", ptr(3), ptr(6), "2.00")
 
 	// One report: figures without B or ratios.
 	for _, f := range Figures(a, nil) {
@@ -140,17 +141,23 @@ func TestPrintCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"CPU: feedd 1.000 ms an operation", "Redis 0.500 ms an operation",
+		"\ninbox writes: 3.0 a post (30 for 10 posts published;",
 		"redis commands by total time (INFO commandstats over the run, top 2 of 2)", "EVALSHA     16      1.60    112.0"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
-	r.Cost = &Cost{FeeddError: "scrape: refused", RedisError: "no --redis", CommandsError: "no --redis"}
+	r.Cost = &Cost{FeeddError: "scrape: refused", RedisError: "no --redis", CommandsError: "no --redis",
+		InboxWritesError: "no feedd_fanout_processed_total{kind=\"inbox_writes\"}"}
+	r.Dormant = &DormantReport{Share: 0.1, ReturnRatio: 0.02, Users: 9, SleepSeconds: 1.25, Returned: 2, Left: 7}
+	r.Users = 100
 	out.Reset()
 	if err := r.Print(&out, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"CPU: feedd not measured: scrape: refused; Redis not measured: no --redis", "redis commands: not measured: no --redis"} {
+	for _, want := range []string{"CPU: feedd not measured: scrape: refused; Redis not measured: no --redis", "redis commands: not measured: no --redis",
+		`inbox writes: not measured: no feedd_fanout_processed_total{kind="inbox_writes"}`,
+		"dormant: 9 of 100 users (share 0.10) at the start, put to sleep in 1.2s; 2 returned (return ratio 0.02), 7 still dormant"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

@@ -25,6 +25,7 @@ type Report struct {
 	Concurrency int            `json:"concurrency"`
 	Seconds     float64        `json:"seconds"`
 	Build       *BuildReport   `json:"build,omitempty"`
+	Dormant     *DormantReport `json:"dormant,omitempty"` // the dormant share (--dormant-share), if any
 	Ops         []OpReport     `json:"operations"`
 	Reads       int            `json:"reads"`
 	Writes      int            `json:"writes"`
@@ -75,6 +76,22 @@ type BuildReport struct {
 	FanoutSeconds  float64 `json:"fanoutSeconds"`
 }
 
+// DormantReport is the dormant share: Users of the network's users were
+// dormant when the load began (put to sleep after the build, in
+// SleepSeconds, or still so from an earlier run with --skip-build).
+// Sessions left them alone but for returning readers, ReturnRatio of the
+// sessions while any was left (followingFeed.return is such a reader's
+// first page): Returned of them returned, Left were never picked (a return
+// that the run's end cut short is in neither).
+type DormantReport struct {
+	Share        float64 `json:"share"`
+	ReturnRatio  float64 `json:"returnRatio"`
+	Users        int     `json:"users"`
+	SleepSeconds float64 `json:"sleepSeconds,omitempty"`
+	Returned     int     `json:"returned"`
+	Left         int     `json:"left"`
+}
+
 // MemoryReport is Redis memory as the network uses it. KeyBytes is the sum
 // of MEMORY USAGE over the prefix's keys (every Stride-th key, scaled up,
 // on a large database); per user is KeyBytes over the user profiles, per
@@ -111,6 +128,16 @@ type Cost struct {
 	// commands), where Redis reports it.
 	RedisMainMsPerOp *float64 `json:"redisMainThreadCpuMsPerOp,omitempty"`
 	RedisError       string   `json:"redisError,omitempty"`
+	// InboxWrites are feedd's fan-out inbox writes over the run
+	// (feedd_fanout_processed_total{kind="inbox_writes"} on its /metrics:
+	// that process's own workers, follows' backfills and returning
+	// readers' rebuilds included), Posts the posts published meanwhile
+	// (publishPost and the lag probe's), InboxWritesPerPost their ratio
+	// (nil without a post). InboxWritesError says why they are missing.
+	InboxWrites        int64    `json:"inboxWrites"`
+	Posts              int      `json:"posts"`
+	InboxWritesPerPost *float64 `json:"inboxWritesPerPost,omitempty"`
+	InboxWritesError   string   `json:"inboxWritesError,omitempty"`
 	// Commands are INFO commandstats over the run, busiest first.
 	Commands      []CommandReport `json:"redisCommands,omitempty"`
 	CommandsError string          `json:"redisCommandsError,omitempty"`
@@ -142,7 +169,9 @@ func (r *Report) Print(w io.Writer, asJSON bool) error {
 	}
 	fmt.Fprintf(w, "load: %d clients for %.1fs against %s (%d users): %.0f operations/s, %d reads to %d writes\n",
 		r.Concurrency, r.Seconds, r.URL, r.Users, r.PerSecond, r.Reads, r.Writes)
+	r.Dormant.print(w, r.Users)
 	r.Cost.printCPU(w)
+	r.Cost.printInboxWrites(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "operation\tcount\tper s\tp50 ms\tp95 ms\tp99 ms\terrors\t")
 	for _, o := range r.Ops {
@@ -200,6 +229,31 @@ func (c *Cost) printCPU(w io.Writer) {
 		redis = "Redis not measured: " + c.RedisError
 	}
 	fmt.Fprintf(w, "CPU: %s; %s\n", feedd, redis)
+}
+
+// printInboxWrites writes the inbox writes a post cost feedd's fan-out.
+func (c *Cost) printInboxWrites(w io.Writer) {
+	switch {
+	case c == nil:
+	case c.InboxWritesError != "":
+		fmt.Fprintf(w, "inbox writes: not measured: %s\n", c.InboxWritesError)
+	case c.InboxWritesPerPost == nil:
+		fmt.Fprintf(w, "inbox writes: %d, no post published\n", c.InboxWrites)
+	default:
+		fmt.Fprintf(w, "inbox writes: %.1f a post (%d for %d posts published; feedd_fanout_processed_total{kind=\"inbox_writes\"}: feedd's own workers)\n",
+			*c.InboxWritesPerPost, c.InboxWrites, c.Posts)
+	}
+}
+
+func (d *DormantReport) print(w io.Writer, users int) {
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(w, "dormant: %d of %d users (share %.2f) at the start", d.Users, users, d.Share)
+	if d.SleepSeconds > 0 {
+		fmt.Fprintf(w, ", put to sleep in %.1fs", d.SleepSeconds)
+	}
+	fmt.Fprintf(w, "; %d returned (return ratio %.2f), %d still dormant\n", d.Returned, d.ReturnRatio, d.Left)
 }
 
 // printCommands writes the busiest Redis commands.
