@@ -29,7 +29,7 @@ func (k Keys) Handle(h string) string    { return k.Prefix + "h:" + h } // strin
 func (k Keys) Following(id ID) string    { return k.tagged("fg:", id) } // zset(0, member): followees
 func (k Keys) Followers(id ID) string    { return k.tagged("fr:", id) } // zset(0, member): followers
 func (k Keys) Active(id ID) string       { return k.tagged("ac:", id) } // zset(0, member): active followers of a big-V
-func (k Keys) Dormant(id ID) string      { return k.tagged("df:", id) } // set(member): followers gone dormant, whom the fan-out skips
+func (k Keys) Dormant(id ID) string      { return k.tagged("df:", id) } // zset(0, member): followers gone dormant, whom the fan-out skips (a zset: small ones are listpacks, a set of 8-byte members a hashtable)
 func (k Keys) Inbox(id ID) string        { return k.tagged("i:", id) }  // zset(ts, member): pushed timeline
 func (k Keys) Outbox(id ID) string       { return k.tagged("o:", id) }  // zset(ts, member): own posts, all of them
 func (k Keys) Reader(id ID) string       { return k.tagged("rs:", id) } // hash: complete flag, inbox horizon

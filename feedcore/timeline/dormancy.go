@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
@@ -59,9 +60,18 @@ func (s *Service) sleep(ctx context.Context, reader store.ID, cutoff int64) erro
 	if err != nil {
 		return err
 	}
+	// A big-V pushes only to its active set, which a quiet reader has
+	// left: noting the sleeper there too would only cost memory (a third
+	// of the dormant sets' on a 100,000-user network).
+	bigs, err := s.BigVFollowees(ctx, reader)
+	if err != nil {
+		return err
+	}
 	cmds = cmds[:0]
 	for _, f := range followees {
-		cmds = append(cmds, s.Redis.B().Sadd().Key(s.Keys.Dormant(f)).Member(m).Build())
+		if !slices.Contains(bigs, f) {
+			cmds = append(cmds, s.Redis.B().Zadd().Key(s.Keys.Dormant(f)).ScoreMember().ScoreMember(0, m).Build())
+		}
 	}
 	cmds = append(cmds, quiet)
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
@@ -92,7 +102,7 @@ func (s *Service) wake(ctx context.Context, reader store.ID) error {
 	m := store.Member(reader)
 	cmds = cmds[:0]
 	for _, f := range followees {
-		cmds = append(cmds, s.Redis.B().Srem().Key(s.Keys.Dormant(f)).Member(m).Build())
+		cmds = append(cmds, s.Redis.B().Zrem().Key(s.Keys.Dormant(f)).Member(m).Build())
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 		return err

@@ -197,7 +197,7 @@ func (s *Service) AddFollows(ctx context.Context, edges []core.Edge, at []int64)
 		// dropped inbox is not read): a note left from an earlier follow,
 		// by a sleep that raced its unfollow, must not keep them away
 		// once it is back.
-		writes = append(writes, s.Redis.B().Srem().Key(s.Keys.Dormant(e.Followee)).Member(store.Member(e.Follower)).Build())
+		writes = append(writes, s.Redis.B().Zrem().Key(s.Keys.Dormant(e.Followee)).Member(store.Member(e.Follower)).Build())
 		if bigV {
 			writes = append(writes, s.bigFolloweeAddCmd(e.Follower, e.Followee))
 		}
@@ -281,7 +281,7 @@ func (s *Service) removeFollows(ctx context.Context, edges []core.Edge) error {
 		cmds = append(cmds,
 			s.Redis.B().Zrem().Key(s.Keys.Followers(e.Followee)).Member(store.Member(e.Follower)).Build(),
 			s.Redis.B().Zrem().Key(s.Keys.Active(e.Followee)).Member(store.Member(e.Follower)).Build(),
-			s.Redis.B().Srem().Key(s.Keys.Dormant(e.Followee)).Member(store.Member(e.Follower)).Build(),
+			s.Redis.B().Zrem().Key(s.Keys.Dormant(e.Followee)).Member(store.Member(e.Follower)).Build(),
 			s.Redis.B().Srem().Key(s.Keys.BigFollowees(e.Follower)).Member(store.Member(e.Followee)).Build())
 		cmds = append(cmds, s.unfollowTimeCmds(e)...)
 	}

@@ -227,7 +227,7 @@ local dormant = redis.call('EXISTS', KEYS[3]) == 1
 local now = tonumber(ARGV[4])
 for _, m in ipairs(ms) do
   local u = filter and redis.call('ZSCORE', KEYS[2], m)
-  if (not u or tonumber(u) <= now) and not (dormant and redis.call('SISMEMBER', KEYS[3], m) == 1) then
+  if (not u or tonumber(u) <= now) and not (dormant and redis.call('ZSCORE', KEYS[3], m)) then
     out[#out + 1] = m
   end
 end
