@@ -183,3 +183,65 @@ func TestReturningReaderPageCost(t *testing.T) {
 		t.Errorf("returning reader's first page read %d reply bytes, want at most 256 KiB", b)
 	}
 }
+
+// TestPullFromManyFollowees: a pull from more followees than manySources
+// asks each for a share of the page, not the whole page: a dormant reader
+// of 20 prolific authors, whose posts interleave, reads its whole feed in
+// order both ways at several page sizes, and its first page reads a
+// fraction of the replies a full read of every outbox would.
+func TestPullFromManyFollowees(t *testing.T) {
+	st := storetest.New(t)
+	clk := clockAt(testEpoch)
+	o := Options{BigVThreshold: 1000, Now: clk.now}
+	s := newService(t, st, o)
+	stop := startWorkers(t, s, WorkerOptions{})
+	cs, bytes := countedService(t, st, o)
+	ctx := context.Background()
+	const reader = store.ID(1)
+	authors := idRange(10, 20)
+	mustUsers(t, s, reader)
+	putUsers(t, s, authors)
+	follow(t, s, reader, authors)
+	var all []store.ID
+	for round := range 60 {
+		for i, a := range authors {
+			if (round+i)%3 == 0 { // some quiet stretches per author
+				continue
+			}
+			clk.advance(time.Millisecond)
+			p, err := s.Publish(ctx, a, "post "+store.Itoa(round))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, p.ID)
+		}
+	}
+	drain(t, s)
+	if err := s.Sleep(ctx, reader); err != nil {
+		t.Fatal(err)
+	}
+	stop() // no upgrade: every page below is pulled
+	want := newestFirst(all)
+	bytes.Store(0)
+	pg, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: reader, First: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pg.Edges) != 20 || itemID(pg.Edges[0]) != want[0] || itemID(pg.Edges[19]) != want[19] {
+		t.Fatalf("first page from 20 outboxes is wrong: %d edges", len(pg.Edges))
+	}
+	// Every outbox asked for the whole round (first + 51) sends 21 x 40
+	// entries (30 KB of replies in all, measured); a share each, 8: 13 KB.
+	t.Logf("first page from 20 outboxes: %d reply bytes", bytes.Load())
+	if b := bytes.Load(); b > 24<<10 {
+		t.Errorf("first page from 20 outboxes read %d reply bytes, want under 24 KiB", b)
+	}
+	for _, n := range []int{1, 7, 20, 100} {
+		if got := readAll(t, s, reader, n); !slices.Equal(got, want) {
+			t.Fatalf("page size %d: feed from 20 outboxes is %v, want %v", n, got, want)
+		}
+	}
+	if got := readAllBackward(t, s, reader, 9); !slices.Equal(got, want) {
+		t.Fatalf("backward: feed from 20 outboxes is %v, want %v", got, want)
+	}
+}

@@ -371,13 +371,16 @@ func (s *Service) pulledSources(ctx context.Context, v *View, hz *store.Item) ([
 func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, cur *store.Item, limit int, srcs []Source) ([]store.Item, *store.Item, error) {
 	seeks := make([]seekReq, len(srcs))
 	res := make([][]rueidis.RedisResult, len(srcs))
+	lims := make([]int, len(srcs))
+	each := perSource(limit, len(srcs))
 	var cmds []rueidis.Completed
 	for i, src := range srcs {
 		if src.horizon != "" && v.spec.ok && v.spec.limit == limit && samePos(v.spec.from, cur) {
-			seeks[i], res[i] = v.spec.seek, v.spec.res
+			seeks[i], res[i], lims[i] = v.spec.seek, v.spec.res, limit
 			continue
 		}
-		seeks[i] = s.seekCmds(o, src, cur, limit)
+		lims[i] = each
+		seeks[i] = s.seekCmds(o, src, cur, each)
 		cmds = append(cmds, seeks[i].cmds...)
 	}
 	v.spec.ok = false
@@ -389,7 +392,7 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 			}
 		}
 	}
-	raws, hzs, err := s.parseSeeks(ctx, o, srcs, cur, limit, seeks, res)
+	raws, hzs, err := s.parseSeeks(ctx, o, srcs, cur, lims, seeks, res)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -406,7 +409,7 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 				r.Items = append(r.Items, it)
 			}
 		}
-		if len(raw) == limit && !src.pastEnd(o, raw[len(raw)-1]) {
+		if len(raw) == lims[i] && !src.pastEnd(o, raw[len(raw)-1]) {
 			r.Frontier = &raw[len(raw)-1]
 		}
 		reads[i] = r
@@ -421,14 +424,14 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 // parseSeeks reads every source's seek, seeking again with the script
 // (one more round trip, all at once) the sources whose plain seek the
 // ties at the cursor's time filled.
-func (s *Service) parseSeeks(ctx context.Context, o core.ScanOrder, srcs []Source, cur *store.Item, limit int, seeks []seekReq, res [][]rueidis.RedisResult) ([][]store.Item, []*store.Item, error) {
+func (s *Service) parseSeeks(ctx context.Context, o core.ScanOrder, srcs []Source, cur *store.Item, lims []int, seeks []seekReq, res [][]rueidis.RedisResult) ([][]store.Item, []*store.Item, error) {
 	raws, hzs := make([][]store.Item, len(srcs)), make([]*store.Item, len(srcs))
 	var again []int
 	var cmds []rueidis.Completed
 	for i := range srcs {
 		raw, hz, err := seeks[i].parse(res[i])
 		if errors.Is(err, errSeekTies) {
-			again, cmds = append(again, i), append(cmds, s.SeekCmd(o, srcs[i], cur, limit))
+			again, cmds = append(again, i), append(cmds, s.SeekCmd(o, srcs[i], cur, lims[i]))
 			continue
 		}
 		if err != nil {
@@ -448,6 +451,25 @@ func (s *Service) parseSeeks(ctx context.Context, o core.ScanOrder, srcs []Sourc
 	}
 	return raws, hzs, nil
 }
+
+// perSource is how many entries each of n sources is asked for, for a
+// merge of limit. A pull below the horizon seeks every followee's outbox:
+// asking each of 2,000 for the whole limit would read up to 2,000 times
+// what the page can show. Past manySources, each is asked for a share
+// (twice its even part, at least minPerSource); the merge is certain only
+// down to the nearest frontier of a full source, and the page reads on
+// from there, as it does past any frontier.
+func perSource(limit, n int) int {
+	if n <= manySources {
+		return limit
+	}
+	return min(limit, max(minPerSource, (2*limit+n-1)/n))
+}
+
+const (
+	manySources  = 16
+	minPerSource = 8
+)
 
 func samePos(a, b *store.Item) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
