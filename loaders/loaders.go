@@ -251,7 +251,12 @@ func start[V any](ctx context.Context, l *Loaders, z *lazy[V], of func(*Loaders)
 
 // Post returns a post (a tombstone has Deleted set), nil when none exists.
 func (l *Loaders) Post(ctx context.Context, id ID) (*feedcore.Post, error) {
-	return start(ctx, l, &l.posts, (*Loaders).postsLoader, id).Get()
+	return l.StartPost(ctx, id).Get()
+}
+
+// StartPost asks for a post: Get returns nil when none exists.
+func (l *Loaders) StartPost(ctx context.Context, id ID) Future[*feedcore.Post] {
+	return start(ctx, l, &l.posts, (*Loaders).postsLoader, id)
 }
 
 // User returns a profile, nil when none exists.

@@ -37,9 +37,9 @@ type postWants struct {
 	// repostedBy: the edges ask who reposted their post, and what of them.
 	repostedBy      bool
 	repostedByWants userWants
-	// replyTo: the posts ask for their parents; replyToAuthor, and for
-	// the parents' authors.
-	replyTo, replyToAuthor bool
+	// parent: what the posts' replyTo asks of their parents; nil when it
+	// is not selected.
+	parent *postWants
 }
 
 // edgeNodes returns the selections on the node of every edge of the
@@ -110,8 +110,14 @@ func postPageWants(ctx context.Context) postWants {
 // merge adds what o asks to w.
 func (w *postWants) merge(o postWants) {
 	w.counts, w.liked, w.favorited, w.reposted = w.counts || o.counts, w.liked || o.liked, w.favorited || o.favorited, w.reposted || o.reposted
-	w.replyTo, w.replyToAuthor, w.author = w.replyTo || o.replyTo, w.replyToAuthor || o.replyToAuthor, w.author || o.author
+	w.author = w.author || o.author
 	w.authorWants = w.authorWants.or(o.authorWants)
+	if o.parent != nil {
+		if w.parent == nil {
+			w.parent = &postWants{}
+		}
+		w.parent.merge(*o.parent)
+	}
 }
 
 func (w userWants) or(o userWants) userWants {
@@ -125,6 +131,7 @@ func postWantsIn(ctx context.Context, sels []ast.SelectionSet) postWants {
 		return w
 	}
 	op := graphql.GetOperationContext(ctx)
+	var parents []ast.SelectionSet
 	for _, sel := range sels {
 		for _, f := range graphql.CollectFields(op, sel, postTypes) {
 			switch f.Name {
@@ -137,15 +144,16 @@ func postWantsIn(ctx context.Context, sels []ast.SelectionSet) postWants {
 			case "viewerHasReposted":
 				w.reposted = true
 			case "replyTo":
-				w.replyTo = true
-				for _, g := range graphql.CollectFields(op, f.Selections, postTypes) {
-					w.replyToAuthor = w.replyToAuthor || g.Name == "author"
-				}
+				parents = append(parents, f.Selections)
 			case "author":
 				w.author = true
 				wantsOfUser(op, f.Selections, &w.authorWants)
 			}
 		}
+	}
+	if len(parents) > 0 {
+		parent := postWantsIn(ctx, parents)
+		w.parent = &parent
 	}
 	return w
 }
@@ -289,8 +297,8 @@ func postsRequest(ld *loaders.Loaders, posts []*feedcore.Post, reposters []feedc
 	if len(users) > 0 {
 		usersRequest(&req, distinctAuthors(users, func(id feedcore.ID) feedcore.ID { return id }), uw)
 	}
-	if w.replyTo {
-		replyParents(&req, posts, w.replyToAuthor)
+	if w.parent != nil {
+		replyParents(&req, posts, w.parent.author)
 	}
 	return req
 }

@@ -26,7 +26,7 @@ type Resolver struct {
 	ReportLimit feedcore.RateLimit
 
 	// The type resolvers, made once: gqlgen asks for one per field. Only
-	// the fields gqlgen.yml leaves to resolvers (the paged lists, replyTo,
+	// the fields gqlgen.yml leaves to resolvers (the paged lists and
 	// a keyword filter's id) have one; the rest read views (gqltype/view).
 	query    *queryResolver
 	mutation *mutationResolver

@@ -158,7 +158,57 @@ func postViews(ctx context.Context, ld *loaders.Loaders, posts []*feedcore.Post,
 		}
 		out[i] = v
 	}
+	if w.parent != nil {
+		parentViews(ctx, ld, out, *w.parent)
+	}
 	return out
+}
+
+// parentViews sets each view's Parent, as w asks of the parents: the
+// parents are read in one batch, then their authors' relations to the
+// viewer in another (a page's hydration primed both), then their views in
+// one more, however many replies there are. A reply's parent is null when
+// it was deleted, is a repost record, or its author and the viewer are
+// apart (a block, either way).
+func parentViews(ctx context.Context, ld *loaders.Loaders, vs []*view.Post, w postWants) {
+	posts := make([]loaders.Future[*feedcore.Post], len(vs))
+	for i, v := range vs {
+		v.Parent = view.Known[*view.Post](nil)
+		if v.Post.ReplyTo != 0 {
+			posts[i] = ld.StartPost(ctx, v.Post.ReplyTo)
+		}
+	}
+	parents := make([]*feedcore.Post, len(vs))
+	relations := make([]loaders.Future[feedcore.RelationFlags], len(vs))
+	for i, v := range vs {
+		if v.Post.ReplyTo == 0 {
+			continue
+		}
+		p, err := posts[i].Get()
+		switch {
+		case err != nil:
+			v.Parent = view.ReadOf[*view.Post](nil, err)
+		case p != nil && !p.Deleted && !p.IsRepost():
+			parents[i], relations[i] = p, ld.Relation(ctx, p.Author)
+		}
+	}
+	var shown []*feedcore.Post
+	var at []int
+	for i, p := range parents {
+		if p == nil {
+			continue
+		}
+		f, err := relations[i].Get()
+		switch {
+		case err != nil:
+			vs[i].Parent = view.ReadOf[*view.Post](nil, err)
+		case f.Forbidden() == nil:
+			shown, at = append(shown, p), append(at, i)
+		}
+	}
+	for j, pv := range postViews(ctx, ld, shown, w) {
+		vs[at[j]].Parent = view.Known(pv)
+	}
 }
 
 // postView is the view of one post as w asks; nil for nil.

@@ -59,6 +59,9 @@ type Post struct {
 	Author                     Read[*User]
 	Counts                     Read[feedcore.PostCounts]
 	Liked, Reposted, Favorited Read[bool]
+	// Parent is the view of the post this one replies to: Known(nil) when
+	// it is no reply, or the parent is gone or hidden from the viewer.
+	Parent Read[*Post]
 }
 
 func (p *Post) ID() string         { return gqltype.Encode(gqltype.Post, p.Post.ID) }
@@ -73,6 +76,7 @@ func (p *Post) ContentWarning() *string { return nonEmpty(p.Post.ContentWarning)
 // AuthorView, CountsView and the viewer's flags are what the resolvers read.
 func (p *Post) AuthorView() (*User, error)                { return p.Author.get("Post", "author") }
 func (p *Post) CountsView() (*feedcore.PostCounts, error) { return ptr(p.Counts.get("Post", "counts")) }
+func (p *Post) ReplyToView() (*Post, error)                { return p.Parent.get("Post", "replyTo") }
 func (p *Post) ViewerHasLiked() (bool, error)             { return p.Liked.get("Post", "viewerHasLiked") }
 func (p *Post) ViewerHasReposted() (bool, error)          { return p.Reposted.get("Post", "viewerHasReposted") }
 func (p *Post) ViewerHasFavorited() (bool, error) {
