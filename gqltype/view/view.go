@@ -76,7 +76,7 @@ func (p *Post) ContentWarning() *string { return nonEmpty(p.Post.ContentWarning)
 // AuthorView, CountsView and the viewer's flags are what the resolvers read.
 func (p *Post) AuthorView() (*User, error)                { return p.Author.get("Post", "author") }
 func (p *Post) CountsView() (*feedcore.PostCounts, error) { return ptr(p.Counts.get("Post", "counts")) }
-func (p *Post) ReplyToView() (*Post, error)                { return p.Parent.get("Post", "replyTo") }
+func (p *Post) ReplyToView() (*Post, error)               { return p.Parent.get("Post", "replyTo") }
 func (p *Post) ViewerHasLiked() (bool, error)             { return p.Liked.get("Post", "viewerHasLiked") }
 func (p *Post) ViewerHasReposted() (bool, error)          { return p.Reposted.get("Post", "viewerHasReposted") }
 func (p *Post) ViewerHasFavorited() (bool, error) {
