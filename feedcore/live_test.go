@@ -1,6 +1,7 @@
 package feedcore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
-	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -20,6 +20,7 @@ import (
 type liveModel struct {
 	sessions map[store.ID]*LiveSession
 	follows  map[store.ID]map[store.ID]bool
+	grace    time.Duration // Options.PreviewGrace
 }
 
 type liveWant struct {
@@ -27,35 +28,61 @@ type liveWant struct {
 	state core.LiveState
 }
 
+// The sections of the live feed, in order.
+const (
+	sectionLive = iota
+	sectionPreview
+	sectionStale // previews more than the grace past their scheduled start
+	sectionReplay
+)
+
+// liveRank is where the oracle puts a session: by section, then key
+// descending, then id descending.
+type liveRank struct {
+	section int
+	key     int64
+	want    liveWant
+}
+
 // feed applies the ordering rules to the snapshot at taken: LIVE by start
-// desc, PREVIEW by scheduled start asc, then replays ended by taken, by end
-// desc; ties by id desc.
+// desc, timely PREVIEW by scheduled start asc, stale PREVIEW (scheduled
+// start more than m.grace before taken) by scheduled start desc, then
+// replays ended by taken, by end desc; ties by id desc.
 func (m *liveModel) feed(viewer store.ID, taken int64) []liveWant {
-	var snap, rep []live.LiveEntry
+	var ranks []liveRank
 	for _, l := range m.sessions {
 		if !m.follows[viewer][l.Anchor] {
 			continue
 		}
-		switch {
-		case l.EndedAt == nil:
-			snap = append(snap, live.LiveEntry{It: store.Item{TS: live.QueueScore(l), ID: l.ID}, State: l.State()})
-		case l.StartedAt != nil && l.EndedAt.UnixMilli() <= taken:
-			rep = append(rep, live.LiveEntry{It: store.Item{TS: l.EndedAt.UnixMilli(), ID: l.ID}, State: core.StateReplay})
+		if r, ok := m.rank(l, taken); ok {
+			ranks = append(ranks, r)
 		}
 	}
-	var out []liveWant
-	for _, part := range [][]live.LiveEntry{snap, rep} {
-		slices.SortFunc(part, func(a, b live.LiveEntry) int {
-			if a.It.Before(b.It) {
-				return -1
-			}
-			return 1
-		})
-		for _, e := range part {
-			out = append(out, liveWant{e.It.ID, e.State})
-		}
+	slices.SortFunc(ranks, func(a, b liveRank) int {
+		return cmp.Or(cmp.Compare(a.section, b.section), cmp.Compare(b.key, a.key), cmp.Compare(b.want.id, a.want.id))
+	})
+	out := make([]liveWant, len(ranks))
+	for i, r := range ranks {
+		out[i] = r.want
 	}
 	return out
+}
+
+// rank places l in a snapshot taken at taken; false: not in the feed
+// (cancelled, or ended after taken).
+func (m *liveModel) rank(l *LiveSession, taken int64) (liveRank, bool) {
+	switch {
+	case l.EndedAt != nil:
+		ok := l.StartedAt != nil && l.EndedAt.UnixMilli() <= taken
+		return liveRank{sectionReplay, l.EndedAt.UnixMilli(), liveWant{l.ID, core.StateReplay}}, ok
+	case l.StartedAt != nil:
+		return liveRank{sectionLive, l.StartedAt.UnixMilli(), liveWant{l.ID, core.StateLive}}, true
+	}
+	at := l.ScheduledStartAt.UnixMilli()
+	if taken-at > m.grace.Milliseconds() {
+		return liveRank{sectionStale, at, liveWant{l.ID, core.StatePreview}}, true
+	}
+	return liveRank{sectionPreview, -at, liveWant{l.ID, core.StatePreview}}, true
 }
 
 func pageLive(tb testing.TB, s *Service, viewer store.ID, n int, between func()) []liveWant {
@@ -86,7 +113,9 @@ func ms(v int64) *time.Time { t := time.UnixMilli(v).UTC(); return &t }
 
 // TestLiveOrdering: one case per rule, ties included.
 func TestLiveOrdering(t *testing.T) {
-	s := testService(t, Options{})
+	// The clock stands just after the times below: no preview is past its
+	// start (stale previews: live_stale_test.go).
+	s := testService(t, Options{Now: clockAt(time.UnixMilli(1000)).now})
 	ctx := context.Background()
 	mustUsers(t, s, 1, 2, 3)
 	for _, a := range []store.ID{2, 3} {
@@ -144,10 +173,13 @@ func TestLiveFeedMatchesModel(t *testing.T) {
 func runLiveModel(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	clk := clockAt(testEpoch)
-	s := testService(t, Options{InboxCap: 3 + rng.IntN(4), BigVThreshold: 2, Now: clk.now})
+	// A grace of seconds: previews scheduled up to 4s ahead pass it as the
+	// clock moves, so snapshots hold stale and timely previews together.
+	grace := time.Duration(1+rng.IntN(3)) * time.Second
+	s := testService(t, Options{InboxCap: 3 + rng.IntN(4), BigVThreshold: 2, PreviewGrace: grace, Now: clk.now})
 	ctx := context.Background()
 	const anchors, viewers = 5, 3
-	m := &liveModel{sessions: map[store.ID]*LiveSession{}, follows: map[store.ID]map[store.ID]bool{}}
+	m := &liveModel{sessions: map[store.ID]*LiveSession{}, follows: map[store.ID]map[store.ID]bool{}, grace: grace}
 	for u := store.ID(1); u <= anchors+viewers; u++ {
 		mustUsers(t, s, u)
 		m.follows[u] = map[store.ID]bool{}

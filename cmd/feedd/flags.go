@@ -23,6 +23,7 @@ type storeFlags struct {
 	followLimit  int
 	maxBlocks    int
 	snapshotTTL  time.Duration
+	previewGrace time.Duration
 	reuse        time.Duration
 	devices      int
 	cursorKey    string
@@ -44,6 +45,7 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.IntVar(&s.followLimit, "follow-limit", 2000, "most accounts one user may follow")
 	fs.IntVar(&s.maxBlocks, "max-blocks", 10000, "most blocks, mutes and hides one user may have together (ended mutes do not count)")
 	fs.DurationVar(&s.snapshotTTL, "snapshot-ttl", 30*time.Minute, "live feed snapshot lifetime")
+	fs.DurationVar(&s.previewGrace, "preview-grace", time.Hour, "a live preview whose scheduled start is further past than this is stale: a new live feed snapshot lists it after every timely preview (before the replays), the longest overdue last")
 	fs.DurationVar(&s.reuse, "live-snapshot-reuse", 3*time.Second, "a first live feed page within this long of the device's last one reuses its snapshot; 0: always a new one (replacing the device's)")
 	fs.IntVar(&s.devices, "live-devices", 5, "most live feed snapshots one viewer holds, one per device (X-Device-Id); a new device drops the oldest")
 	fs.IntVar(&s.streamShards, "stream-shards", 0, "fan-out stream shards (1 to 64), each on its own Redis Cluster slot; 0: 4 on a cluster, 1 on a single Redis; change only with the fan-out drained")
@@ -82,6 +84,7 @@ func (s *storeFlags) options() feedcore.Options {
 	}
 	o.SnapshotTTL = s.snapshotTTL
 	o.SnapshotReuse = s.reuse
+	o.PreviewGrace = s.previewGrace
 	o.MaxDevices = s.devices
 	return o
 }
@@ -101,6 +104,7 @@ func (s *storeFlags) validate() error {
 		flagRule{s.followLimit < 1, "--follow-limit must be at least 1"},
 		flagRule{s.maxBlocks < 1, "--max-blocks must be at least 1"},
 		flagRule{s.snapshotTTL <= 0, "--snapshot-ttl must be positive"},
+		flagRule{s.previewGrace <= 0, "--preview-grace must be positive"},
 		flagRule{s.waitReplicas < 0, "--wait-replicas must not be negative"},
 		flagRule{s.waitTimeout <= 0, "--wait-timeout must be positive"},
 		flagRule{s.handleHold <= 0, "--handle-hold must be positive"},

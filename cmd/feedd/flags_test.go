@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEnvThenFlags(t *testing.T) {
@@ -92,5 +93,32 @@ func TestMaxBlocks(t *testing.T) {
 	s.maxBlocks = 0
 	if err := s.validate(); err == nil || !strings.Contains(err.Error(), "--max-blocks") {
 		t.Fatalf("--max-blocks 0: validate() = %v", err)
+	}
+}
+
+// --preview-grace reaches feedcore's options, and must be positive: 0
+// would make every preview stale the moment it is due.
+func TestPreviewGrace(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	s := addStoreFlags(fs)
+	if _, err := parse(fs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if o := s.options(); o.PreviewGrace != time.Hour {
+		t.Fatalf("default PreviewGrace = %v, want 1h", o.PreviewGrace)
+	}
+	if _, err := parse(fs, []string{"--preview-grace", "90m"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := s.options(); o.PreviewGrace != 90*time.Minute {
+		t.Fatalf("PreviewGrace = %v, want 90m", o.PreviewGrace)
+	}
+	for _, bad := range []string{"0s", "-1h"} {
+		if _, err := parse(fs, []string{"--preview-grace", bad}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.validate(); err == nil || !strings.Contains(err.Error(), "--preview-grace must be positive") {
+			t.Errorf("--preview-grace %s: validate() = %v", bad, err)
+		}
 	}
 }

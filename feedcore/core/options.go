@@ -44,6 +44,12 @@ type Options struct {
 	// one. 0 (the default): every first page builds a snapshot, replacing
 	// the device's previous one.
 	SnapshotReuse time.Duration
+	// PreviewGrace: a PREVIEW session whose scheduled start is further
+	// past than this when a live feed snapshot is taken is stale, and the
+	// snapshot files it after every timely preview (live/live_snapshot.go),
+	// so an anchor who schedules and never shows does not sit first among
+	// every follower's upcoming sessions. Default 1h.
+	PreviewGrace time.Duration
 	// MaxDevices is the most live feed snapshots one viewer holds, one per
 	// device; a new device's first page drops the oldest. Default 5.
 	MaxDevices int
@@ -95,6 +101,7 @@ func (o Options) withDefaults() Options {
 	SetDefault(&o.InboxCap, 800)
 	SetDefault(&o.FollowLimit, 2000)
 	SetDefault(&o.SnapshotTTL, 30*time.Minute)
+	SetDefault(&o.PreviewGrace, time.Hour)
 	SetDefault(&o.MaxDevices, 5)
 	SetDefault(&o.MaxTextLen, 2000)
 	SetDefault(&o.MaxRelations, 10000)

@@ -18,6 +18,10 @@
 //     end between pages neither jump nor repeat, and a page past the
 //     snapshot's lifetime is CURSOR_EXPIRED. Replays follow the snapshot's
 //     sessions, merged like posts.
+//   - Stale previews. A preview whose scheduled start is further past than
+//     Options.PreviewGrace when the snapshot is taken comes after every
+//     timely preview (still before the replays), the longest overdue last;
+//     decided once per snapshot, so it never moves within one.
 //   - Safety. Every section obeys the viewer's hidden authors and keyword
 //     filters (titles), and a suspended anchor's sessions are in no feed.
 package live

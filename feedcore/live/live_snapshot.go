@@ -146,7 +146,8 @@ func dropSentinel(items []store.Item) []store.Item {
 
 // takeSnapshot stores the LIVE and PREVIEW sessions of followees under a
 // fresh id as device's snapshot of viewer, replacing the one it had, and
-// returns it with all its entries, in feed order. Two round trips: the
+// returns it with all its entries, in feed order (stale previews last of
+// the previews: filedScore). Two round trips: the
 // queues; then the sessions, read while the snapshot is stored. A queue
 // entry must agree with its session; one left behind by a racing start or
 // end is not served, and is taken out of the stored snapshot in one more.
@@ -169,7 +170,7 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 	// its expiry is always noticed.
 	add := s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), store.Member(0))
 	for _, it := range items {
-		add = add.ScoreMember(float64(it.TS), store.Member(it.ID))
+		add = add.ScoreMember(float64(s.filedScore(it.TS, ref.taken)), store.Member(it.ID))
 	}
 	ttl := s.Opts.SnapshotTTL.Milliseconds()
 	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
@@ -192,7 +193,7 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 			stale = append(stale, store.Member(it.ID))
 			continue
 		}
-		out = append(out, LiveEntry{It: it, State: l.State(), l: l})
+		out = append(out, LiveEntry{It: store.Item{TS: s.filedScore(it.TS, ref.taken), ID: it.ID}, State: l.State(), l: l})
 	}
 	if len(stale) > 0 {
 		if err := s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(stale...).Build()).Error(); err != nil {
@@ -206,6 +207,30 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 		return 1
 	})
 	return ref, out, nil
+}
+
+// staleBase is taken off a stale preview's scheduled start to file it in
+// a snapshot: it puts the score below every timely preview's
+// (-scheduledStart, at least -2.6e14 for any start RFC 3339 can spell,
+// up to the year 9999), keeps it negative (a preview, as snapshotEntries
+// reads the sign) and above the sentinel's -inf, and exact in a float64
+// (well within ±2^53).
+const staleBase = 1_000_000_000_000_000
+
+// filedScore is the score a queue entry (QueueScore: +startedAt LIVE,
+// -scheduledStart PREVIEW) is filed at in a snapshot taken at now (ms).
+// LIVE and timely PREVIEW keep it. A stale PREVIEW, whose scheduled start
+// is more than Options.PreviewGrace before now, gets scheduledStart -
+// staleBase: after every timely preview and before the replays, the most
+// recently due first, the longest overdue last, ties by id as ever. It is
+// decided once, when the snapshot is taken, from what the queue read
+// already holds: no extra read, and a preview that turns stale while its
+// snapshot is paged neither jumps nor repeats.
+func (s *Service) filedScore(queued, now int64) int64 {
+	if queued > 0 || now+queued <= s.Opts.PreviewGrace.Milliseconds() {
+		return queued
+	}
+	return -queued - staleBase
 }
 
 var errSnapshotExpired = apierr.Errorf(apierr.CursorExpired, "the live feed snapshot behind this cursor has expired or was replaced by a newer first page on this device; request the first page again")
