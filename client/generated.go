@@ -3044,7 +3044,9 @@ type LiveFeedResponse struct {
 	// Live-stream sessions of the anchors the viewer follows: LIVE sessions by
 	// start time (newest first), then PREVIEW (scheduled) sessions by scheduled
 	// start (soonest first), then REPLAY sessions by end time (newest first);
-	// ties by id, descending.
+	// ties by id, descending. A PREVIEW whose scheduled start was more than the
+	// server's preview grace (one hour by default) ago when the first page was
+	// taken comes after the timely previews, the longest overdue last.
 	//
 	// The first page takes a snapshot of the LIVE and PREVIEW sessions; later
 	// pages read the same snapshot and then the replays, so sessions that start
