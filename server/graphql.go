@@ -51,7 +51,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	allowance := extension.Allowance{Service: cfg.Service, Viewer: api.RateLimit, Anonymous: api.AnonRateLimit,
 		BaseCost: api.RequestBaseCost, Logger: cfg.Logger}
 	srv.AddTransport(extension.ChargeRefusals{Transport: transport.GET{}, Allowance: allowance})
-	srv.AddTransport(extension.ChargeRefusals{Transport: transport.POST{}, Allowance: allowance})
+	srv.AddTransport(extension.ChargeRefusals{Transport: extension.POST{}, Allowance: allowance})
 	// Parsed and validated documents are reused: clients send the same few
 	// operations over and over.
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
