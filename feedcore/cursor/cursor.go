@@ -17,6 +17,12 @@ import (
 const (
 	StateSnapshot uint8 = 0 // paging a live snapshot
 	StateTimeline uint8 = 1 // paging a timeline
+	// StatePull pages a timeline from below its inbox's horizon when the
+	// cursor was minted: a hint that the next page will pull from every
+	// followee's outbox, so it reads the following set with its view, in
+	// its first round trip, not in a round trip of its own. It is only a
+	// hint: a page read as StateTimeline would be the same.
+	StatePull uint8 = 2
 )
 
 // Cursor is a position in a feed or list, bound to the viewer it was
@@ -139,7 +145,7 @@ func (sc *sealScratch) macOf(b []byte) []byte {
 // the top.
 func (s *Sealer) Open(raw string, viewer store.ID) (Cursor, error) {
 	c, err := s.OpenAny(raw, viewer)
-	if err == nil && (c.List != ListFeed || c.State > StateTimeline) {
+	if err == nil && (c.List != ListFeed || c.State > StatePull) {
 		return Cursor{}, errBadCursor() // a list's (feedcore's list_page.go)
 	}
 	return c, err

@@ -46,6 +46,24 @@ func TestCursorCanonicalOnly(t *testing.T) {
 	}
 }
 
+// TestCursorStates: a feed's cursor opens in each state Seal gives it,
+// the pull hint included; one of a state past StatePull does not.
+func TestCursorStates(t *testing.T) {
+	s, err := NewSealer(testCursorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, state := range []uint8{StateSnapshot, StateTimeline, StatePull} {
+		c := Cursor{State: state, LastID: 5, TS: 6, Viewer: 7}
+		if got, err := s.Open(s.Seal(c), 7); err != nil || got != c {
+			t.Errorf("state %d: Open(Seal(c)) = %+v, %v", state, got, err)
+		}
+	}
+	if _, err := s.Open(s.Seal(Cursor{State: StatePull + 1, LastID: 5, TS: 6, Viewer: 7}), 7); store.CodeOf(err) != apierr.InvalidCursor {
+		t.Errorf("a cursor of state %d: err = %v, want INVALID_CURSOR", StatePull+1, err)
+	}
+}
+
 // FuzzOpenCursor: Open never panics, and accepts only what Seal spells.
 // Seeds are in testdata/fuzz/FuzzOpenCursor.
 func FuzzOpenCursor(f *testing.F) {

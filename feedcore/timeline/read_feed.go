@@ -74,18 +74,19 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 		return nil, err
 	}
 	var pos *store.Item
+	var pull bool
 	if raw != "" {
 		c, err := s.OpenCursor(ctx, raw, req.Viewer)
 		if err != nil {
 			return nil, err
 		}
-		if c.State != cursor.StateTimeline || c.Session != "" {
+		if c.State != cursor.StateTimeline && c.State != cursor.StatePull || c.Session != "" {
 			return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 		}
 		it := c.Item()
-		pos = &it
+		pos, pull = &it, c.State == cursor.StatePull
 	}
-	v, err := s.LoadView(ctx, s.PostsTL(), req.Viewer, o, pos, firstBatch(o, n))
+	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, firstBatch(o, n), pull)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	if err != nil {
 		return nil, err
 	}
-	return s.page(req, o, n, found, scanned, more), nil
+	return s.page(req, o, n, found, scanned, more, v.horizon), nil
 }
 
 func pageArgs(r core.FeedRequest) (core.ScanOrder, int, string, error) {
@@ -135,6 +136,12 @@ func OrDefault(n int) int {
 // or with the viewer's blocks and mutes: the following set itself is read
 // only by a page that goes below the inbox horizon (or a first live page).
 func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int) (*View, error) {
+	return s.loadView(ctx, tl, viewer, o, pos, limit, false)
+}
+
+// loadView is LoadView reading the following set too when pull says the
+// page starts below the horizon (a StatePull cursor), where it will.
+func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int, pull bool) (*View, error) {
 	now := s.NowMS()
 	since := now - UnfollowMemory.Milliseconds()
 	compiled := s.CompiledKeywords(viewer)
@@ -145,6 +152,11 @@ func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.I
 		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
 	), seek.cmds...)
+	followees := -1
+	if pull {
+		followees = len(cmds)
+		cmds = append(cmds, s.visibleFolloweesCmd(viewer, now))
+	}
 	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
 	}
@@ -163,6 +175,12 @@ func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.I
 		return nil, err
 	}
 	v.skipAuthors(ufIDs)
+	if followees >= 0 {
+		if v.Followees, err = parseFollowees(rs[followees]); err != nil {
+			return nil, err
+		}
+		v.fgLoaded = true
+	}
 	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
 	_, hz, err := seek.parse(seekRes)
@@ -319,14 +337,17 @@ func (s *Service) readAcrossHorizon(ctx context.Context, v *View, o core.ScanOrd
 	if err != nil || next != nil || len(items) >= limit {
 		return items, next, err
 	}
-	if o == core.Older && len(items) > 0 {
+	if o == core.Older && len(items) > 0 && !v.fgLoaded {
 		// The inbox ran out above the horizon. A round may read more than
 		// its page shows (the repost window), and the page may well be
 		// decided on what the inbox held: the pull below the horizon (the
 		// following set, then every followee's outbox: two round trips)
 		// is left to the next round, which only a page still undecided
 		// reads. The next round starts at the horizon, as the second
-		// phase would have.
+		// phase would have. A page whose cursor said it would pull
+		// (StatePull) has the following set already and pulls in this
+		// round: the inbox's last entries and the outboxes' first then
+		// cost one lookup of their posts, not two.
 		return items, hz, nil
 	}
 	more, next, err := s.seekAndMergeOf(ctx, v, o, secondFrom, limit-len(items), second)
@@ -640,11 +661,22 @@ func (s *Service) SeekCmd(o core.ScanOrder, src Source, from *store.Item, limit 
 }
 
 // page turns what fillFeedPage found into a FeedPage of n edges.
-func (s *Service) page(req core.FeedRequest, o core.ScanOrder, n int, found []Entry[feedItem], scanned *store.Item, more bool) *core.FeedPage {
+func (s *Service) page(req core.FeedRequest, o core.ScanOrder, n int, found []Entry[feedItem], scanned *store.Item, more bool, hz *store.Item) *core.FeedPage {
 	sealer := s.Cursors() // one key for the whole page
-	seal := func(it store.Item) string {
-		return sealer.Seal(cursor.Cursor{State: cursor.StateTimeline, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
+	// A page from below the horizon pulls, and so does the next page
+	// toward older items of one whose scan reached the horizon: their
+	// cursors say so (StatePull), so that page reads the following set
+	// with its view.
+	below := func(it store.Item) bool { return hz != nil && it.Before(*hz) }
+	reached := o == core.Older && hz != nil && scanned != nil && !hz.Before(*scanned)
+	sealAs := func(it store.Item, pull bool) string {
+		state := cursor.StateTimeline
+		if pull || below(it) {
+			state = cursor.StatePull
+		}
+		return sealer.Seal(cursor.Cursor{State: state, LastID: it.ID, TS: it.TS, Viewer: req.Viewer})
 	}
+	seal := func(it store.Item) string { return sealAs(it, false) }
 	shown := found[:min(n, len(found))]
 	pg := &core.FeedPage{Edges: make([]core.FeedEdge, len(shown))}
 	for i, e := range shown {
@@ -659,9 +691,9 @@ func (s *Service) page(req core.FeedRequest, o core.ScanOrder, n int, found []En
 	far := ""
 	switch {
 	case len(found) > n:
-		far = seal(found[n-1].It)
+		far = sealAs(found[n-1].It, reached)
 	case scanned != nil:
-		far = seal(*scanned)
+		far = sealAs(*scanned, reached)
 	}
 	near := req.After
 	if o == core.Newer {

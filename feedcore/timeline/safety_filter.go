@@ -190,8 +190,19 @@ return visible(redis.call('ZRANGE', KEYS[1], 0, -1))
 // visibleFollowees returns the accounts viewer follows, less those hidden
 // from it.
 func (s *Service) visibleFollowees(ctx context.Context, viewer store.ID) ([]store.ID, error) {
-	ms, err := s.Do(ctx, visibleFollowing.Cmd(s.Redis.B(), []string{s.Keys.Following(viewer), s.Keys.HiddenAuthors(viewer)},
-		[]string{store.ScoreArg(s.NowMS())})).AsStrSlice()
+	return parseFollowees(s.Do(ctx, s.visibleFolloweesCmd(viewer, s.NowMS())))
+}
+
+// visibleFolloweesCmd reads viewer's followees less those hidden from it
+// at now (ms).
+func (s *Service) visibleFolloweesCmd(viewer store.ID, now int64) rueidis.Completed {
+	return visibleFollowing.Cmd(s.Redis.B(), []string{s.Keys.Following(viewer), s.Keys.HiddenAuthors(viewer)},
+		[]string{store.ScoreArg(now)})
+}
+
+// parseFollowees reads the reply of a visibleFolloweesCmd.
+func parseFollowees(r rueidis.RedisResult) ([]store.ID, error) {
+	ms, err := r.AsStrSlice()
 	if err != nil {
 		return nil, fmt.Errorf("read followees: %w", err)
 	}
