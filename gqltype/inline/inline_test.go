@@ -25,7 +25,7 @@ var fields = Fields{"Post": {"replies": true}, "User": {"posts": true}, "Query":
 func selection(t *testing.T, query string) ast.SelectionSet {
 	t.Helper()
 	s := gqlparser.MustLoadSchema(&ast.Source{Input: schema})
-	doc, err := gqlparser.LoadQuery(s, query)
+	doc, err := gqlparser.LoadQueryWithRules(s, query, nil)
 	if err != nil {
 		t.Fatalf("query %s: %v", query, err)
 	}
