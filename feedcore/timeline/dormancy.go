@@ -53,17 +53,22 @@ func (s *Service) sleep(ctx context.Context, reader store.ID, cutoff int64) erro
 	for _, tl := range s.Timelines() {
 		cmds = append(cmds, core.InboxDrop.Cmd(s.Redis.B(), []string{tl.Inbox(reader), tl.Horizon(reader)}, top))
 	}
-	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
+	// The followees and big-V followees ride with the drop, which changes
+	// neither: one round trip for both.
+	cmds = append(cmds, s.Redis.B().Zrange().Key(s.Keys.Following(reader)).Min("0").Max("-1").Build(),
+		s.Redis.B().Smembers().Key(s.Keys.BigFollowees(reader)).Build())
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
 		return err
 	}
-	followees, err := s.FollowingIDs(ctx, reader)
+	followees, err := idsOfReply(rs[len(rs)-2])
 	if err != nil {
 		return err
 	}
 	// A big-V pushes only to its active set, which a quiet reader has
 	// left: noting the sleeper there too would only cost memory (a third
 	// of the dormant sets' on a 100,000-user network).
-	bigs, err := s.BigVFollowees(ctx, reader)
+	bigs, err := idsOfReply(rs[len(rs)-1])
 	if err != nil {
 		return err
 	}

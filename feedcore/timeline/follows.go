@@ -504,7 +504,12 @@ func (s *Service) newestCmd(key string, n int) rueidis.Completed {
 // FollowingIDs returns the ids viewer follows (hidden ones too; reads
 // use visibleFollowees).
 func (s *Service) FollowingIDs(ctx context.Context, viewer store.ID) ([]store.ID, error) {
-	ms, err := s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Following(viewer)).Min("0").Max("-1").Build()).AsStrSlice()
+	return idsOfReply(s.Redis.Do(ctx, s.Redis.B().Zrange().Key(s.Keys.Following(viewer)).Min("0").Max("-1").Build()))
+}
+
+// idsOfReply reads a reply of set or sorted-set members as ids.
+func idsOfReply(r rueidis.RedisResult) ([]store.ID, error) {
+	ms, err := r.AsStrSlice()
 	if err != nil {
 		return nil, err
 	}

@@ -163,11 +163,7 @@ func (s *Service) Upgrade(ctx context.Context, reader store.ID) error {
 // BigVFollowees lists the big-V authors reader follows: its own set, kept
 // by follows, unfollows and promotions, never the network's.
 func (s *Service) BigVFollowees(ctx context.Context, reader store.ID) ([]store.ID, error) {
-	ms, err := s.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.BigFollowees(reader)).Build()).AsStrSlice()
-	if err != nil {
-		return nil, err
-	}
-	return IdsOf(ms)
+	return idsOfReply(s.Do(ctx, s.Redis.B().Smembers().Key(s.Keys.BigFollowees(reader)).Build()))
 }
 
 // Sweep demotes up to limit readers not seen within the active window: their
