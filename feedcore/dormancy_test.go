@@ -3,6 +3,7 @@ package feedcore
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,34 +129,11 @@ func TestSleepDemotesAnActiveReader(t *testing.T) {
 // the same) and a bounded reply (about 50 KB here: 2,001 seeks, most of
 // them empty).
 func TestReturningReaderPageCost(t *testing.T) {
-	st := storetest.New(t)
-	clk := clockAt(testEpoch)
-	o := Options{BigVThreshold: 100, Now: clk.now}
-	s := newService(t, st, o)
-	stop := startWorkers(t, s, WorkerOptions{})
-	cs, bytes := countedService(t, st, o)
-	ctx := context.Background()
-	const reader = store.ID(1)
 	followees := idRange(10, 2000)
-	mustUsers(t, s, reader)
-	putUsers(t, s, followees)
-	follow(t, s, reader, followees)
-	var all []store.ID
-	for round := range 3 {
-		for _, a := range followees[:100] {
-			clk.advance(time.Millisecond)
-			p, err := s.Publish(ctx, a, "post "+store.Itoa(round))
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, p.ID)
-		}
-	}
-	drain(t, s)
-	if err := s.Sleep(ctx, reader); err != nil {
-		t.Fatal(err)
-	}
-	stop() // the upgrade waits: the page alone is measured
+	f := newSleeperFixture(t, 100, followees, followees[:100], 3, nil)
+	cs, bytes, all := f.cs, f.bytes, f.all
+	ctx := context.Background()
+	const reader = sleeper
 	// Scripts load on first use: not counted.
 	if _, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: 99, First: 1}); err != nil {
 		t.Fatal(err)
@@ -190,37 +168,12 @@ func TestReturningReaderPageCost(t *testing.T) {
 // order both ways at several page sizes, and its first page reads a
 // fraction of the replies a full read of every outbox would.
 func TestPullFromManyFollowees(t *testing.T) {
-	st := storetest.New(t)
-	clk := clockAt(testEpoch)
-	o := Options{BigVThreshold: 1000, Now: clk.now}
-	s := newService(t, st, o)
-	stop := startWorkers(t, s, WorkerOptions{})
-	cs, bytes := countedService(t, st, o)
-	ctx := context.Background()
-	const reader = store.ID(1)
 	authors := idRange(10, 20)
-	mustUsers(t, s, reader)
-	putUsers(t, s, authors)
-	follow(t, s, reader, authors)
-	var all []store.ID
-	for round := range 48 {
-		for i, a := range authors {
-			if (round+i)%3 == 0 { // some quiet stretches per author
-				continue
-			}
-			clk.advance(time.Millisecond)
-			p, err := s.Publish(ctx, a, "post "+store.Itoa(round))
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, p.ID)
-		}
-	}
-	drain(t, s)
-	if err := s.Sleep(ctx, reader); err != nil {
-		t.Fatal(err)
-	}
-	stop() // no upgrade: every page below is pulled
+	// Some quiet stretches per author.
+	f := newSleeperFixture(t, 1000, authors, authors, 48, func(round, i int) bool { return (round+i)%3 == 0 })
+	s, cs, bytes, all := f.s, f.cs, f.bytes, f.all
+	ctx := context.Background()
+	const reader = sleeper
 	want := newestFirst(all)
 	bytes.Store(0)
 	pg, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: reader, First: 20})
@@ -244,4 +197,53 @@ func TestPullFromManyFollowees(t *testing.T) {
 	if got := readAllBackward(t, s, reader, 9); !slices.Equal(got, want) {
 		t.Fatalf("backward: feed from 20 outboxes is %v, want %v", got, want)
 	}
+}
+
+// sleeper is the reader of a sleeperFixture.
+const sleeper = store.ID(1)
+
+// sleeperFixture is a reader, sleeper, following followees, of whom
+// posting publish rounds posts each, one a millisecond, interleaved (round
+// r leaves out the i-th poster when skip(r, i)), then put to sleep with
+// the workers stopped: every page it reads is pulled from the outboxes,
+// and its upgrade waits. cs is a second service on the same store whose
+// connections count the reply bytes they read (bytes); all are the posts,
+// oldest first.
+type sleeperFixture struct {
+	s, cs *Service
+	bytes *atomic.Int64
+	all   []store.ID
+}
+
+func newSleeperFixture(t *testing.T, bigV int, followees, posting []store.ID, rounds int, skip func(round, i int) bool) sleeperFixture {
+	t.Helper()
+	st := storetest.New(t)
+	clk := clockAt(testEpoch)
+	o := Options{BigVThreshold: bigV, Now: clk.now}
+	f := sleeperFixture{s: newService(t, st, o)}
+	stop := startWorkers(t, f.s, WorkerOptions{})
+	f.cs, f.bytes = countedService(t, st, o)
+	ctx := context.Background()
+	mustUsers(t, f.s, sleeper)
+	putUsers(t, f.s, followees)
+	follow(t, f.s, sleeper, followees)
+	for round := range rounds {
+		for i, a := range posting {
+			if skip != nil && skip(round, i) {
+				continue
+			}
+			clk.advance(time.Millisecond)
+			p, err := f.s.Publish(ctx, a, "post "+store.Itoa(round))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.all = append(f.all, p.ID)
+		}
+	}
+	drain(t, f.s)
+	if err := f.s.Sleep(ctx, sleeper); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	return f
 }
