@@ -36,6 +36,10 @@ func (t *target) warm(ctx context.Context) (*loadreport.WarmReport, error) {
 	rep := &loadreport.WarmReport{Read: fmt.Sprintf(read, t.cfg.PageSize), Readers: len(users)}
 	cl := t.cl.device("feedload-warm" + t.name)
 	size := t.cfg.PageSize
+	label := "warm readers"
+	if t.name != "" {
+		label += " " + t.name
+	}
 	start := time.Now()
 	var next, done atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
@@ -55,7 +59,7 @@ func (t *target) warm(ctx context.Context) (*loadreport.WarmReport, error) {
 				}
 				n := done.Add(1)
 				t.progress.update(func() string {
-					return fmt.Sprintf("warm readers %s: %d of %d read once (%.0f/s)", t.name, n, len(users), float64(n)/time.Since(start).Seconds())
+					return fmt.Sprintf("%s: %d of %d read once (%.0f/s)", label, n, len(users), float64(n)/time.Since(start).Seconds())
 				})
 			}
 			return gctx.Err()
