@@ -36,6 +36,12 @@ func runCompare(ctx context.Context, cfgs [2]loadConfig, reps [2]*loadreport.Rep
 			return nil, err
 		}
 	}
+	for i, t := range ts {
+		var err error
+		if reps[i].Warm, err = t.warm(ctx); err != nil {
+			return nil, err
+		}
+	}
 	each := phases / 2
 	d := cfgs[0].Duration / time.Duration(each)
 	lagSamples := (cfgs[0].LagSamples + each - 1) / each

@@ -472,11 +472,25 @@ func TestFlags(t *testing.T) {
 		{[]string{"--skip-build", "--dormant-share", "1"}, "--dormant-share"},
 		{[]string{"--skip-build", "--dormant-share", "-0.1"}, "--dormant-share"},
 		{[]string{"--skip-build", "--dormant-share", "0.1", "--return-ratio", "1.5"}, "--return-ratio"},
+		{[]string{"--skip-build", "--workload", "scroll"}, `--workload must be mixed or live, not "scroll"`},
+		{[]string{"--skip-build", "--workload", "live", "--dormant-share", "0.1"}, "no --dormant-share"},
+		{[]string{"--skip-build", "--workload", "live", "--write-ratio", "0.1"}, "no --write-ratio"},
+		{[]string{"--skip-build", "--workload", "live", "--lag-samples", "3"}, "--lag-samples"},
+		{[]string{"--skip-build", "--workload", "live", "--pages", "3"}, "--pages"},
 	} {
 		if _, err := parseFlags(tc.args, &stderr); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.wantErr)
 		}
 	}
+	if f.load.Workload != workloadMixed || f.load.PageSize != 20 || f.load.WriteRatio != 0.01 || f.load.LagSamples != 5 || f.load.WarmReaders {
+		t.Errorf("default workload: %+v", f.load)
+	}
+	t.Setenv("FEED_WORKLOAD", "live")
+	if f, err := parseFlags([]string{"--skip-build", "--page-size", "7"}, &stderr); err != nil ||
+		f.load.Workload != workloadLive || f.load.PageSize != 7 || f.load.WriteRatio != 0 || f.load.LagSamples != 0 {
+		t.Errorf("FEED_WORKLOAD=live --page-size 7: %+v, %v", f, err)
+	}
+	t.Setenv("FEED_WORKLOAD", "mixed")
 	f, err = parseFlags([]string{"--redis", "redis://x", "--key-prefix", "a:", "--compare", "http://127.0.0.1:2/query",
 		"--compare-key-prefix", "b:", "--compare-ops-url", "http://127.0.0.1:9091", "--html", "r.html"}, &stderr)
 	if err != nil || f.phases != 4 || f.compareKeyPrefix != "b:" || f.html != "r.html" || f.load.Interval != time.Second {

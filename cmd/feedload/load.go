@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -49,7 +50,21 @@ type loadConfig struct {
 	DormantShare float64
 	Dormant      []int
 	ReturnRatio  float64
+	// Workload is workloadMixed or workloadLive (--workload).
+	Workload string
+	// WarmReaders (--warm-readers): before the load, every active user
+	// reads the workload's first page once, then the fan-out that queued
+	// (first reads' upgrades) is waited for with Drain, when set.
+	WarmReaders bool
+	Drain       func(context.Context) error
 }
+
+// The workloads (--workload): mixed is the sessions of run below; live is
+// first live pages only, each for a random viewer on a fresh device.
+const (
+	workloadMixed = "mixed"
+	workloadLive  = "live"
+)
 
 // The operations, as the report names them.
 const (
@@ -59,6 +74,7 @@ const (
 	opFeedRefresh = "followingFeed.refresh" // last/before startCursor
 	opLive        = "liveFeed"
 	opLiveScroll  = "liveFeed.scroll"
+	opLiveFresh   = "liveFeed.fresh" // the live workload's first page on a fresh device
 	opPublish     = "publishPost"
 	opLike        = "likePost"
 	opFollow      = "followUser"
@@ -93,6 +109,8 @@ type worker struct {
 	pop     *population
 	seen    []string // post ids from the last feed page, for likes
 	follows [][2]string
+	device  string // the worker's X-Device-Id
+	fresh   int    // fresh devices so far (the live workload)
 }
 
 // clients hands out a typed client per viewer, minting tokens once.
@@ -125,6 +143,9 @@ func (t deviceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (c *clients) device(name string) *clients {
 	hc := *c.http
 	base := hc.Transport
+	if d, ok := base.(deviceTransport); ok { // another device of the same clients
+		base = d.base
+	}
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -208,6 +229,10 @@ func (w *worker) viewer() (v int, returning bool) {
 // scrolls it; after each read, a write with probability WriteRatio. A
 // returning reader's session is of the following feed.
 func (w *worker) run(ctx context.Context) {
+	if w.cfg.Workload == workloadLive {
+		w.runLive(ctx)
+		return
+	}
 	for ctx.Err() == nil {
 		v, returning := w.viewer()
 		c, err := w.clients.as(v)
@@ -294,6 +319,25 @@ func (w *worker) liveSession(ctx context.Context, c graphql.Client, v int) {
 			return
 		}
 		w.afterRead(ctx, c, v)
+	}
+}
+
+// runLive repeats first live pages until ctx ends, each for a random
+// (active) viewer on a device never used before: the server finds no
+// snapshot of the device to reuse, and takes a new one, the expensive
+// first page. No writes, no scrolls.
+func (w *worker) runLive(ctx context.Context) {
+	size := w.cfg.PageSize
+	for ctx.Err() == nil {
+		w.fresh++
+		c, err := w.clients.device(fmt.Sprintf("%s-%d", w.device, w.fresh)).as(w.pop.viewer(w.r))
+		if err != nil {
+			return
+		}
+		w.call(ctx, opLiveFresh, func() error {
+			_, err := client.LiveFeed(ctx, c, &size, nil)
+			return err
+		})
 	}
 }
 

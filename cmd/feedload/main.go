@@ -5,9 +5,10 @@
 // writes a post cost feedd's fan-out, Redis's busiest commands, the
 // fan-out lag, and Redis memory per user and per inbox entry.
 // --dormant-share makes a share of the users dormant, --return-ratio of
-// the sessions then being a returning reader's; --compare drives two
-// servers in alternation and sets their figures side by side, --html
-// writes a page of charts. See docs/performance.md, "Load tool".
+// the sessions then being a returning reader's; --workload live runs first
+// live pages only (a fresh device each), --warm-readers has every user
+// read once before the load; --compare drives two servers in alternation
+// and sets their figures side by side, --html writes a page of charts. See docs/performance.md, "Load tool".
 //
 //	feedload --redis redis://127.0.0.1:6379 --key-prefix loadtest: --users 10000 \
 //	    --url http://127.0.0.1:8080/query --concurrency 16 --duration 30s --html report.html
@@ -87,10 +88,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.load.Concurrency, "concurrency", 16, "concurrent clients")
 	fs.DurationVar(&f.load.Duration, "duration", 30*time.Second, "how long the workload runs")
 	fs.IntVar(&f.load.Pages, "pages", 5, "deepest page a feed scroll reaches (following endCursor)")
-	fs.IntVar(&f.load.PageSize, "page-size", 20, "items a page asks for")
+	fs.IntVar(&f.load.PageSize, "page-size", 20, "items a page asks for (--workload live: 10 unless given)")
 	fs.Float64Var(&f.load.WriteRatio, "write-ratio", 0.01, "writes (publish, like, follow, unfollow) per read; 0.01 is 100 reads to a write")
 	fs.Float64Var(&f.load.DormantShare, "dormant-share", 0, "share of the users made dormant after the build (inboxes dropped, no pushes; a deterministic choice by --seed, which --skip-build assumes was made); sessions leave them alone but for returning readers")
 	fs.Float64Var(&f.load.ReturnRatio, "return-ratio", 0.02, "with --dormant-share, sessions of a returning reader (a dormant user, once each): its first page is the operation followingFeed.return")
+	fs.StringVar(&f.load.Workload, "workload", workloadMixed, "mixed: sessions of the following and live feeds with writes; live: first live pages only, liveFeed(first: --page-size, default 10 here) for a random viewer on a fresh device each (a new snapshot), no writes, no lag samples")
+	fs.BoolVar(&f.load.WarmReaders, "warm-readers", false, "before the load, every active user reads the workload's first page once and the fan-out that queued (first reads' upgrades) is waited for, so the load measures readers that have read before")
 	fs.IntVar(&f.load.LagSamples, "lag-samples", 5, "fan-out lag samples: publish, then poll a follower's first page until the post shows")
 	fs.DurationVar(&f.load.LagTimeout, "lag-timeout", 30*time.Second, "longest wait for one fan-out lag sample")
 	fs.StringVar(&f.jwtSecret, "jwt-secret", "", "HS256 secret of feedd's --jwt-secret: clients send bearer tokens minted with it; empty: the X-Viewer-Id header (feedd --dev-auth)")
@@ -108,7 +111,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		fmt.Fprintln(fs.Output(), "usage: feedload [flags]   (flags also from FEED_* environment variables)")
 		fs.PrintDefaults()
 	}
-	if _, err := flagenv.Parse(fs, args); err != nil {
+	set, err := flagenv.Parse(fs, args)
+	if err != nil {
 		return nil, err
 	}
 	if fs.NArg() != 0 {
@@ -129,6 +133,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--dormant-share must be at least 0 and below 1")
 	case f.load.ReturnRatio < 0 || f.load.ReturnRatio > 1:
 		return nil, errors.New("--return-ratio must be between 0 and 1")
+	case f.load.Workload != workloadMixed && f.load.Workload != workloadLive:
+		return nil, fmt.Errorf("--workload must be %s or %s, not %q", workloadMixed, workloadLive, f.load.Workload)
+	case f.load.Workload == workloadLive && f.load.DormantShare > 0:
+		return nil, errors.New("--workload live takes no --dormant-share (its viewers are all active)")
+	case f.load.Workload == workloadLive && (set["write-ratio"] || set["lag-samples"] || set["pages"]):
+		return nil, errors.New("--workload live reads first live pages only: no --write-ratio, --lag-samples or --pages")
 	case strings.ContainsAny(f.keyPrefix, "{}"):
 		return nil, errors.New("--key-prefix must not contain { or }")
 	case f.clean && (f.redisURL == "" || f.keyPrefix == ""):
@@ -143,6 +153,13 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--compare with --redis needs --compare-key-prefix: B's network, beside A's on the same Redis")
 	case f.compareKeyPrefix != "" && (f.compareKeyPrefix == f.keyPrefix || strings.ContainsAny(f.compareKeyPrefix, "{}")):
 		return nil, errors.New("--compare-key-prefix must differ from --key-prefix and not contain { or }")
+	}
+	if f.load.Workload == workloadLive {
+		// First pages only, of issue 28's size unless told.
+		f.load.WriteRatio, f.load.LagSamples, f.load.Pages = 0, 0, 1
+		if !set["page-size"] {
+			f.load.PageSize = 10
+		}
 	}
 	f.load.Users = f.spec.Users
 	f.load.Seed = f.spec.Seed
@@ -243,6 +260,7 @@ func (f *flags) prepare(ctx context.Context, st *redisstore.Store, url, prefix, 
 		return nil, fmt.Errorf("open the feed service: %w", err)
 	}
 	t.cfg.Backlog = t.svc.Backlog
+	t.cfg.Drain = t.svc.Drain
 	if !f.skipBuild {
 		if t.rep.Build, err = build(ctx, t.svc, f.spec, f.importFile, stderr); err != nil {
 			return nil, err

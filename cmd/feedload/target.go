@@ -64,8 +64,9 @@ func newTarget(ctx context.Context, name string, cfg loadConfig) (*target, error
 	}
 	t.workers = make([]*worker, cfg.Concurrency)
 	for i := range t.workers {
+		device := fmt.Sprintf("feedload-%s%d", name, i)
 		t.workers[i] = &worker{cfg: &t.cfg, r: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), stats: map[string]*opStats{},
-			clients: t.cl.device(fmt.Sprintf("feedload-%s%d", name, i)), ops: &t.ops, errs: &t.errs, rec: &t.rec, pop: t.pop}
+			clients: t.cl.device(device), device: device, ops: &t.ops, errs: &t.errs, rec: &t.rec, pop: t.pop}
 	}
 	return t, nil
 }
@@ -210,6 +211,10 @@ func (t *target) report(rep *loadreport.Report) {
 	rep.FanoutLag, tl.Lag = t.lagReport()
 	rep.Cost = t.spent.cost(rep.Reads+rep.Writes, posts, t.cfg.MetricsURL)
 	rep.Timeline = &tl
+	rep.Workload = t.cfg.Workload
+	if t.cfg.Workload == workloadLive {
+		rep.Live = liveReport(rep, t.cfg.PageSize)
+	}
 	if t.cfg.DormantShare > 0 {
 		if rep.Dormant == nil {
 			rep.Dormant = &loadreport.DormantReport{}
@@ -221,8 +226,12 @@ func (t *target) report(rep *loadreport.Report) {
 }
 
 // opNames are the operations the report lists: a returning reader's first
-// page after the first page's, with a dormant share.
+// page after the first page's, with a dormant share; the live workload's
+// one operation.
 func (t *target) opNames() []string {
+	if t.cfg.Workload == workloadLive {
+		return []string{opLiveFresh}
+	}
 	if t.cfg.DormantShare <= 0 {
 		return allOps
 	}
@@ -249,6 +258,29 @@ func (t *target) opReport(name string, secs float64) loadreport.OpReport {
 	return o
 }
 
+// liveReport is the live workload's figures from its report, whose every
+// operation is a first live page (opLiveFresh): its cost per operation is
+// the cost per page.
+func liveReport(rep *loadreport.Report, pageSize int) *loadreport.LiveReport {
+	l := &loadreport.LiveReport{PageSize: pageSize}
+	for _, o := range rep.Ops {
+		if o.Name == opLiveFresh {
+			l.Pages, l.Errors, l.PerSecond = o.Count, o.ErrorCount, o.PerSecond
+		}
+	}
+	if c := rep.Cost; c != nil && l.Pages > 0 {
+		if c.FeeddError == "" {
+			v := c.FeeddMsPerOp
+			l.FeeddMsPerPage = &v
+		}
+		if c.RedisError == "" {
+			v := c.RedisMsPerOp
+			l.RedisMsPerPage = &v
+		}
+	}
+	return l
+}
+
 // lagReport is the fan-out lag over every phase, and its samples to chart.
 func (t *target) lagReport() (loadreport.LagReport, []loadreport.LagPoint) {
 	l := loadreport.LagReport{Author: t.lag.author, Followers: t.lag.followers, Samples: len(t.lag.samples), Timeouts: t.lag.timeouts}
@@ -267,6 +299,9 @@ func (t *target) lagReport() (loadreport.LagReport, []loadreport.LagPoint) {
 func runLoad(ctx context.Context, cfg loadConfig, rep *loadreport.Report) error {
 	t, err := newTarget(ctx, "", cfg)
 	if err != nil {
+		return err
+	}
+	if rep.Warm, err = t.warm(ctx); err != nil {
 		return err
 	}
 	if cfg.Backlog != nil {

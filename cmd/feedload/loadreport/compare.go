@@ -70,6 +70,19 @@ func (s *figureSet) add(name string, get func(*Report) *float64) {
 }
 
 func (s *figureSet) totals() {
+	if s.a.Live != nil || s.b != nil && s.b.Live != nil {
+		live := func(get func(*LiveReport) *float64) func(*Report) *float64 {
+			return func(r *Report) *float64 {
+				if r.Live == nil {
+					return nil
+				}
+				return get(r.Live)
+			}
+		}
+		s.add("first live pages/s", live(func(l *LiveReport) *float64 { return val(l.PerSecond) }))
+		s.add("feedd CPU ms/first live page", live(func(l *LiveReport) *float64 { return l.FeeddMsPerPage }))
+		s.add("Redis CPU ms/first live page", live(func(l *LiveReport) *float64 { return l.RedisMsPerPage }))
+	}
 	s.add("operations/s", func(r *Report) *float64 { return val(r.PerSecond) })
 	s.add("errors", func(r *Report) *float64 { return val(float64(sum(r.Errors))) })
 	s.add("feedd CPU ms/op", func(r *Report) *float64 {

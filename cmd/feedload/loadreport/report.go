@@ -40,6 +40,11 @@ type Report struct {
 	Cost         *Cost         `json:"cost,omitempty"`
 	Memory       *MemoryReport `json:"memory,omitempty"`
 	Timeline     *Timeline     `json:"timeline,omitempty"`
+	// Workload is --workload: "mixed" or "live"; Live has the live
+	// workload's figures, Warm what --warm-readers did, if it was given.
+	Workload string      `json:"workload,omitempty"`
+	Live     *LiveReport `json:"live,omitempty"`
+	Warm     *WarmReport `json:"warmReaders,omitempty"`
 }
 
 // OpReport is one operation's figures; latencies are of successful calls.
@@ -90,6 +95,34 @@ type DormantReport struct {
 	SleepSeconds float64 `json:"sleepSeconds,omitempty"`
 	Returned     int     `json:"returned"`
 	Left         int     `json:"left"`
+}
+
+// LiveReport is the live workload's (--workload live) figures: every
+// operation was a first live page, liveFeed(first: PageSize) for a random
+// viewer on a fresh device (so a new snapshot: the expensive first page),
+// Pages of them (Errors failed), PerSecond a second, each costing feedd
+// and Redis the CPU of the run's Cost over its pages (nil where not
+// measured).
+type LiveReport struct {
+	PageSize       int      `json:"pageSize"`
+	Pages          int      `json:"pages"`
+	Errors         int      `json:"errors"`
+	PerSecond      float64  `json:"pagesPerSecond"`
+	FeeddMsPerPage *float64 `json:"feeddCpuMsPerPage"`
+	RedisMsPerPage *float64 `json:"redisCpuMsPerPage"`
+}
+
+// WarmReport is what --warm-readers did before the load: Readers users
+// (every active one) read their workload's first page once, in Seconds,
+// with Read the operation; the fan-out their reads queued (the upgrades
+// of readers reading for the first time) then drained in DrainSeconds,
+// unless Drained is false (no --redis to watch the backlog on).
+type WarmReport struct {
+	Read         string  `json:"read"`
+	Readers      int     `json:"readers"`
+	Seconds      float64 `json:"seconds"`
+	Drained      bool    `json:"drained"`
+	DrainSeconds float64 `json:"drainSeconds,omitempty"`
 }
 
 // MemoryReport is Redis memory as the network uses it. KeyBytes is the sum
@@ -170,6 +203,8 @@ func (r *Report) Print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "load: %d clients for %.1fs against %s (%d users): %.0f operations/s, %d reads to %d writes\n",
 		r.Concurrency, r.Seconds, r.URL, r.Users, r.PerSecond, r.Reads, r.Writes)
 	r.Dormant.print(w, r.Users)
+	r.Warm.print(w)
+	r.Live.print(w)
 	r.Cost.printCPU(w)
 	r.Cost.printInboxWrites(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -254,6 +289,32 @@ func (d *DormantReport) print(w io.Writer, users int) {
 		fmt.Fprintf(w, ", put to sleep in %.1fs", d.SleepSeconds)
 	}
 	fmt.Fprintf(w, "; %d returned (return ratio %.2f), %d still dormant\n", d.Returned, d.ReturnRatio, d.Left)
+}
+
+func (l *LiveReport) print(w io.Writer) {
+	if l == nil {
+		return
+	}
+	cpu := func(v *float64) string {
+		if v == nil {
+			return "not measured"
+		}
+		return fmt.Sprintf("%.3f ms", *v)
+	}
+	fmt.Fprintf(w, "first live pages: %.1f a second (%d pages, %d errors; liveFeed(first: %d), each for a random viewer on a fresh device); CPU a first live page: feedd %s, Redis %s\n",
+		l.PerSecond, l.Pages, l.Errors, l.PageSize, cpu(l.FeeddMsPerPage), cpu(l.RedisMsPerPage))
+}
+
+func (m *WarmReport) print(w io.Writer) {
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(w, "warm readers: %d users read once (%s) in %.1fs before the load", m.Readers, m.Read, m.Seconds)
+	if m.Drained {
+		fmt.Fprintf(w, ", their fan-out drained %.1fs later\n", m.DrainSeconds)
+	} else {
+		fmt.Fprintln(w, "; their fan-out not waited for (no --redis)")
+	}
 }
 
 // printCommands writes the busiest Redis commands.
