@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/testserver"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -73,6 +74,11 @@ func TestWriteResponseIsJSONMarshal(t *testing.T) {
 		{Errors: gqlerror.List{{Message: "partial"}}, Data: []byte(`{"a":null}`)},
 		{Data: []byte(`{"a":1}`), Extensions: map[string]any{"cost": 3}},
 		{Data: []byte(`{"a":1}`), Label: "l", HasNext: &more},
+		{Data: []byte(`{"a":1}`), Label: "<l>", Path: ast.Path{ast.PathName("a"), ast.PathIndex(2)}, HasNext: &more,
+			Extensions: map[string]any{"cost": map[string]any{"limit": 5000, "remaining": 9954, "note": "a & b"}}},
+		{Errors: gqlerror.List{{Message: "x < y", Path: ast.Path{ast.PathName("a")}}}, Data: []byte(`{"a":null}`),
+			Extensions: map[string]any{"z": 1, "a": []int{1}}},
+		{Data: []byte(`{"a":1}`), Errors: gqlerror.List{}, Extensions: map[string]any{}, Path: ast.Path{}},
 	} {
 		want, err := json.Marshal(resp)
 		if err != nil {
