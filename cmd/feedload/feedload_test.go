@@ -143,19 +143,7 @@ func TestDormantShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.measureMemory(ctx, f)
-	var js bytes.Buffer
-	if err := output(f, a.rep, &js); err != nil {
-		t.Fatal(err)
-	}
-	var rep loadreport.Report
-	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
-		t.Fatalf("JSON report %s: %v", js.String(), err)
-	}
-	var text bytes.Buffer
-	if err := rep.Print(&text, false); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", text.String())
+	rep, text := reportOf(t, f, a.rep)
 
 	if len(rep.Ops) != len(allOps)+1 || rep.Ops[1].Name != opFeedReturn {
 		t.Fatalf("operations %+v, want followingFeed.return after followingFeed", rep.Ops)
@@ -177,7 +165,7 @@ func TestDormantShare(t *testing.T) {
 		t.Errorf("inbox writes per post not measured: %+v", c)
 	}
 	for _, want := range []string{"followingFeed.return", "inbox writes: ", " a post (", "dormant: "} {
-		if !strings.Contains(text.String(), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q", want)
 		}
 	}
@@ -496,4 +484,24 @@ func TestFlags(t *testing.T) {
 	if err != nil || f.phases != 4 || f.compareKeyPrefix != "b:" || f.html != "r.html" || f.load.Interval != time.Second {
 		t.Errorf("compare flags: %+v, %v", f, err)
 	}
+}
+
+// reportOf is the run's JSON report as the command writes it, read back,
+// and its text form (logged too).
+func reportOf(t *testing.T, f *flags, r result) (loadreport.Report, string) {
+	t.Helper()
+	var js bytes.Buffer
+	if err := output(f, r, &js); err != nil {
+		t.Fatal(err)
+	}
+	var rep loadreport.Report
+	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
+		t.Fatalf("JSON report %s: %v", js.String(), err)
+	}
+	var text bytes.Buffer
+	if err := rep.Print(&text, false); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", text.String())
+	return rep, text.String()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -42,19 +41,7 @@ func TestLiveWorkload(t *testing.T) {
 	if err := runLoad(ctx, a.cfg, a.rep); err != nil {
 		t.Fatal(err)
 	}
-	var js bytes.Buffer
-	if err := output(f, a.rep, &js); err != nil {
-		t.Fatal(err)
-	}
-	var rep loadreport.Report
-	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
-		t.Fatalf("JSON report %s: %v", js.String(), err)
-	}
-	var text bytes.Buffer
-	if err := rep.Print(&text, false); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", text.String())
+	rep, text := reportOf(t, f, a.rep)
 
 	if len(rep.Ops) != 1 || rep.Ops[0].Name != opLiveFresh {
 		t.Fatalf("operations %+v, want %s alone", rep.Ops, opLiveFresh)
@@ -78,7 +65,7 @@ func TestLiveWorkload(t *testing.T) {
 		t.Errorf("warm readers %+v, want all 120 read once and the fan-out drained", w)
 	}
 	for _, want := range []string{"first live pages: ", " a second (", "liveFeed(first: 10)", "CPU a first live page: feedd ", "warm readers: 120 users read once"} {
-		if !strings.Contains(text.String(), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q", want)
 		}
 	}
