@@ -33,10 +33,11 @@ type LiveEntry struct {
 // read; the sessions, read as the snapshot is stored), and a page after a
 // cursor 3 at most (the snapshot and the replay view; the sessions and the
 // replays). The replay view is read before it is known to be needed, so a
-// page never waits for it in turn. More only in rare cases: a queue entry
-// left behind by a racing start or end (one more, to take it out of the
-// stored snapshot), a replay scan that crosses its inbox's horizon or reads
-// on past filtered entries (as followingFeed does).
+// page never waits for it in turn. More only in rare cases: sessions the
+// viewer is not shown (anchors hidden or suspended, titles filtered)
+// leaving the page short (one more each time, within the read bound), a
+// replay scan that crosses its inbox's
+// horizon or reads on past filtered entries (as followingFeed does).
 func (s *Service) LiveFeed(ctx context.Context, req core.LiveRequest) (_ *core.LivePage, err error) {
 	defer store.Wrap(&err, "live feed of user %d", req.Viewer)
 	if req.First < 0 || req.First > timeline.MaxPageSize {
@@ -84,21 +85,11 @@ func (s *Service) collectReplays(ctx context.Context, v *timeline.View, pos *sto
 	return replayRead{found: out, scanned: scanned, more: more}, nil
 }
 
-// unfiltered is es less the sessions whose titles v's keyword filters
-// match: es itself when it has none, else a copy (a snapshot's build may
-// be shared by concurrent first pages).
-func unfiltered(v *timeline.View, es []LiveEntry) []LiveEntry {
-	if v.Keywords == nil {
-		return es
-	}
-	return slices.DeleteFunc(slices.Clone(es), func(e LiveEntry) bool { return v.Filtered(e.l.Title) })
-}
-
 // finishLivePage makes a page of n edges of the snapshot's entries snap
 // (from the cursor on, up to n+1 of them), followed, when they fall short,
 // by the replays rp (read for a need of n+1 from where they begin).
 func (s *Service) finishLivePage(viewer store.ID, ref snapshotRef, n int, snap []LiveEntry, rp replayRead) *core.LivePage {
-	found := slices.Clip(snap) // a snapshot build's entries may be shared: append copies
+	found := snap
 	more := len(found) > n
 	var scanned *LiveEntry
 	if !more {
@@ -148,37 +139,41 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	// stored nobody can tell which replays it holds, so those are left out
 	// once both are known, below.
 	var (
-		ref  snapshotRef
-		snap []LiveEntry
-		rp   replayRead
+		b  builtSnapshot
+		rp replayRead
 	)
 	err = roundtrip.Parallel(ctx,
 		func(ctx context.Context) error {
 			got, err, _ := s.Snapshots.Do(store.FormatID(viewer)+"/"+device, func() (any, error) {
-				ref, entries, err := s.takeSnapshot(ctx, viewer, device, now, v.Followees)
-				return builtSnapshot{ref, entries}, err
+				return s.takeSnapshot(ctx, viewer, device, now, v.Followees, n+1)
 			})
 			if err != nil {
 				return err
 			}
-			b := got.(builtSnapshot)
-			ref, snap = b.ref, b.entries
+			b = got.(builtSnapshot)
 			return nil
 		},
 		func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, ""); return err })
 	if err != nil {
 		return nil, err
 	}
+	snap, stopped, err := s.headEntries(ctx, v, b, n)
+	if err != nil {
+		return nil, err
+	}
+	if stopped != nil {
+		return s.livePage(viewer, b.ref, n, snap, &LiveEntry{It: *stopped, State: core.StatePreview}, true), nil
+	}
 	// A session that ended in the very millisecond the snapshot was taken
 	// may be in both: it is shown once, from the snapshot. A build shared
 	// with a concurrent first page may be a little older than this request:
 	// its replays begin at its time.
-	in := make(map[store.ID]bool, len(snap))
-	for _, e := range snap {
-		in[e.It.ID] = true
+	in := make(map[store.ID]bool, len(b.items))
+	for _, it := range b.items {
+		in[it.ID] = true
 	}
-	rp.found = slices.DeleteFunc(rp.found, func(e LiveEntry) bool { return in[e.It.ID] || e.It.TS > ref.taken })
-	return s.finishLivePage(viewer, ref, n, unfiltered(v, snap), rp), nil
+	rp.found = slices.DeleteFunc(rp.found, func(e LiveEntry) bool { return in[e.It.ID] || e.It.TS > b.ref.taken })
+	return s.finishLivePage(viewer, b.ref, n, snap, rp), nil
 }
 
 // nextLivePage reads the page after a cursor: from the snapshot while it

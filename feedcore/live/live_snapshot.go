@@ -88,10 +88,13 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 return 1
 `)
 
-// builtSnapshot is what one build of a snapshot yields.
+// builtSnapshot is what one build of a snapshot yields: its entries in
+// feed order, and the sessions of the first of them, read with the build
+// (heads[i] is items[i]'s).
 type builtSnapshot struct {
-	ref     snapshotRef
-	entries []LiveEntry
+	ref   snapshotRef
+	items []store.Item
+	heads []*core.LiveSession
 }
 
 // snapshotRead is a stored snapshot and its first entries.
@@ -144,69 +147,86 @@ func dropSentinel(items []store.Item) []store.Item {
 	return slices.DeleteFunc(items, func(it store.Item) bool { return it.ID == 0 })
 }
 
-// takeSnapshot stores the LIVE and PREVIEW sessions of followees under a
-// fresh id as device's snapshot of viewer, replacing the one it had, and
-// returns it with all its entries, in feed order (stale previews last of
-// the previews: filedScore). Two round trips: the
-// queues; then the sessions, read while the snapshot is stored. A queue
-// entry must agree with its session; one left behind by a racing start or
-// end is not served, and is taken out of the stored snapshot in one more.
-func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device string, now int64, followees []store.ID) (snapshotRef, []LiveEntry, error) {
-	ref := snapshotRef{taken: now}
+// takeSnapshot stores the queued (LIVE and PREVIEW) sessions of followees
+// under a fresh id as device's snapshot of viewer, replacing the one it
+// had, and returns its entries in feed order (stale previews last of the
+// previews: filedScore) with the sessions of the first head of them. Two
+// round trips: the queues; then the first sessions, read while the
+// snapshot is stored.
+//
+// Only the sessions a page shows are read, and judged as every page after
+// a cursor judges them (snapshotEntries): the snapshot is the queues as
+// they were, and a session found changed since (started, ended, its anchor
+// hidden or suspended) is shown or left out by the same rule on every
+// page, so the first page costs what the page shows, not what the viewer's
+// anchors have queued.
+func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device string, now int64, followees []store.ID, head int) (builtSnapshot, error) {
+	b := builtSnapshot{ref: snapshotRef{taken: now}}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	ref.id = string(rnd[:])
+	b.ref.id = string(rnd[:])
 	items, err := s.liveQueued(ctx, followees)
 	if err != nil {
-		return ref, nil, err
+		return b, err
 	}
-	key := s.Keys.Snapshot(viewer, ref.encode())
-	ids := make([]store.ID, len(items))
-	for i, it := range items {
-		ids[i] = it.ID
+	for i := range items {
+		items[i].TS = s.filedScore(items[i].TS, now)
 	}
-	cmds := s.liveCmds(make([]rueidis.Completed, 0, len(items)+3), ids)
-	// A sentinel (id 0, lowest score) keeps an empty snapshot's key alive, so
-	// its expiry is always noticed.
-	add := s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), store.Member(0))
-	for _, it := range items {
-		add = add.ScoreMember(float64(s.filedScore(it.TS, ref.taken)), store.Member(it.ID))
-	}
-	ttl := s.Opts.SnapshotTTL.Milliseconds()
-	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
-		snapSwap.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer), key}, []string{
-			s.Keys.Snapshot(viewer, ""), device, ref.encode(), store.ScoreArg(ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.Opts.MaxDevices)}))
-	rs := s.DoMulti(ctx, cmds...)
-	if err := store.FirstErr(rs); err != nil {
-		return ref, nil, fmt.Errorf("store live snapshot: %w", err)
-	}
-	ls, err := parseLives(ids, rs)
-	if err != nil {
-		return ref, nil, err
-	}
-	var out []LiveEntry
-	var stale []string
-	for i, it := range items {
-		l := ls[i]
-		// A suspended anchor's session is neither served nor kept.
-		if l == nil || l.EndedAt != nil || QueueScore(l) != it.TS || l.AnchorSuspended {
-			stale = append(stale, store.Member(it.ID))
-			continue
-		}
-		out = append(out, LiveEntry{It: store.Item{TS: s.filedScore(it.TS, ref.taken), ID: it.ID}, State: l.State(), l: l})
-	}
-	if len(stale) > 0 {
-		if err := s.Do(ctx, s.Redis.B().Zrem().Key(key).Member(stale...).Build()).Error(); err != nil {
-			return ref, nil, fmt.Errorf("store live snapshot: drop stale entries: %w", err)
-		}
-	}
-	slices.SortFunc(out, func(a, b LiveEntry) int {
-		if a.It.Before(b.It) {
+	slices.SortFunc(items, func(a, b store.Item) int {
+		if a.Before(b) {
 			return -1
 		}
 		return 1
 	})
-	return ref, out, nil
+	b.items = items
+	ids := make([]store.ID, min(head, len(items)))
+	for i := range ids {
+		ids[i] = items[i].ID
+	}
+	key := s.Keys.Snapshot(viewer, b.ref.encode())
+	cmds := s.liveCmds(make([]rueidis.Completed, 0, len(ids)+3), ids)
+	// A sentinel (id 0, lowest score) keeps an empty snapshot's key alive, so
+	// its expiry is always noticed.
+	add := s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), store.Member(0))
+	for _, it := range items {
+		add = add.ScoreMember(float64(it.TS), store.Member(it.ID))
+	}
+	ttl := s.Opts.SnapshotTTL.Milliseconds()
+	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
+		snapSwap.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer), key}, []string{
+			s.Keys.Snapshot(viewer, ""), device, b.ref.encode(), store.ScoreArg(b.ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.Opts.MaxDevices)}))
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs); err != nil {
+		return b, fmt.Errorf("store live snapshot: %w", err)
+	}
+	b.heads, err = parseLives(ids, rs)
+	return b, err
+}
+
+// headEntries is a first page's share of the new snapshot b: its first
+// n+1 entries v shows, judged from the sessions read with the build, then,
+// when those fall short, from more read after them, within the read
+// bound. stopped is the last entry read when the bound ran out short of
+// n+1 (nil otherwise): the page ends there and goes on in the snapshot.
+func (s *Service) headEntries(ctx context.Context, v *timeline.View, b builtSnapshot, n int) (snap []LiveEntry, stopped *store.Item, err error) {
+	items, heads := b.items, b.heads
+	for round := 1; ; round++ {
+		snap = append(snap, visibleEntries(v, items, heads)...)
+		items = items[len(heads):]
+		if len(snap) > n || len(items) == 0 {
+			return snap, nil, nil
+		}
+		if round == timeline.MaxRounds {
+			return snap, &b.items[len(b.items)-len(items)-1], nil
+		}
+		ids := make([]store.ID, min(n+1, len(items)))
+		for i := range ids {
+			ids[i] = items[i].ID
+		}
+		if heads, err = s.LiveSessions(ctx, ids); err != nil {
+			return nil, nil, err
+		}
+	}
 }
 
 // staleBase is taken off a stale preview's scheduled start to file it in
@@ -253,13 +273,8 @@ func (s *Service) snapshotItems(ctx context.Context, key string, pos *store.Item
 	return dropSentinel(items), nil
 }
 
-// snapshotEntries reads the sessions of a snapshot's items, leaving out
-// those of anchors v skips (hidden from the viewer since the snapshot was
-// taken; the clean-up takes them out of it), of anchors suspended, and
-// those whose titles v's keyword filters match (kept in it: a filter
-// removed shows them again). The edge shows the state the
-// session had in the snapshot (its score's sign), the node its current
-// state.
+// snapshotEntries reads the sessions of a snapshot's items and keeps
+// those v shows (visibleEntries).
 func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items []store.Item) ([]LiveEntry, error) {
 	ids := make([]store.ID, len(items))
 	for i, it := range items {
@@ -269,6 +284,18 @@ func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items [
 	if err != nil {
 		return nil, err
 	}
+	return visibleEntries(v, items, ls), nil
+}
+
+// visibleEntries is the rule every page of a snapshot applies to its
+// entries items, whose sessions are ls (ls[i] items[i]'s, nil where gone;
+// items past ls are not judged): it leaves out those of anchors v skips
+// (hidden from the viewer since the snapshot was taken; the clean-up takes
+// them out of it), of anchors suspended, and those whose titles v's
+// keyword filters match (kept in it: a filter removed shows them again).
+// The edge shows the state the session had in the snapshot (its score's
+// sign), the node its current state.
+func visibleEntries(v *timeline.View, items []store.Item, ls []*core.LiveSession) []LiveEntry {
 	var out []LiveEntry
 	for i, l := range ls {
 		state := core.StatePreview
@@ -279,5 +306,5 @@ func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items [
 			out = append(out, LiveEntry{It: items[i], State: state, l: l})
 		}
 	}
-	return out, nil
+	return out
 }
