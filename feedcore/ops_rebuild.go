@@ -277,6 +277,17 @@ func (s *Service) rebuildLive(ctx context.Context, ids []store.ID, st *core.Rebu
 	if err != nil {
 		return err
 	}
+	// Every account with a session is an anchor (MarkAnchor's mark; the
+	// inboxes phase settles the followed anchors from the marks).
+	var marks []rueidis.Completed
+	for _, l := range ls {
+		if l != nil {
+			marks = append(marks, s.Redis.B().Set().Key(s.Keys.AnchorMark(l.Anchor)).Value("1").Build())
+		}
+	}
+	if err := store.FirstErr(s.DoMulti(ctx, marks...)); err != nil {
+		return fmt.Errorf("mark anchors: %w", err)
+	}
 	for _, l := range ls {
 		switch {
 		case l == nil:
@@ -479,11 +490,18 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *co
 			return err
 		}
 	}
-	big, err := s.bigVAmong(ctx, follows)
+	big, err := s.followeesMarked(ctx, follows, s.Keys.PushMode, func(mode string) bool { return mode != timeline.PushAll })
 	if err != nil {
 		return err
 	}
 	if err := s.pruneBigFollowees(ctx, readers, follows, big, st); err != nil {
+		return err
+	}
+	anchors, err := s.followeesMarked(ctx, follows, s.Keys.AnchorMark, func(mark string) bool { return mark != "" })
+	if err != nil {
+		return err
+	}
+	if err := s.settleFollowedAnchors(ctx, readers, follows, anchors, st); err != nil {
 		return err
 	}
 	// Hidden followees stay followed (and in the big-V followees), but
@@ -538,9 +556,10 @@ func (s *Service) rebuildInboxes(ctx context.Context, readers []store.ID, st *co
 	return nil
 }
 
-// bigVAmong tells which of the followees listed are big-V (promoted or
-// being promoted), by their push mode.
-func (s *Service) bigVAmong(ctx context.Context, follows [][]store.ID) (map[store.ID]bool, error) {
+// followeesMarked tells which of the followees listed are marked: is of
+// the string at key (the push mode, for big-V status; the anchor mark),
+// "" where there is none.
+func (s *Service) followeesMarked(ctx context.Context, follows [][]store.ID, key func(store.ID) string, is func(string) bool) (map[store.ID]bool, error) {
 	var ids []store.ID
 	seen := map[store.ID]bool{}
 	for _, fs := range follows {
@@ -551,16 +570,62 @@ func (s *Service) bigVAmong(ctx context.Context, follows [][]store.ID) (map[stor
 			}
 		}
 	}
-	mode := func(f store.ID) rueidis.Completed { return s.Redis.B().Get().Key(s.Keys.PushMode(f)).Build() }
-	big := make(map[store.ID]bool, len(ids))
-	for i, r := range s.DoMulti(ctx, store.CmdsFor(ids, mode)...) {
-		mode, err := r.ToString()
+	get := func(f store.ID) rueidis.Completed { return s.Redis.B().Get().Key(key(f)).Build() }
+	marked := make(map[store.ID]bool, len(ids))
+	for i, r := range s.DoMulti(ctx, store.CmdsFor(ids, get)...) {
+		v, err := r.ToString()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return nil, err
 		}
-		big[ids[i]] = mode != timeline.PushAll
+		marked[ids[i]] = is(v)
 	}
-	return big, nil
+	return marked, nil
+}
+
+// settleFollowedAnchors makes each reader's followed anchors the anchors
+// among its follows: the missing ones added (an account marked while its
+// followers were not all noted), the others taken out.
+func (s *Service) settleFollowedAnchors(ctx context.Context, readers []store.ID, follows [][]store.ID, anchor map[store.ID]bool, st *core.RebuildStats) error {
+	fa := func(r store.ID) rueidis.Completed {
+		return s.Redis.B().Zrange().Key(s.Keys.FollowedAnchors(r)).Min("0").Max("-1").Build()
+	}
+	rs := s.DoMulti(ctx, store.CmdsFor(readers, fa)...)
+	var writes []rueidis.Completed
+	for i, r := range readers {
+		have, err := rs[i].AsStrSlice()
+		if err != nil {
+			return err
+		}
+		had := make(map[string]bool, len(have))
+		for _, m := range have {
+			had[m] = true
+		}
+		keep := map[string]bool{}
+		add := s.Redis.B().Zadd().Key(s.Keys.FollowedAnchors(r)).ScoreMember()
+		adds := 0
+		for _, f := range follows[i] {
+			if anchor[f] {
+				keep[store.Member(f)] = true
+				if !had[store.Member(f)] {
+					add, adds = add.ScoreMember(0, store.Member(f)), adds+1
+				}
+			}
+		}
+		if adds > 0 {
+			writes = append(writes, add.Build())
+		}
+		var stale []string
+		for _, m := range have {
+			if !keep[m] {
+				stale = append(stale, m)
+			}
+		}
+		if len(stale) > 0 {
+			st.Removed += int64(len(stale))
+			writes = append(writes, s.Redis.B().Zrem().Key(s.Keys.FollowedAnchors(r)).Member(stale...).Build())
+		}
+	}
+	return store.FirstErr(s.DoMulti(ctx, writes...))
 }
 
 // pruneBigFollowees removes from each reader's set of big-V followees the

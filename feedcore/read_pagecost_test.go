@@ -17,10 +17,17 @@ import (
 // countedService is a second Service on st's server and prefix whose
 // connections count the reply bytes they read.
 func countedService(t *testing.T, st *storetest.Store, o Options) (*Service, *atomic.Int64) {
+	s, replies, _ := countedServiceBoth(t, st, o)
+	return s, replies
+}
+
+// countedServiceBoth is countedService counting the bytes sent to Redis
+// too.
+func countedServiceBoth(t *testing.T, st *storetest.Store, o Options) (_ *Service, replies, sent *atomic.Int64) {
 	t.Helper()
-	n := &atomic.Int64{}
+	replies, sent = &atomic.Int64{}, &atomic.Int64{}
 	ro := redisstore.Options{URL: os.Getenv(storetest.Env), Timeout: 30 * time.Second, ClientName: "feedd-test-counted",
-		Dial: storetest.CountingDial(n)}
+		Dial: storetest.CountingDialBoth(replies, sent)}
 	if st.Embedded != nil {
 		ro.URL, ro.DisableCache, ro.SingleNode = "redis://"+st.Embedded.Addr(), true, true
 	}
@@ -29,7 +36,7 @@ func countedService(t *testing.T, st *storetest.Store, o Options) (*Service, *at
 		t.Fatal(err)
 	}
 	t.Cleanup(counted.Close)
-	return newService(t, &storetest.Store{Store: counted, Prefix: st.Prefix, Real: st.Real}, o), n
+	return newService(t, &storetest.Store{Store: counted, Prefix: st.Prefix, Real: st.Real}, o), replies, sent
 }
 
 // TestPageCostDoesNotGrowWithTheNetwork: the Redis reply bytes of a warm

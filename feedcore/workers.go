@@ -116,6 +116,8 @@ func (s *Service) handleEvent(ctx context.Context, _ WorkerOptions, st core.Stre
 		return true, s.Dispatch(ctx, st.Shard, e.ID, ev)
 	case core.EvPromote:
 		return false, s.Promote(ctx, ev.User)
+	case core.EvAnchor:
+		return false, s.MarkAnchor(ctx, ev.User)
 	case core.EvActivate:
 		return false, s.Upgrade(ctx, ev.User)
 	}

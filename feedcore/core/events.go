@@ -16,6 +16,7 @@ const (
 	EvPublish  = "pub" // materialize a new post, then fan it out to the author's push targets
 	EvDelete   = "del" // tombstone a post, then fan the removal out
 	EvPromote  = "pro" // an author crossed the big-V threshold
+	EvAnchor   = "anc" // a user's first live session: note it among its followers' anchors
 	EvActivate = "act" // a returning reader: join active sets, backfill
 	EvReplay   = "rep" // fan an ended live session out to replay inboxes
 	EvRepost   = "rpo" // materialize a repost's record, then fan it out like a post

@@ -335,8 +335,18 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 // timelines in line with the session's hash, its record of truth.
 func (s *Service) settleLive(ctx context.Context, anchor, id store.ID) error {
 	var applied *core.LiveSession
-	for range core.MaxSettleRounds {
-		ls, err := s.LiveSessions(ctx, []store.ID{id})
+	for round := range core.MaxSettleRounds {
+		cmds := s.liveCmds(nil, []store.ID{id})
+		if round == 0 {
+			// An account's first session makes it an anchor: its
+			// followers' live feeds read its queue from then on.
+			cmds = append(cmds, s.AnchorMarkCmd(anchor))
+		}
+		rs := s.DoMulti(ctx, cmds...)
+		ls, err := parseLives([]store.ID{id}, rs)
+		if err == nil && round == 0 && ls[0] != nil {
+			err = s.EnsureAnchor(ctx, anchor, rs[1])
+		}
 		if err != nil {
 			return fmt.Errorf("settle live session %d: %w", id, err)
 		}

@@ -43,6 +43,15 @@ func (k Keys) ReplayReader(id ID) string { return k.tagged("rr:", id) } // hash:
 func (k Keys) Live(id ID) string         { return k.tagged("ls:", id) } // hash: live session: a anchor, t title, s/b/e scheduled/started/ended ms, cv cover URL
 func (k Keys) LiveQueue(id ID) string    { return k.LiveQueueIn(LiveShardOf(id), id) }
 
+// The anchors a reader follows (live_anchors.go): the replay timeline's
+// followees, whose queues a first live page reads and whose replay outboxes
+// a read below the replay inbox's horizon pulls. Derived, like the big-V
+// followees: a follow adds the followee once it is marked an anchor, and
+// marking one adds it to every follower's set, each only while the
+// follower still follows it; the follow's settle takes it out again.
+func (k Keys) FollowedAnchors(id ID) string { return k.tagged("fa:", id) } // zset(0, member): anchors a reader follows
+func (k Keys) AnchorMark(id ID) string      { return k.tagged("an:", id) } // string "1": the user has had a live session (sticky), in its followers set's slot
+
 // When each follow was made (list_follows.go), beside the graph's sets,
 // whose scores stay 0 (the fan-out pages followers by member): fgt in
 // the follower's slot, written by the follow's own script with fg; frt in

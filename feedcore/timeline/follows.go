@@ -159,7 +159,8 @@ func (s *Service) undoFollows(ctx context.Context, edges []core.Edge, rs []rueid
 // service's clock where it is 0 or at is nil), active sets, promotions
 // and backfills of edges already in their following sets.
 func (s *Service) AddFollows(ctx context.Context, edges []core.Edge, at []int64) error {
-	cmds := make([]rueidis.Completed, 0, 7*len(edges))
+	const reads, per = 6, 8 // an edge's reads, and all its commands
+	cmds := make([]rueidis.Completed, 0, per*len(edges))
 	now := s.NowMS()
 	for i, e := range edges {
 		cmds = append(cmds,
@@ -167,7 +168,10 @@ func (s *Service) AddFollows(ctx context.Context, edges []core.Edge, at []int64)
 			s.Redis.B().Zcard().Key(s.Keys.Followers(e.Followee)).Build(),
 			s.Redis.B().Get().Key(s.Keys.PushMode(e.Followee)).Build(),
 			s.SeenCmd(e.Follower),
-			s.Redis.B().Hget().Key(s.Keys.Reader(e.Follower)).Field("c").Build())
+			s.Redis.B().Hget().Key(s.Keys.Reader(e.Follower)).Field("c").Build(),
+			// After adding the follower, in its slot: an anchor marked
+			// later lists this follower (anchors.go).
+			s.AnchorMarkCmd(e.Followee))
 		var ms int64
 		if i < len(at) {
 			ms = at[i]
@@ -185,7 +189,7 @@ func (s *Service) AddFollows(ctx context.Context, edges []core.Edge, at []int64)
 	var writes []rueidis.Completed
 	promoted := map[store.ID]bool{}
 	for i, e := range edges {
-		r := rs[7*i : 7*i+5]
+		r := rs[per*i : per*i+reads]
 		followers, _ := r[1].AsInt64()
 		// Read after adding the follower, in its slot: a promotion that
 		// set the mode later lists this follower.
@@ -200,6 +204,9 @@ func (s *Service) AddFollows(ctx context.Context, edges []core.Edge, at []int64)
 		writes = append(writes, s.Redis.B().Zrem().Key(s.Keys.Dormant(e.Followee)).Member(store.Member(e.Follower)).Build())
 		if bigV {
 			writes = append(writes, s.bigFolloweeAddCmd(e.Follower, e.Followee))
+		}
+		if anchor, _, _ := markedAnchor(r[5]); anchor {
+			writes = append(writes, s.followedAnchorAddCmd(e.Follower, e.Followee))
 		}
 		if bigV && (complete == "1" || seenErr == nil && s.IsActive(int64(seen))) {
 			writes = append(writes, s.Redis.B().Zadd().Key(s.Keys.Active(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build())
@@ -276,13 +283,14 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target store.ID) (err er
 // followers and active sets, and the followees' posts out of the
 // followers' inboxes.
 func (s *Service) removeFollows(ctx context.Context, edges []core.Edge) error {
-	cmds := make([]rueidis.Completed, 0, 6*len(edges))
+	cmds := make([]rueidis.Completed, 0, 7*len(edges))
 	for _, e := range edges {
 		cmds = append(cmds,
 			s.Redis.B().Zrem().Key(s.Keys.Followers(e.Followee)).Member(store.Member(e.Follower)).Build(),
 			s.Redis.B().Zrem().Key(s.Keys.Active(e.Followee)).Member(store.Member(e.Follower)).Build(),
 			s.Redis.B().Zrem().Key(s.Keys.Dormant(e.Followee)).Member(store.Member(e.Follower)).Build(),
-			s.Redis.B().Srem().Key(s.Keys.BigFollowees(e.Follower)).Member(store.Member(e.Followee)).Build())
+			s.Redis.B().Srem().Key(s.Keys.BigFollowees(e.Follower)).Member(store.Member(e.Followee)).Build(),
+			s.Redis.B().Zrem().Key(s.Keys.FollowedAnchors(e.Follower)).Member(store.Member(e.Followee)).Build())
 		cmds = append(cmds, s.unfollowTimeCmds(e)...)
 	}
 	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {

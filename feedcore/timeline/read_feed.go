@@ -145,7 +145,11 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 	now := s.NowMS()
 	since := now - UnfollowMemory.Milliseconds()
 	compiled := s.CompiledKeywords(viewer)
-	sets := s.viewSetsCmds(viewer, tl.EagerFollowees, compiled)
+	var eager string
+	if tl.EagerFollowees {
+		eager = tl.Followees(viewer)
+	}
+	sets := s.viewSetsCmds(viewer, eager, compiled)
 	seek := s.seekCmds(o, Source{Key: tl.Inbox(viewer), horizon: tl.Horizon(viewer)}, pos, limit)
 	unfollows, complete, seekAt := len(sets.cmds), len(sets.cmds)+1, len(sets.cmds)+2
 	cmds := append(append(sets.cmds,
@@ -155,7 +159,7 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 	followees := -1
 	if pull {
 		followees = len(cmds)
-		cmds = append(cmds, s.visibleFolloweesCmd(viewer, now))
+		cmds = append(cmds, s.visibleFolloweesCmd(tl, viewer, now))
 	}
 	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -204,7 +208,7 @@ func (s *Service) loadFollowees(ctx context.Context, v *View) error {
 	if v.fgLoaded {
 		return nil
 	}
-	ids, err := s.visibleFollowees(ctx, v.Viewer)
+	ids, err := s.visibleFollowees(ctx, v.tl, v.Viewer)
 	if err != nil {
 		return err
 	}

@@ -65,17 +65,17 @@ type viewSets struct {
 	compiled  *keyword.Set
 }
 
-func (s *Service) viewSetsCmds(viewer store.ID, followees bool, compiled *keyword.Set) viewSets {
+func (s *Service) viewSetsCmds(viewer store.ID, followees string, compiled *keyword.Set) viewSets {
 	b := s.Redis.B()
 	bf, hx := s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer)
-	q := viewSets{followees: followees, compiled: compiled}
+	q := viewSets{followees: followees != "", compiled: compiled}
 	q.cmds = []rueidis.Completed{
 		b.Smembers().Key(bf).Build(),
 		b.Zinter().Numkeys(2).Key(bf, hx).AggregateMax().Withscores().Build(),
 		b.Zinter().Numkeys(2).Key(s.Keys.HideNotes(viewer), hx).AggregateMin().Withscores().Build(),
 	}
-	if followees {
-		fg := s.Keys.Following(viewer)
+	if followees != "" {
+		fg := followees
 		q.cmds = append(q.cmds, b.Zrange().Key(fg).Min("0").Max("-1").Build(),
 			b.Zinter().Numkeys(2).Key(fg, hx).AggregateMax().Withscores().Build())
 	}
@@ -189,14 +189,14 @@ return visible(redis.call('ZRANGE', KEYS[1], 0, -1))
 
 // visibleFollowees returns the accounts viewer follows, less those hidden
 // from it.
-func (s *Service) visibleFollowees(ctx context.Context, viewer store.ID) ([]store.ID, error) {
-	return parseFollowees(s.Do(ctx, s.visibleFolloweesCmd(viewer, s.NowMS())))
+func (s *Service) visibleFollowees(ctx context.Context, tl core.Timeline, viewer store.ID) ([]store.ID, error) {
+	return parseFollowees(s.Do(ctx, s.visibleFolloweesCmd(tl, viewer, s.NowMS())))
 }
 
-// visibleFolloweesCmd reads viewer's followees less those hidden from it
-// at now (ms).
-func (s *Service) visibleFolloweesCmd(viewer store.ID, now int64) rueidis.Completed {
-	return visibleFollowing.Cmd(s.Redis.B(), []string{s.Keys.Following(viewer), s.Keys.HiddenAuthors(viewer)},
+// visibleFolloweesCmd reads viewer's followees of timeline tl less those
+// hidden from it at now (ms).
+func (s *Service) visibleFolloweesCmd(tl core.Timeline, viewer store.ID, now int64) rueidis.Completed {
+	return visibleFollowing.Cmd(s.Redis.B(), []string{tl.Followees(viewer), s.Keys.HiddenAuthors(viewer)},
 		[]string{store.ScoreArg(now)})
 }
 

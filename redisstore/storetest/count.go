@@ -10,23 +10,40 @@ import (
 // DialCtxFn) whose connections add every byte Redis sends back to n: what
 // a page's reads cost in replies.
 func CountingDial(n *atomic.Int64) func(ctx context.Context, addr string, d *net.Dialer) (net.Conn, error) {
+	return CountingDialBoth(n, nil)
+}
+
+// CountingDialBoth is CountingDial adding, when sent is not nil, every
+// byte sent to Redis to sent too: what a request's commands cost to send,
+// which grows with the keys and arguments they name (a script's keys
+// included, whose reads the replies alone do not show).
+func CountingDialBoth(replies, sent *atomic.Int64) func(ctx context.Context, addr string, d *net.Dialer) (net.Conn, error) {
 	return func(ctx context.Context, addr string, d *net.Dialer) (net.Conn, error) {
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			return nil, err
 		}
-		return countingConn{Conn: c, n: n}, nil
+		return countingConn{Conn: c, n: replies, sent: sent}, nil
 	}
 }
 
-// countingConn counts the bytes Redis sends back.
+// countingConn counts the bytes Redis sends back, and those sent to it
+// when sent is set.
 type countingConn struct {
 	net.Conn
-	n *atomic.Int64
+	n, sent *atomic.Int64
 }
 
 func (c countingConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if c.sent != nil {
+		c.sent.Add(int64(n))
+	}
 	return n, err
 }

@@ -1,0 +1,113 @@
+package feedcore
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/roundtrip"
+)
+
+// TestFirstLivePageCostFollowsTheAnchors: a first live page costs what the
+// anchors the viewer follows cost, not what all its follows cost. Two
+// viewers follow the same 5 anchors (each with sessions live, upcoming
+// and ended), one among 20 follows, the other among 2,000; their first
+// pages are the same, in the same round trips, and neither the bytes sent
+// to Redis (every followee's queue named in a script) nor those it sends
+// back (the following set) are more than a quarter more for the second.
+// A page also reads only the sessions it shows: 40 more upcoming sessions
+// add their queue entries to both figures, not their sessions.
+func TestFirstLivePageCostFollowsTheAnchors(t *testing.T) {
+	st := storetest.New(t)
+	clk := clockAt(time.Now())
+	o := Options{FollowLimit: 2100, Now: clk.now}
+	s := newService(t, st, o)
+	startWorkers(t, s, WorkerOptions{})
+	cs, replies, sent := countedServiceBoth(t, st, o)
+	ctx := context.Background()
+	const few, many = store.ID(1), store.ID(2)
+	anchors := idRange(10, 5)
+	others := idRange(100, 1995)
+	mustUsers(t, s, few, many)
+	putUsers(t, s, anchors)
+	putUsers(t, s, others)
+	follow(t, s, few, append(slices.Clone(anchors), others[:15]...))
+	follow(t, s, many, append(slices.Clone(anchors), others...))
+	schedule := func(a store.ID, in time.Duration) *LiveSession {
+		t.Helper()
+		clk.advance(time.Millisecond)
+		l, err := s.ScheduleLive(ctx, a, "show", clk.now().Add(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for i, a := range anchors {
+		ended := schedule(a, time.Minute)
+		if _, err := s.StartLive(ctx, a, ended.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.EndLive(ctx, a, ended.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.StartLive(ctx, a, schedule(a, time.Minute).ID); err != nil {
+			t.Fatal(err)
+		}
+		schedule(a, time.Duration(i+2)*time.Hour)
+	}
+	drain(t, s)
+	type cost struct{ trips, sent, replies int64 }
+	device := 0
+	first := func(viewer store.ID) ([]string, cost) {
+		t.Helper()
+		device++
+		sent.Store(0)
+		replies.Store(0)
+		rctx, trips := roundtrip.NewContext(ctx)
+		pg, err := cs.LiveFeed(rctx, LiveRequest{Viewer: viewer, First: 10, Device: "d" + store.Itoa(device)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range pg.Edges {
+			got = append(got, store.FormatID(e.Session.ID)+":"+string(e.State))
+		}
+		return got, cost{int64(trips.Trips()), sent.Load(), replies.Load()}
+	}
+	first(few) // scripts load on first use: not counted
+	gotFew, cFew := first(few)
+	gotMany, cMany := first(many)
+	t.Logf("first live page, 20 follows: %+v; 2,000 follows: %+v", cFew, cMany)
+	if len(gotFew) != 10 || !slices.Equal(gotFew, gotMany) {
+		t.Fatalf("first pages differ:\n 20 follows: %v\n2000 follows: %v", gotFew, gotMany)
+	}
+	within := func(what string, a, b cost) {
+		t.Helper()
+		if b.trips > a.trips || b.trips > 3 {
+			t.Errorf("%s: %d round trips, against %d (at most 3)", what, b.trips, a.trips)
+		}
+		if b.sent > a.sent*5/4 || b.replies > a.replies*5/4 {
+			t.Errorf("%s: %d bytes sent and %d back, against %d and %d: more than a quarter more", what, b.sent, b.replies, a.sent, a.replies)
+		}
+	}
+	within("2,000 follows", cFew, cMany)
+	// 40 more upcoming sessions, after the page's: the page reads their
+	// queue entries (and stores them in the snapshot), not their sessions.
+	for i := range 40 {
+		schedule(anchors[i%len(anchors)], time.Duration(10+i)*time.Hour)
+	}
+	drain(t, s)
+	gotMore, cMore := first(few)
+	if !slices.Equal(gotMore, gotFew) {
+		t.Fatalf("first page changed by later sessions:\n%v\n%v", gotFew, gotMore)
+	}
+	t.Logf("first live page, 20 follows, 40 more sessions queued: %+v", cMore)
+	// A queue entry is an id and a score, 40 bytes or so each way; a
+	// session's hash read back would be more than 64.
+	if cMore.trips != cFew.trips || cMore.sent-cFew.sent > 40*64 || cMore.replies-cFew.replies > 40*64 {
+		t.Errorf("40 more sessions queued: %+v, against %+v: more than their queue entries", cMore, cFew)
+	}
+}
