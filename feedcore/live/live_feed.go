@@ -135,34 +135,46 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	if reused != nil {
 		return s.pageFromSnapshot(ctx, viewer, v, reused.ref, reused.items, n)
 	}
-	// The snapshot is built while the first replays are read: until it is
-	// stored nobody can tell which replays it holds, so those are left out
-	// once both are known, below.
+	// The replays are read while the snapshot is stored, when its entries
+	// cannot fill the page alone: until it is stored nobody can tell which
+	// replays it holds, so those are left out once both are known, below.
 	var (
-		b  builtSnapshot
-		rp replayRead
+		rp     replayRead
+		readRp bool
 	)
-	err = roundtrip.Parallel(ctx,
-		func(ctx context.Context) error {
-			got, err, _ := s.Snapshots.Do(store.FormatID(viewer)+"/"+device, func() (any, error) {
-				return s.takeSnapshot(ctx, viewer, device, now, v.Followees, n+1)
-			})
-			if err != nil {
-				return err
+	replays := func(ctx context.Context) (err error) {
+		rp, err = s.collectReplays(ctx, v, top, n+1, "")
+		readRp = true
+		return err
+	}
+	got, err, _ := s.Snapshots.Do(store.FormatID(viewer)+"/"+device, func() (any, error) {
+		return s.takeSnapshot(ctx, viewer, device, now, v.Followees, n+1, func(ctx context.Context, items []store.Item) error {
+			if len(items) <= n {
+				return replays(ctx)
 			}
-			b = got.(builtSnapshot)
-			return nil
-		},
-		func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, ""); return err })
+			return s.sendExtra(ctx, v)
+		})
+	})
 	if err != nil {
 		return nil, err
 	}
+	b := got.(builtSnapshot)
 	snap, stopped, err := s.headEntries(ctx, v, b, n)
 	if err != nil {
 		return nil, err
 	}
 	if stopped != nil {
 		return s.livePage(viewer, b.ref, n, snap, &LiveEntry{It: *stopped, State: core.StatePreview}, true), nil
+	}
+	// Sessions the viewer is not shown left the snapshot's entries short,
+	// or the build was another request's: the replays now.
+	if len(snap) <= n && !readRp {
+		if err := replays(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.sendExtra(ctx, v); err != nil {
+		return nil, err
 	}
 	// A session that ended in the very millisecond the snapshot was taken
 	// may be in both: it is shown once, from the snapshot. A build shared
@@ -174,6 +186,17 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	}
 	rp.found = slices.DeleteFunc(rp.found, func(e LiveEntry) bool { return in[e.It.ID] || e.It.TS > b.ref.taken })
 	return s.finishLivePage(viewer, b.ref, n, snap, rp), nil
+}
+
+// sendExtra sends the writes v holds for the next round trip (an
+// activation due), when no replay read has carried them.
+func (s *Service) sendExtra(ctx context.Context, v *timeline.View) error {
+	if len(v.Extra) == 0 {
+		return nil
+	}
+	err := store.FirstErr(s.DoMulti(ctx, v.Extra...))
+	v.Extra = nil
+	return err
 }
 
 // nextLivePage reads the page after a cursor: from the snapshot while it

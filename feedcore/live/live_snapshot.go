@@ -16,6 +16,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // snapshotRef is what a live cursor's session field carries: the
@@ -160,7 +161,11 @@ func dropSentinel(items []store.Item) []store.Item {
 // hidden or suspended) is shown or left out by the same rule on every
 // page, so the first page costs what the page shows, not what the viewer's
 // anchors have queued.
-func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device string, now int64, followees []store.ID, head int) (builtSnapshot, error) {
+//
+// alongside, when not nil, runs at the same time as the second round
+// trip, given the entries: what the page needs besides them is read
+// while they are stored.
+func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device string, now int64, followees []store.ID, head int, alongside func(context.Context, []store.Item) error) (builtSnapshot, error) {
 	b := builtSnapshot{ref: snapshotRef{taken: now}}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
@@ -195,9 +200,23 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
 		snapSwap.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer), key}, []string{
 			s.Keys.Snapshot(viewer, ""), device, b.ref.encode(), store.ScoreArg(b.ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.Opts.MaxDevices)}))
-	rs := s.DoMulti(ctx, cmds...)
-	if err := store.FirstErr(rs); err != nil {
-		return b, fmt.Errorf("store live snapshot: %w", err)
+	var rs []rueidis.RedisResult
+	err = roundtrip.Parallel(ctx,
+		func(ctx context.Context) error {
+			rs = s.DoMulti(ctx, cmds...)
+			if err := store.FirstErr(rs); err != nil {
+				return fmt.Errorf("store live snapshot: %w", err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error {
+			if alongside == nil {
+				return nil
+			}
+			return alongside(ctx, items)
+		})
+	if err != nil {
+		return b, err
 	}
 	b.heads, err = parseLives(ids, rs)
 	return b, err
