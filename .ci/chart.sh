@@ -41,11 +41,12 @@ for name in "${renders[@]}"; do
   echo "$(grep -c '^kind:' "$out/$name.yaml") objects: $(grep '^kind:' "$out/$name.yaml" | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $3; sep=", "}')"
 done
 
-echo "-- chartcheck: vet, tidy, tests, then the renderings"
+echo "-- chartcheck: tidy, vet, staticcheck, tests, then the renderings"
 (
   cd deploy/chartcheck
   go mod tidy -diff
   go vet ./...
+  go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
   go test -count=1 ./...
   go build -o "$out/chartcheck" .
 )
