@@ -59,8 +59,8 @@ echo "-- rendered values as feedd reads them"
 grep -A1 'name: FEED_INBOX_CAP' "$out/options.yaml" | grep -q 'value: "10000000"' ||
   { echo "options: FEED_INBOX_CAP is not rendered as 10000000" >&2; exit 1; }
 # The production set's grace covers the readiness delay and the drain.
-grep -q 'terminationGracePeriodSeconds: 35' "$out/production.yaml" ||
-  { echo "production: terminationGracePeriodSeconds is not 10+15+10" >&2; exit 1; }
+grep -q 'terminationGracePeriodSeconds: 40' "$out/production.yaml" ||
+  { echo "production: terminationGracePeriodSeconds is not 10+15+15" >&2; exit 1; }
 echo ok
 
 echo "-- values the chart refuses"
