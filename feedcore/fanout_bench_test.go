@@ -2,9 +2,11 @@ package feedcore
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -35,4 +37,50 @@ func BenchmarkFanout(b *testing.B) {
 		drain(b, s)
 	}
 	b.ReportMetric(float64(b.N*followers)/time.Since(start).Seconds(), "writes/s")
+}
+
+// BenchmarkFanoutSmallPosts measures the fan-out of many small posts, where
+// what a post costs (its event, dispatch, task and checkpoints, one stream
+// entry at a time per consumer) counts as much as what an inbox write
+// costs: b.N posts by 100 authors of 20 followers each, queued while no
+// worker runs, then drained by 1 or 2 worker processes (4 executors each,
+// one stream shard), reported as posts and inbox writes a second.
+// docs/deploying.md sizes workers with it.
+//
+//	FEED_TEST_REDIS=redis://127.0.0.1:6379 go test ./feedcore -run '^$' -bench FanoutSmallPosts -benchtime 1000x
+func BenchmarkFanoutSmallPosts(b *testing.B) {
+	storetest.RequireReal(b)
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { benchSmallPosts(b, workers) })
+	}
+}
+
+func benchSmallPosts(b *testing.B, workers int) {
+	const authors, followers = 100, 20
+	s := newService(b, storetest.New(b), Options{BigVThreshold: 1 << 30})
+	var ids []store.ID
+	for a := range authors {
+		author := store.ID(1 + a*(followers+1))
+		mustUsers(b, s, author)
+		makeFollowers(b, s, author, followers)
+		ids = append(ids, author)
+	}
+	stop := startWorkers(b, s, WorkerOptions{Executors: 4})
+	drain(b, s) // the follows' own work
+	stop()
+	ctx := context.Background()
+	for i := range b.N {
+		if _, err := s.Publish(ctx, ids[i%authors], "hello"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for range workers {
+		startWorkers(b, s, WorkerOptions{Executors: 4})
+	}
+	drain(b, s)
+	elapsed := time.Since(start).Seconds()
+	b.ReportMetric(float64(b.N)/elapsed, "posts/s")
+	b.ReportMetric(float64(b.N*followers)/elapsed, "writes/s")
 }
