@@ -614,13 +614,7 @@ func (s *Service) settleFollowedAnchors(ctx context.Context, readers []store.ID,
 		if adds > 0 {
 			writes = append(writes, add.Build())
 		}
-		var stale []string
-		for _, m := range have {
-			if !keep[m] {
-				stale = append(stale, m)
-			}
-		}
-		if len(stale) > 0 {
+		if stale := staleMembers(have, keep); len(stale) > 0 {
 			st.Removed += int64(len(stale))
 			writes = append(writes, s.Redis.B().Zrem().Key(s.Keys.FollowedAnchors(r)).Member(stale...).Build())
 		}
@@ -645,18 +639,23 @@ func (s *Service) pruneBigFollowees(ctx context.Context, readers []store.ID, fol
 		for _, f := range follows[i] {
 			keep[store.Member(f)] = big[f]
 		}
-		var stale []string
-		for _, m := range have {
-			if !keep[m] {
-				stale = append(stale, m)
-			}
-		}
-		if len(stale) > 0 {
+		if stale := staleMembers(have, keep); len(stale) > 0 {
 			st.Removed += int64(len(stale))
 			writes = append(writes, s.Redis.B().Srem().Key(s.Keys.BigFollowees(r)).Member(stale...).Build())
 		}
 	}
 	return store.FirstErr(s.DoMulti(ctx, writes...))
+}
+
+// staleMembers are the members of have that keep does not keep.
+func staleMembers(have []string, keep map[string]bool) []string {
+	var stale []string
+	for _, m := range have {
+		if !keep[m] {
+			stale = append(stale, m)
+		}
+	}
+	return stale
 }
 
 // pruneInbox removes from r's inboxes the posts and replays of authors r
