@@ -67,9 +67,11 @@ func TestRollingRestartDropsNothing(t *testing.T) {
 
 	common := []string{"--redis", os.Getenv(storetest.Env), "--key-prefix", st.Prefix, "--ops-addr", "127.0.0.1:0"}
 	serveArgs := append([]string{"serve", "--addr", "127.0.0.1:0", "--workers=false", "--jwt-secret", string(secret),
-		// 1s is ample for the proxy's 50ms polls; production's 5s is for
-		// slower balancers.
-		"--shutdown-delay", "1s", "--shutdown-timeout", "20s",
+		// Five of the proxy's polls; production's 5s is for slower
+		// balancers. With 0, requests sent in the last poll period before
+		// the proxy notices find the listener closed (connection refused):
+		// the test fails.
+		"--shutdown-delay", "1500ms", "--shutdown-timeout", "20s",
 		// Every request of the load is one client's: no rate limit here.
 		"--rate-limit", "0", "--anon-rate-limit", "0"}, common...)
 	workerArgs := append([]string{"worker"}, common...)
@@ -273,8 +275,8 @@ func waitOpsReady(t *testing.T, p *process) {
 }
 
 // balancer is a round-robin reverse proxy over feedd replicas that, like
-// a load balancer, polls each one's /readyz every 50ms and sends requests
-// only to those that last answered 200.
+// a load balancer, polls each one's /readyz every pollEvery and sends
+// requests only to those that last answered 200.
 type balancer struct {
 	url    string
 	errors atomic.Int64 // requests it could not pass on or get answered
@@ -283,6 +285,11 @@ type balancer struct {
 	backends []*backend
 	next     int
 }
+
+// pollEvery is how often the balancer asks each replica's /readyz: as a
+// load balancer's health check would, a period long enough that a replica
+// closing its listener at once is sent requests meanwhile.
+const pollEvery = 300 * time.Millisecond
 
 type backend struct {
 	p     *process
@@ -342,7 +349,7 @@ func (b *balancer) remove(p *process) {
 
 func (b *balancer) poll(ctx context.Context) {
 	c := &http.Client{Timeout: time.Second}
-	t := time.NewTicker(50 * time.Millisecond)
+	t := time.NewTicker(pollEvery)
 	defer t.Stop()
 	for {
 		b.mu.Lock()
