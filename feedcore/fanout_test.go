@@ -44,7 +44,8 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 			close(stopA)
 		}
 	}
-	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk})
+	// No stop grace: a drops the tasks in hand at once, as a crash would.
+	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk, StopGrace: -1})
 	post, err := a.Publish(ctx, 1, "to everyone")
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +92,69 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 			t.Fatalf("follower %d inbox %v, want exactly post %d", f, got, post.ID)
 		}
 	}
+}
+
+// TestFanoutStopFinishesTasksInHand: a worker stopped (SIGTERM) in the
+// middle of a fan-out finishes the tasks its executors hold and
+// acknowledges them, and leaves the rest queued: nothing is pending, so a
+// second worker, which could reclaim nothing within the test (ReclaimIdle
+// an hour), takes the rest from the stream and no chunk is written twice.
+func TestFanoutStopFinishesTasksInHand(t *testing.T) {
+	const n = 12 * timeline.TaskSize
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newService(t, st, Options{BigVThreshold: 1 << 30})
+	mustUsers(t, a, 1)
+	followers := makeFollowers(t, a, 1, n)
+
+	var chunks atomic.Int64
+	stopA := make(chan struct{})
+	afterChunk := func() {
+		if chunks.Add(1) == 1 { // the first chunk of a task is in: the task is in hand
+			close(stopA)
+		}
+	}
+	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk})
+	post, err := a.Publish(ctx, 1, "to everyone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopA:
+	case <-time.After(60 * time.Second):
+		t.Fatal("worker a never wrote a chunk")
+	}
+	stop() // SIGTERM
+	pending, err := a.Pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pending {
+		if p.Count != 0 {
+			t.Fatalf("pending after the stop: %+v; want none (the tasks in hand finished)", pending)
+		}
+	}
+	tasksA := a.Stats().Tasks
+	if tasksA == 0 || tasksA >= n/timeline.TaskSize {
+		t.Fatalf("worker a finished %d tasks of %d: want the ones in hand, not all", tasksA, n/timeline.TaskSize)
+	}
+
+	b := newService(t, st, Options{BigVThreshold: 1 << 30})
+	startWorkers(t, b, WorkerOptions{Name: "b", ReclaimIdle: time.Hour})
+	drain(t, b)
+	if written := a.Stats().InboxWrites + b.Stats().InboxWrites; written != n {
+		t.Errorf("%d inbox writes for %d followers: want each once", written, n)
+	}
+	for _, f := range followers {
+		got, err := a.Newest(ctx, a.Keys.Inbox(f), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != post.ID {
+			t.Fatalf("follower %d inbox %v, want exactly post %d", f, got, post.ID)
+		}
+	}
+	t.Logf("worker a finished %d tasks after its stop, worker b the other %d", tasksA, b.Stats().Tasks)
 }
 
 // TestFanoutChunkBudget holds the write budget: one command per target, a

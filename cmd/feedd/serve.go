@@ -187,7 +187,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		return err
 	}
 	// Stop accepting, let in-flight requests finish; then (deferred) stop
-	// the workers, which finish or hand back their current task, and wait
+	// the workers, which finish the entries in hand and read no more, and wait
 	// for them before the store closes.
 	slog.Info("shutting down: finishing in-flight requests", "grace", *shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
