@@ -8,10 +8,10 @@
 # environment, so GOARCH=arm64 makes an arm64 image), gathers the CA
 # bundle and the time zone data of this machine (CA_BUNDLE and ZONEINFO_DIR
 # override where from) and a passwd/group naming uid/gid 65532, into a
-# context directory, and runs `buildah bud` on it. BUILDAH is the buildah
+# context directory, and runs `buildah build` on it. BUILDAH is the buildah
 # command with its global flags, e.g.
 #   BUILDAH="buildah --root /tmp/x/root --runroot /tmp/x/run --storage-driver vfs"
-# (what .ci/image.sh uses); it may be `podman` too, whose `bud` builds the
+# (what .ci/image.sh uses); it may be `podman` too, whose `build` builds the
 # same. KEEP_CONTEXT=DIR writes the context to DIR and keeps it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -56,7 +56,7 @@ chmod 0755 "$ctx/feedd"
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 version=$("$ctx/feedd" version)
 # --timestamp 0: the same sources give the same image digest.
-$buildah bud --isolation chroot --timestamp 0 \
+$buildah build --isolation chroot --timestamp 0 \
   --label org.opencontainers.image.title=feedd \
   --label org.opencontainers.image.revision="$revision" \
   --label org.opencontainers.image.description="$version" \
