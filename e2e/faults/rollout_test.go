@@ -201,6 +201,7 @@ func startFeedd(t *testing.T, bin, name string, args ...string) *process {
 	listening := make(chan struct{})
 	wantAPI := args[0] == "serve"
 	go func() {
+		said := false // listening is closed
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
@@ -212,9 +213,9 @@ func startFeedd(t *testing.T, bin, name string, args ...string) *process {
 			if m := opsLine.FindStringSubmatch(line); m != nil && p.ops == "" {
 				p.ops = m[1]
 			}
-			if p.ops != "" && (p.api != "" || !wantAPI) && listening != nil {
+			if p.ops != "" && (p.api != "" || !wantAPI) && !said {
 				close(listening)
-				listening = nil
+				said = true
 			}
 			p.tail = append(p.tail, line)
 			if len(p.tail) > 40 {
