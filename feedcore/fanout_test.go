@@ -32,30 +32,9 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	}
 	st := storetest.New(t)
 	ctx := context.Background()
-	a := newService(t, st, Options{BigVThreshold: 1 << 30})
-	mustUsers(t, a, 1)
-	followers := makeFollowers(t, a, 1, n)
-
-	var chunks atomic.Int64
-	stopA := make(chan struct{})
-	quarter := int64(n / timeline.ChunkSize / 4) // crash a quarter of the way through
-	afterChunk := func() {
-		if chunks.Add(1) == quarter {
-			close(stopA)
-		}
-	}
 	// No stop grace: a drops the tasks in hand at once, as a crash would.
-	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk, StopGrace: -1})
-	post, err := a.Publish(ctx, 1, "to everyone")
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-stopA:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("worker a never wrote %d chunks", quarter)
-	}
-	stop() // the crash: a stops between chunks, its entries left pending
+	a, followers, post := stopMidFanout(t, st, n, int64(n/timeline.ChunkSize/4), -1) // a quarter of the way through
+	// The crash: a stopped between chunks, its entries left pending.
 	backlog, err := a.Backlog(ctx)
 	if err != nil || backlog == 0 {
 		t.Fatalf("want work left after the crash, backlog %d, err %v", backlog, err)
@@ -103,28 +82,8 @@ func TestFanoutStopFinishesTasksInHand(t *testing.T) {
 	const n = 12 * timeline.TaskSize
 	st := storetest.New(t)
 	ctx := context.Background()
-	a := newService(t, st, Options{BigVThreshold: 1 << 30})
-	mustUsers(t, a, 1)
-	followers := makeFollowers(t, a, 1, n)
-
-	var chunks atomic.Int64
-	stopA := make(chan struct{})
-	afterChunk := func() {
-		if chunks.Add(1) == 1 { // the first chunk of a task is in: the task is in hand
-			close(stopA)
-		}
-	}
-	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk})
-	post, err := a.Publish(ctx, 1, "to everyone")
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-stopA:
-	case <-time.After(60 * time.Second):
-		t.Fatal("worker a never wrote a chunk")
-	}
-	stop() // SIGTERM
+	// Stopped once the first chunk of a task is in: the task is in hand.
+	a, followers, post := stopMidFanout(t, st, n, 1, 0)
 	pending, err := a.Pending(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +114,36 @@ func TestFanoutStopFinishesTasksInHand(t *testing.T) {
 		}
 	}
 	t.Logf("worker a finished %d tasks after its stop, worker b the other %d", tasksA, b.Stats().Tasks)
+}
+
+// stopMidFanout runs worker "a" (3 executors, stopGrace) over a new
+// service on st, publishes a post of user 1 to n followers, and stops the
+// worker once it has written chunks chunks of inbox writes. It returns the
+// service, the followers and the post.
+func stopMidFanout(t *testing.T, st *storetest.Store, n int, chunks int64, stopGrace time.Duration) (*Service, []store.ID, *Post) {
+	t.Helper()
+	a := newService(t, st, Options{BigVThreshold: 1 << 30})
+	mustUsers(t, a, 1)
+	followers := makeFollowers(t, a, 1, n)
+	var written atomic.Int64
+	enough := make(chan struct{})
+	afterChunk := func() {
+		if written.Add(1) == chunks {
+			close(enough)
+		}
+	}
+	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk, StopGrace: stopGrace})
+	post, err := a.Publish(context.Background(), 1, "to everyone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-enough:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("worker a never wrote %d chunks", chunks)
+	}
+	stop()
+	return a, followers, post
 }
 
 // TestFanoutChunkBudget holds the write budget: one command per target, a
