@@ -32,29 +32,9 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 	}
 	st := storetest.New(t)
 	ctx := context.Background()
-	a := newService(t, st, Options{BigVThreshold: 1 << 30})
-	mustUsers(t, a, 1)
-	followers := makeFollowers(t, a, 1, n)
-
-	var chunks atomic.Int64
-	stopA := make(chan struct{})
-	quarter := int64(n / timeline.ChunkSize / 4) // crash a quarter of the way through
-	afterChunk := func() {
-		if chunks.Add(1) == quarter {
-			close(stopA)
-		}
-	}
-	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk})
-	post, err := a.Publish(ctx, 1, "to everyone")
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-stopA:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("worker a never wrote %d chunks", quarter)
-	}
-	stop() // the crash: a stops between chunks, its entries left pending
+	// No stop grace: a drops the tasks in hand at once, as a crash would.
+	a, followers, post := stopMidFanout(t, st, n, int64(n/timeline.ChunkSize/4), -1) // a quarter of the way through
+	// The crash: a stopped between chunks, its entries left pending.
 	backlog, err := a.Backlog(ctx)
 	if err != nil || backlog == 0 {
 		t.Fatalf("want work left after the crash, backlog %d, err %v", backlog, err)
@@ -91,6 +71,79 @@ func TestFanoutResumesAfterCrash(t *testing.T) {
 			t.Fatalf("follower %d inbox %v, want exactly post %d", f, got, post.ID)
 		}
 	}
+}
+
+// TestFanoutStopFinishesTasksInHand: a worker stopped (SIGTERM) in the
+// middle of a fan-out finishes the tasks its executors hold and
+// acknowledges them, and leaves the rest queued: nothing is pending, so a
+// second worker, which could reclaim nothing within the test (ReclaimIdle
+// an hour), takes the rest from the stream and no chunk is written twice.
+func TestFanoutStopFinishesTasksInHand(t *testing.T) {
+	const n = 12 * timeline.TaskSize
+	st := storetest.New(t)
+	ctx := context.Background()
+	// Stopped once the first chunk of a task is in: the task is in hand.
+	a, followers, post := stopMidFanout(t, st, n, 1, 0)
+	pending, err := a.Pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pending {
+		if p.Count != 0 {
+			t.Fatalf("pending after the stop: %+v; want none (the tasks in hand finished)", pending)
+		}
+	}
+	tasksA := a.Stats().Tasks
+	if tasksA == 0 || tasksA >= n/timeline.TaskSize {
+		t.Fatalf("worker a finished %d tasks of %d: want the ones in hand, not all", tasksA, n/timeline.TaskSize)
+	}
+
+	b := newService(t, st, Options{BigVThreshold: 1 << 30})
+	startWorkers(t, b, WorkerOptions{Name: "b", ReclaimIdle: time.Hour})
+	drain(t, b)
+	if written := a.Stats().InboxWrites + b.Stats().InboxWrites; written != n {
+		t.Errorf("%d inbox writes for %d followers: want each once", written, n)
+	}
+	for _, f := range followers {
+		got, err := a.Newest(ctx, a.Keys.Inbox(f), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != post.ID {
+			t.Fatalf("follower %d inbox %v, want exactly post %d", f, got, post.ID)
+		}
+	}
+	t.Logf("worker a finished %d tasks after its stop, worker b the other %d", tasksA, b.Stats().Tasks)
+}
+
+// stopMidFanout runs worker "a" (3 executors, stopGrace) over a new
+// service on st, publishes a post of user 1 to n followers, and stops the
+// worker once it has written chunks chunks of inbox writes. It returns the
+// service, the followers and the post.
+func stopMidFanout(t *testing.T, st *storetest.Store, n int, chunks int64, stopGrace time.Duration) (*Service, []store.ID, *Post) {
+	t.Helper()
+	a := newService(t, st, Options{BigVThreshold: 1 << 30})
+	mustUsers(t, a, 1)
+	followers := makeFollowers(t, a, 1, n)
+	var written atomic.Int64
+	enough := make(chan struct{})
+	afterChunk := func() {
+		if written.Add(1) == chunks {
+			close(enough)
+		}
+	}
+	stop := startWorkers(t, a, WorkerOptions{Name: "a", Executors: 3, AfterChunk: afterChunk, StopGrace: stopGrace})
+	post, err := a.Publish(context.Background(), 1, "to everyone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-enough:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("worker a never wrote %d chunks", chunks)
+	}
+	stop()
+	return a, followers, post
 }
 
 // TestFanoutChunkBudget holds the write budget: one command per target, a

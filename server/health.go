@@ -9,6 +9,9 @@ import (
 	"github.com/feedd/feedd/redisstore"
 )
 
+// ShuttingDownReason is /readyz's reason while the process shuts down.
+const ShuttingDownReason = "shutting down"
+
 // readyTimeout bounds the Redis calls of a /readyz or /metrics request.
 const readyTimeout = time.Second
 
@@ -31,7 +34,9 @@ func healthHandler() http.Handler {
 // the answer for information only: it is one number shared by every
 // replica, so a bound on it would take them all out of rotation at once
 // when the workers fall behind, and a worker outage would become a read
-// outage. Operators alert on feedd_fanout_backlog instead.
+// outage. Operators alert on feedd_fanout_backlog instead. A process
+// shutting down (Config.ShuttingDown) is unready whatever the store says,
+// without asking it.
 func readyHandler(cfg Config) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
@@ -52,6 +57,10 @@ func readyHandler(cfg Config) http.Handler {
 			w.Header().Set("Cache-Control", "no-store")
 			w.WriteHeader(status)
 			_ = json.NewEncoder(w).Encode(a)
+		}
+		if cfg.ShuttingDown != nil && cfg.ShuttingDown.Load() {
+			reply(http.StatusServiceUnavailable, answer{Reason: ShuttingDownReason})
+			return
 		}
 		h := redisstore.Check(ctx, cfg.Service.Client())
 		if h.Cluster {

@@ -8,6 +8,7 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/feedd/feedd/auth"
@@ -48,6 +49,12 @@ type Config struct {
 	// DemoMediaPath (GET only), so the demo's posts show pictures with no
 	// network.
 	DemoMedia http.Handler
+	// ShuttingDown, when set and true, makes /readyz answer 503 "shutting
+	// down" on both listeners while requests are still served: the
+	// process has been told to stop, and load balancers polling /readyz
+	// take it out of rotation before it closes its listener (feedd serve
+	// --shutdown-delay).
+	ShuttingDown *atomic.Bool
 }
 
 // DemoMediaPath is where Config.DemoMedia is served.
@@ -74,7 +81,26 @@ func New(cfg Config) http.Handler {
 	}
 	// /query is observed from outside the host check, so that a request
 	// refused there is counted and logged like any other.
-	return withRequestInfo(cfg, observeQuery(cfg, cfg.Metrics, log, allowedHosts(cfg.AllowedHosts, mux)))
+	return closeWhenShuttingDown(cfg.ShuttingDown,
+		withRequestInfo(cfg, observeQuery(cfg, cfg.Metrics, log, allowedHosts(cfg.AllowedHosts, mux))))
+}
+
+// closeWhenShuttingDown answers with "Connection: close" once shuttingDown
+// is true: a client on a keep-alive connection (straight, or through an L4
+// balancer that pins connections) gets its answer and then opens its next
+// connection elsewhere, rather than finding this one closed under a request
+// when the server stops. Idle connections are left to the shutdown: closing
+// them now would race requests already on their way.
+func closeWhenShuttingDown(shuttingDown *atomic.Bool, next http.Handler) http.Handler {
+	if shuttingDown == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if shuttingDown.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // private marks every /query answer as not for shared caches nor for

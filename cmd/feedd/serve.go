@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/feedd/feedd/demo"
@@ -31,7 +32,8 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	workers := fs.Bool("workers", true, "run fan-out workers in this process")
 	requestTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "longest a GraphQL request may take; a Redis that stops answering fails requests with UNAVAILABLE after this")
 	writeTimeout := fs.Duration("write-timeout", resolvers.DefaultWriteTimeout, "how long a mutation's writes may run; they finish even when the client goes away or --request-timeout passes")
-	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "on SIGTERM or SIGINT, how long in-flight requests get to finish before their connections are closed")
+	shutdownDelay := fs.Duration("shutdown-delay", DefaultShutdownDelay, "on SIGTERM or SIGINT, how long /readyz answers 503 while requests are still served, before the listener closes: load balancers polling it stop sending first (0 with the embedded store unless set; 0: close at once)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "on SIGTERM or SIGINT, after --shutdown-delay, how long in-flight requests get to finish before their connections are closed")
 	ops := addOpsFlags(fs)
 	set, err := parse(fs, args)
 	if err != nil {
@@ -46,6 +48,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		flagRule{*requestTimeout <= 0, "--request-timeout must be positive"},
 		flagRule{*writeTimeout <= 0, "--write-timeout must be positive"},
 		flagRule{*shutdownTimeout <= 0, "--shutdown-timeout must be positive"},
+		flagRule{*shutdownDelay < 0, "--shutdown-delay must not be negative (0: no delay)"},
 	); err != nil {
 		return err
 	}
@@ -68,6 +71,10 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	}
 	if !set["addr"] {
 		*addr = defaultAddr(*devAuth)
+	}
+	if !set["shutdown-delay"] && store.embedded() {
+		// One process, its store inside it: no balancer to wait for.
+		*shutdownDelay = 0
 	}
 	opts := store.options()
 	opts.MediaHosts, opts.DevMediaURLs = hosts, *devAuth
@@ -106,7 +113,8 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	// The operations listener is up from here to the end, demo load and
 	// drain included; its /metrics serves the public handler's registry.
 	metrics := server.NewMetrics()
-	stopOps, err := ops.listen(server.Config{Service: svc, Metrics: metrics}, o)
+	var shuttingDown atomic.Bool // set on SIGTERM: /readyz answers 503 on both listeners
+	stopOps, err := ops.listen(server.Config{Service: svc, Metrics: metrics, ShuttingDown: &shuttingDown}, o)
 	if err != nil {
 		return err
 	}
@@ -157,7 +165,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 
 	cfg := server.Config{Service: svc, Metrics: metrics, DevAuth: *devAuth, Verifier: verifier,
 		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, APIConfig: apiCfg,
-		AllowedHosts: httpf.hosts(set, *devAuth)}
+		AllowedHosts: httpf.hosts(set, *devAuth), ShuttingDown: &shuttingDown}
 	if report != nil {
 		cfg.DemoMedia = demo.MediaHandler()
 		if len(report.Viewers) > 0 {
@@ -175,8 +183,11 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		return err
 	case <-ctx.Done():
 	}
+	if err := announceShutdown(&shuttingDown, *shutdownDelay, served); err != nil {
+		return err
+	}
 	// Stop accepting, let in-flight requests finish; then (deferred) stop
-	// the workers, which finish or hand back their current task, and wait
+	// the workers, which finish the entries in hand and read no more, and wait
 	// for them before the store closes.
 	slog.Info("shutting down: finishing in-flight requests", "grace", *shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
@@ -191,6 +202,33 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	}
 	slog.Info("HTTP server drained")
 	return nil
+}
+
+// DefaultShutdownDelay is --shutdown-delay's default with --redis: a few
+// of a load balancer's readiness polls (Kubernetes probes every 10s by
+// default, but it also takes a terminating pod out of its endpoints at
+// once; 5s covers that news reaching every proxy).
+const DefaultShutdownDelay = 5 * time.Second
+
+// announceShutdown marks the process as shutting down, so /readyz answers
+// 503 and answers close their connections, and waits delay while the
+// server still serves: the load balancer notices and stops sending here
+// before the listener closes, and no request finds it closed. It returns
+// early with the server's error if the server stops meanwhile.
+func announceShutdown(shuttingDown *atomic.Bool, delay time.Duration, served <-chan error) error {
+	shuttingDown.Store(true)
+	if delay <= 0 {
+		return nil
+	}
+	slog.Info("shutting down: /readyz answers 503 while requests are still served", "delay", delay)
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving during --shutdown-delay: %w", err)
+	case <-t.C:
+		return nil
+	}
 }
 
 // defaultAddr is --addr's default: anyone who reaches a dev-auth server is

@@ -120,11 +120,92 @@ func TestServeFlagsValidate(t *testing.T) {
 		{"--request-timeout", "0s"},
 		{"--write-timeout", "0s"},
 		{"--shutdown-timeout", "-1s"},
+		{"--shutdown-delay", "-1s"},
 		{"--log-format", "xml"},
 		{"--log-level", "loud"},
 	} {
 		if err := runServe(context.Background(), append(args, "--demo=false"), cmdOptions{stdout: io.Discard}); err == nil {
 			t.Errorf("%q accepted", args)
 		}
+	}
+}
+
+// TestServeShutdownDelay: on SIGTERM (its context ending) serve answers
+// /readyz with 503 "shutting down" on both listeners for --shutdown-delay
+// while it still serves queries, each answered with Connection: close;
+// only after the delay does it stop and return.
+func TestServeShutdownDelay(t *testing.T) {
+	const delay = 5 * time.Second // ample for a few requests under -race
+	type listened struct{ name, addr string }
+	addrs := make(chan listened, 2)
+	o := cmdOptions{stdout: io.Discard, listening: func(name string, a net.Addr) { addrs <- listened{name, a.String()} }}
+	t.Setenv("FEED_REDIS_URL", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	returned := make(chan error, 1)
+	go func() {
+		returned <- runServe(ctx, []string{"--addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0", "--demo=false", "--dev-auth",
+			"--shutdown-delay", delay.String(), "--log-level", "warn"}, o)
+	}()
+	ls := map[string]string{}
+	for ls[listenerPublic] == "" {
+		select {
+		case l := <-addrs:
+			ls[l.name] = "http://" + l.addr
+		case err := <-returned:
+			t.Fatalf("serve returned before listening: %v", err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("serve did not start listening")
+		}
+	}
+	public, ops := ls[listenerPublic], ls[listenerOps]
+	if code, b := get(t, ops+"/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz before the signal: %d %s", code, b)
+	}
+
+	cancel() // SIGTERM
+	signalled := time.Now()
+	for _, base := range []string{ops, public} {
+		for {
+			code, b := get(t, base+"/readyz")
+			if code == http.StatusServiceUnavailable {
+				if !strings.Contains(string(b), `"reason":"shutting down"`) {
+					t.Errorf("%s/readyz: 503 %s, want the reason \"shutting down\"", base, b)
+				}
+				break
+			}
+			if time.Since(signalled) > delay/2 {
+				t.Fatalf("%s/readyz still %d %s after %v", base, code, b, time.Since(signalled))
+			}
+			time.Sleep(10 * time.Millisecond) // polling, under a deadline
+		}
+	}
+	res, err := http.Get(public + "/query?query=%7B__typename%7D")
+	if err != nil {
+		t.Fatalf("a query during the delay: %v", err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), "Query") {
+		t.Errorf("a query during the delay: %d %s", res.StatusCode, b)
+	}
+	if !res.Close {
+		t.Error("a query during the delay was answered without Connection: close")
+	}
+	select {
+	case err := <-returned:
+		t.Fatalf("serve returned %v after the signal, before --shutdown-delay %v: %v", time.Since(signalled), delay, err)
+	default:
+	}
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+		if d := time.Since(signalled); d < delay {
+			t.Errorf("serve returned %v after the signal, before --shutdown-delay %v", d, delay)
+		}
+	case <-time.After(delay + 30*time.Second):
+		t.Fatal("serve did not return after the delay")
 	}
 }

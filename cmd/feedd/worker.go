@@ -45,9 +45,11 @@ func work(ctx context.Context, svc *feedcore.Service, store *storeFlags, ops *op
 	}
 	defer stopOps()
 	fmt.Fprintf(o.stdout, "feedd worker: fan-out from %s until interrupted\n", store.redisURL)
-	// On SIGTERM ctx ends: RunWorkers returns once each worker has finished
-	// or handed back its current task (unacknowledged entries are reclaimed
-	// by other workers), and only then does the store close.
+	// On SIGTERM ctx ends: RunWorkers reads no more entries and returns once
+	// each worker has finished and acknowledged the one in hand (within
+	// WorkerOptions.StopGrace; past it the entry stays pending and another
+	// worker reclaims it), leaving the rest queued for the other workers;
+	// only then does the store close.
 	if err := svc.RunWorkers(ctx, feedcore.WorkerOptions{Name: clientName("worker")}); err != nil {
 		return err
 	}

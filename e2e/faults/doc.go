@@ -1,6 +1,8 @@
 // Package faults holds feedd's fault-injection tests: acknowledged posts
-// survive Redis master failovers and worker processes killed mid fan-out,
-// each delivered exactly once, and failed publishes leave no ghost.
+// survive Redis master failovers, worker processes killed mid fan-out and
+// rolling restarts of serve replicas and workers, each delivered exactly
+// once, failed publishes leave no ghost, and a rolling restart fails no
+// request.
 //
 // Lanes: every test here needs a real Redis (FEED_TEST_REDIS) and skips on
 // the embedded store. TestMasterFailover needs the Redis Cluster lane, a
@@ -11,7 +13,8 @@
 //
 //	FEED_TEST_REDIS=$(.ci/cluster.sh url) FEED_TEST_FAULTS=1 go test -race -run Failover -v ./e2e/faults
 //
-// TestWorkerKilledMidFanout runs on both real lanes. The tests
+// TestWorkerKilledMidFanout and TestRollingRestartDropsNothing run on both
+// real lanes. The tests
 // find the repository root (for .ci/cluster.sh and ./cmd/feedd) from their
 // own source file's location.
 package faults

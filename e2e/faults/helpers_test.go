@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -14,6 +16,19 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/redis/rueidis"
 )
+
+// buildFeedd builds ./cmd/feedd into the test's temporary directory and
+// returns the binary's path.
+func buildFeedd(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "feedd")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/feedd")
+	build.Dir = repoRoot(tb)
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("go build ./cmd/feedd: %v\n%s", err, out)
+	}
+	return bin
+}
 
 // makeFollowers makes n users following author, in bulk; their ids are
 // author+1 ... author+n.

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -27,12 +26,7 @@ func TestWorkerKilledMidFanout(t *testing.T) {
 	began := time.Now()
 	ctx := context.Background()
 	const n = 20000
-	bin := filepath.Join(t.TempDir(), "feedd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/feedd")
-	build.Dir = repoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/feedd: %v\n%s", err, out)
-	}
+	bin := buildFeedd(t)
 	svc, err := feedcore.New(ctx, st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 1 << 30,
 		CursorKey: []byte("worker-kill-test-cursor-key-0123456789")})
 	if err != nil {

@@ -49,6 +49,15 @@ type WorkerOptions struct {
 	SweepEvery time.Duration
 	// Block is how long one stream read waits for news. Default 2s.
 	Block time.Duration
+	// StopGrace is how long a worker whose context ended still has to
+	// finish the stream read under way and the entry in hand, and to
+	// acknowledge it, before it drops it. Dropped, an entry stays pending
+	// until another worker reclaims it ReclaimIdle later; and a read cut
+	// short may have been answered already, leaving an entry pending on a
+	// consumer that never saw it. Keep it above Block. Default 10s;
+	// negative: none, the worker drops what it holds at once, as a crash
+	// would (tests).
+	StopGrace time.Duration
 	// Logger receives errors. Default slog.Default().
 	Logger *slog.Logger
 	// AfterChunk, when set, is called after each chunk of inbox writes
@@ -67,6 +76,9 @@ func (o WorkerOptions) WithDefaults() WorkerOptions {
 	SetDefault(&o.RepairAfter, 30*time.Second)
 	SetDefault(&o.SweepEvery, time.Minute)
 	SetDefault(&o.Block, 2*time.Second)
+	if o.StopGrace == 0 { // a negative one stays: none
+		o.StopGrace = 10 * time.Second
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -132,15 +144,19 @@ const maxBeside = 16
 
 // Consume reads new entries of st and handles them one by one (those
 // st.beside picks beside the others), so the stream's length is the work
-// not yet done.
+// not yet done. Once ctx ends it reads no more, but finishes the read
+// under way and the entries it got, within o.StopGrace: they are this
+// consumer's alone until acknowledged.
 func (s *Service) Consume(ctx context.Context, o WorkerOptions, st Stream, consumer string, h handler) {
+	work, stop := withStopGrace(ctx, o.StopGrace)
+	defer stop()
 	besides := make(chan struct{}, maxBeside)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ctx.Err() == nil {
 		// One entry at a time: entries fetched ahead would sit pending and
 		// idle, and the reclaimer would hand them to a second worker.
-		res, err := s.Redis.Do(ctx, s.Redis.B().Xreadgroup().Group(st.Group, consumer).Count(1).
+		res, err := s.Redis.Do(work, s.Redis.B().Xreadgroup().Group(st.Group, consumer).Count(1).
 			Block(o.Block.Milliseconds()).Streams().Key(st.Key).Id(">").Build()).AsXRead()
 		if err != nil {
 			if !rueidis.IsRedisNil(err) && ctx.Err() == nil {
@@ -158,18 +174,31 @@ func (s *Service) Consume(ctx context.Context, o WorkerOptions, st Stream, consu
 				select {
 				case besides <- struct{}{}:
 				case <-ctx.Done():
+					// Stopping with every slot taken: finish it here.
+					s.handle(work, o, st, consumer, e, h)
 					continue
 				}
 				wg.Add(1)
 				go func() {
 					defer func() { <-besides; wg.Done() }()
-					s.handle(ctx, o, st, consumer, e, h)
+					s.handle(work, o, st, consumer, e, h)
 				}()
 				continue
 			}
-			s.handle(ctx, o, st, consumer, e, h)
+			s.handle(work, o, st, consumer, e, h)
 		}
 	}
+}
+
+// withStopGrace returns a context with ctx's values that ends grace after
+// ctx does (with ctx, for a negative grace), and its cancel.
+func withStopGrace(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	if grace < 0 {
+		return context.WithCancel(ctx)
+	}
+	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopAfter := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return work, func() { stopAfter(); cancel() }
 }
 
 // handle runs h and acknowledges e. An entry that can never succeed goes
