@@ -27,17 +27,18 @@ type LiveEntry struct {
 // sessions of followed anchors from a snapshot taken at the first page,
 // then their replays that ended by the snapshot, newest first.
 //
-// Round trips: a first page costs 3 (the viewer's graph and replay view,
-// with the device's recent snapshot when reuse is on; the followed
-// anchors' queues, one script per live shard, while the first replays are
-// read; the sessions, read as the snapshot is stored), and a page after a
-// cursor 3 at most (the snapshot and the replay view; the sessions and the
-// replays). The replay view is read before it is known to be needed, so a
-// page never waits for it in turn. More only in rare cases: sessions the
-// viewer is not shown (anchors hidden or suspended, titles filtered)
-// leaving the page short (one more each time, within the read bound), a
-// replay scan that crosses its inbox's
-// horizon or reads on past filtered entries (as followingFeed does).
+// Round trips: a first page costs 3 (the viewer's followed anchors and
+// replay view, with the device's recent snapshot when reuse is on; their
+// queues, read through the client-side cache, so none when warm; the
+// sessions the page shows, read as the snapshot is stored, with the first
+// replays when the snapshot cannot fill the page), 2 on a warm replica,
+// and a page after a cursor 3 at most (the snapshot and the replay view;
+// the sessions and the replays). The replay view is read before it is
+// known to be needed, so a page never waits for it in turn. More only in
+// rare cases: sessions the viewer is not shown (anchors hidden or
+// suspended, titles filtered) leaving the page short (one more each time,
+// within the read bound), a replay scan that crosses its inbox's horizon
+// or reads on past filtered entries (as followingFeed does).
 func (s *Service) LiveFeed(ctx context.Context, req core.LiveRequest) (_ *core.LivePage, err error) {
 	defer store.Wrap(&err, "live feed of user %d", req.Viewer)
 	if req.First < 0 || req.First > timeline.MaxPageSize {

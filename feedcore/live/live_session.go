@@ -294,34 +294,23 @@ func parseLive(id store.ID, m map[string]string) *core.LiveSession {
 	return l
 }
 
-// liveQueues replies the entries of the queues KEYS (of anchors on one live
-// shard), flat member, score, each queue newest first.
-var liveQueues = store.NewScript(true, `
-local out = {}
-for _, k in ipairs(KEYS) do
-  local q = redis.call('ZRANGE', k, '+inf', '-inf', 'BYSCORE', 'REV', 'WITHSCORES')
-  for i = 1, #q do out[#out + 1] = q[i] end
-end
-return out
-`)
+// queueTTL is how long a queue read may sit in the client-side cache.
+// Queues never expire in Redis and every change to one invalidates it, so
+// this only bounds the memory of anchors no first page asks for again.
+const queueTTL = 5 * time.Minute
 
-// liveQueued lists the queued (LIVE and PREVIEW) sessions of anchors: one
-// script per live shard holding any of their queues, in one round trip.
-// The queues are not checked against the sessions here.
+// liveQueued lists the queued (LIVE and PREVIEW) sessions of anchors, read
+// through the client-side cache: an anchor's queue is read by every
+// follower's first page and changes only when a session of its starts or
+// ends, so a warm replica reads none of them from Redis, and a first page
+// then costs one round trip less. The queues are not checked against the
+// sessions here.
 func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.Item, error) {
-	var byShard [store.LiveShards][]string
-	for _, a := range anchors {
-		n := store.LiveShardOf(a)
-		byShard[n] = append(byShard[n], s.Keys.LiveQueueIn(n, a))
-	}
-	var cmds []rueidis.Completed
-	for _, keys := range byShard {
-		if len(keys) > 0 {
-			cmds = append(cmds, liveQueues.Cmd(s.Redis.B(), keys, nil))
-		}
-	}
+	cmds := store.CmdsFor(anchors, func(a store.ID) rueidis.CacheableTTL {
+		return rueidis.CT(s.Redis.B().Zrange().Key(s.Keys.LiveQueue(a)).Min("0").Max("-1").Withscores().Cache().ToStaticTTL(), queueTTL)
+	})
 	var items []store.Item
-	for _, r := range s.DoMulti(ctx, cmds...) {
+	for _, r := range s.Redis.DoMultiCache(ctx, cmds...) {
 		q, err := core.ParseEntries(r)
 		if err != nil {
 			return nil, fmt.Errorf("read live queues: %w", err)
