@@ -43,6 +43,13 @@ func (k Keys) ReplayReader(id ID) string { return k.tagged("rr:", id) } // hash:
 func (k Keys) Live(id ID) string         { return k.tagged("ls:", id) } // hash: live session: a anchor, t title, s/b/e scheduled/started/ended ms, cv cover URL
 func (k Keys) LiveQueue(id ID) string    { return k.LiveQueueIn(LiveShardOf(id), id) }
 
+// PendingFollows are a reader's follows that answered before they
+// settled (timeline/follows.go): followee members, scored with the
+// follow's ms. Until a follow's settle backfills the inbox and clears its
+// mark, the reader's pages merge the followee's outbox; in the reader's
+// slot, so the page's first round trip reads it with the reader's state.
+func (k Keys) PendingFollows(id ID) string { return k.tagged("pf:", id) } // zset(followed ms, member)
+
 // When each follow was made (list_follows.go), beside the graph's sets,
 // whose scores stay 0 (the fan-out pages followers by member): fgt in
 // the follower's slot, written by the follow's own script with fg; frt in

@@ -68,11 +68,18 @@ type viewSets struct {
 func (s *Service) viewSetsCmds(viewer store.ID, followees bool, compiled *keyword.Set) viewSets {
 	b := s.Redis.B()
 	bf, hx := s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer)
+	pf, fg := s.Keys.PendingFollows(viewer), s.Keys.Following(viewer)
 	q := viewSets{followees: followees, compiled: compiled}
 	q.cmds = []rueidis.Completed{
 		b.Smembers().Key(bf).Build(),
 		b.Zinter().Numkeys(2).Key(bf, hx).AggregateMax().Withscores().Build(),
 		b.Zinter().Numkeys(2).Key(s.Keys.HideNotes(viewer), hx).AggregateMin().Withscores().Build(),
+		// Pending follows still in the following set (the truth: a mark
+		// left by a follow since undone never brings its author back),
+		// and those hidden (a follow's time is past, so MAX is the
+		// hiding's end when it is still standing).
+		b.Zinter().Numkeys(2).Key(pf, fg).Build(),
+		b.Zinter().Numkeys(2).Key(pf, hx).AggregateMax().Withscores().Build(),
 	}
 	if followees {
 		fg := s.Keys.Following(viewer)
@@ -108,7 +115,16 @@ func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) er
 	if err != nil {
 		return err
 	}
-	rs = rs[3:]
+	pending, err := idsReply(rs[3])
+	if err != nil {
+		return err
+	}
+	hiddenPending, err := standing(rs[4], v.Now)
+	if err != nil {
+		return err
+	}
+	v.pending = without(pending, hiddenPending)
+	rs = rs[5:]
 	if q.followees {
 		fg, err := idsReply(rs[0])
 		if err != nil {
