@@ -277,3 +277,47 @@ func TestPendingFollowPageRoundTrips(t *testing.T) {
 		t.Errorf("follows settled: a page costs %d round trips and starts at %d, want %d as before, and 232", got, top, settled)
 	}
 }
+
+// TestFollowAnswersBeforeTheBackfill: followUser of an author with 600
+// posts costs 4 Redis round trips before it answers (the users exist, the
+// journal entry, the commit, the followers side), where settling inside
+// the request costs 10; the settle, run later, backfills the inbox.
+func TestFollowAnswersBeforeTheBackfill(t *testing.T) {
+	held := &heldSettles{}
+	s := testService(t, Options{SettleFollow: held.hold})
+	ctx := context.Background()
+	mustUsers(t, s, pfReader, pfFollowee)
+	for i := range store.ID(600) {
+		mustPost(t, s, 1000+i, pfFollowee)
+	}
+	drain(t, s)
+	rctx, trips := roundtrip.NewContext(ctx)
+	if err := s.Follow(rctx, pfReader, pfFollowee); err != nil {
+		t.Fatal(err)
+	}
+	if n := trips.Trips(); n > 4 {
+		t.Errorf("followUser cost %d round trips before it answered, want at most 4", n)
+	}
+	if in := timelineIDs(t, s, s.Keys.Inbox(pfReader)); len(in) != 0 {
+		t.Fatalf("inbox %v before the settle ran: the backfill ran inside the request", in)
+	}
+	counts, err := s.Counts(ctx, []store.ID{pfFollowee})
+	if err != nil || counts[0].Followers != 1 {
+		t.Fatalf("followee's counts %+v (%v) when the follow answered, want 1 follower", counts, err)
+	}
+	held.runAll()
+	if in := timelineIDs(t, s, s.Keys.Inbox(pfReader)); len(in) != 600 {
+		t.Fatalf("inbox of %d entries after the settle, want the followee's 600", len(in))
+	}
+	// The same follow settled before it answers (FollowMany, the import's
+	// path and what followUser did before).
+	mustUsers(t, s, pfOther)
+	rctx, settled := roundtrip.NewContext(ctx)
+	if _, err := s.FollowMany(rctx, []Edge{{Follower: pfOther, Followee: pfFollowee}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("followUser: %d round trips; settled in the request: %d", trips.Trips(), settled.Trips())
+	if settled.Trips() <= trips.Trips() {
+		t.Errorf("settled in the request: %d round trips, not more than followUser's %d: the test measures nothing", settled.Trips(), trips.Trips())
+	}
+}

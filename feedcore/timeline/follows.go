@@ -49,12 +49,13 @@ func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err erro
 		return err // or the journal settles whatever went through
 	}
 	// The followers side now (one round trip, of a few bytes), so every
-	// count and list shows the follow when the request answers; the
-	// settle writes it again, idempotently.
-	e := edges[0]
-	side := append([]rueidis.Completed{s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, store.Member(e.Follower)).Build()},
-		s.FollowTimeCmds(e, at, at)...)
-	if err := store.FirstErr(s.DoMulti(ctx, side...)); err != nil {
+	// count and list shows the follow when the request answers. Its time
+	// only if it has none: a follow again keeps its time, which the
+	// settle writes from the follower's side, the truth.
+	e, m := edges[0], store.Member(edges[0].Follower)
+	if err := store.FirstErr(s.DoMulti(ctx,
+		s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, m).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).Nx().ScoreMember().ScoreMember(float64(at), m).Build())); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.settleLater(ctx, func(ctx context.Context) {
