@@ -16,10 +16,10 @@ import (
 // choosing.
 type heldSettles struct {
 	mu sync.Mutex
-	q  []func(context.Context)
+	q  []func(context.Context) error
 }
 
-func (h *heldSettles) hold(settle func(context.Context)) {
+func (h *heldSettles) hold(settle func(context.Context) error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.q = append(h.q, settle)
@@ -32,17 +32,21 @@ func (h *heldSettles) len() int {
 }
 
 // run runs the i-th settle still held (in the order held) and drops it.
-func (h *heldSettles) run(i int) {
+func (h *heldSettles) run(tb testing.TB, i int) {
+	tb.Helper()
 	h.mu.Lock()
 	settle := h.q[i]
 	h.q = slices.Delete(h.q, i, i+1)
 	h.mu.Unlock()
-	settle(context.Background())
+	if err := settle(context.Background()); err != nil {
+		tb.Fatalf("a follow's late settle: %v", err)
+	}
 }
 
-func (h *heldSettles) runAll() {
+func (h *heldSettles) runAll(tb testing.TB) {
+	tb.Helper()
 	for h.len() > 0 {
-		h.run(0)
+		h.run(tb, 0)
 	}
 }
 
@@ -64,7 +68,7 @@ func followFixture(t *testing.T, o Options) (s *Service, held *heldSettles, all 
 	if err := s.Follow(context.Background(), pfReader, pfOther); err != nil {
 		t.Fatal(err)
 	}
-	held.runAll()
+	held.runAll(t)
 	if err := s.Touch(context.Background(), pfReader); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +131,7 @@ func TestFollowShowsBeforeItSettles(t *testing.T) {
 	}
 	check("before the follow settled")
 
-	held.runAll()
+	held.runAll(t)
 	if p := pendingFollows(t, s, pfReader); len(p) != 0 {
 		t.Fatalf("pending follows %v after the settle, want none", p)
 	}
@@ -170,7 +174,7 @@ func TestPendingFollowNeverBringsBackTheAuthor(t *testing.T) {
 			if got := readAll(t, s, pfReader, 3); !slices.Equal(got, want) {
 				t.Fatalf("pending follow undone by %s: %v, want %v", undo.name, got, want)
 			}
-			held.runAll()
+			held.runAll(t)
 			drain(t, s)
 			if got := readAll(t, s, pfReader, 3); !slices.Equal(got, want) {
 				t.Fatalf("after the late settle: %v, want %v", got, want)
@@ -202,14 +206,14 @@ func TestLateSettleKeepsALaterFollowsMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := newestFirst(all)
-	held.run(0)
+	held.run(t, 0)
 	if p := pendingFollows(t, s, pfReader); p[pfFollowee] != clk.now().UnixMilli() {
 		t.Fatalf("pending follows %v after the first follow's settle, want %d at %d", p, pfFollowee, clk.now().UnixMilli())
 	}
 	if got := readAll(t, s, pfReader, 4); !slices.Equal(got, want) {
 		t.Fatalf("after the first settle: %v, want %v", got, want)
 	}
-	held.runAll()
+	held.runAll(t)
 	if p := pendingFollows(t, s, pfReader); len(p) != 0 {
 		t.Fatalf("pending follows %v after both settles, want none", p)
 	}
@@ -233,7 +237,7 @@ func TestPendingFollowPageRoundTrips(t *testing.T) {
 	if err := s.Follow(ctx, pfReader, pfOther); err != nil {
 		t.Fatal(err)
 	}
-	held.runAll()
+	held.runAll(t)
 	if err := s.Touch(ctx, pfReader); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +276,7 @@ func TestPendingFollowPageRoundTrips(t *testing.T) {
 			t.Errorf("%d follows pending: a page costs %d round trips, want at most %d (settled: %d)", k+1, got, settled+1, settled)
 		}
 	}
-	held.runAll()
+	held.runAll(t)
 	if got, top := page(); got != settled || top != 232 {
 		t.Errorf("follows settled: a page costs %d round trips and starts at %d, want %d as before, and 232", got, top, settled)
 	}
@@ -305,7 +309,7 @@ func TestFollowAnswersBeforeTheBackfill(t *testing.T) {
 	if err != nil || counts[0].Followers != 1 {
 		t.Fatalf("followee's counts %+v (%v) when the follow answered, want 1 follower", counts, err)
 	}
-	held.runAll()
+	held.runAll(t)
 	if in := timelineIDs(t, s, s.Keys.Inbox(pfReader)); len(in) != 600 {
 		t.Fatalf("inbox of %d entries after the settle, want the followee's 600", len(in))
 	}

@@ -222,7 +222,7 @@ func (r *modelRun) settle() {
 		}
 	}
 	if r.held != nil && r.late.IntN(3) == 0 {
-		r.held.runAll() // else the check meets follows still pending
+		r.held.runAll(r.t) // else the check meets follows still pending
 	}
 	if r.held != nil && r.held.len() > 0 {
 		r.pendingChecks++
@@ -237,7 +237,7 @@ func (r *modelRun) lateFollows() {
 		return // follows settle on their own
 	}
 	if n := r.held.len(); n > 0 && r.late.IntN(8) == 0 {
-		r.held.run(r.late.IntN(n))
+		r.held.run(r.t, r.late.IntN(n))
 	}
 }
 

@@ -95,8 +95,9 @@ type Options struct {
 	// recent posts), which a follow from the API runs after it answers;
 	// it may run it whenever it likes, or never (the journal's repair
 	// then does, RepairAfter on). Nil: a goroutine of its own runs it at
-	// once. Tests hold settles to make follows settle late.
-	SettleFollow func(settle func(context.Context))
+	// once. Tests hold settles to make follows settle late. A settle's
+	// error is the journal's to repair.
+	SettleFollow func(settle func(context.Context) error)
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }

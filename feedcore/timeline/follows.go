@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,16 +20,16 @@ import (
 
 // Follow makes viewer follow target. It answers once the follow is
 // recorded: one commit in viewer's slot puts target in the following set
-// (the record of truth) and marks the follow pending. The rest (target's
-// followers side, active sets, and the backfill of target's recent posts
-// into viewer's inbox: up to ten round trips and tens of kilobytes for an
-// author with many posts) settles after the answer (settleLater); until
-// it has, viewer's pages merge target's outbox (pushedSources), so
-// viewer's own next page shows target's posts. Target's followers (its
-// count and list) are written before the answer too: one small write.
-// Idempotent: following again
-// settles anything a failed earlier attempt left half done. Imports
-// (FollowMany) settle before they answer.
+// (the record of truth) and marks the follow pending, and target's
+// followers side is written (one small write, so counts and lists show
+// the follow at once). The rest (promotions, active sets, and the
+// backfill of target's recent posts into viewer's inbox: up to ten round
+// trips and tens of kilobytes for an author with many posts) settles
+// after the answer (settleLater); until it has, viewer's pages merge
+// target's outbox (pushedSources), so viewer's own next page shows
+// target's posts. Idempotent: following again settles anything a failed
+// earlier attempt left half done. Imports (FollowMany) settle before they
+// answer.
 func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err error) {
 	defer store.Wrap(&err, "follow")
 	edges, stop := s.checkEdges(ctx, []core.Edge{{Follower: viewer, Followee: target}})
@@ -48,22 +49,27 @@ func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err erro
 		}
 		return err // or the journal settles whatever went through
 	}
-	// The followers side now (one round trip, of a few bytes), so every
-	// count and list shows the follow when the request answers. Its time
-	// only if it has none: a follow again keeps its time, which the
-	// settle writes from the follower's side, the truth.
-	e, m := edges[0], store.Member(edges[0].Follower)
-	if err := store.FirstErr(s.DoMulti(ctx,
-		s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, m).Build(),
-		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).Nx().ScoreMember().ScoreMember(float64(at), m).Build())); err != nil {
+	if err := s.addFollower(ctx, edges[0], at); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.settleLater(ctx, func(ctx context.Context) {
-		if s.settleFollows(ctx, edges, at) == nil {
-			s.End(ctx, shard, jid)
+	s.settleLater(ctx, func(ctx context.Context) error {
+		if err := s.settleFollows(ctx, edges, at); err != nil {
+			return err
 		}
+		s.End(ctx, shard, jid)
+		return nil
 	})
 	return nil
+}
+
+// addFollower writes e's followers side, timed at ms only if it has no
+// time yet: a follow again keeps its time, which the settle writes from
+// the follower's side, the truth.
+func (s *Service) addFollower(ctx context.Context, e core.Edge, ms int64) error {
+	m := store.Member(e.Follower)
+	return store.FirstErr(s.DoMulti(ctx,
+		s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, m).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).Nx().ScoreMember().ScoreMember(float64(ms), m).Build()))
 }
 
 // JFollow is the journal kind of a follow from the API (Follow): field e,
@@ -76,8 +82,9 @@ const settleTimeout = 30 * time.Second
 
 // settleLater runs settle after the follow answers: handed to
 // Options.SettleFollow when set, else on a goroutine of its own, apart
-// from the request (its deadline and its rate-limit charge).
-func (s *Service) settleLater(ctx context.Context, settle func(context.Context)) {
+// from the request (its deadline and its rate-limit charge). A settle
+// that fails is logged; the journal's repair finishes it.
+func (s *Service) settleLater(ctx context.Context, settle func(context.Context) error) {
 	if s.Opts.SettleFollow != nil {
 		s.Opts.SettleFollow(settle)
 		return
@@ -88,7 +95,9 @@ func (s *Service) settleLater(ctx context.Context, settle func(context.Context))
 		defer s.settling.Done()
 		ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 		defer cancel()
-		settle(ctx)
+		if err := settle(ctx); err != nil {
+			slog.Warn("follow: its settle after the answer failed; the journal's repair finishes it", "err", err)
+		}
 	}()
 }
 
