@@ -215,8 +215,14 @@ func TestDeadLetters(t *testing.T) {
 // by the workers, everywhere.
 func TestJournalRepairsDeadMutations(t *testing.T) {
 	st := storetest.New(t)
-	s := newService(t, st, Options{StreamShards: 3})
 	ctx := context.Background()
+	// The follow that lives settles before it answers, so the repairs
+	// below are the three mutations that die.
+	s := newService(t, st, Options{StreamShards: 3, SettleFollow: func(settle func(context.Context) error) {
+		if err := settle(ctx); err != nil {
+			t.Error(err)
+		}
+	}})
 	mustUsers(t, s, 1, 2, 3)
 	if err := s.Follow(ctx, 3, 2); err != nil {
 		t.Fatal(err)

@@ -119,3 +119,52 @@ func TestFirstLivePageCostFollowsTheAnchors(t *testing.T) {
 		t.Errorf("40 more sessions queued: %+v, against %+v: more than their queue entries", cMore, cFew)
 	}
 }
+
+// TestLiveShowsAFollowBeforeItSettles: a viewer who follows an anchor
+// sees the anchor's sessions on its next first live page, before the
+// follow has settled (the settle notes the anchor among its followed
+// anchors), and the same page after it.
+func TestLiveShowsAFollowBeforeItSettles(t *testing.T) {
+	held := &heldSettles{}
+	s := testService(t, Options{SettleFollow: held.hold})
+	ctx := context.Background()
+	const viewer, anchor, fan = store.ID(1), store.ID(2), store.ID(3)
+	mustUsers(t, s, viewer, anchor, fan)
+	if err := s.Follow(ctx, fan, anchor); err != nil {
+		t.Fatal(err)
+	}
+	held.runAll(t)
+	l, err := s.ScheduleLive(ctx, anchor, "show", time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StartLive(ctx, anchor, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if err := s.Follow(ctx, viewer, anchor); err != nil {
+		t.Fatal(err)
+	}
+	if held.len() != 1 {
+		t.Fatalf("%d follows held, want the viewer's", held.len())
+	}
+	ids := func(device string) []store.ID {
+		t.Helper()
+		pg, err := s.LiveFeed(ctx, LiveRequest{Viewer: viewer, First: 5, Device: device})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []store.ID
+		for _, e := range pg.Edges {
+			out = append(out, e.Session.ID)
+		}
+		return out
+	}
+	if got := ids("before"); !slices.Equal(got, []store.ID{l.ID}) {
+		t.Fatalf("first live page before the follow settled: %v, want [%d]", got, l.ID)
+	}
+	held.runAll(t)
+	if got := ids("after"); !slices.Equal(got, []store.ID{l.ID}) {
+		t.Fatalf("first live page after the follow settled: %v, want [%d]", got, l.ID)
+	}
+}

@@ -73,9 +73,10 @@ func runFilterModel(t *testing.T, seed uint64) {
 	clk := clockAt(testEpoch)
 	var bigV atomic.Int64
 	bigV.Store(int64(2 + rng.IntN(3)))
+	held, late := lateSettles(seed)
 	s := testService(t, Options{InboxCap: 4 + rng.IntN(8), ActiveWindow: time.Hour, Now: clk.now,
-		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
-	r := &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng}
+		BigVThresholdFunc: func() int { return int(bigV.Load()) }, SettleFollow: held.hold})
+	r := &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng, held: held, late: late}
 	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
 		r.m.follows[u] = map[store.ID]bool{}
@@ -113,6 +114,7 @@ func runFilterModel(t *testing.T, seed uint64) {
 		default:
 			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
 		}
+		r.lateFollows()
 		if step%25 == 24 {
 			r.settle()
 			r.checkAll()

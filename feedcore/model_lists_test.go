@@ -35,8 +35,9 @@ type listsModel struct {
 func runListsModel(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 20))
 	clk := clockAt(testEpoch)
-	s := testService(t, Options{InboxCap: 6, Now: clk.now})
-	r := &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng}
+	held, late := lateSettles(seed)
+	s := testService(t, Options{InboxCap: 6, Now: clk.now, SettleFollow: held.hold})
+	r := &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng, held: held, late: late}
 	lm := &listsModel{followedAt: map[Edge]int64{}, favs: map[store.ID]map[store.ID]int64{}}
 	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
@@ -77,6 +78,7 @@ func runListsModel(t *testing.T, seed uint64) {
 			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
 		}
 		lm.noteFollows(r)
+		r.lateFollows()
 		if step%20 == 19 {
 			r.settle()
 			lm.checkAll(r)

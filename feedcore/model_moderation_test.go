@@ -52,7 +52,7 @@ func runModerationModel(t *testing.T, seed uint64) {
 		case op < 55:
 			r.must(r.s.Touch(ctx, r.user()))
 		case op < 57:
-			drain(t, r.s)
+			r.quiesce()
 			r.clk.advance(time.Duration(r.rng.IntN(90)) * time.Minute)
 			if _, err := r.s.Sweep(ctx, 100); err != nil {
 				t.Fatal(err)
@@ -72,6 +72,7 @@ func runModerationModel(t *testing.T, seed uint64) {
 		default:
 			r.asSuspended()
 		}
+		r.lateFollows()
 		if step%25 == 24 {
 			r.settle()
 			r.checkAll()

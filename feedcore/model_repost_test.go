@@ -135,6 +135,7 @@ func runConversationModel(t *testing.T, seed uint64) {
 		default:
 			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
 		}
+		r.lateFollows()
 		if step%30 == 29 {
 			r.settle()
 			r.checkAll()
@@ -251,7 +252,7 @@ func TestRepostAfterLapsedMute(t *testing.T) {
 	p := &content.Post{ID: 1000, Author: author, Text: "during the mute", CreatedAt: r.clk.now()}
 	r.must(r.s.PutPost(ctx, p))
 	r.m.posts[p.ID] = p
-	drain(t, r.s)
+	r.quiesce()
 	r.clk.advance(time.Hour) // the mute lapses; its timer is not settled yet
 	r.repostAs(reader, p)
 	if got := readAll(t, r.s, reader, 100); !slices.Equal(got, []store.ID{p.ID}) {

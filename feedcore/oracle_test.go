@@ -84,7 +84,9 @@ func clockAt(t time.Time) *clock {
 // testEpoch is where tests on a fixed clock start.
 var testEpoch = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 
-// TestFeedMatchesModel runs random publishes, deletes, follows, unfollows,
+// TestFeedMatchesModel runs random publishes, deletes, follows (settled
+// late, in random order, between the other operations: lateFollows),
+// unfollows,
 // likes, activity changes, big-V threshold crossings, blocks, mutes (some
 // with an end the clock passes), hides, their undoing, and account
 // deletions. After each drain it checks every viewer's feed, paged at
@@ -121,6 +123,14 @@ type modelRun struct {
 	m   *oracle
 	clk *clock
 	rng *rand.Rand
+	// held are the settles of follows that answered (Options.SettleFollow),
+	// run late: one now and then between operations (lateFollows), and at
+	// a check either all or none of them (settle); late is their own
+	// random source, so the operations stay those of the seed.
+	held *heldSettles
+	late *rand.Rand
+	// pendingChecks counts the checks that met follows still pending.
+	pendingChecks int
 }
 
 // modelUsers is how many users a run has.
@@ -134,14 +144,21 @@ func newModelRun(t *testing.T, seed uint64) (r *modelRun, bigV *atomic.Int64) {
 	inboxCap := 4 + rng.IntN(8)
 	bigV = &atomic.Int64{}
 	bigV.Store(int64(3 + rng.IntN(4)))
+	held, late := lateSettles(seed)
 	s := testService(t, Options{InboxCap: inboxCap, ActiveWindow: time.Hour, DormantAfter: modelDormantAfter, Now: clk.now,
-		BigVThresholdFunc: func() int { return int(bigV.Load()) }})
-	r = &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng}
+		BigVThresholdFunc: func() int { return int(bigV.Load()) }, SettleFollow: held.hold})
+	r = &modelRun{t: t, s: s, m: newOracle(clk.now), clk: clk, rng: rng, held: held, late: late}
 	for u := store.ID(1); u <= modelUsers; u++ {
 		mustUsers(t, s, u)
 		r.m.follows[u] = map[store.ID]bool{}
 	}
 	return r, bigV
+}
+
+// lateSettles are a run's held follow settles (modelRun.held) and the
+// random source that picks when they run.
+func lateSettles(seed uint64) (*heldSettles, *rand.Rand) {
+	return &heldSettles{}, rand.New(rand.NewPCG(seed, 43))
 }
 
 func runModel(t *testing.T, seed uint64) {
@@ -172,6 +189,7 @@ func runModel(t *testing.T, seed uint64) {
 		default:
 			clk.advance(time.Duration(rng.IntN(3)) * time.Second)
 		}
+		r.lateFollows()
 		if step%25 == 24 {
 			r.settle()
 			r.checkAll()
@@ -182,6 +200,9 @@ func runModel(t *testing.T, seed uint64) {
 	// dormancy untested here.
 	if st := r.s.Stats(); seed < 6 && (st.Slept == 0 || st.Woken == 0) {
 		t.Fatalf("seed %d: %d readers went dormant and %d came back, want some of each", seed, st.Slept, st.Woken)
+	}
+	if seed < 6 && r.pendingChecks == 0 {
+		t.Fatalf("seed %d: no check met a follow still pending: late settles went untested", seed)
 	}
 }
 
@@ -200,7 +221,7 @@ func (r *modelRun) touch() { r.must(r.s.Touch(context.Background(), r.user())) }
 // relation writes within Options.CleanupGrace (its note covers it until
 // then); the workers finish first so this jump cannot outrun that.
 func (r *modelRun) timePasses() {
-	drain(r.t, r.s)
+	r.quiesce()
 	d := time.Duration(r.rng.IntN(90)) * time.Minute
 	if r.rng.IntN(3) == 0 {
 		d = modelDormantAfter + time.Duration(r.rng.IntN(120))*time.Minute

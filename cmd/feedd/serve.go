@@ -200,6 +200,9 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	// Follows answered before they settled settle now, while the store is
+	// open, rather than wait for another process's journal repair.
+	svc.WaitForFollows()
 	slog.Info("HTTP server drained")
 	return nil
 }

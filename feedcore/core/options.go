@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"context"
 	"time"
 
 	"github.com/feedd/feedd/feedcore/content"
@@ -89,6 +90,14 @@ type Options struct {
 	// MaxRelations is the most blocks, mutes and hides one user may have
 	// together (--max-blocks). Default 10000.
 	MaxRelations int
+	// SettleFollow, when set, is handed each follow's settle (the
+	// followers side, active sets and the backfill of the followee's
+	// recent posts), which a follow from the API runs after it answers;
+	// it may run it whenever it likes, or never (the journal's repair
+	// then does, RepairAfter on). Nil: a goroutine of its own runs it at
+	// once. Tests hold settles to make follows settle late. A settle's
+	// error is the journal's to repair.
+	SettleFollow func(settle func(context.Context) error)
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }

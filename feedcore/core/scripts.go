@@ -191,7 +191,10 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 // limit, nor a block settled in the follower's slot. A new follow also
 // drops the followee from the reader's recent unfollows KEYS[2], and is
 // timed at ARGV[3] ms in the following times KEYS[5] (one followed before
-// times were kept gets its time now).
+// times were kept gets its time now). With KEYS[6], the follower's pending
+// follows, a new follow is marked pending there at ARGV[3] (a follow that
+// answers before its settle: the follower's pages merge the followee's
+// outbox until PendingClear).
 var FollowAdd = store.NewScript(false, `
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) or redis.call('ZSCORE', KEYS[4], ARGV[1]) then return -2 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
@@ -202,7 +205,18 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
 redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
+if KEYS[6] then redis.call('ZADD', KEYS[6], ARGV[3], ARGV[1]) end
 return 1
+`)
+
+// PendingClear drops ARGV[1] from the pending follows KEYS[1] if it was
+// marked at or before ARGV[2] ms: the settle of the follow made then (or
+// of an earlier one) has run. A mark made since, by a later follow whose
+// own settle is still to run, stays.
+var PendingClear = store.NewScript(false, `
+local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if at and tonumber(at) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
 `)
 
 // BigFolloweeAdd adds ARGV[1] to the big-V followees KEYS[2] if the

@@ -149,7 +149,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 		return err
 	}
 	got, err, _ := s.Snapshots.Do(store.FormatID(viewer)+"/"+device, func() (any, error) {
-		return s.takeSnapshot(ctx, viewer, device, now, v.Followees, n+1, func(ctx context.Context, items []store.Item) error {
+		return s.takeSnapshot(ctx, viewer, device, now, followedAnchors(v), n+1, func(ctx context.Context, items []store.Item) error {
 			if len(items) <= n {
 				return replays(ctx)
 			}
@@ -187,6 +187,20 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	}
 	rp.found = slices.DeleteFunc(rp.found, func(e LiveEntry) bool { return in[e.It.ID] || e.It.TS > b.ref.taken })
 	return s.finishLivePage(viewer, b.ref, n, snap, rp), nil
+}
+
+// followedAnchors are the anchors v's viewer follows, and the followees
+// whose follow has yet to settle (any of them may be an anchor the
+// settle is about to note): a follow shows in the follower's next first
+// page, as in its next following feed page.
+func followedAnchors(v *timeline.View) []store.ID {
+	out := v.Followees
+	for _, f := range v.Pending() {
+		if !slices.Contains(out, f) {
+			out = append(out[:len(out):len(out)], f)
+		}
+	}
+	return out
 }
 
 // sendExtra sends the writes v holds for the next round trip (an

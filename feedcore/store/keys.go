@@ -52,6 +52,13 @@ func (k Keys) LiveQueue(id ID) string    { return k.LiveQueueIn(LiveShardOf(id),
 func (k Keys) FollowedAnchors(id ID) string { return k.tagged("fa:", id) } // zset(0, member): anchors a reader follows
 func (k Keys) AnchorMark(id ID) string      { return k.tagged("an:", id) } // string "1": the user has had a live session (sticky), in its followers set's slot
 
+// PendingFollows are a reader's follows that answered before they
+// settled (timeline/follows.go): followee members, scored with the
+// follow's ms. Until a follow's settle backfills the inbox and clears its
+// mark, the reader's pages merge the followee's outbox; in the reader's
+// slot, so the page's first round trip reads it with the reader's state.
+func (k Keys) PendingFollows(id ID) string { return k.tagged("pf:", id) } // zset(followed ms, member)
+
 // When each follow was made (list_follows.go), beside the graph's sets,
 // whose scores stay 0 (the fan-out pages followers by member): fgt in
 // the follower's slot, written by the follow's own script with fg; frt in

@@ -4,23 +4,141 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
+	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
 )
 
-// Follow makes viewer follow target and backfills target's recent posts into
-// viewer's inbox. Idempotent: following again repairs anything a failed
-// earlier attempt left half done.
-func (s *Service) Follow(ctx context.Context, viewer, target store.ID) error {
-	_, err := s.FollowMany(ctx, []core.Edge{{Follower: viewer, Followee: target}})
-	return err
+// Follow makes viewer follow target. It answers once the follow is
+// recorded: one commit in viewer's slot puts target in the following set
+// (the record of truth) and marks the follow pending, and target's
+// followers side is written (one small write, so counts and lists show
+// the follow at once). The rest (promotions, active sets, and the
+// backfill of target's recent posts into viewer's inbox: up to ten round
+// trips and tens of kilobytes for an author with many posts) settles
+// after the answer (settleLater); until it has, viewer's pages merge
+// target's outbox (pushedSources), so viewer's own next page shows
+// target's posts. Idempotent: following again settles anything a failed
+// earlier attempt left half done. Imports (FollowMany) settle before they
+// answer.
+func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err error) {
+	defer store.Wrap(&err, "follow")
+	edges, stop := s.checkEdges(ctx, []core.Edge{{Follower: viewer, Followee: target}})
+	if len(edges) == 0 {
+		return stop
+	}
+	at := s.NowMS()
+	shard := s.ShardOf(viewer)
+	jid, err := s.Begin(ctx, shard, "k", JFollow, "e", core.EncodeEdges(edges), "t", core.Itoa64(at))
+	if err != nil {
+		return err
+	}
+	applied, err := s.addFollowing(ctx, edges, []time.Time{time.UnixMilli(at)}, true)
+	if len(applied) == 0 {
+		if refused := (*apierr.Error)(nil); errors.As(err, &refused) {
+			s.End(ctx, shard, jid) // refused by the commit (a block, the limit): nothing changed
+		}
+		return err // or the journal settles whatever went through
+	}
+	if err := s.addFollower(ctx, edges[0], at); err != nil {
+		return fmt.Errorf("recorded, a worker finishes it: %w", err)
+	}
+	s.settleLater(ctx, func(ctx context.Context) error {
+		if err := s.settleFollows(ctx, edges, at); err != nil {
+			return err
+		}
+		s.End(ctx, shard, jid)
+		return nil
+	})
+	return nil
+}
+
+// addFollower writes e's followers side, timed at ms only if it has no
+// time yet: a follow again keeps its time, which the settle writes from
+// the follower's side, the truth.
+func (s *Service) addFollower(ctx context.Context, e core.Edge, ms int64) error {
+	m := store.Member(e.Follower)
+	return store.FirstErr(s.DoMulti(ctx,
+		s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, m).Build(),
+		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).Nx().ScoreMember().ScoreMember(float64(ms), m).Build()))
+}
+
+// JFollow is the journal kind of a follow from the API (Follow): field e,
+// its edge (as JEdges), and t, the ms its pending mark was made at.
+const JFollow = "follow"
+
+// settleTimeout bounds a settle run after its follow answered; past it
+// (or if the process dies first) the journal's repair settles the follow.
+const settleTimeout = 30 * time.Second
+
+// settleLater runs settle after the follow answers: handed to
+// Options.SettleFollow when set, else on a goroutine of its own, apart
+// from the request (its deadline and its rate-limit charge). A settle
+// that fails is logged; the journal's repair finishes it.
+func (s *Service) settleLater(ctx context.Context, settle func(context.Context) error) {
+	if s.Opts.SettleFollow != nil {
+		s.Opts.SettleFollow(settle)
+		return
+	}
+	ctx = ratelimit.WithoutCharge(context.WithoutCancel(ctx))
+	s.settling.Add(1)
+	go func() {
+		defer s.settling.Done()
+		ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+		defer cancel()
+		if err := settle(ctx); err != nil {
+			slog.Warn("follow: its settle after the answer failed; the journal's repair finishes it", "err", err)
+		}
+	}()
+}
+
+// WaitForFollows waits until the settles of the follows this process has
+// answered have run (those handed to Options.SettleFollow aside): the
+// followees' posts are in the followers' inboxes, and nothing of the
+// follows is left for the journal's repair. For a graceful stop, and
+// tests.
+func (s *Service) WaitForFollows() { s.settling.Wait() }
+
+// settleFollows settles edges (SettleEdges), then clears their pending
+// marks made at or before at ms: the inbox holds the followees' recent
+// posts now, and pages stop merging their outboxes. A mark made since, by
+// a later follow of the same account, waits for that follow's settle.
+func (s *Service) settleFollows(ctx context.Context, edges []core.Edge, at int64) error {
+	if err := s.SettleEdges(ctx, edges); err != nil {
+		return err
+	}
+	cmds := make([]rueidis.Completed, len(edges))
+	for i, e := range edges {
+		keys, args := []string{s.Keys.PendingFollows(e.Follower)}, []string{store.Member(e.Followee), core.Itoa64(at)}
+		cmds[i] = core.PendingClear.Cmd(s.Redis.B(), keys, args)
+	}
+	if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
+		return fmt.Errorf("clear pending follows: %w", err)
+	}
+	return nil
+}
+
+// repairFollow is JFollow's repair: the follow settles as it would have
+// after answering.
+func (s *Service) repairFollow(ctx context.Context, _ int, e rueidis.XRangeEntry) error {
+	edges, err := core.DecodeEdges(e.FieldValues["e"])
+	if err != nil {
+		return err
+	}
+	at, err := strconv.ParseInt(e.FieldValues["t"], 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: journal follow time %q", core.ErrMalformed, e.FieldValues["t"])
+	}
+	return s.settleFollows(ctx, edges, at)
 }
 
 // FollowMany applies follows in order, pipelined: a handful of round trips
@@ -104,15 +222,24 @@ func (s *Service) ExistingPairs(ctx context.Context, pairs []core.Edge) (int, er
 // first edge over the limit or across a block it takes the later edges of
 // the batch back out and returns FOLLOW_LIMIT or FORBIDDEN.
 func (s *Service) AddFollowing(ctx context.Context, edges []core.Edge, at []time.Time) ([]core.Edge, error) {
+	return s.addFollowing(ctx, edges, at, false)
+}
+
+// addFollowing is AddFollowing, marking each new follow pending (at its
+// time) when pending: its settle runs after the follow answers.
+func (s *Service) addFollowing(ctx context.Context, edges []core.Edge, at []time.Time, pending bool) ([]core.Edge, error) {
 	now := s.NowMS()
 	keysArgs := func(i int) (keys, args []string) {
 		e, ms := edges[i], now
 		if i < len(at) && !at[i].IsZero() {
 			ms = at[i].UnixMilli()
 		}
-		return []string{s.Keys.Following(e.Follower), s.Keys.Unfollowed(e.Follower), s.Keys.Blocks(e.Follower), s.Keys.BlockedBy(e.Follower),
-				s.Keys.FollowingTimes(e.Follower)},
-			[]string{store.Member(e.Followee), store.Itoa(s.Opts.FollowLimit), store.ScoreArg(ms)}
+		keys = []string{s.Keys.Following(e.Follower), s.Keys.Unfollowed(e.Follower), s.Keys.Blocks(e.Follower), s.Keys.BlockedBy(e.Follower),
+			s.Keys.FollowingTimes(e.Follower)}
+		if pending {
+			keys = append(keys, s.Keys.PendingFollows(e.Follower))
+		}
+		return keys, []string{store.Member(e.Followee), store.Itoa(s.Opts.FollowLimit), store.ScoreArg(ms)}
 	}
 	var rs []rueidis.RedisResult
 	if len(edges) == 1 { // a follow from the API: its commit

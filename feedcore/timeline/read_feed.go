@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/redis/rueidis"
 
@@ -37,6 +38,7 @@ type View struct {
 	Followees []store.ID        // read only when a page goes below the inbox horizon
 	fgLoaded  bool
 	bigV      []store.ID  // big-V followees, pulled unless the inbox is complete
+	pending   []store.ID  // followees whose follow has yet to backfill the inbox: pulled
 	complete  bool        // the inbox holds every post pushed or backfilled
 	horizon   *store.Item // inbox holds everything at or above it; nil: everything
 	spec      specRead
@@ -367,14 +369,29 @@ func (s *Service) seekAndMergeOf(ctx context.Context, v *View, o core.ScanOrder,
 	return s.seekAndMerge(ctx, v, o, cur, limit, ss)
 }
 
+// Pending are the followees whose follow has yet to settle (read with the
+// view), less those hidden from the viewer: until it settles, nothing
+// derived from the follow (the inbox's backfill, the followed anchors)
+// holds them.
+func (v *View) Pending() []store.ID { return v.pending }
+
 // pushedSources are the inbox and, for an incomplete inbox, the outboxes of
-// big-V followees, kept at or above hz.
+// big-V followees, kept at or above hz; and the outboxes of followees
+// whose follow has yet to settle (Follow), complete inbox or not: the
+// backfill that puts their posts in the inbox has not run.
 func (s *Service) pushedSources(v *View, hz *store.Item) []Source {
 	srcs := []Source{{Key: v.tl.Inbox(v.Viewer), min: hz, horizon: v.tl.Horizon(v.Viewer)}}
+	var pulled []store.ID
 	if !v.complete {
-		for _, f := range v.bigV {
-			srcs = append(srcs, Source{Key: v.tl.Outbox(f), min: hz})
+		pulled = v.bigV
+	}
+	for _, f := range v.pending {
+		if !slices.Contains(pulled, f) {
+			pulled = append(pulled[:len(pulled):len(pulled)], f)
 		}
+	}
+	for _, f := range pulled {
+		srcs = append(srcs, Source{Key: v.tl.Outbox(f), min: hz})
 	}
 	return srcs
 }

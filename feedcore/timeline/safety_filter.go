@@ -68,16 +68,22 @@ type viewSets struct {
 func (s *Service) viewSetsCmds(viewer store.ID, followees string, compiled *keyword.Set) viewSets {
 	b := s.Redis.B()
 	bf, hx := s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer)
+	pf, fg := s.Keys.PendingFollows(viewer), s.Keys.Following(viewer)
 	q := viewSets{followees: followees != "", compiled: compiled}
 	q.cmds = []rueidis.Completed{
 		b.Smembers().Key(bf).Build(),
 		b.Zinter().Numkeys(2).Key(bf, hx).AggregateMax().Withscores().Build(),
 		b.Zinter().Numkeys(2).Key(s.Keys.HideNotes(viewer), hx).AggregateMin().Withscores().Build(),
+		// Pending follows still in the following set (the truth: a mark
+		// left by a follow since undone never brings its author back),
+		// and those hidden (a follow's time is past, so MAX is the
+		// hiding's end when it is still standing).
+		b.Zinter().Numkeys(2).Key(pf, fg).Build(),
+		b.Zinter().Numkeys(2).Key(pf, hx).AggregateMax().Withscores().Build(),
 	}
 	if followees != "" {
-		fg := followees
-		q.cmds = append(q.cmds, b.Zrange().Key(fg).Min("0").Max("-1").Build(),
-			b.Zinter().Numkeys(2).Key(fg, hx).AggregateMax().Withscores().Build())
+		q.cmds = append(q.cmds, b.Zrange().Key(followees).Min("0").Max("-1").Build(),
+			b.Zinter().Numkeys(2).Key(followees, hx).AggregateMax().Withscores().Build())
 	}
 	// Most viewers have no filters, and a plain read of none costs little;
 	// a viewer whose filters this process holds sends their version, and
@@ -108,7 +114,16 @@ func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) er
 	if err != nil {
 		return err
 	}
-	rs = rs[3:]
+	pending, err := idsReply(rs[3])
+	if err != nil {
+		return err
+	}
+	hiddenPending, err := standing(rs[4], v.Now)
+	if err != nil {
+		return err
+	}
+	v.pending = without(pending, hiddenPending)
+	rs = rs[5:]
 	if q.followees {
 		fg, err := idsReply(rs[0])
 		if err != nil {
