@@ -424,7 +424,7 @@ func (s *Service) dropKeys(ctx context.Context, g GoneAccount) error {
 		s.Keys.PushMode, s.Keys.BigFollowees, s.Keys.Unfollowed, s.Keys.ReplayInbox, s.Keys.ReplayOutbox, s.Keys.ReplayReader,
 		s.Keys.LiveQueue, s.Keys.LiveDevices, s.Keys.Blocks, s.Keys.Mutes, s.Keys.MuteEnds, s.Keys.Hides, s.Keys.BlockedBy,
 		s.Keys.HiddenAuthors, s.Keys.NoPush, s.Keys.HideNotes, s.Keys.KeywordFilters, s.Keys.KeywordVersion,
-		s.Keys.FollowingTimes, s.Keys.FollowerTimes, s.Keys.Favorites, s.Keys.Dormant, s.Keys.FollowedAnchors, s.Keys.AnchorMark}
+		s.Keys.FollowingTimes, s.Keys.FollowerTimes, s.Keys.Favorites, s.Keys.Dormant, s.Keys.FollowedAnchors, s.Keys.AnchorMark, s.Keys.PendingFollows}
 	cmds := make([]rueidis.Completed, 0, len(names)+2)
 	for _, name := range names {
 		cmds = append(cmds, s.Redis.B().Del().Key(name(u)).Build())
