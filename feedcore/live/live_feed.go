@@ -136,6 +136,13 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	if reused != nil {
 		return s.pageFromSnapshot(ctx, viewer, v, reused.ref, reused.items, n)
 	}
+	return s.newSnapshotPage(ctx, v, device, now, n)
+}
+
+// newSnapshotPage takes a new snapshot of v's viewer for device at now
+// (ms) and serves its first page of n.
+func (s *Service) newSnapshotPage(ctx context.Context, v *timeline.View, device string, now int64, n int) (*core.LivePage, error) {
+	viewer, top := v.Viewer, &store.Item{TS: now, ID: math.MaxUint64}
 	// The replays are read while the snapshot is stored, when its entries
 	// cannot fill the page alone: until it is stored nobody can tell which
 	// replays it holds, so those are left out once both are known, below.
