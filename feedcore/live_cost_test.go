@@ -168,3 +168,42 @@ func TestLiveShowsAFollowBeforeItSettles(t *testing.T) {
 		t.Fatalf("first live page after the follow settled: %v, want [%d]", got, l.ID)
 	}
 }
+
+// TestAnchorNotedAgainAtItsNextChange: data from before the followed
+// anchors (no mark, no follower noted) heals at the anchor's next session
+// change: its followers' first live pages show it from then on.
+func TestAnchorNotedAgainAtItsNextChange(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	const viewer, anchor = store.ID(1), store.ID(2)
+	mustUsers(t, s, viewer, anchor)
+	follow(t, s, viewer, []store.ID{anchor})
+	l, err := s.ScheduleLive(ctx, anchor, "show", time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	// As an earlier build left it: neither the mark nor the noted follower.
+	for _, k := range []string{s.Keys.AnchorMark(anchor), s.Keys.FollowedAnchors(viewer)} {
+		if err := s.Redis.Do(ctx, s.Redis.B().Del().Key(k).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(device string) int {
+		t.Helper()
+		pg, err := s.LiveFeed(ctx, LiveRequest{Viewer: viewer, First: 5, Device: device})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(pg.Edges)
+	}
+	if n := page("before"); n != 0 {
+		t.Fatalf("%d sessions with the anchor unnoted: the test proves nothing", n)
+	}
+	if _, err := s.StartLive(ctx, anchor, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := page("after"); n != 1 {
+		t.Fatalf("%d sessions after the anchor's next change, want 1", n)
+	}
+}
