@@ -21,7 +21,7 @@ import (
 // on a real Redis, whose queue reads the client-side cache keeps, a warm
 // first page costs 2 round trips.
 // A page also reads only the sessions it shows: 40 more upcoming sessions
-// add their queue entries to both figures, not their sessions.
+// add their queue entries to the bytes read back, not their sessions.
 func TestFirstLivePageCostFollowsTheAnchors(t *testing.T) {
 	st := storetest.New(t)
 	clk := clockAt(time.Now())
@@ -113,9 +113,11 @@ func TestFirstLivePageCostFollowsTheAnchors(t *testing.T) {
 		t.Fatalf("first page changed by later sessions:\n%v\n%v", gotFew, gotMore)
 	}
 	t.Logf("first live page, 20 follows, 40 more sessions queued: %+v", cMore)
-	// A queue entry is an id and a score, 40 bytes or so each way; a
-	// session's hash read back would be more than 64.
-	if cMore.trips != cFew.trips || cMore.sent-cFew.sent > 40*64 || cMore.replies-cFew.replies > 40*64 {
+	// A queue entry read back is an id and a score, 40 bytes or so; a
+	// session's hash would be more than 64. (The bytes sent grow with the
+	// entries the snapshot stores, and with whatever else the connection
+	// carries then: logged, not asserted.)
+	if cMore.trips != cFew.trips || cMore.replies-cFew.replies > 40*64 {
 		t.Errorf("40 more sessions queued: %+v, against %+v: more than their queue entries", cMore, cFew)
 	}
 }

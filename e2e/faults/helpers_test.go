@@ -121,6 +121,13 @@ func (k *kinds) String() string {
 	return strings.Join(lines, "\n")
 }
 
+// count is how many failures of kind (as add files it) there were.
+func (k *kinds) count(kind string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.n[digits.ReplaceAllString(kind, "N")]
+}
+
 func (k *kinds) total() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
