@@ -138,11 +138,14 @@ func TestRollingRestartDropsNothing(t *testing.T) {
 	failures := ld.failed.total() + int(lb.errors.Load())
 	t.Logf("rolling restart of 2 serve replicas and 1 worker under load: %d requests (%d reads, %d publishes), %d failed, %d posts published, %d lost, %d duplicated, %d unacknowledged posts in feeds; load ran %v",
 		ld.reads.Load()+ld.publishes.Load(), ld.reads.Load(), ld.publishes.Load(), failures, len(published), len(lost), len(duplicated), len(ghosts), ld.ran.Round(time.Millisecond))
-	// One client-side "unexpected EOF" (the balancer's connection cut mid
-	// response, its proxy having met no error) was seen once in about ten
-	// runs, in CI's real-Redis lane; its cause is not found yet. It is
-	// logged, not failed, so the rest of what this test proves holds CI;
-	// any other failure, or a second, fails it.
+	// One client-side "unexpected EOF" was seen once in about ten runs, in
+	// CI's real-Redis lane, while the balancer's proxy logged "read error
+	// during body copy: use of closed network connection": its own end of
+	// the connection to the replica closed in this process, which points
+	// at the harness (its proxies then shared http.DefaultTransport; each
+	// has its own now), not at feedd; not proven. It is logged, not
+	// failed, so the rest of what this test proves holds CI; any other
+	// failure, or a second, fails it.
 	if eofs := ld.failed.count("unexpected EOF"); failures == 1 && eofs == 1 && lb.errors.Load() == 0 {
 		t.Logf("one request failed with unexpected EOF (known, cause not found; see the comment above)")
 	} else if failures > 0 {
@@ -340,6 +343,9 @@ func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (b *balancer) add(p *process) {
 	u := &url.URL{Scheme: "http", Host: p.api}
 	be := &backend{p: p, proxy: httputil.NewSingleHostReverseProxy(u)}
+	// A transport of its own: http.DefaultTransport is the whole test
+	// binary's, whose idle connections any httptest.Server's Close closes.
+	be.proxy.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	be.proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
 		b.errors.Add(1)
 		http.Error(w, fmt.Sprintf("proxy to %s: %v", p.name, err), http.StatusBadGateway)
