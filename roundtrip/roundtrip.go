@@ -134,9 +134,10 @@ type charged struct{ c calls }
 func (c charged) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	charge(ctx)
 	start := spanStart(ctx)
+	op := opOf(start, cmd.Commands())
 	r := c.c.Do(ctx, cmd)
 	if !start.IsZero() {
-		endSpan(ctx, start, cmd.Commands(), 1, r)
+		endSpan(ctx, start, op, 1, r)
 	}
 	return r
 }
@@ -147,9 +148,10 @@ func (c charged) DoMulti(ctx context.Context, multi ...rueidis.Completed) []ruei
 	}
 	charge(ctx)
 	start := spanStart(ctx)
+	op := opOf(start, multi[0].Commands())
 	rs := c.c.DoMulti(ctx, multi...)
 	if !start.IsZero() {
-		endSpan(ctx, start, multi[0].Commands(), len(multi), rs...)
+		endSpan(ctx, start, op, len(multi), rs...)
 	}
 	return rs
 }
@@ -173,11 +175,12 @@ type counting struct {
 
 func (c counting) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
 	start := spanStart(ctx)
+	op := opOf(start, cmd.Commands())
 	r := c.Client.DoCache(ctx, cmd, ttl)
 	if !c.stats.count(r) {
 		charge(ctx)
 		if !start.IsZero() {
-			endSpan(ctx, start, cmd.Commands(), 1, r)
+			endSpan(ctx, start, op, 1, r)
 		}
 	}
 	return r
@@ -187,6 +190,10 @@ func (c counting) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.D
 // missed the cache.
 func (c counting) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
 	start := spanStart(ctx)
+	var op string
+	if len(multi) > 0 {
+		op = opOf(start, multi[0].Cmd.Commands())
+	}
 	rs := c.Client.DoMultiCache(ctx, multi...)
 	missed := 0
 	for _, r := range rs {
@@ -197,7 +204,7 @@ func (c counting) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTT
 	if missed > 0 {
 		charge(ctx)
 		if !start.IsZero() {
-			endSpan(ctx, start, multi[0].Cmd.Commands(), missed, rs...)
+			endSpan(ctx, start, op, missed, rs...)
 		}
 	}
 	return rs

@@ -28,16 +28,22 @@ func spanStart(ctx context.Context) time.Time {
 	return time.Now()
 }
 
+// opOf is the name of the command whose arguments are args, read before
+// the call (rueidis recycles a command once it has been sent: reading it
+// after is a data race), when a span is being recorded (start not zero).
+func opOf(start time.Time, args []string) string {
+	if start.IsZero() || len(args) == 0 {
+		return "redis"
+	}
+	return args[0]
+}
+
 // endSpan records, as a child of ctx's span, the call that started at
-// start (see spanStart) and sent n commands, the first of which (first,
-// its words) names it, as OpenTelemetry's database conventions do. rs are
+// start (see spanStart) and sent n commands, the first of which (op,
+// from opOf) names it, as OpenTelemetry's database conventions do. rs are
 // its replies: the first error among them marks the span. Callers check
 // start.IsZero() first, so an untraced call builds nothing.
-func endSpan(ctx context.Context, start time.Time, first []string, n int, rs ...rueidis.RedisResult) {
-	op := "redis"
-	if len(first) > 0 {
-		op = first[0]
-	}
+func endSpan(ctx context.Context, start time.Time, op string, n int, rs ...rueidis.RedisResult) {
 	attrs := []attribute.KeyValue{attribute.String("db.system.name", "redis"), attribute.String("db.operation.name", op)}
 	if n > 1 {
 		attrs = append(attrs, attribute.Int("db.operation.batch.size", n))
