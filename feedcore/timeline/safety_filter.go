@@ -102,11 +102,7 @@ func (s *Service) viewSetsCmds(viewer store.ID, followees string, compiled *keyw
 // followees, and its keyword filters (compiled anew, and kept, when they
 // changed).
 func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) error {
-	bigV, err := idsReply(rs[0])
-	if err != nil {
-		return err
-	}
-	hidden, err := standing(rs[1], v.Now)
+	bigV, err := unhidden(rs[0], rs[1], v.Now)
 	if err != nil {
 		return err
 	}
@@ -114,29 +110,18 @@ func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) er
 	if err != nil {
 		return err
 	}
-	pending, err := idsReply(rs[3])
-	if err != nil {
+	if v.pending, err = unhidden(rs[3], rs[4], v.Now); err != nil {
 		return err
 	}
-	hiddenPending, err := standing(rs[4], v.Now)
-	if err != nil {
-		return err
-	}
-	v.pending = without(pending, hiddenPending)
 	rs = rs[5:]
 	if q.followees {
-		fg, err := idsReply(rs[0])
-		if err != nil {
+		if v.Followees, err = unhidden(rs[0], rs[1], v.Now); err != nil {
 			return err
 		}
-		hiddenFg, err := standing(rs[1], v.Now)
-		if err != nil {
-			return err
-		}
-		v.Followees, v.fgLoaded = without(fg, hiddenFg), true
+		v.fgLoaded = true
 		rs = rs[2:]
 	}
-	v.bigV = without(bigV, hidden)
+	v.bigV = bigV
 	v.skipAuthors(notes)
 	if q.compiled != nil {
 		v.Keywords, err = s.ReadKeywordViewReply(v.Viewer, q.compiled, rs[0])
@@ -155,6 +140,20 @@ func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) er
 	}
 	v.Keywords = s.keepKeywords(v.Viewer, version, flat)
 	return nil
+}
+
+// unhidden reads a reply of members, less those the reply of their
+// intersection with the hidden authors says are hidden at now (ms).
+func unhidden(ids, hidden rueidis.RedisResult, now int64) ([]store.ID, error) {
+	all, err := idsReply(ids)
+	if err != nil {
+		return nil, err
+	}
+	drop, err := standing(hidden, now)
+	if err != nil {
+		return nil, err
+	}
+	return without(all, drop), nil
 }
 
 // idsReply reads a reply of members.
