@@ -17,6 +17,9 @@
 //     (RunWorkers: the dispatcher, the executors, the clean-up consumer,
 //     the reclaimer, the journal repair, the sweeper), Export and Rebuild,
 //     which span every feature.
+//   - realtime: the subscriptions' updates (the following feed's new
+//     post count, the live feed's session changes), presence, and the
+//     notices that travel between replicas by sharded pub/sub.
 //   - moderation: reports, takedowns, suspensions, the audit trail,
 //     account deletion.
 //   - lists: favorites, an author's posts, followers and following, the

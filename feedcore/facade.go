@@ -13,6 +13,7 @@ import (
 	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/moderation"
 	"github.com/feedd/feedd/feedcore/ratelimit"
+	"github.com/feedd/feedd/feedcore/realtime"
 	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/feedcore/timeline"
@@ -222,3 +223,15 @@ type ReportRequest = moderation.ReportRequest
 
 // ValidEntryID is moderation.ValidEntryID.
 func ValidEntryID(id string) bool { return moderation.ValidEntryID(id) }
+
+// FollowingUpdate is realtime.FollowingUpdate.
+type FollowingUpdate = realtime.FollowingUpdate
+
+// LiveUpdate is realtime.LiveUpdate.
+type LiveUpdate = realtime.LiveUpdate
+
+// RealtimeOptions is realtime.Options.
+type RealtimeOptions = realtime.Options
+
+// RealtimeStats is realtime.Stats.
+type RealtimeStats = realtime.Stats

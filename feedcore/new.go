@@ -7,6 +7,7 @@ import (
 	"github.com/feedd/feedd/feedcore/lists"
 	"github.com/feedd/feedd/feedcore/live"
 	"github.com/feedd/feedd/feedcore/moderation"
+	"github.com/feedd/feedd/feedcore/realtime"
 	"github.com/feedd/feedd/feedcore/safety"
 	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
@@ -17,7 +18,7 @@ import (
 // the one below: moderation, lists, safety, live, timeline, core), and
 // adds what spans them all: the workers, export and rebuild.
 type Service struct {
-	*moderation.Service
+	*realtime.Service
 }
 
 // New returns a Service over client. When opts.CursorKey is empty the
@@ -29,6 +30,6 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	}
 	// Each layer embeds the one below and registers its own journal
 	// kinds: the core, the timeline, the live feed, the safety rules, the
-	// lists, moderation.
-	return &Service{Service: moderation.New(lists.New(safety.New(live.New(timeline.New(c)))))}, nil
+	// lists, moderation, realtime.
+	return &Service{Service: realtime.New(moderation.New(lists.New(safety.New(live.New(timeline.New(c))))))}, nil
 }
