@@ -99,8 +99,8 @@ type Stats struct {
 // counters back Stats.
 type counters struct {
 	subscriptions, sent, coalesced, dropped, slowDropped, resubscribes atomic.Int64
-	channels, linkLosses, published, received, recounts                 atomic.Int64
-	recountErrors, publishErrors, presenceErrors, badNotices            atomic.Int64
+	channels, linkLosses, published, received, recounts                atomic.Int64
+	recountErrors, publishErrors, presenceErrors, badNotices           atomic.Int64
 }
 
 // Service is realtime over moderation. The facade (package feedcore)
