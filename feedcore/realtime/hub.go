@@ -196,15 +196,22 @@ func (h *hub) rerouteFollow(f *followSub, authors []store.ID) {
 	f.authors = authors
 }
 
-// rerouteLive makes l follow anchors now.
-func (h *hub) rerouteLive(l *liveSub, anchors []store.ID) {
+// rerouteLive makes l follow anchors now, and returns those it did not
+// follow before.
+func (h *hub) rerouteLive(l *liveSub, anchors []store.ID) (added []store.ID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.viewers[l.viewer].hasLive(l) {
-		return
+		return nil
+	}
+	for _, a := range anchors {
+		if !slices.Contains(l.anchors, a) {
+			added = append(added, a)
+		}
 	}
 	h.routeLive(l, l.anchors, anchors)
 	l.anchors = anchors
+	return added
 }
 
 // routeFollow moves f's routes from the authors in old to those in new,
@@ -293,10 +300,12 @@ func (h *hub) deliver(payload string) {
 			if vs == nil {
 				continue
 			}
-			for f := range vs.follows {
-				follows = append(follows, f)
+			if n.Kind != core.NoticeAnchors {
+				for f := range vs.follows {
+					follows = append(follows, f)
+				}
 			}
-			if n.Kind == core.NoticeViews {
+			if n.Kind == core.NoticeViews || n.Kind == core.NoticeAnchors {
 				for l := range vs.lives {
 					lives = append(lives, l)
 				}
