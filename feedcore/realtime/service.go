@@ -88,7 +88,7 @@ type Stats struct {
 	SlowDropped      int64 // subscribers dropped for a full queue
 	Resubscribes     int64 // Redis subscriptions confirmed again after a loss
 
-	Channels         int64 // Redis subscriptions (channels) held now
+	Channels         int64 // Redis subscriptions (channels) confirmed and working now
 	LinkLosses       int64 // Redis subscriptions lost (each resubscribes by itself)
 	NoticesPublished int64 // notices this process published (any process that writes)
 	NoticesReceived  int64 // notices heard on this replica's channels
