@@ -346,7 +346,7 @@ func (h *hub) suspended(author store.ID, follows []*followSub) {
 	if len(follows) == 0 {
 		return
 	}
-	h.run.after(0, func() {
+	h.run.after(h.ctx, 0, func() {
 		ctx, cancel := context.WithTimeout(h.ctx, time.Minute)
 		defer cancel()
 		m := store.Member(author)
@@ -433,21 +433,32 @@ func newRunner(ctx context.Context, n int) *runner {
 }
 
 // after runs f after d, once a place is free; not at all once the
-// replica stops.
-func (r *runner) after(d time.Duration, f func()) {
+// replica stops or ctx (the subscription's) ends.
+func (r *runner) after(ctx context.Context, d time.Duration, f func()) {
 	r.wg.Add(1)
-	time.AfterFunc(d, func() {
+	go func() {
 		defer r.wg.Done()
+		if d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return
+			case <-r.ctx.Done():
+				return
+			}
+		}
 		select {
 		case r.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
 		case <-r.ctx.Done():
 			return
 		}
 		defer func() { <-r.sem }()
-		if r.ctx.Err() == nil {
-			f()
-		}
-	})
+		f()
+	}()
 }
 
 // wait waits for the work scheduled (the replica's context has ended, so

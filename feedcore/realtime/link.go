@@ -25,10 +25,11 @@ type listener interface {
 // localListener hears the process's own bus (the embedded store): a
 // subscription is there at once and is never lost.
 type localListener struct {
-	key string
-	h   *hub
-	mu  sync.Mutex
-	on  map[string]bool
+	key   string
+	h     *hub
+	stats *counters
+	mu    sync.Mutex
+	on    map[string]bool
 }
 
 func (l *localListener) listen(ch string) {
@@ -36,6 +37,7 @@ func (l *localListener) listen(ch string) {
 	l.on[ch] = true
 	l.mu.Unlock()
 	localListen(l.key, l.h, ch)
+	l.stats.channels.Add(1)
 }
 
 func (l *localListener) unlisten(ch string) {
@@ -43,6 +45,7 @@ func (l *localListener) unlisten(ch string) {
 	delete(l.on, ch)
 	l.mu.Unlock()
 	localUnlisten(l.key, l.h, ch)
+	l.stats.channels.Add(-1)
 }
 
 func (l *localListener) down() error { return nil }
@@ -57,6 +60,7 @@ func (l *localListener) stop() {
 	l.mu.Unlock()
 	for _, ch := range chs {
 		localUnlisten(l.key, l.h, ch)
+		l.stats.channels.Add(-1)
 	}
 }
 

@@ -105,7 +105,7 @@ func (l *liveSub) catchUp() {
 func (l *liveSub) kick() {
 	if !l.scheduled {
 		l.scheduled = true
-		l.h.run.after(0, l.run)
+		l.h.run.after(l.ctx, 0, l.run)
 	}
 }
 
@@ -157,7 +157,7 @@ func (l *liveSub) run() {
 		l.last[ls.ID] = ls.State()
 	}
 	if !l.closed && l.ctx.Err() == nil && (len(l.queue) > 0 || l.refresh || l.catchup) {
-		l.h.run.after(0, l.run)
+		l.h.run.after(l.ctx, 0, l.run)
 		return
 	}
 	l.scheduled = false
