@@ -307,7 +307,9 @@ func (f *followSub) notice(n core.Notice) {
 			f.removed = append(f.removed, n.Item)
 		}
 	case core.NoticeViews:
-		f.refresh, f.window = len(n.Readers) > 0, true // a suspension changes no follows
+		f.refresh, f.window = true, true
+	case core.NoticeSuspension: // its posts left or came back; no follow changed
+		f.window = true
 	}
 	f.kick()
 }

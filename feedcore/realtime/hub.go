@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -281,8 +279,7 @@ func (h *hub) release(ch string) {
 // deliver routes a notice heard on any channel: to the subscribers of
 // the viewers it names (on their bucket's channel), of the big-V author
 // it is from (merged on read), of the anchor whose session changed; a
-// suspension to the following subscribers whose viewers follow the
-// account. Routing never blocks: each subscriber only schedules its work.
+// suspension to every following subscriber. Routing never blocks: each subscriber only schedules its work.
 func (h *hub) deliver(payload string) {
 	n, err := decode(payload)
 	if err != nil {
@@ -316,6 +313,8 @@ func (h *hub) deliver(payload string) {
 			lives = append(lives, l)
 		}
 	case n.Kind == core.NoticeSuspension:
+		// The account's posts may be in any feed, reposted by a followee:
+		// every following subscription recounts (suspensions are rare).
 		for _, vs := range h.viewers {
 			for f := range vs.follows {
 				follows = append(follows, f)
@@ -327,39 +326,12 @@ func (h *hub) deliver(payload string) {
 		}
 	}
 	h.mu.Unlock()
-	if n.Kind == core.NoticeSuspension {
-		h.suspended(n.Author, follows)
-		return
-	}
 	for _, f := range follows {
 		f.notice(n)
 	}
 	for _, l := range lives {
 		l.notice(n)
 	}
-}
-
-// suspended tells the following subscribers whose viewers follow author
-// that its posts left (or came back to) their feeds: one pipelined read
-// of whether each follows it, on the runner.
-func (h *hub) suspended(author store.ID, follows []*followSub) {
-	if len(follows) == 0 {
-		return
-	}
-	h.run.after(h.ctx, 0, func() {
-		ctx, cancel := context.WithTimeout(h.ctx, time.Minute)
-		defer cancel()
-		m := store.Member(author)
-		cmds := make([]rueidis.Completed, len(follows))
-		for i, f := range follows {
-			cmds[i] = h.s.Redis.B().Zscore().Key(h.s.Keys.Following(f.viewer)).Member(m).Build()
-		}
-		for i, r := range h.s.DoMulti(ctx, cmds...) {
-			if _, err := r.AsFloat64(); err == nil {
-				follows[i].notice(core.Notice{Kind: core.NoticeViews})
-			}
-		}
-	})
 }
 
 // confirmed catches up the subscribers channel ch serves, once its
