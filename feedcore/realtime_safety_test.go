@@ -103,3 +103,29 @@ func TestRealtimeCoalesces(t *testing.T) {
 		t.Fatalf("%d updates within the interval, want the first alone; last %+v", u.n, u.last)
 	}
 }
+
+// An account deleted takes its posts out of every feed without a fan-out
+// of their removal: the subscriptions recount, and report them deleted.
+func TestRealtimeAccountDeletion(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, 1, 2, 3)
+	follow(t, s, 1, []store.ID{2, 3})
+	if _, err := s.Publish(ctx, 3, "stays"); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	since := topCursor(t, s, 1)
+	p, err := s.Publish(ctx, 2, "goes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	startRealtime(t, s, rtOptions)
+	u := &updates{ch: followingUpdates(t, s, 1, since)}
+	u.awaitCount(t, 1, []store.ID{2})
+	if err := s.DeleteAccount(ctx, 2, "u2"); err != nil {
+		t.Fatal(err)
+	}
+	u.await(t, "the deletion", func(u *updates) bool { return u.last.NewPostCount == 0 && slices.Contains(u.deleted, p.ID) })
+}

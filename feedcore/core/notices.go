@@ -51,8 +51,9 @@ const (
 	// NoticeLive: the Author's live session Item was scheduled, started
 	// or ended.
 	NoticeLive
-	// NoticeSuspension: the Author's account was suspended or
-	// unsuspended: its followers' feeds lost or regained its posts.
+	// NoticeSuspension: the Author's account was suspended, unsuspended
+	// or deleted: feeds lost or regained its posts, with no fan-out to
+	// tell their readers.
 	NoticeSuspension
 	// NoticeAnchors: the Readers follow the Author as an anchor from now
 	// on (its first live session): their live subscriptions follow its
