@@ -14,7 +14,7 @@ import (
 // rtBenchModes are the fan-out's realtime settings measured: off (no
 // notifier: the fan-out asks no presence), on with no follower
 // subscribed (each chunk asks its readers' presence, one ZMSCORE per
-// bucket touched), and on with 1% of followers subscribed (each chunk
+// presence set touched), and on with 1% of followers subscribed (each chunk
 // also publishes to the buckets of those present; nobody listens to the
 // channels here, so the serving replicas' recounts are not in it).
 var rtBenchModes = []struct {
@@ -33,7 +33,7 @@ func markPresent(tb testing.TB, s *Service, followers []store.ID, n int) {
 	lapse := float64(time.Now().Add(time.Hour).UnixMilli())
 	for i := 0; i < len(followers); i += n {
 		f := followers[i]
-		if err := s.Do(context.Background(), s.Redis.B().Zadd().Key(s.Keys.Presence(store.RealtimeBucket(f))).ScoreMember().
+		if err := s.Do(context.Background(), s.Redis.B().Zadd().Key(s.Keys.Presence(store.PresenceBucket(f))).ScoreMember().
 			ScoreMember(lapse, store.Member(f)).Build()).Error(); err != nil {
 			tb.Fatal(err)
 		}

@@ -18,15 +18,16 @@
 //
 //   - Presence. A replica marks each viewer with a following feed
 //     subscription open present, in the sorted set of its bucket (one of
-//     store.RealtimeBuckets; score: when the mark lapses), renews its
+//     store.PresenceBuckets; score: when the mark lapses), renews its
 //     marks every 20 s (a mark lapses after a minute), and takes a mark
 //     back with the viewer's last subscription there unless another
 //     replica renewed it since. A crashed replica's marks lapse by
 //     themselves; the fan-out ignores a lapsed mark.
 //   - Pushed posts. The fan-out, as it writes a chunk of inboxes, asks
 //     which of those readers are present in the same pipeline (ZMSCORE,
-//     one per bucket the chunk touches), and once the writes are
-//     confirmed publishes one notice per bucket naming the present ones:
+//     one per presence set the chunk touches, at most 8), and once the
+//     writes are confirmed publishes one notice per viewer bucket
+//     (channel) naming the present ones:
 //     a post of an author with a million followers of whom a hundred are
 //     connected makes about a hundred notices. A removal (a delete, a
 //     takedown) names the post; an undone repost names none. A dispatch

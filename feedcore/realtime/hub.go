@@ -31,10 +31,10 @@ type hub struct {
 	refs    map[string]int
 	// present is how many following subscriptions each present viewer
 	// has here, by bucket: the presence marks this replica renews.
-	present [store.RealtimeBuckets]map[store.ID]int
+	present [store.PresenceBuckets]map[store.ID]int
 	// lapse is the lapse time (ms) this replica last wrote for each
 	// bucket's marks; a mark it takes back must still hold it.
-	lapse [store.RealtimeBuckets]int64
+	lapse [store.PresenceBuckets]int64
 }
 
 // viewerSubs are one viewer's subscriptions on this replica, and how
@@ -125,7 +125,7 @@ func (h *hub) addFollow(f *followSub, authors []store.ID) (first bool, err error
 	h.acquire(h.s.Keys.ViewerChannel(store.RealtimeBucket(f.viewer)))
 	h.routeFollow(f, nil, authors)
 	f.authors = authors
-	b := store.RealtimeBucket(f.viewer)
+	b := store.PresenceBucket(f.viewer)
 	h.present[b][f.viewer]++
 	return h.present[b][f.viewer] == 1, nil
 }
@@ -160,7 +160,7 @@ func (h *hub) removeFollow(f *followSub) (last bool) {
 	h.release(h.s.Keys.ViewerChannel(store.RealtimeBucket(f.viewer)))
 	h.routeFollow(f, f.authors, nil)
 	f.authors = nil
-	b := store.RealtimeBucket(f.viewer)
+	b := store.PresenceBucket(f.viewer)
 	if h.present[b][f.viewer]--; h.present[b][f.viewer] > 0 {
 		return false
 	}

@@ -35,7 +35,7 @@ return 0
 // mark marks viewer present, with its bucket's current lapse (a new one
 // when the bucket has none yet).
 func (h *hub) mark(ctx context.Context, viewer store.ID) error {
-	b := store.RealtimeBucket(viewer)
+	b := store.PresenceBucket(viewer)
 	h.mu.Lock()
 	lapse := h.lapse[b]
 	if lapse <= h.s.NowMS() {
@@ -54,7 +54,7 @@ func (h *hub) mark(ctx context.Context, viewer store.ID) error {
 // unmark takes viewer's mark back, if it is still the one this replica
 // wrote. A failure leaves it to lapse.
 func (h *hub) unmark(viewer store.ID) {
-	b := store.RealtimeBucket(viewer)
+	b := store.PresenceBucket(viewer)
 	h.mu.Lock()
 	lapse := h.lapse[b]
 	h.mu.Unlock()

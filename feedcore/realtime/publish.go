@@ -21,18 +21,18 @@ import (
 // subscriptions listen (Start).
 type publisher struct{ s *Service }
 
-// Presence asks, per viewer bucket the members fall in, which of them
-// have a following feed subscription open: one ZMSCORE per bucket, sent
+// Presence asks, per presence set the members fall in, which of them
+// have a following feed subscription open: one ZMSCORE per set, sent
 // in the caller's pipeline. A mark past its lapse time is no presence
 // (its replica died without taking it back).
 func (p publisher) Presence(members []string) ([]rueidis.Completed, func([]rueidis.RedisResult) []store.ID) {
-	var byBucket [store.RealtimeBuckets][]string
+	var byBucket [store.PresenceBuckets][]string
 	for _, m := range members {
 		id, err := store.MemberID(m)
 		if err != nil {
 			continue
 		}
-		b := store.RealtimeBucket(id)
+		b := store.PresenceBucket(id)
 		byBucket[b] = append(byBucket[b], m)
 	}
 	var cmds []rueidis.Completed
