@@ -3,6 +3,9 @@ package feedcore
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,6 +43,45 @@ func markPresent(tb testing.TB, s *Service, followers []store.ID, n int) {
 	}
 }
 
+// cpuMeter reads the CPU time this process and the Redis server have
+// used: on a machine others share, the fan-out's wall-clock rate swings
+// with their load, while the CPU a write costs barely moves. The server's
+// counts only when the benchmark has it to itself (a Redis of its own).
+type cpuMeter struct {
+	s          *Service
+	self, srv0 time.Duration
+}
+
+func (m *cpuMeter) read(tb testing.TB) (self, server time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	info, err := m.s.Redis.Do(context.Background(), m.s.Redis.B().Info().Section("cpu").Build()).ToString()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if f, err := strconv.ParseFloat(v, 64); ok && err == nil && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			server += time.Duration(f * float64(time.Second))
+		}
+	}
+	return self, server
+}
+
+func (m *cpuMeter) start(tb testing.TB) { m.self, m.srv0 = m.read(tb) }
+
+// report reports the CPU microseconds per inbox write since start: this
+// process's (workers, and the benchmark's own publishing and polling)
+// and the server's.
+func (m *cpuMeter) report(b *testing.B, writes int) {
+	self, srv := m.read(b)
+	b.ReportMetric(float64((self-m.self).Microseconds())/float64(writes), "self-cpu-us/write")
+	b.ReportMetric(float64((srv-m.srv0).Microseconds())/float64(writes), "redis-cpu-us/write")
+}
+
 // BenchmarkFanoutRealtime is BenchmarkFanout (one post to 50,000
 // followers) and BenchmarkFanoutSmallPosts (1 worker) with realtime off,
 // on, and on with 1% of the followers subscribed: issue 29 allows the
@@ -48,6 +90,9 @@ func markPresent(tb testing.TB, s *Service, followers []store.ID, n int) {
 //	FEED_TEST_REDIS=redis://127.0.0.1:6379 go test ./feedcore -run '^$' -bench FanoutRealtime -benchtime 3x -count 3
 //
 // (the small posts with -benchtime 1000x: BenchmarkFanoutRealtime/small).
+// Besides the rates it reports the CPU a write costs, in this process and
+// in Redis: on a shared machine, run it against a Redis of its own
+// (redis-server --port 7410 --save ”), whose CPU is then the fan-out's.
 func BenchmarkFanoutRealtime(b *testing.B) {
 	storetest.RequireReal(b)
 	for _, m := range rtBenchModes {
@@ -58,7 +103,9 @@ func BenchmarkFanoutRealtime(b *testing.B) {
 			markPresent(b, s, makeFollowers(b, s, 1, followers), m.present)
 			startWorkers(b, s, WorkerOptions{Executors: 4})
 			ctx := context.Background()
+			cpu := &cpuMeter{s: s}
 			b.ResetTimer()
+			cpu.start(b)
 			start := time.Now()
 			for range b.N {
 				if _, err := s.Publish(ctx, 1, "hello"); err != nil {
@@ -67,6 +114,7 @@ func BenchmarkFanoutRealtime(b *testing.B) {
 				drain(b, s)
 			}
 			b.ReportMetric(float64(b.N*followers)/time.Since(start).Seconds(), "writes/s")
+			cpu.report(b, b.N*followers)
 			b.ReportMetric(float64(s.RealtimeStats().NoticesPublished)/float64(b.N), "notices/post")
 		})
 	}
@@ -93,13 +141,16 @@ func BenchmarkFanoutRealtime(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cpu := &cpuMeter{s: s}
 			b.ResetTimer()
+			cpu.start(b)
 			start := time.Now()
 			startWorkers(b, s, WorkerOptions{Executors: 4})
 			drain(b, s)
 			elapsed := time.Since(start).Seconds()
 			b.ReportMetric(float64(b.N)/elapsed, "posts/s")
 			b.ReportMetric(float64(b.N*followers)/elapsed, "writes/s")
+			cpu.report(b, b.N*followers)
 		})
 	}
 }
