@@ -48,8 +48,40 @@ func markPresent(tb testing.TB, s *Service, followers []store.ID, n int) {
 // with their load, while the CPU a write costs barely moves. The server's
 // counts only when the benchmark has it to itself (a Redis of its own).
 type cpuMeter struct {
-	s          *Service
-	self, srv0 time.Duration
+	s           *Service
+	self, srv0  time.Duration
+	calls0, us0 int64
+}
+
+// polling are the commands workers and the drain send whatever the
+// work, as often as time passes: left out of the commands a write costs.
+var polling = map[string]bool{"xreadgroup": true, "xpending": true, "xlen": true, "xautoclaim": true, "info": true,
+	"ping": true, "hello": true, "client|tracking": true, "client|setname": true, "client|setinfo": true}
+
+// commands reads the server's commands so far, and the microseconds it
+// spent in them, polling left out.
+func (m *cpuMeter) commands(tb testing.TB) (calls, usec int64) {
+	info, err := m.s.Redis.Do(context.Background(), m.s.Redis.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, stats, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+		if !ok || polling[name] {
+			continue
+		}
+		for _, kv := range strings.Split(stats, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				calls += n
+			case "usec":
+				usec += n
+			}
+		}
+	}
+	return calls, usec
 }
 
 func (m *cpuMeter) read(tb testing.TB) (self, server time.Duration) {
@@ -71,15 +103,23 @@ func (m *cpuMeter) read(tb testing.TB) (self, server time.Duration) {
 	return self, server
 }
 
-func (m *cpuMeter) start(tb testing.TB) { m.self, m.srv0 = m.read(tb) }
+func (m *cpuMeter) start(tb testing.TB) {
+	m.self, m.srv0 = m.read(tb)
+	m.calls0, m.us0 = m.commands(tb)
+}
 
-// report reports the CPU microseconds per inbox write since start: this
-// process's (workers, and the benchmark's own publishing and polling)
-// and the server's.
+// report reports, per inbox write since start, the CPU microseconds of
+// this process (workers, and the benchmark's own publishing and polling)
+// and of the server, and the commands the server ran and the
+// microseconds it spent in them, polling left out: the last two depend
+// on the work alone, not on the machine's other load.
 func (m *cpuMeter) report(b *testing.B, writes int) {
 	self, srv := m.read(b)
+	calls, us := m.commands(b)
 	b.ReportMetric(float64((self-m.self).Microseconds())/float64(writes), "self-cpu-us/write")
 	b.ReportMetric(float64((srv-m.srv0).Microseconds())/float64(writes), "redis-cpu-us/write")
+	b.ReportMetric(float64(calls-m.calls0)/float64(writes), "cmds/write")
+	b.ReportMetric(float64(us-m.us0)/float64(writes), "cmd-us/write")
 }
 
 // BenchmarkFanoutRealtime is BenchmarkFanout (one post to 50,000

@@ -78,8 +78,9 @@ func (s *Service) Dispatch(ctx context.Context, shard int, eventID string, e cor
 	if err != nil {
 		return err
 	}
-	if lo == "-" { // not a dispatch taken over half way: it told them already
-		s.Notify(ctx, s.dispatchNotices(e, set, authorPresent)...)
+	var told notices // sent with the first task
+	if lo == "-" {   // not a dispatch taken over half way: it told them already
+		told.cmds, told.done = s.NoticeCmds(s.dispatchNotices(e, set, authorPresent)...)
 	}
 	for {
 		// The taskSize-th member after lo closes this task; none means the
@@ -95,7 +96,11 @@ func (s *Service) Dispatch(ctx context.Context, shard int, eventID string, e cor
 		}
 		t := Task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
 		args := append([]string{lo, nextLo, eventID, core.GroupDispatch, core.Itoa64(int64(core.CheckpointTTL.Seconds()))}, t.fields()...)
-		res, err := s.Do(ctx, queueTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(shard), s.Keys.Events(shard)}, args)).ToString()
+		rs := s.DoMulti(ctx, append([]rueidis.Completed{queueTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(shard), s.Keys.Events(shard)}, args)},
+			told.cmds...)...)
+		told.tell(rs[1:])
+		told = notices{}
+		res, err := rs[0].ToString()
 		if err != nil {
 			return fmt.Errorf("queue task: %w", err)
 		}
@@ -299,7 +304,8 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 	} else if !rueidis.IsRedisNil(err) {
 		return fmt.Errorf("read task checkpoint: %w", err)
 	}
-	confirmed := "" // the last target written, not yet checkpointed
+	confirmed := ""  // the last target written, not yet checkpointed
+	var told notices // the last chunk's notices, sent with the next pipeline
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -309,12 +315,12 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 			return err
 		}
 		if c.scanned == 0 {
-			return s.finish(ctx, t, ck)
+			return s.finish(ctx, t, ck, told)
 		}
 		// A chunk whose readers were all left out writes only the
 		// checkpoint of the one before, if any.
 		if cmds := s.ChunkCmds(t, c.targets, ck, confirmed); len(cmds) > 0 {
-			if err := s.writeChunk(ctx, t, c.targets, cmds); err != nil {
+			if told, err = s.writeChunk(ctx, t, c.targets, cmds, told); err != nil {
 				return err
 			}
 		}
@@ -324,19 +330,36 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 			afterChunk()
 		}
 		if c.scanned < ChunkSize {
-			return s.finish(ctx, t, ck)
+			return s.finish(ctx, t, ck, told)
 		}
 		lo = "(" + confirmed
 	}
 }
 
+// notices are publishes of realtime notices waiting for a pipeline to
+// ride, and what reads their replies.
+type notices struct {
+	cmds []rueidis.Completed
+	done func([]rueidis.RedisResult)
+}
+
+// tell reads the replies of n's publishes (rs, as many as n.cmds).
+func (n notices) tell(rs []rueidis.RedisResult) {
+	if n.done != nil {
+		n.done(rs)
+	}
+}
+
 // writeChunk sends a chunk's writes cmds for targets and, in the same
-// pipeline, asks which of the targets have a realtime subscription open;
-// once Redis confirmed the writes, those present are told (one publish
-// per viewer bucket, a round trip only when any is present). Replays are
-// the live feed's, whose subscribers hear of sessions from their anchors.
-func (s *Service) writeChunk(ctx context.Context, t Task, targets []string, cmds []rueidis.Completed) error {
-	writes := len(cmds)
+// pipeline, the notices of the chunk before (prev) and the question of
+// which of the targets have a realtime subscription open. It returns the
+// notices for those present, to ride the next pipeline (the next chunk's
+// or the task's end): they are told once Redis confirmed the writes, at
+// no round trip of their own. Replays are the live feed's, whose
+// subscribers hear of sessions from their anchors.
+func (s *Service) writeChunk(ctx context.Context, t Task, targets []string, cmds []rueidis.Completed, prev notices) (notices, error) {
+	writes, told := len(cmds), len(prev.cmds)
+	cmds = append(cmds, prev.cmds...)
 	var present func([]rueidis.RedisResult) []store.ID
 	if t.Type != core.EvReplay {
 		var ask []rueidis.Completed
@@ -345,15 +368,17 @@ func (s *Service) writeChunk(ctx context.Context, t Task, targets []string, cmds
 	}
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs[:writes]); err != nil {
-		return fmt.Errorf("write chunk: %w", err)
+		return notices{}, fmt.Errorf("write chunk: %w", err)
 	}
+	prev.tell(rs[writes : writes+told])
+	var next notices
 	if present == nil {
-		return nil
+		return next, nil
 	}
-	if readers := present(rs[writes:]); len(readers) > 0 {
-		s.Notify(ctx, taskNotice(t, readers))
+	if readers := present(rs[writes+told:]); len(readers) > 0 {
+		next.cmds, next.done = s.NoticeCmds(taskNotice(t, readers))
 	}
-	return nil
+	return next, nil
 }
 
 // taskNotice is what a task's readers are told: a post, or the removal of
@@ -370,9 +395,13 @@ func taskNotice(t Task, readers []store.ID) core.Notice {
 	return n
 }
 
-func (s *Service) finish(ctx context.Context, t Task, ck string) error {
-	err := s.Do(ctx, finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, core.GroupExecute})).Error()
-	if err != nil {
+// finish acknowledges t, telling the last chunk's notices (told) in the
+// same round trip.
+func (s *Service) finish(ctx context.Context, t Task, ck string, told notices) error {
+	rs := s.DoMulti(ctx, append([]rueidis.Completed{finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, core.GroupExecute})},
+		told.cmds...)...)
+	told.tell(rs[1:])
+	if err := rs[0].Error(); err != nil {
 		return fmt.Errorf("acknowledge task: %w", err)
 	}
 	return nil
