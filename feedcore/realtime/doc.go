@@ -27,7 +27,9 @@
 //     which of those readers are present in the same pipeline (ZMSCORE,
 //     one per presence set the chunk touches, at most 8), and once the
 //     writes are confirmed publishes one notice per viewer bucket
-//     (channel) naming the present ones:
+//     (channel) naming the present ones, in the next chunk's pipeline
+//     (the last chunk's in the task's acknowledgement), never in a round
+//     trip of its own:
 //     a post of an author with a million followers of whom a hundred are
 //     connected makes about a hundred notices. A removal (a delete, a
 //     takedown) names the post; an undone repost names none. A dispatch
