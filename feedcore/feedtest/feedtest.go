@@ -68,13 +68,15 @@ func Feed(tb testing.TB, svc *feedcore.Service, viewer feedcore.ID, n int) []fee
 func Realtime(tb testing.TB, svc *feedcore.Service, o feedcore.RealtimeOptions) (stop func()) {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Start(ctx, o) }()
+	done := make(chan struct{})
+	var err error
+	go func() { err = svc.Start(ctx, o); close(done) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
 			cancel()
-			if err := <-done; err != nil {
+			<-done
+			if err != nil {
 				tb.Errorf("realtime: %v", err)
 			}
 		})
@@ -83,7 +85,7 @@ func Realtime(tb testing.TB, svc *feedcore.Service, o feedcore.RealtimeOptions) 
 	deadline := time.Now().Add(time.Minute)
 	for !svc.RealtimeRunning() {
 		select {
-		case err := <-done:
+		case <-done:
 			tb.Fatalf("realtime stopped before it ran: %v", err)
 		default:
 		}
