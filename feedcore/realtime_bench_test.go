@@ -33,13 +33,12 @@ func markPresent(tb testing.TB, s *Service, followers []store.ID, n int) {
 	if n == 0 {
 		return
 	}
-	lapse := float64(time.Now().Add(time.Hour).UnixMilli())
+	var present []store.ID
 	for i := 0; i < len(followers); i += n {
-		f := followers[i]
-		if err := s.Do(context.Background(), s.Redis.B().Zadd().Key(s.Keys.Presence(store.PresenceBucket(f))).ScoreMember().
-			ScoreMember(lapse, store.Member(f)).Build()).Error(); err != nil {
-			tb.Fatal(err)
-		}
+		present = append(present, followers[i])
+	}
+	if err := s.MarkPresent(context.Background(), present, time.Now().Add(time.Hour)); err != nil {
+		tb.Fatal(err)
 	}
 }
 

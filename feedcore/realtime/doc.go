@@ -23,15 +23,19 @@
 //     back with the viewer's last subscription there unless another
 //     replica renewed it since. A crashed replica's marks lapse by
 //     themselves; the fan-out ignores a lapsed mark.
-//   - Pushed posts. The fan-out, as it writes a chunk of inboxes, asks
-//     which of those readers are present in the same pipeline (ZMSCORE,
-//     one per presence set the chunk touches, at most 8), and once the
-//     writes are confirmed publishes one notice per viewer bucket
-//     (channel) naming the present ones, in the next chunk's pipeline
-//     (the last chunk's in the task's acknowledgement), never in a round
-//     trip of its own:
+//   - Pushed posts. Once Redis confirmed a chunk's inbox writes, the
+//     fan-out asks which of those readers are present (ZMSCORE, one per
+//     presence set the chunk touches, at most 8) in its next pipeline,
+//     and publishes one notice per viewer bucket (channel) naming the
+//     present ones in the one after: realtime rides the fan-out's
+//     pipelines, and costs a round trip of its own only after a task's
+//     last chunk when it had readers present. Not in the chunk's own
+//     pipeline: on a Redis Cluster its writes may land, on other nodes,
+//     after the answer and after a subscriber's first count. So:
 //     a post of an author with a million followers of whom a hundred are
-//     connected makes about a hundred notices. A removal (a delete, a
+//     connected makes about a hundred notices. A presence set always
+//     holds one long member, which keeps it out of the listpack encoding
+//     whose lookups scan it (presence.go). A removal (a delete, a
 //     takedown) names the post; an undone repost names none. A dispatch
 //     tells the author itself when present (its own inbox is written at
 //     publish, never by the fan-out), asked in its first round trip.

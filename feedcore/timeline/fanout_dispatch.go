@@ -304,8 +304,8 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 	} else if !rueidis.IsRedisNil(err) {
 		return fmt.Errorf("read task checkpoint: %w", err)
 	}
-	confirmed := ""  // the last target written, not yet checkpointed
-	var told notices // the last chunk's notices, sent with the next pipeline
+	confirmed := "" // the last target written, not yet checkpointed
+	r := &relay{t: t}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -315,14 +315,15 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 			return err
 		}
 		if c.scanned == 0 {
-			return s.finish(ctx, t, ck, told)
+			return s.finish(ctx, t, ck, r)
 		}
 		// A chunk whose readers were all left out writes only the
 		// checkpoint of the one before, if any.
 		if cmds := s.ChunkCmds(t, c.targets, ck, confirmed); len(cmds) > 0 {
-			if told, err = s.writeChunk(ctx, t, c.targets, cmds, told); err != nil {
+			if err := s.writeChunk(ctx, cmds, r); err != nil {
 				return err
 			}
+			r.confirmed(c.targets)
 		}
 		confirmed = c.last
 		s.Counters.InboxWrites.Add(int64(len(c.targets)))
@@ -330,9 +331,49 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 			afterChunk()
 		}
 		if c.scanned < ChunkSize {
-			return s.finish(ctx, t, ck, told)
+			return s.finish(ctx, t, ck, r)
 		}
 		lo = "(" + confirmed
+	}
+}
+
+// relay is realtime's share of a task's pipelines. Once Redis confirmed
+// a chunk's writes, the next pipeline asks which of its readers have a
+// subscription open (asking: never in the chunk's own pipeline, whose
+// writes on a Redis Cluster may land on other nodes after the answer,
+// and after a subscriber's first count), and the one after that
+// publishes notices for those present (told). So realtime adds commands
+// to the fan-out's pipelines, and a round trip only after a task's last
+// chunk when it had readers present. Replays are the live feed's, whose
+// subscribers hear of sessions from their anchors: they ask nothing.
+type relay struct {
+	t      Task
+	asking []string
+	told   notices
+}
+
+// confirmed notes a chunk's targets, whose writes Redis confirmed.
+func (r *relay) confirmed(targets []string) {
+	if r.t.Type != core.EvReplay {
+		r.asking = append(r.asking, targets...)
+	}
+}
+
+// ride appends to cmds what r has for this pipeline, and returns the
+// function that reads the replies of those (rs, what follows cmds).
+func (s *Service) ride(r *relay, cmds []rueidis.Completed) ([]rueidis.Completed, func(rs []rueidis.RedisResult)) {
+	told := r.told
+	ask, present := s.PresenceCmds(r.asking)
+	r.told, r.asking = notices{}, nil
+	cmds = append(append(cmds, told.cmds...), ask...)
+	return cmds, func(rs []rueidis.RedisResult) {
+		told.tell(rs[:len(told.cmds)])
+		if present == nil {
+			return
+		}
+		if readers := present(rs[len(told.cmds):]); len(readers) > 0 {
+			r.told.cmds, r.told.done = s.NoticeCmds(taskNotice(r.t, readers))
+		}
 	}
 }
 
@@ -350,35 +391,17 @@ func (n notices) tell(rs []rueidis.RedisResult) {
 	}
 }
 
-// writeChunk sends a chunk's writes cmds for targets and, in the same
-// pipeline, the notices of the chunk before (prev) and the question of
-// which of the targets have a realtime subscription open. It returns the
-// notices for those present, to ride the next pipeline (the next chunk's
-// or the task's end): they are told once Redis confirmed the writes, at
-// no round trip of their own. Replays are the live feed's, whose
-// subscribers hear of sessions from their anchors.
-func (s *Service) writeChunk(ctx context.Context, t Task, targets []string, cmds []rueidis.Completed, prev notices) (notices, error) {
-	writes, told := len(cmds), len(prev.cmds)
-	cmds = append(cmds, prev.cmds...)
-	var present func([]rueidis.RedisResult) []store.ID
-	if t.Type != core.EvReplay {
-		var ask []rueidis.Completed
-		ask, present = s.PresenceCmds(targets)
-		cmds = append(cmds, ask...)
-	}
+// writeChunk sends a chunk's writes cmds, with what the relay r has for
+// this pipeline.
+func (s *Service) writeChunk(ctx context.Context, cmds []rueidis.Completed, r *relay) error {
+	writes := len(cmds)
+	cmds, read := s.ride(r, cmds)
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs[:writes]); err != nil {
-		return notices{}, fmt.Errorf("write chunk: %w", err)
+		return fmt.Errorf("write chunk: %w", err)
 	}
-	prev.tell(rs[writes : writes+told])
-	var next notices
-	if present == nil {
-		return next, nil
-	}
-	if readers := present(rs[writes+told:]); len(readers) > 0 {
-		next.cmds, next.done = s.NoticeCmds(taskNotice(t, readers))
-	}
-	return next, nil
+	read(rs[writes:])
+	return nil
 }
 
 // taskNotice is what a task's readers are told: a post, or the removal of
@@ -395,12 +418,16 @@ func taskNotice(t Task, readers []store.ID) core.Notice {
 	return n
 }
 
-// finish acknowledges t, telling the last chunk's notices (told) in the
-// same round trip.
-func (s *Service) finish(ctx context.Context, t Task, ck string, told notices) error {
-	rs := s.DoMulti(ctx, append([]rueidis.Completed{finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, core.GroupExecute})},
-		told.cmds...)...)
-	told.tell(rs[1:])
+// finish acknowledges t with what the relay r has for this pipeline; the
+// notices of the last chunk's readers present, if any, in a round trip
+// of their own.
+func (s *Service) finish(ctx context.Context, t Task, ck string, r *relay) error {
+	cmds, read := s.ride(r, []rueidis.Completed{finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, core.GroupExecute})})
+	rs := s.DoMulti(ctx, cmds...)
+	read(rs[1:])
+	if len(r.told.cmds) > 0 {
+		r.told.tell(s.DoMulti(ctx, r.told.cmds...))
+	}
 	if err := rs[0].Error(); err != nil {
 		return fmt.Errorf("acknowledge task: %w", err)
 	}
