@@ -215,48 +215,37 @@ func (h *hub) rerouteLive(l *liveSub, anchors []store.ID) (added []store.ID) {
 // routeFollow moves f's routes from the authors in old to those in new,
 // and the channel counts with them.
 func (h *hub) routeFollow(f *followSub, old, new []store.ID) {
-	for _, a := range old {
-		if slices.Contains(new, a) {
-			continue
-		}
-		delete(h.authors[a], f)
-		if len(h.authors[a]) == 0 {
-			delete(h.authors, a)
-		}
-		h.release(h.s.Keys.AuthorChannel(store.RealtimeBucket(a)))
-	}
-	for _, a := range new {
-		if slices.Contains(old, a) {
-			continue
-		}
-		if h.authors[a] == nil {
-			h.authors[a] = map[*followSub]struct{}{}
-		}
-		h.authors[a][f] = struct{}{}
-		h.acquire(h.s.Keys.AuthorChannel(store.RealtimeBucket(a)))
-	}
+	reroute(h, h.authors, f, old, new, h.s.Keys.AuthorChannel)
 }
 
+// routeLive moves l's routes from the anchors in old to those in new.
 func (h *hub) routeLive(l *liveSub, old, new []store.ID) {
+	reroute(h, h.anchors, l, old, new, h.s.Keys.AnchorChannel)
+}
+
+// reroute moves sub's routes in routes (by author or anchor) from the
+// ids in old to those in new, acquiring and releasing the channels of
+// their buckets (channel). Under the hub's lock.
+func reroute[S comparable](h *hub, routes map[store.ID]map[S]struct{}, sub S, old, new []store.ID, channel func(int) string) {
 	for _, a := range old {
 		if slices.Contains(new, a) {
 			continue
 		}
-		delete(h.anchors[a], l)
-		if len(h.anchors[a]) == 0 {
-			delete(h.anchors, a)
+		delete(routes[a], sub)
+		if len(routes[a]) == 0 {
+			delete(routes, a)
 		}
-		h.release(h.s.Keys.AnchorChannel(store.RealtimeBucket(a)))
+		h.release(channel(store.RealtimeBucket(a)))
 	}
 	for _, a := range new {
 		if slices.Contains(old, a) {
 			continue
 		}
-		if h.anchors[a] == nil {
-			h.anchors[a] = map[*liveSub]struct{}{}
+		if routes[a] == nil {
+			routes[a] = map[S]struct{}{}
 		}
-		h.anchors[a][l] = struct{}{}
-		h.acquire(h.s.Keys.AnchorChannel(store.RealtimeBucket(a)))
+		routes[a][sub] = struct{}{}
+		h.acquire(channel(store.RealtimeBucket(a)))
 	}
 }
 
@@ -287,9 +276,21 @@ func (h *hub) deliver(payload string) {
 		return
 	}
 	h.s.stats.received.Add(1)
-	var follows []*followSub
-	var lives []*liveSub
+	for _, s := range h.concerned(n) {
+		s.notice(n)
+	}
+}
+
+// concerned are the subscriptions n concerns.
+func (h *hub) concerned(n core.Notice) []subscriber {
+	if n.Kind == core.NoticeSuspension {
+		// The account's posts may be in any feed, reposted by a followee:
+		// every following subscription recounts (suspensions are rare).
+		return h.subscribers(func(_ store.ID, s subscriber) bool { _, ok := s.(*followSub); return ok })
+	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []subscriber
 	switch {
 	case len(n.Readers) > 0:
 		for _, r := range n.Readers {
@@ -299,67 +300,64 @@ func (h *hub) deliver(payload string) {
 			}
 			if n.Kind != core.NoticeAnchors {
 				for f := range vs.follows {
-					follows = append(follows, f)
+					out = append(out, f)
 				}
 			}
 			if n.Kind == core.NoticeViews || n.Kind == core.NoticeAnchors {
 				for l := range vs.lives {
-					lives = append(lives, l)
+					out = append(out, l)
 				}
 			}
 		}
 	case n.Kind == core.NoticeLive:
 		for l := range h.anchors[n.Author] {
-			lives = append(lives, l)
-		}
-	case n.Kind == core.NoticeSuspension:
-		// The account's posts may be in any feed, reposted by a followee:
-		// every following subscription recounts (suspensions are rare).
-		for _, vs := range h.viewers {
-			for f := range vs.follows {
-				follows = append(follows, f)
-			}
+			out = append(out, l)
 		}
 	default:
 		for f := range h.authors[n.Author] {
-			follows = append(follows, f)
+			out = append(out, f)
 		}
 	}
-	h.mu.Unlock()
-	for _, f := range follows {
-		f.notice(n)
+	return out
+}
+
+// subscriber is a following or a live subscription, as the hub sees it.
+type subscriber interface {
+	notice(core.Notice)
+	catchUp()
+	close()
+	routedOn(k store.Keys, ch string) bool
+}
+
+// subscribers are the subscriptions keep keeps (it is told each one's
+// viewer), collected under the hub's lock to be acted on outside it.
+func (h *hub) subscribers(keep func(viewer store.ID, s subscriber) bool) []subscriber {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []subscriber
+	for v, vs := range h.viewers {
+		for f := range vs.follows {
+			if keep(v, f) {
+				out = append(out, f)
+			}
+		}
+		for l := range vs.lives {
+			if keep(v, l) {
+				out = append(out, l)
+			}
+		}
 	}
-	for _, l := range lives {
-		l.notice(n)
-	}
+	return out
 }
 
 // confirmed catches up the subscribers channel ch serves, once its
 // subscription is confirmed (again): whatever was published while it was
 // down or not yet there, a recount finds.
 func (h *hub) confirmed(ch string) {
-	var follows []*followSub
-	var lives []*liveSub
-	h.mu.Lock()
-	for v, vs := range h.viewers {
-		own := h.s.Keys.ViewerChannel(store.RealtimeBucket(v)) == ch
-		for f := range vs.follows {
-			if own || f.routedOn(h.s.Keys, ch) {
-				follows = append(follows, f)
-			}
-		}
-		for l := range vs.lives {
-			if own || l.routedOn(h.s.Keys, ch) {
-				lives = append(lives, l)
-			}
-		}
-	}
-	h.mu.Unlock()
-	for _, f := range follows {
-		f.catchUp()
-	}
-	for _, l := range lives {
-		l.catchUp()
+	for _, s := range h.subscribers(func(v store.ID, s subscriber) bool {
+		return h.s.Keys.ViewerChannel(store.RealtimeBucket(v)) == ch || s.routedOn(h.s.Keys, ch)
+	}) {
+		s.catchUp()
 	}
 }
 
@@ -369,22 +367,9 @@ func (h *hub) close() {
 	h.mu.Lock()
 	h.closed = true
 	h.unmarkAll()
-	var follows []*followSub
-	var lives []*liveSub
-	for _, vs := range h.viewers {
-		for f := range vs.follows {
-			follows = append(follows, f)
-		}
-		for l := range vs.lives {
-			lives = append(lives, l)
-		}
-	}
 	h.mu.Unlock()
-	for _, f := range follows {
-		f.close()
-	}
-	for _, l := range lives {
-		l.close()
+	for _, s := range h.subscribers(func(store.ID, subscriber) bool { return true }) {
+		s.close()
 	}
 	h.run.wait()
 	h.l.stop()
