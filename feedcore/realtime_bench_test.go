@@ -2,7 +2,6 @@ package feedcore
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,62 +133,25 @@ func (m *cpuMeter) report(b *testing.B, writes int) {
 // (redis-server --port 7410 --save ”), whose CPU is then the fan-out's.
 func BenchmarkFanoutRealtime(b *testing.B) {
 	storetest.RequireReal(b)
-	for _, m := range rtBenchModes {
-		b.Run("big/realtime="+m.name, func(b *testing.B) {
-			const followers = 50000
-			s := newService(b, storetest.New(b), Options{BigVThreshold: 1 << 30, Notices: m.notices})
-			mustUsers(b, s, 1)
-			markPresent(b, s, makeFollowers(b, s, 1, followers), m.present)
-			startWorkers(b, s, WorkerOptions{Executors: 4})
-			ctx := context.Background()
-			cpu := &cpuMeter{s: s}
-			b.ResetTimer()
-			cpu.start(b)
-			start := time.Now()
-			for range b.N {
-				if _, err := s.Publish(ctx, 1, "hello"); err != nil {
-					b.Fatal(err)
+	for _, size := range []string{"big", "small"} {
+		for _, m := range rtBenchModes {
+			b.Run(size+"/realtime="+m.name, func(b *testing.B) {
+				o := Options{BigVThreshold: 1 << 30, Notices: m.notices}
+				measure := func(s *Service, followers []store.ID) func(int) {
+					markPresent(b, s, followers, m.present)
+					cpu := &cpuMeter{s: s}
+					cpu.start(b)
+					return func(writes int) {
+						cpu.report(b, writes)
+						b.ReportMetric(float64(s.RealtimeStats().NoticesPublished)/float64(b.N), "notices/post")
+					}
 				}
-				drain(b, s)
-			}
-			b.ReportMetric(float64(b.N*followers)/time.Since(start).Seconds(), "writes/s")
-			cpu.report(b, b.N*followers)
-			b.ReportMetric(float64(s.RealtimeStats().NoticesPublished)/float64(b.N), "notices/post")
-		})
-	}
-	for _, m := range rtBenchModes {
-		b.Run(fmt.Sprintf("small/realtime=%s", m.name), func(b *testing.B) {
-			const authors, followers = 100, 20
-			s := newService(b, storetest.New(b), Options{BigVThreshold: 1 << 30, Notices: m.notices})
-			var ids []store.ID
-			for a := range authors {
-				author := store.ID(1 + a*(followers+1))
-				mustUsers(b, s, author)
-				fs := makeFollowers(b, s, author, followers)
-				if m.present > 0 && a%5 == 0 { // one follower in 100: one in 20 of a fifth of the authors
-					markPresent(b, s, fs[:1], 1)
+				if size == "big" {
+					benchFanout(b, o, measure)
+				} else {
+					benchSmallPosts(b, 1, o, measure)
 				}
-				ids = append(ids, author)
-			}
-			stop := startWorkers(b, s, WorkerOptions{Executors: 4})
-			drain(b, s)
-			stop()
-			ctx := context.Background()
-			for i := range b.N {
-				if _, err := s.Publish(ctx, ids[i%authors], "hello"); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu := &cpuMeter{s: s}
-			b.ResetTimer()
-			cpu.start(b)
-			start := time.Now()
-			startWorkers(b, s, WorkerOptions{Executors: 4})
-			drain(b, s)
-			elapsed := time.Since(start).Seconds()
-			b.ReportMetric(float64(b.N)/elapsed, "posts/s")
-			b.ReportMetric(float64(b.N*followers)/elapsed, "writes/s")
-			cpu.report(b, b.N*followers)
-		})
+			})
+		}
 	}
 }
