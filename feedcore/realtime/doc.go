@@ -61,8 +61,10 @@
 //     bucket and kind, never one per client, and drops it with its last
 //     local subscriber. The embedded store has no sharded pub/sub: there
 //     notices travel inside the one process, on a bus the services of one
-//     store share (core.Options.Notices chooses; by default the server is
-//     asked once).
+//     store share. core.Options.Notices chooses; by default a publish
+//     assumes sharded pub/sub until the server answers it has none (so no
+//     request waits on the question), and a replica that starts listening
+//     asks.
 //
 // # Guarantees
 //
@@ -85,11 +87,12 @@
 //     ShownSessions, the rule of every live page), in the state the
 //     session is in when read, through a queue of Options.LiveQueue; a
 //     subscriber that lets it overflow is dropped (its channel closes).
-//   - A lost Redis link resubscribes by itself: the receive is looped,
-//     and every confirmation after the first recounts every subscriber
-//     the channel serves (live ones read their anchors' queued sessions),
-//     a catch-up for the gap. RealtimeReady reports the subscriptions
-//     down meanwhile.
+//   - A lost Redis link resubscribes by itself: the receive is looped.
+//     Every confirmation of a subscription recounts every subscriber the
+//     channel serves (live ones read their anchors' queued sessions), a
+//     catch-up for what was published before it; each after the first is
+//     counted (Stats.Resubscribes). RealtimeReady reports the
+//     subscriptions down meanwhile.
 //   - An update is a hint: the client recovers everything through the
 //     feed's last/before paging and its gap flag.
 //
