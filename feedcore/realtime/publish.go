@@ -23,37 +23,57 @@ type publisher struct{ s *Service }
 // Presence asks, per presence set the members fall in, which of them
 // have a following feed subscription open: one ZMSCORE per set, sent
 // in the caller's pipeline. A mark past its lapse time is no presence
-// (its replica died without taking it back).
+// (its replica died without taking it back). It runs for every chunk of
+// every fan-out, nearly always for readers none of whom is present: the
+// members are grouped in one backing array, and an absent reader's nil
+// reply is skipped before any parse.
 func (p publisher) Presence(members []string) ([]rueidis.Completed, func([]rueidis.RedisResult) []store.ID) {
-	var byBucket [store.PresenceBuckets][]string
-	for _, m := range members {
+	bucket := make([]uint8, len(members))
+	var count [store.PresenceBuckets]int
+	for i, m := range members {
 		id, err := store.MemberID(m)
 		if err != nil {
+			bucket[i] = store.PresenceBuckets // not a reader: asked of no set
 			continue
 		}
-		b := store.PresenceBucket(id)
-		byBucket[b] = append(byBucket[b], m)
+		bucket[i] = uint8(store.PresenceBucket(id))
+		count[bucket[i]]++
+	}
+	var asked [store.PresenceBuckets][]string
+	all := make([]string, 0, len(members))
+	for b, n := range count {
+		asked[b] = all[len(all) : len(all) : len(all)+n]
+		all = all[:len(all)+n]
+	}
+	for i, m := range members {
+		if b := bucket[i]; b < store.PresenceBuckets {
+			asked[b] = append(asked[b], m)
+		}
 	}
 	var cmds []rueidis.Completed
-	var asked [][]string
-	for b, ms := range byBucket {
+	var order []int // the set each command asks
+	for b, ms := range asked {
 		if len(ms) > 0 {
 			cmds = append(cmds, p.s.Redis.B().Zmscore().Key(p.s.Keys.Presence(b)).Member(ms...).Build())
-			asked = append(asked, ms)
+			order = append(order, b)
 		}
 	}
 	now := float64(p.s.NowMS())
 	return cmds, func(rs []rueidis.RedisResult) []store.ID {
 		var present []store.ID
 		for i, r := range rs {
+			ms := asked[order[i]]
 			scores, err := r.ToArray()
-			if err != nil || len(scores) != len(asked[i]) {
+			if err != nil || len(scores) != len(ms) {
 				p.s.stats.presenceErrors.Add(1)
 				continue
 			}
-			for j, sc := range scores {
-				if lapse, err := sc.AsFloat64(); err == nil && lapse > now {
-					id, _ := store.MemberID(asked[i][j])
+			for j := range scores {
+				if scores[j].IsNil() {
+					continue
+				}
+				if lapse, err := scores[j].AsFloat64(); err == nil && lapse > now {
+					id, _ := store.MemberID(ms[j])
 					present = append(present, id)
 				}
 			}
