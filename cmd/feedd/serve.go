@@ -121,7 +121,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	conns := server.NewConnections() // the subscriptions' streams, for both listeners' /metrics
 	var shuttingDown atomic.Bool     // set on SIGTERM: /readyz answers 503 on both listeners
 	stopOps, err := ops.listen(server.Config{Service: svc, Metrics: metrics, ShuttingDown: &shuttingDown,
-		Connections: conns, Realtime: true}, o)
+		Connections: conns}, o)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 
 	cfg := server.Config{Service: svc, Metrics: metrics, DevAuth: *devAuth, Verifier: verifier,
 		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, APIConfig: apiCfg,
-		AllowedHosts: httpf.hosts(set, *devAuth), ShuttingDown: &shuttingDown, Connections: conns, Realtime: true}
+		AllowedHosts: httpf.hosts(set, *devAuth), ShuttingDown: &shuttingDown, Connections: conns}
 	if report != nil {
 		cfg.DemoMedia = demo.MediaHandler()
 		if len(report.Viewers) > 0 {
