@@ -30,11 +30,18 @@ import (
 const streamWait = 30 * time.Second
 
 // newStreamEnv is a test's feedd (its own store, service and server) with
-// the config edited by edit, and served by an http.Server edited by
-// editServer (its timeouts), either of which may be nil.
-func newStreamEnv(t *testing.T, edit func(*Config), editServer func(*http.Server)) *env {
+// the config edited by edit, and served by a server edited by editServer
+// before it starts (its listener, its http.Server's timeouts), either of
+// which may be nil.
+func newStreamEnv(t *testing.T, edit func(*Config), editServer func(*httptest.Server)) *env {
 	t.Helper()
-	st := storetest.New(t)
+	return newStreamEnvOn(t, storetest.New(t), edit, editServer)
+}
+
+// newStreamEnvOn is newStreamEnv over a given store: two of them over one
+// store are two replicas.
+func newStreamEnvOn(t *testing.T, st *storetest.Store, edit func(*Config), editServer func(*httptest.Server)) *env {
+	t.Helper()
 	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{Prefix: st.Prefix})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +59,7 @@ func newStreamEnv(t *testing.T, edit func(*Config), editServer func(*http.Server
 	}
 	srv := httptest.NewUnstartedServer(New(cfg))
 	if editServer != nil {
-		editServer(srv.Config)
+		editServer(srv)
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -218,8 +219,8 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 	e := newStreamEnv(t, func(c *Config) {
 		c.RequestTimeout = short
 		c.Streams.PingInterval = short / 3
-	}, func(s *http.Server) {
-		s.ReadTimeout, s.WriteTimeout = short, short
+	}, func(s *httptest.Server) {
+		s.Config.ReadTimeout, s.Config.WriteTimeout = short, short
 	})
 	e.users("ann")
 	c := e.mustDial(auth.DevHeader, "1")

@@ -2,15 +2,23 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
+	"github.com/feedd/feedd/redisstore"
+	"github.com/feedd/feedd/redisstore/storetest"
 )
 
 // Subscriptions end to end: the realtime layer runs (Start), the fan-out
@@ -119,6 +127,20 @@ func TestSubscriptionFollowingCounts(t *testing.T) {
 			break
 		}
 	}
+	f := gather(t, e.metrics.Registry())
+	for _, m := range []struct {
+		name   string
+		labels []string
+	}{
+		{"feedd_subscriptions_open", []string{"field", "followingFeedUpdates"}},
+		{"feedd_stream_connections_open", []string{"transport", "websocket"}},
+		{"feedd_realtime_subscriptions", nil},
+		{"feedd_realtime_notices_sent_total", nil},
+	} {
+		if n, _ := f.value(m.name, m.labels...); n < 1 {
+			t.Errorf("%s%v = %v, want at least 1", m.name, m.labels, n)
+		}
+	}
 	e.do(2, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": post})
 	c.await("pill", "the delete", func(p pill) bool {
 		return slices.Contains(p.FollowingFeedUpdates.DeletedPostIds, post)
@@ -211,8 +233,8 @@ func TestSubscriptionSSE(t *testing.T) {
 	e := newStreamEnv(t, func(c *Config) {
 		c.RequestTimeout = short
 		c.Streams.PingInterval = short / 3
-	}, func(s *http.Server) {
-		s.ReadTimeout, s.WriteTimeout = short, short
+	}, func(s *httptest.Server) {
+		s.Config.ReadTimeout, s.Config.WriteTimeout = short, short
 	})
 	e.users("ann", "bob")
 	if err := e.svc.Follow(context.Background(), 1, 2); err != nil {
@@ -292,4 +314,157 @@ func TestSubscriptionLiveUpdates(t *testing.T) {
 	if u := d.LiveFeedUpdates; u.State != "PREVIEW" || u.Session.Title != "soon" || u.Session.Anchor.Handle != "bob" {
 		t.Errorf("live update %+v", u)
 	}
+}
+
+// TestReadyzRealtimeDown: a replica whose realtime link is down is not
+// ready, and says why, though its store answers: its subscribers would
+// hear nothing (Mastodon #25157). Here the store answers PING and refuses
+// every other command, so realtime never gets its sharded pub/sub.
+func TestReadyzRealtimeDown(t *testing.T) {
+	f := storetest.NewFake(t, storetest.ErrorReply("ERR refused by the test"))
+	st, err := redisstore.Open(context.Background(), redisstore.Options{URL: "redis://" + f.Addr,
+		Timeout: time.Second, DisableCache: true, SingleNode: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{CursorKey: []byte("test-cursor-key-0123456789")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Config{Service: svc, Metrics: NewMetrics(), Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	e := &opsEnv{env: &env{t: t, svc: svc, srv: srv}}
+	if status, body := e.get("/readyz"); status != http.StatusOK {
+		t.Fatalf("before realtime starts: %d %s, want ready", status, body)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Start(ctx, testRealtime) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var status int
+	var body string
+	waitFor(t, "readyz to report the realtime link", func() bool {
+		status, body = e.get("/readyz")
+		return status != http.StatusOK
+	})
+	var a struct {
+		Ready  bool
+		Reason string
+	}
+	if err := json.Unmarshal([]byte(body), &a); err != nil || status != http.StatusServiceUnavailable || a.Ready ||
+		!strings.HasPrefix(a.Reason, RealtimeDownReason) {
+		t.Errorf("readyz: %d %s, want 503 with the reason %q", status, body, RealtimeDownReason)
+	}
+}
+
+// TestSubscriptionAcrossReplicas: a subscriber on replica A is told of a
+// post made through replica B: notices travel between replicas through
+// Redis (sharded pub/sub), on one Redis as on a cluster. The embedded
+// store serves one process, where notices never leave it.
+func TestSubscriptionAcrossReplicas(t *testing.T) {
+	storetest.RequireReal(t)
+	st := storetest.New(t)
+	a := newStreamEnvOn(t, st, nil, nil)
+	b := newStreamEnvOn(t, st, nil, nil)
+	a.users("ann", "bob")
+	if err := a.svc.Follow(context.Background(), 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	a.startRealtime(testRealtime) // A's workers run the fan-out too, as any worker would
+	b.startRealtime(testRealtime)
+	c := a.mustDial(auth.DevHeader, "1")
+	c.init(nil)
+	c.subscribe("pill", followingSub, nil)
+	a.subscribed(1)
+	b.publish(2, "from replica B")
+	p := c.await("pill", "B's post", func(p pill) bool { return p.FollowingFeedUpdates.NewPostCount == 1 })
+	if !slices.Equal(p.authors(), []string{"bob"}) {
+		t.Errorf("authors %v, want bob", p.authors())
+	}
+	if n := b.svc.RealtimeStats().Subscriptions; n != 0 {
+		t.Errorf("replica B holds %d subscriptions: the notice did not cross", n)
+	}
+}
+
+// TestSubscriptionSlowClientDropped: a client that never reads while its
+// updates flow is dropped once its buffers are full (the write to it
+// takes longer than the stream write timeout), never buffered for
+// without bound. Both ends' socket buffers are made small, so that a few
+// KiB of updates fill them.
+func TestSubscriptionSlowClientDropped(t *testing.T) {
+	e := newStreamEnv(t, func(c *Config) { c.Streams.WriteTimeout = 200 * time.Millisecond },
+		func(s *httptest.Server) { s.Listener = smallBuffers{s.Listener} })
+	e.users("ann", "bob")
+	ctx := context.Background()
+	if err := e.svc.Follow(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	e.startRealtime(testRealtime)
+	title := strings.Repeat("a long title to fill buffers ", 6)
+	session := func() {
+		l, err := e.svc.ScheduleLiveSession(ctx, 2, feedcore.NewLive{Title: title, ScheduledStartAt: time.Now().Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.svc.EndLive(ctx, 2, l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session() // bob is an anchor before ann subscribes
+	c := e.dialSmall(auth.DevHeader, "1")
+	c.init(nil)
+	c.subscribe("live", liveSub, nil)
+	e.subscribed(1)
+	deadline := time.Now().Add(streamWait)
+	sessions := 0
+	for e.conns.Open(transportWebsocket) > 0 { // the client reads nothing from here on
+		if time.Now().After(deadline) {
+			t.Fatalf("a client that reads nothing still connected after %d sessions", sessions)
+		}
+		session()
+		sessions++
+	}
+	f := gather(t, e.metrics.Registry())
+	slow, _ := f.value("feedd_stream_slow_clients_dropped_total", "transport", "websocket")
+	if slow < 1 && e.svc.RealtimeStats().SlowDropped < 1 {
+		t.Errorf("dropped after %d sessions, but neither the stream nor the realtime layer counted a slow client", sessions)
+	}
+	t.Logf("dropped after %d sessions (stream: %v slow; realtime: %d)", sessions, slow, e.svc.RealtimeStats().SlowDropped)
+}
+
+// smallBuffers is a listener whose connections have a small send buffer.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(1 << 10)
+	}
+	return c, err
+}
+
+// dialSmall is mustDial over a connection with a small receive buffer.
+func (e *env) dialSmall(headers ...string) *wsClient {
+	e.t.Helper()
+	h := http.Header{}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h.Set(headers[i], headers[i+1])
+	}
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(1 << 10)
+		}
+		return c, err
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), streamWait)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, e.wsURL(), &websocket.DialOptions{HTTPHeader: h,
+		Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = c.CloseNow() })
+	return &wsClient{t: e.t, c: c}
 }
