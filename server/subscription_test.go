@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -392,11 +393,17 @@ func TestSubscriptionAcrossReplicas(t *testing.T) {
 }
 
 // TestSubscriptionSlowClientDropped: a client that never reads while its
-// updates flow is dropped once its buffers are full (the write to it
-// takes longer than the stream write timeout), never buffered for
-// without bound. Both ends' socket buffers are made small, so that a few
-// KiB of updates fill them.
+// updates flow is dropped once its buffers are full (a write to it takes
+// longer than the stream write timeout), never buffered for without
+// bound; over a WebSocket and over SSE. Both ends' socket buffers are
+// made small, so that a few KiB of updates fill them.
 func TestSubscriptionSlowClientDropped(t *testing.T) {
+	for _, tr := range []string{transportWebsocket, transportSSE} {
+		t.Run(tr, func(t *testing.T) { slowClientDropped(t, tr) })
+	}
+}
+
+func slowClientDropped(t *testing.T, tr string) {
 	e := newStreamEnv(t, func(c *Config) { c.Streams.WriteTimeout = 200 * time.Millisecond },
 		func(s *httptest.Server) { s.Listener = smallBuffers{s.Listener} })
 	e.users("ann", "bob")
@@ -416,21 +423,24 @@ func TestSubscriptionSlowClientDropped(t *testing.T) {
 		}
 	}
 	session() // bob is an anchor before ann subscribes
-	c := e.dialSmall(auth.DevHeader, "1")
-	c.init(nil)
-	c.subscribe("live", liveSub, nil)
+	if tr == transportWebsocket {
+		c := e.dialSmall(auth.DevHeader, "1")
+		c.init(nil)
+		c.subscribe("live", liveSub, nil)
+	} else {
+		e.sseSmall(liveSub, auth.DevHeader, "1")
+	}
 	e.subscribed(1)
 	deadline := time.Now().Add(streamWait)
 	sessions := 0
-	for e.conns.Open(transportWebsocket) > 0 { // the client reads nothing from here on
+	for e.conns.Open(tr) > 0 { // the client reads nothing from here on
 		if time.Now().After(deadline) {
 			t.Fatalf("a client that reads nothing still connected after %d sessions", sessions)
 		}
 		session()
 		sessions++
 	}
-	f := gather(t, e.metrics.Registry())
-	slow, _ := f.value("feedd_stream_slow_clients_dropped_total", "transport", "websocket")
+	slow, _ := gather(t, e.metrics.Registry()).value("feedd_stream_slow_clients_dropped_total", "transport", tr)
 	if slow < 1 && e.svc.RealtimeStats().SlowDropped < 1 {
 		t.Errorf("dropped after %d sessions, but neither the stream nor the realtime layer counted a slow client", sessions)
 	}
@@ -448,6 +458,36 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
+// smallClient is an HTTP client whose connections have a small receive
+// buffer.
+func smallClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(1 << 10)
+		}
+		return c, err
+	}}}
+}
+
+// sseSmall starts an event stream of query over a connection with a
+// small receive buffer, and never reads it.
+func (e *env) sseSmall(query string, headers ...string) {
+	e.t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := smallClient().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { res.Body.Close() })
+}
+
 // dialSmall is mustDial over a connection with a small receive buffer.
 func (e *env) dialSmall(headers ...string) *wsClient {
 	e.t.Helper()
@@ -455,17 +495,10 @@ func (e *env) dialSmall(headers ...string) *wsClient {
 	for i := 0; i+1 < len(headers); i += 2 {
 		h.Set(headers[i], headers[i+1])
 	}
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetReadBuffer(1 << 10)
-		}
-		return c, err
-	}}
 	ctx, cancel := context.WithTimeout(context.Background(), streamWait)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, e.wsURL(), &websocket.DialOptions{HTTPHeader: h,
-		Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: &http.Client{Transport: tr}})
+		Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: smallClient()})
 	if err != nil {
 		e.t.Fatal(err)
 	}
