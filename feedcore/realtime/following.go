@@ -2,6 +2,7 @@ package realtime
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -197,7 +198,7 @@ func (f *followSub) first(ctx context.Context) error {
 // is scheduled. Under f.mu.
 func (f *followSub) next() {
 	if f.dirty && !f.closed && f.ctx.Err() == nil {
-		f.h.run.after(f.wait(), f.run)
+		f.h.run.after(f.ctx, f.wait(), f.run)
 		return
 	}
 	f.scheduled = false
@@ -213,8 +214,18 @@ func screenOf(pg *core.FeedPage) shownRead {
 }
 
 // readScreen reads the page at and below since: what the client shows.
+// A page after a cursor leaves the cursor's own item out, so it reads
+// after a cursor just above it (the same position, the next id).
 func (f *followSub) readScreen(ctx context.Context) (shownRead, error) {
-	pg, err := f.h.s.FollowingFeed(ctx, core.FeedRequest{Viewer: f.viewer, First: timeline.DefaultPageSize, After: f.since})
+	s := f.h.s
+	c, err := s.OpenCursor(ctx, f.since, f.viewer)
+	if err != nil {
+		return shownRead{}, err
+	}
+	if c.LastID < math.MaxUint64 {
+		c.LastID++
+	}
+	pg, err := s.FollowingFeed(ctx, core.FeedRequest{Viewer: f.viewer, First: timeline.DefaultPageSize, After: s.Cursors().Seal(c)})
 	if err != nil {
 		return shownRead{}, err
 	}
@@ -296,7 +307,9 @@ func (f *followSub) notice(n core.Notice) {
 			f.removed = append(f.removed, n.Item)
 		}
 	case core.NoticeViews:
-		f.refresh, f.window = len(n.Readers) > 0, true // a suspension changes no follows
+		f.refresh, f.window = true, true
+	case core.NoticeSuspension: // its posts left or came back; no follow changed
+		f.window = true
 	}
 	f.kick()
 }
@@ -321,7 +334,7 @@ func (f *followSub) kick() {
 		return
 	}
 	f.scheduled = true
-	f.h.run.after(f.wait(), f.run)
+	f.h.run.after(f.ctx, f.wait(), f.run)
 }
 
 // wait is how long the next run waits: until Options.MinInterval after

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -196,15 +194,22 @@ func (h *hub) rerouteFollow(f *followSub, authors []store.ID) {
 	f.authors = authors
 }
 
-// rerouteLive makes l follow anchors now.
-func (h *hub) rerouteLive(l *liveSub, anchors []store.ID) {
+// rerouteLive makes l follow anchors now, and returns those it did not
+// follow before.
+func (h *hub) rerouteLive(l *liveSub, anchors []store.ID) (added []store.ID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.viewers[l.viewer].hasLive(l) {
-		return
+		return nil
+	}
+	for _, a := range anchors {
+		if !slices.Contains(l.anchors, a) {
+			added = append(added, a)
+		}
 	}
 	h.routeLive(l, l.anchors, anchors)
 	l.anchors = anchors
+	return added
 }
 
 // routeFollow moves f's routes from the authors in old to those in new,
@@ -274,8 +279,7 @@ func (h *hub) release(ch string) {
 // deliver routes a notice heard on any channel: to the subscribers of
 // the viewers it names (on their bucket's channel), of the big-V author
 // it is from (merged on read), of the anchor whose session changed; a
-// suspension to the following subscribers whose viewers follow the
-// account. Routing never blocks: each subscriber only schedules its work.
+// suspension to every following subscriber. Routing never blocks: each subscriber only schedules its work.
 func (h *hub) deliver(payload string) {
 	n, err := decode(payload)
 	if err != nil {
@@ -293,10 +297,12 @@ func (h *hub) deliver(payload string) {
 			if vs == nil {
 				continue
 			}
-			for f := range vs.follows {
-				follows = append(follows, f)
+			if n.Kind != core.NoticeAnchors {
+				for f := range vs.follows {
+					follows = append(follows, f)
+				}
 			}
-			if n.Kind == core.NoticeViews {
+			if n.Kind == core.NoticeViews || n.Kind == core.NoticeAnchors {
 				for l := range vs.lives {
 					lives = append(lives, l)
 				}
@@ -307,6 +313,8 @@ func (h *hub) deliver(payload string) {
 			lives = append(lives, l)
 		}
 	case n.Kind == core.NoticeSuspension:
+		// The account's posts may be in any feed, reposted by a followee:
+		// every following subscription recounts (suspensions are rare).
 		for _, vs := range h.viewers {
 			for f := range vs.follows {
 				follows = append(follows, f)
@@ -318,39 +326,12 @@ func (h *hub) deliver(payload string) {
 		}
 	}
 	h.mu.Unlock()
-	if n.Kind == core.NoticeSuspension {
-		h.suspended(n.Author, follows)
-		return
-	}
 	for _, f := range follows {
 		f.notice(n)
 	}
 	for _, l := range lives {
 		l.notice(n)
 	}
-}
-
-// suspended tells the following subscribers whose viewers follow author
-// that its posts left (or came back to) their feeds: one pipelined read
-// of whether each follows it, on the runner.
-func (h *hub) suspended(author store.ID, follows []*followSub) {
-	if len(follows) == 0 {
-		return
-	}
-	h.run.after(0, func() {
-		ctx, cancel := context.WithTimeout(h.ctx, time.Minute)
-		defer cancel()
-		m := store.Member(author)
-		cmds := make([]rueidis.Completed, len(follows))
-		for i, f := range follows {
-			cmds[i] = h.s.Redis.B().Zscore().Key(h.s.Keys.Following(f.viewer)).Member(m).Build()
-		}
-		for i, r := range h.s.DoMulti(ctx, cmds...) {
-			if _, err := r.AsFloat64(); err == nil {
-				follows[i].notice(core.Notice{Kind: core.NoticeViews})
-			}
-		}
-	})
 }
 
 // confirmed catches up the subscribers channel ch serves, once its
@@ -424,21 +405,32 @@ func newRunner(ctx context.Context, n int) *runner {
 }
 
 // after runs f after d, once a place is free; not at all once the
-// replica stops.
-func (r *runner) after(d time.Duration, f func()) {
+// replica stops or ctx (the subscription's) ends.
+func (r *runner) after(ctx context.Context, d time.Duration, f func()) {
 	r.wg.Add(1)
-	time.AfterFunc(d, func() {
+	go func() {
 		defer r.wg.Done()
+		if d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return
+			case <-r.ctx.Done():
+				return
+			}
+		}
 		select {
 		case r.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
 		case <-r.ctx.Done():
 			return
 		}
 		defer func() { <-r.sem }()
-		if r.ctx.Err() == nil {
-			f()
-		}
-	})
+		f()
+	}()
 }
 
 // wait waits for the work scheduled (the replica's context has ended, so

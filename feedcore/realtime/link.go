@@ -25,10 +25,11 @@ type listener interface {
 // localListener hears the process's own bus (the embedded store): a
 // subscription is there at once and is never lost.
 type localListener struct {
-	key string
-	h   *hub
-	mu  sync.Mutex
-	on  map[string]bool
+	key   string
+	h     *hub
+	stats *counters
+	mu    sync.Mutex
+	on    map[string]bool
 }
 
 func (l *localListener) listen(ch string) {
@@ -36,6 +37,7 @@ func (l *localListener) listen(ch string) {
 	l.on[ch] = true
 	l.mu.Unlock()
 	localListen(l.key, l.h, ch)
+	l.stats.channels.Add(1)
 }
 
 func (l *localListener) unlisten(ch string) {
@@ -43,6 +45,7 @@ func (l *localListener) unlisten(ch string) {
 	delete(l.on, ch)
 	l.mu.Unlock()
 	localUnlisten(l.key, l.h, ch)
+	l.stats.channels.Add(-1)
 }
 
 func (l *localListener) down() error { return nil }
@@ -57,6 +60,7 @@ func (l *localListener) stop() {
 	l.mu.Unlock()
 	for _, ch := range chs {
 		localUnlisten(l.key, l.h, ch)
+		l.stats.channels.Add(-1)
 	}
 }
 
@@ -87,10 +91,11 @@ type receiver struct {
 	ch     string
 	cancel context.CancelFunc
 	done   chan struct{}
-	// Under the listener's lock: confirmed now, ever confirmed, and
-	// since when it has not been (asked for, or lost).
-	confirmed, ever bool
-	since           time.Time
+	// Under the listener's lock: confirmed now, ever confirmed, since
+	// when it has not been (asked for, or lost), and being stopped (its
+	// end is no loss).
+	confirmed, ever, stopping bool
+	since                     time.Time
 }
 
 // confirmGrace is how long a subscription may wait for its first
@@ -117,7 +122,6 @@ func (l *redisListener) listen(ch string) {
 	r := &receiver{ch: ch, cancel: cancel, done: make(chan struct{}), since: time.Now()}
 	l.chans[ch] = r
 	prev := l.stopping[ch]
-	l.stats.channels.Add(1)
 	l.wg.Add(1)
 	go l.run(ctx, r, prev)
 }
@@ -133,7 +137,7 @@ func (l *redisListener) unlisten(ch string) {
 	}
 	delete(l.chans, ch)
 	l.stopping[ch] = r
-	l.stats.channels.Add(-1)
+	r.stopping = true
 	l.mu.Unlock()
 	l.wg.Add(1)
 	go func() {
@@ -165,7 +169,7 @@ func (l *redisListener) run(ctx context.Context, r *receiver, prev *receiver) {
 		}
 	}
 	backoff := minBackoff
-	for ctx.Err() == nil {
+	for !l.stopped(r) {
 		hooked := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
 			if s.Channel == r.ch && s.Kind == "ssubscribe" {
 				l.up(r)
@@ -178,8 +182,7 @@ func (l *redisListener) run(ctx context.Context, r *receiver, prev *receiver) {
 		err := l.client.Receive(hooked, l.client.B().Ssubscribe().Channel(r.ch).Build(), func(m rueidis.PubSubMessage) {
 			l.h.deliver(m.Message)
 		})
-		l.lost(r)
-		if ctx.Err() != nil {
+		if l.lost(r) {
 			return
 		}
 		if err == nil {
@@ -206,20 +209,34 @@ func (l *redisListener) up(r *receiver) {
 	if !fresh {
 		return
 	}
+	l.stats.channels.Add(1)
 	if again {
 		l.stats.resubscribes.Add(1)
 	}
 	l.h.confirmed(r.ch)
 }
 
-// lost marks r down, from now.
-func (l *redisListener) lost(r *receiver) {
+// stopped reports whether r is being stopped.
+func (l *redisListener) stopped(r *receiver) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return r.stopping || l.ctx.Err() != nil
+}
+
+// lost marks r down, from now, and reports whether it is being stopped
+// (then its end is no loss, and it must not subscribe again).
+func (l *redisListener) lost(r *receiver) (stopped bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	stopped = r.stopping || l.ctx.Err() != nil
 	if r.confirmed {
 		r.confirmed, r.since = false, time.Now()
-		l.stats.linkLosses.Add(1)
+		l.stats.channels.Add(-1)
+		if !stopped {
+			l.stats.linkLosses.Add(1)
+		}
 	}
+	return stopped
 }
 
 func (l *redisListener) down() error {

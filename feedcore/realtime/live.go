@@ -84,7 +84,7 @@ func (l *liveSub) notice(n core.Notice) {
 			return
 		}
 		l.queue = append(l.queue, n.Item)
-	case core.NoticeViews:
+	case core.NoticeViews, core.NoticeAnchors:
 		l.refresh = true
 	default:
 		return
@@ -105,7 +105,7 @@ func (l *liveSub) catchUp() {
 func (l *liveSub) kick() {
 	if !l.scheduled {
 		l.scheduled = true
-		l.h.run.after(0, l.run)
+		l.h.run.after(l.ctx, 0, l.run)
 	}
 }
 
@@ -157,7 +157,7 @@ func (l *liveSub) run() {
 		l.last[ls.ID] = ls.State()
 	}
 	if !l.closed && l.ctx.Err() == nil && (len(l.queue) > 0 || l.refresh || l.catchup) {
-		l.h.run.after(0, l.run)
+		l.h.run.after(l.ctx, 0, l.run)
 		return
 	}
 	l.scheduled = false
@@ -168,19 +168,25 @@ func (l *liveSub) run() {
 // follows) and returns them, nil where the viewer is not shown one.
 func (l *liveSub) read(queue, known []store.ID, refresh, catchup bool) ([]*core.LiveSession, error) {
 	s := l.h.s
+	var added []store.ID
 	if refresh {
 		_, pending, anchors, err := s.Followed(l.ctx, l.viewer)
 		if err != nil {
 			return nil, err
 		}
-		l.h.rerouteLive(l, union(anchors, pending))
+		added = l.h.rerouteLive(l, union(anchors, pending))
 	}
 	ids := dedupe(queue)
-	if catchup {
-		l.h.mu.Lock()
-		anchors := slices.Clone(l.anchors)
-		l.h.mu.Unlock()
-		queued, err := s.QueuedSessions(l.ctx, anchors)
+	if catchup || len(added) > 0 {
+		// Caught up: the sessions of every anchor, after its channels
+		// were (re)subscribed; of the anchors just added, whose notices
+		// may have come before their route.
+		if catchup {
+			l.h.mu.Lock()
+			added = slices.Clone(l.anchors)
+			l.h.mu.Unlock()
+		}
+		queued, err := s.QueuedSessions(l.ctx, added)
 		if err != nil {
 			return nil, err
 		}

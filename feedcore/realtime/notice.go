@@ -19,7 +19,7 @@ type message struct{ channel, payload string }
 
 var kindLetters = map[core.NoticeKind]byte{
 	core.NoticePost: 'p', core.NoticeRemoval: 'r', core.NoticeViews: 'v',
-	core.NoticeLive: 'l', core.NoticeSuspension: 's',
+	core.NoticeLive: 'l', core.NoticeSuspension: 's', core.NoticeAnchors: 'a',
 }
 
 // encode spells n for readers (those of one bucket, or none).

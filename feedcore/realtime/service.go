@@ -88,7 +88,7 @@ type Stats struct {
 	SlowDropped      int64 // subscribers dropped for a full queue
 	Resubscribes     int64 // Redis subscriptions confirmed again after a loss
 
-	Channels         int64 // Redis subscriptions (channels) held now
+	Channels         int64 // channels listened to now: Redis subscriptions confirmed (or the process's own bus's)
 	LinkLosses       int64 // Redis subscriptions lost (each resubscribes by itself)
 	NoticesPublished int64 // notices this process published (any process that writes)
 	NoticesReceived  int64 // notices heard on this replica's channels
@@ -148,7 +148,7 @@ func (s *Service) Start(ctx context.Context, opts Options) (err error) {
 	h := newHub(ctx, s, opts.withDefaults())
 	switch tr.(type) {
 	case localTransport:
-		h.l = &localListener{key: s.localKey(), h: h, on: map[string]bool{}}
+		h.l = &localListener{key: s.localKey(), h: h, stats: &s.stats, on: map[string]bool{}}
 	default:
 		h.l = newRedisListener(ctx, s.Redis, h, &s.stats)
 	}
