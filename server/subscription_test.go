@@ -288,7 +288,7 @@ func TestSubscriptionLiveUpdates(t *testing.T) {
 	if err := e.svc.Follow(context.Background(), 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	// bob is an anchor (has had a session) before ann subscribes.
+	// bob has had a session before ann subscribes, which a catch-up may send.
 	if _, err := e.svc.ScheduleLiveSession(context.Background(), 2, feedcore.NewLive{Title: "first",
 		ScheduledStartAt: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
@@ -422,7 +422,7 @@ func slowClientDropped(t *testing.T, tr string) {
 			t.Fatal(err)
 		}
 	}
-	session() // bob is an anchor before ann subscribes
+	session() // bob is an anchor already
 	if tr == transportWebsocket {
 		c := e.dialSmall(auth.DevHeader, "1")
 		c.init(nil)
