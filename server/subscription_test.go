@@ -505,3 +505,58 @@ func (e *env) dialSmall(headers ...string) *wsClient {
 	e.t.Cleanup(func() { _ = c.CloseNow() })
 	return &wsClient{t: e.t, c: c}
 }
+
+// TestShutdownEndsEventStreams: GoAway (the server shutting down) ends an
+// event stream without its complete event, which graphql-sse takes for a
+// lost connection and reconnects, to another replica.
+func TestShutdownEndsEventStreams(t *testing.T) {
+	e := newStreamEnv(t, nil, nil)
+	e.users("ann")
+	e.startRealtime(testRealtime)
+	s, _ := e.sse(context.Background(), liveSub, nil, auth.DevHeader, "1")
+	e.subscribed(1)
+	e.conns.GoAway()
+	for {
+		name, data, err := s.event()
+		if err != nil {
+			break // the stream ended
+		}
+		t.Errorf("after GoAway: event %q %s, want the stream to end without one", name, data)
+	}
+	e.subscribed(0)
+}
+
+// TestSubscriptionBadInput: a subscription the server cannot make is an
+// error with a code, then complete, and the connection serves on: a
+// since that is no cursor of the viewer's feed, a subscription without a
+// viewer (over SSE: a WebSocket would not have been accepted), a
+// subscribe message that is not JSON.
+func TestSubscriptionBadInput(t *testing.T) {
+	e := newStreamEnv(t, nil, nil)
+	e.users("ann")
+	e.startRealtime(testRealtime)
+	c := e.mustDial(auth.DevHeader, "1")
+	c.init(nil)
+	c.subscribe("1", followingSub, map[string]any{"since": "garbage"})
+	if r := c.result("1"); r.code() != "INVALID_CURSOR" {
+		t.Errorf("since garbage: %+v, want INVALID_CURSOR", r.Errors)
+	}
+	c.expect("complete", "1")
+	if err := c.write([]byte(`{"type":"subscribe","id":"2","payload":{"query": 7}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m := c.next(); m.ID != "2" || m.Type != "error" && m.Type != "next" {
+		t.Errorf("a payload that is no request: %s %s", m.Type, m.Payload)
+	}
+	c.expect("complete", "2") // gqlgen completes it too
+	if h := c.who("3"); h != "ann" {
+		t.Errorf("the connection after bad input: viewer %q", h)
+	}
+	s, _ := e.sse(context.Background(), followingSub, nil)
+	if r := s.next(); r.code() != "UNAUTHENTICATED" {
+		t.Errorf("anonymous over SSE: %+v, want UNAUTHENTICATED", r.Errors)
+	}
+	if n := e.svc.RealtimeStats().Subscriptions; n != 0 {
+		t.Errorf("%d subscriptions made of bad input", n)
+	}
+}
