@@ -104,8 +104,8 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 	ws, res, err := websocket.Dial(ctx, url, &websocket.DialOptions{
 		HTTPClient: o.HTTPClient, HTTPHeader: o.Header, Subprotocols: []string{Subprotocol}})
 	if err != nil {
-		if res != nil {
-			return nil, fmt.Errorf("graphql-ws dial %s: %w (HTTP %s)", url, err, res.Status)
+		if res != nil && res.StatusCode != http.StatusSwitchingProtocols {
+			err = &StatusError{StatusCode: res.StatusCode, Err: err}
 		}
 		return nil, fmt.Errorf("graphql-ws dial %s: %w", url, err)
 	}
@@ -282,6 +282,19 @@ func (c *Conn) Err() error {
 	defer c.mu.Unlock()
 	return c.err
 }
+
+// StatusError is a refused upgrade: the server answered StatusCode (503
+// past its connection limit, 403 for a refused Origin), not 101.
+type StatusError struct {
+	StatusCode int
+	Err        error
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s: %v", e.StatusCode, http.StatusText(e.StatusCode), e.Err)
+}
+
+func (e *StatusError) Unwrap() error { return e.Err }
 
 // CloseCode is the WebSocket close code err carries (4401, 1001, ...), or
 // -1 when it carries none.
