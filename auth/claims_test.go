@@ -58,3 +58,35 @@ func TestResolveProduction(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialsExpiry: a bearer token's identity carries its "exp", for
+// a connection that outlives a request to end then; dev auth has none, and
+// credentials from a WebSocket's connection_init resolve as headers do.
+func TestCredentialsExpiry(t *testing.T) {
+	cfg := Config{DevAuth: true, Verifier: &Verifier{HS256Secret: secret}}
+	tok, err := Mint(secret, 6, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := Credentials{Authorization: "Bearer " + tok}.Resolve(cfg)
+	if id.ViewerID != 6 || id.Problem != "" {
+		t.Fatalf("bearer: %+v", id)
+	}
+	if d := time.Until(id.Expires); d < 59*time.Minute || d > time.Hour {
+		t.Errorf("Expires in %v, want about an hour", d)
+	}
+	if id := (Credentials{DevViewer: "9"}).Resolve(cfg); id.ViewerID != 9 || !id.Expires.IsZero() {
+		t.Errorf("dev header: %+v", id)
+	}
+	if id := (Credentials{Authorization: "Bearer nope", DevViewer: "9"}).Resolve(cfg); id.ViewerID != 0 || id.Problem == "" || !id.Expires.IsZero() {
+		t.Errorf("bad bearer with a dev header: %+v", id)
+	}
+	r := httptest.NewRequest("POST", "/query", nil)
+	r.Header.Set("Authorization", "Bearer "+tok)
+	if got := Resolve(cfg, r); got != id {
+		t.Errorf("headers resolve to %+v, credentials to %+v", got, id)
+	}
+	if !(Credentials{}).Empty() || (Credentials{DevViewer: "1"}).Empty() {
+		t.Error("Empty")
+	}
+}

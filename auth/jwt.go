@@ -144,8 +144,15 @@ var claimsRefusals = jsontext.Refusals{
 // subject, the viewer's database id. Errors are written for the client:
 // they say what to fix without naming keys, expected values or Go types.
 func (v *Verifier) Verify(token string) (uint64, error) {
+	id, _, err := v.VerifyExpiry(token)
+	return id, err
+}
+
+// VerifyExpiry is Verify also returning the token's "exp": a connection
+// that outlives a request (a WebSocket, an event stream) is closed then.
+func (v *Verifier) VerifyExpiry(token string) (uint64, time.Time, error) {
 	if !v.Enabled() {
-		return 0, errors.New("bearer tokens are not accepted: the server has no key to verify them")
+		return 0, time.Time{}, errors.New("bearer tokens are not accepted: the server has no key to verify them")
 	}
 	now := time.Now
 	if v.Now != nil {
@@ -166,13 +173,14 @@ func (v *Verifier) Verify(token string) (uint64, error) {
 	}
 	var c claims
 	if _, err := jwt.NewParser(opts...).ParseWithClaims(token, &c, v.key); err != nil {
-		return 0, clientError(err)
+		return 0, time.Time{}, clientError(err)
 	}
 	id, err := strconv.ParseUint(c.Subject, 10, 64)
 	if err != nil || id == 0 || strconv.FormatUint(id, 10) != c.Subject {
-		return 0, errors.New(`token "sub" must be a user's decimal database id`)
+		return 0, time.Time{}, errors.New(`token "sub" must be a user's decimal database id`)
 	}
-	return id, nil
+	// WithExpirationRequired: a parsed token has an "exp".
+	return id, c.ExpiresAt.Time, nil
 }
 
 // methods are the algorithms some configured key verifies.

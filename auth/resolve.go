@@ -23,18 +23,37 @@ type Config struct {
 // bearer token wins over the dev header, so a client holding a real token
 // is never silently someone else.
 func Resolve(cfg Config, r *http.Request) Identity {
-	if h := r.Header.Get("Authorization"); h != "" {
+	return Credentials{Authorization: r.Header.Get("Authorization"), DevViewer: r.Header.Get(DevHeader)}.Resolve(cfg)
+}
+
+// Credentials are what a caller sent to prove who it is, wherever it sent
+// them: the headers of a request, or the payload of a WebSocket's
+// connection_init, which a browser fills in since it cannot set a
+// WebSocket's headers. Either way they are checked by the one Resolve.
+type Credentials struct {
+	// Authorization is an Authorization header's value: "Bearer <token>".
+	Authorization string
+	// DevViewer is the X-Viewer-Id header's value (dev auth only).
+	DevViewer string
+}
+
+// Empty reports whether no credentials were sent.
+func (c Credentials) Empty() bool { return c.Authorization == "" && c.DevViewer == "" }
+
+// Resolve is the identity c proves under cfg (see the function Resolve).
+func (c Credentials) Resolve(cfg Config) Identity {
+	if h := c.Authorization; h != "" {
 		scheme, token, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 			return Identity{Problem: "the Authorization header must be \"Bearer <token>\""}
 		}
-		id, err := cfg.Verifier.Verify(strings.TrimSpace(token))
+		id, exp, err := cfg.Verifier.VerifyExpiry(strings.TrimSpace(token))
 		if err != nil {
 			return Identity{Problem: err.Error()}
 		}
-		return Identity{ViewerID: id}
+		return Identity{ViewerID: id, Expires: exp}
 	}
-	if h := r.Header.Get(DevHeader); h != "" {
+	if h := c.DevViewer; h != "" {
 		if !cfg.DevAuth {
 			return Identity{Problem: DevHeader + " is accepted only when the server runs with --dev-auth"}
 		}

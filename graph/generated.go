@@ -36,6 +36,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Post() PostResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 	User() UserResolver
 }
 
@@ -59,6 +60,12 @@ type ComplexityRoot struct {
 		User func(childComplexity int) int
 	}
 
+	FollowingFeedUpdate struct {
+		DeletedPostIds func(childComplexity int) int
+		NewPostAuthors func(childComplexity int) int
+		NewPostCount   func(childComplexity int) int
+	}
+
 	KeywordFilter struct {
 		CreatedAt func(childComplexity int) int
 		ExpiresAt func(childComplexity int) int
@@ -73,6 +80,11 @@ type ComplexityRoot struct {
 
 	LikePayload struct {
 		Post func(childComplexity int) int
+	}
+
+	LiveFeedUpdate struct {
+		Session func(childComplexity int) int
+		State   func(childComplexity int) int
 	}
 
 	LivePayload struct {
@@ -214,6 +226,11 @@ type ComplexityRoot struct {
 		Post func(childComplexity int) int
 	}
 
+	Subscription struct {
+		FollowingFeedUpdates func(childComplexity int, since *string) int
+		LiveFeedUpdates      func(childComplexity int) int
+	}
+
 	User struct {
 		AvatarURL           func(childComplexity int) int
 		BlocksViewer        func(childComplexity int) int
@@ -291,6 +308,10 @@ type QueryResolver interface {
 	KeywordFilters(ctx context.Context) ([]*core.KeywordFilter, error)
 	Favorites(ctx context.Context, first *int, after *string) (*PostConnection, error)
 }
+type SubscriptionResolver interface {
+	FollowingFeedUpdates(ctx context.Context, since *string) (<-chan *FollowingFeedUpdate, error)
+	LiveFeedUpdates(ctx context.Context) (<-chan *LiveFeedUpdate, error)
+}
 type UserResolver interface {
 	Posts(ctx context.Context, obj *view.User, first *int, after *string, includeReplies *bool) (*PostConnection, error)
 	Followers(ctx context.Context, obj *view.User, first *int, after *string) (*UserConnection, error)
@@ -343,6 +364,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FollowPayload.User(childComplexity), true
 
+	case "FollowingFeedUpdate.deletedPostIds":
+		if e.ComplexityRoot.FollowingFeedUpdate.DeletedPostIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FollowingFeedUpdate.DeletedPostIds(childComplexity), true
+	case "FollowingFeedUpdate.newPostAuthors":
+		if e.ComplexityRoot.FollowingFeedUpdate.NewPostAuthors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FollowingFeedUpdate.NewPostAuthors(childComplexity), true
+	case "FollowingFeedUpdate.newPostCount":
+		if e.ComplexityRoot.FollowingFeedUpdate.NewPostCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FollowingFeedUpdate.NewPostCount(childComplexity), true
+
 	case "KeywordFilter.createdAt":
 		if e.ComplexityRoot.KeywordFilter.CreatedAt == nil {
 			break
@@ -387,6 +427,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LikePayload.Post(childComplexity), true
+
+	case "LiveFeedUpdate.session":
+		if e.ComplexityRoot.LiveFeedUpdate.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveFeedUpdate.Session(childComplexity), true
+	case "LiveFeedUpdate.state":
+		if e.ComplexityRoot.LiveFeedUpdate.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveFeedUpdate.State(childComplexity), true
 
 	case "LivePayload.session":
 		if e.ComplexityRoot.LivePayload.Session == nil {
@@ -1094,6 +1147,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RepostPayload.Post(childComplexity), true
 
+	case "Subscription.followingFeedUpdates":
+		if e.ComplexityRoot.Subscription.FollowingFeedUpdates == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_followingFeedUpdates_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.FollowingFeedUpdates(childComplexity, args["since"].(*string)), true
+	case "Subscription.liveFeedUpdates":
+		if e.ComplexityRoot.Subscription.LiveFeedUpdates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.LiveFeedUpdates(childComplexity), true
+
 	case "User.avatarUrl":
 		if e.ComplexityRoot.User.AvatarURL == nil {
 			break
@@ -1288,6 +1359,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -1567,6 +1655,73 @@ type Mutation {
     "The post whose repost to take back: a Post id or a database id."
     id: ID!
   ): RepostPayload!
+}
+
+"""
+Updates pushed to an open client, over WebSocket (the graphql-transport-ws
+protocol of the ` + "`" + `graphql-ws` + "`" + ` library, Apollo Client's ` + "`" + `GraphQLWsLink` + "`" + ` and
+urql) or server-sent events (graphql-sse's distinct connections mode), both
+on ` + "`" + `/query` + "`" + `. Every subscription needs a signed-in viewer. An update is a
+hint, never the data: it tells the app what to show (a "N new posts" pill,
+a live alert); the app then reads what changed through the queries, and
+after a reconnect it recovers everything through them too.
+"""
+type Subscription {
+  """
+  Tells the app how many posts a pull-to-refresh would show now: what
+  ` + "`" + `followingFeed(last:, before: since)` + "`" + ` would return, counted under every
+  rule a page follows (replies, reposts and their dedupe, blocks, mutes,
+  hides, keyword filters, suspensions). Pass as ` + "`" + `since` + "`" + ` the cursor of the
+  newest item on screen; without it, the count starts from the feed's top
+  as it is when the subscription starts.
+
+  On subscribe, the current count is sent at once when it is above zero,
+  so a reconnect misses nothing. Updates are coalesced: at most one per
+  the server's minimum interval (one second by default), each with the
+  count as it is then. Each update replaces the one before it.
+
+  When the user taps the pill, page newer posts with
+  ` + "`" + `followingFeed(last:, before:)` + "`" + ` from the same cursor; a page whose
+  ` + "`" + `pageInfo.hasPreviousPage` + "`" + ` is true has more newer posts beyond it (a
+  gap): page again, or start over from the top.
+  """
+  followingFeedUpdates(
+    "The cursor of the newest item on screen (a ` + "`" + `followingFeed` + "`" + ` edge's cursor); null: the top of the feed now."
+    since: String
+  ): FollowingFeedUpdate!
+  """
+  Tells the app when an anchor the viewer follows goes live, schedules a
+  session or ends one, under the same rules as ` + "`" + `liveFeed` + "`" + ` (blocks, mutes,
+  hides, suspensions, takedowns). Every change is sent, in order, through
+  a bounded queue: a client that does not read its updates fast enough is
+  disconnected and should reconnect, then refresh ` + "`" + `liveFeed` + "`" + ` from the top.
+  """
+  liveFeedUpdates: LiveFeedUpdate!
+}
+
+"What a pull-to-refresh of the following feed would show now."
+type FollowingFeedUpdate {
+  """
+  How many posts newer than ` + "`" + `since` + "`" + ` the feed shows now: exact up to 100; 100
+  means 100 or more. Show it in the pill ("100+").
+  """
+  newPostCount: Int!
+  "Up to three distinct authors of those posts, newest first, for the pill's avatars."
+  newPostAuthors: [User!]!
+  """
+  Global ids (as ` + "`" + `Post.id` + "`" + `) of posts that left the feed since the last
+  update, deleted or newly hidden (a block, a mute, a filter): remove them
+  from the screen if they are on it.
+  """
+  deletedPostIds: [ID!]!
+}
+
+"A change to a live session of an anchor the viewer follows."
+type LiveFeedUpdate {
+  "The session, as it is after the change."
+  session: LiveSession!
+  "What it became: LIVE (it started), PREVIEW (it was scheduled) or REPLAY (it ended)."
+  state: LiveState!
 }
 
 
@@ -2079,6 +2234,18 @@ func (ec *executionContext) childFields_FollowPayload(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type FollowPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_FollowingFeedUpdate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "newPostCount":
+		return ec.fieldContext_FollowingFeedUpdate_newPostCount(ctx, field)
+	case "newPostAuthors":
+		return ec.fieldContext_FollowingFeedUpdate_newPostAuthors(ctx, field)
+	case "deletedPostIds":
+		return ec.fieldContext_FollowingFeedUpdate_deletedPostIds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FollowingFeedUpdate", field.Name)
+}
+
 func (ec *executionContext) childFields_KeywordFilter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2109,6 +2276,16 @@ func (ec *executionContext) childFields_LikePayload(ctx context.Context, field g
 		return ec.fieldContext_LikePayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LikePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveFeedUpdate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "session":
+		return ec.fieldContext_LiveFeedUpdate_session(ctx, field)
+	case "state":
+		return ec.fieldContext_LiveFeedUpdate_state(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveFeedUpdate", field.Name)
 }
 
 func (ec *executionContext) childFields_LivePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3027,6 +3204,20 @@ func (ec *executionContext) field_Query_usersHiddenFromMyPosts_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_followingFeedUpdates_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_User_followers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3271,6 +3462,84 @@ func (ec *executionContext) fieldContext_FollowPayload_user(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _FollowingFeedUpdate_newPostCount(ctx context.Context, field graphql.CollectedField, obj *FollowingFeedUpdate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FollowingFeedUpdate_newPostCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewPostCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FollowingFeedUpdate_newPostCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FollowingFeedUpdate", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FollowingFeedUpdate_newPostAuthors(ctx context.Context, field graphql.CollectedField, obj *FollowingFeedUpdate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FollowingFeedUpdate_newPostAuthors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewPostAuthors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*view.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUserᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FollowingFeedUpdate_newPostAuthors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FollowingFeedUpdate",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FollowingFeedUpdate_deletedPostIds(ctx context.Context, field graphql.CollectedField, obj *FollowingFeedUpdate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FollowingFeedUpdate_deletedPostIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedPostIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FollowingFeedUpdate_deletedPostIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FollowingFeedUpdate", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _KeywordFilter_id(ctx context.Context, field graphql.CollectedField, obj *core.KeywordFilter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3448,6 +3717,61 @@ func (ec *executionContext) fieldContext_LikePayload_post(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _LiveFeedUpdate_session(ctx context.Context, field graphql.CollectedField, obj *LiveFeedUpdate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveFeedUpdate_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *view.LiveSession) graphql.Marshaler {
+			return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐLiveSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveFeedUpdate_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveFeedUpdate",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LiveFeedUpdate_state(ctx context.Context, field graphql.CollectedField, obj *LiveFeedUpdate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveFeedUpdate_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v core.LiveState) graphql.Marshaler {
+			return ec.marshalNLiveState2githubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐLiveState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveFeedUpdate_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveFeedUpdate", field, false, false, errors.New("field of type LiveState does not have child fields"))
 }
 
 func (ec *executionContext) _LivePayload_session(ctx context.Context, field graphql.CollectedField, obj *LivePayload) (ret graphql.Marshaler) {
@@ -6384,6 +6708,82 @@ func (ec *executionContext) fieldContext_RepostPayload_post(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_followingFeedUpdates(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_followingFeedUpdates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().FollowingFeedUpdates(ctx, fc.Args["since"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *FollowingFeedUpdate) graphql.Marshaler {
+			return ec.marshalNFollowingFeedUpdate2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐFollowingFeedUpdate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_followingFeedUpdates(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FollowingFeedUpdate(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_followingFeedUpdates_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_liveFeedUpdates(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_liveFeedUpdates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().LiveFeedUpdates(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LiveFeedUpdate) graphql.Marshaler {
+			return ec.marshalNLiveFeedUpdate2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveFeedUpdate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_liveFeedUpdates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveFeedUpdate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8467,6 +8867,54 @@ func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var followingFeedUpdateImplementors = []string{"FollowingFeedUpdate"}
+
+func (ec *executionContext) _FollowingFeedUpdate(ctx context.Context, sel ast.SelectionSet, obj *FollowingFeedUpdate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, followingFeedUpdateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FollowingFeedUpdate")
+		case "newPostCount":
+			out.Values[i] = ec._FollowingFeedUpdate_newPostCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "newPostAuthors":
+			out.Values[i] = ec._FollowingFeedUpdate_newPostAuthors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deletedPostIds":
+			out.Values[i] = ec._FollowingFeedUpdate_deletedPostIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var keywordFilterImplementors = []string{"KeywordFilter", "Node"}
 
 func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.SelectionSet, obj *core.KeywordFilter) graphql.Marshaler {
@@ -8610,6 +9058,49 @@ func (ec *executionContext) _LikePayload(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = graphql.MarshalString("LikePayload")
 		case "post":
 			out.Values[i] = ec._LikePayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var liveFeedUpdateImplementors = []string{"LiveFeedUpdate"}
+
+func (ec *executionContext) _LiveFeedUpdate(ctx context.Context, sel ast.SelectionSet, obj *LiveFeedUpdate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liveFeedUpdateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiveFeedUpdate")
+		case "session":
+			out.Values[i] = ec._LiveFeedUpdate_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._LiveFeedUpdate_state(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9914,6 +10405,28 @@ func (ec *executionContext) _RepostPayload(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "followingFeedUpdates":
+		return ec._Subscription_followingFeedUpdates(ctx, fields[0])
+	case "liveFeedUpdates":
+		return ec._Subscription_liveFeedUpdates(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *view.User) graphql.Marshaler {
@@ -10681,6 +11194,16 @@ func (ec *executionContext) marshalNFollowPayload2ᚖgithubᚗcomᚋfeeddᚋfeed
 	return ec._FollowPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNFollowingFeedUpdate2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐFollowingFeedUpdate(ctx context.Context, sel ast.SelectionSet, v *FollowingFeedUpdate) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FollowingFeedUpdate(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10695,6 +11218,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
@@ -10757,6 +11309,16 @@ func (ec *executionContext) marshalNLikePayload2ᚖgithubᚗcomᚋfeeddᚋfeedd�
 		return graphql.Null
 	}
 	return ec._LikePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLiveFeedUpdate2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLiveFeedUpdate(ctx context.Context, sel ast.SelectionSet, v *LiveFeedUpdate) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LiveFeedUpdate(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNLivePayload2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐLivePayload(ctx context.Context, sel ast.SelectionSet, v *LivePayload) graphql.Marshaler {
@@ -11061,6 +11623,22 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNUser2ᚕᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUserᚄ(ctx context.Context, sel ast.SelectionSet, v []*view.User) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(ctx context.Context, sel ast.SelectionSet, v *view.User) graphql.Marshaler {

@@ -17,6 +17,7 @@ var concurrentFields = inline.Fields{
 	"KeywordFilter": {"id": true},
 	"Post":          {"replies": true},
 	"Query":         {"blockedUsers": true, "favorites": true, "followingFeed": true, "keywordFilters": true, "liveFeed": true, "mutedUsers": true, "node": true, "user": true, "usersHiddenFromMyPosts": true, "viewer": true},
+	"Subscription":  {"followingFeedUpdates": true, "liveFeedUpdates": true},
 	"User":          {"followers": true, "following": true, "posts": true},
 }
 

@@ -48,6 +48,19 @@ type FollowPayload struct {
 	User *view.User `json:"user"`
 }
 
+// What a pull-to-refresh of the following feed would show now.
+type FollowingFeedUpdate struct {
+	// How many posts newer than `since` the feed shows now: exact up to 100; 100
+	// means 100 or more. Show it in the pill ("100+").
+	NewPostCount int `json:"newPostCount"`
+	// Up to three distinct authors of those posts, newest first, for the pill's avatars.
+	NewPostAuthors []*view.User `json:"newPostAuthors"`
+	// Global ids (as `Post.id`) of posts that left the feed since the last
+	// update, deleted or newly hidden (a block, a mute, a filter): remove them
+	// from the screen if they are on it.
+	DeletedPostIds []string `json:"deletedPostIds"`
+}
+
 // The result of `addKeywordFilter`.
 type KeywordFilterPayload struct {
 	// The filter as stored.
@@ -58,6 +71,14 @@ type KeywordFilterPayload struct {
 type LikePayload struct {
 	// The post, with its updated counters.
 	Post *view.Post `json:"post"`
+}
+
+// A change to a live session of an anchor the viewer follows.
+type LiveFeedUpdate struct {
+	// The session, as it is after the change.
+	Session *view.LiveSession `json:"session"`
+	// What it became: LIVE (it started), PREVIEW (it was scheduled) or REPLAY (it ended).
+	State core.LiveState `json:"state"`
 }
 
 // The result of `scheduleLive`, `startLive` and `endLive`.
@@ -231,6 +252,16 @@ type ScheduleLiveInput struct {
 	// The session's cover image: an https URL on one of the server's media
 	// hosts (see `MediaInput.url`), at most 2048 bytes. Optional.
 	CoverURL *string `json:"coverUrl,omitempty"`
+}
+
+// Updates pushed to an open client, over WebSocket (the graphql-transport-ws
+// protocol of the `graphql-ws` library, Apollo Client's `GraphQLWsLink` and
+// urql) or server-sent events (graphql-sse's distinct connections mode), both
+// on `/query`. Every subscription needs a signed-in viewer. An update is a
+// hint, never the data: it tells the app what to show (a "N new posts" pill,
+// a live alert); the app then reads what changed through the queries, and
+// after a reconnect it recovers everything through them too.
+type Subscription struct {
 }
 
 // A page of users.

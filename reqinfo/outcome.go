@@ -20,6 +20,11 @@ type Outcome struct {
 	op         Operation
 }
 
+// maxCodes bounds the codes an Outcome keeps: a WebSocket's request lasts
+// as long as the connection, and its client may send any number of
+// messages that fail.
+const maxCodes = 256
+
 // Operation is the GraphQL operation a request ran.
 type Operation struct {
 	// Type is query, mutation or subscription; Name is its label (see the
@@ -43,13 +48,15 @@ func OutcomeOf(ctx context.Context) *Outcome {
 }
 
 // AddCode records that the answer carries an error with extensions.code
-// code.
+// code (the first maxCodes of them).
 func (o *Outcome) AddCode(code string) {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
-	o.codes = append(o.codes, code)
+	if len(o.codes) < maxCodes {
+		o.codes = append(o.codes, code)
+	}
 	o.mu.Unlock()
 }
 

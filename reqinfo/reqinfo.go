@@ -53,6 +53,14 @@ func With(ctx context.Context, f Facts) context.Context {
 	return context.WithValue(ctx, infoKey{}, in)
 }
 
+// WithOutcome returns ctx carrying its facts and a new Outcome: for each
+// operation of a connection that runs many (a WebSocket), so that what
+// became of each is told apart, and one connection's outcomes do not pile
+// up for as long as it stays open.
+func WithOutcome(ctx context.Context) context.Context {
+	return context.WithValue(ctx, infoKey{}, &info{facts: Of(ctx), outcome: &Outcome{}})
+}
+
 // Of returns the facts ctx carries; the zero Facts (an anonymous caller,
 // no address, no id) outside a request.
 func Of(ctx context.Context) Facts {

@@ -30,6 +30,7 @@ type Resolver struct {
 	// a keyword filter's id) have one; the rest read views (gqltype/view).
 	query    *queryResolver
 	mutation *mutationResolver
+	sub      *subscriptionResolver
 	post     *postResolver
 	user     *userResolver
 	filter   *keywordFilterResolver
@@ -38,7 +39,7 @@ type Resolver struct {
 // New returns the resolver root over svc.
 func New(svc *feedcore.Service) *Resolver {
 	r := &Resolver{Svc: svc}
-	r.query, r.mutation = &queryResolver{r}, &mutationResolver{r}
+	r.query, r.mutation, r.sub = &queryResolver{r}, &mutationResolver{r}, &subscriptionResolver{r}
 	r.post, r.user, r.filter = &postResolver{r}, &userResolver{r}, &keywordFilterResolver{}
 	return r
 }
@@ -49,8 +50,11 @@ func (r *Resolver) Config() graph.Config { return graph.Config{Resolvers: r} }
 // The type resolvers gqlgen asks for, once per field: the ones New made.
 func (r *Resolver) Query() graph.QueryResolver       { return r.query }
 func (r *Resolver) Mutation() graph.MutationResolver { return r.mutation }
-func (r *Resolver) Post() graph.PostResolver         { return r.post }
-func (r *Resolver) User() graph.UserResolver         { return r.user }
+func (r *Resolver) Subscription() graph.SubscriptionResolver {
+	return r.sub
+}
+func (r *Resolver) Post() graph.PostResolver { return r.post }
+func (r *Resolver) User() graph.UserResolver { return r.user }
 func (r *Resolver) KeywordFilter() graph.KeywordFilterResolver {
 	return r.filter
 }
@@ -58,6 +62,7 @@ func (r *Resolver) KeywordFilter() graph.KeywordFilterResolver {
 type (
 	queryResolver         struct{ *Resolver }
 	mutationResolver      struct{ *Resolver }
+	subscriptionResolver  struct{ *Resolver }
 	postResolver          struct{ *Resolver }
 	userResolver          struct{ *Resolver }
 	keywordFilterResolver struct{}

@@ -54,12 +54,20 @@ func (c *codeWriter) Write(b []byte) (int, error) {
 	return c.ResponseWriter.Write(b)
 }
 
-// Flush keeps streaming transports working through the wrapper.
-func (c *codeWriter) Flush() {
-	if f, ok := c.ResponseWriter.(http.Flusher); ok && c.buf == nil {
-		f.Flush()
+// Flush and FlushError keep streaming transports working through the
+// wrapper (an error answer, being buffered, is not flushed), and Unwrap
+// lets http.ResponseController and a WebSocket upgrade reach the
+// connection (its deadlines, Hijack).
+func (c *codeWriter) Flush() { _ = c.FlushError() }
+
+func (c *codeWriter) FlushError() error {
+	if c.buf != nil {
+		return nil
 	}
+	return http.NewResponseController(c.ResponseWriter).Flush()
 }
+
+func (c *codeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 func (c *codeWriter) finish() {
 	if c.buf == nil {

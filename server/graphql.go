@@ -5,7 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -26,7 +28,9 @@ import (
 
 // graphqlHandler serves /query: POST with a JSON body for everything, GET
 // for queries only (gqlgen's GET transport refuses mutations), so GETs
-// stay safe to cache and to retry. In front of gqlgen, guard applies CORS,
+// stay safe to cache and to retry; subscriptions over a WebSocket
+// (graphql-transport-ws) or server-sent events (a POST with Accept:
+// text/event-stream), see streams.go. In front of gqlgen, guard applies CORS,
 // the content-type rule and the body limit; inside, before any resolver
 // runs, an operation passes the persisted-query step, the token limit
 // (parsing), validation, then the depth and introspection limits and the
@@ -50,6 +54,14 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
 	allowance := extension.Allowance{Service: cfg.Service, Viewer: api.RateLimit, Anonymous: api.AnonRateLimit,
 		BaseCost: api.RequestBaseCost, Logger: cfg.Logger}
+	// gqlgen serves a request with the first transport that supports it:
+	// the WebSocket upgrade (a GET with Upgrade, which GET leaves), and
+	// SSE (a POST with Accept: text/event-stream) before POST, which
+	// would take it too.
+	l := api.Streams.withDefaults(api.MaxBodyBytes)
+	srv.AddTransport(extension.ChargeRefusals{Transport: newWebsocket(cfg, api, cfg.Connections), Allowance: allowance})
+	srv.AddTransport(extension.ChargeRefusals{Transport: sseTransport{SSE: transport.SSE{KeepAlivePingInterval: l.PingInterval},
+		conns: cfg.Connections, limits: l, m: cfg.Metrics}, Allowance: allowance})
 	srv.AddTransport(extension.ChargeRefusals{Transport: transport.GET{}, Allowance: allowance})
 	srv.AddTransport(extension.ChargeRefusals{Transport: extension.POST{}, Allowance: allowance})
 	// Parsed and validated documents are reused: clients send the same few
@@ -88,27 +100,29 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 
 // perOperation gives each operation its dataloaders and a Redis round-trip
 // counter, and records the round trips it cost under its type and name
-// (known names only; others under otherOperation).
+// (known names only; others under otherOperation). An operation on a
+// WebSocket, one of many on its connection, gets a round-trip counter and
+// an outcome of its own, and is observed as a request (observeOperation);
+// a query or mutation on a stream gets the request timeout, which
+// observeQuery leaves out of a stream. A subscription takes its own path
+// (subscriptionOp).
 func perOperation(cfg Config, known *extension.KnownOps) graphql.OperationMiddleware {
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = NewMetrics()
 	}
+	timeout := requestTimeout(cfg)
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		trips := roundtrip.FromContext(ctx)
-		if trips == nil { // outside observeQuery (tests)
-			ctx, trips = roundtrip.NewContext(ctx)
+		o := newOperation(ctx, known)
+		ctx, o.trips = o.counted(ctx)
+		if o.typ == string(ast.Subscription) {
+			return subscriptionOp{operation: o, cfg: cfg, reg: reg}.run(ctx, next)
+		}
+		cancel := func() {}
+		if o.stream != "" {
+			ctx, cancel = context.WithTimeout(ctx, timeout)
 		}
 		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, reqinfo.Viewer(ctx)))
-		op := graphql.GetOperationContext(ctx)
-		typ, name := "", op.OperationName
-		if op.Operation != nil {
-			typ = string(op.Operation.Operation)
-			if name == "" { // a document's only operation, named in it
-				name = op.Operation.Name
-			}
-		}
-		name = known.Label(name)
 		respond := next(ctx)
 		var once sync.Once
 		answered := false
@@ -121,16 +135,89 @@ func perOperation(cfg Config, known *extension.KnownOps) graphql.OperationMiddle
 			}
 			answered = true
 			once.Do(func() {
-				n := trips.Trips()
-				reg.observeOperation(typ, name, n)
-				reqinfo.OutcomeOf(ctx).RanOperation(reqinfo.Operation{Type: typ, Name: name, Trips: n})
-				cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "graphql operation",
-					slog.String("request_id", reqinfo.Of(ctx).RequestID), slog.String("type", typ),
-					slog.String("operation", name), slog.Int("redis_round_trips", n))
+				cancel()
+				o.ran(ctx, cfg.Logger, reg)
+				o.observe(ctx, cfg.Logger, reg)
 			})
 			return resp
 		}
 	}
+}
+
+// operation is what perOperation knows of one operation.
+type operation struct {
+	typ, name string
+	// stream is the transport of the stream the operation runs on, ""
+	// for a plain request.
+	stream string
+	start  time.Time
+	trips  *roundtrip.Counter
+}
+
+func newOperation(ctx context.Context, known *extension.KnownOps) operation {
+	op := graphql.GetOperationContext(ctx)
+	o := operation{name: op.OperationName, stream: streamOf(ctx).Transport(), start: time.Now()}
+	if op.Operation != nil {
+		o.typ = string(op.Operation.Operation)
+		if o.name == "" { // a document's only operation, named in it
+			o.name = op.Operation.Name
+		}
+	}
+	o.name = known.Label(o.name)
+	return o
+}
+
+// counted is ctx with the operation's round-trip counter: on a WebSocket
+// a new one (with an outcome of its own), else the request's.
+func (o operation) counted(ctx context.Context) (context.Context, *roundtrip.Counter) {
+	if o.stream == transportWebsocket {
+		return roundtrip.NewContext(reqinfo.WithOutcome(ctx))
+	}
+	if trips := roundtrip.FromContext(ctx); trips != nil {
+		return ctx, trips
+	}
+	return roundtrip.NewContext(ctx) // outside observeQuery (tests)
+}
+
+// ran records the round trips the operation cost so far.
+func (o operation) ran(ctx context.Context, log *slog.Logger, reg *Metrics) {
+	n := o.trips.Trips()
+	reg.observeOperation(o.typ, o.name, n)
+	reqinfo.OutcomeOf(ctx).RanOperation(reqinfo.Operation{Type: o.typ, Name: o.name, Trips: n})
+	log.LogAttrs(ctx, slog.LevelDebug, "graphql operation",
+		slog.String("request_id", reqinfo.Of(ctx).RequestID), slog.String("type", o.typ),
+		slog.String("operation", o.name), slog.Int("redis_round_trips", n))
+}
+
+// observe records an operation on a WebSocket as observeQuery records a
+// request: its latency (not a subscription's: it lasts as long as the
+// client wants) and error codes, and a log line. Other operations are
+// their request's.
+func (o operation) observe(ctx context.Context, log *slog.Logger, reg *Metrics) {
+	if o.stream != transportWebsocket {
+		return
+	}
+	codes := reqinfo.OutcomeOf(ctx).Codes()
+	d := time.Since(o.start)
+	if o.typ == string(ast.Subscription) {
+		reg.observeErrors(o.typ, o.name, codes)
+	} else {
+		reg.observeRequest(o.typ, o.name, d, codes)
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", reqinfo.Of(ctx).RequestID),
+		slog.String("transport", o.stream),
+		slog.String("type", o.typ),
+		slog.String("operation", o.name),
+		slog.Duration("duration", d),
+	}
+	if v := reqinfo.Viewer(ctx); v != 0 {
+		attrs = append(attrs, slog.String("viewer", strconv.FormatUint(v, 10)))
+	}
+	if len(codes) > 0 {
+		attrs = append(attrs, slog.Any("error_codes", codes))
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, "operation", attrs...)
 }
 
 // timedOut is the error of an operation whose request ran out of time

@@ -12,6 +12,11 @@ import (
 // ShuttingDownReason is /readyz's reason while the process shuts down.
 const ShuttingDownReason = "shutting down"
 
+// RealtimeDownReason starts /readyz's reason while this replica's realtime
+// link (its Redis subscriptions, which carry subscription updates) is
+// down.
+const RealtimeDownReason = "realtime link down"
+
 // readyTimeout bounds the Redis calls of a /readyz or /metrics request.
 const readyTimeout = time.Second
 
@@ -34,8 +39,10 @@ func healthHandler() http.Handler {
 // the answer for information only: it is one number shared by every
 // replica, so a bound on it would take them all out of rotation at once
 // when the workers fall behind, and a worker outage would become a read
-// outage. Operators alert on feedd_fanout_backlog instead. A process
-// shutting down (Config.ShuttingDown) is unready whatever the store says,
+// outage. Operators alert on feedd_fanout_backlog instead. A replica
+// serving subscriptions (Config.Realtime) whose realtime link is down is
+// unready too: its subscribers would hear nothing while its queries
+// answer. A process shutting down (Config.ShuttingDown) is unready whatever the store says,
 // without asking it.
 func readyHandler(cfg Config) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -70,6 +77,15 @@ func readyHandler(cfg Config) http.Handler {
 			cfg.Logger.Warn("readyz: "+h.Problem, "detail", h.Detail)
 			reply(http.StatusServiceUnavailable, answer{Reason: h.Problem, Store: store})
 			return
+		}
+		if cfg.Realtime {
+			if err := cfg.Service.RealtimeReady(); err != nil {
+				// Subscriptions would go silent while every query works
+				// (Mastodon #25157): out of rotation until the link is back.
+				cfg.Logger.Warn("readyz: realtime link down", "err", err)
+				reply(http.StatusServiceUnavailable, answer{Reason: RealtimeDownReason + ": " + err.Error(), Store: store})
+				return
+			}
 		}
 		a := answer{Ready: true, Store: store}
 		if n, err := cfg.Service.Backlog(ctx); err == nil {

@@ -74,6 +74,9 @@ type APIConfig struct {
 	// APQRegisterLimit is; zero means DefaultReportLimit, a negative Rate
 	// no limit.
 	ReportLimit feedcore.RateLimit
+	// Streams bound the WebSocket connections and event streams of
+	// subscriptions (streams.go).
+	Streams StreamLimits
 	// PersistedOnly, when not nil, is an allow-list (sha256 hex of the
 	// query text -> query text): only these operations run, sent either by
 	// hash alone or in full. APQ registration is off in this mode.
@@ -183,6 +186,15 @@ const (
 	// favorite and unfavorite, schedule and start a live session, add or
 	// remove a keyword filter, report).
 	costSmallWrite = 20
+	// costFollowingUpdates: subscribing to followingFeedUpdates marks the
+	// viewer present and counts what a page before its cursor would show,
+	// as costFollowingFeedCursor; its updates, at most one per
+	// --subscription-min-interval, are not charged again.
+	costFollowingUpdates = costFollowingFeedCursor
+	// costLiveUpdates: subscribing to liveFeedUpdates marks the viewer
+	// present and reads the anchors it follows, like a later liveFeed
+	// page.
+	costLiveUpdates = costLivePage
 )
 
 // complexityRoot gives the fields with a cost of their own their weight
@@ -203,6 +215,8 @@ func complexityRoot() graph.ComplexityRoot {
 		}
 		return base + child*pageSize(first, nil)
 	}
+	c.Subscription.FollowingFeedUpdates = func(child int, _ *string) int { return costFollowingUpdates + child }
+	c.Subscription.LiveFeedUpdates = func(child int) int { return costLiveUpdates + child }
 	write := func(child int, _ string) int { return costWrite + child }
 	small := func(child int, _ string) int { return costSmallWrite + child }
 	c.Mutation.PublishPost = func(child int, _ graph.PublishPostInput) int { return costWrite + child }

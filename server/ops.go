@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/reqinfo"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -25,10 +26,7 @@ const queryPath = "/query"
 // the answer reported (reqinfo.Outcome), not read back from the body.
 // Other paths pass through untouched.
 func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler) http.Handler {
-	timeout := cfg.RequestTimeout
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
-	}
+	timeout := requestTimeout(cfg)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != queryPath {
 			next.ServeHTTP(w, r)
@@ -42,8 +40,18 @@ func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler)
 		defer span.End()
 		// Round trips are counted from here too.
 		ctx, _ = roundtrip.NewContext(ctx)
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
+		var stream *streamInfo
+		if isStreamRequest(r) {
+			// A stream lasts as long as its client wants: no request
+			// timeout (each of its queries and mutations gets one,
+			// perOperation).
+			stream = &streamInfo{}
+			ctx = context.WithValue(ctx, streamKey{}, stream)
+		} else {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(ctx))
 		d := time.Since(start)
@@ -52,29 +60,56 @@ func observeQuery(cfg Config, reg *Metrics, log *slog.Logger, next http.Handler)
 		}
 		out := reqinfo.OutcomeOf(ctx)
 		codes, op := out.Codes(), out.Operation()
-		reg.observeRequest(op.Type, op.Name, d, codes)
+		switch {
+		case stream.Transport() != "":
+			// Its length is the client's choice, not a latency.
+			reg.observeErrors(op.Type, op.Name, codes)
+		case stream != nil:
+			reg.observeRequest(op.Type, op.Name, d, codes)
+			for _, c := range codes { // refused before it started
+				reg.streamRefused(streamTransport(r), apierr.Code(c))
+			}
+		default:
+			reg.observeRequest(op.Type, op.Name, d, codes)
+		}
 		endOperationSpan(span, sw.status, op, codes)
-		level := slog.LevelInfo
-		if sw.status >= 500 {
-			level = slog.LevelWarn
-		}
-		attrs := []slog.Attr{
-			slog.String("request_id", reqinfo.Of(ctx).RequestID),
-			slog.String("method", r.Method),
-			slog.Int("status", sw.status),
-			slog.String("type", op.Type),
-			slog.String("operation", op.Name),
-			slog.Duration("duration", d),
-			slog.Int("redis_round_trips", op.Trips),
-		}
-		if v := reqinfo.Viewer(ctx); v != 0 {
-			attrs = append(attrs, slog.String("viewer", strconv.FormatUint(v, 10)))
-		}
-		if len(codes) > 0 {
-			attrs = append(attrs, slog.Any("error_codes", codes))
-		}
-		log.LogAttrs(ctx, level, "request", attrs...)
+		logRequest(ctx, log, r, sw.status, op, d, codes)
 	})
+}
+
+// logRequest writes a request's access log line.
+func logRequest(ctx context.Context, log *slog.Logger, r *http.Request, status int, op reqinfo.Operation, d time.Duration, codes []string) {
+	level := slog.LevelInfo
+	if status >= 500 {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", reqinfo.Of(ctx).RequestID),
+		slog.String("method", r.Method),
+		slog.Int("status", status),
+		slog.String("type", op.Type),
+		slog.String("operation", op.Name),
+		slog.Duration("duration", d),
+		slog.Int("redis_round_trips", op.Trips),
+	}
+	if t := streamOf(ctx).Transport(); t != "" {
+		attrs = append(attrs, slog.String("transport", t))
+	}
+	if v := reqinfo.Viewer(ctx); v != 0 {
+		attrs = append(attrs, slog.String("viewer", strconv.FormatUint(v, 10)))
+	}
+	if len(codes) > 0 {
+		attrs = append(attrs, slog.Any("error_codes", codes))
+	}
+	log.LogAttrs(ctx, level, "request", attrs...)
+}
+
+// requestTimeout is cfg's request timeout, or the default.
+func requestTimeout(cfg Config) time.Duration {
+	if cfg.RequestTimeout > 0 {
+		return cfg.RequestTimeout
+	}
+	return DefaultRequestTimeout
 }
 
 // statusWriter passes the response through and keeps its status, for the
@@ -98,10 +133,12 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+// Flush and FlushError let a stream's flushes, and their errors, through
+// (http.ResponseController prefers FlushError).
+func (s *statusWriter) Flush() { _ = s.FlushError() }
+
+func (s *statusWriter) FlushError() error {
+	return http.NewResponseController(s.ResponseWriter).Flush()
 }
 
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

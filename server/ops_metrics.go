@@ -48,6 +48,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	trips    *prometheus.HistogramVec
 	errors   *prometheus.CounterVec
+	streams  streamMetrics
 
 	mu    sync.Mutex
 	ops   bounded[[2]string]
@@ -78,10 +79,12 @@ func NewMetrics() *Metrics {
 		ops:   bounded[[2]string]{seen: map[[2]string]bool{}, max: maxOperations},
 		codes: bounded[string]{seen: map[string]bool{}, max: maxCodes},
 	}
+	m.streams = newStreamMetrics()
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.duration, m.trips, m.errors,
+		m.streams.subscriptions, m.streams.refused, m.streams.slow,
 	)
 	return m
 }
@@ -137,8 +140,18 @@ func (m *Metrics) observeOperation(typ, name string, trips int) {
 func (m *Metrics) observeRequest(typ, name string, d time.Duration, codes []string) {
 	name = m.operationLabel(typ, name)
 	m.duration.WithLabelValues(typ, name).Observe(d.Seconds())
+	m.countErrors(typ, name, codes)
+}
+
+// observeErrors records the GraphQL errors a stream answered with; its
+// length is not a latency.
+func (m *Metrics) observeErrors(typ, name string, codes []string) {
+	m.countErrors(typ, m.operationLabel(typ, name), codes)
+}
+
+func (m *Metrics) countErrors(typ, label string, codes []string) {
 	for _, c := range codes {
-		m.errors.WithLabelValues(typ, name, m.codeLabel(c)).Inc()
+		m.errors.WithLabelValues(typ, label, m.codeLabel(c)).Inc()
 	}
 }
 
@@ -148,6 +161,9 @@ func (m *Metrics) observeRequest(typ, name string, d time.Duration, codes []stri
 func (m *Metrics) watch(cfg Config) {
 	m.watchOnce.Do(func() {
 		m.reg.MustRegister(serviceCollector{svc: cfg.Service, log: cfg.Logger, timeout: readyTimeout})
+		if cfg.Connections != nil { // a process serving subscriptions
+			m.reg.MustRegister(realtimeCollectors(cfg.Service, cfg.Connections)...)
+		}
 	})
 }
 

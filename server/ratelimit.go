@@ -37,8 +37,16 @@ func (w *stateWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-func (w *stateWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
+// Flush and FlushError let a stream's flushes, and their errors, through;
+// Unwrap lets http.ResponseController and a WebSocket upgrade reach the
+// connection (its deadlines, Hijack).
+func (w *stateWriter) Flush() { _ = w.FlushError() }
+
+func (w *stateWriter) FlushError() error {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
 	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
+
+func (w *stateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

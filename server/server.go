@@ -1,5 +1,6 @@
 // Package server wires feedd's HTTP surface: GraphiQL at /, GraphQL at
-// /query, liveness at /healthz, readiness at /readyz, Prometheus metrics at
+// /query (subscriptions too, over WebSocket and server-sent events),
+// liveness at /healthz, readiness at /readyz, Prometheus metrics at
 // /metrics, the demo's media under /demo/media/ when it has them, and the
 // middleware in front of them (request ids, identity, request timeout,
 // access log).
@@ -49,6 +50,14 @@ type Config struct {
 	// DemoMediaPath (GET only), so the demo's posts show pictures with no
 	// network.
 	DemoMedia http.Handler
+	// Connections are the open WebSocket connections and event streams of
+	// /query's subscriptions; give the same to OpsHandler, for /metrics,
+	// and call its GoAway when the server shuts down. Default: a set of
+	// the handler's own.
+	Connections *Connections
+	// Realtime says this replica serves subscriptions (its realtime link
+	// started): /readyz then reports the link down as unready.
+	Realtime bool
 	// ShuttingDown, when set and true, makes /readyz answer 503 "shutting
 	// down" on both listeners while requests are still served: the
 	// process has been told to stop, and load balancers polling /readyz
@@ -67,6 +76,9 @@ func New(cfg Config) http.Handler {
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Connections == nil {
+		cfg.Connections = NewConnections()
 	}
 	log := cfg.Logger
 	mux := http.NewServeMux()

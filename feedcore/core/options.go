@@ -98,6 +98,12 @@ type Options struct {
 	// once. Tests hold settles to make follows settle late. A settle's
 	// error is the journal's to repair.
 	SettleFollow func(settle func(context.Context) error)
+	// Notices says how the notices realtime subscriptions live on travel
+	// between replicas (notices.go): NoticesAuto (the default) by sharded
+	// pub/sub when the server has it, in this process on the embedded
+	// store; NoticesOff for a process that serves no subscriptions and
+	// whose writes no subscriber awaits (import, export, rebuild).
+	Notices NoticeMode
 	// Now is the clock; tests move it to age readers. Default time.Now.
 	Now func() time.Time
 }

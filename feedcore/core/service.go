@@ -52,6 +52,8 @@ type Service struct {
 
 	// repairs completes journal entries, by kind (OnRepair).
 	repairs map[string]RepairFunc
+	// notifier is told of changes, for realtime (SetNotifier); nil: none.
+	notifier Notifier
 }
 
 // TouchEvery bounds how stale this process lets a reader's last-seen get;

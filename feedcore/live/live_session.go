@@ -320,9 +320,22 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 	return items, nil
 }
 
-// settleLive brings an anchor's queue and the replay
-// timelines in line with the session's hash, its record of truth.
+// settleLive brings an anchor's queue and the replay timelines in line
+// with the session's hash, its record of truth, then tells the anchor's
+// followers with a live subscription open (once, on the anchor's
+// channel: they read the session and its state themselves). A settle run
+// again (a repair) tells them again, which changes nothing for them.
 func (s *Service) settleLive(ctx context.Context, anchor, id store.ID) error {
+	if err := s.fileSettled(ctx, anchor, id); err != nil {
+		return err
+	}
+	s.Notify(ctx, core.Notice{Kind: core.NoticeLive, Author: anchor, Item: id})
+	return nil
+}
+
+// fileSettled files the session where its hash says it belongs, reading
+// the hash again until it stops changing (core.MaxSettleRounds).
+func (s *Service) fileSettled(ctx context.Context, anchor, id store.ID) error {
 	var applied *core.LiveSession
 	for round := range core.MaxSettleRounds {
 		cmds := s.liveCmds(nil, []store.ID{id})

@@ -321,9 +321,38 @@ func visibleEntries(v *timeline.View, items []store.Item, ls []*core.LiveSession
 		if items[i].TS > 0 {
 			state = core.StateLive
 		}
-		if l != nil && !v.Skip[l.Anchor] && !l.AnchorSuspended && !v.Filtered(l.Title) {
+		if l != nil && shows(v, l) {
 			out = append(out, LiveEntry{It: items[i], State: state, l: l})
 		}
 	}
 	return out
+}
+
+// shows is the rule a snapshot's pages apply to a filed session l: not
+// of an anchor v skips or suspended, nor titled as v's keyword filters
+// match.
+func shows(v *timeline.View, l *core.LiveSession) bool {
+	return !v.Skip[l.Anchor] && !l.AnchorSuspended && !v.Filtered(l.Title)
+}
+
+// ShownSessions returns, in place, the sessions of ls viewer's live feed
+// would show now, nil for the others: those of anchors it follows (or
+// whose follow has yet to settle) less those hidden from it, by the rule
+// every snapshot page applies (shows). For a realtime subscription,
+// which hears of a session's change and must tell only those its live
+// feed would show it to. One round trip (the viewer's view).
+func (s *Service) ShownSessions(ctx context.Context, viewer store.ID, ls []*core.LiveSession) (_ []*core.LiveSession, err error) {
+	defer store.Wrap(&err, "sessions shown to user %d", viewer)
+	top := &store.Item{TS: s.NowMS(), ID: math.MaxUint64}
+	v, err := s.LoadView(ctx, s.ReplaysTL().WithFollowees(), viewer, core.Older, top, 1)
+	if err != nil {
+		return nil, err
+	}
+	followed := followedAnchors(v)
+	for i, l := range ls {
+		if l != nil && (l.Anchor == viewer || !slices.Contains(followed, l.Anchor) || !shows(v, l)) {
+			ls[i] = nil
+		}
+	}
+	return ls, nil
 }

@@ -237,6 +237,8 @@ func (s *Service) runSuspensionJob(ctx context.Context, shard int, jid string, f
 	if err != nil {
 		return out, err
 	}
+	// The account's posts left (or came back to) its followers' feeds.
+	s.Notify(ctx, core.Notice{Kind: core.NoticeSuspension, Author: u})
 	return out, s.appendAudit(ctx, "sus:"+store.Itoa(shard)+":"+jid, fv)
 }
 

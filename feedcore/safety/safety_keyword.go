@@ -205,6 +205,7 @@ func (s *Service) AddKeywordFilter(ctx context.Context, f core.KeywordFilter) (_
 	}
 	f.ID = KeywordFilterID(f.User, word)
 	f.CreatedAt = time.UnixMilli(created).UTC()
+	s.Notify(ctx, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{f.User}})
 	return &f, nil
 }
 
@@ -223,6 +224,7 @@ func (s *Service) RemoveKeywordFilter(ctx context.Context, viewer, id store.ID) 
 	if n == 0 {
 		return errNoKeywordFilter(id)
 	}
+	s.Notify(ctx, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer}})
 	return nil
 }
 

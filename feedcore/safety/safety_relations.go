@@ -92,6 +92,8 @@ func (s *Service) setRelation(ctx context.Context, kind core.RelationKind, viewe
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
+	// Both may see less (a block, a hide) or more (an unmute) now.
+	s.Notify(ctx, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer, target}})
 	return nil
 }
 

@@ -242,6 +242,42 @@ func (k Keys) LiveQueueIn(n int, anchor ID) string {
 	return k.Prefix + "lq:{l" + Itoa(n) + "}:" + FormatID(anchor)
 }
 
+// Realtime (package realtime): who has a subscription open, and the
+// shard channels notices travel on between replicas. Both are bucketed:
+// RealtimeBuckets buckets of viewers and as many of authors and anchors,
+// each bucket with a hash tag of its own, so a bucket's presence set and
+// its channels sit in one slot and a replica holds at most one Redis
+// subscription per bucket and kind, whatever its clients. The channels
+// hold no data: a notice only says whom to recount.
+const RealtimeBuckets = 64
+
+// RealtimeBucket is the realtime bucket of a viewer, author or anchor.
+func RealtimeBucket(id ID) int { return Spread(id, RealtimeBuckets) }
+
+func (k Keys) rt(bucket int) string { return k.Prefix + "rt:{r" + Itoa(bucket) + "}:" }
+
+// Presence is bucket's presence set: zset(lapse ms, member) of the
+// viewers with a following feed subscription open on some replica, the
+// score when the mark lapses unless renewed.
+func (k Keys) Presence(bucket int) string { return k.rt(bucket) + "pr" }
+
+// ViewerChannel carries the notices for the viewers of bucket (posts
+// pushed to those present, removals, changes of their follows and
+// relations).
+func (k Keys) ViewerChannel(bucket int) string { return k.rt(bucket) + "v" }
+
+// AuthorChannel carries the posts and removals of the big-V authors of
+// bucket, published once for every reader merged on read.
+func (k Keys) AuthorChannel(bucket int) string { return k.rt(bucket) + "a" }
+
+// AnchorChannel carries the live session changes of the anchors of
+// bucket.
+func (k Keys) AnchorChannel(bucket int) string { return k.rt(bucket) + "l" }
+
+// ModerationChannel carries suspensions and unsuspensions, which every
+// replica serving subscriptions hears (they are rare).
+func (k Keys) ModerationChannel() string { return k.Prefix + "rt:{m}:m" }
+
 // Engagement keys share the post's hash tag, so the like script may touch
 // the post, its likers and its counters together on a Redis Cluster.
 // Counters live apart from the post hash: a like must not invalidate the

@@ -70,13 +70,16 @@ return 'ok'
 // never done before all its tasks are queued.
 func (s *Service) Dispatch(ctx context.Context, shard int, eventID string, e core.Event) error {
 	ck := s.Keys.EventCheckpoint(shard, eventID)
-	set, err := s.PushTargets(ctx, e.User)
+	set, authorPresent, err := s.pushTargets(ctx, e.User, e.Type != core.EvReplay)
 	if err != nil {
 		return err
 	}
 	lo, err := s.dispatchCheckpoint(ctx, ck)
 	if err != nil {
 		return err
+	}
+	if lo == "-" { // not a dispatch taken over half way: it told them already
+		s.Notify(ctx, s.dispatchNotices(e, set, authorPresent)...)
 	}
 	for {
 		// The taskSize-th member after lo closes this task; none means the
@@ -126,11 +129,27 @@ func (s *Service) dispatchCheckpoint(ctx context.Context, ck string) (string, er
 // followers, or only the active ones once the author is a big-V. An author
 // found over the threshold is promoted first.
 func (s *Service) PushTargets(ctx context.Context, author store.ID) (string, error) {
-	rs := s.DoMulti(ctx,
+	set, _, err := s.pushTargets(ctx, author, false)
+	return set, err
+}
+
+// pushTargets is PushTargets asking too, with askPresence, in the same
+// round trip, whether the author has a realtime subscription open: the
+// fan-out never writes an author's own inbox (its post is there since
+// it was published), so a dispatch tells the author apart.
+func (s *Service) pushTargets(ctx context.Context, author store.ID, askPresence bool) (string, bool, error) {
+	cmds := []rueidis.Completed{
 		s.Redis.B().Get().Key(s.Keys.PushMode(author)).Build(),
-		s.Redis.B().Zcard().Key(s.Keys.Followers(author)).Build())
-	if err := store.FirstErr(rs); err != nil {
-		return "", err
+		s.Redis.B().Zcard().Key(s.Keys.Followers(author)).Build()}
+	var present func([]rueidis.RedisResult) []store.ID
+	if askPresence {
+		var ask []rueidis.Completed
+		ask, present = s.PresenceCmds([]string{store.Member(author)})
+		cmds = append(cmds, ask...)
+	}
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs[:2]); err != nil {
+		return "", false, err
 	}
 	mode, _ := rs[0].ToString()
 	n, _ := rs[1].AsInt64()
@@ -138,14 +157,36 @@ func (s *Service) PushTargets(ctx context.Context, author store.ID) (string, err
 	// count now: big-V status is sticky, and readers already pull it.
 	if mode == pushPull || mode != PushAct && n > s.Opts.BigVThresholdNow() {
 		if err := s.Promote(ctx, author); err != nil {
-			return "", err
+			return "", false, err
 		}
 		mode = PushAct
 	}
+	authorPresent := present != nil && len(present(rs[2:])) > 0
 	if mode == PushAct {
-		return s.Keys.Active(author), nil
+		return s.Keys.Active(author), authorPresent, nil
 	}
-	return s.Keys.Followers(author), nil
+	return s.Keys.Followers(author), authorPresent, nil
+}
+
+// dispatchNotices are what an event tells before its fan-out: the author
+// itself, when present, and, for a big-V author (pushed to its active
+// followers alone), its readers merged on read, once on its channel. A
+// replay is the live feed's: its anchor's session change told them.
+func (s *Service) dispatchNotices(e core.Event, set string, authorPresent bool) []core.Notice {
+	if e.Type == core.EvReplay {
+		return nil
+	}
+	t := Task{Type: e.Type, Author: e.User, Item: e.Item}
+	var ns []core.Notice
+	if authorPresent {
+		ns = append(ns, taskNotice(t, []store.ID{e.User}))
+	}
+	if set != s.Keys.Followers(e.User) {
+		n := taskNotice(t, nil)
+		n.Merged = true
+		ns = append(ns, n)
+	}
+	return ns
 }
 
 // Promote makes author a big-V: its mode becomes "pull", so new follows
@@ -273,8 +314,8 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 		// A chunk whose readers were all left out writes only the
 		// checkpoint of the one before, if any.
 		if cmds := s.ChunkCmds(t, c.targets, ck, confirmed); len(cmds) > 0 {
-			if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
-				return fmt.Errorf("write chunk: %w", err)
+			if err := s.writeChunk(ctx, t, c.targets, cmds); err != nil {
+				return err
 			}
 		}
 		confirmed = c.last
@@ -287,6 +328,46 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 		}
 		lo = "(" + confirmed
 	}
+}
+
+// writeChunk sends a chunk's writes cmds for targets and, in the same
+// pipeline, asks which of the targets have a realtime subscription open;
+// once Redis confirmed the writes, those present are told (one publish
+// per viewer bucket, a round trip only when any is present). Replays are
+// the live feed's, whose subscribers hear of sessions from their anchors.
+func (s *Service) writeChunk(ctx context.Context, t Task, targets []string, cmds []rueidis.Completed) error {
+	writes := len(cmds)
+	var present func([]rueidis.RedisResult) []store.ID
+	if t.Type != core.EvReplay {
+		var ask []rueidis.Completed
+		ask, present = s.PresenceCmds(targets)
+		cmds = append(cmds, ask...)
+	}
+	rs := s.DoMulti(ctx, cmds...)
+	if err := store.FirstErr(rs[:writes]); err != nil {
+		return fmt.Errorf("write chunk: %w", err)
+	}
+	if present == nil {
+		return nil
+	}
+	if readers := present(rs[writes:]); len(readers) > 0 {
+		s.Notify(ctx, taskNotice(t, readers))
+	}
+	return nil
+}
+
+// taskNotice is what a task's readers are told: a post, or the removal of
+// one. An undone repost names no post of its own that left (its
+// original may still show): the readers recount.
+func taskNotice(t Task, readers []store.ID) core.Notice {
+	n := core.Notice{Kind: core.NoticePost, Author: t.Author, Item: t.Item.ID, Readers: readers}
+	switch t.Type {
+	case core.EvDelete:
+		n.Kind = core.NoticeRemoval
+	case core.EvUnrepost:
+		n.Kind, n.Item = core.NoticeRemoval, 0
+	}
+	return n
 }
 
 func (s *Service) finish(ctx context.Context, t Task, ck string) error {

@@ -52,6 +52,10 @@ func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err erro
 	if err := s.addFollower(ctx, edges[0], at); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
+	// The follower's pages merge the followee from now on (pending), its
+	// live feed shows the followee's sessions: its subscriptions recount
+	// and follow the followee's channels.
+	s.Notify(ctx, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer}})
 	s.settleLater(ctx, func(ctx context.Context) error {
 		if err := s.settleFollows(ctx, edges, at); err != nil {
 			return err
@@ -403,6 +407,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target store.ID) (err er
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
 	s.End(ctx, shard, jid)
+	s.Notify(ctx, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer}})
 	return nil
 }
 

@@ -142,6 +142,25 @@ func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) er
 	return nil
 }
 
+// Followed is what a realtime subscription of viewer follows the
+// notices of, as a page's first round trip reads it (readViewSets, so
+// the same accounts are left out as hidden): the big-V followees and the
+// followees whose follow has yet to settle (both merged on read, never
+// pushed to it), and the anchors it follows. One round trip.
+func (s *Service) Followed(ctx context.Context, viewer store.ID) (bigV, pending, anchors []store.ID, err error) {
+	defer store.Wrap(&err, "read what user %d follows", viewer)
+	q := s.viewSetsCmds(viewer, s.Keys.FollowedAnchors(viewer), s.CompiledKeywords(viewer))
+	rs := s.DoMulti(ctx, q.cmds...)
+	if err := store.FirstErr(rs); err != nil {
+		return nil, nil, nil, err
+	}
+	v := &View{Viewer: viewer, Now: s.NowMS()}
+	if err := s.readViewSets(v, q, rs); err != nil {
+		return nil, nil, nil, err
+	}
+	return v.bigV, v.pending, v.Followees, nil
+}
+
 // unhidden reads a reply of members, less those the reply of their
 // intersection with the hidden authors says are hidden at now (ms).
 func unhidden(ids, hidden rueidis.RedisResult, now int64) ([]store.ID, error) {

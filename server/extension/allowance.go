@@ -114,7 +114,10 @@ type ChargeRefusals struct {
 
 func (c ChargeRefusals) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if c.Allowance.BaseCost > 0 {
-		exec = chargingRefusals{GraphExecutor: exec, a: c.Allowance, queriesOnly: r.Method == http.MethodGet}
+		// A WebSocket's upgrade is a GET too, but its operations may be
+		// anything.
+		getOnly := r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
+		exec = chargingRefusals{GraphExecutor: exec, a: c.Allowance, queriesOnly: getOnly}
 	}
 	c.Transport.Do(w, r, exec)
 }

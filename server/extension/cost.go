@@ -29,7 +29,8 @@ import (
 // Every answered operation carries extensions.cost: {requested, limit} and,
 // when rate limiting is on, remaining (the points left in the allowance).
 // If Redis cannot answer the rate check, the operation goes ahead: it
-// needs Redis anyway and will report UNAVAILABLE itself. A request refused
+// needs Redis anyway and will report UNAVAILABLE itself. A subscription
+// spends its cost before it subscribes, once (subscribe). A request refused
 // before it gets here spends the base cost through ChargeRefusals.
 type CostLimit struct {
 	anySchema
@@ -88,6 +89,10 @@ func (c CostLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 	if oc == nil {
 		return next(ctx)
 	}
+	op := graphql.GetOperationContext(ctx).Operation
+	if op != nil && op.Operation == ast.Subscription {
+		return c.subscribe(ctx, oc, next)
+	}
 	if oc.charge != nil {
 		ctx = feedcore.WithCharge(ctx, oc.charge)
 	}
@@ -97,31 +102,66 @@ func (c CostLimit) InterceptOperation(ctx context.Context, next graphql.Operatio
 		if resp == nil {
 			return nil
 		}
-		var v *feedcore.Verdict
-		if oc.charge != nil {
-			sctx, cancel := stepContext(ctx)
-			got, err := oc.charge.Settle(sctx)
-			cancel()
-			switch {
-			case err != nil:
-				logStoreError(ctx, c.Allowance.Logger, "rate limit: store did not answer; letting the operation through", err)
-			case got.Err != nil:
-				return ReplaceAnswer(ctx, refusal(ctx, got))
-			default:
-				v = &got
-			}
+		v, refused := c.settle(ctx, oc)
+		if refused != nil {
+			return ReplaceAnswer(ctx, refused)
 		}
-		cost := map[string]any{"requested": oc.requested}
-		if c.MaxComplexity > 0 {
-			cost["limit"] = c.MaxComplexity
+		c.addCost(resp, oc, v)
+		return resp
+	}
+}
+
+// settle spends oc's charge, if it has one not spent yet: the verdict (nil
+// when there was no charge or the store did not answer, which lets the
+// operation through), or the refusal.
+func (c CostLimit) settle(ctx context.Context, oc *opCost) (*feedcore.Verdict, *gqlerror.Error) {
+	if oc.charge == nil {
+		return nil, nil
+	}
+	sctx, cancel := stepContext(ctx)
+	got, err := oc.charge.Settle(sctx)
+	cancel()
+	switch {
+	case err != nil:
+		logStoreError(ctx, c.Allowance.Logger, "rate limit: store did not answer; letting the operation through", err)
+		return nil, nil
+	case got.Err != nil:
+		return nil, refusal(ctx, got)
+	}
+	return &got, nil
+}
+
+// addCost sets resp's extensions.cost.
+func (c CostLimit) addCost(resp *graphql.Response, oc *opCost, v *feedcore.Verdict) {
+	cost := map[string]any{"requested": oc.requested}
+	if c.MaxComplexity > 0 {
+		cost["limit"] = c.MaxComplexity
+	}
+	if v != nil && oc.charge.Rated() {
+		cost["remaining"] = v.Remaining
+	}
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["cost"] = cost
+}
+
+// subscribe spends a subscription's cost before it subscribes (alone: its
+// updates come later, from the realtime layer, and are not charged), so a
+// refused one never opens; its first answer carries extensions.cost.
+func (c CostLimit) subscribe(ctx context.Context, oc *opCost, next graphql.OperationHandler) graphql.ResponseHandler {
+	v, refused := c.settle(ctx, oc)
+	if refused != nil {
+		return graphql.OneShot(ReplaceAnswer(ctx, refused))
+	}
+	respond := next(ctx)
+	first := true
+	return func(ctx context.Context) *graphql.Response {
+		resp := respond(ctx)
+		if resp != nil && first {
+			first = false
+			c.addCost(resp, oc, v)
 		}
-		if v != nil && oc.charge.Rated() {
-			cost["remaining"] = v.Remaining
-		}
-		if resp.Extensions == nil {
-			resp.Extensions = map[string]any{}
-		}
-		resp.Extensions["cost"] = cost
 		return resp
 	}
 }

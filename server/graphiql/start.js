@@ -7,6 +7,12 @@
 
   var root = document.getElementById('graphiql');
   var endpoint = new URL(root.dataset.endpoint, location.href).href;
+  // Subscriptions run over a WebSocket to the same endpoint (GraphiQL's
+  // bundled graphql-ws client, graphql-transport-ws); the headers editor's
+  // headers (Authorization, or X-Viewer-Id with dev auth) go in its
+  // connection_init payload, since a browser cannot set a WebSocket's.
+  var ws = new URL(endpoint);
+  ws.protocol = ws.protocol === 'https:' ? 'wss:' : 'ws:';
   var prefix = root.dataset.storagePrefix || '';
 
   // GraphiQL keeps tabs, history and (with shouldPersistHeaders) headers in
@@ -39,7 +45,7 @@
   }
 
   var props = {
-    fetcher: GraphiQL.createFetcher({ url: endpoint }),
+    fetcher: GraphiQL.createFetcher({ url: endpoint, subscriptionUrl: ws.href }),
     query: params.query,
     variables: params.variables,
     headers: params.headers,
