@@ -7,7 +7,8 @@
 # (subscribe.mjs) each subscribe to followingFeedUpdates, are told of a
 # post by an account the viewer follows (newPostCount 1) and of its
 # deletion (deletedPostIds), and liveFeedUpdates sees a session scheduled,
-# started and ended. Skipped, with a note, when node or npm is missing (as
+# started and ended. First, the README's example must be subscribe.mjs word
+# for word. Skipped, with a note, when node or npm is missing (as
 # .ci/clients.sh does). Quiet but for the check's lines; on failure prints
 # feedd's log too.
 set -euo pipefail
@@ -16,6 +17,17 @@ cd "$(dirname "$0")/.."
 if ! command -v go >/dev/null 2>&1; then
   export PATH="$PATH:/usr/local/go/bin"
 fi
+
+# The README's example is examples/realtime/subscribe.mjs, which the check
+# runs: the first js block of the README's "Realtime" section must be that
+# file, word for word.
+readme_example=$(awk '/^## Realtime/ { on = 1 } on && /^```js$/ { inside = 1; next } inside && /^```$/ { exit } inside { print }' README.md)
+if [ "$readme_example" != "$(cat examples/realtime/subscribe.mjs)" ]; then
+  diff <(printf '%s\n' "$readme_example") examples/realtime/subscribe.mjs >&2 || true
+  echo "realtime.sh: the README's Realtime example differs from examples/realtime/subscribe.mjs: make them the same" >&2
+  exit 1
+fi
+
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "note: node/npm not found; skipped the realtime clients check" >&2
   exit 0
