@@ -71,7 +71,7 @@ class Inbox {
     this.wake();
   }
   close(error) {
-    this.error = error ?? new Error('the subscription ended');
+    this.error ??= error ?? new Error('the subscription ended'); // the first reason stands
     this.wake();
   }
   wake() {
@@ -222,11 +222,14 @@ async function openOnServer() {
   return sum;
 }
 
-// untilOpen waits until the server holds at least n subscriptions.
+// untilOpen waits until the server holds at least n subscriptions; a
+// subscription that failed meanwhile fails it at once.
 async function untilOpen(n) {
   const end = Date.now() + timeout;
   let last;
   for (;;) {
+    const failed = inboxes.find((b) => b.error);
+    if (failed) throw new Error(`${failed.name}: ${errorText(failed.error)}`);
     last = await openOnServer();
     if (last >= n) return;
     if (Date.now() > end) throw new Error(`${subscriptionsGauge} is ${last} after ${timeout} ms, want at least ${n}`);
