@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,6 +90,7 @@ type realtimeRun struct {
 
 	mu    sync.Mutex
 	ended map[string]int
+	gone  map[int]bool // subscribers feedd ended
 	probe *noticeProbe // the post being timed, if any
 }
 
@@ -111,7 +113,7 @@ type noticeProbe struct {
 func (t *target) startRealtime(ctx context.Context) (*realtimeRun, error) {
 	cfg := t.cfg.Realtime
 	rt := &realtimeRun{t: t, cfg: cfg, rep: &loadreport.RealtimeReport{Subscribers: cfg.Subscribers},
-		subs: make([]*gqlws.Conn, cfg.Subscribers), byViewer: map[int][]int{}, ended: map[string]int{},
+		subs: make([]*gqlws.Conn, cfg.Subscribers), byViewer: map[int][]int{}, ended: map[string]int{}, gone: map[int]bool{},
 		hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.OpenConcurrency}}}
 	if cfg.FanoutPosts > 0 {
 		rt.rep.Fanout = append(rt.rep.Fanout, t.fanoutBurst(ctx, 0))
@@ -208,14 +210,15 @@ func (rt *realtimeRun) openOne(ctx context.Context, i, viewer int) error {
 }
 
 // awaitGauge waits until feedd's gauge of open subscriptions has grown
-// by the subscriptions opened (a subscribe message is handled after its
-// connection's ack: until then a post could miss it), and returns the
-// scrape that saw it; without the gauge, the first scrape, with a note.
+// by the subscriptions opened, less those it ended (refused past a
+// limit): a subscribe message is handled after its connection's ack, and
+// until then a post could miss it. It returns the scrape that saw it;
+// without the gauge, the first scrape, with a note.
 func (rt *realtimeRun) awaitGauge(ctx context.Context, before feeddMetrics) (feeddMetrics, error) {
 	t := rt.t
-	want := before.gauges[subscriptionsMetric] + float64(rt.rep.Open)
 	deadline := time.Now().Add(time.Minute)
 	for {
+		want := before.gauges[subscriptionsMetric] + float64(rt.rep.Open-rt.endedCount())
 		m, err := scrapeMetrics(ctx, t.probe.hc, t.cfg.MetricsURL)
 		if err != nil {
 			return m, err
@@ -266,30 +269,49 @@ func connMemory(before, after feeddMetrics, err error, open int) loadreport.Conn
 }
 
 // handler is subscriber i's: it counts updates, times the probe's, and
-// notes a subscription or connection that feedd ended.
+// notes a subscription or connection that feedd ended (a refusal comes as
+// a result with errors, then complete).
 func (rt *realtimeRun) handler(i int) gqlws.Handler {
 	return func(e gqlws.Event) {
-		switch e.Type {
-		case gqlws.TypeNext:
+		switch {
+		case e.Type == gqlws.TypeNext:
+			if kind, failed := resultError(e.Payload); failed {
+				rt.endedBy(i, kind)
+				return
+			}
 			rt.received.Add(1)
 			rt.lastAt.Store(e.At.UnixNano())
 			rt.noticed(i, e)
-		case gqlws.TypeError:
-			rt.endedBy(errorMessageKind(e.Payload))
-		case gqlws.TypeComplete:
-			rt.endedBy("COMPLETE")
-		default:
-			if !rt.closing.Load() {
-				rt.endedBy(wsErrorKind(e.Err))
-			}
+		case e.Type == gqlws.TypeError:
+			rt.endedBy(i, errorsKind(e.Payload))
+		case e.Type == gqlws.TypeComplete:
+			rt.endedBy(i, "COMPLETE")
+		case !rt.closing.Load():
+			rt.endedBy(i, wsErrorKind(e.Err))
 		}
 	}
 }
 
-func (rt *realtimeRun) endedBy(kind string) {
+// endedCount is how many subscriptions feedd has ended so far.
+func (rt *realtimeRun) endedCount() int {
 	rt.mu.Lock()
-	rt.ended[kind]++
-	rt.mu.Unlock()
+	defer rt.mu.Unlock()
+	n := 0
+	for _, c := range rt.ended {
+		n += c
+	}
+	return n
+}
+
+// endedBy notes that feedd ended subscriber i, and why: the first
+// reason only (a refusal's complete follows its error).
+func (rt *realtimeRun) endedBy(i int, kind string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if !rt.gone[i] {
+		rt.gone[i] = true
+		rt.ended[kind]++
+	}
 }
 
 // noticed times an update of subscriber i for the probe's post: the first
@@ -440,14 +462,18 @@ func (rt *realtimeRun) pickAuthor(ctx context.Context, r *rand.Rand, followers m
 			followers[a] = fs
 		}
 		due := map[int]bool{}
+		rt.mu.Lock()
 		for _, f := range fs {
 			if f == a {
 				continue
 			}
 			for _, i := range rt.byViewer[f] {
-				due[i] = true
+				if !rt.gone[i] {
+					due[i] = true
+				}
 			}
 		}
+		rt.mu.Unlock()
 		if len(due) > 0 {
 			return a, due, nil
 		}
@@ -602,15 +628,32 @@ func wsErrorKind(err error) string {
 	return "TRANSPORT"
 }
 
-// errorMessageKind names an error message's GraphQL errors by their code.
-func errorMessageKind(payload json.RawMessage) string {
+// errorsKind names a list of GraphQL errors by the first one's code:
+// ERROR_RATE_LIMITED, or ERROR without a code.
+func errorsKind(list json.RawMessage) string {
 	var errs []struct {
 		Extensions struct {
 			Code string `json:"code"`
 		} `json:"extensions"`
 	}
-	if json.Unmarshal(payload, &errs) != nil || len(errs) == 0 || errs[0].Extensions.Code == "" {
+	if json.Unmarshal(list, &errs) != nil || len(errs) == 0 || errs[0].Extensions.Code == "" {
 		return "ERROR"
 	}
 	return "ERROR_" + errs[0].Extensions.Code
+}
+
+// resultError is the kind of a next message's errors, when it carries
+// errors and no data (a subscription refused or ended with an error).
+func resultError(payload json.RawMessage) (string, bool) {
+	if !bytes.Contains(payload, []byte(`"errors"`)) {
+		return "", false
+	}
+	var r struct {
+		Data   json.RawMessage `json:"data"`
+		Errors json.RawMessage `json:"errors"`
+	}
+	if json.Unmarshal(payload, &r) != nil || len(r.Errors) == 0 || (len(r.Data) > 0 && string(r.Data) != "null") {
+		return "", false
+	}
+	return errorsKind(r.Errors), true
 }
