@@ -2,11 +2,8 @@ package resolvers
 
 import (
 	"context"
-	"errors"
 
-	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/feedcore/realtime"
 	"github.com/feedd/feedd/gqltype"
 	"github.com/feedd/feedd/gqltype/view"
 	"github.com/feedd/feedd/graph"
@@ -32,7 +29,7 @@ func (r *subscriptionResolver) FollowingFeedUpdates(ctx context.Context, since *
 	}
 	in, err := r.Svc.FollowingFeedUpdates(ctx, viewer, deref(since))
 	if err != nil {
-		return nil, subscribeError(err)
+		return nil, err
 	}
 	uw := userWantsIn(ctx, sub(ctx, "newPostAuthors"))
 	return relay(ctx, in, func(u feedcore.FollowingUpdate) *graph.FollowingFeedUpdate {
@@ -55,7 +52,7 @@ func (r *subscriptionResolver) LiveFeedUpdates(ctx context.Context) (<-chan *gra
 	}
 	in, err := r.Svc.LiveFeedUpdates(ctx, viewer)
 	if err != nil {
-		return nil, subscribeError(err)
+		return nil, err
 	}
 	anchor, aw := sessionWantsIn(ctx, sub(ctx, "session"))
 	return relay(ctx, in, func(u feedcore.LiveUpdate) *graph.LiveFeedUpdate {
@@ -76,15 +73,6 @@ func (r *subscriptionResolver) subscriber(ctx context.Context) (feedcore.ID, err
 		return 0, err
 	}
 	return u.ID, nil
-}
-
-// subscribeError gives the domain's refusal of one subscription too many
-// its code, in case it comes bare.
-func subscribeError(err error) error {
-	if feedcore.CodeOf(err) == apierr.Internal && errors.Is(err, realtime.ErrTooManySubscriptions) {
-		return fail(apierr.RateLimited, "%s", err.Error())
-	}
-	return err
 }
 
 // authorViews are the views of the new posts' authors, as w asks, read in

@@ -118,9 +118,14 @@ func perOperation(cfg Config, known *extension.KnownOps) graphql.OperationMiddle
 		if o.typ == string(ast.Subscription) {
 			return subscriptionOp{operation: o, cfg: cfg, reg: reg}.run(ctx, next)
 		}
-		cancel := func() {}
 		if o.stream != "" {
+			parent := ctx
+			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, timeout)
+			// Not at the answer: the steps around this one (the cost's
+			// settling) still use the context then. Its parent, the
+			// operation's, ends with it (gqlgen cancels it).
+			context.AfterFunc(parent, cancel)
 		}
 		ctx = loaders.NewContext(ctx, loaders.New(cfg.Service, reqinfo.Viewer(ctx)))
 		respond := next(ctx)
@@ -135,7 +140,6 @@ func perOperation(cfg Config, known *extension.KnownOps) graphql.OperationMiddle
 			}
 			answered = true
 			once.Do(func() {
-				cancel()
 				o.ran(ctx, cfg.Logger, reg)
 				o.observe(ctx, cfg.Logger, reg)
 			})

@@ -40,7 +40,7 @@ func healthHandler() http.Handler {
 // replica, so a bound on it would take them all out of rotation at once
 // when the workers fall behind, and a worker outage would become a read
 // outage. Operators alert on feedd_fanout_backlog instead. A replica
-// serving subscriptions (Config.Realtime) whose realtime link is down is
+// serving subscriptions (realtime started) whose realtime link is down is
 // unready too: its subscribers would hear nothing while its queries
 // answer. A process shutting down (Config.ShuttingDown) is unready whatever the store says,
 // without asking it.
@@ -78,14 +78,12 @@ func readyHandler(cfg Config) http.Handler {
 			reply(http.StatusServiceUnavailable, answer{Reason: h.Problem, Store: store})
 			return
 		}
-		if cfg.Realtime {
-			if err := cfg.Service.RealtimeReady(); err != nil {
-				// Subscriptions would go silent while every query works
-				// (Mastodon #25157): out of rotation until the link is back.
-				cfg.Logger.Warn("readyz: realtime link down", "err", err)
-				reply(http.StatusServiceUnavailable, answer{Reason: RealtimeDownReason + ": " + err.Error(), Store: store})
-				return
-			}
+		if err := cfg.Service.RealtimeReady(); err != nil {
+			// Subscriptions would go silent while every query works
+			// (Mastodon #25157): out of rotation until the link is back.
+			cfg.Logger.Warn("readyz: realtime link down", "err", err)
+			reply(http.StatusServiceUnavailable, answer{Reason: RealtimeDownReason + ": " + err.Error(), Store: store})
+			return
 		}
 		a := answer{Ready: true, Store: store}
 		if n, err := cfg.Service.Backlog(ctx); err == nil {

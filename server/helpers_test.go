@@ -26,6 +26,9 @@ type env struct {
 	srv *httptest.Server
 	// metrics is this server's own registry.
 	metrics *Metrics
+	// conns are this server's streams, when the test gave them
+	// (newStreamEnv).
+	conns *Connections
 }
 
 func newEnv(t *testing.T) *env {

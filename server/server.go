@@ -55,9 +55,6 @@ type Config struct {
 	// and call its GoAway when the server shuts down. Default: a set of
 	// the handler's own.
 	Connections *Connections
-	// Realtime says this replica serves subscriptions (its realtime link
-	// started): /readyz then reports the link down as unready.
-	Realtime bool
 	// ShuttingDown, when set and true, makes /readyz answer 503 "shutting
 	// down" on both listeners while requests are still served: the
 	// process has been told to stop, and load balancers polling /readyz

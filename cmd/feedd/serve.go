@@ -24,6 +24,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	api := addAPIFlags(fs)
 	addr := fs.String("addr", ":8080", "listen address (default 127.0.0.1:8080, loopback only, while dev auth is on)")
 	httpf := addHTTPFlags(fs)
+	streams := addStreamFlags(fs)
 	demoOn := fs.Bool("demo", false, "load demo data at start (default true only with the embedded store and no --import)")
 	demoSeed := fs.Int64("demo-seed", 1, "seed of the demo data; the same seed gives the same data")
 	importFile := fs.String("import", "", "JSON Lines file to load before serving")
@@ -53,6 +54,9 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		return err
 	}
 	if err := httpf.check(*requestTimeout, *writeTimeout); err != nil {
+		return err
+	}
+	if err := streams.check(); err != nil {
 		return err
 	}
 	stopTracing, err := ops.start(ctx, "feedd")
@@ -99,6 +103,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	if err != nil {
 		return err
 	}
+	apiCfg.Streams = streams.limits()
 	if *devAuth {
 		slog.Warn("DEV AUTH IS ON: any client can act as any user by sending X-Viewer-Id; never expose this server")
 	} else if !verifier.Enabled() {
@@ -113,8 +118,10 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 	// The operations listener is up from here to the end, demo load and
 	// drain included; its /metrics serves the public handler's registry.
 	metrics := server.NewMetrics()
-	var shuttingDown atomic.Bool // set on SIGTERM: /readyz answers 503 on both listeners
-	stopOps, err := ops.listen(server.Config{Service: svc, Metrics: metrics, ShuttingDown: &shuttingDown}, o)
+	conns := server.NewConnections() // the subscriptions' streams, for both listeners' /metrics
+	var shuttingDown atomic.Bool     // set on SIGTERM: /readyz answers 503 on both listeners
+	stopOps, err := ops.listen(server.Config{Service: svc, Metrics: metrics, ShuttingDown: &shuttingDown,
+		Connections: conns}, o)
 	if err != nil {
 		return err
 	}
@@ -135,6 +142,15 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 			slog.Info("fan-out workers stopped", "events", s.Events, "tasks", s.Tasks, "inbox_writes", s.InboxWrites)
 		})
 	}
+
+	// Realtime (the Redis subscriptions that carry subscription updates
+	// between replicas) runs until the server has drained, like the
+	// workers; a link that fails shows in /readyz.
+	wg.Go(func() {
+		if err := svc.Start(wctx, streams.realtime()); err != nil && wctx.Err() == nil {
+			slog.Error("realtime stopped: subscriptions get no updates", "err", err)
+		}
+	})
 
 	// Listening before the demo loads gives its media URLs the real port
 	// (--addr :0 included); connections wait in the backlog meanwhile.
@@ -165,7 +181,7 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 
 	cfg := server.Config{Service: svc, Metrics: metrics, DevAuth: *devAuth, Verifier: verifier,
 		RequestTimeout: *requestTimeout, WriteTimeout: *writeTimeout, APIConfig: apiCfg,
-		AllowedHosts: httpf.hosts(set, *devAuth), ShuttingDown: &shuttingDown}
+		AllowedHosts: httpf.hosts(set, *devAuth), ShuttingDown: &shuttingDown, Connections: conns}
 	if report != nil {
 		cfg.DemoMedia = demo.MediaHandler()
 		if len(report.Viewers) > 0 {
@@ -173,6 +189,10 @@ func runServe(ctx context.Context, args []string, o cmdOptions) error {
 		}
 	}
 	srv := httpf.limits.Server(server.New(cfg), *requestTimeout, *writeTimeout)
+	// Shutdown neither closes WebSockets (hijacked) nor ends event
+	// streams: they go away (1001) when it starts, and their clients
+	// reconnect to another replica.
+	srv.RegisterOnShutdown(conns.GoAway)
 	printBanner(o.stdout, ln.Addr(), store, *devAuth, report)
 	o.listened(listenerPublic, ln.Addr())
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/feedd/feedd/auth"
 )
 
@@ -115,6 +117,62 @@ func TestServeDrainsOnShutdown(t *testing.T) {
 	}
 }
 
+// TestServeClosesWebsocketsOnShutdown: on SIGTERM serve closes every
+// WebSocket with 1001 "going away" (http.Server.Shutdown leaves hijacked
+// connections alone), so that clients reconnect to another replica.
+func TestServeClosesWebsocketsOnShutdown(t *testing.T) {
+	addrs := make(chan net.Addr, 1)
+	o := cmdOptions{stdout: io.Discard, listening: func(_ string, a net.Addr) { addrs <- a }}
+	t.Setenv("FEED_REDIS_URL", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	returned := make(chan error, 1)
+	go func() {
+		returned <- runServe(ctx, []string{"--addr", "127.0.0.1:0", "--demo=false", "--dev-auth", "--log-level", "warn"}, o)
+	}()
+	var addr string
+	select {
+	case a := <-addrs:
+		addr = a.String()
+	case err := <-returned:
+		t.Fatalf("serve returned before listening: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start listening")
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	c, _, err := websocket.Dial(wctx, "ws://"+addr+"/query", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := c.Write(wctx, websocket.MessageText, []byte(`{"type":"connection_init","payload":{"X-Viewer-Id":"1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, m, err := c.Read(wctx); err != nil || !strings.Contains(string(m), "connection_ack") {
+		t.Fatalf("after connection_init: %s, %v", m, err)
+	}
+	cancel() // SIGTERM
+	for {
+		_, m, err := c.Read(wctx)
+		if err == nil {
+			continue // a keep-alive
+		}
+		if code := websocket.CloseStatus(err); code != websocket.StatusGoingAway {
+			t.Fatalf("closed with %d (%v, last %s), want 1001", code, err, m)
+		}
+		break
+	}
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not return")
+	}
+}
+
 func TestServeFlagsValidate(t *testing.T) {
 	for _, args := range [][]string{
 		{"--request-timeout", "0s"},
@@ -123,6 +181,7 @@ func TestServeFlagsValidate(t *testing.T) {
 		{"--shutdown-delay", "-1s"},
 		{"--log-format", "xml"},
 		{"--log-level", "loud"},
+		{"--max-connections", "0"},
 	} {
 		if err := runServe(context.Background(), append(args, "--demo=false"), cmdOptions{stdout: io.Discard}); err == nil {
 			t.Errorf("%q accepted", args)

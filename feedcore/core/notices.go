@@ -54,6 +54,10 @@ const (
 	// NoticeSuspension: the Author's account was suspended or
 	// unsuspended: its followers' feeds lost or regained its posts.
 	NoticeSuspension
+	// NoticeAnchors: the Readers follow the Author as an anchor from now
+	// on (its first live session): their live subscriptions follow its
+	// channel.
+	NoticeAnchors
 )
 
 // Notice is one change. Readers are told on their own bucket's channel

@@ -320,6 +320,22 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 	return items, nil
 }
 
+// QueuedSessions lists the LIVE and PREVIEW sessions of anchors, from
+// their queues (read through the client-side cache, as a first live page
+// reads them): what a realtime subscription catches up on after its
+// channels were lost.
+func (s *Service) QueuedSessions(ctx context.Context, anchors []store.ID) ([]store.ID, error) {
+	items, err := s.liveQueued(ctx, anchors)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]store.ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	return ids, nil
+}
+
 // settleLive brings an anchor's queue and the replay timelines in line
 // with the session's hash, its record of truth, then tells the anchor's
 // followers with a live subscription open (once, on the anchor's

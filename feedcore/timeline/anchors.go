@@ -109,6 +109,11 @@ func (s *Service) noteAnchor(ctx context.Context, anchor store.ID, pages int) (d
 		if err := store.FirstErr(s.DoMulti(ctx, cmds...)); err != nil {
 			return false, fmt.Errorf("note it among followers' anchors: %w", err)
 		}
+		// Their live subscriptions follow the anchor's channel from now
+		// on: once in an account's life, so not asked whether present.
+		if ids, err := IdsOf(page); err == nil && len(ids) > 0 {
+			s.Notify(ctx, core.Notice{Kind: core.NoticeAnchors, Author: anchor, Readers: ids})
+		}
 		if len(page) < TaskSize {
 			return true, s.Do(ctx, s.Redis.B().Set().Key(mark).Value("1").Build()).Error()
 		}
