@@ -68,7 +68,7 @@ func TestRealtimeFailover(t *testing.T) {
 		}
 	}()
 	t.Cleanup(func() { stop(); <-done; <-done })
-	srv := httptest.NewServer(server.New(server.Config{Service: svc, DevAuth: true, Realtime: true, Logger: countingLogger(&serverLog)}))
+	srv := httptest.NewServer(server.New(server.Config{Service: svc, DevAuth: true, Logger: countingLogger(&serverLog)}))
 	t.Cleanup(srv.Close)
 	poster := client.New(srv.URL+"/query", client.Auth{ViewerID: feedcore.FormatID(author)}, &http.Client{Timeout: 15 * time.Second})
 
