@@ -136,7 +136,7 @@ func resultUpdate(t *testing.T, pane string) followingUpdate {
 		t.Fatalf("result pane is not JSON: %v\n%s", err, pane)
 	}
 	if len(r.Errors) > 0 {
-		t.Fatalf("the subscription failed: %s", r.Errors)
+		t.Fatalf("the subscription failed:\n%s", pane)
 	}
 	return r.Data.FollowingFeedUpdates
 }
