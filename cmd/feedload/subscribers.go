@@ -447,7 +447,8 @@ func (rt *realtimeRun) quiet(ctx context.Context) error {
 }
 
 // pickAuthor is a random active user some of whose followers hold
-// subscriptions, and those subscriptions; followers caches each user's
+// subscriptions, and those subscriptions and the author's own;
+// followers caches each user's
 // followers (read as that user, through followers(first:, after:)).
 func (rt *realtimeRun) pickAuthor(ctx context.Context, r *rand.Rand, followers map[int][]int) (int, map[int]bool, error) {
 	const tries = 50
@@ -463,10 +464,9 @@ func (rt *realtimeRun) pickAuthor(ctx context.Context, r *rand.Rand, followers m
 		}
 		due := map[int]bool{}
 		rt.mu.Lock()
-		for _, f := range fs {
-			if f == a {
-				continue
-			}
+		// The author's own subscriptions are due too: its post is in its
+		// own feed.
+		for _, f := range append(fs, a) {
 			for _, i := range rt.byViewer[f] {
 				if !rt.gone[i] {
 					due[i] = true
@@ -474,7 +474,7 @@ func (rt *realtimeRun) pickAuthor(ctx context.Context, r *rand.Rand, followers m
 			}
 		}
 		rt.mu.Unlock()
-		if len(due) > 0 {
+		if len(due) > len(rt.byViewer[a]) { // a follower's too, not the author's alone
 			return a, due, nil
 		}
 	}

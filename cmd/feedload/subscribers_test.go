@@ -106,7 +106,8 @@ func TestSubscribers(t *testing.T) {
 				t.Errorf("memory %+v", m)
 			}
 			n := r.Notices
-			if n.Error != "" || n.Posts != 3 || n.Expected == 0 || n.Received != n.Expected || n.Missed != 0 || n.P50 <= 0 || n.P99 < n.P50 || n.Max < n.P99 {
+			if n.Error != "" || n.Posts != 3 || n.Expected == 0 || n.Received != n.Expected || n.Missed != 0 || n.Unexpected != 0 ||
+				n.P50 <= 0 || n.P99 < n.P50 || n.Max < n.P99 {
 				t.Errorf("publish-to-notice %+v, want every update due received", n)
 			}
 			if len(r.Fanout) != 2 || r.Ratio == nil {

@@ -52,10 +52,10 @@ type ConnMemory struct {
 
 // NoticeReport is the publish-to-notice latency: Posts posts, one at a
 // time, each by an author some subscribers' viewers follow; Expected
-// updates were due (one to each subscriber of a follower), Received came
-// within the notice timeout, naming the post's author first, Missed did
-// not; Unexpected came to subscribers whose viewers do not follow the
-// author (its own, say). Latency is from just before the publishPost
+// updates were due (one to each subscription of a follower or of the
+// author, whose own feed holds its post), Received came within the
+// notice timeout, naming the post's author first, Missed did not;
+// Unexpected came to subscribers whose viewers do not follow the author. Latency is from just before the publishPost
 // request to the update's arrival.
 type NoticeReport struct {
 	Posts      int     `json:"posts"`
