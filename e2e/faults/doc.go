@@ -1,11 +1,13 @@
 // Package faults holds feedd's fault-injection tests: acknowledged posts
 // survive Redis master failovers, worker processes killed mid fan-out and
 // rolling restarts of serve replicas and workers, each delivered exactly
-// once, failed publishes leave no ghost, and a rolling restart fails no
-// request.
+// once, failed publishes leave no ghost, a rolling restart fails no
+// request, and a subscriber keeps being told of new posts through the
+// failover of the master its notices travel on.
 //
 // Lanes: every test here needs a real Redis (FEED_TEST_REDIS) and skips on
-// the embedded store. TestMasterFailover needs the Redis Cluster lane, a
+// the embedded store. TestMasterFailover and TestRealtimeFailover need the
+// Redis Cluster lane, a
 // cluster started by .ci/cluster.sh (it kills masters with SIGKILL and
 // brings them back with `.ci/cluster.sh restart PORT`), and skips on a
 // single Redis; since it disturbs every test using the cluster meanwhile,

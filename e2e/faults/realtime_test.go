@@ -91,24 +91,29 @@ func TestRealtimeFailover(t *testing.T) {
 		return nil
 	})
 
-	publish := func(n int) {
+	// publish sends post n until it is acknowledged, and returns when the
+	// attempt that was began.
+	publish := func(n int) time.Time {
 		t.Helper()
 		key := fmt.Sprintf("realtime-failover-%d", n)
 		var last error
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+			sent := time.Now()
 			actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			_, last = client.PublishPost(actx, poster, client.PublishPostInput{Text: "post " + key, IdempotencyKey: &key})
 			cancel()
 			if last == nil {
-				return
+				return sent
 			}
 			time.Sleep(100 * time.Millisecond) // backoff between retries
 		}
 		t.Fatalf("post %d not acknowledged within a minute: %v", n, last)
+		return time.Time{}
 	}
-	expect := func(count int, what string) time.Duration {
+	// expect reads updates until one with newPostCount count, and returns
+	// when it arrived.
+	expect := func(count int, what string) time.Time {
 		t.Helper()
-		start := time.Now()
 		timeout := time.After(time.Minute)
 		for {
 			select {
@@ -132,7 +137,7 @@ func TestRealtimeFailover(t *testing.T) {
 					t.Fatalf("%s: newPostCount %d, want %d", what, got, count)
 				}
 				if got == count {
-					return time.Since(start)
+					return e.At
 				}
 			case <-timeout:
 				t.Fatalf("%s: no update with newPostCount %d within a minute (connection: %v; realtime %+v)",
@@ -162,17 +167,17 @@ func TestRealtimeFailover(t *testing.T) {
 	}
 	// A post while the master is down: acknowledged once the cluster
 	// lets it be (its own keys may be on any master).
-	publish(2)
+	sent2 := publish(2)
 	if err := cl.waitPromoted(port, replica, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	promoted := time.Since(killed)
-	during := expect(2, "the post published during the failover")
+	during := expect(2, "the post published during the failover").Sub(sent2)
 	if err := cl.restart(port); err != nil {
 		t.Fatal(err)
 	}
-	publish(3)
-	after := expect(3, "the post published after the node rejoined")
+	sent3 := publish(3)
+	after := expect(3, "the post published after the node rejoined").Sub(sent3)
 
 	waitUntil(t, "the realtime layer to count a resubscribe", 30*time.Second, func() error {
 		if n := svc.RealtimeStats().Resubscribes; n <= resubscribes {
@@ -194,7 +199,7 @@ func TestRealtimeFailover(t *testing.T) {
 	if err := conn.Err(); err != nil {
 		t.Errorf("the WebSocket closed during the failover: %v (close code %d)", err, gqlws.CloseCode(err))
 	}
-	t.Logf("master %d (slot %d of %s) killed; replica promoted after %.1fs; the post published meanwhile counted %.1fs after its publish, the post after the rejoin %.2fs after; realtime %+v",
+	t.Logf("master %d (slot %d of %s) killed; replica promoted after %.1fs; the post published meanwhile counted %.2fs after its acknowledged publish was sent, the post after the rejoin %.3fs after; realtime %+v",
 		port, slot, channel, promoted.Seconds(), during.Seconds(), after.Seconds(), svc.RealtimeStats())
 	t.Logf("server warnings and errors (%d):\n%s", serverLog.total(), serverLog.String())
 	t.Logf("worker warnings and errors (%d):\n%s", workerLog.total(), workerLog.String())
