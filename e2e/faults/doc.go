@@ -7,11 +7,11 @@
 //
 // Lanes: every test here needs a real Redis (FEED_TEST_REDIS) and skips on
 // the embedded store. TestMasterFailover and TestRealtimeFailover need the
-// Redis Cluster lane, a
-// cluster started by .ci/cluster.sh (it kills masters with SIGKILL and
-// brings them back with `.ci/cluster.sh restart PORT`), and skips on a
-// single Redis; since it disturbs every test using the cluster meanwhile,
-// it also needs FEED_TEST_FAULTS=1 and is run alone:
+// Redis Cluster lane, a cluster started by .ci/cluster.sh (they kill
+// masters with SIGKILL and bring them back with `.ci/cluster.sh restart
+// PORT`), and skip on a single Redis; since they disturb every test using
+// the cluster meanwhile, they also need FEED_TEST_FAULTS=1 and are run
+// alone:
 //
 //	FEED_TEST_REDIS=$(.ci/cluster.sh url) FEED_TEST_FAULTS=1 go test -race -run Failover -v ./e2e/faults
 //
