@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -109,7 +110,8 @@ type noticeProbe struct {
 
 // startRealtime runs the fan-out burst with none open (with
 // --fanout-posts), opens the subscriptions and measures feedd's memory for
-// them, runs the burst again, and times the notices.
+// them, runs the burst again, and times the notices; finish closes them
+// and runs the burst a third time, with none open again.
 func (t *target) startRealtime(ctx context.Context) (*realtimeRun, error) {
 	cfg := t.cfg.Realtime
 	rt := &realtimeRun{t: t, cfg: cfg, rep: &loadreport.RealtimeReport{Subscribers: cfg.Subscribers},
@@ -123,7 +125,6 @@ func (t *target) startRealtime(ctx context.Context) (*realtimeRun, error) {
 	}
 	if cfg.FanoutPosts > 0 {
 		rt.rep.Fanout = append(rt.rep.Fanout, t.fanoutBurst(ctx, rt.rep.Open))
-		rt.rep.Ratio = fanoutRatio(rt.rep.Fanout)
 	}
 	rt.rep.Notices = rt.timeNotices(ctx)
 	return rt, ctx.Err()
@@ -136,6 +137,7 @@ func (rt *realtimeRun) open(ctx context.Context) error {
 	t, n := rt.t, rt.cfg.Subscribers
 	viewers := t.pop.activeUsers()
 	rt.rep.Viewers = min(n, len(viewers))
+	gc := collectGarbage(ctx, t.probe.hc, t.cfg.MetricsURL)
 	before, berr := scrapeMetrics(ctx, t.probe.hc, t.cfg.MetricsURL)
 	start := time.Now()
 	var next, opened, failed atomic.Int64
@@ -179,7 +181,13 @@ func (rt *realtimeRun) open(ctx context.Context) error {
 		}
 	}
 	after, aerr := rt.awaitGauge(ctx, before)
+	if gc && collectGarbage(ctx, t.probe.hc, t.cfg.MetricsURL) {
+		after, aerr = scrapeMetrics(ctx, t.probe.hc, t.cfg.MetricsURL)
+	} else {
+		gc = false
+	}
 	rt.rep.Memory = connMemory(before, after, firstErr(berr, aerr), rt.rep.Open)
+	rt.rep.Memory.GCForced = gc
 	fmt.Fprintf(t.cfg.Progress, "feedload: %d subscriptions open in %.1fs\n", rt.rep.Open, rt.rep.OpenSeconds)
 	return nil
 }
@@ -573,19 +581,59 @@ func (t *target) fanoutBurst(ctx context.Context, open int) loadreport.FanoutRun
 	return run
 }
 
-// fanoutRatio is the second burst's inbox writes a second over the
-// first's; nil unless both were measured.
+// fanoutRatio is the inbox writes a second of the burst with the
+// subscriptions open over the mean of the bursts with none open, before
+// and after it (bracketing it, so that what changed meanwhile, readers
+// made active, caches warmed, weighs on both sides alike); nil unless
+// all three were measured.
 func fanoutRatio(runs []loadreport.FanoutRun) *float64 {
-	if len(runs) != 2 || runs[0].InboxWritesPerSecond == nil || runs[1].InboxWritesPerSecond == nil || *runs[0].InboxWritesPerSecond == 0 {
+	if len(runs) != 3 {
 		return nil
 	}
-	v := *runs[1].InboxWritesPerSecond / *runs[0].InboxWritesPerSecond
+	for _, r := range runs {
+		if r.InboxWritesPerSecond == nil {
+			return nil
+		}
+	}
+	none := (*runs[0].InboxWritesPerSecond + *runs[2].InboxWritesPerSecond) / 2
+	if none == 0 {
+		return nil
+	}
+	v := *runs[1].InboxWritesPerSecond / none
 	return &v
 }
 
-// finish closes the subscriptions and fills the report's last figures.
-func (rt *realtimeRun) finish(rep *loadreport.Report) {
+// collectGarbage has feedd run a garbage collection (GET
+// /debug/pprof/heap?gc=1 on the listener serving its metrics: its ops
+// listener, --ops-url), so the heap read next is live memory, not garbage
+// a collection would free; false where there is no such endpoint.
+func collectGarbage(ctx context.Context, hc *http.Client, metricsURL string) bool {
+	u, err := url.Parse(metricsURL)
+	if err != nil {
+		return false
+	}
+	u.Path, u.RawQuery = "/debug/pprof/heap", "gc=1"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return false
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.StatusCode == http.StatusOK
+}
+
+// finish closes the subscriptions, runs the last fan-out burst with none
+// open, and fills the report's last figures.
+func (rt *realtimeRun) finish(ctx context.Context, rep *loadreport.Report) {
 	rt.close()
+	if rt.cfg.FanoutPosts > 0 {
+		rt.rep.Fanout = append(rt.rep.Fanout, rt.t.fanoutBurst(ctx, 0))
+		rt.rep.Ratio = fanoutRatio(rt.rep.Fanout)
+	}
 	rt.rep.Received = rt.received.Load()
 	rt.mu.Lock()
 	if len(rt.ended) > 0 {

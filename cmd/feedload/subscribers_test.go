@@ -110,11 +110,11 @@ func TestSubscribers(t *testing.T) {
 				n.P50 <= 0 || n.P99 < n.P50 || n.Max < n.P99 {
 				t.Errorf("publish-to-notice %+v, want every update due received", n)
 			}
-			if len(r.Fanout) != 2 || r.Ratio == nil {
+			if len(r.Fanout) != 3 || r.Ratio == nil {
 				t.Fatalf("fan-out runs %+v, ratio %v", r.Fanout, r.Ratio)
 			}
 			for i, f := range r.Fanout {
-				if f.Error != "" || f.Posts != 20 || f.Errors != 0 || f.Seconds <= 0 || f.InboxWritesPerSecond == nil || f.Open != []int{0, 150}[i] {
+				if f.Error != "" || f.Posts != 20 || f.Errors != 0 || f.Seconds <= 0 || f.InboxWritesPerSecond == nil || f.Open != []int{0, 150, 0}[i] {
 					t.Errorf("fan-out run %d: %+v", i, f)
 				}
 			}

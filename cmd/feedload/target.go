@@ -323,7 +323,7 @@ func runLoad(ctx context.Context, cfg loadConfig, rep *loadreport.Report) error 
 	}
 	t.report(rep)
 	if rt != nil {
-		rt.finish(rep)
+		rt.finish(ctx, rep)
 	}
 	return nil
 }

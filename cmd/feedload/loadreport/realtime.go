@@ -24,9 +24,10 @@ type RealtimeReport struct {
 	GaugeNote           string         `json:"gaugeNote,omitempty"` // why ServerSubscriptions is missing or short
 	Memory              ConnMemory     `json:"memory"`
 	Notices             NoticeReport   `json:"notices"`
-	// Fanout is the fan-out throughput with no subscription open and with
-	// the Open ones (--fanout-posts), and Ratio the second's inbox writes
-	// a second over the first's.
+	// Fanout is the fan-out throughput (--fanout-posts) with no
+	// subscription open, with the Open ones, and with none again after
+	// they closed; Ratio is the second's inbox writes a second over the
+	// mean of the first and the third's.
 	Fanout []FanoutRun `json:"fanout,omitempty"`
 	Ratio  *float64    `json:"fanoutRatio,omitempty"`
 	// Received is every update the subscribers got over the run (the
@@ -39,8 +40,11 @@ type RealtimeReport struct {
 
 // ConnMemory is feedd's memory before and after the subscriptions were
 // opened (process_resident_memory_bytes and go_memstats_heap_inuse_bytes
-// from its /metrics), and the difference per open connection.
+// from its /metrics), and the difference per open connection. GCForced:
+// feedd collected its garbage before each reading (its ops listener's
+// /debug/pprof/heap?gc=1), so the heap is live memory.
 type ConnMemory struct {
+	GCForced        bool    `json:"gcForced"`
 	RSSBefore       int64   `json:"rssBefore"`
 	RSSAfter        int64   `json:"rssAfter"`
 	HeapInuseBefore int64   `json:"heapInuseBefore"`
@@ -107,8 +111,12 @@ func (r *RealtimeReport) print(w io.Writer) {
 	if m := r.Memory; m.Error != "" {
 		fmt.Fprintf(w, "memory per connection: not measured: %s\n", m.Error)
 	} else {
-		fmt.Fprintf(w, "memory per connection: RSS %s (%s to %s), Go heap in use %s (%s to %s) on feedd's /metrics\n",
-			size(int64(m.RSSPerConn)), size(m.RSSBefore), size(m.RSSAfter), size(int64(m.HeapPerConn)), size(m.HeapInuseBefore), size(m.HeapInuseAfter))
+		gc := "no GC forced (no /debug/pprof beside the metrics: --ops-url)"
+		if m.GCForced {
+			gc = "each after a GC"
+		}
+		fmt.Fprintf(w, "memory per connection: RSS %s (%s to %s), Go heap in use %s (%s to %s) on feedd's /metrics, %s\n",
+			size(int64(m.RSSPerConn)), size(m.RSSBefore), size(m.RSSAfter), size(int64(m.HeapPerConn)), size(m.HeapInuseBefore), size(m.HeapInuseAfter), gc)
 	}
 	n := r.Notices
 	switch {
@@ -133,7 +141,7 @@ func (r *RealtimeReport) print(w io.Writer) {
 			f.Open, f.Posts, f.Errors, f.Seconds, f.PostsPerSecond, writes)
 	}
 	if r.Ratio != nil {
-		fmt.Fprintf(w, "fan-out throughput with subscriptions open over none: %.3f (inbox writes a second)\n", *r.Ratio)
+		fmt.Fprintf(w, "fan-out throughput with subscriptions open over none: %.3f (inbox writes a second, over the mean of the bursts before and after)\n", *r.Ratio)
 	}
 	ended := "none"
 	if len(r.Ended) > 0 {
