@@ -524,7 +524,7 @@ func (rt *realtimeRun) followersOf(ctx context.Context, u int) ([]int, error) {
 }
 
 // fanoutBurst publishes cfg.FanoutPosts posts, --concurrency at a time,
-// by random active users, and waits for feedd's fan-out to drain them;
+// by random active users (the same ones each burst), and waits for feedd's fan-out to drain them;
 // open is the subscriptions open meanwhile, for the report.
 func (t *target) fanoutBurst(ctx context.Context, open int) loadreport.FanoutRun {
 	run := loadreport.FanoutRun{Open: open, Posts: t.cfg.Realtime.FanoutPosts}
@@ -545,8 +545,10 @@ func (t *target) fanoutBurst(ctx context.Context, open int) loadreport.FanoutRun
 	var next, errs atomic.Int64
 	var g errgroup.Group
 	start := time.Now()
+	// Every burst's posts are by the same authors, in the same order, so
+	// each burst asks the fan-out for the same work.
 	for w := range t.cfg.Concurrency {
-		r := rand.New(rand.NewPCG(t.cfg.Seed+uint64(open), uint64(w)+0xfa))
+		r := rand.New(rand.NewPCG(t.cfg.Seed, uint64(w)+0xfa))
 		g.Go(func() error {
 			for next.Add(1) <= int64(run.Posts) && ctx.Err() == nil {
 				a := t.pop.viewer(r)
