@@ -183,9 +183,7 @@ func (c *Conn) read() {
 		at := time.Now()
 		switch m.Type {
 		case typePing:
-			if err = c.send(c.ctx, message{Type: typePong}); err != nil {
-				break
-			}
+			err = c.send(c.ctx, message{Type: typePong}) // a failure ends the loop below
 		case TypeNext, TypeError, TypeComplete:
 			c.mu.Lock()
 			h := c.subs[m.ID]

@@ -198,3 +198,24 @@ func TestEndTellsSubscriptions(t *testing.T) {
 		t.Error("Subscribe on an ended connection succeeded")
 	}
 }
+
+// TestRefusedUpgrade: an upgrade the server answers with a status, not
+// 101 (feedd's 503 past --max-connections), fails Dial with a
+// StatusError that says the status.
+func TestRefusedUpgrade(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "too many connections", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), Options{})
+	if err == nil {
+		c.Close()
+		t.Fatal("Dial succeeded against a refusal")
+	}
+	var se *StatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusServiceUnavailable || CloseCode(err) != -1 {
+		t.Errorf("Dial: %v (%T), want a StatusError with 503 and no close code", err, err)
+	}
+}
