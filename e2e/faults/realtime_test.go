@@ -72,6 +72,16 @@ func TestRealtimeFailover(t *testing.T) {
 	t.Cleanup(srv.Close)
 	poster := client.New(srv.URL+"/query", client.Auth{ViewerID: feedcore.FormatID(author)}, &http.Client{Timeout: 15 * time.Second})
 
+	// Realtime is up once its first channel (moderation's, every
+	// replica's) is confirmed: a subscription before that is refused
+	// UNAVAILABLE, and the cluster may be slow to answer after the other
+	// failover test.
+	waitUntil(t, "the realtime layer to start", time.Minute, func() error {
+		if st := svc.RealtimeStats(); st.Channels < 1 {
+			return fmt.Errorf("no channel confirmed; RealtimeReady: %v; realtime: %s", svc.RealtimeReady(), realtimeLog.String())
+		}
+		return nil
+	})
 	conn, err := gqlws.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/query",
 		gqlws.Options{InitPayload: map[string]any{client.DevHeader: feedcore.FormatID(viewer)}})
 	if err != nil {
@@ -85,8 +95,14 @@ func TestRealtimeFailover(t *testing.T) {
 	// The layer holds the subscription before the first post: it counts
 	// from the top of the feed as it was when it subscribed.
 	waitUntil(t, "the realtime layer to hold the subscription", 30*time.Second, func() error {
+		select {
+		case e := <-updates: // a refusal
+			t.Fatalf("the subscription ended before it was held: %s %s (connection: %v; realtime: %s)",
+				e.Type, e.Payload, e.Err, realtimeLog.String())
+		default:
+		}
 		if n := svc.RealtimeStats().Subscriptions; n < 1 {
-			return fmt.Errorf("%d subscriptions", n)
+			return fmt.Errorf("%d subscriptions; RealtimeReady: %v; realtime: %s", n, svc.RealtimeReady(), realtimeLog.String())
 		}
 		return nil
 	})
