@@ -235,3 +235,18 @@ type RealtimeOptions = realtime.Options
 
 // RealtimeStats is realtime.Stats.
 type RealtimeStats = realtime.Stats
+
+// NoticeMode is core.NoticeMode: how realtime notices travel between
+// replicas (Options.Notices).
+type NoticeMode = core.NoticeMode
+
+// The notice modes (core.NoticesAuto...).
+const (
+	NoticesAuto  = core.NoticesAuto
+	NoticesRedis = core.NoticesRedis
+	NoticesLocal = core.NoticesLocal
+	NoticesOff   = core.NoticesOff
+)
+
+// ErrTooManySubscriptions is realtime.ErrTooManySubscriptions.
+var ErrTooManySubscriptions = realtime.ErrTooManySubscriptions

@@ -22,11 +22,27 @@ import (
 // followers, push and big-V, with redis-benchmark run in the same minute.
 func BenchmarkFanout(b *testing.B) {
 	storetest.RequireReal(b)
+	benchFanout(b, Options{BigVThreshold: 1 << 30}, nil)
+}
+
+// measure, when a fan-out benchmark is given one, is called with the
+// service and every follower before the timer starts, and returns what
+// the benchmark calls with the inbox writes made once it has its figures
+// (realtime_bench_test.go marks followers present and reports the CPU a
+// write costs so).
+type measure func(s *Service, followers []store.ID) (report func(writes int))
+
+// benchFanout is BenchmarkFanout's run on a service with options o.
+func benchFanout(b *testing.B, o Options, m measure) {
 	const followers = 50000
-	s := newService(b, storetest.New(b), Options{BigVThreshold: 1 << 30})
+	s := newService(b, storetest.New(b), o)
 	mustUsers(b, s, 1)
-	makeFollowers(b, s, 1, followers)
+	fs := makeFollowers(b, s, 1, followers)
 	startWorkers(b, s, WorkerOptions{Executors: 4})
+	report := func(int) {}
+	if m != nil {
+		report = m(s, fs)
+	}
 	ctx := context.Background()
 	b.ResetTimer()
 	start := time.Now()
@@ -37,6 +53,7 @@ func BenchmarkFanout(b *testing.B) {
 		drain(b, s)
 	}
 	b.ReportMetric(float64(b.N*followers)/time.Since(start).Seconds(), "writes/s")
+	report(b.N * followers)
 }
 
 // BenchmarkFanoutSmallPosts measures the fan-out of many small posts, where
@@ -51,18 +68,22 @@ func BenchmarkFanout(b *testing.B) {
 func BenchmarkFanoutSmallPosts(b *testing.B) {
 	storetest.RequireReal(b)
 	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { benchSmallPosts(b, workers) })
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			benchSmallPosts(b, workers, Options{BigVThreshold: 1 << 30}, nil)
+		})
 	}
 }
 
-func benchSmallPosts(b *testing.B, workers int) {
+// benchSmallPosts is BenchmarkFanoutSmallPosts' run with workers worker
+// processes on a service with options o.
+func benchSmallPosts(b *testing.B, workers int, o Options, m measure) {
 	const authors, followers = 100, 20
-	s := newService(b, storetest.New(b), Options{BigVThreshold: 1 << 30})
-	var ids []store.ID
+	s := newService(b, storetest.New(b), o)
+	var ids, all []store.ID
 	for a := range authors {
 		author := store.ID(1 + a*(followers+1))
 		mustUsers(b, s, author)
-		makeFollowers(b, s, author, followers)
+		all = append(all, makeFollowers(b, s, author, followers)...)
 		ids = append(ids, author)
 	}
 	stop := startWorkers(b, s, WorkerOptions{Executors: 4})
@@ -74,6 +95,10 @@ func benchSmallPosts(b *testing.B, workers int) {
 			b.Fatal(err)
 		}
 	}
+	report := func(int) {}
+	if m != nil {
+		report = m(s, all)
+	}
 	b.ResetTimer()
 	start := time.Now()
 	for range workers {
@@ -83,4 +108,5 @@ func benchSmallPosts(b *testing.B, workers int) {
 	elapsed := time.Since(start).Seconds()
 	b.ReportMetric(float64(b.N)/elapsed, "posts/s")
 	b.ReportMetric(float64(b.N*followers)/elapsed, "writes/s")
+	report(b.N * followers)
 }

@@ -107,3 +107,21 @@ func TestRealtimeBigVMergedOnRead(t *testing.T) {
 		t.Fatalf("the big-V post made %d inbox writes, want none (no follower active)", w)
 	}
 }
+
+// A presence set is never a listpack, whose lookups scan it: the fan-out
+// asks every reader of a chunk, nearly all absent (presence.go).
+func TestRealtimePresenceSetsStayHashed(t *testing.T) {
+	storetest.RequireReal(t)
+	s := testService(t, Options{})
+	mustUsers(t, s, 1)
+	startRealtime(t, s, rtOptions)
+	followingUpdates(t, s, 1, "")
+	key := s.Keys.Presence(store.PresenceBucket(1))
+	enc, err := s.Redis.Do(context.Background(), s.Redis.B().ObjectEncoding().Key(key).Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc != "skiplist" {
+		t.Fatalf("presence set %s is a %s, want a skiplist", key, enc)
+	}
+}

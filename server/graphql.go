@@ -102,7 +102,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 // counter, and records the round trips it cost under its type and name
 // (known names only; others under otherOperation). An operation on a
 // WebSocket, one of many on its connection, gets a round-trip counter and
-// an outcome of its own, and is observed as a request (observeOperation);
+// an outcome of its own, and is observed as a request (operation.observe);
 // a query or mutation on a stream gets the request timeout, which
 // observeQuery leaves out of a stream. A subscription takes its own path
 // (subscriptionOp).

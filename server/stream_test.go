@@ -247,6 +247,9 @@ func TestSSEQuery(t *testing.T) {
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q", ct)
 	}
+	if res.Header.Get("X-Accel-Buffering") != "no" {
+		t.Error("an event stream without X-Accel-Buffering: no")
+	}
 	var d struct{ Viewer struct{ Handle string } }
 	s.next().as(t, &d)
 	if d.Viewer.Handle != "ann" {

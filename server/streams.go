@@ -252,6 +252,9 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	defer t.conns.release(s)
 	streamOf(ctx).admitted(transportSSE)
 	holdOpen(w)
+	// nginx (and proxies that follow it) would otherwise hold the events
+	// in its buffer.
+	w.Header().Set("X-Accel-Buffering", "no")
 	t.SSE.Do(sw, r.WithContext(ctx), exec)
 }
 

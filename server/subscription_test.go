@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -127,7 +128,6 @@ func TestSubscriptionFollowingCounts(t *testing.T) {
 			break
 		}
 	}
-	f := gather(t, e.metrics.Registry())
 	for _, m := range []struct {
 		name   string
 		labels []string
@@ -135,11 +135,12 @@ func TestSubscriptionFollowingCounts(t *testing.T) {
 		{"feedd_subscriptions_open", []string{"field", "followingFeedUpdates"}},
 		{"feedd_stream_connections_open", []string{"transport", "websocket"}},
 		{"feedd_realtime_subscriptions", nil},
-		{"feedd_realtime_notices_sent_total", nil},
+		{"feedd_realtime_notices_sent_total", nil}, // counted once the update is handed on
 	} {
-		if n, _ := f.value(m.name, m.labels...); n < 1 {
-			t.Errorf("%s%v = %v, want at least 1", m.name, m.labels, n)
-		}
+		waitFor(t, m.name+" at 1 or more", func() bool {
+			n, _ := gather(t, e.metrics.Registry()).value(m.name, m.labels...)
+			return n >= 1
+		})
 	}
 	e.do(2, `mutation($id: ID!) { deletePost(id: $id) { deletedPostId } }`, map[string]any{"id": post})
 	c.await("pill", "the delete", func(p pill) bool {
@@ -287,7 +288,7 @@ func TestSubscriptionLiveUpdates(t *testing.T) {
 	if err := e.svc.Follow(context.Background(), 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	// bob is an anchor (has had a session) before ann subscribes.
+	// bob has had a session before ann subscribes, which a catch-up may send.
 	if _, err := e.svc.ScheduleLiveSession(context.Background(), 2, feedcore.NewLive{Title: "first",
 		ScheduledStartAt: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
@@ -392,11 +393,17 @@ func TestSubscriptionAcrossReplicas(t *testing.T) {
 }
 
 // TestSubscriptionSlowClientDropped: a client that never reads while its
-// updates flow is dropped once its buffers are full (the write to it
-// takes longer than the stream write timeout), never buffered for
-// without bound. Both ends' socket buffers are made small, so that a few
-// KiB of updates fill them.
+// updates flow is dropped once its buffers are full (a write to it takes
+// longer than the stream write timeout), never buffered for without
+// bound; over a WebSocket and over SSE. Both ends' socket buffers are
+// made small, so that a few KiB of updates fill them.
 func TestSubscriptionSlowClientDropped(t *testing.T) {
+	for _, tr := range []string{transportWebsocket, transportSSE} {
+		t.Run(tr, func(t *testing.T) { slowClientDropped(t, tr) })
+	}
+}
+
+func slowClientDropped(t *testing.T, tr string) {
 	e := newStreamEnv(t, func(c *Config) { c.Streams.WriteTimeout = 200 * time.Millisecond },
 		func(s *httptest.Server) { s.Listener = smallBuffers{s.Listener} })
 	e.users("ann", "bob")
@@ -415,22 +422,25 @@ func TestSubscriptionSlowClientDropped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	session() // bob is an anchor before ann subscribes
-	c := e.dialSmall(auth.DevHeader, "1")
-	c.init(nil)
-	c.subscribe("live", liveSub, nil)
+	session() // bob is an anchor already
+	if tr == transportWebsocket {
+		c := e.dialSmall(auth.DevHeader, "1")
+		c.init(nil)
+		c.subscribe("live", liveSub, nil)
+	} else {
+		e.sseSmall(liveSub, auth.DevHeader, "1")
+	}
 	e.subscribed(1)
 	deadline := time.Now().Add(streamWait)
 	sessions := 0
-	for e.conns.Open(transportWebsocket) > 0 { // the client reads nothing from here on
+	for e.conns.Open(tr) > 0 { // the client reads nothing from here on
 		if time.Now().After(deadline) {
 			t.Fatalf("a client that reads nothing still connected after %d sessions", sessions)
 		}
 		session()
 		sessions++
 	}
-	f := gather(t, e.metrics.Registry())
-	slow, _ := f.value("feedd_stream_slow_clients_dropped_total", "transport", "websocket")
+	slow, _ := gather(t, e.metrics.Registry()).value("feedd_stream_slow_clients_dropped_total", "transport", tr)
 	if slow < 1 && e.svc.RealtimeStats().SlowDropped < 1 {
 		t.Errorf("dropped after %d sessions, but neither the stream nor the realtime layer counted a slow client", sessions)
 	}
@@ -448,6 +458,36 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
+// smallClient is an HTTP client whose connections have a small receive
+// buffer.
+func smallClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(1 << 10)
+		}
+		return c, err
+	}}}
+}
+
+// sseSmall starts an event stream of query over a connection with a
+// small receive buffer, and never reads it.
+func (e *env) sseSmall(query string, headers ...string) {
+	e.t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := smallClient().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { res.Body.Close() })
+}
+
 // dialSmall is mustDial over a connection with a small receive buffer.
 func (e *env) dialSmall(headers ...string) *wsClient {
 	e.t.Helper()
@@ -455,20 +495,68 @@ func (e *env) dialSmall(headers ...string) *wsClient {
 	for i := 0; i+1 < len(headers); i += 2 {
 		h.Set(headers[i], headers[i+1])
 	}
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetReadBuffer(1 << 10)
-		}
-		return c, err
-	}}
 	ctx, cancel := context.WithTimeout(context.Background(), streamWait)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, e.wsURL(), &websocket.DialOptions{HTTPHeader: h,
-		Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: &http.Client{Transport: tr}})
+		Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: smallClient()})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = c.CloseNow() })
 	return &wsClient{t: e.t, c: c}
+}
+
+// TestShutdownEndsEventStreams: GoAway (the server shutting down) ends an
+// event stream without its complete event, which graphql-sse takes for a
+// lost connection and reconnects, to another replica.
+func TestShutdownEndsEventStreams(t *testing.T) {
+	e := newStreamEnv(t, nil, nil)
+	e.users("ann")
+	e.startRealtime(testRealtime)
+	s, _ := e.sse(context.Background(), liveSub, nil, auth.DevHeader, "1")
+	e.subscribed(1)
+	e.conns.GoAway()
+	for {
+		name, data, err := s.event()
+		if err != nil {
+			break // the stream ended
+		}
+		t.Errorf("after GoAway: event %q %s, want the stream to end without one", name, data)
+	}
+	e.subscribed(0)
+}
+
+// TestSubscriptionBadInput: a subscription the server cannot make is an
+// error with a code, then complete, and the connection serves on: a
+// since that is no cursor of the viewer's feed, a subscription without a
+// viewer (over SSE: a WebSocket would not have been accepted), a
+// subscribe message that is not JSON.
+func TestSubscriptionBadInput(t *testing.T) {
+	e := newStreamEnv(t, nil, nil)
+	e.users("ann")
+	e.startRealtime(testRealtime)
+	c := e.mustDial(auth.DevHeader, "1")
+	c.init(nil)
+	c.subscribe("1", followingSub, map[string]any{"since": "garbage"})
+	if r := c.result("1"); r.code() != "INVALID_CURSOR" {
+		t.Errorf("since garbage: %+v, want INVALID_CURSOR", r.Errors)
+	}
+	c.expect("complete", "1")
+	if err := c.write([]byte(`{"type":"subscribe","id":"2","payload":{"query": 7}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m := c.next(); m.ID != "2" || m.Type != "error" && m.Type != "next" {
+		t.Errorf("a payload that is no request: %s %s", m.Type, m.Payload)
+	}
+	c.expect("complete", "2") // gqlgen completes it too
+	if h := c.who("3"); h != "ann" {
+		t.Errorf("the connection after bad input: viewer %q", h)
+	}
+	s, _ := e.sse(context.Background(), followingSub, nil)
+	if r := s.next(); r.code() != "UNAUTHENTICATED" {
+		t.Errorf("anonymous over SSE: %+v, want UNAUTHENTICATED", r.Errors)
+	}
+	if n := e.svc.RealtimeStats().Subscriptions; n != 0 {
+		t.Errorf("%d subscriptions made of bad input", n)
+	}
 }

@@ -135,7 +135,7 @@ func badUpgrade(r *http.Request) string {
 	switch {
 	case r.Method != http.MethodGet:
 		return "a WebSocket upgrade must be a GET"
-	case !strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+	case !strings.Contains(strings.ToLower(r.Header.Get("Upgrade")), "websocket"):
 		return `the only upgrade served is "Upgrade: websocket"`
 	case r.Header.Get("Sec-WebSocket-Version") != "13":
 		return "only WebSocket version 13 is served (Sec-WebSocket-Version: 13)"

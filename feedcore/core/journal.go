@@ -76,7 +76,16 @@ func (s *Service) Begin(ctx context.Context, shard int, fields ...string) (strin
 // End drops a finished mutation's journal entry. Failing to is harmless: a
 // worker settles the entry again, which changes nothing.
 func (s *Service) End(ctx context.Context, shard int, id string) {
-	s.Do(context.WithoutCancel(ctx), s.Redis.B().Xdel().Key(s.Keys.Journal(shard)).Id(id).Build())
+	s.EndTelling(ctx, shard, id)
+}
+
+// EndTelling is End telling realtime subscribers of ns (Notify) in the
+// same round trip: the mutation has settled, so what they recount shows
+// it.
+func (s *Service) EndTelling(ctx context.Context, shard int, id string, ns ...Notice) {
+	notices, told := s.NoticeCmds(ns...)
+	rs := s.DoMulti(context.WithoutCancel(ctx), append([]rueidis.Completed{s.Redis.B().Xdel().Key(s.Keys.Journal(shard)).Id(id).Build()}, notices...)...)
+	told(rs[1:])
 }
 
 func EncodeEdges(edges []Edge) string {

@@ -51,8 +51,9 @@ const (
 	// NoticeLive: the Author's live session Item was scheduled, started
 	// or ended.
 	NoticeLive
-	// NoticeSuspension: the Author's account was suspended or
-	// unsuspended: its followers' feeds lost or regained its posts.
+	// NoticeSuspension: the Author's account was suspended, unsuspended
+	// or deleted: feeds lost or regained its posts, with no fan-out to
+	// tell their readers.
 	NoticeSuspension
 	// NoticeAnchors: the Readers follow the Author as an anchor from now
 	// on (its first live session): their live subscriptions follow its
@@ -84,6 +85,11 @@ type Notifier interface {
 	// failure is counted, never returned, and changes nothing already
 	// written.
 	Notify(ctx context.Context, ns ...Notice)
+	// NoticeCmds is Notify riding a pipeline the caller sends anyway:
+	// the commands that publish ns (none when notices travel inside the
+	// process: then they are delivered at once), and the function the
+	// caller hands their replies to once it has them.
+	NoticeCmds(ns ...Notice) ([]rueidis.Completed, func([]rueidis.RedisResult))
 }
 
 // SetNotifier installs n: the fan-out asks it for presence and every
@@ -95,6 +101,16 @@ func (s *Service) Notify(ctx context.Context, ns ...Notice) {
 	if s.notifier != nil && len(ns) > 0 {
 		s.notifier.Notify(ctx, ns...)
 	}
+}
+
+// NoticeCmds is the installed notifier's NoticeCmds: publishes of ns to
+// send in the caller's pipeline after what they tell of, and what to do
+// with their replies. None without a notifier; done is never nil.
+func (s *Service) NoticeCmds(ns ...Notice) (cmds []rueidis.Completed, done func([]rueidis.RedisResult)) {
+	if s.notifier == nil || len(ns) == 0 {
+		return nil, func([]rueidis.RedisResult) {}
+	}
+	return s.notifier.NoticeCmds(ns...)
 }
 
 // PresenceCmds is the installed notifier's Presence of members; nil

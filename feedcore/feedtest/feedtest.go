@@ -1,10 +1,12 @@
 // Package feedtest runs a feedcore.Service's fan-out for tests outside
 // feedcore: start the workers for the test's lifetime, wait for them to
-// drain with a deadline, and read a viewer's feed whole.
+// drain with a deadline, read a viewer's feed whole, and run realtime
+// (the subscriptions' side) for the test's lifetime.
 package feedtest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,4 +60,39 @@ func Feed(tb testing.TB, svc *feedcore.Service, viewer feedcore.ID, n int) []fee
 	}
 	tb.Fatal("the feed does not end")
 	return nil
+}
+
+// Realtime runs svc's realtime (Start) until the test ends, or until the
+// returned stop is called, and returns once it serves subscriptions,
+// failing the test after a minute.
+func Realtime(tb testing.TB, svc *feedcore.Service, o feedcore.RealtimeOptions) (stop func()) {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var err error
+	go func() { err = svc.Start(ctx, o); close(done) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			if err != nil {
+				tb.Errorf("realtime: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(stop)
+	deadline := time.Now().Add(time.Minute)
+	for !svc.RealtimeRunning() {
+		select {
+		case <-done:
+			tb.Fatalf("realtime stopped before it ran: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			tb.Fatal("realtime did not start within a minute")
+		}
+		time.Sleep(5 * time.Millisecond) // polls Start's progress, not a synchronisation
+	}
+	return stop
 }

@@ -141,6 +141,7 @@ func (s *Service) finishAccount(ctx context.Context, u store.ID) error {
 		return err
 	}
 	marker := s.Keys.Gone(s.ShardOf(u), u)
+	done := g.phase >= len(AccountPhases)
 	for ; g.phase < len(AccountPhases); g.phase++ {
 		p := AccountPhases[g.phase]
 		if err := p.run(s, ctx, g); err != nil {
@@ -149,6 +150,11 @@ func (s *Service) finishAccount(ctx context.Context, u store.ID) error {
 		if err := s.Do(ctx, s.Redis.B().Hset().Key(marker).FieldValue().FieldValue("ph", store.Itoa(g.phase+1)).Build()).Error(); err != nil {
 			return fmt.Errorf("write the checkpoint: %w", err)
 		}
+	}
+	if !done {
+		// Its posts left every feed without a fan-out of their removal,
+		// as a suspension's do: the subscriptions recount.
+		s.Notify(ctx, core.Notice{Kind: core.NoticeSuspension, Author: u})
 	}
 	return nil
 }

@@ -2,11 +2,13 @@ package realtime
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/ratelimit"
@@ -307,7 +309,9 @@ func (f *followSub) notice(n core.Notice) {
 			f.removed = append(f.removed, n.Item)
 		}
 	case core.NoticeViews:
-		f.refresh, f.window = len(n.Readers) > 0, true // a suspension changes no follows
+		f.refresh, f.window = true, true
+	case core.NoticeSuspension: // its posts left or came back; no follow changed
+		f.window = true
 	}
 	f.kick()
 }
@@ -361,6 +365,14 @@ func (f *followSub) run() {
 
 	start := time.Now()
 	u, gone, err := f.recount(refresh, window, news, screen)
+	if refused := (*apierr.Error)(nil); errors.As(err, &refused) && refused.Code != apierr.Unavailable {
+		// Not Redis: the since cursor no longer opens (the cursor key
+		// changed) or the viewer is gone. Retrying cannot help; the
+		// client subscribes again.
+		f.h.s.stats.recountErrors.Add(1)
+		f.close()
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lastRun = start

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 )
@@ -33,10 +31,10 @@ type hub struct {
 	refs    map[string]int
 	// present is how many following subscriptions each present viewer
 	// has here, by bucket: the presence marks this replica renews.
-	present [store.RealtimeBuckets]map[store.ID]int
+	present [store.PresenceBuckets]map[store.ID]int
 	// lapse is the lapse time (ms) this replica last wrote for each
 	// bucket's marks; a mark it takes back must still hold it.
-	lapse [store.RealtimeBuckets]int64
+	lapse [store.PresenceBuckets]int64
 }
 
 // viewerSubs are one viewer's subscriptions on this replica, and how
@@ -127,7 +125,7 @@ func (h *hub) addFollow(f *followSub, authors []store.ID) (first bool, err error
 	h.acquire(h.s.Keys.ViewerChannel(store.RealtimeBucket(f.viewer)))
 	h.routeFollow(f, nil, authors)
 	f.authors = authors
-	b := store.RealtimeBucket(f.viewer)
+	b := store.PresenceBucket(f.viewer)
 	h.present[b][f.viewer]++
 	return h.present[b][f.viewer] == 1, nil
 }
@@ -162,7 +160,7 @@ func (h *hub) removeFollow(f *followSub) (last bool) {
 	h.release(h.s.Keys.ViewerChannel(store.RealtimeBucket(f.viewer)))
 	h.routeFollow(f, f.authors, nil)
 	f.authors = nil
-	b := store.RealtimeBucket(f.viewer)
+	b := store.PresenceBucket(f.viewer)
 	if h.present[b][f.viewer]--; h.present[b][f.viewer] > 0 {
 		return false
 	}
@@ -217,48 +215,37 @@ func (h *hub) rerouteLive(l *liveSub, anchors []store.ID) (added []store.ID) {
 // routeFollow moves f's routes from the authors in old to those in new,
 // and the channel counts with them.
 func (h *hub) routeFollow(f *followSub, old, new []store.ID) {
-	for _, a := range old {
-		if slices.Contains(new, a) {
-			continue
-		}
-		delete(h.authors[a], f)
-		if len(h.authors[a]) == 0 {
-			delete(h.authors, a)
-		}
-		h.release(h.s.Keys.AuthorChannel(store.RealtimeBucket(a)))
-	}
-	for _, a := range new {
-		if slices.Contains(old, a) {
-			continue
-		}
-		if h.authors[a] == nil {
-			h.authors[a] = map[*followSub]struct{}{}
-		}
-		h.authors[a][f] = struct{}{}
-		h.acquire(h.s.Keys.AuthorChannel(store.RealtimeBucket(a)))
-	}
+	reroute(h, h.authors, f, old, new, h.s.Keys.AuthorChannel)
 }
 
+// routeLive moves l's routes from the anchors in old to those in new.
 func (h *hub) routeLive(l *liveSub, old, new []store.ID) {
+	reroute(h, h.anchors, l, old, new, h.s.Keys.AnchorChannel)
+}
+
+// reroute moves sub's routes in routes (by author or anchor) from the
+// ids in old to those in new, acquiring and releasing the channels of
+// their buckets (channel). Under the hub's lock.
+func reroute[S comparable](h *hub, routes map[store.ID]map[S]struct{}, sub S, old, new []store.ID, channel func(int) string) {
 	for _, a := range old {
 		if slices.Contains(new, a) {
 			continue
 		}
-		delete(h.anchors[a], l)
-		if len(h.anchors[a]) == 0 {
-			delete(h.anchors, a)
+		delete(routes[a], sub)
+		if len(routes[a]) == 0 {
+			delete(routes, a)
 		}
-		h.release(h.s.Keys.AnchorChannel(store.RealtimeBucket(a)))
+		h.release(channel(store.RealtimeBucket(a)))
 	}
 	for _, a := range new {
 		if slices.Contains(old, a) {
 			continue
 		}
-		if h.anchors[a] == nil {
-			h.anchors[a] = map[*liveSub]struct{}{}
+		if routes[a] == nil {
+			routes[a] = map[S]struct{}{}
 		}
-		h.anchors[a][l] = struct{}{}
-		h.acquire(h.s.Keys.AnchorChannel(store.RealtimeBucket(a)))
+		routes[a][sub] = struct{}{}
+		h.acquire(channel(store.RealtimeBucket(a)))
 	}
 }
 
@@ -281,8 +268,7 @@ func (h *hub) release(ch string) {
 // deliver routes a notice heard on any channel: to the subscribers of
 // the viewers it names (on their bucket's channel), of the big-V author
 // it is from (merged on read), of the anchor whose session changed; a
-// suspension to the following subscribers whose viewers follow the
-// account. Routing never blocks: each subscriber only schedules its work.
+// suspension to every following subscriber. Routing never blocks: each subscriber only schedules its work.
 func (h *hub) deliver(payload string) {
 	n, err := decode(payload)
 	if err != nil {
@@ -290,9 +276,21 @@ func (h *hub) deliver(payload string) {
 		return
 	}
 	h.s.stats.received.Add(1)
-	var follows []*followSub
-	var lives []*liveSub
+	for _, s := range h.concerned(n) {
+		s.notice(n)
+	}
+}
+
+// concerned are the subscriptions n concerns.
+func (h *hub) concerned(n core.Notice) []subscriber {
+	if n.Kind == core.NoticeSuspension {
+		// The account's posts may be in any feed, reposted by a followee:
+		// every following subscription recounts (suspensions are rare).
+		return h.subscribers(func(_ store.ID, s subscriber) bool { _, ok := s.(*followSub); return ok })
+	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []subscriber
 	switch {
 	case len(n.Readers) > 0:
 		for _, r := range n.Readers {
@@ -302,92 +300,64 @@ func (h *hub) deliver(payload string) {
 			}
 			if n.Kind != core.NoticeAnchors {
 				for f := range vs.follows {
-					follows = append(follows, f)
+					out = append(out, f)
 				}
 			}
 			if n.Kind == core.NoticeViews || n.Kind == core.NoticeAnchors {
 				for l := range vs.lives {
-					lives = append(lives, l)
+					out = append(out, l)
 				}
 			}
 		}
 	case n.Kind == core.NoticeLive:
 		for l := range h.anchors[n.Author] {
-			lives = append(lives, l)
-		}
-	case n.Kind == core.NoticeSuspension:
-		for _, vs := range h.viewers {
-			for f := range vs.follows {
-				follows = append(follows, f)
-			}
+			out = append(out, l)
 		}
 	default:
 		for f := range h.authors[n.Author] {
-			follows = append(follows, f)
+			out = append(out, f)
 		}
 	}
-	h.mu.Unlock()
-	if n.Kind == core.NoticeSuspension {
-		h.suspended(n.Author, follows)
-		return
-	}
-	for _, f := range follows {
-		f.notice(n)
-	}
-	for _, l := range lives {
-		l.notice(n)
-	}
+	return out
 }
 
-// suspended tells the following subscribers whose viewers follow author
-// that its posts left (or came back to) their feeds: one pipelined read
-// of whether each follows it, on the runner.
-func (h *hub) suspended(author store.ID, follows []*followSub) {
-	if len(follows) == 0 {
-		return
-	}
-	h.run.after(h.ctx, 0, func() {
-		ctx, cancel := context.WithTimeout(h.ctx, time.Minute)
-		defer cancel()
-		m := store.Member(author)
-		cmds := make([]rueidis.Completed, len(follows))
-		for i, f := range follows {
-			cmds[i] = h.s.Redis.B().Zscore().Key(h.s.Keys.Following(f.viewer)).Member(m).Build()
-		}
-		for i, r := range h.s.DoMulti(ctx, cmds...) {
-			if _, err := r.AsFloat64(); err == nil {
-				follows[i].notice(core.Notice{Kind: core.NoticeViews})
+// subscriber is a following or a live subscription, as the hub sees it.
+type subscriber interface {
+	notice(core.Notice)
+	catchUp()
+	close()
+	routedOn(k store.Keys, ch string) bool
+}
+
+// subscribers are the subscriptions keep keeps (it is told each one's
+// viewer), collected under the hub's lock to be acted on outside it.
+func (h *hub) subscribers(keep func(viewer store.ID, s subscriber) bool) []subscriber {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []subscriber
+	for v, vs := range h.viewers {
+		for f := range vs.follows {
+			if keep(v, f) {
+				out = append(out, f)
 			}
 		}
-	})
+		for l := range vs.lives {
+			if keep(v, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 // confirmed catches up the subscribers channel ch serves, once its
 // subscription is confirmed (again): whatever was published while it was
 // down or not yet there, a recount finds.
 func (h *hub) confirmed(ch string) {
-	var follows []*followSub
-	var lives []*liveSub
-	h.mu.Lock()
-	for v, vs := range h.viewers {
-		own := h.s.Keys.ViewerChannel(store.RealtimeBucket(v)) == ch
-		for f := range vs.follows {
-			if own || f.routedOn(h.s.Keys, ch) {
-				follows = append(follows, f)
-			}
-		}
-		for l := range vs.lives {
-			if own || l.routedOn(h.s.Keys, ch) {
-				lives = append(lives, l)
-			}
-		}
-	}
-	h.mu.Unlock()
-	for _, f := range follows {
-		f.catchUp()
-	}
-	for _, l := range lives {
-		l.catchUp()
+	for _, s := range h.subscribers(func(v store.ID, s subscriber) bool {
+		return h.s.Keys.ViewerChannel(store.RealtimeBucket(v)) == ch || s.routedOn(h.s.Keys, ch)
+	}) {
+		s.catchUp()
 	}
 }
 
@@ -397,22 +367,9 @@ func (h *hub) close() {
 	h.mu.Lock()
 	h.closed = true
 	h.unmarkAll()
-	var follows []*followSub
-	var lives []*liveSub
-	for _, vs := range h.viewers {
-		for f := range vs.follows {
-			follows = append(follows, f)
-		}
-		for l := range vs.lives {
-			lives = append(lives, l)
-		}
-	}
 	h.mu.Unlock()
-	for _, f := range follows {
-		f.close()
-	}
-	for _, l := range lives {
-		l.close()
+	for _, s := range h.subscribers(func(store.ID, subscriber) bool { return true }) {
+		s.close()
 	}
 	h.run.wait()
 	h.l.stop()

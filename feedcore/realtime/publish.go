@@ -2,7 +2,6 @@ package realtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,18 +20,18 @@ import (
 // subscriptions listen (Start).
 type publisher struct{ s *Service }
 
-// Presence asks, per viewer bucket the members fall in, which of them
-// have a following feed subscription open: one ZMSCORE per bucket, sent
+// Presence asks, per presence set the members fall in, which of them
+// have a following feed subscription open: one ZMSCORE per set, sent
 // in the caller's pipeline. A mark past its lapse time is no presence
 // (its replica died without taking it back).
 func (p publisher) Presence(members []string) ([]rueidis.Completed, func([]rueidis.RedisResult) []store.ID) {
-	var byBucket [store.RealtimeBuckets][]string
+	var byBucket [store.PresenceBuckets][]string
 	for _, m := range members {
 		id, err := store.MemberID(m)
 		if err != nil {
 			continue
 		}
-		b := store.RealtimeBucket(id)
+		b := store.PresenceBucket(id)
 		byBucket[b] = append(byBucket[b], m)
 	}
 	var cmds []rueidis.Completed
@@ -65,89 +64,103 @@ func (p publisher) Presence(members []string) ([]rueidis.Completed, func([]rueid
 
 // Notify publishes ns: one message per viewer bucket their readers fall
 // in, and one on an author's, anchor's or the moderation channel, all in
-// one round trip. A notice is a hint: a failure is counted, never
-// returned.
+// one round trip (none inside the process). A notice is a hint: a
+// failure is counted, never returned.
 func (p publisher) Notify(ctx context.Context, ns ...core.Notice) {
+	cmds, done := p.NoticeCmds(ns...)
+	if len(cmds) > 0 {
+		done(p.s.Redis.DoMulti(ctx, cmds...))
+	}
+}
+
+// NoticeCmds returns the SPUBLISHes of ns for the caller's pipeline, and
+// what reads their replies; inside the process it delivers them at once
+// and returns none. Until the transport is known (core.NoticesAuto) it
+// assumes sharded pub/sub: a server that does not know SPUBLISH (the
+// embedded store) answers so, and from then on notices stay in the
+// process, this first one delivered there too. So no request waits for a
+// question to the server.
+func (p publisher) NoticeCmds(ns ...core.Notice) ([]rueidis.Completed, func([]rueidis.RedisResult)) {
 	msgs := messages(p.s.Keys, ns)
-	if len(msgs) == 0 {
-		return
+	none := func([]rueidis.RedisResult) {}
+	switch p.s.mode() {
+	case modeOff:
+		return nil, none
+	case modeLocal:
+		p.s.deliverLocally(msgs)
+		return nil, none
 	}
-	tr, err := p.s.transport(ctx)
-	if err == nil {
-		err = tr.publish(ctx, msgs)
-	}
-	if err != nil {
-		p.s.stats.publishErrors.Add(1)
-		return
-	}
-	p.s.stats.published.Add(int64(len(msgs)))
-}
-
-// transport is how notices travel: Redis's sharded pub/sub, or the
-// process's own bus.
-type transport interface {
-	publish(ctx context.Context, msgs []message) error
-}
-
-// redisTransport publishes by SPUBLISH, each message to the node of its
-// channel's slot.
-type redisTransport struct{ client rueidis.Client }
-
-func (t redisTransport) publish(ctx context.Context, msgs []message) error {
 	cmds := make([]rueidis.Completed, len(msgs))
 	for i, m := range msgs {
-		cmds[i] = t.client.B().Spublish().Channel(m.channel).Message(m.payload).Build()
+		cmds[i] = p.s.Redis.B().Spublish().Channel(m.channel).Message(m.payload).Build()
 	}
-	if err := store.FirstErr(t.client.DoMulti(ctx, cmds...)); err != nil {
-		return fmt.Errorf("publish notices: %w", err)
-	}
-	return nil
-}
-
-// localTransport hands notices to the listeners of this process that
-// share the store (localBus).
-type localTransport struct{ key string }
-
-func (t localTransport) publish(_ context.Context, msgs []message) error {
-	if b := localBusOf(t.key); b != nil {
-		for _, m := range msgs {
-			b.deliver(m)
+	return cmds, func(rs []rueidis.RedisResult) {
+		for i, r := range rs {
+			switch err := r.Error(); {
+			case err == nil:
+				p.s.stats.published.Add(1)
+			case unknownCommand(err) && p.s.Opts.Notices == core.NoticesAuto:
+				p.s.setMode(modeLocal)
+				p.s.deliverLocally(msgs[i : i+1])
+			default:
+				p.s.stats.publishErrors.Add(1)
+			}
 		}
 	}
-	return nil
 }
 
-// transport resolves, once, how this process's notices travel
-// (core.Options.Notices): NoticesAuto asks the server whether it has
-// sharded pub/sub, by a publish on a channel nobody listens to; the
-// embedded store answers it does not know the command. An answer of
-// another kind (Redis down) leaves it unresolved, to ask again.
-func (s *Service) transport(ctx context.Context) (transport, error) {
-	s.trMu.Lock()
-	defer s.trMu.Unlock()
-	if s.tr != nil {
-		return s.tr, nil
-	}
-	local := localTransport{key: s.localKey()}
+// Transport modes: how this process's notices travel, once known.
+const (
+	modeUnknown = iota // core.NoticesAuto, not asked yet: assume Redis
+	modeRedis
+	modeLocal
+	modeOff
+)
+
+// mode is how notices travel, as far as known.
+func (s *Service) mode() int {
 	switch s.Opts.Notices {
 	case core.NoticesOff:
-		return nil, errors.New("realtime: notices are off (Options.Notices)")
+		return modeOff
 	case core.NoticesLocal:
-		s.tr = local
+		return modeLocal
 	case core.NoticesRedis:
-		s.tr = redisTransport{client: s.Redis}
-	default:
-		err := s.Redis.Do(ctx, s.Redis.B().Spublish().Channel(s.Keys.ModerationChannel()+":probe").Message("").Build()).Error()
-		switch {
-		case err == nil:
-			s.tr = redisTransport{client: s.Redis}
-		case unknownCommand(err):
-			s.tr = local
-		default:
-			return nil, fmt.Errorf("realtime: ask the server for sharded pub/sub: %w", err)
+		return modeRedis
+	}
+	return int(s.autoMode.Load())
+}
+
+func (s *Service) setMode(m int) { s.autoMode.Store(int32(m)) }
+
+// deliverLocally hands msgs to the listeners of this process that share
+// the store (localBus).
+func (s *Service) deliverLocally(msgs []message) {
+	if b := localBusOf(s.localKey()); b != nil {
+		for _, m := range msgs {
+			b.deliver(m)
+			s.stats.published.Add(1)
 		}
 	}
-	return s.tr, nil
+}
+
+// listenMode is how a replica that starts listening hears notices: it
+// asks the server, by a publish on a channel nobody listens to, unless
+// told (core.Options.Notices) or known already; an answer of another
+// kind (Redis down) is an error, to ask again.
+func (s *Service) listenMode(ctx context.Context) (int, error) {
+	if m := s.mode(); m != modeUnknown {
+		return m, nil
+	}
+	err := s.Redis.Do(ctx, s.Redis.B().Spublish().Channel(s.Keys.ModerationChannel()+":probe").Message("").Build()).Error()
+	switch {
+	case err == nil:
+		s.setMode(modeRedis)
+	case unknownCommand(err):
+		s.setMode(modeLocal)
+	default:
+		return modeUnknown, fmt.Errorf("ask the server for sharded pub/sub: %w", err)
+	}
+	return s.mode(), nil
 }
 
 // unknownCommand reports a server's refusal of a command it does not have.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -114,8 +113,9 @@ type Service struct {
 	// starting says why Start has not got the hub running yet.
 	starting atomic.Pointer[error]
 
-	trMu sync.Mutex
-	tr   transport // how notices travel, once resolved (transport)
+	// autoMode is how notices travel under core.NoticesAuto, once known
+	// (mode).
+	autoMode atomic.Int32
 }
 
 // New returns realtime over m and installs its publisher in the core, so
@@ -141,15 +141,14 @@ func (s *Service) Start(ctx context.Context, opts Options) (err error) {
 		return errors.New("realtime is running already")
 	}
 	defer s.starting.Store(nil)
-	tr, err := s.startTransport(ctx)
+	mode, err := s.startMode(ctx)
 	if err != nil {
 		return nil // stopped while starting
 	}
 	h := newHub(ctx, s, opts.withDefaults())
-	switch tr.(type) {
-	case localTransport:
+	if mode == modeLocal {
 		h.l = &localListener{key: s.localKey(), h: h, stats: &s.stats, on: map[string]bool{}}
-	default:
+	} else {
 		h.l = newRedisListener(ctx, s.Redis, h, &s.stats)
 	}
 	// Suspensions concern everyone: the replica always hears them, and
@@ -168,18 +167,18 @@ func (s *Service) Start(ctx context.Context, opts Options) (err error) {
 // errStarting is RealtimeReady's answer before the transport is known.
 var errStarting = errors.New("realtime: starting (asking Redis for sharded pub/sub)")
 
-// startTransport resolves the transport, trying again until it can or
-// ctx ends; meanwhile RealtimeReady says why.
-func (s *Service) startTransport(ctx context.Context) (transport, error) {
+// startMode finds how notices travel, trying again until it can or ctx
+// ends; meanwhile RealtimeReady says why.
+func (s *Service) startMode(ctx context.Context) (int, error) {
 	for {
-		tr, err := s.transport(ctx)
+		m, err := s.listenMode(ctx)
 		if err == nil {
-			return tr, nil
+			return m, nil
 		}
 		e := fmt.Errorf("realtime: starting: %w", err)
 		s.starting.Store(&e)
 		if !core.SleepCtx(ctx, time.Second) {
-			return nil, ctx.Err()
+			return modeUnknown, ctx.Err()
 		}
 	}
 }

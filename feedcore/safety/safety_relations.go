@@ -91,9 +91,8 @@ func (s *Service) setRelation(ctx context.Context, kind core.RelationKind, viewe
 	if err := s.SettleRelations(ctx, pair); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.End(ctx, shard, jid)
 	// Both may see less (a block, a hide) or more (an unmute) now.
-	s.Notify(ctx, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer, target}})
+	s.EndTelling(ctx, shard, jid, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer, target}})
 	return nil
 }
 

@@ -243,12 +243,12 @@ func (k Keys) LiveQueueIn(n int, anchor ID) string {
 }
 
 // Realtime (package realtime): who has a subscription open, and the
-// shard channels notices travel on between replicas. Both are bucketed:
-// RealtimeBuckets buckets of viewers and as many of authors and anchors,
-// each bucket with a hash tag of its own, so a bucket's presence set and
-// its channels sit in one slot and a replica holds at most one Redis
-// subscription per bucket and kind, whatever its clients. The channels
-// hold no data: a notice only says whom to recount.
+// shard channels notices travel on between replicas. Both are bucketed,
+// each bucket with a hash tag of its own: RealtimeBuckets buckets of
+// viewers and as many of authors and anchors for the channels, so a
+// replica holds at most one Redis subscription per bucket and kind,
+// whatever its clients; PresenceBuckets presence sets. The channels hold
+// no data: a notice only says whom to recount.
 const RealtimeBuckets = 64
 
 // RealtimeBucket is the realtime bucket of a viewer, author or anchor.
@@ -256,10 +256,20 @@ func RealtimeBucket(id ID) int { return Spread(id, RealtimeBuckets) }
 
 func (k Keys) rt(bucket int) string { return k.Prefix + "rt:{r" + Itoa(bucket) + "}:" }
 
-// Presence is bucket's presence set: zset(lapse ms, member) of the
-// viewers with a following feed subscription open on some replica, the
-// score when the mark lapses unless renewed.
-func (k Keys) Presence(bucket int) string { return k.rt(bucket) + "pr" }
+// PresenceBuckets is how many presence sets viewers are spread over:
+// fewer than the channels' buckets, because every chunk of a fan-out
+// asks each set its readers fall in (one ZMSCORE each): 8 keep that to
+// at most 8 commands beside a chunk's 500 writes, and to about 7 beside
+// a small post's 20, while still spreading the sets over a cluster.
+const PresenceBuckets = 8
+
+// PresenceBucket is the presence set of a viewer.
+func PresenceBucket(id ID) int { return Spread(id, PresenceBuckets) }
+
+// Presence is a presence set: zset(lapse ms, member) of the viewers of
+// its bucket (PresenceBucket) with a following feed subscription open on
+// some replica, the score when the mark lapses unless renewed.
+func (k Keys) Presence(bucket int) string { return k.Prefix + "rt:{p" + Itoa(bucket) + "}:pr" }
 
 // ViewerChannel carries the notices for the viewers of bucket (posts
 // pushed to those present, removals, changes of their follows and

@@ -78,8 +78,9 @@ func (s *Service) Dispatch(ctx context.Context, shard int, eventID string, e cor
 	if err != nil {
 		return err
 	}
-	if lo == "-" { // not a dispatch taken over half way: it told them already
-		s.Notify(ctx, s.dispatchNotices(e, set, authorPresent)...)
+	var told notices // sent with the first task
+	if lo == "-" {   // not a dispatch taken over half way: it told them already
+		told.cmds, told.done = s.NoticeCmds(s.dispatchNotices(e, set, authorPresent)...)
 	}
 	for {
 		// The taskSize-th member after lo closes this task; none means the
@@ -95,7 +96,11 @@ func (s *Service) Dispatch(ctx context.Context, shard int, eventID string, e cor
 		}
 		t := Task{Type: e.Type, Author: e.User, Item: e.Item, Set: set, Lo: lo, Hi: hi}
 		args := append([]string{lo, nextLo, eventID, core.GroupDispatch, core.Itoa64(int64(core.CheckpointTTL.Seconds()))}, t.fields()...)
-		res, err := s.Do(ctx, queueTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(shard), s.Keys.Events(shard)}, args)).ToString()
+		rs := s.DoMulti(ctx, append([]rueidis.Completed{queueTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(shard), s.Keys.Events(shard)}, args)},
+			told.cmds...)...)
+		told.tell(rs[1:])
+		told = notices{}
+		res, err := rs[0].ToString()
 		if err != nil {
 			return fmt.Errorf("queue task: %w", err)
 		}
@@ -300,6 +305,7 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 		return fmt.Errorf("read task checkpoint: %w", err)
 	}
 	confirmed := "" // the last target written, not yet checkpointed
+	r := &relay{t: t}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -309,14 +315,15 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 			return err
 		}
 		if c.scanned == 0 {
-			return s.finish(ctx, t, ck)
+			return s.finish(ctx, t, ck, r)
 		}
 		// A chunk whose readers were all left out writes only the
 		// checkpoint of the one before, if any.
 		if cmds := s.ChunkCmds(t, c.targets, ck, confirmed); len(cmds) > 0 {
-			if err := s.writeChunk(ctx, t, c.targets, cmds); err != nil {
+			if err := s.writeChunk(ctx, cmds, r); err != nil {
 				return err
 			}
+			r.confirmed(c.targets)
 		}
 		confirmed = c.last
 		s.Counters.InboxWrites.Add(int64(len(c.targets)))
@@ -324,35 +331,76 @@ func (s *Service) Execute(ctx context.Context, t Task, afterChunk func()) error 
 			afterChunk()
 		}
 		if c.scanned < ChunkSize {
-			return s.finish(ctx, t, ck)
+			return s.finish(ctx, t, ck, r)
 		}
 		lo = "(" + confirmed
 	}
 }
 
-// writeChunk sends a chunk's writes cmds for targets and, in the same
-// pipeline, asks which of the targets have a realtime subscription open;
-// once Redis confirmed the writes, those present are told (one publish
-// per viewer bucket, a round trip only when any is present). Replays are
-// the live feed's, whose subscribers hear of sessions from their anchors.
-func (s *Service) writeChunk(ctx context.Context, t Task, targets []string, cmds []rueidis.Completed) error {
-	writes := len(cmds)
-	var present func([]rueidis.RedisResult) []store.ID
-	if t.Type != core.EvReplay {
-		var ask []rueidis.Completed
-		ask, present = s.PresenceCmds(targets)
-		cmds = append(cmds, ask...)
+// relay is realtime's share of a task's pipelines. Once Redis confirmed
+// a chunk's writes, the next pipeline asks which of its readers have a
+// subscription open (asking: never in the chunk's own pipeline, whose
+// writes on a Redis Cluster may land on other nodes after the answer,
+// and after a subscriber's first count), and the one after that
+// publishes notices for those present (told). So realtime adds commands
+// to the fan-out's pipelines, and a round trip only after a task's last
+// chunk when it had readers present. Replays are the live feed's, whose
+// subscribers hear of sessions from their anchors: they ask nothing.
+type relay struct {
+	t      Task
+	asking []string
+	told   notices
+}
+
+// confirmed notes a chunk's targets, whose writes Redis confirmed.
+func (r *relay) confirmed(targets []string) {
+	if r.t.Type != core.EvReplay {
+		r.asking = append(r.asking, targets...)
 	}
+}
+
+// ride appends to cmds what r has for this pipeline, and returns the
+// function that reads the replies of those (rs, what follows cmds).
+func (s *Service) ride(r *relay, cmds []rueidis.Completed) ([]rueidis.Completed, func(rs []rueidis.RedisResult)) {
+	told := r.told
+	ask, present := s.PresenceCmds(r.asking)
+	r.told, r.asking = notices{}, nil
+	cmds = append(append(cmds, told.cmds...), ask...)
+	return cmds, func(rs []rueidis.RedisResult) {
+		told.tell(rs[:len(told.cmds)])
+		if present == nil {
+			return
+		}
+		if readers := present(rs[len(told.cmds):]); len(readers) > 0 {
+			r.told.cmds, r.told.done = s.NoticeCmds(taskNotice(r.t, readers))
+		}
+	}
+}
+
+// notices are publishes of realtime notices waiting for a pipeline to
+// ride, and what reads their replies.
+type notices struct {
+	cmds []rueidis.Completed
+	done func([]rueidis.RedisResult)
+}
+
+// tell reads the replies of n's publishes (rs, as many as n.cmds).
+func (n notices) tell(rs []rueidis.RedisResult) {
+	if n.done != nil {
+		n.done(rs)
+	}
+}
+
+// writeChunk sends a chunk's writes cmds, with what the relay r has for
+// this pipeline.
+func (s *Service) writeChunk(ctx context.Context, cmds []rueidis.Completed, r *relay) error {
+	writes := len(cmds)
+	cmds, read := s.ride(r, cmds)
 	rs := s.DoMulti(ctx, cmds...)
 	if err := store.FirstErr(rs[:writes]); err != nil {
 		return fmt.Errorf("write chunk: %w", err)
 	}
-	if present == nil {
-		return nil
-	}
-	if readers := present(rs[writes:]); len(readers) > 0 {
-		s.Notify(ctx, taskNotice(t, readers))
-	}
+	read(rs[writes:])
 	return nil
 }
 
@@ -370,9 +418,17 @@ func taskNotice(t Task, readers []store.ID) core.Notice {
 	return n
 }
 
-func (s *Service) finish(ctx context.Context, t Task, ck string) error {
-	err := s.Do(ctx, finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, core.GroupExecute})).Error()
-	if err != nil {
+// finish acknowledges t with what the relay r has for this pipeline; the
+// notices of the last chunk's readers present, if any, in a round trip
+// of their own.
+func (s *Service) finish(ctx context.Context, t Task, ck string, r *relay) error {
+	cmds, read := s.ride(r, []rueidis.Completed{finishTask.Cmd(s.Redis.B(), []string{ck, s.Keys.Tasks(t.Shard)}, []string{t.ID, core.GroupExecute})})
+	rs := s.DoMulti(ctx, cmds...)
+	read(rs[1:])
+	if len(r.told.cmds) > 0 {
+		r.told.tell(s.DoMulti(ctx, r.told.cmds...))
+	}
+	if err := rs[0].Error(); err != nil {
 		return fmt.Errorf("acknowledge task: %w", err)
 	}
 	return nil

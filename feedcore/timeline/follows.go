@@ -52,10 +52,6 @@ func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err erro
 	if err := s.addFollower(ctx, edges[0], at); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	// The follower's pages merge the followee from now on (pending), its
-	// live feed shows the followee's sessions: its subscriptions recount
-	// and follow the followee's channels.
-	s.Notify(ctx, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer}})
 	s.settleLater(ctx, func(ctx context.Context) error {
 		if err := s.settleFollows(ctx, edges, at); err != nil {
 			return err
@@ -68,12 +64,19 @@ func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err erro
 
 // addFollower writes e's followers side, timed at ms only if it has no
 // time yet: a follow again keeps its time, which the settle writes from
-// the follower's side, the truth.
+// the follower's side, the truth. The follower's pages merge the
+// followee from now on (pending) and its live feed shows the followee's
+// sessions: its realtime subscriptions are told in the same round trip,
+// to recount and follow the followee's channels.
 func (s *Service) addFollower(ctx context.Context, e core.Edge, ms int64) error {
 	m := store.Member(e.Follower)
-	return store.FirstErr(s.DoMulti(ctx,
+	notice, told := s.NoticeCmds(core.Notice{Kind: core.NoticeViews, Readers: []store.ID{e.Follower}})
+	rs := s.DoMulti(ctx, append([]rueidis.Completed{
 		s.Redis.B().Zadd().Key(s.Keys.Followers(e.Followee)).ScoreMember().ScoreMember(0, m).Build(),
-		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).Nx().ScoreMember().ScoreMember(float64(ms), m).Build()))
+		s.Redis.B().Zadd().Key(s.Keys.FollowerTimes(e.Followee)).Nx().ScoreMember().ScoreMember(float64(ms), m).Build()},
+		notice...)...)
+	told(rs[2:])
+	return store.FirstErr(rs[:2])
 }
 
 // JFollow is the journal kind of a follow from the API (Follow): field e,
@@ -406,8 +409,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target store.ID) (err er
 	if err := s.SettleEdges(ctx, edges); err != nil {
 		return fmt.Errorf("recorded, a worker finishes it: %w", err)
 	}
-	s.End(ctx, shard, jid)
-	s.Notify(ctx, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer}})
+	s.EndTelling(ctx, shard, jid, core.Notice{Kind: core.NoticeViews, Readers: []store.ID{viewer}})
 	return nil
 }
 
