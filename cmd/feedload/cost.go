@@ -36,12 +36,22 @@ const (
 var errNoInboxWrites = errors.New("no " + inboxWritesName + " on feedd's /metrics (an older feedd?)")
 
 // feeddMetrics are the figures read from one scrape of feedd's /metrics:
-// its CPU time, and its workers' inbox writes (inboxErr when absent).
+// its CPU time, its workers' inbox writes (inboxErr when absent), and the
+// gauges --subscribers reads, where it serves them (summed over labels).
 type feeddMetrics struct {
 	cpu         float64
 	inboxWrites float64
 	inboxErr    error
+	gauges      map[string]float64
 }
+
+// The gauges --subscribers reads: feedd's memory (the process collector's
+// and the Go collector's) and its open subscriptions.
+const (
+	rssMetric           = "process_resident_memory_bytes"
+	heapInuseMetric     = "go_memstats_heap_inuse_bytes"
+	subscriptionsMetric = "feedd_realtime_subscriptions"
+)
 
 // metricsURL is where feedd's CPU is read: ops, feedd's ops listener
 // (serve --ops-addr; a base URL, /metrics added, or the full URL), when
@@ -88,7 +98,7 @@ func scrapeMetrics(ctx context.Context, hc *http.Client, u string) (feeddMetrics
 // feedd_fanout_processed_total{kind="inbox_writes"} (inboxErr without it)
 // in a metrics exposition.
 func parseMetrics(r io.Reader, format expfmt.Format) (feeddMetrics, error) {
-	m := feeddMetrics{inboxErr: errNoInboxWrites}
+	m := feeddMetrics{inboxErr: errNoInboxWrites, gauges: map[string]float64{}}
 	cpu := false
 	dec := expfmt.NewDecoder(r, format)
 	for {
@@ -107,6 +117,12 @@ func parseMetrics(r io.Reader, format expfmt.Format) (feeddMetrics, error) {
 			if len(mf.GetMetric()) == 1 {
 				m.cpu, cpu = value(mf.GetMetric()[0])
 			}
+		case rssMetric, heapInuseMetric, subscriptionsMetric:
+			for _, s := range mf.GetMetric() {
+				if v, ok := value(s); ok {
+					m.gauges[mf.GetName()] += v
+				}
+			}
 		case processedMetric:
 			for _, s := range mf.GetMetric() {
 				if label(s, "kind") != inboxWritesKind {
@@ -120,11 +136,13 @@ func parseMetrics(r io.Reader, format expfmt.Format) (feeddMetrics, error) {
 	}
 }
 
-// value is a counter's or an untyped sample's value.
+// value is a counter's, a gauge's or an untyped sample's value.
 func value(m *dto.Metric) (float64, bool) {
 	switch {
 	case m.GetCounter() != nil:
 		return m.GetCounter().GetValue(), true
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue(), true
 	case m.GetUntyped() != nil:
 		return m.GetUntyped().GetValue(), true
 	}

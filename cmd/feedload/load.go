@@ -57,6 +57,8 @@ type loadConfig struct {
 	// (first reads' upgrades) is waited for with Drain, when set.
 	WarmReaders bool
 	Drain       func(context.Context) error
+	// Realtime is --subscribers and its companions (Subscribers 0: none).
+	Realtime realtimeConfig
 }
 
 // The workloads (--workload): mixed is the sessions of run below; live is
@@ -154,23 +156,31 @@ func (c *clients) device(name string) *clients {
 }
 
 func (c *clients) as(id int) (graphql.Client, error) {
-	a := client.Auth{ViewerID: strconv.Itoa(id)}
-	if c.cfg.Secret != nil {
-		ts := c.shared
-		ts.mu.Lock()
-		t, ok := ts.tok[id]
-		if !ok {
-			var err error
-			if t, err = auth.Mint(c.cfg.Secret, uint64(id), 24*time.Hour); err != nil {
-				ts.mu.Unlock()
-				return nil, err
-			}
-			ts.tok[id] = t
-		}
-		ts.mu.Unlock()
-		a = client.Auth{Token: t}
+	a, err := c.auth(id)
+	if err != nil {
+		return nil, err
 	}
 	return client.New(c.cfg.URL, a, c.http), nil
+}
+
+// auth is how the clients prove to be user id: a bearer token minted once
+// with the secret, else the X-Viewer-Id header (dev auth).
+func (c *clients) auth(id int) (client.Auth, error) {
+	if c.cfg.Secret == nil {
+		return client.Auth{ViewerID: strconv.Itoa(id)}, nil
+	}
+	ts := c.shared
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.tok[id]
+	if !ok {
+		var err error
+		if t, err = auth.Mint(c.cfg.Secret, uint64(id), 24*time.Hour); err != nil {
+			return client.Auth{}, err
+		}
+		ts.tok[id] = t
+	}
+	return client.Auth{Token: t}, nil
 }
 
 // errorCode names err for the report: its extensions.code, TRANSPORT for a

@@ -4,6 +4,9 @@
 // errors by code, the CPU an operation cost feedd and Redis, the inbox
 // writes a post cost feedd's fan-out, Redis's busiest commands, the
 // fan-out lag, and Redis memory per user and per inbox entry.
+// --subscribers opens that many followingFeedUpdates subscriptions and
+// reports feedd's memory per connection, the publish-to-notice latency and
+// (--fanout-posts) the fan-out throughput without and with them open.
 // --dormant-share makes a share of the users dormant, --return-ratio of
 // the sessions then being a returning reader's; --workload live runs first
 // live pages only (a fresh device each), --warm-readers has every user
@@ -103,6 +106,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.opsURL, "ops-url", "", "feedd's ops listener (feedd serve --ops-addr), e.g. http://127.0.0.1:9090, whose /metrics gives feedd's CPU (process_cpu_seconds_total); empty: /metrics beside --url")
 	fs.StringVar(&f.html, "html", "", "also write the report as one self-contained HTML page of charts to this file")
 	fs.DurationVar(&f.load.Interval, "interval", time.Second, "width of the time series' intervals (the HTML report's charts); CPU is read once an interval")
+	fs.IntVar(&f.load.Realtime.Subscribers, "subscribers", 0, "before the load, open this many followingFeedUpdates subscriptions (graphql-transport-ws, a connection each, spread over the active users) and keep them open through it; report feedd's memory per connection (its /metrics before and after) and the publish-to-notice latency (--notice-posts); feedd's --max-connections and --max-subscriptions-per-viewer must allow them")
+	fs.IntVar(&f.load.Realtime.OpenConcurrency, "subscribe-concurrency", 64, "with --subscribers, connections opened at a time")
+	fs.IntVar(&f.load.Realtime.NoticePosts, "notice-posts", 20, "with --subscribers, posts published one at a time by authors the subscribers' viewers follow, timed from just before publishPost to each due update")
+	fs.DurationVar(&f.load.Realtime.NoticeGap, "notice-gap", time.Second, "with --subscribers, the quiet (no update to any subscriber) before each --notice-posts post: feedd's --subscription-min-interval, so no update waits on the coalescing of an earlier one")
+	fs.DurationVar(&f.load.Realtime.NoticeTimeout, "notice-timeout", 10*time.Second, "with --subscribers, the longest wait for a --notice-posts post's updates; those not in by then are missed")
+	fs.IntVar(&f.load.Realtime.FanoutPosts, "fanout-posts", 0, "with --subscribers and --redis, the fan-out throughput without and with realtime: this many posts published (--concurrency at a time) and drained with no subscription open, then again with --subscribers open; 0: not measured")
 	fs.StringVar(&f.compareURL, "compare", "", "a second feedd's GraphQL endpoint (B, --url being A): drive both in alternation with the same workload and print their figures side by side, with B/A")
 	fs.StringVar(&f.compareKeyPrefix, "compare-key-prefix", "", "B's key prefix (B's --key-prefix) on the same --redis: its own network, built as A's with the same seed; needed with --compare and --redis")
 	fs.StringVar(&f.compareOpsURL, "compare-ops-url", "", "B's ops listener, as --ops-url is A's")
@@ -154,6 +163,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	case f.compareKeyPrefix != "" && (f.compareKeyPrefix == f.keyPrefix || strings.ContainsAny(f.compareKeyPrefix, "{}")):
 		return nil, errors.New("--compare-key-prefix must differ from --key-prefix and not contain { or }")
 	}
+	if err := f.checkRealtime(set); err != nil {
+		return nil, err
+	}
 	if f.load.Workload == workloadLive {
 		// First pages only, of issue 28's size unless told.
 		f.load.WriteRatio, f.load.LagSamples, f.load.Pages = 0, 0, 1
@@ -190,6 +202,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if f.compareURL == "" {
+		if n := f.load.Realtime.Subscribers; n > 0 {
+			// A descriptor a connection, and some for the rest.
+			if err := raiseFileLimit(uint64(n + 4*f.load.Concurrency + 256)); err != nil {
+				fmt.Fprintf(stderr, "feedload: %v\n", err)
+			}
+		}
 		if err := runLoad(ctx, a.cfg, a.rep); err != nil {
 			return err
 		}
@@ -208,6 +226,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	b.measureMemory(ctx, f)
 	c.Figures = loadreport.Figures(c.A, c.B)
 	return output(f, c, stdout)
+}
+
+// checkRealtime checks --subscribers and its companions, and derives the
+// WebSocket URL from --url.
+func (f *flags) checkRealtime(set map[string]bool) error {
+	rt := &f.load.Realtime
+	switch {
+	case rt.Subscribers < 0:
+		return errors.New("--subscribers must not be negative")
+	case rt.Subscribers == 0 && (set["notice-posts"] || set["fanout-posts"] || set["notice-gap"] || set["notice-timeout"] || set["subscribe-concurrency"]):
+		return errors.New("--notice-posts, --notice-gap, --notice-timeout, --fanout-posts and --subscribe-concurrency need --subscribers")
+	case rt.Subscribers == 0:
+		return nil
+	case f.compareURL != "":
+		return errors.New("--subscribers drives one server: not with --compare")
+	case rt.OpenConcurrency < 1:
+		return errors.New("--subscribe-concurrency must be at least 1")
+	case rt.NoticePosts < 0 || rt.FanoutPosts < 0:
+		return errors.New("--notice-posts and --fanout-posts must not be negative")
+	case rt.NoticeGap < 0 || rt.NoticeTimeout <= 0:
+		return errors.New("--notice-gap must not be negative and --notice-timeout must be positive")
+	case rt.FanoutPosts > 0 && f.redisURL == "":
+		return errors.New("--fanout-posts needs --redis, where the fan-out's backlog is read")
+	}
+	var err error
+	if rt.WSURL, err = wsURL(f.load.URL); err != nil {
+		return fmt.Errorf("--url: %w", err)
+	}
+	return nil
 }
 
 // clean deletes every key under each prefix given.

@@ -304,6 +304,14 @@ func runLoad(ctx context.Context, cfg loadConfig, rep *loadreport.Report) error 
 	if rep.Warm, err = t.warm(ctx); err != nil {
 		return err
 	}
+	// With --subscribers, the load runs with them open.
+	var rt *realtimeRun
+	if cfg.Realtime.Subscribers > 0 {
+		if rt, err = t.startRealtime(ctx); err != nil {
+			return err
+		}
+		defer rt.close()
+	}
 	if cfg.Backlog != nil {
 		rep.BacklogStart, _ = cfg.Backlog(ctx)
 	}
@@ -314,5 +322,8 @@ func runLoad(ctx context.Context, cfg loadConfig, rep *loadreport.Report) error 
 		rep.BacklogEnd, _ = cfg.Backlog(ctx)
 	}
 	t.report(rep)
+	if rt != nil {
+		rt.finish(ctx, rep)
+	}
 	return nil
 }

@@ -329,18 +329,7 @@ func TestGraphiQLOffline(t *testing.T) {
 		})
 
 	// Run it: a real mouse click on the run button.
-	type point struct{ X, Y, W float64 }
-	btn := waitFor(ctx, t, c, s, "the run button", jsRunButton, 10*time.Second,
-		func(p *point) bool { return p != nil && p.W > 0 })
-	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
-		ev := map[string]any{"type": typ, "x": btn.X, "y": btn.Y}
-		if typ != "mouseMoved" {
-			ev["button"], ev["clickCount"] = "left", 1
-		}
-		if err := c.call(ctx, s, "Input.dispatchMouseEvent", ev, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	clickRun(ctx, t, c, s)
 	resultText := waitFor(ctx, t, c, s, "the result pane to show followingFeed", jsResultText, 30*time.Second,
 		func(x string) bool { return strings.Contains(x, `"followingFeed"`) || strings.Contains(x, `"errors"`) })
 

@@ -11,6 +11,7 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/demo"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/server"
 )
@@ -21,7 +22,8 @@ type feedd struct {
 	viewer feedcore.ID // the viewer GraphiQL opens with
 }
 
-// startFeedd serves server.New with dev auth over a fresh store. With
+// startFeedd serves server.New with dev auth over a fresh store, its
+// fan-out workers and realtime layer running. With
 // withDemo the store holds the demo data, as `feedd serve` with no flags,
 // and GraphiQL opens as the demo's first suggested viewer; otherwise as
 // viewer 1102 of an empty store.
@@ -44,6 +46,18 @@ func startFeedd(t *testing.T, withDemo bool) *feedd {
 		}
 		cfg.PlaygroundViewer, cfg.DemoMedia = r.Viewers[0].ID, demo.MediaHandler()
 	}
+	// Fan-out workers and realtime run as in feedd serve: GraphiQL's
+	// subscriptions need both, to be told of a post.
+	feedtest.Workers(t, svc)
+	rctx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- svc.Start(rctx, feedcore.RealtimeOptions{}) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-stopped; err != nil {
+			t.Errorf("realtime: %v", err)
+		}
+	})
 	srv.Config.Handler = server.New(cfg)
 	srv.Start()
 	viewer := cfg.PlaygroundViewer

@@ -10,9 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -45,6 +42,8 @@ type Report struct {
 	Workload string      `json:"workload,omitempty"`
 	Live     *LiveReport `json:"live,omitempty"`
 	Warm     *WarmReport `json:"warmReaders,omitempty"`
+	// Realtime is what --subscribers found, if it was given.
+	Realtime *RealtimeReport `json:"realtime,omitempty"`
 }
 
 // OpReport is one operation's figures; latencies are of successful calls.
@@ -205,6 +204,7 @@ func (r *Report) Print(w io.Writer, asJSON bool) error {
 	r.Dormant.print(w, r.Users)
 	r.Warm.print(w)
 	r.Live.print(w)
+	r.Realtime.print(w)
 	r.Cost.printCPU(w)
 	r.Cost.printInboxWrites(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -218,11 +218,7 @@ func (r *Report) Print(w io.Writer, asJSON bool) error {
 	if len(r.Errors) == 0 {
 		fmt.Fprintln(w, "errors by code: none")
 	} else {
-		var parts []string
-		for _, c := range slices.Sorted(maps.Keys(r.Errors)) {
-			parts = append(parts, fmt.Sprintf("%s %d", c, r.Errors[c]))
-		}
-		fmt.Fprintf(w, "errors by code: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "errors by code: %s\n", counts(r.Errors))
 	}
 	l := r.FanoutLag
 	if l.Samples > 0 || l.Timeouts > 0 {

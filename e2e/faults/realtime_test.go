@@ -1,0 +1,242 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedd/feedd/client"
+	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/internal/gqlws"
+	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/server"
+)
+
+// TestRealtimeFailover keeps a followingFeedUpdates subscriber (over
+// graphql-transport-ws, as an app holds one) through the failover of the
+// master that serves its notices: the slot of its bucket's channel and
+// presence set. A post before the kill is counted; one published while the
+// master is down (its publish retried until acknowledged) and one after
+// the killed node is back as a replica are counted too, each within a
+// minute: the replica resubscribed by itself (its resubscribe counter
+// grew), caught up on what the gap may have hidden, and the WebSocket
+// never closed. /readyz answers 200 again after the failover.
+func TestRealtimeFailover(t *testing.T) {
+	storetest.RequireReal(t)
+	st := storetest.New(t)
+	if !st.Cluster() {
+		t.Skip("needs the Redis Cluster lane (FEED_TEST_REDIS=$(.ci/cluster.sh url)): a single Redis has no failover")
+	}
+	if os.Getenv(FaultsEnv) != "1" {
+		t.Skipf("kills a cluster master, which fails other packages' tests running at the same time: "+
+			"set %s=1 and run this package alone (.ci/run does, after the cluster lane)", FaultsEnv)
+	}
+	cl := localCluster(t, os.Getenv(storetest.Env))
+	t.Cleanup(func() {
+		if err := cl.heal(); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := context.Background()
+	svc, err := feedcore.New(ctx, st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 1 << 30,
+		CursorKey: []byte("realtime-failover-cursor-key-01234567")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const author feedcore.ID = 1
+	viewer := makeFollowers(t, svc, author, 20)[0]
+
+	var workerLog, serverLog, realtimeLog kinds
+	bg, stop := context.WithCancel(ctx)
+	done := make(chan struct{}, 2)
+	go func() {
+		defer func() { done <- struct{}{} }()
+		_ = svc.RunWorkers(bg, feedcore.WorkerOptions{Name: "realtime-failover", ReclaimIdle: 2 * time.Second,
+			RepairAfter: 5 * time.Second, Block: 50 * time.Millisecond, Logger: countingLogger(&workerLog)})
+	}()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		if err := svc.Start(bg, feedcore.RealtimeOptions{MinInterval: 100 * time.Millisecond}); err != nil && bg.Err() == nil {
+			realtimeLog.add("Start: " + err.Error())
+		}
+	}()
+	t.Cleanup(func() { stop(); <-done; <-done })
+	srv := httptest.NewServer(server.New(server.Config{Service: svc, DevAuth: true, Logger: countingLogger(&serverLog)}))
+	t.Cleanup(srv.Close)
+	poster := client.New(srv.URL+"/query", client.Auth{ViewerID: feedcore.FormatID(author)}, &http.Client{Timeout: 15 * time.Second})
+
+	// Realtime is up once its first channel (moderation's, every
+	// replica's) is confirmed: a subscription before that is refused
+	// UNAVAILABLE, and the cluster may be slow to answer after the other
+	// failover test.
+	waitUntil(t, "the realtime layer to start", time.Minute, func() error {
+		if st := svc.RealtimeStats(); st.Channels < 1 {
+			return fmt.Errorf("no channel confirmed; RealtimeReady: %v; realtime: %s", svc.RealtimeReady(), realtimeLog.String())
+		}
+		return nil
+	})
+	conn, err := gqlws.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/query",
+		gqlws.Options{InitPayload: map[string]any{client.DevHeader: feedcore.FormatID(viewer)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	updates, err := conn.Chan(ctx, `subscription { followingFeedUpdates { newPostCount newPostAuthors { databaseId } } }`, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The layer holds the subscription before the first post: it counts
+	// from the top of the feed as it was when it subscribed.
+	waitUntil(t, "the realtime layer to hold the subscription", 30*time.Second, func() error {
+		select {
+		case e := <-updates: // a refusal
+			t.Fatalf("the subscription ended before it was held: %s %s (connection: %v; realtime: %s)",
+				e.Type, e.Payload, e.Err, realtimeLog.String())
+		default:
+		}
+		if n := svc.RealtimeStats().Subscriptions; n < 1 {
+			return fmt.Errorf("%d subscriptions; RealtimeReady: %v; realtime: %s", n, svc.RealtimeReady(), realtimeLog.String())
+		}
+		return nil
+	})
+
+	// publish sends post n until it is acknowledged, and returns when the
+	// attempt that was began.
+	publish := func(n int) time.Time {
+		t.Helper()
+		key := fmt.Sprintf("realtime-failover-%d", n)
+		var last error
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+			sent := time.Now()
+			actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, last = client.PublishPost(actx, poster, client.PublishPostInput{Text: "post " + key, IdempotencyKey: &key})
+			cancel()
+			if last == nil {
+				return sent
+			}
+			time.Sleep(100 * time.Millisecond) // backoff between retries
+		}
+		t.Fatalf("post %d not acknowledged within a minute: %v", n, last)
+		return time.Time{}
+	}
+	// expect reads updates until one with newPostCount count, and returns
+	// when it arrived.
+	expect := func(count int, what string) time.Time {
+		t.Helper()
+		timeout := time.After(time.Minute)
+		for {
+			select {
+			case e, ok := <-updates:
+				if !ok || e.Type != gqlws.TypeNext {
+					t.Fatalf("%s: the subscription ended: %+v (connection: %v)", what, e, conn.Err())
+				}
+				var r struct {
+					Data struct {
+						FollowingFeedUpdates struct {
+							NewPostCount int `json:"newPostCount"`
+						} `json:"followingFeedUpdates"`
+					} `json:"data"`
+					Errors json.RawMessage `json:"errors"`
+				}
+				if err := json.Unmarshal(e.Payload, &r); err != nil || r.Errors != nil {
+					t.Fatalf("%s: update %s: %v", what, e.Payload, err)
+				}
+				got := r.Data.FollowingFeedUpdates.NewPostCount
+				if got > count {
+					t.Fatalf("%s: newPostCount %d, want %d", what, got, count)
+				}
+				if got == count {
+					return e.At
+				}
+			case <-timeout:
+				t.Fatalf("%s: no update with newPostCount %d within a minute (connection: %v; realtime %+v)",
+					what, count, conn.Err(), svc.RealtimeStats())
+			}
+		}
+	}
+
+	publish(1)
+	expect(1, "before the failover")
+
+	// The master of the viewer's bucket: its channel and presence set.
+	channel := svc.Keys.ViewerChannel(store.RealtimeBucket(viewer))
+	slot, err := cl.slotOf(channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := cl.masterOfSlot(cl.ports[0], slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resubscribes := svc.RealtimeStats().Resubscribes
+	killed := time.Now()
+	replica, err := cl.kill(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A post while the master is down: acknowledged once the cluster
+	// lets it be (its own keys may be on any master).
+	sent2 := publish(2)
+	if err := cl.waitPromoted(port, replica, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	promoted := time.Since(killed)
+	during := expect(2, "the post published during the failover").Sub(sent2)
+	if err := cl.restart(port); err != nil {
+		t.Fatal(err)
+	}
+	sent3 := publish(3)
+	after := expect(3, "the post published after the node rejoined").Sub(sent3)
+
+	waitUntil(t, "the realtime layer to count a resubscribe", 30*time.Second, func() error {
+		if n := svc.RealtimeStats().Resubscribes; n <= resubscribes {
+			return fmt.Errorf("resubscribes %d, as before the kill", n)
+		}
+		return nil
+	})
+	waitUntil(t, "/readyz to answer 200", 30*time.Second, func() error {
+		res, err := http.Get(srv.URL + "/readyz")
+		if err != nil {
+			return err
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", res.StatusCode)
+		}
+		return nil
+	})
+	if err := conn.Err(); err != nil {
+		t.Errorf("the WebSocket closed during the failover: %v (close code %d)", err, gqlws.CloseCode(err))
+	}
+	t.Logf("master %d (slot %d of %s) killed; replica promoted after %.1fs; the post published meanwhile counted %.2fs after its acknowledged publish was sent, the post after the rejoin %.3fs after; realtime %+v",
+		port, slot, channel, promoted.Seconds(), during.Seconds(), after.Seconds(), svc.RealtimeStats())
+	t.Logf("server warnings and errors (%d):\n%s", serverLog.total(), serverLog.String())
+	t.Logf("worker warnings and errors (%d):\n%s", workerLog.total(), workerLog.String())
+	if realtimeLog.total() > 0 {
+		t.Errorf("realtime layer: %s", realtimeLog.String())
+	}
+}
+
+// waitUntil polls check until it returns nil, or fails the test at the
+// deadline with its last error.
+func waitUntil(t *testing.T, what string, within time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s: %v", within, what, err)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval, not a synchronisation
+	}
+}
