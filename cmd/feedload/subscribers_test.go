@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedd/feedd/cmd/feedload/loadreport"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -72,7 +73,7 @@ func TestSubscribers(t *testing.T) {
 			st := storetest.New(t)
 			var log bytes.Buffer
 			svc := newService(t, st, st.Prefix)
-			startRealtime(t, svc, feedcore.RealtimeOptions{MinInterval: 100 * time.Millisecond})
+			feedtest.Realtime(t, svc, feedcore.RealtimeOptions{MinInterval: 100 * time.Millisecond})
 			if _, err := build(context.Background(), svc, testSpec, "", &log); err != nil {
 				t.Fatalf("build: %v\n%s", err, log.String())
 			}
@@ -137,7 +138,7 @@ func TestSubscribersPastTheLimit(t *testing.T) {
 	st := storetest.New(t)
 	var log bytes.Buffer
 	svc := newService(t, st, st.Prefix)
-	startRealtime(t, svc, feedcore.RealtimeOptions{MinInterval: 100 * time.Millisecond, MaxPerViewer: 1})
+	feedtest.Realtime(t, svc, feedcore.RealtimeOptions{MinInterval: 100 * time.Millisecond, MaxPerViewer: 1})
 	if _, err := build(context.Background(), svc, testSpec, "", &log); err != nil {
 		t.Fatalf("build: %v\n%s", err, log.String())
 	}
@@ -157,20 +158,6 @@ func TestSubscribersPastTheLimit(t *testing.T) {
 	if n := r.Notices; n.Posts != 2 || n.Missed != 0 || n.Received == 0 {
 		t.Errorf("publish-to-notice %+v, want the refused left out of the updates due", n)
 	}
-}
-
-// startRealtime runs svc's realtime layer until the test ends.
-func startRealtime(t *testing.T, svc *feedcore.Service, o feedcore.RealtimeOptions) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Start(ctx, o) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && ctx.Err() == nil {
-			t.Errorf("realtime: %v", err)
-		}
-	})
 }
 
 // waitFor polls cond until it holds, or fails the test after 20s.

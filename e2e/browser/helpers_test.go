@@ -49,15 +49,7 @@ func startFeedd(t *testing.T, withDemo bool) *feedd {
 	// Fan-out workers and realtime run as in feedd serve: GraphiQL's
 	// subscriptions need both, to be told of a post.
 	feedtest.Workers(t, svc)
-	rctx, stop := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	go func() { stopped <- svc.Start(rctx, feedcore.RealtimeOptions{}) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-stopped; err != nil {
-			t.Errorf("realtime: %v", err)
-		}
-	})
+	feedtest.Realtime(t, svc, feedcore.RealtimeOptions{})
 	srv.Config.Handler = server.New(cfg)
 	srv.Start()
 	viewer := cfg.PlaygroundViewer
