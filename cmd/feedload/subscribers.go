@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,11 +15,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/websocket"
+	graphql "github.com/hasura/go-graphql-client"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/cmd/feedload/loadreport"
-	"github.com/feedd/feedd/internal/gqlws"
 )
 
 // Realtime under load (--subscribers N): before the workload, N
@@ -82,7 +82,7 @@ type realtimeRun struct {
 	cfg  realtimeConfig
 	hc   *http.Client
 	rep  *loadreport.RealtimeReport
-	subs []*gqlws.Conn // by subscriber; nil where the open failed
+	subs []*subscriber // by subscriber; nil where the open failed
 	// byViewer are the subscribers of each viewer.
 	byViewer map[int][]int
 	received atomic.Int64
@@ -115,7 +115,7 @@ type noticeProbe struct {
 func (t *target) startRealtime(ctx context.Context) (*realtimeRun, error) {
 	cfg := t.cfg.Realtime
 	rt := &realtimeRun{t: t, cfg: cfg, rep: &loadreport.RealtimeReport{Subscribers: cfg.Subscribers},
-		subs: make([]*gqlws.Conn, cfg.Subscribers), byViewer: map[int][]int{}, ended: map[string]int{}, gone: map[int]bool{},
+		subs: make([]*subscriber, cfg.Subscribers), byViewer: map[int][]int{}, ended: map[string]int{}, gone: map[int]bool{},
 		hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.OpenConcurrency}}}
 	if cfg.FanoutPosts > 0 {
 		rt.rep.Fanout = append(rt.rep.Fanout, t.fanoutBurst(ctx, 0))
@@ -193,7 +193,9 @@ func (rt *realtimeRun) open(ctx context.Context) error {
 }
 
 // openOne opens subscriber i's connection as viewer, identified by
-// connection_init's payload (a browser cannot set WebSocket headers).
+// connection_init's payload (a browser cannot set WebSocket headers), and
+// waits (up to 30s) for feedd's connection_ack, after which its subscribe
+// is sent. A refused upgrade or a closed connection is the error.
 func (rt *realtimeRun) openOne(ctx context.Context, i, viewer int) error {
 	a, err := rt.t.cl.auth(viewer)
 	if err != nil {
@@ -203,19 +205,153 @@ func (rt *realtimeRun) openOne(ctx context.Context, i, viewer int) error {
 	if a.Token != "" {
 		payload = map[string]any{"Authorization": "Bearer " + a.Token}
 	}
-	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	c, err := gqlws.Dial(dctx, rt.cfg.WSURL, gqlws.Options{InitPayload: payload, HTTPClient: rt.hc})
-	if err != nil {
-		return err
-	}
-	if _, err := c.Subscribe(dctx, followingUpdates, nil, rt.handler(i)); err != nil {
-		_ = c.Close()
-		return err
-	}
-	rt.subs[i] = c
-	return nil
+	return rt.connect(ctx, i, payload)
 }
+
+// connect opens subscriber i's connection with connection_init's payload
+// and subscribes; see openOne.
+func (rt *realtimeRun) connect(ctx context.Context, i int, payload map[string]any) error {
+	s := rt.newSubscriber(i, payload)
+	if _, err := s.sc.Exec(followingUpdates, nil, rt.handler(i)); err != nil {
+		return fmt.Errorf("subscribe: %w", err)
+	}
+	var rctx context.Context
+	rctx, s.cancel = context.WithCancel(context.Background()) // Run's, ended by close
+	go func() { s.ran <- s.sc.RunWithContext(rctx) }()
+	timer := time.NewTimer(30 * time.Second)
+	defer timer.Stop()
+	var err error
+	select {
+	case <-s.connected:
+		rt.subs[i] = s
+		return nil
+	case err := <-s.ran:
+		s.cancel()
+		return s.failed(err)
+	case <-timer.C:
+		err = errors.New("no connection_ack within 30s")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.cancel()
+	<-s.ran
+	return err
+}
+
+// subscriber is one subscription's connection: a SubscriptionClient of
+// hasura/go-graphql-client, which holds one WebSocket (one per subscriber,
+// as a phone holds one, so feedd's memory divided by them is a
+// connection's).
+type subscriber struct {
+	sc        *graphql.SubscriptionClient
+	upgrade   *upgradeStatus
+	cancel    context.CancelFunc // ends Run
+	ran       chan error         // Run's return
+	connected chan struct{}      // closed at connection_ack
+	up        atomic.Bool        // acknowledged, and not ended since
+	lastErr   atomic.Pointer[error]
+}
+
+// subscriberReadTimeout bounds the wait for any message from feedd; its
+// pings (every 20s by default) keep an idle connection read well within it.
+const subscriberReadTimeout = 10 * time.Minute
+
+// newSubscriber is subscriber i's client, not yet running: graphql-ws
+// (graphql-transport-ws), the messages in order on the reader (a refusal's
+// error before its complete, an arrival stamped when read), one dial and
+// no reconnection (a refusal or an end is counted once, and the
+// connection a figure is about stays the one opened).
+func (rt *realtimeRun) newSubscriber(i int, payload map[string]any) *subscriber {
+	s := &subscriber{upgrade: &upgradeStatus{next: rt.hc.Transport}, ran: make(chan error, 1), connected: make(chan struct{})}
+	s.sc = graphql.NewSubscriptionClient(rt.cfg.WSURL).
+		WithProtocol(graphql.GraphQLWS).
+		WithConnectionParams(payload).
+		WithWebSocketOptions(graphql.WebsocketOptions{HTTPClient: &http.Client{Transport: s.upgrade}}).
+		WithReadTimeout(subscriberReadTimeout).
+		WithSyncMode(true).
+		WithRetryTimeout(time.Nanosecond).      // the first failed dial is the last
+		WithExitWhenNoSubscription(false).      // a refused subscription leaves its connection open, as an app's would
+		WithConnectionInitialisationTimeout(0). // openOne bounds the wait; no ticker goroutine each
+		OnConnected(func() {
+			if !s.up.Swap(true) {
+				close(s.connected)
+			}
+		}).
+		OnError(func(_ *graphql.SubscriptionClient, err error) error {
+			s.lastErr.Store(&err)
+			return err // no retry: Run ends with it
+		}).
+		OnDisconnected(func() {
+			// Not after a failed dial (openOne counts it), nor at our close.
+			if s.up.Swap(false) && !rt.closing.Load() {
+				rt.endedBy(i, wsErrorKind(s.err(nil)))
+			}
+			// The client would dial again after a dropped connection; the
+			// cancelled dial ends Run instead.
+			if s.cancel != nil {
+				s.cancel()
+			}
+		}).
+		OnSubscriptionComplete(func(graphql.Subscription) { rt.endedBy(i, "COMPLETE") })
+	return s
+}
+
+// err is the reason the connection ended: the error OnError saw, else
+// runErr; a refused upgrade as its status.
+func (s *subscriber) err(runErr error) error {
+	if p := s.lastErr.Load(); p != nil {
+		runErr = *p
+	}
+	if code := int(s.upgrade.code.Load()); code != 0 && code != http.StatusSwitchingProtocols {
+		return &refusedUpgrade{StatusCode: code, Err: runErr}
+	}
+	return runErr
+}
+
+// failed is the error of a connection that ended before its ack.
+func (s *subscriber) failed(runErr error) error {
+	if err := s.err(runErr); err != nil {
+		return err
+	}
+	return errors.New("the connection ended before connection_ack")
+}
+
+// close ends the connection (a complete for the subscription, then a
+// normal closure) and waits for Run to return.
+func (s *subscriber) close() {
+	_ = s.sc.Close()
+	s.cancel()
+	<-s.ran
+}
+
+// upgradeStatus is the dial's http.RoundTripper, keeping the status of
+// the upgrade's response: the library's dial error does not carry it, and
+// a refused upgrade (503 past feedd's --max-connections) is counted by it.
+type upgradeStatus struct {
+	next http.RoundTripper
+	code atomic.Int32
+}
+
+func (u *upgradeStatus) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := u.next.RoundTrip(r)
+	if res != nil {
+		u.code.Store(int32(res.StatusCode))
+	}
+	return res, err
+}
+
+// refusedUpgrade is an upgrade the server answered with StatusCode (503
+// past its connection limit, 403 for a refused Origin), not 101.
+type refusedUpgrade struct {
+	StatusCode int
+	Err        error
+}
+
+func (e *refusedUpgrade) Error() string {
+	return fmt.Sprintf("WebSocket upgrade refused: HTTP %d %s: %v", e.StatusCode, http.StatusText(e.StatusCode), e.Err)
+}
+
+func (e *refusedUpgrade) Unwrap() error { return e.Err }
 
 // awaitGauge waits until feedd's gauge of open subscriptions has grown
 // by the subscriptions opened, less those it ended (refused past a
@@ -277,26 +413,21 @@ func connMemory(before, after feeddMetrics, err error, open int) loadreport.Conn
 }
 
 // handler is subscriber i's: it counts updates, times the probe's, and
-// notes a subscription or connection that feedd ended (a refusal comes as
-// a result with errors, then complete).
-func (rt *realtimeRun) handler(i int) gqlws.Handler {
-	return func(e gqlws.Event) {
-		switch {
-		case e.Type == gqlws.TypeNext:
-			if kind, failed := resultError(e.Payload); failed {
-				rt.endedBy(i, kind)
-				return
-			}
-			rt.received.Add(1)
-			rt.lastAt.Store(e.At.UnixNano())
-			rt.noticed(i, e)
-		case e.Type == gqlws.TypeError:
-			rt.endedBy(i, errorsKind(e.Payload))
-		case e.Type == gqlws.TypeComplete:
-			rt.endedBy(i, "COMPLETE")
-		case !rt.closing.Load():
-			rt.endedBy(i, wsErrorKind(e.Err))
+// notes a subscription that feedd ended with errors (a refusal comes as a
+// result with errors, then complete: OnSubscriptionComplete). It gets a
+// result's data, or its errors; it runs on the connection's reader, so
+// the arrival is stamped as the message is read.
+func (rt *realtimeRun) handler(i int) func([]byte, error) error {
+	return func(data []byte, err error) error {
+		at := time.Now()
+		if err != nil {
+			rt.endedBy(i, errorsKind(err))
+			return nil
 		}
+		rt.received.Add(1)
+		rt.lastAt.Store(at.UnixNano())
+		rt.noticed(i, data, at)
+		return nil
 	}
 }
 
@@ -322,28 +453,27 @@ func (rt *realtimeRun) endedBy(i int, kind string) {
 	}
 }
 
-// noticed times an update of subscriber i for the probe's post: the first
-// that names its author first, after its publish was sent.
-func (rt *realtimeRun) noticed(i int, e gqlws.Event) {
+// noticed times an update of subscriber i (a result's data, arrived at
+// at) for the probe's post: the first that names its author first, after
+// its publish was sent.
+func (rt *realtimeRun) noticed(i int, data []byte, at time.Time) {
 	rt.mu.Lock()
 	p := rt.probe
 	rt.mu.Unlock()
-	if p == nil || e.At.Before(p.sent) {
+	if p == nil || at.Before(p.sent) {
 		return
 	}
 	var r struct {
-		Data struct {
-			FollowingFeedUpdates struct {
-				NewPostAuthors []struct {
-					ID string `json:"id"`
-				} `json:"newPostAuthors"`
-			} `json:"followingFeedUpdates"`
-		} `json:"data"`
+		FollowingFeedUpdates struct {
+			NewPostAuthors []struct {
+				ID string `json:"id"`
+			} `json:"newPostAuthors"`
+		} `json:"followingFeedUpdates"`
 	}
-	if json.Unmarshal(e.Payload, &r) != nil {
+	if json.Unmarshal(data, &r) != nil {
 		return
 	}
-	authors := r.Data.FollowingFeedUpdates.NewPostAuthors
+	authors := r.FollowingFeedUpdates.NewPostAuthors
 	if len(authors) == 0 || authors[0].ID != p.author {
 		return
 	}
@@ -357,8 +487,8 @@ func (rt *realtimeRun) noticed(i int, e gqlws.Event) {
 		p.others[i] = true
 	case !p.got[i]:
 		p.got[i] = true
-		p.lat = append(p.lat, e.At.Sub(p.sent))
-		p.last = e.At
+		p.lat = append(p.lat, at.Sub(p.sent))
+		p.last = at
 		if len(p.got) == len(p.due) {
 			close(p.complete)
 		}
@@ -653,8 +783,8 @@ func (rt *realtimeRun) close() {
 	for range max(rt.cfg.OpenConcurrency, 1) {
 		g.Go(func() error {
 			for i := int(next.Add(1) - 1); i < len(rt.subs); i = int(next.Add(1) - 1) {
-				if c := rt.subs[i]; c != nil {
-					_ = c.Close()
+				if s := rt.subs[i]; s != nil {
+					s.close()
 				}
 			}
 			return nil
@@ -665,45 +795,29 @@ func (rt *realtimeRun) close() {
 }
 
 // wsErrorKind names a failed or ended connection for the report: its
-// close code (CLOSE_4401), its refused upgrade's status (HTTP_503), or
+// refused upgrade's status (HTTP_503), its close code (CLOSE_4401), or
 // TRANSPORT.
 func wsErrorKind(err error) string {
-	var se *gqlws.StatusError
+	var ru *refusedUpgrade
 	switch {
-	case errors.As(err, &se):
-		return "HTTP_" + strconv.Itoa(se.StatusCode)
-	case gqlws.CloseCode(err) > 0:
-		return "CLOSE_" + strconv.Itoa(gqlws.CloseCode(err))
+	case errors.As(err, &ru):
+		return "HTTP_" + strconv.Itoa(ru.StatusCode)
+	case websocket.CloseStatus(err) > 0:
+		return "CLOSE_" + strconv.Itoa(int(websocket.CloseStatus(err)))
 	}
 	return "TRANSPORT"
 }
 
-// errorsKind names a list of GraphQL errors by the first one's code:
-// ERROR_RATE_LIMITED, or ERROR without a code.
-func errorsKind(list json.RawMessage) string {
-	var errs []struct {
-		Extensions struct {
-			Code string `json:"code"`
-		} `json:"extensions"`
-	}
-	if json.Unmarshal(list, &errs) != nil || len(errs) == 0 || errs[0].Extensions.Code == "" {
+// errorsKind names a subscription's GraphQL errors (a result's, or an
+// error message's) by the first one's code: ERROR_RATE_LIMITED, or ERROR
+// without a code.
+func errorsKind(err error) string {
+	var errs graphql.Errors
+	if !errors.As(err, &errs) || len(errs) == 0 {
 		return "ERROR"
 	}
-	return "ERROR_" + errs[0].Extensions.Code
-}
-
-// resultError is the kind of a next message's errors, when it carries
-// errors and no data (a subscription refused or ended with an error).
-func resultError(payload json.RawMessage) (string, bool) {
-	if !bytes.Contains(payload, []byte(`"errors"`)) {
-		return "", false
+	if code, ok := errs[0].Extensions["code"].(string); ok && code != "" {
+		return "ERROR_" + code
 	}
-	var r struct {
-		Data   json.RawMessage `json:"data"`
-		Errors json.RawMessage `json:"errors"`
-	}
-	if json.Unmarshal(payload, &r) != nil || len(r.Errors) == 0 || (len(r.Data) > 0 && string(r.Data) != "null") {
-		return "", false
-	}
-	return errorsKind(r.Errors), true
+	return "ERROR"
 }
