@@ -3,14 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/cmd/feedload/loadreport"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/server"
 )
 
 func TestRealtimeFlags(t *testing.T) {
@@ -167,5 +176,78 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// TestSubscriberConnections drives subscribers' connections one by one
+// against feedd with room for two: both open and are held; the third's
+// upgrade is refused (503) and counted as HTTP_503 once, without a retry;
+// when feedd goes away (1001 to every WebSocket), each subscriber counts
+// its end once and its connection ends with CLOSE_1001, and it does not
+// dial again.
+func TestSubscriberConnections(t *testing.T) {
+	st := storetest.New(t)
+	svc := newService(t, st, st.Prefix)
+	feedtest.Realtime(t, svc, feedcore.RealtimeOptions{MinInterval: 100 * time.Millisecond})
+	for id := range feedcore.ID(3) {
+		if err := svc.PutUser(context.Background(), feedcore.User{ID: id + 1, Handle: "conn" + feedcore.FormatID(id+1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conns := server.NewConnections()
+	h := server.New(server.Config{Service: svc, DevAuth: true, Connections: conns,
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		APIConfig: server.APIConfig{Streams: server.StreamLimits{MaxConnections: 2}}})
+	var upgrades atomic.Int64 // the dials: one each, no retry
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" {
+			upgrades.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	rt := &realtimeRun{cfg: realtimeConfig{WSURL: "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"},
+		hc: &http.Client{Transport: &http.Transport{}}, subs: make([]*subscriber, 3), ended: map[string]int{}, gone: map[int]bool{}}
+	ctx := context.Background()
+	for i := range 2 {
+		if err := rt.connect(ctx, i, map[string]any{client.DevHeader: strconv.Itoa(i + 1)}); err != nil {
+			t.Fatalf("subscriber %d: %v", i, err)
+		}
+	}
+	waitFor(t, "feedd to hold both subscriptions", func() bool { return svc.RealtimeStats().Subscriptions == 2 })
+	err := rt.connect(ctx, 2, map[string]any{client.DevHeader: "3"})
+	if kind := wsErrorKind(err); kind != "HTTP_503" {
+		t.Errorf("the third connection: %v (%s), want HTTP_503", err, kind)
+	}
+	if rt.subs[2] != nil || rt.endedCount() != 0 {
+		t.Errorf("a refused upgrade kept as a subscriber, or counted as ended: %v", rt.ended)
+	}
+	if n := upgrades.Load(); n != 3 {
+		t.Errorf("%d upgrade requests for 3 subscribers, want one each", n)
+	}
+
+	conns.GoAway()
+	for i, s := range rt.subs[:2] {
+		select {
+		case err := <-s.ran: // Run returned: no dial again
+			if kind := wsErrorKind(s.err(err)); kind != "CLOSE_1001" {
+				t.Errorf("subscriber %d's connection ended with %v (%s), want CLOSE_1001", i, err, kind)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("subscriber %d's client still running after feedd went away", i)
+		}
+		s.ran <- nil // for close, below
+	}
+	rt.mu.Lock()
+	ended := maps.Clone(rt.ended)
+	rt.mu.Unlock()
+	// Each counted once: by the close, or by the complete feedd may send
+	// for its subscription before it.
+	if ended["CLOSE_1001"]+ended["COMPLETE"] != 2 || len(ended) > 2 {
+		t.Errorf("ended by feedd: %v, want 2 in all, each CLOSE_1001 or COMPLETE", ended)
+	}
+	rt.close()
+	if n := upgrades.Load(); n != 3 {
+		t.Errorf("%d upgrade requests after feedd went away, want the 3 before: a client dialled again", n)
 	}
 }
