@@ -3,19 +3,23 @@ package faults
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	graphql "github.com/hasura/go-graphql-client"
 
 	"github.com/feedd/feedd/client"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/feedcore/store"
-	"github.com/feedd/feedd/internal/gqlws"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/server"
 )
@@ -70,22 +74,16 @@ func TestRealtimeFailover(t *testing.T) {
 	t.Cleanup(srv.Close)
 	poster := client.New(srv.URL+"/query", client.Auth{ViewerID: feedcore.FormatID(author)}, &http.Client{Timeout: 15 * time.Second})
 
-	conn, err := gqlws.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/query",
-		gqlws.Options{InitPayload: map[string]any{client.DevHeader: feedcore.FormatID(viewer)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	updates, err := conn.Chan(ctx, `subscription { followingFeedUpdates { newPostCount newPostAuthors { databaseId } } }`, nil, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribe(t, "ws"+strings.TrimPrefix(srv.URL, "http")+"/query", feedcore.FormatID(viewer),
+		`subscription { followingFeedUpdates { newPostCount newPostAuthors { databaseId } } }`)
 	// The layer holds the subscription before the first post: it counts
 	// from the top of the feed as it was when it subscribed.
 	waitUntil(t, "the realtime layer to hold the subscription", 30*time.Second, func() error {
 		select {
-		case e := <-updates: // a refusal
-			t.Fatalf("the subscription ended before it was held: %s %s (connection: %v)", e.Type, e.Payload, e.Err)
+		case u := <-sub.updates: // a refusal
+			t.Fatalf("the subscription ended before it was held: %s %v", u.data, u.err)
+		case <-sub.dropped:
+			t.Fatalf("the WebSocket closed before the subscription was held: %v", sub.err())
 		default:
 		}
 		if n := svc.RealtimeStats().Subscriptions; n < 1 {
@@ -120,31 +118,30 @@ func TestRealtimeFailover(t *testing.T) {
 		timeout := time.After(time.Minute)
 		for {
 			select {
-			case e, ok := <-updates:
-				if !ok || e.Type != gqlws.TypeNext {
-					t.Fatalf("%s: the subscription ended: %+v (connection: %v)", what, e, conn.Err())
+			case u := <-sub.updates:
+				if u.err != nil {
+					t.Fatalf("%s: the subscription ended: %v", what, u.err)
 				}
 				var r struct {
-					Data struct {
-						FollowingFeedUpdates struct {
-							NewPostCount int `json:"newPostCount"`
-						} `json:"followingFeedUpdates"`
-					} `json:"data"`
-					Errors json.RawMessage `json:"errors"`
+					FollowingFeedUpdates struct {
+						NewPostCount int `json:"newPostCount"`
+					} `json:"followingFeedUpdates"`
 				}
-				if err := json.Unmarshal(e.Payload, &r); err != nil || r.Errors != nil {
-					t.Fatalf("%s: update %s: %v", what, e.Payload, err)
+				if err := json.Unmarshal(u.data, &r); err != nil {
+					t.Fatalf("%s: update %s: %v", what, u.data, err)
 				}
-				got := r.Data.FollowingFeedUpdates.NewPostCount
+				got := r.FollowingFeedUpdates.NewPostCount
 				if got > count {
 					t.Fatalf("%s: newPostCount %d, want %d", what, got, count)
 				}
 				if got == count {
-					return e.At
+					return u.at
 				}
+			case <-sub.dropped:
+				t.Fatalf("%s: the WebSocket closed: %v", what, sub.err())
 			case <-timeout:
-				t.Fatalf("%s: no update with newPostCount %d within a minute (connection: %v; realtime %+v)",
-					what, count, conn.Err(), svc.RealtimeStats())
+				t.Fatalf("%s: no update with newPostCount %d within a minute (realtime %+v)",
+					what, count, svc.RealtimeStats())
 			}
 		}
 	}
@@ -199,13 +196,99 @@ func TestRealtimeFailover(t *testing.T) {
 		}
 		return nil
 	})
-	if err := conn.Err(); err != nil {
-		t.Errorf("the WebSocket closed during the failover: %v (close code %d)", err, gqlws.CloseCode(err))
+	if n, c := sub.disconnects.Load(), sub.connects.Load(); n != 0 || c != 1 {
+		t.Errorf("the WebSocket closed during the failover: %d disconnects, %d connections (%v)", n, c, sub.err())
 	}
+	t.Logf("the WebSocket answered %d pings of feedd's meanwhile", sub.pings.Load())
 	t.Logf("master %d (slot %d of %s) killed; replica promoted after %.1fs; the post published meanwhile counted %.2fs after its acknowledged publish was sent, the post after the rejoin %.3fs after; realtime %+v",
 		port, slot, channel, promoted.Seconds(), during.Seconds(), after.Seconds(), svc.RealtimeStats())
 	t.Logf("server warnings and errors (%d):\n%s", serverLog.total(), serverLog.String())
 	t.Logf("worker warnings and errors (%d):\n%s", workerLog.total(), workerLog.String())
+}
+
+// subscriber is a graphql-transport-ws subscription over one WebSocket
+// (hasura/go-graphql-client's SubscriptionClient, as an app holds one),
+// and what it saw: its updates (in order, stamped when read), and whether
+// the connection ever dropped.
+type subscriber struct {
+	updates               chan update
+	dropped               chan struct{} // closed at the first disconnect
+	disconnects, connects atomic.Int64
+	pings                 atomic.Int64 // the connection's pings from feedd (OnConnectionAlive)
+	lastErr               atomic.Pointer[error]
+	closing               atomic.Bool
+}
+
+// update is a result's data, or the error that ended the subscription.
+type update struct {
+	data []byte
+	err  error
+	at   time.Time
+}
+
+// subscribe opens a WebSocket to url as viewer (dev auth, in
+// connection_init's payload), starts query, and waits (up to 30s) for
+// feedd's connection_ack. The client's own reconnection stays on, as an
+// app's would: a disconnect is what the test looks for, not what it hides.
+func subscribe(t *testing.T, url, viewer, query string) *subscriber {
+	t.Helper()
+	s := &subscriber{updates: make(chan update, 64), dropped: make(chan struct{})}
+	connected := make(chan struct{})
+	var dropOnce sync.Once
+	sc := graphql.NewSubscriptionClient(url).
+		WithProtocol(graphql.GraphQLWS).
+		WithConnectionParams(map[string]any{client.DevHeader: viewer}).
+		WithSyncMode(true). // in order, on the reader: each arrival stamped as read
+		OnConnected(func() {
+			if s.connects.Add(1) == 1 {
+				close(connected)
+			}
+		}).
+		OnConnectionAlive(func() { s.pings.Add(1) }).
+		OnDisconnected(func() {
+			if !s.closing.Load() {
+				s.disconnects.Add(1)
+				dropOnce.Do(func() { close(s.dropped) })
+			}
+		}).
+		OnError(func(_ *graphql.SubscriptionClient, err error) error {
+			s.lastErr.Store(&err)
+			return err
+		}).
+		OnSubscriptionComplete(func(graphql.Subscription) {
+			s.updates <- update{err: errors.New("complete from feedd"), at: time.Now()}
+		})
+	if _, err := sc.Exec(query, nil, func(data []byte, err error) error {
+		s.updates <- update{data: data, err: err, at: time.Now()}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- sc.RunWithContext(ctx) }()
+	t.Cleanup(func() {
+		s.closing.Store(true)
+		_ = sc.Close()
+		cancel()
+		<-ran
+	})
+	select {
+	case <-connected:
+	case err := <-ran:
+		t.Fatalf("subscribe: the client ended before connection_ack: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("subscribe: no connection_ack within 30s (%v)", s.err())
+	}
+	return s
+}
+
+// err is the error that ended the connection, if the client saw one.
+func (s *subscriber) err() error {
+	if p := s.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // waitUntil polls check until it returns nil, or fails the test at the
