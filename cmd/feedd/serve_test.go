@@ -218,8 +218,17 @@ func TestServeShutdownDelay(t *testing.T) {
 		}
 	}
 	public, ops := ls[listenerPublic], ls[listenerOps]
-	if code, b := get(t, ops+"/readyz"); code != http.StatusOK {
-		t.Fatalf("/readyz before the signal: %d %s", code, b)
+	// Ready once realtime has started (it asks the store for sharded
+	// pub/sub first: /readyz says "starting" meanwhile).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		code, b := get(t, ops+"/readyz")
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz before the signal: %d %s", code, b)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
 	}
 
 	cancel() // SIGTERM
