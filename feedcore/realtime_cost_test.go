@@ -51,10 +51,12 @@ func TestRealtimeRecountCost(t *testing.T) {
 		}
 		u.awaitCount(t, i+1, nil)
 		const budget = 2
+		// On Redis the viewer channel's first confirmation may recount
+		// too (a catch-up), within the same budget.
 		n, got := s.RealtimeStats().Recounts-recounts, trips.Trips()-before
-		t.Logf("recount %d: %d round trips", i+1, got)
-		if n != 1 || got > budget {
-			t.Errorf("post %d: %d recounts cost %d round trips, want 1 costing at most %d", i+1, n, got, budget)
+		t.Logf("post %d: %d recounts, %d round trips", i+1, n, got)
+		if n < 1 || got > budget*int(n) {
+			t.Errorf("post %d: %d recounts cost %d round trips, want at least one, each at most %d", i+1, n, got, budget)
 		}
 	}
 }

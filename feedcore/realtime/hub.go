@@ -380,9 +380,11 @@ func (h *hub) close() {
 // concerns many subscribers (a big-V post, a reconnect's catch-up) queues
 // their reads rather than sending them all at once.
 type runner struct {
-	ctx context.Context
-	sem chan struct{}
-	wg  sync.WaitGroup
+	ctx    context.Context
+	sem    chan struct{}
+	mu     sync.Mutex
+	halted bool // wait ran: nothing more is scheduled
+	wg     sync.WaitGroup
 }
 
 func newRunner(ctx context.Context, n int) *runner {
@@ -392,6 +394,11 @@ func newRunner(ctx context.Context, n int) *runner {
 // after runs f after d, once a place is free; not at all once the
 // replica stops or ctx (the subscription's) ends.
 func (r *runner) after(ctx context.Context, d time.Duration, f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.halted {
+		return
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -419,5 +426,10 @@ func (r *runner) after(ctx context.Context, d time.Duration, f func()) {
 }
 
 // wait waits for the work scheduled (the replica's context has ended, so
-// none waits long).
-func (r *runner) wait() { r.wg.Wait() }
+// none waits long); nothing is scheduled after it.
+func (r *runner) wait() {
+	r.mu.Lock()
+	r.halted = true
+	r.mu.Unlock()
+	r.wg.Wait()
+}

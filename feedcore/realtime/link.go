@@ -25,25 +25,32 @@ type listener interface {
 // localListener hears the process's own bus (the embedded store): a
 // subscription is there at once and is never lost.
 type localListener struct {
-	key   string
-	h     *hub
-	stats *counters
-	mu    sync.Mutex
-	on    map[string]bool
+	key    string
+	h      *hub
+	stats  *counters
+	mu     sync.Mutex
+	on     map[string]bool
+	halted bool // stop ran
 }
 
 func (l *localListener) listen(ch string) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.halted || l.on[ch] {
+		return
+	}
 	l.on[ch] = true
-	l.mu.Unlock()
 	localListen(l.key, l.h, ch)
 	l.stats.channels.Add(1)
 }
 
 func (l *localListener) unlisten(ch string) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.on[ch] {
+		return
+	}
 	delete(l.on, ch)
-	l.mu.Unlock()
 	localUnlisten(l.key, l.h, ch)
 	l.stats.channels.Add(-1)
 }
@@ -52,13 +59,10 @@ func (l *localListener) down() error { return nil }
 
 func (l *localListener) stop() {
 	l.mu.Lock()
-	chs := make([]string, 0, len(l.on))
+	defer l.mu.Unlock()
+	l.halted = true
 	for ch := range l.on {
-		chs = append(chs, ch)
-	}
-	l.on = map[string]bool{}
-	l.mu.Unlock()
-	for _, ch := range chs {
+		delete(l.on, ch)
 		localUnlisten(l.key, l.h, ch)
 		l.stats.channels.Add(-1)
 	}
@@ -83,6 +87,7 @@ type redisListener struct {
 	// stopping are receivers being stopped, which a new subscription of
 	// their channel waits for.
 	stopping map[string]*receiver
+	halted   bool // stop ran: no subscription starts or ends any more
 	wg       sync.WaitGroup
 }
 
@@ -115,7 +120,7 @@ func newRedisListener(ctx context.Context, client rueidis.Client, h *hub, st *co
 func (l *redisListener) listen(ch string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.chans[ch] != nil || l.ctx.Err() != nil {
+	if l.chans[ch] != nil || l.halted || l.ctx.Err() != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(l.ctx)
@@ -127,18 +132,26 @@ func (l *redisListener) listen(ch string) {
 }
 
 // unlisten stops ch's subscription: SUNSUBSCRIBE first, so the server
-// stops sending it, then the receiver's end.
+// stops sending it, then the receiver's end. After stop, nothing: stop
+// stopped them all.
 func (l *redisListener) unlisten(ch string) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.halted {
+		l.drop(ch)
+	}
+}
+
+// drop stops ch's subscription on a goroutine of its own, counted before
+// the lock is let go (stop waits for it). Under l.mu.
+func (l *redisListener) drop(ch string) {
 	r := l.chans[ch]
 	if r == nil {
-		l.mu.Unlock()
 		return
 	}
 	delete(l.chans, ch)
 	l.stopping[ch] = r
 	r.stopping = true
-	l.mu.Unlock()
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
@@ -263,16 +276,13 @@ func (l *redisListener) down() error {
 // stop unsubscribes every channel and waits for the receivers, which the
 // replica's context ending stops anyway: the client may serve on (other
 // services share it in tests), and must not keep subscriptions nobody
-// hears.
+// hears. Subscriptions closing meanwhile change nothing after it.
 func (l *redisListener) stop() {
 	l.mu.Lock()
-	chs := make([]string, 0, len(l.chans))
+	l.halted = true
 	for ch := range l.chans {
-		chs = append(chs, ch)
+		l.drop(ch)
 	}
 	l.mu.Unlock()
-	for _, ch := range chs {
-		l.unlisten(ch)
-	}
 	l.wg.Wait()
 }
