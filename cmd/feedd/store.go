@@ -75,7 +75,13 @@ func (c sharedCommand) run(ctx context.Context, args []string, o cmdOptions, wor
 	if store.embedded() {
 		return fmt.Errorf("%s needs --redis: %s", c.name, c.instead)
 	}
-	st, svc, err := openService(ctx, store, store.options(), c.name)
+	opts := store.options()
+	if c.name == "import" || c.name == "export" || c.name == "rebuild" {
+		// They serve no subscriptions and the workers tell what their
+		// records cause: no notices, no presence questions.
+		opts.Notices = feedcore.NoticesOff
+	}
+	st, svc, err := openService(ctx, store, opts, c.name)
 	if err != nil {
 		return err
 	}
