@@ -17,6 +17,7 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -314,4 +315,37 @@ func readBody(t *testing.T, res *http.Response) *gqlResponse {
 		t.Fatalf("response is not JSON (status %d): %s", res.StatusCode, raw)
 	}
 	return out
+}
+
+// shortTimeouts is the request timeout and the HTTP server's read and
+// write timeouts of newShortTimeoutsEnv: streams must outlive them.
+const shortTimeouts = 300 * time.Millisecond
+
+// newShortTimeoutsEnv is a stream env whose request timeout and HTTP read
+// and write timeouts are all shortTimeouts, with pings three times as often.
+func newShortTimeoutsEnv(t *testing.T) *env {
+	return newStreamEnv(t, func(c *Config) {
+		c.RequestTimeout = shortTimeouts
+		c.Streams.PingInterval = shortTimeouts / 3
+	}, func(s *httptest.Server) {
+		s.Config.ReadTimeout, s.Config.WriteTimeout = shortTimeouts, shortTimeouts
+	})
+}
+
+// serviceOnFake is a service over a fake Redis that answers with reply
+// (storetest.NewFake), for the paths a store's refusals take.
+func serviceOnFake(t *testing.T, reply func([]string) string) *feedcore.Service {
+	t.Helper()
+	f := storetest.NewFake(t, reply)
+	st, err := redisstore.Open(context.Background(), redisstore.Options{URL: "redis://" + f.Addr,
+		Timeout: time.Second, DisableCache: true, SingleNode: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{CursorKey: []byte("test-cursor-key-0123456789")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

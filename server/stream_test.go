@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -215,17 +214,11 @@ func TestWebsocketLimits(t *testing.T) {
 // open and answers long past all three (its pings keep flowing too). The
 // event stream's side is TestSubscriptionSSE's.
 func TestStreamOutlivesTimeouts(t *testing.T) {
-	const short = 300 * time.Millisecond
-	e := newStreamEnv(t, func(c *Config) {
-		c.RequestTimeout = short
-		c.Streams.PingInterval = short / 3
-	}, func(s *httptest.Server) {
-		s.Config.ReadTimeout, s.Config.WriteTimeout = short, short
-	})
+	e := newShortTimeoutsEnv(t)
 	e.users("ann")
 	c := e.mustDial(auth.DevHeader, "1")
 	c.init(nil)
-	past := time.Now().Add(3 * short)
+	past := time.Now().Add(3 * shortTimeouts)
 	for i := 0; time.Now().Before(past); i++ {
 		if h := c.who(strings.Repeat("q", i+1)); h != "ann" {
 			t.Fatalf("query %d: viewer %q", i, h)

@@ -18,7 +18,6 @@ import (
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/gqltype"
-	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
 
@@ -230,13 +229,7 @@ func TestSubscriptionPerViewerLimit(t *testing.T) {
 // read and write timeouts (the stream clears its deadlines; its writes
 // have their own).
 func TestSubscriptionSSE(t *testing.T) {
-	const short = 300 * time.Millisecond
-	e := newStreamEnv(t, func(c *Config) {
-		c.RequestTimeout = short
-		c.Streams.PingInterval = short / 3
-	}, func(s *httptest.Server) {
-		s.Config.ReadTimeout, s.Config.WriteTimeout = short, short
-	})
+	e := newShortTimeoutsEnv(t)
 	e.users("ann", "bob")
 	if err := e.svc.Follow(context.Background(), 1, 2); err != nil {
 		t.Fatal(err)
@@ -247,7 +240,7 @@ func TestSubscriptionSSE(t *testing.T) {
 		t.Fatalf("status %d, %q", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 	e.subscribed(1)
-	past := time.Now().Add(3 * short)
+	past := time.Now().Add(3 * shortTimeouts)
 	waitFor(t, "every timeout to pass", func() bool { return time.Now().After(past) })
 	e.publish(2, "hello")
 	for {
@@ -326,17 +319,7 @@ func TestSubscriptionLiveUpdates(t *testing.T) {
 // hear nothing (Mastodon #25157). Here the store answers PING and refuses
 // every other command, so realtime never gets its sharded pub/sub.
 func TestReadyzRealtimeDown(t *testing.T) {
-	f := storetest.NewFake(t, storetest.ErrorReply("ERR refused by the test"))
-	st, err := redisstore.Open(context.Background(), redisstore.Options{URL: "redis://" + f.Addr,
-		Timeout: time.Second, DisableCache: true, SingleNode: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{CursorKey: []byte("test-cursor-key-0123456789")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := serviceOnFake(t, storetest.ErrorReply("ERR refused by the test"))
 	srv := httptest.NewServer(New(Config{Service: svc, Metrics: NewMetrics(), Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
 	e := &opsEnv{env: &env{t: t, svc: svc, srv: srv}}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/feedd/feedd/auth"
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/redisstore"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/server/extension"
 )
@@ -37,17 +35,7 @@ func TestTryAgainRepliesAreUnavailable(t *testing.T) {
 	} {
 		name := strings.Fields(strings.Trim(reply, "-\x00"))[0]
 		t.Run(name, func(t *testing.T) {
-			f := storetest.NewFake(t, func([]string) string { return reply })
-			st, err := redisstore.Open(context.Background(), redisstore.Options{URL: "redis://" + f.Addr,
-				Timeout: time.Second, DisableCache: true, SingleNode: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(st.Close)
-			svc, err := feedcore.New(context.Background(), st.Client, feedcore.Options{CursorKey: []byte("test-cursor-key-0123456789")})
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc := serviceOnFake(t, func([]string) string { return reply })
 			var logs bytes.Buffer
 			srv := httptest.NewServer(New(Config{Service: svc, DevAuth: true, Metrics: NewMetrics(),
 				Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
