@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/redis/rueidis"
 )
 
@@ -50,6 +51,31 @@ type node struct {
 }
 
 func (n node) has(flag string) bool { return slices.Contains(n.flags, flag) }
+
+// faultCluster is the store of a test that kills cluster masters, and
+// the cluster to kill them in; it skips the test off the cluster lane or
+// without FaultsEnv. Its cleanup, which runs before the store's (which
+// needs every master), leaves all six nodes up and synced for later
+// tests, even when the test fails.
+func faultCluster(t *testing.T) (*storetest.Store, *cluster) {
+	t.Helper()
+	storetest.RequireReal(t)
+	st := storetest.New(t)
+	if !st.Cluster() {
+		t.Skip("needs the Redis Cluster lane (FEED_TEST_REDIS=$(.ci/cluster.sh url)): a single Redis has no failover")
+	}
+	if os.Getenv(FaultsEnv) != "1" {
+		t.Skipf("kills cluster masters, which fails other packages' tests running at the same time: "+
+			"set %s=1 and run this package alone (.ci/run does, after the cluster lane)", FaultsEnv)
+	}
+	cl := localCluster(t, os.Getenv(storetest.Env))
+	t.Cleanup(func() {
+		if err := cl.heal(); err != nil {
+			t.Error(err)
+		}
+	})
+	return st, cl
+}
 
 // localCluster reads the cluster from url, or skips the test when url is
 // not a cluster of .ci/cluster.sh on this machine.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,23 +50,7 @@ type kill struct {
 // It reads the stored keys directly (outboxes o:{id}, inboxes i:{id}, post
 // hashes p:{id}), as feedcore names them.
 func TestMasterFailover(t *testing.T) {
-	storetest.RequireReal(t)
-	st := storetest.New(t)
-	if !st.Cluster() {
-		t.Skip("needs the Redis Cluster lane (FEED_TEST_REDIS=$(.ci/cluster.sh url)): a single Redis has no failover")
-	}
-	if os.Getenv(FaultsEnv) != "1" {
-		t.Skipf("kills cluster masters, which fails other packages' tests running at the same time: "+
-			"set %s=1 and run this package alone (.ci/run does, after the cluster lane)", FaultsEnv)
-	}
-	cl := localCluster(t, os.Getenv(storetest.Env))
-	// Runs before the store's cleanup (which needs every master): all six
-	// nodes up and synced for later tests, even when this one fails.
-	t.Cleanup(func() {
-		if err := cl.heal(); err != nil {
-			t.Error(err)
-		}
-	})
+	st, cl := faultCluster(t)
 	began := time.Now()
 	ctx := context.Background()
 	const (

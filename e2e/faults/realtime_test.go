@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +19,6 @@ import (
 	"github.com/feedd/feedd/feedcore"
 	"github.com/feedd/feedd/feedcore/feedtest"
 	"github.com/feedd/feedd/feedcore/store"
-	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/server"
 )
 
@@ -34,21 +32,7 @@ import (
 // grew), caught up on what the gap may have hidden, and the WebSocket
 // never closed. /readyz answers 200 again after the failover.
 func TestRealtimeFailover(t *testing.T) {
-	storetest.RequireReal(t)
-	st := storetest.New(t)
-	if !st.Cluster() {
-		t.Skip("needs the Redis Cluster lane (FEED_TEST_REDIS=$(.ci/cluster.sh url)): a single Redis has no failover")
-	}
-	if os.Getenv(FaultsEnv) != "1" {
-		t.Skipf("kills a cluster master, which fails other packages' tests running at the same time: "+
-			"set %s=1 and run this package alone (.ci/run does, after the cluster lane)", FaultsEnv)
-	}
-	cl := localCluster(t, os.Getenv(storetest.Env))
-	t.Cleanup(func() {
-		if err := cl.heal(); err != nil {
-			t.Error(err)
-		}
-	})
+	st, cl := faultCluster(t)
 	ctx := context.Background()
 	svc, err := feedcore.New(ctx, st.Client, feedcore.Options{Prefix: st.Prefix, BigVThreshold: 1 << 30,
 		CursorKey: []byte("realtime-failover-cursor-key-01234567")})
