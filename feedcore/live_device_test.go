@@ -23,7 +23,7 @@ func snapshotKeys(t *testing.T, s *Service) int {
 	}
 	n := 0
 	for _, k := range keys {
-		if strings.HasPrefix(k, s.Opts.Prefix+"lsn:") {
+		if strings.HasPrefix(k, s.Opts.Prefix+"lss:") {
 			n++
 		}
 	}

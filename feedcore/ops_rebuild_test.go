@@ -159,7 +159,7 @@ func (f *rebuildFixture) check(t *testing.T, when string) {
 }
 
 // derivedPatterns are the key prefixes of every derived structure.
-var derivedPatterns = []string{"fr:{", "ac:{", "pm:{", "i:{", "o:{", "ri:{", "ro:{", "rr:{", "lq:{", "lsn:{", "lsd:{", "bf:{", "fa:{", "an:{"}
+var derivedPatterns = []string{"fr:{", "ac:{", "pm:{", "i:{", "o:{", "ri:{", "ro:{", "rr:{", "lq:{", "lss:{", "lsd:{", "bf:{", "fa:{", "an:{"}
 
 // dropDerived deletes every derived key, and the horizon fields of the
 // readers' hashes (their complete flag is a record).

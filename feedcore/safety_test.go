@@ -356,12 +356,43 @@ func TestHiddenAnchorLeavesTheLiveFeed(t *testing.T) {
 	if got := rest(pg.EndCursor); slices.Contains(got, 2) || slices.Contains(got, 3) || len(got)+len(first) < 4 {
 		t.Fatalf("later pages show anchors %v after %v; want only 4's sessions after the hide", got, first)
 	}
+	key := s.Keys.Snapshot(1, mustRef(t, s, pg.EndCursor))
+	before := snapshotRecords(t, s, key)
 	queueCleanup(t, s, 1, 3)
 	drain(t, s)
+	// The clean-up cleared 3's entries in place: every other entry, and so
+	// every cursor, kept its place.
+	after := snapshotRecords(t, s, key)
+	if len(after) != len(before) {
+		t.Fatalf("the clean-up left %d entries of %d: entries moved", len(after), len(before))
+	}
+	for i, it := range before {
+		want := it
+		if slices.Contains(byAnchor[3], it.ID) {
+			want.ID = 0
+		}
+		if after[i] != want {
+			t.Errorf("entry %d after the clean-up: %+v, want %+v", i, after[i], want)
+		}
+	}
 	clk.advance(core.DefaultCleanupGrace + time.Second)
 	if got := rest(pg.EndCursor); slices.Contains(got, 2) || slices.Contains(got, 3) {
 		t.Fatalf("once the note lapsed later pages show anchors %v", got)
 	}
+}
+
+// snapshotRecords reads a stored live snapshot's entries.
+func snapshotRecords(t *testing.T, s *Service, key string) []store.Item {
+	t.Helper()
+	raw, err := s.Redis.Do(context.Background(), s.Redis.B().Get().Key(key).Build()).ToString()
+	if err != nil {
+		t.Fatalf("read snapshot %q: %v", key, err)
+	}
+	items, err := core.ParseSnapshot(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
 }
 
 // TestRelationsFilterBothFeedPaths, through the relation mutations: a

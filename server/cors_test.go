@@ -137,7 +137,7 @@ func TestCORSDeviceID(t *testing.T) {
 			t.Fatalf("device %s: status %d, errors %+v, headers %v", device, res.StatusCode, r.Errors, res.Header)
 		}
 	}
-	if n := len(h.keys("lsn:")); n != 2 {
+	if n := len(h.keys("lss:")); n != 2 {
 		t.Errorf("two devices from %s left %d live snapshots, want 2", app, n)
 	}
 }

@@ -112,7 +112,7 @@ func TestHostileAliasedLiveFeed(t *testing.T) {
 	if len(got) != 900 || len(got["f899"].Edges) != 1 {
 		t.Fatalf("%d aliases answered", len(got))
 	}
-	if n := len(h.keys("lsn:")); n != 1 {
+	if n := len(h.keys("lss:")); n != 1 {
 		t.Errorf("900 aliased first pages left %d snapshots, want 1", n)
 	}
 	after := h.keys("")
@@ -125,7 +125,7 @@ func TestHostileAliasedLiveFeed(t *testing.T) {
 	for i := range 10 {
 		h.do(1, `{ liveFeed(first: 1) { edges { cursor } } }`, nil, "X-Device-Id", fmt.Sprintf("tablet-%d", i)).as(t, &struct{}{})
 	}
-	if n := len(h.keys("lsn:")); n != 5 {
+	if n := len(h.keys("lss:")); n != 5 {
 		t.Errorf("10 devices left %d snapshots, want the cap of 5", n)
 	}
 	mustCode(t, "bad device id", h.do(1, `{ liveFeed(first: 1) { edges { cursor } } }`, nil, "X-Device-Id", "../x"), "BAD_USER_INPUT")

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 
@@ -21,6 +22,7 @@ type LiveEntry struct {
 	It    store.Item
 	State core.LiveState
 	l     *core.LiveSession
+	At    int // a snapshot entry's place in the snapshot (its cursor's)
 }
 
 // LiveFeed returns a page of viewer's live feed: the LIVE and PREVIEW
@@ -134,7 +136,7 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 		return nil, err
 	}
 	if reused != nil {
-		return s.pageFromSnapshot(ctx, viewer, v, reused.ref, reused.items, n)
+		return s.pageFromSnapshot(ctx, viewer, v, reused.ref, reused.items, 0, n)
 	}
 	return s.newSnapshotPage(ctx, v, device, now, n)
 }
@@ -172,7 +174,7 @@ func (s *Service) newSnapshotPage(ctx context.Context, v *timeline.View, device 
 		return nil, err
 	}
 	if stopped != nil {
-		return s.livePage(viewer, b.ref, n, snap, &LiveEntry{It: *stopped, State: core.StatePreview}, true), nil
+		return s.livePage(viewer, b.ref, n, snap, stopped, true), nil
 	}
 	// Sessions the viewer is not shown left the snapshot's entries short,
 	// or the build was another request's: the replays now.
@@ -228,7 +230,7 @@ func (s *Service) nextLivePage(ctx context.Context, req core.LiveRequest, n int)
 	if err != nil {
 		return nil, err
 	}
-	ref, ok := decodeSnapshotRef(c.Session)
+	ref, at, ok := decodeSnapshotRef(c.Session)
 	if !ok {
 		return nil, apierr.Errorf(apierr.InvalidCursor, "this cursor belongs to another feed; request the first page without a cursor")
 	}
@@ -258,9 +260,12 @@ func (s *Service) nextLivePage(ctx context.Context, req core.LiveRequest, n int)
 		}
 		return s.finishLivePage(req.Viewer, ref, n, nil, rp), nil
 	}
+	if at < 0 {
+		return nil, errSnapshotExpired // a snapshot stored as a sorted set, before its entries had places
+	}
 	var items []store.Item
 	err = roundtrip.Parallel(ctx,
-		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, pos, n+1); return err },
+		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, at+1, n+1); return err },
 		func(ctx context.Context) (err error) {
 			v, err = s.loadReplayView(ctx, s.ReplaysTL(), req.Viewer, &store.Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
 			return err
@@ -268,20 +273,20 @@ func (s *Service) nextLivePage(ctx context.Context, req core.LiveRequest, n int)
 	if err != nil {
 		return nil, err
 	}
-	return s.pageFromSnapshot(ctx, req.Viewer, v, ref, items, n)
+	return s.pageFromSnapshot(ctx, req.Viewer, v, ref, items, at+1, n)
 }
 
 // pageFromSnapshot serves a page from items, the snapshot's next entries
-// (up to n+1), and, when they fall short, the replays from the top (those
-// are read at the same time as the sessions).
-func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *timeline.View, ref snapshotRef, items []store.Item, n int) (*core.LivePage, error) {
+// (up to n+1, from its entry at), and, when they fall short, the replays
+// from the top (those are read at the same time as the sessions).
+func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *timeline.View, ref snapshotRef, items []store.Item, at, n int) (*core.LivePage, error) {
 	key := s.Keys.Snapshot(viewer, ref.encode())
 	top := &store.Item{TS: ref.taken, ID: math.MaxUint64}
 	var (
 		snap []LiveEntry
 		rp   replayRead
 	)
-	sessions := func(ctx context.Context) (err error) { snap, err = s.snapshotEntries(ctx, v, items); return err }
+	sessions := func(ctx context.Context) (err error) { snap, err = s.snapshotEntries(ctx, v, items, at); return err }
 	replays := func(ctx context.Context) (err error) { rp, err = s.collectReplays(ctx, v, top, n+1, key); return err }
 	full := len(items) > n // the snapshot alone may fill the page
 	var err error
@@ -301,10 +306,11 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *time
 	// whose titles its keyword filters match, left it short: read on in
 	// it, within the read bound, then the replays.
 	for round := 1; full && len(snap) <= n && round < timeline.MaxRounds; round++ {
-		if items, err = s.snapshotItems(ctx, key, &items[len(items)-1], n+1); err != nil {
+		at += len(items)
+		if items, err = s.snapshotItems(ctx, key, at, n+1); err != nil {
 			return nil, err
 		}
-		more, err := s.snapshotEntries(ctx, v, items)
+		more, err := s.snapshotEntries(ctx, v, items, at)
 		if err != nil {
 			return nil, err
 		}
@@ -313,8 +319,7 @@ func (s *Service) pageFromSnapshot(ctx context.Context, viewer store.ID, v *time
 	if full && len(snap) <= n {
 		// The read bound ran out inside the snapshot: the page ends short,
 		// its cursor past every entry read, and goes on in the snapshot.
-		last := &LiveEntry{It: items[len(items)-1], State: core.StatePreview}
-		return s.livePage(viewer, ref, n, snap, last, true), nil
+		return s.livePage(viewer, ref, n, snap, snapshotEntry(items, at, len(items)-1), true), nil
 	}
 	if len(snap) <= n {
 		if err := replays(ctx); err != nil {
@@ -338,7 +343,7 @@ func (s *Service) visibleReplays(snapshot string) timeline.Loader[core.LiveSessi
 		cmds := s.liveCmds(append([]rueidis.Completed(nil), v.Extra...), ids)
 		check := snapshot != "" && len(ids) > 0
 		if check {
-			cmds = append(cmds, s.Redis.B().Zmscore().Key(snapshot).Member(store.Members(ids)...).Build())
+			cmds = append(cmds, s.Redis.B().Get().Key(snapshot).Build())
 		}
 		rs := s.DoMulti(ctx, cmds...)
 		if err := store.FirstErr(rs); err != nil {
@@ -346,16 +351,19 @@ func (s *Service) visibleReplays(snapshot string) timeline.Loader[core.LiveSessi
 		}
 		rs = rs[len(v.Extra):]
 		v.Extra = nil
-		var inSnapshot []rueidis.RedisMessage
+		var inSnapshot map[store.ID]bool
 		if check {
-			inSnapshot, _ = rs[len(ids)].ToArray()
+			var err error
+			if inSnapshot, err = snapshotIDs(rs[len(ids)]); err != nil {
+				return nil, err
+			}
 		}
 		ls, err := parseLives(ids, rs)
 		if err != nil {
 			return nil, err
 		}
 		for i, l := range ls {
-			visible := l != nil && !(check && !inSnapshot[i].IsNil()) &&
+			visible := l != nil && !inSnapshot[ids[i]] &&
 				l.StartedAt != nil && l.EndedAt != nil && l.EndedAt.UnixMilli() == items[i].TS &&
 				l.Anchor != v.Viewer && !v.Skip[l.Anchor] && !l.AnchorSuspended && !v.Filtered(l.Title)
 			if !visible {
@@ -366,17 +374,38 @@ func (s *Service) visibleReplays(snapshot string) timeline.Loader[core.LiveSessi
 	}
 }
 
+// snapshotIDs are the sessions of a stored snapshot read whole (none
+// when it is gone).
+func snapshotIDs(r rueidis.RedisResult) (map[store.ID]bool, error) {
+	raw, err := r.ToString()
+	if rueidis.IsRedisNil(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read live snapshot: %w", err)
+	}
+	items, err := core.ParseSnapshot(raw)
+	if err != nil {
+		return nil, err
+	}
+	in := make(map[store.ID]bool, len(items))
+	for _, it := range items {
+		in[it.ID] = true
+	}
+	return in, nil
+}
+
 // livePage makes a page of n edges of found (up to n+1 entries); when
 // found falls short, its end cursor is scanned, the last entry read (nil:
 // the last edge).
 func (s *Service) livePage(viewer store.ID, ref snapshotRef, n int, found []LiveEntry, scanned *LiveEntry, more bool) *core.LivePage {
 	sealer, session := s.Cursors(), ref.encode() // once a page
 	seal := func(e LiveEntry) string {
-		state := cursor.StateTimeline
+		c := cursor.Cursor{Session: session, State: cursor.StateTimeline, LastID: e.It.ID, TS: e.It.TS, Viewer: viewer}
 		if e.State != core.StateReplay {
-			state = cursor.StateSnapshot
+			c.Session, c.State = ref.at(e.At), cursor.StateSnapshot
 		}
-		return sealer.Seal(cursor.Cursor{Session: session, State: state, LastID: e.It.ID, TS: e.It.TS, Viewer: viewer})
+		return sealer.Seal(c)
 	}
 	shown := found[:min(n, len(found))]
 	pg := &core.LivePage{Edges: make([]core.LiveEdge, len(shown)), HasNext: more}

@@ -30,11 +30,23 @@ func (r snapshotRef) encode() string {
 	return r.id + string(binary.BigEndian.AppendUint64(nil, uint64(r.taken)))
 }
 
-func decodeSnapshotRef(s string) (snapshotRef, bool) {
-	if len(s) != 16 {
-		return snapshotRef{}, false
+// at is the session of a cursor at the snapshot's entry i: the ref and
+// the entry's place, so the next page reads the records after it.
+func (r snapshotRef) at(i int) string {
+	return r.encode() + string(binary.BigEndian.AppendUint32(nil, uint32(i)))
+}
+
+// decodeSnapshotRef reads a live cursor's session: the snapshot's ref and,
+// for a cursor at one of its entries, the entry's place (else -1).
+func decodeSnapshotRef(s string) (snapshotRef, int, bool) {
+	if len(s) != 16 && len(s) != 20 {
+		return snapshotRef{}, -1, false
 	}
-	return snapshotRef{id: s[:8], taken: int64(binary.BigEndian.Uint64([]byte(s[8:])))}, true
+	ref, at := snapshotRef{id: s[:8], taken: int64(binary.BigEndian.Uint64([]byte(s[8:16])))}, -1
+	if len(s) == 20 {
+		at = int(binary.BigEndian.Uint32([]byte(s[16:])))
+	}
+	return ref, at, true
 }
 
 // DefaultDevice is the device of a live feed request that names none.
@@ -98,7 +110,8 @@ type builtSnapshot struct {
 	heads []*core.LiveSession
 }
 
-// snapshotRead is a stored snapshot and its first entries.
+// snapshotRead is a stored snapshot and its first entries (cleared ones
+// included: id 0).
 type snapshotRead struct {
 	ref   snapshotRef
 	items []store.Item
@@ -106,7 +119,7 @@ type snapshotRead struct {
 
 // recentDevice finds device ARGV[1]'s snapshot in viewer's index of
 // devices KEYS[1] and, when it was taken after ARGV[2] (ms) and still
-// exists, replies {ref, its first ARGV[4] entries, flat member, score}; else
+// exists, replies {ref, its bytes 0 to ARGV[4]: its first records}; else
 // {}. ARGV[3] is the prefix of the viewer's snapshot keys (same hash tag),
 // so the lookup and the read are one step.
 var recentDevice = store.NewScript(true, `
@@ -115,7 +128,7 @@ for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     local ref = string.sub(m, 1, 16)
     local key = ARGV[3] .. ref
     if tonumber(redis.call('ZSCORE', KEYS[1], m)) > tonumber(ARGV[2]) and redis.call('EXISTS', key) == 1 then
-      return {ref, redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, tonumber(ARGV[4]), 'WITHSCORES')}
+      return {ref, redis.call('GETRANGE', key, 0, tonumber(ARGV[4]))}
     end
     return {}
   end
@@ -127,25 +140,21 @@ return {}
 // when it was taken after since (ms), else nil.
 func (s *Service) recentSnapshot(ctx context.Context, viewer store.ID, device string, since int64, need int) (*snapshotRead, error) {
 	arr, err := s.Do(ctx, recentDevice.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer)},
-		[]string{device, store.ScoreArg(since), s.Keys.Snapshot(viewer, ""), store.Itoa(need)})).ToArray()
+		[]string{device, store.ScoreArg(since), s.Keys.Snapshot(viewer, ""), store.Itoa(need*core.SnapshotRecordLen - 1)})).ToArray()
 	if err != nil || len(arr) < 2 {
 		return nil, err
 	}
 	raw, _ := arr[0].ToString()
-	ref, ok := decodeSnapshotRef(raw)
-	if !ok {
+	ref, _, ok := decodeSnapshotRef(raw)
+	if !ok || len(raw) != 16 {
 		return nil, fmt.Errorf("device snapshot: unreadable ref %q", raw)
 	}
-	items, err := core.EntriesOf(arr[1])
+	raw, _ = arr[1].ToString()
+	items, err := core.ParseSnapshot(raw)
 	if err != nil {
 		return nil, fmt.Errorf("device snapshot: %w", err)
 	}
-	return &snapshotRead{ref: ref, items: dropSentinel(items)}, nil
-}
-
-// dropSentinel removes an empty snapshot's sentinel (id 0) from its entries.
-func dropSentinel(items []store.Item) []store.Item {
-	return slices.DeleteFunc(items, func(it store.Item) bool { return it.ID == 0 })
+	return &snapshotRead{ref: ref, items: items}, nil
 }
 
 // takeSnapshot stores the queued (LIVE and PREVIEW) sessions of followees
@@ -189,15 +198,12 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 		ids[i] = items[i].ID
 	}
 	key := s.Keys.Snapshot(viewer, b.ref.encode())
-	cmds := s.liveCmds(make([]rueidis.Completed, 0, len(ids)+3), ids)
-	// A sentinel (id 0, lowest score) keeps an empty snapshot's key alive, so
-	// its expiry is always noticed.
-	add := s.Redis.B().Zadd().Key(key).ScoreMember().ScoreMember(math.Inf(-1), store.Member(0))
-	for _, it := range items {
-		add = add.ScoreMember(float64(it.TS), store.Member(it.ID))
-	}
+	cmds := s.liveCmds(make([]rueidis.Completed, 0, len(ids)+2), ids)
+	// An empty snapshot is an empty string: its key exists, so its expiry
+	// is noticed as any other's.
+	blob := core.AppendSnapshot(make([]byte, 0, len(items)*core.SnapshotRecordLen), items)
 	ttl := s.Opts.SnapshotTTL.Milliseconds()
-	cmds = append(cmds, add.Build(), s.Redis.B().Pexpire().Key(key).Milliseconds(ttl).Build(),
+	cmds = append(cmds, s.Redis.B().Set().Key(key).Value(rueidis.BinaryString(blob)).PxMilliseconds(ttl).Build(),
 		snapSwap.Cmd(s.Redis.B(), []string{s.Keys.LiveDevices(viewer), key}, []string{
 			s.Keys.Snapshot(viewer, ""), device, b.ref.encode(), store.ScoreArg(b.ref.taken), strconv.FormatInt(ttl, 10), store.Itoa(s.Opts.MaxDevices)}))
 	var rs []rueidis.RedisResult
@@ -227,25 +233,32 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 // when those fall short, from more read after them, within the read
 // bound. stopped is the last entry read when the bound ran out short of
 // n+1 (nil otherwise): the page ends there and goes on in the snapshot.
-func (s *Service) headEntries(ctx context.Context, v *timeline.View, b builtSnapshot, n int) (snap []LiveEntry, stopped *store.Item, err error) {
-	items, heads := b.items, b.heads
+func (s *Service) headEntries(ctx context.Context, v *timeline.View, b builtSnapshot, n int) (snap []LiveEntry, stopped *LiveEntry, err error) {
+	at, heads := 0, b.heads
 	for round := 1; ; round++ {
-		snap = append(snap, visibleEntries(v, items, heads)...)
-		items = items[len(heads):]
-		if len(snap) > n || len(items) == 0 {
+		snap = append(snap, visibleEntries(v, b.items[at:], heads, at)...)
+		at += len(heads)
+		if len(snap) > n || at == len(b.items) {
 			return snap, nil, nil
 		}
 		if round == timeline.MaxRounds {
-			return snap, &b.items[len(b.items)-len(items)-1], nil
+			return snap, snapshotEntry(b.items, 0, at-1), nil
 		}
-		ids := make([]store.ID, min(n+1, len(items)))
+		ids := make([]store.ID, min(n+1, len(b.items)-at))
 		for i := range ids {
-			ids[i] = items[i].ID
+			ids[i] = b.items[at+i].ID
 		}
 		if heads, err = s.LiveSessions(ctx, ids); err != nil {
 			return nil, nil, err
 		}
 	}
+}
+
+// snapshotEntry is items[i], of a snapshot's entries from its entry at,
+// as the place a page that read no further ends at: its cursor goes on in
+// the snapshot.
+func snapshotEntry(items []store.Item, at, i int) *LiveEntry {
+	return &LiveEntry{It: items[i], State: core.StatePreview, At: at + i}
 }
 
 // staleBase is taken off a stale preview's scheduled start to file it in
@@ -274,27 +287,30 @@ func (s *Service) filedScore(queued, now int64) int64 {
 
 var errSnapshotExpired = apierr.Errorf(apierr.CursorExpired, "the live feed snapshot behind this cursor has expired or was replaced by a newer first page on this device; request the first page again")
 
-// snapshotItems reads up to need entries of the snapshot key after pos, or
-// CURSOR_EXPIRED when the snapshot is gone (expired, or replaced by a newer
-// one of its device).
-func (s *Service) snapshotItems(ctx context.Context, key string, pos *store.Item, need int) ([]store.Item, error) {
-	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(key).Build(), s.SeekCmd(core.Older, timeline.Source{Key: key}, pos, need))
+// snapshotItems reads up to need entries of the snapshot key from its
+// entry at on, or CURSOR_EXPIRED when the snapshot is gone (expired, or
+// replaced by a newer one of its device). Cleared entries (id 0) are
+// among them, so each keeps its place.
+func (s *Service) snapshotItems(ctx context.Context, key string, at, need int) ([]store.Item, error) {
+	from := int64(at * core.SnapshotRecordLen)
+	rs := s.DoMulti(ctx, s.Redis.B().Exists().Key(key).Build(),
+		s.Redis.B().Getrange().Key(key).Start(from).End(from+int64(need*core.SnapshotRecordLen)-1).Build())
 	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
 	if n, _ := rs[0].AsInt64(); n == 0 {
 		return nil, errSnapshotExpired
 	}
-	items, _, err := core.ParseSeek(rs[1])
+	raw, err := rs[1].ToString()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read live snapshot: %w", err)
 	}
-	return dropSentinel(items), nil
+	return core.ParseSnapshot(raw)
 }
 
-// snapshotEntries reads the sessions of a snapshot's items and keeps
-// those v shows (visibleEntries).
-func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items []store.Item) ([]LiveEntry, error) {
+// snapshotEntries reads the sessions of a snapshot's items, which begin
+// at its entry at, and keeps those v shows (visibleEntries).
+func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items []store.Item, at int) ([]LiveEntry, error) {
 	ids := make([]store.ID, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -303,26 +319,27 @@ func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items [
 	if err != nil {
 		return nil, err
 	}
-	return visibleEntries(v, items, ls), nil
+	return visibleEntries(v, items, ls, at), nil
 }
 
 // visibleEntries is the rule every page of a snapshot applies to its
-// entries items, whose sessions are ls (ls[i] items[i]'s, nil where gone;
-// items past ls are not judged): it leaves out those of anchors v skips
-// (hidden from the viewer since the snapshot was taken; the clean-up takes
-// them out of it), of anchors suspended, and those whose titles v's
-// keyword filters match (kept in it: a filter removed shows them again).
-// The edge shows the state the session had in the snapshot (its score's
-// sign), the node its current state.
-func visibleEntries(v *timeline.View, items []store.Item, ls []*core.LiveSession) []LiveEntry {
+// entries items, which begin at its entry at and whose sessions are ls
+// (ls[i] items[i]'s, nil where gone or cleared; items past ls are not
+// judged): it leaves out those of anchors v skips (hidden from the viewer
+// since the snapshot was taken; the clean-up clears them from it), of
+// anchors suspended, and those whose titles v's keyword filters match
+// (kept in it: a filter removed shows them again). The edge shows the
+// state the session had in the snapshot (its score's sign), the node its
+// current state.
+func visibleEntries(v *timeline.View, items []store.Item, ls []*core.LiveSession, at int) []LiveEntry {
 	var out []LiveEntry
 	for i, l := range ls {
 		state := core.StatePreview
 		if items[i].TS > 0 {
 			state = core.StateLive
 		}
-		if l != nil && shows(v, l) {
-			out = append(out, LiveEntry{It: items[i], State: state, l: l})
+		if l != nil && items[i].ID != 0 && shows(v, l) {
+			out = append(out, LiveEntry{It: items[i], State: state, l: l, At: at + i})
 		}
 	}
 	return out

@@ -3,12 +3,10 @@ package safety
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
-	"github.com/feedd/feedd/feedcore/timeline"
 	"github.com/redis/rueidis"
 )
 
@@ -136,7 +134,19 @@ func (s *Service) ShortenNote(ctx context.Context, j CleanupJob) error {
 	return nil
 }
 
-// dropFromSnapshots takes the author's sessions out of the viewer's live
+// snapClear clears entries of the live snapshot KEYS[1] in place: writes
+// 8 zero bytes (id 0) at each offset ARGV[i], so every other entry keeps
+// its place, and cursors theirs. Never on a snapshot that has expired:
+// SETRANGE would make it anew, with no expiry.
+var snapClear = store.NewScript(false, `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for _, off in ipairs(ARGV) do
+  redis.call('SETRANGE', KEYS[1], tonumber(off), '\0\0\0\0\0\0\0\0')
+end
+return 1
+`)
+
+// dropFromSnapshots clears the author's sessions from the viewer's live
 // snapshots (one per device, at most Options.MaxDevices), so a paging
 // session begun before the relation does not show them once the note has
 // lapsed.
@@ -151,49 +161,47 @@ func (s *Service) dropFromSnapshots(ctx context.Context, j CleanupJob) error {
 		if len(d) >= 16 {
 			key := s.Keys.Snapshot(j.Viewer, d[:16])
 			keys = append(keys, key)
-			reads = append(reads, s.Redis.B().Zrange().Key(key).Min("0").Max("-1").Build())
+			reads = append(reads, s.Redis.B().Get().Key(key).Build())
 		}
 	}
-	rs := s.DoMulti(ctx, reads...)
-	var ids []store.ID
-	at := make([]int, len(keys)+1) // ids of keys[i]: ids[at[i]:at[i+1]]
-	for i, r := range rs {
-		ms, err := r.AsStrSlice()
+	var items []store.Item
+	at := make([]int, len(keys)+1) // entries of keys[i]: items[at[i]:at[i+1]]
+	for i, r := range s.DoMulti(ctx, reads...) {
+		raw, err := r.ToString()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return fmt.Errorf("read live snapshot: %w", err)
 		}
-		got, err := timeline.IdsOf(ms)
+		got, err := core.ParseSnapshot(raw)
 		if err != nil {
 			return err
 		}
-		ids = append(ids, dropSentinelIDs(got)...)
-		at[i+1] = len(ids)
+		items = append(items, got...)
+		at[i+1] = len(items)
+	}
+	ids := make([]store.ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID // a cleared one (0) has no session
 	}
 	ls, err := s.LiveSessions(ctx, ids)
 	if err != nil {
 		return err
 	}
-	var drops []rueidis.Completed
+	var clears []rueidis.Completed
 	for i, key := range keys {
-		var drop []string
+		var offs []string
 		for k := at[i]; k < at[i+1]; k++ {
 			if ls[k] != nil && ls[k].Anchor == j.Author {
-				drop = append(drop, store.Member(ids[k]))
+				offs = append(offs, strconv.Itoa((k-at[i])*core.SnapshotRecordLen))
 			}
 		}
-		if len(drop) > 0 {
-			drops = append(drops, s.Redis.B().Zrem().Key(key).Member(drop...).Build())
+		if len(offs) > 0 {
+			clears = append(clears, snapClear.Cmd(s.Redis.B(), []string{key}, offs))
 		}
 	}
-	if err := store.FirstErr(s.DoMulti(ctx, drops...)); err != nil {
+	if err := store.FirstErr(s.DoMulti(ctx, clears...)); err != nil {
 		return fmt.Errorf("clean up live snapshot: %w", err)
 	}
 	return nil
-}
-
-// dropSentinelIDs leaves out an empty snapshot's sentinel (id 0).
-func dropSentinelIDs(ids []store.ID) []store.ID {
-	return slices.DeleteFunc(ids, func(id store.ID) bool { return id == 0 })
 }
 
 // CleanupBacklog is how many safety clean-up jobs are not yet done, over

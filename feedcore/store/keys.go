@@ -94,7 +94,7 @@ func (k Keys) HideNotes(id ID) string     { return k.tagged("xn:", id) }  // zse
 func (k Keys) KeywordFilters(id ID) string { return k.tagged("kf:", id) }  // hash(filter id, "w created expires keyword"): filters (record)
 func (k Keys) KeywordVersion(id ID) string { return k.tagged("kfv:", id) } // string(8 random bytes): the filters' version; absent with no filter
 func (k Keys) Snapshot(viewer ID, snap string) string {
-	return k.Prefix + "lsn:" + k.Tag(viewer) + ":" + snap // zset: a live feed snapshot
+	return k.Prefix + "lss:" + k.Tag(viewer) + ":" + snap // string(16-byte records, core.AppendSnapshot): a live feed snapshot
 }
 func (k Keys) LiveDevices(viewer ID) string {
 	return k.Prefix + "lsd:" + k.Tag(viewer) // zset(taken ms, ref+device): each device's live feed snapshot
