@@ -39,18 +39,21 @@ func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecuto
 	contentType := responseContentType(r)
 	w.Header().Set("Content-Type", contentType)
 	start := graphql.Now()
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %+v", err)}))
-		return
-	}
-	params := &graphql.RawParams{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(params); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %+v body:%s", err, body)}))
-		return
+	params, ok := decodedParams(r.Body)
+	if !ok {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %+v", err)}))
+			return
+		}
+		params = &graphql.RawParams{}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(params); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %+v body:%s", err, body)}))
+			return
+		}
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
@@ -62,6 +65,30 @@ func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecuto
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx))
+}
+
+// Decoded is a request body that the HTTP layer in front has already read
+// and decoded into params (the server's strict check does both in one
+// pass): POST takes the params instead of decoding body again. Any other
+// reader of the request (the SSE transport) still reads body.
+func Decoded(body []byte, params *graphql.RawParams) io.ReadCloser {
+	return &decodedBody{Reader: bytes.NewReader(body), params: params}
+}
+
+type decodedBody struct {
+	*bytes.Reader
+	params *graphql.RawParams
+}
+
+func (*decodedBody) Close() error { return nil }
+
+// decodedParams are the params of a Decoded body not read yet.
+func decodedParams(body io.Reader) (*graphql.RawParams, bool) {
+	d, ok := body.(*decodedBody)
+	if !ok || d.params == nil || d.Len() != int(d.Size()) {
+		return nil, false
+	}
+	return d.params, true
 }
 
 // responseContentType is the content type of the response, by the
