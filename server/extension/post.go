@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -156,10 +157,52 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		field(&buf, `,"hasNext":`, resp.HasNext)
 	}
 	if len(resp.Extensions) > 0 {
-		field(&buf, `,"extensions":`, resp.Extensions)
+		buf.WriteString(`,"extensions":`)
+		writeExtensions(&buf, resp.Extensions)
 	}
 	buf.WriteByte('}')
 	_, _ = w.Write(buf.Bytes())
+}
+
+// writeExtensions writes ext as json.Marshal would (keys sorted), the cost
+// report (costReport) without reflection.
+func writeExtensions(buf *bytes.Buffer, ext map[string]any) {
+	keys := make([]string, 0, len(ext))
+	for k := range ext {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeKey(buf, k)
+		if c, ok := ext[k].(costReport); ok {
+			buf.Write(c.appendJSON(buf.AvailableBuffer()))
+		} else {
+			buf.Write(mustMarshal(ext[k]))
+		}
+	}
+	buf.WriteByte('}')
+}
+
+// writeKey writes a member name and its colon: as it is when it needs no
+// escape (the names feedd's extensions use), else marshalled.
+func writeKey(buf *bytes.Buffer, k string) {
+	plain := k != ""
+	for i := 0; i < len(k) && plain; i++ {
+		c := k[i]
+		plain = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	}
+	if !plain {
+		buf.Write(mustMarshal(k))
+		buf.WriteByte(':')
+		return
+	}
+	buf.WriteByte('"')
+	buf.WriteString(k)
+	buf.WriteString(`":`)
 }
 
 // field writes name and v, marshalled.
