@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -39,6 +38,8 @@ type CostLimit struct {
 	MaxComplexity int // <= 0: none
 	MaxMutations  int // <= 0: none
 	Allowance     Allowance
+	// Cache keeps operations' complexity; nil: each is priced anew.
+	Cache *CostCache
 }
 
 func (CostLimit) ExtensionName() string { return "CostLimit" }
@@ -55,7 +56,7 @@ func (c CostLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 	if op.Operation == nil {
 		return nil
 	}
-	n := complexity.Calculate(ctx, c.Schema, op.Operation, op.Variables)
+	n := c.Cache.complexity(ctx, c.Schema, op)
 	oc := &opCost{requested: max(n, c.Allowance.BaseCost)}
 	reqinfo.OutcomeOf(ctx).Priced(oc.requested)
 	op.Stats.SetExtension(costKey, oc)
