@@ -19,7 +19,7 @@ import (
 // priced before (the page size is a variable: 10 and 20 cost apart).
 func TestCostCache(t *testing.T) {
 	es := graph.NewExecutableSchema(graph.Config{Complexity: complexityRoot()})
-	doc := gqlparser.MustLoadQuery(es.Schema(), hydratedPage)
+	doc := gqlparser.MustLoadQueryWithRules(es.Schema(), hydratedPage, nil)
 	op := doc.Operations[0]
 	cached := extension.CostLimit{Schema: es, Cache: extension.NewCostCache(10)}
 	prices := map[int]int{}
