@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,11 +101,13 @@ func guard(api APIConfig, next http.Handler) http.Handler {
 				refuse(w, r, http.StatusBadRequest, apierr.BadInput, "could not read the request body")
 				return
 			}
-			if err := checkRequest(body); err != nil {
+			params, err := decodeRequest(body)
+			if err != nil {
 				refuse(w, r, http.StatusBadRequest, apierr.BadInput, err.Error())
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			// POST takes params as they are, rather than decoding body again.
+			r.Body = extension.Decoded(body, params)
 		}
 		if r.Method == http.MethodGet {
 			if err := checkQueryString(r.URL.RawQuery); err != nil {

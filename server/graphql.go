@@ -66,7 +66,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	srv.AddTransport(extension.ChargeRefusals{Transport: extension.POST{}, Allowance: allowance})
 	// Parsed and validated documents are reused: clients send the same few
 	// operations over and over.
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	if api.MaxTokens > 0 {
 		srv.SetParserTokenLimit(api.MaxTokens)
 	}
@@ -88,7 +88,7 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 		srv.Use(gqlextension.Introspection{})
 	}
 	srv.Use(extension.CostLimit{Schema: es, MaxComplexity: api.MaxComplexity, MaxMutations: api.MaxMutations,
-		Allowance: allowance})
+		Allowance: allowance, Cache: extension.NewCostCache(queryCacheSize)})
 	if apq != nil { // last: only documents that passed everything are kept
 		srv.Use(extension.APQRegister{Cache: apq, Service: cfg.Service, Limit: api.APQRegisterLimit, Known: known, Logger: cfg.Logger})
 	}
@@ -97,6 +97,10 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	srv.AroundOperations(perOperation(cfg, known))
 	return srv
 }
+
+// queryCacheSize is how many parsed and validated documents are kept, and
+// as many operations' prices (extension.CostCache).
+const queryCacheSize = 1000
 
 // perOperation gives each operation its dataloaders and a Redis round-trip
 // counter, and records the round trips it cost under its type and name

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"unicode/utf8"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/feedd/feedd/internal/jsontext"
 )
 
@@ -45,19 +47,30 @@ var requestMembers = map[string]bool{"query": false, "operationName": false, "va
 // only the four request members, spelled exactly, of their types (null
 // allowed), and nothing after it but whitespace.
 func checkRequest(body []byte) error {
+	_, err := decodeRequest(body)
+	return err
+}
+
+// decodeRequest checks body as checkRequest does and, in the same pass,
+// decodes it into the request's parameters: the values gqlgen's POST
+// transport would decode (encoding/json with UseNumber: strings,
+// json.Number, bools, nil, map[string]any and []any), so that the
+// transport need not read the body a second time (extension.Decoded).
+func decodeRequest(body []byte) (*graphql.RawParams, error) {
 	if err := checkText(body); err != nil {
-		return err
+		return nil, err
 	}
-	seen := map[string]bool{}
-	return bodyRefusals.Members(body, func(k string, dec *json.Decoder) error {
-		isObject, known := requestMembers[k]
+	p := &graphql.RawParams{}
+	var seen [4]bool // by requestMember's index
+	err := bodyRefusals.Members(body, func(k string, dec *json.Decoder) error {
+		i, isObject, known := requestMember(k)
 		switch {
-		case seen[k]:
+		case known && seen[i]:
 			return errBodyDuplicate
 		case !known:
 			return errBodyMember
 		}
-		seen[k] = true
+		seen[i] = true
 		t, err := dec.Token()
 		if err != nil {
 			return errBodyMalformed
@@ -66,14 +79,49 @@ func checkRequest(body []byte) error {
 		case t == nil: // null: absent
 			return nil
 		case isObject && t == json.Delim('{'):
-			return walkNested(dec, '{')
+			v, err := walkNested(dec, '{')
+			if err != nil {
+				return err
+			}
+			if i == 2 {
+				p.Variables = v.(map[string]any)
+			} else {
+				p.Extensions = v.(map[string]any)
+			}
+			return nil
 		case !isObject:
-			if _, ok := t.(string); ok {
+			if s, ok := t.(string); ok {
+				if i == 0 {
+					p.Query = s
+				} else {
+					p.OperationName = s
+				}
 				return nil
 			}
 		}
 		return errBodyType
 	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// requestMember is the index of the request member named k (0 query, 1
+// operationName, 2 variables, 3 extensions) and whether it holds a JSON
+// object (else a string); known is false for any other name.
+func requestMember(k string) (i int, isObject, known bool) {
+	switch k {
+	case "query":
+		return 0, false, true
+	case "operationName":
+		return 1, false, true
+	case "variables":
+		return 2, true, true
+	case "extensions":
+		return 3, true, true
+	}
+	return 0, false, false
 }
 
 // checkJSON checks one JSON value given as text (a GET request's variables
@@ -86,7 +134,7 @@ func checkJSON(s string) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	if err := walkValue(dec); err != nil {
+	if _, err := walkValue(dec); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -124,45 +172,59 @@ func checkQueryString(raw string) error {
 }
 
 // walkValue reads one value, refusing a member named twice in any object
-// in it.
-func walkValue(dec *json.Decoder) error {
+// in it, and returns it as encoding/json's Decode (with UseNumber) into an
+// any would.
+func walkValue(dec *json.Decoder) (any, error) {
 	t, err := dec.Token()
 	if err != nil {
-		return errBodyMalformed
+		return nil, errBodyMalformed
 	}
 	if d, ok := t.(json.Delim); ok {
 		return walkNested(dec, d)
 	}
-	return nil
+	return t, nil
 }
 
 // walkNested reads the rest of an object or array whose opening d was just
-// read, refusing a member named twice in any object in it.
-func walkNested(dec *json.Decoder, d json.Delim) error {
-	var seen map[string]bool // an object's member names
+// read, refusing a member named twice in any object in it, and returns it
+// as a map[string]any or a []any (never nil, as encoding/json's).
+func walkNested(dec *json.Decoder, d json.Delim) (any, error) {
+	var (
+		obj map[string]any // an object's members
+		arr = []any{}
+	)
 	if d == '{' {
-		seen = map[string]bool{}
+		obj, arr = map[string]any{}, nil
 	}
 	for dec.More() {
-		if seen != nil {
+		var k string
+		if obj != nil {
 			t, err := dec.Token()
 			if err != nil {
-				return errBodyMalformed
+				return nil, errBodyMalformed
 			}
-			k, _ := t.(string)
-			if seen[k] {
-				return errBodyDuplicate
+			k, _ = t.(string)
+			if _, ok := obj[k]; ok {
+				return nil, errBodyDuplicate
 			}
-			seen[k] = true
 		}
-		if err := walkValue(dec); err != nil {
-			return err
+		v, err := walkValue(dec)
+		if err != nil {
+			return nil, err
+		}
+		if obj != nil {
+			obj[k] = v
+		} else {
+			arr = append(arr, v)
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace or bracket
-		return errBodyMalformed
+		return nil, errBodyMalformed
 	}
-	return nil
+	if obj != nil {
+		return obj, nil
+	}
+	return arr, nil
 }
 
 // checkText refuses invalid UTF-8 and \u escapes of lone surrogates, both

@@ -2,8 +2,8 @@ package extension
 
 import (
 	"context"
+	"strconv"
 
-	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -38,6 +38,8 @@ type CostLimit struct {
 	MaxComplexity int // <= 0: none
 	MaxMutations  int // <= 0: none
 	Allowance     Allowance
+	// Cache keeps operations' complexity; nil: each is priced anew.
+	Cache *CostCache
 }
 
 func (CostLimit) ExtensionName() string { return "CostLimit" }
@@ -54,7 +56,7 @@ func (c CostLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 	if op.Operation == nil {
 		return nil
 	}
-	n := complexity.Calculate(ctx, c.Schema, op.Operation, op.Variables)
+	n := c.Cache.complexity(ctx, c.Schema, op)
 	oc := &opCost{requested: max(n, c.Allowance.BaseCost)}
 	reqinfo.OutcomeOf(ctx).Priced(oc.requested)
 	op.Stats.SetExtension(costKey, oc)
@@ -133,17 +135,45 @@ func (c CostLimit) settle(ctx context.Context, oc *opCost) (*feedcore.Verdict, *
 
 // addCost sets resp's extensions.cost.
 func (c CostLimit) addCost(resp *graphql.Response, oc *opCost, v *feedcore.Verdict) {
-	cost := map[string]any{"requested": oc.requested}
-	if c.MaxComplexity > 0 {
-		cost["limit"] = c.MaxComplexity
-	}
+	cost := costReport{requested: oc.requested, limit: max(c.MaxComplexity, 0)}
 	if v != nil && oc.charge.Rated() {
-		cost["remaining"] = v.Remaining
+		cost.remaining, cost.rated = v.Remaining, true
 	}
 	if resp.Extensions == nil {
-		resp.Extensions = map[string]any{}
+		resp.Extensions = make(map[string]any, 1)
 	}
 	resp.Extensions["cost"] = cost
+}
+
+// costReport is extensions.cost: {"limit": ..., "remaining": ...,
+// "requested": ...}, limit only when there is one, remaining only when
+// the operation was rated. It marshals to the bytes json.Marshal made of
+// the map it replaces (keys sorted), without reflection: every answer
+// carries one.
+type costReport struct {
+	requested int
+	limit     int // 0: no complexity limit
+	remaining int
+	rated     bool // remaining is known
+}
+
+func (c costReport) MarshalJSON() ([]byte, error) { return c.appendJSON(nil), nil }
+
+func (c costReport) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	if c.limit > 0 {
+		b = append(b, `"limit":`...)
+		b = strconv.AppendInt(b, int64(c.limit), 10)
+		b = append(b, ',')
+	}
+	if c.rated {
+		b = append(b, `"remaining":`...)
+		b = strconv.AppendInt(b, int64(c.remaining), 10)
+		b = append(b, ',')
+	}
+	b = append(b, `"requested":`...)
+	b = strconv.AppendInt(b, int64(c.requested), 10)
+	return append(b, '}')
 }
 
 // subscribe spends a subscription's cost before it subscribes (alone: its

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -39,18 +40,21 @@ func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecuto
 	contentType := responseContentType(r)
 	w.Header().Set("Content-Type", contentType)
 	start := graphql.Now()
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %+v", err)}))
-		return
-	}
-	params := &graphql.RawParams{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(params); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %+v body:%s", err, body)}))
-		return
+	params, ok := decodedParams(r.Body)
+	if !ok {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %+v", err)}))
+			return
+		}
+		params = &graphql.RawParams{}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(params); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %+v body:%s", err, body)}))
+			return
+		}
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
@@ -62,6 +66,30 @@ func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecuto
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx))
+}
+
+// Decoded is a request body that the HTTP layer in front has already read
+// and decoded into params (the server's strict check does both in one
+// pass): POST takes the params instead of decoding body again. Any other
+// reader of the request (the SSE transport) still reads body.
+func Decoded(body []byte, params *graphql.RawParams) io.ReadCloser {
+	return &decodedBody{Reader: bytes.NewReader(body), params: params}
+}
+
+type decodedBody struct {
+	*bytes.Reader
+	params *graphql.RawParams
+}
+
+func (*decodedBody) Close() error { return nil }
+
+// decodedParams are the params of a Decoded body not read yet.
+func decodedParams(body io.Reader) (*graphql.RawParams, bool) {
+	d, ok := body.(*decodedBody)
+	if !ok || d.params == nil || d.Len() != int(d.Size()) {
+		return nil, false
+	}
+	return d.params, true
 }
 
 // responseContentType is the content type of the response, by the
@@ -129,10 +157,52 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		field(&buf, `,"hasNext":`, resp.HasNext)
 	}
 	if len(resp.Extensions) > 0 {
-		field(&buf, `,"extensions":`, resp.Extensions)
+		buf.WriteString(`,"extensions":`)
+		writeExtensions(&buf, resp.Extensions)
 	}
 	buf.WriteByte('}')
 	_, _ = w.Write(buf.Bytes())
+}
+
+// writeExtensions writes ext as json.Marshal would (keys sorted), the cost
+// report (costReport) without reflection.
+func writeExtensions(buf *bytes.Buffer, ext map[string]any) {
+	keys := make([]string, 0, len(ext))
+	for k := range ext {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeKey(buf, k)
+		if c, ok := ext[k].(costReport); ok {
+			buf.Write(c.appendJSON(buf.AvailableBuffer()))
+		} else {
+			buf.Write(mustMarshal(ext[k]))
+		}
+	}
+	buf.WriteByte('}')
+}
+
+// writeKey writes a member name and its colon: as it is when it needs no
+// escape (the names feedd's extensions use), else marshalled.
+func writeKey(buf *bytes.Buffer, k string) {
+	plain := k != ""
+	for i := 0; i < len(k) && plain; i++ {
+		c := k[i]
+		plain = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	}
+	if !plain {
+		buf.Write(mustMarshal(k))
+		buf.WriteByte(':')
+		return
+	}
+	buf.WriteByte('"')
+	buf.WriteString(k)
+	buf.WriteString(`":`)
 }
 
 // field writes name and v, marshalled.
