@@ -114,11 +114,16 @@ func TestFirstLivePageCostFollowsTheAnchors(t *testing.T) {
 	}
 	t.Logf("first live page, 20 follows, 40 more sessions queued: %+v", cMore)
 	// A queue entry read back is an id and a score, 40 bytes or so; a
-	// session's hash would be more than 64. (The bytes sent grow with the
-	// entries the snapshot stores, and with whatever else the connection
-	// carries then: logged, not asserted.)
+	// session's hash would be more than 64.
 	if cMore.trips != cFew.trips || cMore.replies-cFew.replies > 40*64 {
 		t.Errorf("40 more sessions queued: %+v, against %+v: more than their queue entries", cMore, cFew)
+	}
+	// The snapshot stores each entry as a 16-byte record of one string;
+	// as a sorted set's member and score (ZADD) each cost about 37 bytes
+	// sent, and Redis a listpack insert. 24 a record leaves room for
+	// whatever else the connection carries then.
+	if cMore.sent-cFew.sent > 40*24 {
+		t.Errorf("40 more sessions queued: %d bytes sent, against %d: more than a record each", cMore.sent, cFew.sent)
 	}
 }
 
