@@ -38,9 +38,11 @@ var (
 // bodyRefusals word jsontext's refusals of a body that is not one object.
 var bodyRefusals = jsontext.Refusals{NotObject: errBodyNotObject, Malformed: errBodyMalformed, Trailing: errBodyTrailing}
 
-// requestMembers are the members of a GraphQL-over-HTTP request object and
-// whether each holds a JSON object (else a string).
-var requestMembers = map[string]bool{"query": false, "operationName": false, "variables": true, "extensions": true}
+// requestMembers are the members of a GraphQL-over-HTTP request object,
+// the strings first, then those that hold a JSON object (firstObject on).
+var requestMembers = [...]string{"query", "operationName", "variables", "extensions"}
+
+const firstObject = 2
 
 // checkRequest checks a POST body: valid UTF-8 with no lone surrogate
 // escape, exactly one JSON object with no member named twice at any depth,
@@ -83,7 +85,7 @@ func decodeRequest(body []byte) (*graphql.RawParams, error) {
 			if err != nil {
 				return err
 			}
-			if i == 2 {
+			if requestMembers[i] == "variables" {
 				p.Variables = v.(map[string]any)
 			} else {
 				p.Extensions = v.(map[string]any)
@@ -91,7 +93,7 @@ func decodeRequest(body []byte) (*graphql.RawParams, error) {
 			return nil
 		case !isObject:
 			if s, ok := t.(string); ok {
-				if i == 0 {
+				if requestMembers[i] == "query" {
 					p.Query = s
 				} else {
 					p.OperationName = s
@@ -107,19 +109,14 @@ func decodeRequest(body []byte) (*graphql.RawParams, error) {
 	return p, nil
 }
 
-// requestMember is the index of the request member named k (0 query, 1
-// operationName, 2 variables, 3 extensions) and whether it holds a JSON
-// object (else a string); known is false for any other name.
+// requestMember is the index in requestMembers of the request member
+// named k and whether it holds a JSON object (else a string); known is
+// false for any other name.
 func requestMember(k string) (i int, isObject, known bool) {
-	switch k {
-	case "query":
-		return 0, false, true
-	case "operationName":
-		return 1, false, true
-	case "variables":
-		return 2, true, true
-	case "extensions":
-		return 3, true, true
+	for i, name := range requestMembers {
+		if name == k {
+			return i, i >= firstObject, true
+		}
 	}
 	return 0, false, false
 }
@@ -151,7 +148,7 @@ func checkQueryString(raw string) error {
 	if err != nil {
 		return errParamMalformed
 	}
-	for name := range requestMembers {
+	for i, name := range requestMembers {
 		vs := q[name]
 		if len(vs) > 1 {
 			return errParamRepeated
@@ -162,7 +159,7 @@ func checkQueryString(raw string) error {
 		if !utf8.ValidString(vs[0]) {
 			return errBodyNotUTF8
 		}
-		if requestMembers[name] && vs[0] != "" {
+		if i >= firstObject && vs[0] != "" {
 			if err := checkJSON(vs[0]); err != nil {
 				return err
 			}

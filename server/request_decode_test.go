@@ -82,7 +82,7 @@ func checkTokens(body []byte) error {
 	}
 	seen := map[string]bool{}
 	return bodyRefusals.Members(body, func(k string, dec *json.Decoder) error {
-		isObject, known := requestMembers[k]
+		_, isObject, known := requestMember(k)
 		switch {
 		case seen[k]:
 			return errBodyDuplicate
