@@ -246,7 +246,13 @@ func bareHandler(tb testing.TB, svc *feedcore.Service) http.Handler {
 			m.users[id], m.graph[id] = h.Users[i], h.GraphCounts[i]
 		}
 	}
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: m}))
+	return bareServer(m)
+}
+
+// bareServer is gqlgen's own handler over our schema with r, as a plain
+// gqlgen server is set up: POST and a query cache, nothing else.
+func bareServer(r graph.ResolverRoot) http.Handler {
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: r}))
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	return srv

@@ -9,13 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
-
 	"github.com/feedd/feedd/feedcore"
-	"github.com/feedd/feedd/graph"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/resolvers"
 )
@@ -35,9 +29,7 @@ func BenchmarkQueryLayer(b *testing.B) {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	feedd := New(Config{Service: svc, Metrics: NewMetrics(), Logger: logger})
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: resolvers.New(svc)}))
-	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv := bareServer(resolvers.New(svc))
 	body := `{"query":"query Layer($skip: Boolean!) { __typename a: __typename @skip(if: $skip) }","variables":{"skip":false}}`
 	for _, h := range []struct {
 		name string
