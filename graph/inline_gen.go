@@ -26,3 +26,9 @@ var concurrentFields = inline.Fields{
 func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool, marshal func(context.Context, int) graphql.Marshaler) graphql.Array {
 	return inline.List(ctx, concurrentFields, sel, n, workerLimit, omitPanicHandler, marshal)
 }
+
+// marshalObject writes out, the field set of fields, as out would (see
+// package inline).
+func marshalObject(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {
+	return inline.Object(fields, out)
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -73,24 +74,24 @@ func newGraphQLServer(cfg Config, api APIConfig) *handler.Server {
 	var apq *extension.APQCache
 	switch {
 	case api.PersistedOnly != nil:
-		srv.Use(extension.PersistedOnly{ByHash: api.PersistedOnly})
+		use(srv, extension.PersistedOnly{ByHash: api.PersistedOnly})
 	case !api.DisableAPQ:
 		apq = extension.NewAPQCache(cfg.Service, api.APQTTL, cfg.Logger)
-		srv.Use(extension.APQSizeLimit{Max: api.APQMaxBytes})
-		srv.Use(gqlextension.AutomaticPersistedQuery{Cache: apq})
+		use(srv, extension.APQSizeLimit{Max: api.APQMaxBytes})
+		use(srv, gqlextension.AutomaticPersistedQuery{Cache: apq})
 	}
 	if api.MaxDepth > 0 {
-		srv.Use(extension.DepthLimit{Max: api.MaxDepth})
+		use(srv, extension.DepthLimit{Max: api.MaxDepth})
 	}
 	if api.DisableIntrospection {
-		srv.Use(extension.NoIntrospection{})
+		use(srv, extension.NoIntrospection{})
 	} else {
-		srv.Use(gqlextension.Introspection{})
+		use(srv, gqlextension.Introspection{})
 	}
-	srv.Use(extension.CostLimit{Schema: es, MaxComplexity: api.MaxComplexity, MaxMutations: api.MaxMutations,
+	use(srv, extension.CostLimit{Schema: es, MaxComplexity: api.MaxComplexity, MaxMutations: api.MaxMutations,
 		Allowance: allowance, Cache: extension.NewCostCache(queryCacheSize)})
 	if apq != nil { // last: only documents that passed everything are kept
-		srv.Use(extension.APQRegister{Cache: apq, Service: cfg.Service, Limit: api.APQRegisterLimit, Known: known, Logger: cfg.Logger})
+		use(srv, extension.APQRegister{Cache: apq, Service: cfg.Service, Limit: api.APQRegisterLimit, Known: known, Logger: cfg.Logger})
 	}
 	srv.SetErrorPresenter(presentError(cfg.Logger))
 	srv.SetRecoverFunc(recoverPanic(cfg.Logger))
@@ -237,4 +238,15 @@ func timedOut(ctx context.Context) *gqlerror.Error {
 		msg = "the request was cancelled"
 	}
 	return extension.CodedError(apierr.Unavailable, "%s", msg)
+}
+
+// use adds an extension to srv, and refuses one that would intercept
+// fields: the executor marshals plain leaves straight from their values
+// (tools/gqlgen), past any field middleware, which would then see only
+// some of the fields.
+func use(srv *handler.Server, ext graphql.HandlerExtension) {
+	if _, ok := ext.(graphql.FieldInterceptor); ok {
+		panic(fmt.Sprintf("server: %T intercepts fields, which the generated executor passes by for plain leaves (see tools/gqlgen)", ext))
+	}
+	srv.Use(ext)
 }

@@ -1,5 +1,7 @@
 // Package inline marshals a GraphQL list's elements one after another on
-// the calling goroutine when nothing beneath the list can wait.
+// the calling goroutine when nothing beneath the list can wait, and writes
+// an object's fields without the bookkeeping graphql.FieldSet spends on
+// them.
 //
 // gqlgen's generated code marshals every list of objects through
 // graphql.MarshalSliceConcurrently: one goroutine per element, so that an
@@ -17,10 +19,16 @@
 // reaches none of those fields at any depth, and hands the list to
 // MarshalSliceConcurrently unchanged when it does, so a list whose
 // elements page their replies still reads them side by side.
+//
+// tools/gqlgen also makes each object's marshal return Object's writer in
+// place of its graphql.FieldSet, once the set is complete. The bytes are
+// the same; FieldSet.MarshalGQL allocated each field anew and a map of
+// the aliases written, a tenth of a live page's CPU.
 package inline
 
 import (
 	"context"
+	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -105,4 +113,49 @@ func element(ctx context.Context, ret graphql.Array, i int, omitPanicHandler boo
 	}
 	ret[i] = marshal(ctx, i)
 	return true
+}
+
+// Object is the complete field set out of an object selected with fields
+// (what graphql.NewFieldSet(fields) was given), as a Marshaler writing
+// what out.MarshalGQL would: each field once, by alias, in order.
+func Object(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {
+	return object{fields: fields, values: out.Values}
+}
+
+type object struct {
+	fields []graphql.CollectedField
+	values []graphql.Marshaler
+}
+
+func (o object) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, "{")
+	first := true
+	for i, f := range o.fields {
+		if written(o.fields[:i], f.Alias) {
+			continue
+		}
+		if !first {
+			_, _ = io.WriteString(w, ",")
+		}
+		first = false
+		// An alias is a GraphQL name ([_A-Za-z][_0-9A-Za-z]*): nothing
+		// in it needs escaping.
+		_, _ = io.WriteString(w, `"`)
+		_, _ = io.WriteString(w, f.Alias)
+		_, _ = io.WriteString(w, `":`)
+		o.values[i].MarshalGQL(w)
+	}
+	_, _ = io.WriteString(w, "}")
+}
+
+// written reports whether one of fields has alias: the executor merges
+// fields of one alias, so this is graphql.FieldSet's guard, at no cost
+// for the few fields an object has.
+func written(fields []graphql.CollectedField, alias string) bool {
+	for _, f := range fields {
+		if f.Alias == alias {
+			return true
+		}
+	}
+	return false
 }

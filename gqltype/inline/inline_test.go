@@ -1,6 +1,7 @@
 package inline
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"sync/atomic"
@@ -99,5 +100,35 @@ func TestListPanic(t *testing.T) {
 	}
 	if errs := graphql.GetErrors(ctx); len(errs) != 1 {
 		t.Fatalf("errors after a panic: %v, want one", errs)
+	}
+}
+
+// TestObjectWritesAsFieldSet: Object writes the bytes graphql.FieldSet
+// writes, for objects of no field, one, several (aliases included) and
+// an alias given twice, which FieldSet writes once, the first time.
+func TestObjectWritesAsFieldSet(t *testing.T) {
+	field := func(alias string) graphql.CollectedField {
+		return graphql.CollectedField{Field: &ast.Field{Alias: alias, Name: alias}}
+	}
+	for _, aliases := range [][]string{
+		nil,
+		{"id"},
+		{"id", "text", "_first2", "Author"},
+		{"id", "text", "id"},
+	} {
+		fields := make([]graphql.CollectedField, len(aliases))
+		for i, a := range aliases {
+			fields[i] = field(a)
+		}
+		out := graphql.NewFieldSet(fields)
+		for i := range out.Values {
+			out.Values[i] = graphql.MarshalString(`v"` + aliases[i] + "\n")
+		}
+		var want, got bytes.Buffer
+		out.MarshalGQL(&want)
+		Object(fields, out).MarshalGQL(&got)
+		if got.String() != want.String() {
+			t.Errorf("fields %q: Object wrote %s, FieldSet %s", aliases, got.String(), want.String())
+		}
 	}
 }

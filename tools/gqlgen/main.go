@@ -1,18 +1,36 @@
 // Command gqlgen regenerates graph/ from schema.graphqls and gqlgen.yml,
-// as `go run github.com/99designs/gqlgen generate` does, and then lets a
-// list marshal inline when nothing beneath it waits (package
-// gqltype/inline):
+// as `go run github.com/99designs/gqlgen generate` does, and then lets the
+// executor do inline what needs none of gqlgen's general machinery
+// (package gqltype/inline):
 //
 //	go run ./tools/gqlgen
 //
-// gqlgen's template marshals every list of objects through
-// graphql.MarshalSliceConcurrently, and no configuration changes that. So
-// after gqlgen has written graph/generated.go, every such call there
-// becomes a call of inline.List with the list's selection, and
-// graph/inline_gen.go holds the set of fields gqlgen runs in goroutines
-// of their own, read from gqlgen's code model while it generated. The
-// command fails when the template no longer emits the call it rewrites:
-// regenerating then would silently lose the rewrite.
+// No configuration of gqlgen changes these, so after gqlgen has written
+// graph/generated.go the command rewrites it in three places:
+//
+//   - Lists. gqlgen's template marshals every list of objects through
+//     graphql.MarshalSliceConcurrently; every such call becomes a call of
+//     inline.List with the list's selection, and graph/inline_gen.go
+//     holds the set of fields gqlgen runs in goroutines of their own.
+//   - Plain leaves. A scalar or enum field bound to a struct field or to a
+//     method without context, error or arguments (the views' fields) is
+//     marshalled straight from its value, without the field context,
+//     closures and middleware call graphql.ResolveField spends on every
+//     field: half of a page's allocations went there. Such a field cannot
+//     fail, so nothing is lost: a panic is recovered by the nearest field
+//     above it, and feedd registers no field middleware (server's use
+//     refuses one) that would have seen it.
+//   - Objects. gqlgen's FieldSet writes an object's fields through an
+//     iterator that allocates each field anew and a map of the aliases
+//     written; each object's marshal returns marshalObject's writer
+//     instead, which writes the same bytes without either.
+//   - Deferred groups. Every object's marshal asked for its path, for a
+//     @defer group it hands on only when it has one; it asks when it has.
+//
+// Every set of fields and the rewrites come from gqlgen's own code model,
+// read while it generated; the command fails when the template no longer
+// emits the code it rewrites: regenerating then would silently lose the
+// rewrite.
 package main
 
 import (
@@ -48,39 +66,63 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("load gqlgen.yml: %w", err)
 	}
-	var fields concurrentFields
-	if err := api.Generate(cfg, api.AddPlugin(&fields)); err != nil {
+	var m codeModel
+	if err := api.Generate(cfg, api.AddPlugin(&m)); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
 	exec := cfg.Exec.Filename
-	if err := rewrite(exec); err != nil {
+	if err := rewrite(exec, m.leaves); err != nil {
 		return err
 	}
 	out := filepath.Join(filepath.Dir(exec), "inline_gen.go")
-	return writeGo(out, fields.source(cfg.Exec.Package))
+	return writeGo(out, m.concurrent.source(cfg.Exec.Package))
 }
 
-// concurrentFields is a gqlgen plugin that keeps, while gqlgen builds its
-// code model, the fields it will run concurrently (codegen's
-// Field.IsConcurrent: a resolver, or a method taking a context).
+// codeModel is a gqlgen plugin that keeps, while gqlgen builds its code
+// model, what the rewrites need of it.
+type codeModel struct {
+	concurrent concurrentFields
+	// leaves are the generated functions (_Type_field) of the plain
+	// leaves: see plainLeaf.
+	leaves map[string]bool
+}
+
+// concurrentFields are the fields gqlgen runs concurrently (codegen's
+// Field.IsConcurrent: a resolver, or a method taking a context), by type.
 type concurrentFields map[string][]string
 
-func (*concurrentFields) Name() string { return "inline" }
+func (*codeModel) Name() string { return "inline" }
 
-func (c *concurrentFields) GenerateCode(data *codegen.Data) error {
-	*c = concurrentFields{}
+func (m *codeModel) GenerateCode(data *codegen.Data) error {
+	m.concurrent, m.leaves = concurrentFields{}, map[string]bool{}
 	for _, o := range data.Objects {
 		for _, f := range o.Fields {
 			if f.IsConcurrent() {
-				(*c)[o.Name] = append((*c)[o.Name], f.Name)
+				m.concurrent[o.Name] = append(m.concurrent[o.Name], f.Name)
+			}
+			if plainLeaf(f) && !strings.HasPrefix(o.Name, "__") { // introspection's are written otherwise
+				m.leaves["_"+o.Name+"_"+f.Name] = true
 			}
 		}
 	}
 	return nil
 }
 
+// plainLeaf reports whether f can be marshalled straight from its value:
+// a scalar or enum, not a list, bound to a struct field or to a method
+// taking no context and returning no error, with no arguments and no
+// directives, on an object that is not an operation's root; and either
+// nullable or of a Go type that cannot be nil, so that its marshal never
+// reports an error (which would want the field's own path).
+func plainLeaf(f *codegen.Field) bool {
+	ref := f.TypeReference
+	bound := f.IsVariable() || (f.IsMethod() && f.NoErr && !f.MethodHasContext && !f.VOkFunc)
+	return bound && !f.IsResolver && !f.IsReserved() && !f.Object.Root && len(f.Args) == 0 && !f.HasDirectives() &&
+		ref.Definition.IsLeafType() && ref.GQL.Elem == nil && (!ref.GQL.NonNull || !ref.IsNilable())
+}
+
 // source is graph/inline_gen.go: the fields as an inline.Fields, and the
-// function the rewritten calls go through.
+// functions the rewritten code calls.
 func (c concurrentFields) source(pkg string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// Code generated by tools/gqlgen. DO NOT EDIT.\n\npackage %s\n\n", pkg)
@@ -105,7 +147,10 @@ func (c concurrentFields) source(pkg string) []byte {
 	b.WriteString("}\n\n")
 	b.WriteString("// marshalList is graphql.MarshalSliceConcurrently, inline when sel reaches\n// no concurrent field (see package inline).\n")
 	b.WriteString("func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool, marshal func(context.Context, int) graphql.Marshaler) graphql.Array {\n")
-	b.WriteString("\treturn inline.List(ctx, concurrentFields, sel, n, workerLimit, omitPanicHandler, marshal)\n}\n")
+	b.WriteString("\treturn inline.List(ctx, concurrentFields, sel, n, workerLimit, omitPanicHandler, marshal)\n}\n\n")
+	b.WriteString("// marshalObject writes out, the field set of fields, as out would (see\n// package inline).\n")
+	b.WriteString("func marshalObject(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {\n")
+	b.WriteString("\treturn inline.Object(fields, out)\n}\n")
 	return b.Bytes()
 }
 
@@ -113,9 +158,40 @@ func (c concurrentFields) source(pkg string) []byte {
 // for a list of objects; $1 and $2 its worker limit and panic handling.
 var concurrently = regexp.MustCompile(`graphql\.MarshalSliceConcurrently\(ctx, len\(v\), (\d+), (true|false), func\(`)
 
+// leafResolve is a plain leaf's function as codegen/field.gotpl writes
+// it: $1 its name, $2 its object's type, $3 the value, $4 the marshal.
+var leafResolve = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) (_\w+)\(ctx context\.Context, field graphql\.CollectedField, obj ([^)]+)\) \(ret graphql\.Marshaler\) \{
+	return graphql\.ResolveField\(
+		ctx,
+		ec\.OperationContext,
+		field,
+		func\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{
+			return ec\.fieldContext\w+\(ctx, field\)
+		\},
+		func\(ctx context\.Context\) \(any, error\) \{
+			return (obj\.\w+(?:\(\))?), nil
+		\},
+		nil,
+		func\(ctx context\.Context, selections ast\.SelectionSet, v [^)]+\) graphql\.Marshaler \{
+			return ec\.(marshal[^(]+)\(ctx, selections, v\)
+		\},
+		true,
+		(?:true|false),
+	\)
+\}`)
+
+// objectEnd is how an object's marshal returns its field set
+// (codegen/object.gotpl).
+const objectEnd = "\n\treturn out\n}\n"
+
+// deferGroup is the end of an object's marshal (codegen/object.gotpl):
+// its deferred group handed on, asking for its path even when empty.
+var deferGroup = regexp.MustCompile(`(?m)^\tatomic\.AddInt32\(&ec\.Deferred, int32\(min\(len\(deferLabelToView\), math\.MaxInt32\)\)\)\n\n\tec\.ProcessDeferredGroup\(graphql\.DeferredGroup\{\n(?:\t\t.*\n){4}\t\}\)\n`)
+
 // rewrite points every list marshal of the generated executor at
-// marshalList.
-func rewrite(path string) error {
+// marshalList, marshals the plain leaves straight from their values, and
+// hands an object's deferred group on only when it has one.
+func rewrite(path string, leaves map[string]bool) error {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read the generated executor: %w", err)
@@ -128,7 +204,40 @@ func rewrite(path string) error {
 	if strings.Contains(string(out), "MarshalSliceConcurrently") {
 		return fmt.Errorf("%s still calls graphql.MarshalSliceConcurrently in a form tools/gqlgen does not know: update its pattern", path)
 	}
+	if out, err = rewriteLeaves(out, leaves); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	objects, ends := bytes.Count(out, []byte("out := graphql.NewFieldSet(fields)")), bytes.Count(out, []byte(objectEnd))
+	if objects == 0 || objects != ends {
+		return fmt.Errorf("%s builds %d objects' field sets and returns %d in the form tools/gqlgen knows: update objectEnd to codegen/object.gotpl", path, objects, ends)
+	}
+	out = bytes.ReplaceAll(out, []byte(objectEnd), []byte("\n\treturn marshalObject(fields, out)\n}\n"))
+	groups := len(deferGroup.FindAllIndex(out, -1))
+	if groups == 0 || groups != bytes.Count(out, []byte("ec.ProcessDeferredGroup(")) {
+		return fmt.Errorf("%s hands on %d deferred groups in the form tools/gqlgen knows, of %d: update its pattern to codegen/object.gotpl", path, groups, bytes.Count(out, []byte("ec.ProcessDeferredGroup(")))
+	}
+	out = deferGroup.ReplaceAllFunc(out, func(m []byte) []byte {
+		return append(append([]byte("\tif len(deferLabelToView) > 0 {\n"), m...), "\t}\n"...)
+	})
 	return writeGo(path, out)
+}
+
+// rewriteLeaves makes each plain leaf's function marshal its value
+// straight; every one of leaves must be found in the template's form.
+func rewriteLeaves(src []byte, leaves map[string]bool) ([]byte, error) {
+	done := 0
+	out := leafResolve.ReplaceAllFunc(src, func(m []byte) []byte {
+		g := leafResolve.FindSubmatch(m)
+		if !leaves[string(g[1])] {
+			return m
+		}
+		done++
+		return fmt.Appendf(nil, "func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n\treturn ec.%s(ctx, field.Selections, %s)\n}", g[1], g[2], g[4], g[3])
+	})
+	if done != len(leaves) {
+		return nil, fmt.Errorf("%d of %d plain leaves found in the form tools/gqlgen knows: update leafResolve to codegen/field.gotpl", done, len(leaves))
+	}
+	return out, nil
 }
 
 func writeGo(path string, src []byte) error {
