@@ -2,7 +2,6 @@ package gqltype
 
 import (
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -20,10 +19,14 @@ func FormatDateTime(t time.Time) string {
 	return t.UTC().Truncate(time.Millisecond).Format(DateTimeLayout)
 }
 
-// MarshalDateTime writes t as a DateTime.
+// MarshalDateTime writes t as a DateTime: the layout's characters need
+// no escaping in JSON, so it is formatted between quotes on the stack.
 func MarshalDateTime(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
-		_, _ = io.WriteString(w, strconv.Quote(FormatDateTime(t)))
+		var buf [48]byte
+		b := append(buf[:0], '"')
+		b = t.UTC().Truncate(time.Millisecond).AppendFormat(b, DateTimeLayout)
+		_, _ = w.Write(append(b, '"'))
 	})
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/feedd/feedd/feedcore/store"
@@ -274,38 +275,56 @@ func ParseEntries(r rueidis.RedisResult) ([]store.Item, error) {
 }
 
 func EntriesOf(m rueidis.RedisMessage) ([]store.Item, error) {
+	return AppendEntries(nil, m)
+}
+
+// AppendEntries appends the entries of a sorted set reply m (member,
+// score; flat as RESP2 and scripts give them, or in pairs as RESP3's
+// WITHSCORES does) to dst.
+func AppendEntries(dst []store.Item, m rueidis.RedisMessage) ([]store.Item, error) {
 	arr, err := m.ToArray()
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	if len(arr) > 0 && arr[0].IsArray() {
-		flat := make([]rueidis.RedisMessage, 0, 2*len(arr))
-		for _, pair := range arr {
-			kv, err := pair.ToArray()
-			if err != nil || len(kv) != 2 {
-				return nil, fmt.Errorf("want member, score pairs: %v", err)
-			}
-			flat = append(flat, kv...)
-		}
-		arr = flat
+	paired := len(arr) > 0 && arr[0].IsArray()
+	n := len(arr)
+	if !paired {
+		n /= 2
 	}
-	out := make([]store.Item, 0, len(arr)/2)
-	for i := 0; i+1 < len(arr); i += 2 {
-		m, err := arr[i].ToString()
-		if err != nil {
-			return nil, err
+	dst = slices.Grow(dst, n)
+	for i := range n {
+		member, score := pairAt(arr, i, paired)
+		if member == nil {
+			return dst, fmt.Errorf("want member, score pairs, got %v", arr[i])
 		}
-		id, err := store.MemberID(m)
+		ms, err := member.ToString()
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		ts, err := ScoreOf(arr[i+1])
+		id, err := store.MemberID(ms)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
-		out = append(out, store.Item{TS: ts, ID: id})
+		ts, err := ScoreOf(*score)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, store.Item{TS: ts, ID: id})
 	}
-	return out, nil
+	return dst, nil
+}
+
+// pairAt is the i-th member and score of a sorted set reply, nil when
+// a pair is not one.
+func pairAt(arr []rueidis.RedisMessage, i int, paired bool) (member, score *rueidis.RedisMessage) {
+	if !paired {
+		return &arr[2*i], &arr[2*i+1]
+	}
+	kv, err := arr[i].ToArray()
+	if err != nil || len(kv) != 2 {
+		return nil, nil
+	}
+	return &kv[0], &kv[1]
 }
 
 func ScoreOf(m rueidis.RedisMessage) (int64, error) {

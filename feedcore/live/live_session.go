@@ -311,11 +311,16 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 	})
 	var items []store.Item
 	for _, r := range s.Redis.DoMultiCache(ctx, cmds...) {
-		q, err := core.ParseEntries(r)
+		m, err := r.ToMessage()
+		if rueidis.IsRedisNil(err) {
+			continue
+		}
+		if err == nil {
+			items, err = core.AppendEntries(items, m)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read live queues: %w", err)
 		}
-		items = append(items, q...)
 	}
 	return items, nil
 }

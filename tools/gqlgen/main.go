@@ -24,8 +24,9 @@
 //     iterator that allocates each field anew and a map of the aliases
 //     written; each object's marshal returns marshalObject's writer
 //     instead, which writes the same bytes without either.
-//   - Deferred groups. Every object's marshal asked for its path, for a
-//     @defer group it hands on only when it has one; it asks when it has.
+//   - Deferred groups. Every object's marshal made a field set and a map
+//     for its @defer group, and asked for its path to hand the group on,
+//     even with nothing deferred; it does so once it defers a field.
 //
 // Every set of fields and the rewrites come from gqlgen's own code model,
 // read while it generated; the command fails when the template no longer
@@ -219,7 +220,29 @@ func rewrite(path string, leaves map[string]bool) error {
 	out = deferGroup.ReplaceAllFunc(out, func(m []byte) []byte {
 		return append(append([]byte("\tif len(deferLabelToView) > 0 {\n"), m...), "\t}\n"...)
 	})
+	if out, err = lazyDeferGroups(out, objects); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	return writeGo(path, out)
+}
+
+// deferMade is how an object's marshal makes its deferred group, and
+// deferring how it defers a field (codegen/object.gotpl).
+const (
+	deferMade = "\tdeferredFieldSet := graphql.NewFieldSet(nil)\n\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n"
+	deferring = "\t\t\tif field.IsDeferred() {\n"
+)
+
+// lazyDeferGroups makes each of the objects' deferred groups when it
+// defers its first field, and no sooner.
+func lazyDeferGroups(src []byte, objects int) ([]byte, error) {
+	made, defers := bytes.Count(src, []byte(deferMade)), bytes.Count(src, []byte(deferring))
+	if made != objects || defers != bytes.Count(src, []byte("deferredFieldSet.AddField(field)")) {
+		return nil, fmt.Errorf("%d of %d objects make their deferred group, and %d fields defer, in the form tools/gqlgen knows: update deferMade and deferring to codegen/object.gotpl", made, objects, defers)
+	}
+	src = bytes.ReplaceAll(src, []byte(deferMade), []byte("\tvar deferredFieldSet *graphql.FieldSet\n\tvar deferLabelToView map[string]*graphql.FieldSetView\n"))
+	return bytes.ReplaceAll(src, []byte(deferring), []byte(deferring+
+		"\t\t\t\tif deferredFieldSet == nil {\n\t\t\t\t\tdeferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}\n\t\t\t\t}\n")), nil
 }
 
 // rewriteLeaves makes each plain leaf's function marshal its value
