@@ -5065,6 +5065,9 @@ func (ec *executionContext) fieldContext_Post_counts(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Post_viewerHasLiked(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
+	if v, err := obj.ViewerHasLiked(); err == nil {
+		return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5127,6 +5130,9 @@ func (ec *executionContext) fieldContext_Post_contentWarning(_ context.Context, 
 }
 
 func (ec *executionContext) _Post_viewerHasFavorited(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
+	if v, err := obj.ViewerHasFavorited(); err == nil {
+		return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5150,6 +5156,9 @@ func (ec *executionContext) fieldContext_Post_viewerHasFavorited(_ context.Conte
 }
 
 func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
+	if v, err := obj.ViewerHasReposted(); err == nil {
+		return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6132,6 +6141,9 @@ func (ec *executionContext) fieldContext_User_avatarUrl(_ context.Context, field
 }
 
 func (ec *executionContext) _User_followerCount(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
+	if v, err := obj.FollowerCount(); err == nil {
+		return ec.marshalNInt2int(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6155,6 +6167,9 @@ func (ec *executionContext) fieldContext_User_followerCount(_ context.Context, f
 }
 
 func (ec *executionContext) _User_followingCount(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
+	if v, err := obj.FollowingCount(); err == nil {
+		return ec.marshalNInt2int(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6178,6 +6193,9 @@ func (ec *executionContext) fieldContext_User_followingCount(_ context.Context, 
 }
 
 func (ec *executionContext) _User_viewerIsFollowing(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
+	if v, err := obj.ViewerIsFollowing(); err == nil {
+		return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6201,6 +6219,9 @@ func (ec *executionContext) fieldContext_User_viewerIsFollowing(_ context.Contex
 }
 
 func (ec *executionContext) _User_viewerHasBlocked(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
+	if v, err := obj.ViewerHasBlocked(); err == nil {
+		return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6224,6 +6245,9 @@ func (ec *executionContext) fieldContext_User_viewerHasBlocked(_ context.Context
 }
 
 func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
+	if v, err := obj.BlocksViewer(); err == nil {
+		return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6247,6 +6271,9 @@ func (ec *executionContext) fieldContext_User_blocksViewer(_ context.Context, fi
 }
 
 func (ec *executionContext) _User_viewerHasMuted(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
+	if v, err := obj.ViewerHasMuted(); err == nil {
+		return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6270,6 +6297,9 @@ func (ec *executionContext) fieldContext_User_viewerHasMuted(_ context.Context, 
 }
 
 func (ec *executionContext) _User_viewerMuteExpiresAt(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
+	if v, err := obj.ViewerMuteExpiresAt(); err == nil {
+		return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6293,6 +6323,9 @@ func (ec *executionContext) fieldContext_User_viewerMuteExpiresAt(_ context.Cont
 }
 
 func (ec *executionContext) _User_viewerHidesMyPosts(ctx context.Context, field graphql.CollectedField, obj *view.User) (ret graphql.Marshaler) {
+	if v, err := obj.ViewerHidesMyPosts(); err == nil {
+		return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,

@@ -13,13 +13,15 @@
 //     inline.List with the list's selection, and graph/inline_gen.go
 //     holds the set of fields gqlgen runs in goroutines of their own.
 //   - Plain leaves. A scalar or enum field bound to a struct field or to a
-//     method without context, error or arguments (the views' fields) is
+//     method without context or arguments (the views' fields) is
 //     marshalled straight from its value, without the field context,
 //     closures and middleware call graphql.ResolveField spends on every
-//     field: half of a page's allocations went there. Such a field cannot
-//     fail, so nothing is lost: a panic is recovered by the nearest field
-//     above it, and feedd registers no field middleware (server's use
-//     refuses one) that would have seen it.
+//     field: half of a page's allocations went there. Nothing is lost: a
+//     method that returns an error is called again through ResolveField
+//     when it does (views' methods are pure), so the error has its path;
+//     a panic is recovered by the nearest field above; and feedd
+//     registers no field middleware (server's use refuses one) that would
+//     have seen the field.
 //   - Objects. gqlgen's FieldSet writes an object's fields through an
 //     iterator that allocates each field anew and a map of the aliases
 //     written; each object's marshal returns marshalObject's writer
@@ -84,7 +86,7 @@ func run() error {
 type codeModel struct {
 	concurrent concurrentFields
 	// leaves are the generated functions (_Type_field) of the plain
-	// leaves: see plainLeaf.
+	// leaves (see plainLeaf): true for those whose method may fail.
 	leaves map[string]bool
 }
 
@@ -102,7 +104,7 @@ func (m *codeModel) GenerateCode(data *codegen.Data) error {
 				m.concurrent[o.Name] = append(m.concurrent[o.Name], f.Name)
 			}
 			if plainLeaf(f) && !strings.HasPrefix(o.Name, "__") { // introspection's are written otherwise
-				m.leaves["_"+o.Name+"_"+f.Name] = true
+				m.leaves["_"+o.Name+"_"+f.Name] = f.IsMethod() && !f.NoErr
 			}
 		}
 	}
@@ -111,13 +113,12 @@ func (m *codeModel) GenerateCode(data *codegen.Data) error {
 
 // plainLeaf reports whether f can be marshalled straight from its value:
 // a scalar or enum, not a list, bound to a struct field or to a method
-// taking no context and returning no error, with no arguments and no
-// directives, on an object that is not an operation's root; and either
+// taking no context, with no arguments and no directives, on an object that is not an operation's root; and either
 // nullable or of a Go type that cannot be nil, so that its marshal never
 // reports an error (which would want the field's own path).
 func plainLeaf(f *codegen.Field) bool {
 	ref := f.TypeReference
-	bound := f.IsVariable() || (f.IsMethod() && f.NoErr && !f.MethodHasContext && !f.VOkFunc)
+	bound := f.IsVariable() || (f.IsMethod() && !f.MethodHasContext && !f.VOkFunc)
 	return bound && !f.IsResolver && !f.IsReserved() && !f.Object.Root && len(f.Args) == 0 && !f.HasDirectives() &&
 		ref.Definition.IsLeafType() && ref.GQL.Elem == nil && (!ref.GQL.NonNull || !ref.IsNilable())
 }
@@ -160,9 +161,11 @@ func (c concurrentFields) source(pkg string) []byte {
 var concurrently = regexp.MustCompile(`graphql\.MarshalSliceConcurrently\(ctx, len\(v\), (\d+), (true|false), func\(`)
 
 // leafResolve is a plain leaf's function as codegen/field.gotpl writes
-// it: $1 its name, $2 its object's type, $3 the value, $4 the marshal.
+// it: $1 its name, $2 its object's type, $3 the value, $4 ", nil" unless
+// the method returns an error too, $5 the marshal, $6 the ResolveField
+// call.
 var leafResolve = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) (_\w+)\(ctx context\.Context, field graphql\.CollectedField, obj ([^)]+)\) \(ret graphql\.Marshaler\) \{
-	return graphql\.ResolveField\(
+	(return graphql\.ResolveField\(
 		ctx,
 		ec\.OperationContext,
 		field,
@@ -170,7 +173,7 @@ var leafResolve = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) (_\w+)
 			return ec\.fieldContext\w+\(ctx, field\)
 		\},
 		func\(ctx context\.Context\) \(any, error\) \{
-			return (obj\.\w+(?:\(\))?), nil
+			return (obj\.\w+(?:\(\))?)(, nil)?
 		\},
 		nil,
 		func\(ctx context\.Context, selections ast\.SelectionSet, v [^)]+\) graphql\.Marshaler \{
@@ -178,7 +181,7 @@ var leafResolve = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) (_\w+)
 		\},
 		true,
 		(?:true|false),
-	\)
+	\))
 \}`)
 
 // objectEnd is how an object's marshal returns its field set
@@ -251,11 +254,16 @@ func rewriteLeaves(src []byte, leaves map[string]bool) ([]byte, error) {
 	done := 0
 	out := leafResolve.ReplaceAllFunc(src, func(m []byte) []byte {
 		g := leafResolve.FindSubmatch(m)
-		if !leaves[string(g[1])] {
+		fallible, ok := leaves[string(g[1])]
+		if !ok || fallible != (len(g[5]) == 0) {
 			return m
 		}
 		done++
-		return fmt.Appendf(nil, "func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n\treturn ec.%s(ctx, field.Selections, %s)\n}", g[1], g[2], g[4], g[3])
+		head := fmt.Appendf(nil, "func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n", g[1], g[2])
+		if !fallible {
+			return fmt.Appendf(head, "\treturn ec.%s(ctx, field.Selections, %s)\n}", g[6], g[4])
+		}
+		return fmt.Appendf(head, "\tif v, err := %s; err == nil {\n\t\treturn ec.%s(ctx, field.Selections, v)\n\t}\n\t%s\n}", g[4], g[6], g[3])
 	})
 	if done != len(leaves) {
 		return nil, fmt.Errorf("%d of %d plain leaves found in the form tools/gqlgen knows: update leafResolve to codegen/field.gotpl", done, len(leaves))
