@@ -3367,6 +3367,11 @@ func (ec *executionContext) fieldContext_DeletePostPayload_deletedPostId(_ conte
 }
 
 func (ec *executionContext) _FavoritePayload_post(ctx context.Context, field graphql.CollectedField, obj *FavoritePayload) (ret graphql.Marshaler) {
+	if v := obj.Post; v != nil {
+		fc, _ := ec.fieldContext_FavoritePayload_post(ctx, field)
+		fc.Result = v
+		return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3399,6 +3404,11 @@ func (ec *executionContext) fieldContext_FavoritePayload_post(_ context.Context,
 }
 
 func (ec *executionContext) _FollowPayload_user(ctx context.Context, field graphql.CollectedField, obj *FollowPayload) (ret graphql.Marshaler) {
+	if v := obj.User; v != nil {
+		fc, _ := ec.fieldContext_FollowPayload_user(ctx, field)
+		fc.Result = v
+		return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3544,6 +3554,11 @@ func (ec *executionContext) fieldContext_KeywordFilter_createdAt(_ context.Conte
 }
 
 func (ec *executionContext) _KeywordFilterPayload_filter(ctx context.Context, field graphql.CollectedField, obj *KeywordFilterPayload) (ret graphql.Marshaler) {
+	if v := obj.Filter; v != nil {
+		fc, _ := ec.fieldContext_KeywordFilterPayload_filter(ctx, field)
+		fc.Result = v
+		return ec.marshalNKeywordFilter2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐKeywordFilter(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3576,6 +3591,11 @@ func (ec *executionContext) fieldContext_KeywordFilterPayload_filter(_ context.C
 }
 
 func (ec *executionContext) _LikePayload_post(ctx context.Context, field graphql.CollectedField, obj *LikePayload) (ret graphql.Marshaler) {
+	if v := obj.Post; v != nil {
+		fc, _ := ec.fieldContext_LikePayload_post(ctx, field)
+		fc.Result = v
+		return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3608,6 +3628,11 @@ func (ec *executionContext) fieldContext_LikePayload_post(_ context.Context, fie
 }
 
 func (ec *executionContext) _LiveFeedUpdate_session(ctx context.Context, field graphql.CollectedField, obj *LiveFeedUpdate) (ret graphql.Marshaler) {
+	if v := obj.Session; v != nil {
+		fc, _ := ec.fieldContext_LiveFeedUpdate_session(ctx, field)
+		fc.Result = v
+		return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐLiveSession(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3647,6 +3672,11 @@ func (ec *executionContext) fieldContext_LiveFeedUpdate_state(_ context.Context,
 }
 
 func (ec *executionContext) _LivePayload_session(ctx context.Context, field graphql.CollectedField, obj *LivePayload) (ret graphql.Marshaler) {
+	if v := obj.Session; v != nil {
+		fc, _ := ec.fieldContext_LivePayload_session(ctx, field)
+		fc.Result = v
+		return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐLiveSession(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3693,6 +3723,11 @@ func (ec *executionContext) fieldContext_LiveSession_databaseId(_ context.Contex
 }
 
 func (ec *executionContext) _LiveSession_anchor(ctx context.Context, field graphql.CollectedField, obj *view.LiveSession) (ret graphql.Marshaler) {
+	if v, err := obj.AnchorView(); err == nil && v != nil {
+		fc, _ := ec.fieldContext_LiveSession_anchor(ctx, field)
+		fc.Result = v
+		return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3799,6 +3834,11 @@ func (ec *executionContext) fieldContext_LiveSessionConnection_edges(_ context.C
 }
 
 func (ec *executionContext) _LiveSessionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *LiveSessionConnection) (ret graphql.Marshaler) {
+	if v := obj.PageInfo; v != nil {
+		fc, _ := ec.fieldContext_LiveSessionConnection_pageInfo(ctx, field)
+		fc.Result = v
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPageInfo(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3838,6 +3878,11 @@ func (ec *executionContext) fieldContext_LiveSessionEdge_cursor(_ context.Contex
 }
 
 func (ec *executionContext) _LiveSessionEdge_node(ctx context.Context, field graphql.CollectedField, obj *LiveSessionEdge) (ret graphql.Marshaler) {
+	if v := obj.Node; v != nil {
+		fc, _ := ec.fieldContext_LiveSessionEdge_node(ctx, field)
+		fc.Result = v
+		return ec.marshalNLiveSession2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐLiveSession(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4987,6 +5032,11 @@ func (ec *executionContext) fieldContext_Post_databaseId(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
+	if v, err := obj.AuthorView(); err == nil && v != nil {
+		fc, _ := ec.fieldContext_Post_author(ctx, field)
+		fc.Result = v
+		return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5033,6 +5083,11 @@ func (ec *executionContext) fieldContext_Post_createdAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Post_counts(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
+	if v, err := obj.CountsView(); err == nil && v != nil {
+		fc, _ := ec.fieldContext_Post_counts(ctx, field)
+		fc.Result = v
+		return ec.marshalNPostCounts2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋfeedcoreᚋcoreᚐPostCounts(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5182,6 +5237,11 @@ func (ec *executionContext) fieldContext_Post_viewerHasReposted(_ context.Contex
 }
 
 func (ec *executionContext) _Post_replyTo(ctx context.Context, field graphql.CollectedField, obj *view.Post) (ret graphql.Marshaler) {
+	if v, err := obj.ReplyToView(); err == nil && v != nil {
+		fc, _ := ec.fieldContext_Post_replyTo(ctx, field)
+		fc.Result = v
+		return ec.marshalOPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5290,6 +5350,11 @@ func (ec *executionContext) fieldContext_PostConnection_edges(_ context.Context,
 }
 
 func (ec *executionContext) _PostConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *PostConnection) (ret graphql.Marshaler) {
+	if v := obj.PageInfo; v != nil {
+		fc, _ := ec.fieldContext_PostConnection_pageInfo(ctx, field)
+		fc.Result = v
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPageInfo(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5357,6 +5422,11 @@ func (ec *executionContext) fieldContext_PostEdge_cursor(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PostEdge_node(ctx context.Context, field graphql.CollectedField, obj *PostEdge) (ret graphql.Marshaler) {
+	if v := obj.Node; v != nil {
+		fc, _ := ec.fieldContext_PostEdge_node(ctx, field)
+		fc.Result = v
+		return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5389,6 +5459,11 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 }
 
 func (ec *executionContext) _PostEdge_repostedBy(ctx context.Context, field graphql.CollectedField, obj *PostEdge) (ret graphql.Marshaler) {
+	if v := obj.RepostedBy; v != nil {
+		fc, _ := ec.fieldContext_PostEdge_repostedBy(ctx, field)
+		fc.Result = v
+		return ec.marshalOUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5428,6 +5503,11 @@ func (ec *executionContext) fieldContext_PostEdge_repostedAt(_ context.Context, 
 }
 
 func (ec *executionContext) _PublishPostPayload_post(ctx context.Context, field graphql.CollectedField, obj *PublishPostPayload) (ret graphql.Marshaler) {
+	if v := obj.Post; v != nil {
+		fc, _ := ec.fieldContext_PublishPostPayload_post(ctx, field)
+		fc.Result = v
+		return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5952,6 +6032,11 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _RelationshipPayload_user(ctx context.Context, field graphql.CollectedField, obj *RelationshipPayload) (ret graphql.Marshaler) {
+	if v := obj.User; v != nil {
+		fc, _ := ec.fieldContext_RelationshipPayload_user(ctx, field)
+		fc.Result = v
+		return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5998,6 +6083,11 @@ func (ec *executionContext) fieldContext_ReportPayload_reportId(_ context.Contex
 }
 
 func (ec *executionContext) _RepostPayload_post(ctx context.Context, field graphql.CollectedField, obj *RepostPayload) (ret graphql.Marshaler) {
+	if v := obj.Post; v != nil {
+		fc, _ := ec.fieldContext_RepostPayload_post(ctx, field)
+		fc.Result = v
+		return ec.marshalNPost2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐPost(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6513,6 +6603,11 @@ func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context,
 }
 
 func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *UserConnection) (ret graphql.Marshaler) {
+	if v := obj.PageInfo; v != nil {
+		fc, _ := ec.fieldContext_UserConnection_pageInfo(ctx, field)
+		fc.Result = v
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgraphᚐPageInfo(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6552,6 +6647,11 @@ func (ec *executionContext) fieldContext_UserEdge_cursor(_ context.Context, fiel
 }
 
 func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.CollectedField, obj *UserEdge) (ret graphql.Marshaler) {
+	if v := obj.Node; v != nil {
+		fc, _ := ec.fieldContext_UserEdge_node(ctx, field)
+		fc.Result = v
+		return ec.marshalNUser2ᚖgithubᚗcomᚋfeeddᚋfeeddᚋgqltypeᚋviewᚐUser(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,

@@ -12,16 +12,17 @@
 //     graphql.MarshalSliceConcurrently; every such call becomes a call of
 //     inline.List with the list's selection, and graph/inline_gen.go
 //     holds the set of fields gqlgen runs in goroutines of their own.
-//   - Plain leaves. A scalar or enum field bound to a struct field or to a
-//     method without context or arguments (the views' fields) is
-//     marshalled straight from its value, without the field context,
-//     closures and middleware call graphql.ResolveField spends on every
-//     field: half of a page's allocations went there. Nothing is lost: a
-//     method that returns an error is called again through ResolveField
-//     when it does (views' methods are pure), so the error has its path;
-//     a panic is recovered by the nearest field above; and feedd
-//     registers no field middleware (server's use refuses one) that would
-//     have seen the field.
+//   - Plain fields. A field bound to a struct field or to a method without
+//     context or arguments (the views' fields) is marshalled straight
+//     from its value, without the closures and middleware call
+//     graphql.ResolveField spends on every field, and a leaf without a
+//     field context too: half of a page's allocations went there. An
+//     object keeps its field context, for its fields' paths. Nothing is
+//     lost: a method that returns an error, or a nil object, is resolved
+//     again through ResolveField (views' methods are pure), which reports
+//     it as ever; a panic is recovered by the nearest field above; and
+//     feedd registers no field middleware (server's use refuses one) that
+//     would have seen the field.
 //   - Objects. gqlgen's FieldSet writes an object's fields through an
 //     iterator that allocates each field anew and a map of the aliases
 //     written; each object's marshal returns marshalObject's writer
@@ -52,6 +53,7 @@ import (
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen"
 	"github.com/99designs/gqlgen/codegen/config"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 func main() {
@@ -74,7 +76,7 @@ func run() error {
 		return fmt.Errorf("generate: %w", err)
 	}
 	exec := cfg.Exec.Filename
-	if err := rewrite(exec, m.leaves); err != nil {
+	if err := rewrite(exec, m.plain); err != nil {
 		return err
 	}
 	out := filepath.Join(filepath.Dir(exec), "inline_gen.go")
@@ -85,9 +87,9 @@ func run() error {
 // model, what the rewrites need of it.
 type codeModel struct {
 	concurrent concurrentFields
-	// leaves are the generated functions (_Type_field) of the plain
-	// leaves (see plainLeaf): true for those whose method may fail.
-	leaves map[string]bool
+	// plain are the plain fields (see plainOf) by generated function
+	// (_Type_field).
+	plain map[string]plainField
 }
 
 // concurrentFields are the fields gqlgen runs concurrently (codegen's
@@ -97,30 +99,43 @@ type concurrentFields map[string][]string
 func (*codeModel) Name() string { return "inline" }
 
 func (m *codeModel) GenerateCode(data *codegen.Data) error {
-	m.concurrent, m.leaves = concurrentFields{}, map[string]bool{}
+	m.concurrent, m.plain = concurrentFields{}, map[string]plainField{}
 	for _, o := range data.Objects {
 		for _, f := range o.Fields {
 			if f.IsConcurrent() {
 				m.concurrent[o.Name] = append(m.concurrent[o.Name], f.Name)
 			}
-			if plainLeaf(f) && !strings.HasPrefix(o.Name, "__") { // introspection's are written otherwise
-				m.leaves["_"+o.Name+"_"+f.Name] = f.IsMethod() && !f.NoErr
+			if p, ok := plainOf(f); ok && !strings.HasPrefix(o.Name, "__") { // introspection's are written otherwise
+				m.plain["_"+o.Name+"_"+f.Name] = p
 			}
 		}
 	}
 	return nil
 }
 
-// plainLeaf reports whether f can be marshalled straight from its value:
-// a scalar or enum, not a list, bound to a struct field or to a method
-// taking no context, with no arguments and no directives, on an object that is not an operation's root; and either
-// nullable or of a Go type that cannot be nil, so that its marshal never
-// reports an error (which would want the field's own path).
-func plainLeaf(f *codegen.Field) bool {
+// plainField is a field the executor resolves without
+// graphql.ResolveField when its value allows: a leaf or an object (see
+// plainOf), read from a method that may fail or not.
+type plainField struct{ object, fallible bool }
+
+// plainOf reports whether f is plain: bound to a struct field or to a
+// method taking no context, with no arguments and no directives, on an
+// object that is not an operation's root, and not a list; and either a
+// scalar or enum that is nullable or of a Go type that cannot be nil (its
+// marshal then never reports an error, which would want the field's own
+// path), or an object behind a pointer (marshalled with its field
+// context, for its fields' paths, when the pointer is not nil).
+func plainOf(f *codegen.Field) (plainField, bool) {
 	ref := f.TypeReference
 	bound := f.IsVariable() || (f.IsMethod() && !f.MethodHasContext && !f.VOkFunc)
-	return bound && !f.IsResolver && !f.IsReserved() && !f.Object.Root && len(f.Args) == 0 && !f.HasDirectives() &&
-		ref.Definition.IsLeafType() && ref.GQL.Elem == nil && (!ref.GQL.NonNull || !ref.IsNilable())
+	if !bound || f.IsResolver || f.IsReserved() || f.Object.Root || len(f.Args) > 0 || f.HasDirectives() || ref.GQL.Elem != nil {
+		return plainField{}, false
+	}
+	p := plainField{object: !ref.Definition.IsLeafType(), fallible: f.IsMethod() && !f.NoErr}
+	if p.object {
+		return p, ref.Definition.Kind == ast.Object && ref.IsPtr()
+	}
+	return p, !ref.GQL.NonNull || !ref.IsNilable()
 }
 
 // source is graph/inline_gen.go: the fields as an inline.Fields, and the
@@ -160,11 +175,11 @@ func (c concurrentFields) source(pkg string) []byte {
 // for a list of objects; $1 and $2 its worker limit and panic handling.
 var concurrently = regexp.MustCompile(`graphql\.MarshalSliceConcurrently\(ctx, len\(v\), (\d+), (true|false), func\(`)
 
-// leafResolve is a plain leaf's function as codegen/field.gotpl writes
+// plainResolve is a plain field's function as codegen/field.gotpl writes
 // it: $1 its name, $2 its object's type, $3 the value, $4 ", nil" unless
 // the method returns an error too, $5 the marshal, $6 the ResolveField
 // call.
-var leafResolve = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) (_\w+)\(ctx context\.Context, field graphql\.CollectedField, obj ([^)]+)\) \(ret graphql\.Marshaler\) \{
+var plainResolve = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) (_\w+)\(ctx context\.Context, field graphql\.CollectedField, obj ([^)]+)\) \(ret graphql\.Marshaler\) \{
 	(return graphql\.ResolveField\(
 		ctx,
 		ec\.OperationContext,
@@ -193,9 +208,9 @@ const objectEnd = "\n\treturn out\n}\n"
 var deferGroup = regexp.MustCompile(`(?m)^\tatomic\.AddInt32\(&ec\.Deferred, int32\(min\(len\(deferLabelToView\), math\.MaxInt32\)\)\)\n\n\tec\.ProcessDeferredGroup\(graphql\.DeferredGroup\{\n(?:\t\t.*\n){4}\t\}\)\n`)
 
 // rewrite points every list marshal of the generated executor at
-// marshalList, marshals the plain leaves straight from their values, and
+// marshalList, marshals the plain fields straight from their values, and
 // hands an object's deferred group on only when it has one.
-func rewrite(path string, leaves map[string]bool) error {
+func rewrite(path string, plain map[string]plainField) error {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read the generated executor: %w", err)
@@ -208,7 +223,7 @@ func rewrite(path string, leaves map[string]bool) error {
 	if strings.Contains(string(out), "MarshalSliceConcurrently") {
 		return fmt.Errorf("%s still calls graphql.MarshalSliceConcurrently in a form tools/gqlgen does not know: update its pattern", path)
 	}
-	if out, err = rewriteLeaves(out, leaves); err != nil {
+	if out, err = rewritePlain(out, plain); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	objects, ends := bytes.Count(out, []byte("out := graphql.NewFieldSet(fields)")), bytes.Count(out, []byte(objectEnd))
@@ -248,27 +263,52 @@ func lazyDeferGroups(src []byte, objects int) ([]byte, error) {
 		"\t\t\t\tif deferredFieldSet == nil {\n\t\t\t\t\tdeferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}\n\t\t\t\t}\n")), nil
 }
 
-// rewriteLeaves makes each plain leaf's function marshal its value
-// straight; every one of leaves must be found in the template's form.
-func rewriteLeaves(src []byte, leaves map[string]bool) ([]byte, error) {
+// rewritePlain makes each plain field's function marshal its value
+// straight, when it can; every one of plain must be found in the
+// template's form.
+func rewritePlain(src []byte, plain map[string]plainField) ([]byte, error) {
 	done := 0
-	out := leafResolve.ReplaceAllFunc(src, func(m []byte) []byte {
-		g := leafResolve.FindSubmatch(m)
-		fallible, ok := leaves[string(g[1])]
-		if !ok || fallible != (len(g[5]) == 0) {
+	out := plainResolve.ReplaceAllFunc(src, func(m []byte) []byte {
+		g := plainResolve.FindSubmatch(m)
+		p, ok := plain[string(g[1])]
+		if !ok || p.fallible != (len(g[5]) == 0) {
 			return m
 		}
 		done++
-		head := fmt.Appendf(nil, "func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n", g[1], g[2])
-		if !fallible {
-			return fmt.Appendf(head, "\treturn ec.%s(ctx, field.Selections, %s)\n}", g[6], g[4])
-		}
-		return fmt.Appendf(head, "\tif v, err := %s; err == nil {\n\t\treturn ec.%s(ctx, field.Selections, v)\n\t}\n\t%s\n}", g[4], g[6], g[3])
+		return plainBody(string(g[1]), string(g[2]), string(g[3]), string(g[4]), string(g[6]), p)
 	})
-	if done != len(leaves) {
-		return nil, fmt.Errorf("%d of %d plain leaves found in the form tools/gqlgen knows: update leafResolve to codegen/field.gotpl", done, len(leaves))
+	if done != len(plain) {
+		return nil, fmt.Errorf("%d of %d plain fields found in the form tools/gqlgen knows: update plainResolve to codegen/field.gotpl", done, len(plain))
 	}
 	return out, nil
+}
+
+// plainBody is the function of the plain field name on an object of type
+// obj: value read, then marshalled. A leaf that cannot fail is
+// marshalled at once. A leaf that did not fail, and an object that did
+// not fail and is not nil, are marshalled straight too, the object with
+// its field context (its fields' paths, and the parent gqlgen's own
+// fields are given); otherwise resolve, gqlgen's call, resolves the field
+// again (the views' methods are pure) and reports what went wrong.
+func plainBody(name, obj, resolve, value, marshal string, p plainField) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n", name, obj)
+	switch {
+	case !p.object && !p.fallible:
+		fmt.Fprintf(&b, "\treturn ec.%s(ctx, field.Selections, %s)\n}", marshal, value)
+		return b.Bytes()
+	case !p.object:
+		fmt.Fprintf(&b, "\tif v, err := %s; err == nil {\n\t\treturn ec.%s(ctx, field.Selections, v)\n\t}\n", value, marshal)
+	case p.fallible:
+		fmt.Fprintf(&b, "\tif v, err := %s; err == nil && v != nil {\n", value)
+	default:
+		fmt.Fprintf(&b, "\tif v := %s; v != nil {\n", value)
+	}
+	if p.object {
+		fmt.Fprintf(&b, "\t\tfc, _ := ec.fieldContext%s(ctx, field)\n\t\tfc.Result = v\n\t\treturn ec.%s(graphql.WithFieldContext(ctx, fc), field.Selections, v)\n\t}\n", name, marshal)
+	}
+	fmt.Fprintf(&b, "\t%s\n}", resolve)
+	return b.Bytes()
 }
 
 func writeGo(path string, src []byte) error {
