@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/roundtrip"
 )
@@ -283,9 +284,10 @@ func TestPendingFollowPageRoundTrips(t *testing.T) {
 }
 
 // TestFollowAnswersBeforeTheBackfill: followUser of an author with 600
-// posts costs 4 Redis round trips before it answers (the users exist, the
-// journal entry, the commit, the followers side), where settling inside
-// the request costs 10; the settle, run later, backfills the inbox.
+// posts costs 3 Redis round trips before it answers (the users exist
+// while the journal records the follow, the commit, the followers side),
+// where settling inside the request costs 10; the settle, run later,
+// backfills the inbox.
 func TestFollowAnswersBeforeTheBackfill(t *testing.T) {
 	held := &heldSettles{}
 	s := testService(t, Options{SettleFollow: held.hold})
@@ -299,8 +301,8 @@ func TestFollowAnswersBeforeTheBackfill(t *testing.T) {
 	if err := s.Follow(rctx, pfReader, pfFollowee); err != nil {
 		t.Fatal(err)
 	}
-	if n := trips.Trips(); n > 4 {
-		t.Errorf("followUser cost %d round trips before it answered, want at most 4", n)
+	if n := trips.Trips(); n > 3 {
+		t.Errorf("followUser cost %d round trips before it answered, want at most 3", n)
 	}
 	if in := timelineIDs(t, s, s.Keys.Inbox(pfReader)); len(in) != 0 {
 		t.Fatalf("inbox %v before the settle ran: the backfill ran inside the request", in)
@@ -323,5 +325,31 @@ func TestFollowAnswersBeforeTheBackfill(t *testing.T) {
 	t.Logf("followUser: %d round trips; settled in the request: %d", trips.Trips(), settled.Trips())
 	if settled.Trips() <= trips.Trips() {
 		t.Errorf("settled in the request: %d round trips, not more than followUser's %d: the test measures nothing", settled.Trips(), trips.Trips())
+	}
+}
+
+// TestFollowOfAMissingUserChangesNothing: the journal records a follow
+// while the users are checked, so a follow of a user that does not exist
+// (either side) ends its entry: NOT_FOUND, no follow, no entry left for
+// a repair, nothing pending.
+func TestFollowOfAMissingUserChangesNothing(t *testing.T) {
+	s := testService(t, Options{})
+	ctx := context.Background()
+	mustUsers(t, s, pfReader)
+	const missing = store.ID(987654)
+	for _, e := range []Edge{{Follower: pfReader, Followee: missing}, {Follower: missing, Followee: pfReader}} {
+		err := s.Follow(ctx, e.Follower, e.Followee)
+		if store.CodeOf(err) != apierr.NotFound {
+			t.Fatalf("follow %d -> %d: %v, want NOT_FOUND", e.Follower, e.Followee, err)
+		}
+		if n, err := s.Redis.Do(ctx, s.Redis.B().Xlen().Key(s.Keys.Journal(s.ShardOf(e.Follower))).Build()).AsInt64(); err != nil || n != 0 {
+			t.Errorf("follow %d -> %d: %d journal entries left (%v), want 0", e.Follower, e.Followee, n, err)
+		}
+		if f := zscores(t, s, s.Keys.Following(e.Follower)); len(f) != 0 {
+			t.Errorf("follow %d -> %d: following %v, want none", e.Follower, e.Followee, f)
+		}
+		if p := pendingFollows(t, s, e.Follower); len(p) != 0 {
+			t.Errorf("follow %d -> %d: pending %v, want none", e.Follower, e.Followee, p)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/ratelimit"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // Follow makes viewer follow target. It answers once the follow is
@@ -32,13 +33,13 @@ import (
 // answer.
 func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err error) {
 	defer store.Wrap(&err, "follow")
-	edges, stop := s.checkEdges(ctx, []core.Edge{{Follower: viewer, Followee: target}})
-	if len(edges) == 0 {
-		return stop
+	if viewer == target {
+		return apierr.Errorf(apierr.BadInput, "you cannot follow yourself")
 	}
+	edges := []core.Edge{{Follower: viewer, Followee: target}}
 	at := s.NowMS()
 	shard := s.ShardOf(viewer)
-	jid, err := s.Begin(ctx, shard, "k", JFollow, "e", core.EncodeEdges(edges), "t", core.Itoa64(at))
+	jid, err := s.beginFollow(ctx, shard, edges, at)
 	if err != nil {
 		return err
 	}
@@ -60,6 +61,29 @@ func (s *Service) Follow(ctx context.Context, viewer, target store.ID) (err erro
 		return nil
 	})
 	return nil
+}
+
+// beginFollow records the follow of edges in shard's journal while it
+// checks that both users exist, in one round trip: the journal's entry
+// must be in before the commit, and the check before it too. A follow of
+// a missing user ends its entry at once and answers NOT_FOUND; had the
+// process died first, the entry's repair would find no follow in the
+// following set, the record of truth, and settle nothing.
+func (s *Service) beginFollow(ctx context.Context, shard int, edges []core.Edge, at int64) (string, error) {
+	var jid string
+	err := roundtrip.Parallel(ctx,
+		func(ctx context.Context) error {
+			_, err := s.ExistingPairs(ctx, edges) // NOT_FOUND names the missing user
+			return err
+		},
+		func(ctx context.Context) (err error) {
+			jid, err = s.Begin(ctx, shard, "k", JFollow, "e", core.EncodeEdges(edges), "t", core.Itoa64(at))
+			return err
+		})
+	if err != nil && jid != "" {
+		s.End(ctx, shard, jid)
+	}
+	return jid, err
 }
 
 // addFollower writes e's followers side, timed at ms only if it has no
