@@ -40,10 +40,16 @@ func (c countingConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// Write counts b before it goes out: counted after, the count could land
+// in a later window than the request, whose reply (and so the request's
+// end) may come before the writing goroutine runs again. A short write
+// takes back what did not go.
 func (c countingConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	if c.sent != nil {
-		c.sent.Add(int64(n))
+	if c.sent == nil {
+		return c.Conn.Write(b)
 	}
+	c.sent.Add(int64(len(b)))
+	n, err := c.Conn.Write(b)
+	c.sent.Add(int64(n - len(b)))
 	return n, err
 }
