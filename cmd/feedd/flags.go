@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ type storeFlags struct {
 	waitTimeout  time.Duration
 	handleHold   time.Duration
 	flushDelay   time.Duration
+	pipelines    int
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
@@ -53,6 +55,7 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	fs.DurationVar(&s.waitTimeout, "wait-timeout", time.Second, "how long a mutation waits for --wait-replicas; past it the client gets UNAVAILABLE and may retry")
 	fs.DurationVar(&s.handleHold, "handle-hold", 720*time.Hour, "how long a deleted account's handle stays taken before anyone may take it again")
 	fs.DurationVar(&s.flushDelay, "redis-flush-delay", DefaultFlushDelay, "how long each Redis connection waits after a write for more commands to send with the next: fewer system calls for feedd and Redis under load, at most this much latency a round trip; 0: write at once")
+	fs.IntVar(&s.pipelines, "redis-pipelines", 1, "connections to each Redis node that pipeline the requests' commands: 1, 2, 4 or 8; more lets several cores parse replies at once, but splits a request's multi-key reads over them")
 	fs.StringVar(&s.cursorKey, "cursor-key", "", "cursor sealing key; empty: one is created in Redis once and shared by all replicas")
 	return s
 }
@@ -109,6 +112,7 @@ func (s *storeFlags) validate() error {
 		flagRule{s.waitTimeout <= 0, "--wait-timeout must be positive"},
 		flagRule{s.handleHold <= 0, "--handle-hold must be positive"},
 		flagRule{s.streamShards < 0 || s.streamShards > 64, "--stream-shards must be between 1 and 64 (0: the default)"},
+		flagRule{!slices.Contains([]int{1, 2, 4, 8}, s.pipelines), "--redis-pipelines must be 1, 2, 4 or 8"},
 		// A brace in the prefix changes the hash tag of every key: all in
 		// one cluster slot, or one user's keys split over several.
 		flagRule{strings.ContainsAny(s.keyPrefix, "{}"), "--key-prefix must not contain { or }: keys carry their own {hash tags}"},

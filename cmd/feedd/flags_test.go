@@ -54,6 +54,19 @@ func TestKeyPrefixWithoutBraces(t *testing.T) {
 	}
 }
 
+func TestRedisPipelinesArePowersOfTwo(t *testing.T) {
+	for n, ok := range map[string]bool{"1": true, "2": true, "4": true, "8": true, "0": false, "3": false, "16": false, "-1": false} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		s := addStoreFlags(fs)
+		if _, err := parse(fs, []string{"--redis-pipelines", n}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.validate(); (err == nil) != ok {
+			t.Errorf("--redis-pipelines %s: validate() = %v", n, err)
+		}
+	}
+}
+
 func TestBrowsable(t *testing.T) {
 	for in, want := range map[string]string{":8080": "localhost:8080", "0.0.0.0:9000": "localhost:9000", "[::]:80": "localhost:80", "127.0.0.1:5": "localhost:5", "10.0.0.1:5": "10.0.0.1:5"} {
 		addr, _ := net.ResolveTCPAddr("tcp", in)

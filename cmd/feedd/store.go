@@ -16,7 +16,7 @@ func openService(ctx context.Context, s *storeFlags, opts feedcore.Options, role
 	if err := s.validate(); err != nil {
 		return nil, nil, err
 	}
-	st, err := redisstore.Open(ctx, redisstore.Options{URL: s.redisURL, ClientName: clientName(role), MaxFlushDelay: s.flushDelay})
+	st, err := redisstore.Open(ctx, redisstore.Options{URL: s.redisURL, ClientName: clientName(role), MaxFlushDelay: s.flushDelay, Pipelines: s.pipelines})
 	if err != nil {
 		return nil, nil, err
 	}
