@@ -379,7 +379,11 @@ func TestSubscriptionAcrossReplicas(t *testing.T) {
 // updates flow is dropped once its buffers are full (a write to it takes
 // longer than the stream write timeout), never buffered for without
 // bound; over a WebSocket and over SSE. Both ends' socket buffers are
-// made small, so that a few KiB of updates fill them.
+// made small, so that a few KiB of updates fill them. The realtime
+// layer's own queue of live updates is made long: on a busy machine the
+// updates' reads fall behind the sessions made here, and that queue would
+// fill first and end the subscription (its own bound, tested in
+// feedcore), which leaves a WebSocket open with nothing to send.
 func TestSubscriptionSlowClientDropped(t *testing.T) {
 	for _, tr := range []string{transportWebsocket, transportSSE} {
 		t.Run(tr, func(t *testing.T) { slowClientDropped(t, tr) })
@@ -394,7 +398,9 @@ func slowClientDropped(t *testing.T, tr string) {
 	if err := e.svc.Follow(ctx, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	e.startRealtime(testRealtime)
+	long := testRealtime
+	long.LiveQueue = 1 << 20
+	e.startRealtime(long)
 	title := strings.Repeat("a long title to fill buffers ", 6)
 	session := func() {
 		l, err := e.svc.ScheduleLiveSession(ctx, 2, feedcore.NewLive{Title: title, ScheduledStartAt: time.Now().Add(time.Hour)})
