@@ -16,7 +16,11 @@ const DateTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // FormatDateTime renders t as the DateTime scalar does.
 func FormatDateTime(t time.Time) string {
-	return t.UTC().Truncate(time.Millisecond).Format(DateTimeLayout)
+	return string(appendDateTime(nil, t))
+}
+
+func appendDateTime(b []byte, t time.Time) []byte {
+	return t.UTC().Truncate(time.Millisecond).AppendFormat(b, DateTimeLayout)
 }
 
 // MarshalDateTime writes t as a DateTime: the layout's characters need
@@ -24,8 +28,7 @@ func FormatDateTime(t time.Time) string {
 func MarshalDateTime(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		var buf [48]byte
-		b := append(buf[:0], '"')
-		b = t.UTC().Truncate(time.Millisecond).AppendFormat(b, DateTimeLayout)
+		b := appendDateTime(append(buf[:0], '"'), t)
 		_, _ = w.Write(append(b, '"'))
 	})
 }

@@ -42,27 +42,25 @@ func TestBadEnvNamesItsFlag(t *testing.T) {
 }
 
 func TestKeyPrefixWithoutBraces(t *testing.T) {
-	for prefix, ok := range map[string]bool{"": true, "tenant1:": true, "{t}:": false, "t}": false} {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		s := addStoreFlags(fs)
-		if _, err := parse(fs, []string{"--key-prefix", prefix}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.validate(); (err == nil) != ok {
-			t.Errorf("--key-prefix %q: validate() = %v", prefix, err)
-		}
-	}
+	validates(t, "key-prefix", map[string]bool{"": true, "tenant1:": true, "{t}:": false, "t}": false})
 }
 
 func TestRedisPipelinesArePowersOfTwo(t *testing.T) {
-	for n, ok := range map[string]bool{"1": true, "2": true, "4": true, "8": true, "0": false, "3": false, "16": false, "-1": false} {
+	validates(t, "redis-pipelines", map[string]bool{"1": true, "2": true, "4": true, "8": true, "0": false, "3": false, "16": false, "-1": false})
+}
+
+// validates checks that the store flags validate with --name set to each
+// value as ok says.
+func validates(t *testing.T, name string, ok map[string]bool) {
+	t.Helper()
+	for v, want := range ok {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		s := addStoreFlags(fs)
-		if _, err := parse(fs, []string{"--redis-pipelines", n}); err != nil {
+		if _, err := parse(fs, []string{"--" + name, v}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.validate(); (err == nil) != ok {
-			t.Errorf("--redis-pipelines %s: validate() = %v", n, err)
+		if err := s.validate(); (err == nil) != want {
+			t.Errorf("--%s %q: validate() = %v", name, v, err)
 		}
 	}
 }

@@ -264,14 +264,20 @@ func ParseSeek(r rueidis.RedisResult) ([]store.Item, *store.Item, error) {
 // ParseEntries reads a member, score reply: flat from scripts and RESP2,
 // as pairs from RESP3's WITHSCORES.
 func ParseEntries(r rueidis.RedisResult) ([]store.Item, error) {
+	return AppendParsedEntries(nil, r)
+}
+
+// AppendParsedEntries is ParseEntries appending to dst: a nil reply
+// appends nothing.
+func AppendParsedEntries(dst []store.Item, r rueidis.RedisResult) ([]store.Item, error) {
 	m, err := r.ToMessage()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
-			return nil, nil
+			return dst, nil
 		}
-		return nil, err
+		return dst, err
 	}
-	return EntriesOf(m)
+	return AppendEntries(dst, m)
 }
 
 func EntriesOf(m rueidis.RedisMessage) ([]store.Item, error) {

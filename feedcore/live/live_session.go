@@ -309,16 +309,12 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 	cmds := store.CmdsFor(anchors, func(a store.ID) rueidis.CacheableTTL {
 		return rueidis.CT(s.Redis.B().Zrange().Key(s.Keys.LiveQueue(a)).Min("0").Max("-1").Withscores().Cache().ToStaticTTL(), queueTTL)
 	})
-	var items []store.Item
+	var (
+		items []store.Item
+		err   error
+	)
 	for _, r := range s.Redis.DoMultiCache(ctx, cmds...) {
-		m, err := r.ToMessage()
-		if rueidis.IsRedisNil(err) {
-			continue
-		}
-		if err == nil {
-			items, err = core.AppendEntries(items, m)
-		}
-		if err != nil {
+		if items, err = core.AppendParsedEntries(items, r); err != nil {
 			return nil, fmt.Errorf("read live queues: %w", err)
 		}
 	}

@@ -6,7 +6,7 @@
 //	go run ./tools/gqlgen
 //
 // No configuration of gqlgen changes these, so after gqlgen has written
-// graph/generated.go the command rewrites it in three places:
+// graph/generated.go the command rewrites it in four places:
 //
 //   - Lists. gqlgen's template marshals every list of objects through
 //     graphql.MarshalSliceConcurrently; every such call becomes a call of
@@ -207,41 +207,48 @@ const objectEnd = "\n\treturn out\n}\n"
 // its deferred group handed on, asking for its path even when empty.
 var deferGroup = regexp.MustCompile(`(?m)^\tatomic\.AddInt32\(&ec\.Deferred, int32\(min\(len\(deferLabelToView\), math\.MaxInt32\)\)\)\n\n\tec\.ProcessDeferredGroup\(graphql\.DeferredGroup\{\n(?:\t\t.*\n){4}\t\}\)\n`)
 
-// rewrite points every list marshal of the generated executor at
-// marshalList, marshals the plain fields straight from their values, and
-// hands an object's deferred group on only when it has one.
+// rewrite applies the rewrites to the generated executor at path.
 func rewrite(path string, plain map[string]plainField) error {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read the generated executor: %w", err)
 	}
-	n := len(concurrently.FindAllIndex(src, -1))
-	if n == 0 {
-		return fmt.Errorf("%s calls no graphql.MarshalSliceConcurrently as codegen/type.gotpl used to: update tools/gqlgen's pattern to the new template", path)
+	for _, step := range []func([]byte) ([]byte, error){
+		inlineLists,
+		func(src []byte) ([]byte, error) { return rewritePlain(src, plain) },
+		writeObjects,
+		lazyDeferGroups,
+	} {
+		if src, err = step(src); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return writeGo(path, src)
+}
+
+// inlineLists points every list marshal at marshalList.
+func inlineLists(src []byte) ([]byte, error) {
+	if len(concurrently.FindAllIndex(src, -1)) == 0 {
+		return nil, errors.New("no graphql.MarshalSliceConcurrently call as codegen/type.gotpl used to write: update tools/gqlgen's pattern to the new template")
 	}
 	out := concurrently.ReplaceAll(src, []byte("marshalList(ctx, sel, len(v), $1, $2, func("))
-	if strings.Contains(string(out), "MarshalSliceConcurrently") {
-		return fmt.Errorf("%s still calls graphql.MarshalSliceConcurrently in a form tools/gqlgen does not know: update its pattern", path)
+	if bytes.Contains(out, []byte("MarshalSliceConcurrently")) {
+		return nil, errors.New("graphql.MarshalSliceConcurrently still called in a form tools/gqlgen does not know: update its pattern")
 	}
-	if out, err = rewritePlain(out, plain); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	objects, ends := bytes.Count(out, []byte("out := graphql.NewFieldSet(fields)")), bytes.Count(out, []byte(objectEnd))
+	return out, nil
+}
+
+// objectMade is how an object's marshal makes its field set.
+const objectMade = "out := graphql.NewFieldSet(fields)"
+
+// writeObjects makes every object's marshal return marshalObject's
+// writer in place of its field set.
+func writeObjects(src []byte) ([]byte, error) {
+	objects, ends := bytes.Count(src, []byte(objectMade)), bytes.Count(src, []byte(objectEnd))
 	if objects == 0 || objects != ends {
-		return fmt.Errorf("%s builds %d objects' field sets and returns %d in the form tools/gqlgen knows: update objectEnd to codegen/object.gotpl", path, objects, ends)
+		return nil, fmt.Errorf("%d objects' field sets built and %d returned in the form tools/gqlgen knows: update objectEnd to codegen/object.gotpl", objects, ends)
 	}
-	out = bytes.ReplaceAll(out, []byte(objectEnd), []byte("\n\treturn marshalObject(fields, out)\n}\n"))
-	groups := len(deferGroup.FindAllIndex(out, -1))
-	if groups == 0 || groups != bytes.Count(out, []byte("ec.ProcessDeferredGroup(")) {
-		return fmt.Errorf("%s hands on %d deferred groups in the form tools/gqlgen knows, of %d: update its pattern to codegen/object.gotpl", path, groups, bytes.Count(out, []byte("ec.ProcessDeferredGroup(")))
-	}
-	out = deferGroup.ReplaceAllFunc(out, func(m []byte) []byte {
-		return append(append([]byte("\tif len(deferLabelToView) > 0 {\n"), m...), "\t}\n"...)
-	})
-	if out, err = lazyDeferGroups(out, objects); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return writeGo(path, out)
+	return bytes.ReplaceAll(src, []byte(objectEnd), []byte("\n\treturn marshalObject(fields, out)\n}\n")), nil
 }
 
 // deferMade is how an object's marshal makes its deferred group, and
@@ -251,16 +258,24 @@ const (
 	deferring = "\t\t\tif field.IsDeferred() {\n"
 )
 
-// lazyDeferGroups makes each of the objects' deferred groups when it
-// defers its first field, and no sooner.
-func lazyDeferGroups(src []byte, objects int) ([]byte, error) {
-	made, defers := bytes.Count(src, []byte(deferMade)), bytes.Count(src, []byte(deferring))
+// lazyDeferGroups makes each object's deferred group when it defers its
+// first field, and hands the group on (asking for the object's path) only
+// when it has one.
+func lazyDeferGroups(src []byte) ([]byte, error) {
+	objects, made, defers := bytes.Count(src, []byte(objectMade)), bytes.Count(src, []byte(deferMade)), bytes.Count(src, []byte(deferring))
 	if made != objects || defers != bytes.Count(src, []byte("deferredFieldSet.AddField(field)")) {
 		return nil, fmt.Errorf("%d of %d objects make their deferred group, and %d fields defer, in the form tools/gqlgen knows: update deferMade and deferring to codegen/object.gotpl", made, objects, defers)
 	}
+	handed := bytes.Count(src, []byte("ec.ProcessDeferredGroup("))
+	if groups := len(deferGroup.FindAllIndex(src, -1)); groups != objects || handed != objects {
+		return nil, fmt.Errorf("%d deferred groups handed on in the form tools/gqlgen knows, of %d, for %d objects: update deferGroup to codegen/object.gotpl", groups, handed, objects)
+	}
 	src = bytes.ReplaceAll(src, []byte(deferMade), []byte("\tvar deferredFieldSet *graphql.FieldSet\n\tvar deferLabelToView map[string]*graphql.FieldSetView\n"))
-	return bytes.ReplaceAll(src, []byte(deferring), []byte(deferring+
-		"\t\t\t\tif deferredFieldSet == nil {\n\t\t\t\t\tdeferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}\n\t\t\t\t}\n")), nil
+	src = bytes.ReplaceAll(src, []byte(deferring), []byte(deferring+
+		"\t\t\t\tif deferredFieldSet == nil {\n\t\t\t\t\tdeferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}\n\t\t\t\t}\n"))
+	return deferGroup.ReplaceAllFunc(src, func(m []byte) []byte {
+		return append(append([]byte("\tif len(deferLabelToView) > 0 {\n"), m...), "\t}\n"...)
+	}), nil
 }
 
 // rewritePlain makes each plain field's function marshal its value
@@ -286,10 +301,10 @@ func rewritePlain(src []byte, plain map[string]plainField) ([]byte, error) {
 // plainBody is the function of the plain field name on an object of type
 // obj: value read, then marshalled. A leaf that cannot fail is
 // marshalled at once. A leaf that did not fail, and an object that did
-// not fail and is not nil, are marshalled straight too, the object with
-// its field context (its fields' paths, and the parent gqlgen's own
-// fields are given); otherwise resolve, gqlgen's call, resolves the field
-// again (the views' methods are pure) and reports what went wrong.
+// not fail and is not nil, are marshalled straight too, the object under
+// a field context of its own (its fields' errors name their paths);
+// otherwise resolve, gqlgen's call, resolves the field again (the views'
+// methods are pure) and reports what went wrong.
 func plainBody(name, obj, resolve, value, marshal string, p plainField) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "func (ec *executionContext) %s(ctx context.Context, field graphql.CollectedField, obj %s) (ret graphql.Marshaler) {\n", name, obj)
