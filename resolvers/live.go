@@ -24,12 +24,12 @@ func (r *queryResolver) LiveFeed(ctx context.Context, first *int, after *string)
 	}
 	var p *feedcore.LivePage
 	err = roundtrip.Parallel(ctx,
-		func(ctx context.Context) error { _, err := r.viewer(ctx); return err },
 		func(ctx context.Context) (err error) {
 			p, err = r.Svc.LiveFeed(ctx, feedcore.LiveRequest{Viewer: viewer, First: deref(first), After: deref(after),
 				Device: reqinfo.Of(ctx).Device})
 			return err
-		})
+		},
+		func(ctx context.Context) error { _, err := r.viewer(ctx); return err })
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,9 @@ func FromContext(ctx context.Context) *Counter {
 }
 
 // Parallel runs fns concurrently (the first on the calling goroutine) and
-// returns the first error. Each runs against its own Counter; ctx's Counter
+// returns the first error. Put the branch with the deepest work first: the
+// others start on goroutines of their own, whose small stacks grow by
+// copying as they go deeper. Each runs against its own Counter; ctx's Counter
 // is then charged the most any one of them took.
 func Parallel(ctx context.Context, fns ...func(context.Context) error) error {
 	parent := FromContext(ctx)

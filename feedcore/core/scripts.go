@@ -284,6 +284,20 @@ func EntriesOf(m rueidis.RedisMessage) ([]store.Item, error) {
 	return AppendEntries(nil, m)
 }
 
+// EntryCount is how many entries a sorted set reply r holds (0 for an
+// error or a nil reply): what AppendParsedEntries would append.
+func EntryCount(r rueidis.RedisResult) int {
+	m, err := r.ToMessage()
+	if err != nil {
+		return 0
+	}
+	arr, err := m.ToArray()
+	if err != nil || len(arr) == 0 || arr[0].IsArray() {
+		return len(arr)
+	}
+	return len(arr) / 2
+}
+
 // AppendEntries appends the entries of a sorted set reply m (member,
 // score; flat as RESP2 and scripts give them, or in pairs as RESP3's
 // WITHSCORES does) to dst.

@@ -72,24 +72,25 @@ func (s *Service) Hydrate(ctx context.Context, req HydrateRequest) (_ *Hydration
 	}
 	var b store.Batch
 	s.hydrateReads(&b, req, h)
-	uncached := func(ctx context.Context) error {
-		if len(b.Cmds()) == 0 {
-			return nil
-		}
-		// No script rides here, so the commands need not be pinned for a
-		// resend (doMulti): rueidis recycles them.
-		return b.Parse(s.Redis.DoMulti(ctx, b.Cmds()...))
+	var branches []func(context.Context) error
+	if len(b.Cmds()) > 0 {
+		branches = append(branches, func(ctx context.Context) error {
+			// No script rides here, so the commands need not be pinned
+			// for a resend (doMulti): rueidis recycles them.
+			return b.Parse(s.Redis.DoMulti(ctx, b.Cmds()...))
+		})
 	}
-	branches := []func(context.Context) error{uncached}
 	if len(req.Users) > 0 {
 		branches = append(branches, func(ctx context.Context) (err error) { h.Users, err = s.Users(ctx, req.Users); return err })
 	}
 	if len(req.Posts) > 0 {
 		branches = append(branches, func(ctx context.Context) (err error) { h.Posts, err = s.CachedPosts(ctx, req.Posts); return err })
 	}
-	if len(branches) == 1 {
-		err = uncached(ctx)
-	} else {
+	switch len(branches) {
+	case 0:
+	case 1:
+		err = branches[0](ctx)
+	default:
 		err = roundtrip.Parallel(ctx, branches...)
 	}
 	if err != nil {

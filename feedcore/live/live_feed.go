@@ -122,11 +122,11 @@ func (s *Service) firstLivePage(ctx context.Context, viewer store.ID, device str
 	if s.Opts.SnapshotReuse > 0 {
 		err = roundtrip.Parallel(ctx,
 			func(ctx context.Context) (err error) {
-				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.Opts.SnapshotReuse.Milliseconds(), n+1)
+				v, err = s.loadReplayView(ctx, tl, viewer, top, n+1)
 				return err
 			},
 			func(ctx context.Context) (err error) {
-				v, err = s.loadReplayView(ctx, tl, viewer, top, n+1)
+				reused, err = s.recentSnapshot(ctx, viewer, device, now-s.Opts.SnapshotReuse.Milliseconds(), n+1)
 				return err
 			})
 	} else {
@@ -190,11 +190,20 @@ func (s *Service) newSnapshotPage(ctx context.Context, v *timeline.View, device 
 	// may be in both: it is shown once, from the snapshot. A build shared
 	// with a concurrent first page may be a little older than this request:
 	// its replays begin at its time.
-	in := make(map[store.ID]bool, len(b.items))
-	for _, it := range b.items {
-		in[it.ID] = true
+	// The replays found are at most a page, the snapshot's entries as many
+	// as the viewer's anchors queued: the set is of the replays.
+	if len(rp.found) > 0 {
+		inSnapshot := make(map[store.ID]bool, len(rp.found))
+		for _, e := range rp.found {
+			inSnapshot[e.It.ID] = false
+		}
+		for _, it := range b.items {
+			if _, ok := inSnapshot[it.ID]; ok {
+				inSnapshot[it.ID] = true
+			}
+		}
+		rp.found = slices.DeleteFunc(rp.found, func(e LiveEntry) bool { return inSnapshot[e.It.ID] || e.It.TS > b.ref.taken })
 	}
-	rp.found = slices.DeleteFunc(rp.found, func(e LiveEntry) bool { return in[e.It.ID] || e.It.TS > b.ref.taken })
 	return s.finishLivePage(viewer, b.ref, n, snap, rp), nil
 }
 
@@ -241,11 +250,11 @@ func (s *Service) nextLivePage(ctx context.Context, req core.LiveRequest, n int)
 		var exists int64
 		err := roundtrip.Parallel(ctx,
 			func(ctx context.Context) (err error) {
-				exists, err = s.Do(ctx, s.Redis.B().Exists().Key(key).Build()).AsInt64()
+				v, err = s.loadReplayView(ctx, s.ReplaysTL(), req.Viewer, pos, n+1)
 				return err
 			},
 			func(ctx context.Context) (err error) {
-				v, err = s.loadReplayView(ctx, s.ReplaysTL(), req.Viewer, pos, n+1)
+				exists, err = s.Do(ctx, s.Redis.B().Exists().Key(key).Build()).AsInt64()
 				return err
 			})
 		if err != nil {
@@ -265,11 +274,11 @@ func (s *Service) nextLivePage(ctx context.Context, req core.LiveRequest, n int)
 	}
 	var items []store.Item
 	err = roundtrip.Parallel(ctx,
-		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, at+1, n+1); return err },
 		func(ctx context.Context) (err error) {
 			v, err = s.loadReplayView(ctx, s.ReplaysTL(), req.Viewer, &store.Item{TS: ref.taken, ID: math.MaxUint64}, n+1)
 			return err
-		})
+		},
+		func(ctx context.Context) (err error) { items, err = s.snapshotItems(ctx, key, at+1, n+1); return err })
 	if err != nil {
 		return nil, err
 	}

@@ -309,11 +309,14 @@ func (s *Service) liveQueued(ctx context.Context, anchors []store.ID) ([]store.I
 	cmds := store.CmdsFor(anchors, func(a store.ID) rueidis.CacheableTTL {
 		return rueidis.CT(s.Redis.B().Zrange().Key(s.Keys.LiveQueue(a)).Min("0").Max("-1").Withscores().Cache().ToStaticTTL(), queueTTL)
 	})
-	var (
-		items []store.Item
-		err   error
-	)
-	for _, r := range s.Redis.DoMultiCache(ctx, cmds...) {
+	rs := s.Redis.DoMultiCache(ctx, cmds...)
+	n := 0
+	for _, r := range rs {
+		n += core.EntryCount(r)
+	}
+	items := make([]store.Item, 0, n)
+	var err error
+	for _, r := range rs {
 		if items, err = core.AppendParsedEntries(items, r); err != nil {
 			return nil, fmt.Errorf("read live queues: %w", err)
 		}

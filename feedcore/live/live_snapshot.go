@@ -236,7 +236,7 @@ func (s *Service) takeSnapshot(ctx context.Context, viewer store.ID, device stri
 func (s *Service) headEntries(ctx context.Context, v *timeline.View, b builtSnapshot, n int) (snap []LiveEntry, stopped *LiveEntry, err error) {
 	at, heads := 0, b.heads
 	for round := 1; ; round++ {
-		snap = append(snap, visibleEntries(v, b.items[at:], heads, at)...)
+		snap = appendVisible(snap, v, b.items[at:], heads, at)
 		at += len(heads)
 		if len(snap) > n || at == len(b.items) {
 			return snap, nil, nil
@@ -332,7 +332,12 @@ func (s *Service) snapshotEntries(ctx context.Context, v *timeline.View, items [
 // state the session had in the snapshot (its score's sign), the node its
 // current state.
 func visibleEntries(v *timeline.View, items []store.Item, ls []*core.LiveSession, at int) []LiveEntry {
-	var out []LiveEntry
+	return appendVisible(nil, v, items, ls, at)
+}
+
+// appendVisible is visibleEntries appending to out.
+func appendVisible(out []LiveEntry, v *timeline.View, items []store.Item, ls []*core.LiveSession, at int) []LiveEntry {
+	out = slices.Grow(out, len(ls))
 	for i, l := range ls {
 		state := core.StatePreview
 		if items[i].TS > 0 {
