@@ -1340,9 +1340,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
-			response.Data = buf.Bytes()
+			response.Data = marshalResponse(data)
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
 				response.HasNext = &hasNext
@@ -1358,11 +1356,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			first = false
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
-
 			return &graphql.Response{
-				Data: buf.Bytes(),
+				Data: marshalResponse(data),
 			}
 		}
 	case ast.Subscription:
@@ -8067,7 +8062,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 var deleteAccountPayloadImplementors = []string{"DeleteAccountPayload"}
 
 func (ec *executionContext) _DeleteAccountPayload(ctx context.Context, sel ast.SelectionSet, obj *DeleteAccountPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteAccountPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deleteAccountPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8107,7 +8102,7 @@ func (ec *executionContext) _DeleteAccountPayload(ctx context.Context, sel ast.S
 var deletePostPayloadImplementors = []string{"DeletePostPayload"}
 
 func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.SelectionSet, obj *DeletePostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deletePostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deletePostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8147,7 +8142,7 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 var favoritePayloadImplementors = []string{"FavoritePayload"}
 
 func (ec *executionContext) _FavoritePayload(ctx context.Context, sel ast.SelectionSet, obj *FavoritePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, favoritePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, favoritePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8187,7 +8182,7 @@ func (ec *executionContext) _FavoritePayload(ctx context.Context, sel ast.Select
 var followPayloadImplementors = []string{"FollowPayload"}
 
 func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.SelectionSet, obj *FollowPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, followPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, followPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8227,7 +8222,7 @@ func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.Selectio
 var followingFeedUpdateImplementors = []string{"FollowingFeedUpdate"}
 
 func (ec *executionContext) _FollowingFeedUpdate(ctx context.Context, sel ast.SelectionSet, obj *FollowingFeedUpdate) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, followingFeedUpdateImplementors)
+	fields := collectFields(ec.OperationContext, sel, followingFeedUpdateImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8277,7 +8272,7 @@ func (ec *executionContext) _FollowingFeedUpdate(ctx context.Context, sel ast.Se
 var keywordFilterImplementors = []string{"KeywordFilter", "Node"}
 
 func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.SelectionSet, obj *core.KeywordFilter) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, keywordFilterImplementors)
+	fields := collectFields(ec.OperationContext, sel, keywordFilterImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8373,7 +8368,7 @@ func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.Selectio
 var keywordFilterPayloadImplementors = []string{"KeywordFilterPayload"}
 
 func (ec *executionContext) _KeywordFilterPayload(ctx context.Context, sel ast.SelectionSet, obj *KeywordFilterPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, keywordFilterPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, keywordFilterPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8413,7 +8408,7 @@ func (ec *executionContext) _KeywordFilterPayload(ctx context.Context, sel ast.S
 var likePayloadImplementors = []string{"LikePayload"}
 
 func (ec *executionContext) _LikePayload(ctx context.Context, sel ast.SelectionSet, obj *LikePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, likePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, likePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8453,7 +8448,7 @@ func (ec *executionContext) _LikePayload(ctx context.Context, sel ast.SelectionS
 var liveFeedUpdateImplementors = []string{"LiveFeedUpdate"}
 
 func (ec *executionContext) _LiveFeedUpdate(ctx context.Context, sel ast.SelectionSet, obj *LiveFeedUpdate) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, liveFeedUpdateImplementors)
+	fields := collectFields(ec.OperationContext, sel, liveFeedUpdateImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8498,7 +8493,7 @@ func (ec *executionContext) _LiveFeedUpdate(ctx context.Context, sel ast.Selecti
 var livePayloadImplementors = []string{"LivePayload"}
 
 func (ec *executionContext) _LivePayload(ctx context.Context, sel ast.SelectionSet, obj *LivePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, livePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, livePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8538,7 +8533,7 @@ func (ec *executionContext) _LivePayload(ctx context.Context, sel ast.SelectionS
 var liveSessionImplementors = []string{"LiveSession", "Node"}
 
 func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionSet, obj *view.LiveSession) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, liveSessionImplementors)
+	fields := collectFields(ec.OperationContext, sel, liveSessionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8618,7 +8613,7 @@ func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionS
 var liveSessionConnectionImplementors = []string{"LiveSessionConnection"}
 
 func (ec *executionContext) _LiveSessionConnection(ctx context.Context, sel ast.SelectionSet, obj *LiveSessionConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, liveSessionConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, liveSessionConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8663,7 +8658,7 @@ func (ec *executionContext) _LiveSessionConnection(ctx context.Context, sel ast.
 var liveSessionEdgeImplementors = []string{"LiveSessionEdge"}
 
 func (ec *executionContext) _LiveSessionEdge(ctx context.Context, sel ast.SelectionSet, obj *LiveSessionEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, liveSessionEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, liveSessionEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8713,7 +8708,7 @@ func (ec *executionContext) _LiveSessionEdge(ctx context.Context, sel ast.Select
 var mediaImplementors = []string{"Media"}
 
 func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *view.Media) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
+	fields := collectFields(ec.OperationContext, sel, mediaImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -8788,7 +8783,7 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := collectFields(ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
@@ -8992,7 +8987,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *PageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := collectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9047,7 +9042,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 var postImplementors = []string{"Post", "Node"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *view.Post) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
+	fields := collectFields(ec.OperationContext, sel, postImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9183,7 +9178,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 var postConnectionImplementors = []string{"PostConnection"}
 
 func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *PostConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, postConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9228,7 +9223,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 var postCountsImplementors = []string{"PostCounts"}
 
 func (ec *executionContext) _PostCounts(ctx context.Context, sel ast.SelectionSet, obj *core.PostCounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postCountsImplementors)
+	fields := collectFields(ec.OperationContext, sel, postCountsImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9283,7 +9278,7 @@ func (ec *executionContext) _PostCounts(ctx context.Context, sel ast.SelectionSe
 var postEdgeImplementors = []string{"PostEdge"}
 
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *PostEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, postEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9338,7 +9333,7 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 var publishPostPayloadImplementors = []string{"PublishPostPayload"}
 
 func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.SelectionSet, obj *PublishPostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publishPostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, publishPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9378,7 +9373,7 @@ func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.Sel
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := collectFields(ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})
@@ -9655,7 +9650,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var relationshipPayloadImplementors = []string{"RelationshipPayload"}
 
 func (ec *executionContext) _RelationshipPayload(ctx context.Context, sel ast.SelectionSet, obj *RelationshipPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, relationshipPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, relationshipPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9695,7 +9690,7 @@ func (ec *executionContext) _RelationshipPayload(ctx context.Context, sel ast.Se
 var removeKeywordFilterPayloadImplementors = []string{"RemoveKeywordFilterPayload"}
 
 func (ec *executionContext) _RemoveKeywordFilterPayload(ctx context.Context, sel ast.SelectionSet, obj *RemoveKeywordFilterPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, removeKeywordFilterPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, removeKeywordFilterPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9735,7 +9730,7 @@ func (ec *executionContext) _RemoveKeywordFilterPayload(ctx context.Context, sel
 var reportPayloadImplementors = []string{"ReportPayload"}
 
 func (ec *executionContext) _ReportPayload(ctx context.Context, sel ast.SelectionSet, obj *ReportPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, reportPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, reportPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9775,7 +9770,7 @@ func (ec *executionContext) _ReportPayload(ctx context.Context, sel ast.Selectio
 var repostPayloadImplementors = []string{"RepostPayload"}
 
 func (ec *executionContext) _RepostPayload(ctx context.Context, sel ast.SelectionSet, obj *RepostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, repostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, repostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -9815,7 +9810,7 @@ func (ec *executionContext) _RepostPayload(ctx context.Context, sel ast.Selectio
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	fields := collectFields(ec.OperationContext, sel, subscriptionImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Subscription",
 	})
@@ -9837,7 +9832,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *view.User) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
+	fields := collectFields(ec.OperationContext, sel, userImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -10060,7 +10055,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 var userConnectionImplementors = []string{"UserConnection"}
 
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *UserConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, userConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -10105,7 +10100,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 var userEdgeImplementors = []string{"UserEdge"}
 
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *UserEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, userEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -10150,7 +10145,7 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	fields := collectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -10210,7 +10205,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	fields := collectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -10265,7 +10260,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	fields := collectFields(ec.OperationContext, sel, __FieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -10330,7 +10325,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	fields := collectFields(ec.OperationContext, sel, __InputValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -10395,7 +10390,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	fields := collectFields(ec.OperationContext, sel, __SchemaImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -10460,7 +10455,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	fields := collectFields(ec.OperationContext, sel, __TypeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet

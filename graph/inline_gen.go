@@ -32,3 +32,15 @@ func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit i
 func marshalObject(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {
 	return inline.Object(fields, out)
 }
+
+// marshalResponse marshals an operation's result into a buffer the
+// transport hands back once written (see package inline).
+func marshalResponse(data graphql.Marshaler) []byte {
+	return inline.Response(data)
+}
+
+// collectFields is graphql.CollectFields, kept across requests where the
+// selection allows (see package inline).
+func collectFields(op *graphql.OperationContext, sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {
+	return inline.CollectFields(op, sel, satisfies)
+}

@@ -1,7 +1,8 @@
 // Package inline marshals a GraphQL list's elements one after another on
-// the calling goroutine when nothing beneath the list can wait, and writes
+// the calling goroutine when nothing beneath the list can wait, writes
 // an object's fields without the bookkeeping graphql.FieldSet spends on
-// them.
+// them, keeps an object's collected fields across requests, and marshals
+// a response into a pooled buffer.
 //
 // gqlgen's generated code marshals every list of objects through
 // graphql.MarshalSliceConcurrently: one goroutine per element, so that an
@@ -24,6 +25,13 @@
 // place of its graphql.FieldSet, once the set is complete. The bytes are
 // the same; FieldSet.MarshalGQL allocated each field anew and a map of
 // the aliases written, a tenth of a live page's CPU.
+//
+// Every object's marshal collects its fields from its selection
+// (graphql.CollectFields), which gqlgen keeps for one request; CollectFields
+// keeps them for every request of the query when no directive of the
+// selection names a variable. A query's result is marshalled by Response
+// into a buffer of a pool, which the transport hands back (Release) once
+// it has written the response.
 package inline
 
 import (

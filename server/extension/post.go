@@ -13,6 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedd/feedd/gqltype/inline"
 )
 
 // POST is gqlgen's POST transport (transport.POST, whose behaviour it
@@ -65,7 +67,11 @@ func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecuto
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, responses(ctx))
+	resp := responses(ctx)
+	writeResponse(w, resp)
+	// Nothing holds the data once written (the writers in front copy
+	// it), and the executor marshalled it into inline's pool.
+	inline.Release(resp.Data)
 }
 
 // Decoded is a request body that the HTTP layer in front has already read
@@ -138,27 +144,27 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		_, _ = w.Write(mustMarshal(resp))
 		return
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(resp.Data) + 256)
+	buf := inline.Buffer(len(resp.Data) + 256)
+	defer func() { inline.Release(buf.Bytes()) }()
 	buf.WriteByte('{')
 	if len(resp.Errors) > 0 {
-		field(&buf, `"errors":`, resp.Errors)
+		field(buf, `"errors":`, resp.Errors)
 		buf.WriteByte(',')
 	}
 	buf.WriteString(`"data":`)
-	json.HTMLEscape(&buf, resp.Data)
+	json.HTMLEscape(buf, resp.Data)
 	if resp.Label != "" {
-		field(&buf, `,"label":`, resp.Label)
+		field(buf, `,"label":`, resp.Label)
 	}
 	if len(resp.Path) > 0 {
-		field(&buf, `,"path":`, resp.Path)
+		field(buf, `,"path":`, resp.Path)
 	}
 	if resp.HasNext != nil {
-		field(&buf, `,"hasNext":`, resp.HasNext)
+		field(buf, `,"hasNext":`, resp.HasNext)
 	}
 	if len(resp.Extensions) > 0 {
 		buf.WriteString(`,"extensions":`)
-		writeExtensions(&buf, resp.Extensions)
+		writeExtensions(buf, resp.Extensions)
 	}
 	buf.WriteByte('}')
 	_, _ = w.Write(buf.Bytes())

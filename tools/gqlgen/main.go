@@ -6,7 +6,7 @@
 //	go run ./tools/gqlgen
 //
 // No configuration of gqlgen changes these, so after gqlgen has written
-// graph/generated.go the command rewrites it in four places:
+// graph/generated.go the command rewrites it in six places:
 //
 //   - Lists. gqlgen's template marshals every list of objects through
 //     graphql.MarshalSliceConcurrently; every such call becomes a call of
@@ -30,6 +30,14 @@
 //   - Deferred groups. Every object's marshal made a field set and a map
 //     for its @defer group, and asked for its path to hand the group on,
 //     even with nothing deferred; it does so once it defers a field.
+//   - Collections. Every object's marshal collected its fields from its
+//     selection anew for each request; it calls collectFields, which
+//     keeps them across requests when the selection's directives name no
+//     variable.
+//   - Responses. A query's or a mutation's result was marshalled into a
+//     bytes.Buffer of its own, grown from 64 bytes by doubling; it is
+//     marshalled into a buffer of inline's pool, which the transport
+//     hands back once it has written the response.
 //
 // Every set of fields and the rewrites come from gqlgen's own code model,
 // read while it generated; the command fails when the template no longer
@@ -167,7 +175,11 @@ func (c concurrentFields) source(pkg string) []byte {
 	b.WriteString("\treturn inline.List(ctx, concurrentFields, sel, n, workerLimit, omitPanicHandler, marshal)\n}\n\n")
 	b.WriteString("// marshalObject writes out, the field set of fields, as out would (see\n// package inline).\n")
 	b.WriteString("func marshalObject(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {\n")
-	b.WriteString("\treturn inline.Object(fields, out)\n}\n")
+	b.WriteString("\treturn inline.Object(fields, out)\n}\n\n")
+	b.WriteString("// marshalResponse marshals an operation's result into a buffer the\n// transport hands back once written (see package inline).\n")
+	b.WriteString("func marshalResponse(data graphql.Marshaler) []byte {\n\treturn inline.Response(data)\n}\n\n")
+	b.WriteString("// collectFields is graphql.CollectFields, kept across requests where the\n// selection allows (see package inline).\n")
+	b.WriteString("func collectFields(op *graphql.OperationContext, sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {\n\treturn inline.CollectFields(op, sel, satisfies)\n}\n")
 	return b.Bytes()
 }
 
@@ -218,6 +230,8 @@ func rewrite(path string, plain map[string]plainField) error {
 		func(src []byte) ([]byte, error) { return rewritePlain(src, plain) },
 		writeObjects,
 		lazyDeferGroups,
+		pooledResponses,
+		keptCollections,
 	} {
 		if src, err = step(src); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -276,6 +290,42 @@ func lazyDeferGroups(src []byte) ([]byte, error) {
 	return deferGroup.ReplaceAllFunc(src, func(m []byte) []byte {
 		return append(append([]byte("\tif len(deferLabelToView) > 0 {\n"), m...), "\t}\n"...)
 	}), nil
+}
+
+// queryResult and mutationResult are how a query's and a mutation's
+// result is marshalled and handed on (codegen/generated!.gotpl).
+const (
+	queryResult    = "\t\t\tvar buf bytes.Buffer\n\t\t\tdata.MarshalGQL(&buf)\n\t\t\tresponse.Data = buf.Bytes()\n"
+	mutationResult = "\t\t\tvar buf bytes.Buffer\n\t\t\tdata.MarshalGQL(&buf)\n\n\t\t\treturn &graphql.Response{\n\t\t\t\tData: buf.Bytes(),\n"
+)
+
+// pooledResponses marshals a query's and a mutation's result into a
+// buffer of inline's pool (marshalResponse), which the transport hands
+// back once it has written it. A subscription's events keep the buffer
+// the executor reuses for them.
+func pooledResponses(src []byte) ([]byte, error) {
+	if q, m := bytes.Count(src, []byte(queryResult)), bytes.Count(src, []byte(mutationResult)); q != 1 || m != 1 {
+		return nil, fmt.Errorf("%d query and %d mutation results marshalled in the form tools/gqlgen knows, want 1 each: update queryResult and mutationResult to codegen/generated!.gotpl", q, m)
+	}
+	src = bytes.Replace(src, []byte(queryResult), []byte("\t\t\tresponse.Data = marshalResponse(data)\n"), 1)
+	return bytes.Replace(src, []byte(mutationResult), []byte("\t\t\treturn &graphql.Response{\n\t\t\t\tData: marshalResponse(data),\n"), 1), nil
+}
+
+// collecting is how an object's marshal collects its fields
+// (codegen/object.gotpl).
+const collecting = "graphql.CollectFields(ec.OperationContext, sel, "
+
+// keptCollections makes every object collect its fields through
+// collectFields, which keeps them across requests.
+func keptCollections(src []byte) ([]byte, error) {
+	if objects, n := bytes.Count(src, []byte(objectMade)), bytes.Count(src, []byte(collecting)); n < objects {
+		return nil, fmt.Errorf("%d objects collect their fields in the form tools/gqlgen knows, of %d: update collecting to codegen/object.gotpl", n, objects)
+	}
+	out := bytes.ReplaceAll(src, []byte(collecting), []byte("collectFields(ec.OperationContext, sel, "))
+	if bytes.Contains(out, []byte("graphql.CollectFields(")) {
+		return nil, errors.New("graphql.CollectFields still called in a form tools/gqlgen does not know: update collecting")
+	}
+	return out, nil
 }
 
 // rewritePlain makes each plain field's function marshal its value
