@@ -56,6 +56,8 @@ func TestDeleteAccount(t *testing.T) {
 	wantCode(t, "publish by token", err, "UNAUTHENTICATED")
 	_, err = client.User(ctx, ann, "bob")
 	wantCode(t, "a query that does not read the viewer", err, "UNAUTHENTICATED")
+	_, err = client.LiveFeed(ctx, ann, nil, nil) // ann was seen to exist: no profile read
+	wantCode(t, "liveFeed", err, "UNAUTHENTICATED")
 	if again := must(client.DeleteAccount(ctx, annTok, "ann"))(t).DeleteAccount; again.DeletedUserId != del.DeletedUserId {
 		t.Errorf("retry: deletedUserId %q, want %q", again.DeletedUserId, del.DeletedUserId)
 	}

@@ -91,6 +91,10 @@ func TestErrorCodes(t *testing.T) {
 			return err
 		}},
 		{"viewer, unknown user", "UNAUTHENTICATED", withAuth(client.Auth{ViewerID: "42"})},
+		{"liveFeed, unknown user", "UNAUTHENTICATED", func(ctx context.Context) error {
+			_, err := client.LiveFeed(ctx, e.client(client.Auth{ViewerID: "42"}), nil, nil)
+			return err
+		}},
 		{"viewer, malformed dev header", "UNAUTHENTICATED", withAuth(client.Auth{ViewerID: "ann"})},
 		{"viewer, token signed with another key", "UNAUTHENTICATED", withAuth(client.Auth{Token: e.token([]byte("another-key-0123456789abcdef-0123"), 1)})},
 		{"viewer, garbage token", "UNAUTHENTICATED", withAuth(client.Auth{Token: "not.a.jwt"})},

@@ -8,6 +8,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype/inline"
 	"github.com/feedd/feedd/loaders"
 )
 
@@ -51,11 +52,11 @@ func edgeNodes(ctx context.Context, edgeType string) []ast.SelectionSet {
 	}
 	op := graphql.GetOperationContext(ctx)
 	var out []ast.SelectionSet
-	for _, edges := range graphql.CollectFieldsCtx(ctx, nil) {
+	for _, edges := range inline.CollectFieldsCtx(ctx, nil) {
 		if edges.Name != "edges" {
 			continue
 		}
-		for _, node := range graphql.CollectFields(op, edges.Selections, []string{edgeType}) {
+		for _, node := range inline.CollectFields(op, edges.Selections, []string{edgeType}) {
 			if node.Name == "node" {
 				out = append(out, node.Selections)
 			}
@@ -65,7 +66,7 @@ func edgeNodes(ctx context.Context, edgeType string) []ast.SelectionSet {
 }
 
 func wantsOfUser(op *graphql.OperationContext, sel ast.SelectionSet, w *userWants) {
-	for _, f := range graphql.CollectFields(op, sel, userTypes) {
+	for _, f := range inline.CollectFields(op, sel, userTypes) {
 		switch f.Name {
 		case "followerCount", "followingCount":
 			w.graphCounts = true
@@ -85,9 +86,9 @@ func edgeFields(ctx context.Context, edgeType string) []graphql.CollectedField {
 	}
 	op := graphql.GetOperationContext(ctx)
 	var out []graphql.CollectedField
-	for _, edges := range graphql.CollectFieldsCtx(ctx, nil) {
+	for _, edges := range inline.CollectFieldsCtx(ctx, nil) {
 		if edges.Name == "edges" {
-			out = append(out, graphql.CollectFields(op, edges.Selections, []string{edgeType})...)
+			out = append(out, inline.CollectFields(op, edges.Selections, []string{edgeType})...)
 		}
 	}
 	return out
@@ -133,7 +134,7 @@ func postWantsIn(ctx context.Context, sels []ast.SelectionSet) postWants {
 	op := graphql.GetOperationContext(ctx)
 	var parents []ast.SelectionSet
 	for _, sel := range sels {
-		for _, f := range graphql.CollectFields(op, sel, postTypes) {
+		for _, f := range inline.CollectFields(op, sel, postTypes) {
 			switch f.Name {
 			case "counts":
 				w.counts = true
@@ -176,7 +177,7 @@ func userPageWants(ctx context.Context) userWants {
 func sessionWantsIn(ctx context.Context, sels []ast.SelectionSet) (anchor bool, aw userWants) {
 	for _, sel := range sels {
 		op := graphql.GetOperationContext(ctx)
-		for _, f := range graphql.CollectFields(op, sel, sessionTypes) {
+		for _, f := range inline.CollectFields(op, sel, sessionTypes) {
 			if f.Name == "anchor" {
 				anchor = true
 				wantsOfUser(op, f.Selections, &aw)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedd/feedd/apierr"
 	"github.com/feedd/feedd/feedcore"
+	"github.com/feedd/feedd/gqltype/inline"
 	"github.com/feedd/feedd/gqltype/view"
 	"github.com/feedd/feedd/loaders"
 )
@@ -266,7 +267,7 @@ func sub(ctx context.Context, name string) []ast.SelectionSet {
 		return nil
 	}
 	var out []ast.SelectionSet
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+	for _, f := range inline.CollectFieldsCtx(ctx, nil) {
 		if f.Name == name {
 			out = append(out, f.Selections)
 		}

@@ -1,8 +1,9 @@
 package inline
 
 import (
+	"context"
+	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -26,15 +27,16 @@ var collected struct {
 type collectKey struct {
 	sel       *ast.Selection
 	n         int
-	satisfies *string
+	satisfies uint64 // hash of the type names
 }
 
 // collectedFields holds the selection set it was collected from, so
 // that its array, whose address is the key, is not reused by another
 // while the entry lives.
 type collectedFields struct {
-	sel    ast.SelectionSet
-	fields []graphql.CollectedField
+	sel       ast.SelectionSet
+	satisfies []string
+	fields    []graphql.CollectedField
 }
 
 // CollectFields is graphql.CollectFields, which collects an object's
@@ -53,14 +55,11 @@ func CollectFields(op *graphql.OperationContext, sel ast.SelectionSet, satisfies
 	if len(sel) == 0 {
 		return graphql.CollectFields(op, sel, satisfies)
 	}
-	key := collectKey{sel: &sel[0], n: len(sel)}
-	if len(satisfies) > 0 {
-		key.satisfies = unsafe.SliceData(satisfies)
-	}
+	key := collectKey{sel: &sel[0], n: len(sel), satisfies: hashNames(satisfies)}
 	collected.RLock()
 	c, ok := collected.fields[key]
 	collected.RUnlock()
-	if ok {
+	if ok && slices.Equal(c.satisfies, satisfies) {
 		return c.fields
 	}
 	fields := graphql.CollectFields(op, sel, satisfies)
@@ -71,9 +70,27 @@ func CollectFields(op *graphql.OperationContext, sel ast.SelectionSet, satisfies
 	if collected.fields == nil || len(collected.fields) >= maxCollected {
 		collected.fields = make(map[collectKey]collectedFields)
 	}
-	collected.fields[key] = collectedFields{sel: sel, fields: fields}
+	collected.fields[key] = collectedFields{sel: sel, satisfies: slices.Clone(satisfies), fields: fields}
 	collected.Unlock()
 	return fields
+}
+
+// CollectFieldsCtx is graphql.CollectFieldsCtx through CollectFields:
+// the fields selected on the field ctx resolves.
+func CollectFieldsCtx(ctx context.Context, satisfies []string) []graphql.CollectedField {
+	return CollectFields(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Selections, satisfies)
+}
+
+// hashNames is FNV-1a over names, each ended by a zero byte.
+func hashNames(names []string) uint64 {
+	h := uint64(14695981039346656037)
+	for _, n := range names {
+		for i := 0; i < len(n); i++ {
+			h = (h ^ uint64(n[i])) * 1099511628211
+		}
+		h *= 1099511628211 // the zero byte
+	}
+	return h
 }
 
 // namesVariable reports whether a directive of sel's own selections, or
