@@ -8064,7 +8064,7 @@ var deleteAccountPayloadImplementors = []string{"DeleteAccountPayload"}
 func (ec *executionContext) _DeleteAccountPayload(ctx context.Context, sel ast.SelectionSet, obj *DeleteAccountPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, deleteAccountPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8096,7 +8096,7 @@ func (ec *executionContext) _DeleteAccountPayload(ctx context.Context, sel ast.S
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var deletePostPayloadImplementors = []string{"DeletePostPayload"}
@@ -8104,7 +8104,7 @@ var deletePostPayloadImplementors = []string{"DeletePostPayload"}
 func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.SelectionSet, obj *DeletePostPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, deletePostPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8136,7 +8136,7 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var favoritePayloadImplementors = []string{"FavoritePayload"}
@@ -8144,7 +8144,7 @@ var favoritePayloadImplementors = []string{"FavoritePayload"}
 func (ec *executionContext) _FavoritePayload(ctx context.Context, sel ast.SelectionSet, obj *FavoritePayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, favoritePayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8176,7 +8176,7 @@ func (ec *executionContext) _FavoritePayload(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var followPayloadImplementors = []string{"FollowPayload"}
@@ -8184,7 +8184,7 @@ var followPayloadImplementors = []string{"FollowPayload"}
 func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.SelectionSet, obj *FollowPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, followPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8216,7 +8216,7 @@ func (ec *executionContext) _FollowPayload(ctx context.Context, sel ast.Selectio
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var followingFeedUpdateImplementors = []string{"FollowingFeedUpdate"}
@@ -8224,7 +8224,7 @@ var followingFeedUpdateImplementors = []string{"FollowingFeedUpdate"}
 func (ec *executionContext) _FollowingFeedUpdate(ctx context.Context, sel ast.SelectionSet, obj *FollowingFeedUpdate) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, followingFeedUpdateImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8266,7 +8266,7 @@ func (ec *executionContext) _FollowingFeedUpdate(ctx context.Context, sel ast.Se
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var keywordFilterImplementors = []string{"KeywordFilter", "Node"}
@@ -8274,7 +8274,7 @@ var keywordFilterImplementors = []string{"KeywordFilter", "Node"}
 func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.SelectionSet, obj *core.KeywordFilter) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, keywordFilterImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8321,7 +8321,7 @@ func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.Selectio
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "keyword":
 			out.Values[i] = ec._KeywordFilter_keyword(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8362,7 +8362,7 @@ func (ec *executionContext) _KeywordFilter(ctx context.Context, sel ast.Selectio
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var keywordFilterPayloadImplementors = []string{"KeywordFilterPayload"}
@@ -8370,7 +8370,7 @@ var keywordFilterPayloadImplementors = []string{"KeywordFilterPayload"}
 func (ec *executionContext) _KeywordFilterPayload(ctx context.Context, sel ast.SelectionSet, obj *KeywordFilterPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, keywordFilterPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8402,7 +8402,7 @@ func (ec *executionContext) _KeywordFilterPayload(ctx context.Context, sel ast.S
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var likePayloadImplementors = []string{"LikePayload"}
@@ -8410,7 +8410,7 @@ var likePayloadImplementors = []string{"LikePayload"}
 func (ec *executionContext) _LikePayload(ctx context.Context, sel ast.SelectionSet, obj *LikePayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, likePayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8442,7 +8442,7 @@ func (ec *executionContext) _LikePayload(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var liveFeedUpdateImplementors = []string{"LiveFeedUpdate"}
@@ -8450,7 +8450,7 @@ var liveFeedUpdateImplementors = []string{"LiveFeedUpdate"}
 func (ec *executionContext) _LiveFeedUpdate(ctx context.Context, sel ast.SelectionSet, obj *LiveFeedUpdate) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, liveFeedUpdateImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8487,7 +8487,7 @@ func (ec *executionContext) _LiveFeedUpdate(ctx context.Context, sel ast.Selecti
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var livePayloadImplementors = []string{"LivePayload"}
@@ -8495,7 +8495,7 @@ var livePayloadImplementors = []string{"LivePayload"}
 func (ec *executionContext) _LivePayload(ctx context.Context, sel ast.SelectionSet, obj *LivePayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, livePayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8527,7 +8527,7 @@ func (ec *executionContext) _LivePayload(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var liveSessionImplementors = []string{"LiveSession", "Node"}
@@ -8535,7 +8535,7 @@ var liveSessionImplementors = []string{"LiveSession", "Node"}
 func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionSet, obj *view.LiveSession) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, liveSessionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8607,7 +8607,7 @@ func (ec *executionContext) _LiveSession(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var liveSessionConnectionImplementors = []string{"LiveSessionConnection"}
@@ -8615,7 +8615,7 @@ var liveSessionConnectionImplementors = []string{"LiveSessionConnection"}
 func (ec *executionContext) _LiveSessionConnection(ctx context.Context, sel ast.SelectionSet, obj *LiveSessionConnection) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, liveSessionConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8652,7 +8652,7 @@ func (ec *executionContext) _LiveSessionConnection(ctx context.Context, sel ast.
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var liveSessionEdgeImplementors = []string{"LiveSessionEdge"}
@@ -8660,7 +8660,7 @@ var liveSessionEdgeImplementors = []string{"LiveSessionEdge"}
 func (ec *executionContext) _LiveSessionEdge(ctx context.Context, sel ast.SelectionSet, obj *LiveSessionEdge) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, liveSessionEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8702,7 +8702,7 @@ func (ec *executionContext) _LiveSessionEdge(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var mediaImplementors = []string{"Media"}
@@ -8710,7 +8710,7 @@ var mediaImplementors = []string{"Media"}
 func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *view.Media) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, mediaImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8777,7 +8777,7 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -8788,7 +8788,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8981,7 +8981,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -8989,7 +8989,7 @@ var pageInfoImplementors = []string{"PageInfo"}
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *PageInfo) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9036,7 +9036,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var postImplementors = []string{"Post", "Node"}
@@ -9044,7 +9044,7 @@ var postImplementors = []string{"Post", "Node"}
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *view.Post) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, postImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9151,7 +9151,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9172,7 +9172,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var postConnectionImplementors = []string{"PostConnection"}
@@ -9180,7 +9180,7 @@ var postConnectionImplementors = []string{"PostConnection"}
 func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *PostConnection) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, postConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9217,7 +9217,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var postCountsImplementors = []string{"PostCounts"}
@@ -9225,7 +9225,7 @@ var postCountsImplementors = []string{"PostCounts"}
 func (ec *executionContext) _PostCounts(ctx context.Context, sel ast.SelectionSet, obj *core.PostCounts) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, postCountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9272,7 +9272,7 @@ func (ec *executionContext) _PostCounts(ctx context.Context, sel ast.SelectionSe
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var postEdgeImplementors = []string{"PostEdge"}
@@ -9280,7 +9280,7 @@ var postEdgeImplementors = []string{"PostEdge"}
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *PostEdge) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, postEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9327,7 +9327,7 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var publishPostPayloadImplementors = []string{"PublishPostPayload"}
@@ -9335,7 +9335,7 @@ var publishPostPayloadImplementors = []string{"PublishPostPayload"}
 func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.SelectionSet, obj *PublishPostPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, publishPostPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9367,7 +9367,7 @@ func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.Sel
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var queryImplementors = []string{"Query"}
@@ -9378,7 +9378,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Object: "Query",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9408,7 +9408,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9430,7 +9430,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9452,7 +9452,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9474,7 +9474,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9496,7 +9496,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9518,7 +9518,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9540,7 +9540,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9562,7 +9562,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9584,7 +9584,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9606,7 +9606,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -9644,7 +9644,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var relationshipPayloadImplementors = []string{"RelationshipPayload"}
@@ -9652,7 +9652,7 @@ var relationshipPayloadImplementors = []string{"RelationshipPayload"}
 func (ec *executionContext) _RelationshipPayload(ctx context.Context, sel ast.SelectionSet, obj *RelationshipPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, relationshipPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9684,7 +9684,7 @@ func (ec *executionContext) _RelationshipPayload(ctx context.Context, sel ast.Se
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var removeKeywordFilterPayloadImplementors = []string{"RemoveKeywordFilterPayload"}
@@ -9692,7 +9692,7 @@ var removeKeywordFilterPayloadImplementors = []string{"RemoveKeywordFilterPayloa
 func (ec *executionContext) _RemoveKeywordFilterPayload(ctx context.Context, sel ast.SelectionSet, obj *RemoveKeywordFilterPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, removeKeywordFilterPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9724,7 +9724,7 @@ func (ec *executionContext) _RemoveKeywordFilterPayload(ctx context.Context, sel
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var reportPayloadImplementors = []string{"ReportPayload"}
@@ -9732,7 +9732,7 @@ var reportPayloadImplementors = []string{"ReportPayload"}
 func (ec *executionContext) _ReportPayload(ctx context.Context, sel ast.SelectionSet, obj *ReportPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, reportPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9764,7 +9764,7 @@ func (ec *executionContext) _ReportPayload(ctx context.Context, sel ast.Selectio
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var repostPayloadImplementors = []string{"RepostPayload"}
@@ -9772,7 +9772,7 @@ var repostPayloadImplementors = []string{"RepostPayload"}
 func (ec *executionContext) _RepostPayload(ctx context.Context, sel ast.SelectionSet, obj *RepostPayload) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, repostPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9804,7 +9804,7 @@ func (ec *executionContext) _RepostPayload(ctx context.Context, sel ast.Selectio
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var subscriptionImplementors = []string{"Subscription"}
@@ -9834,7 +9834,7 @@ var userImplementors = []string{"User", "Node"}
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *view.User) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, userImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9946,7 +9946,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "followers":
 			field := field
 
@@ -9987,7 +9987,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "following":
 			field := field
 
@@ -10028,7 +10028,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10049,7 +10049,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var userConnectionImplementors = []string{"UserConnection"}
@@ -10057,7 +10057,7 @@ var userConnectionImplementors = []string{"UserConnection"}
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *UserConnection) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, userConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10094,7 +10094,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var userEdgeImplementors = []string{"UserEdge"}
@@ -10102,7 +10102,7 @@ var userEdgeImplementors = []string{"UserEdge"}
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *UserEdge) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, userEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10139,7 +10139,7 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -10147,7 +10147,7 @@ var __DirectiveImplementors = []string{"__Directive"}
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10199,7 +10199,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -10207,7 +10207,7 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10254,7 +10254,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -10262,7 +10262,7 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, __FieldImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10319,7 +10319,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -10327,7 +10327,7 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10384,7 +10384,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -10392,7 +10392,7 @@ var __SchemaImplementors = []string{"__Schema"}
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10449,7 +10449,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -10457,7 +10457,7 @@ var __TypeImplementors = []string{"__Type"}
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, __TypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := newObject(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10539,7 +10539,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		})
 	}
 
-	return marshalObject(fields, out)
+	return out
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -27,10 +27,10 @@ func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit i
 	return inline.List(ctx, concurrentFields, sel, n, workerLimit, omitPanicHandler, marshal)
 }
 
-// marshalObject writes out, the field set of fields, as out would (see
-// package inline).
-func marshalObject(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {
-	return inline.Object(fields, out)
+// newObject is the field set of an object selected with fields, written
+// as graphql.FieldSet writes it (see package inline).
+func newObject(fields []graphql.CollectedField) *inline.Set {
+	return inline.NewSet(fields)
 }
 
 // marshalResponse marshals an operation's result into a buffer the

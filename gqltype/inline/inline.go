@@ -21,10 +21,10 @@
 // MarshalSliceConcurrently unchanged when it does, so a list whose
 // elements page their replies still reads them side by side.
 //
-// tools/gqlgen also makes each object's marshal return Object's writer in
-// place of its graphql.FieldSet, once the set is complete. The bytes are
-// the same; FieldSet.MarshalGQL allocated each field anew and a map of
-// the aliases written, a tenth of a live page's CPU.
+// tools/gqlgen also makes each object's marshal make a Set in place of
+// its graphql.FieldSet. The bytes are the same; FieldSet.MarshalGQL
+// allocated each field anew and a map of the aliases written, a tenth of
+// a live page's CPU.
 //
 // Every object's marshal collects its fields from its selection
 // (graphql.CollectFields), which gqlgen keeps for one request; CollectFields
@@ -123,12 +123,33 @@ func element(ctx context.Context, ret graphql.Array, i int, omitPanicHandler boo
 	return true
 }
 
-// Object is the complete field set out of an object selected with fields
-// (what graphql.NewFieldSet(fields) was given), as a Marshaler writing
-// what out.MarshalGQL would: each field once, by alias, in order.
-func Object(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {
-	return object{fields: fields, values: out.Values}
+// setValues is how many values a Set holds without an allocation of
+// their own: most objects select fewer fields.
+const setValues = 6
+
+// Set is an object's field set: a graphql.FieldSet, whose Values and
+// Invalids the executor fills and whose concurrent fields it dispatches,
+// written as FieldSet.MarshalGQL writes it (each field once, by alias, in
+// order) but without its bookkeeping. The set, its values and the writer
+// are one allocation where graphql.NewFieldSet and a writer were three.
+type Set struct {
+	graphql.FieldSet
+	fields []graphql.CollectedField
+	values [setValues]graphql.Marshaler
 }
+
+// NewSet is graphql.NewFieldSet(fields) as a Set.
+func NewSet(fields []graphql.CollectedField) *Set {
+	s := &Set{fields: fields}
+	if n := len(fields); n <= setValues {
+		s.Values = s.values[:n:n]
+	} else {
+		s.Values = make([]graphql.Marshaler, n)
+	}
+	return s
+}
+
+func (s *Set) MarshalGQL(w io.Writer) { object{fields: s.fields, values: s.Values}.MarshalGQL(w) }
 
 type object struct {
 	fields []graphql.CollectedField

@@ -103,10 +103,11 @@ func TestListPanic(t *testing.T) {
 	}
 }
 
-// TestObjectWritesAsFieldSet: Object writes the bytes graphql.FieldSet
-// writes, for objects of no field, one, several (aliases included) and
-// an alias given twice, which FieldSet writes once, the first time.
-func TestObjectWritesAsFieldSet(t *testing.T) {
+// TestSetWritesAsFieldSet: a Set writes the bytes graphql.FieldSet
+// writes, for objects of no field, one, several (aliases included), more
+// than a Set holds inline, and an alias given twice, which FieldSet
+// writes once, the first time.
+func TestSetWritesAsFieldSet(t *testing.T) {
 	field := func(alias string) graphql.CollectedField {
 		return graphql.CollectedField{Field: &ast.Field{Alias: alias, Name: alias}}
 	}
@@ -115,20 +116,22 @@ func TestObjectWritesAsFieldSet(t *testing.T) {
 		{"id"},
 		{"id", "text", "_first2", "Author"},
 		{"id", "text", "id"},
+		{"a", "b", "c", "d", "e", "f", "g", "h"},
 	} {
 		fields := make([]graphql.CollectedField, len(aliases))
 		for i, a := range aliases {
 			fields[i] = field(a)
 		}
-		out := graphql.NewFieldSet(fields)
+		out, set := graphql.NewFieldSet(fields), NewSet(fields)
 		for i := range out.Values {
 			out.Values[i] = graphql.MarshalString(`v"` + aliases[i] + "\n")
+			set.Values[i] = out.Values[i]
 		}
 		var want, got bytes.Buffer
 		out.MarshalGQL(&want)
-		Object(fields, out).MarshalGQL(&got)
+		set.MarshalGQL(&got)
 		if got.String() != want.String() {
-			t.Errorf("fields %q: Object wrote %s, FieldSet %s", aliases, got.String(), want.String())
+			t.Errorf("fields %q: Set wrote %s, FieldSet %s", aliases, got.String(), want.String())
 		}
 	}
 }

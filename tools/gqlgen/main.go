@@ -25,8 +25,9 @@
 //     would have seen the field.
 //   - Objects. gqlgen's FieldSet writes an object's fields through an
 //     iterator that allocates each field anew and a map of the aliases
-//     written; each object's marshal returns marshalObject's writer
-//     instead, which writes the same bytes without either.
+//     written; each object's marshal makes its field set with newObject
+//     instead (inline.Set: the set, its values and its writer in one
+//     allocation, not three), which writes the same bytes without either.
 //   - Deferred groups. Every object's marshal made a field set and a map
 //     for its @defer group, and asked for its path to hand the group on,
 //     even with nothing deferred; it does so once it defers a field.
@@ -173,9 +174,9 @@ func (c concurrentFields) source(pkg string) []byte {
 	b.WriteString("// marshalList is graphql.MarshalSliceConcurrently, inline when sel reaches\n// no concurrent field (see package inline).\n")
 	b.WriteString("func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool, marshal func(context.Context, int) graphql.Marshaler) graphql.Array {\n")
 	b.WriteString("\treturn inline.List(ctx, concurrentFields, sel, n, workerLimit, omitPanicHandler, marshal)\n}\n\n")
-	b.WriteString("// marshalObject writes out, the field set of fields, as out would (see\n// package inline).\n")
-	b.WriteString("func marshalObject(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {\n")
-	b.WriteString("\treturn inline.Object(fields, out)\n}\n\n")
+	b.WriteString("// newObject is the field set of an object selected with fields, written\n// as graphql.FieldSet writes it (see package inline).\n")
+	b.WriteString("func newObject(fields []graphql.CollectedField) *inline.Set {\n")
+	b.WriteString("\treturn inline.NewSet(fields)\n}\n\n")
 	b.WriteString("// marshalResponse marshals an operation's result into a buffer the\n// transport hands back once written (see package inline).\n")
 	b.WriteString("func marshalResponse(data graphql.Marshaler) []byte {\n\treturn inline.Response(data)\n}\n\n")
 	b.WriteString("// collectFields is graphql.CollectFields, kept across requests where the\n// selection allows (see package inline).\n")
@@ -228,10 +229,10 @@ func rewrite(path string, plain map[string]plainField) error {
 	for _, step := range []func([]byte) ([]byte, error){
 		inlineLists,
 		func(src []byte) ([]byte, error) { return rewritePlain(src, plain) },
-		writeObjects,
 		lazyDeferGroups,
 		pooledResponses,
 		keptCollections,
+		writeObjects, // last: the steps before count objects by objectMade
 	} {
 		if src, err = step(src); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -255,14 +256,16 @@ func inlineLists(src []byte) ([]byte, error) {
 // objectMade is how an object's marshal makes its field set.
 const objectMade = "out := graphql.NewFieldSet(fields)"
 
-// writeObjects makes every object's marshal return marshalObject's
-// writer in place of its field set.
+// writeObjects makes every object's marshal make its field set with
+// newObject, which writes it itself.
 func writeObjects(src []byte) ([]byte, error) {
 	objects, ends := bytes.Count(src, []byte(objectMade)), bytes.Count(src, []byte(objectEnd))
 	if objects == 0 || objects != ends {
-		return nil, fmt.Errorf("%d objects' field sets built and %d returned in the form tools/gqlgen knows: update objectEnd to codegen/object.gotpl", objects, ends)
+		return nil, fmt.Errorf("%d objects' field sets built and %d returned in the form tools/gqlgen knows: update objectMade and objectEnd to codegen/object.gotpl", objects, ends)
 	}
-	return bytes.ReplaceAll(src, []byte(objectEnd), []byte("\n\treturn marshalObject(fields, out)\n}\n")), nil
+	src = bytes.ReplaceAll(src, []byte(objectMade), []byte("out := newObject(fields)"))
+	// A concurrent field's resolver is handed the set itself.
+	return bytes.ReplaceAll(src, []byte("innerFunc(ctx, out)"), []byte("innerFunc(ctx, &out.FieldSet)")), nil
 }
 
 // deferMade is how an object's marshal makes its deferred group, and
