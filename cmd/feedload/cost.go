@@ -179,12 +179,15 @@ type cpuReading struct {
 	redis    redisinfo.CPU
 	masters  redisinfo.Masters
 	redisErr error
+	self     float64 // feedload's own CPU
+	selfErr  error
 }
 
 func (p *costProbe) cpu(ctx context.Context) cpuReading {
 	var r cpuReading
 	m, err := scrapeMetrics(ctx, p.hc, p.metricsURL)
 	r.feedd, r.feeddErr, r.inbox, r.inboxErr = m.cpu, err, m.inboxWrites, firstErr(err, m.inboxErr)
+	r.self, r.selfErr = selfCPU()
 	r.redisErr = errNoRedis
 	if p.redis != nil {
 		r.redis, r.masters, r.redisErr = redisinfo.ReadCPU(ctx, p.redis)
@@ -224,7 +227,9 @@ type spent struct {
 	redis                                redisinfo.CPU
 	masters                              redisinfo.Masters
 	commands                             redisinfo.Commands
+	self                                 float64 // feedload's own CPU
 	feeddErr, inboxErr, redisErr, cmdErr error
+	selfErr                              error
 	phases                               int
 }
 
@@ -235,6 +240,8 @@ func (s *spent) add(before, after cpuReading, cmdBefore, cmdAfter redisinfo.Comm
 	s.redisErr = firstErr(s.redisErr, before.redisErr, after.redisErr)
 	s.cmdErr = firstErr(s.cmdErr, cmdErr)
 	s.feedd += after.feedd - before.feedd
+	s.selfErr = firstErr(s.selfErr, before.selfErr, after.selfErr)
+	s.self += after.self - before.self
 	if d := after.redis.Sub(before.redis); s.phases == 0 {
 		s.redis = d
 	} else {
@@ -284,6 +291,10 @@ func (s *spent) cost(ops, posts int, metricsURL string) *loadreport.Cost {
 	if s.redis.Main {
 		m := perOp(s.redis.MainTotal())
 		c.RedisMainMsPerOp = &m
+	}
+	if s.selfErr == nil && ops > 0 {
+		v := perOp(s.self)
+		c.LoadMsPerOp = &v
 	}
 	if s.feeddErr != nil {
 		c.FeeddError = s.feeddErr.Error()

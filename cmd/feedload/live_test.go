@@ -61,10 +61,14 @@ func TestLiveWorkload(t *testing.T) {
 	if (l.RedisMsPerPage != nil) != st.Real || st.Real && *l.RedisMsPerPage <= 0 {
 		t.Errorf("Redis CPU a page %v on a real Redis %v", l.RedisMsPerPage, st.Real)
 	}
+	// The tool's own CPU: every page it asked for cost it something.
+	if l.LoadMsPerPage == nil || *l.LoadMsPerPage <= 0 || rep.Cost.LoadMsPerOp == nil || *l.LoadMsPerPage != *rep.Cost.LoadMsPerOp {
+		t.Errorf("feedload's CPU a page %v (cost's %v), want the same figure above 0", l.LoadMsPerPage, rep.Cost.LoadMsPerOp)
+	}
 	if w := rep.Warm; w == nil || w.Readers != 120 || w.Read != "liveFeed(first: 10)" || !w.Drained || w.Seconds <= 0 {
 		t.Errorf("warm readers %+v, want all 120 read once and the fan-out drained", w)
 	}
-	for _, want := range []string{"first live pages: ", " a second (", "liveFeed(first: 10)", "CPU a first live page: feedd ", "warm readers: 120 users read once"} {
+	for _, want := range []string{"first live pages: ", " a second (", "liveFeed(first: 10)", "CPU a first live page: feedd ", ", feedload itself ", "warm readers: 120 users read once"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q", want)
 		}

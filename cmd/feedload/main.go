@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -66,6 +67,7 @@ type flags struct {
 	// The second server of a comparison, and how many phases it has.
 	compareURL, compareKeyPrefix, compareOpsURL string
 	phases                                      int
+	cpuProfile                                  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -115,6 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.compareURL, "compare", "", "a second feedd's GraphQL endpoint (B, --url being A): drive both in alternation with the same workload and print their figures side by side, with B/A")
 	fs.StringVar(&f.compareKeyPrefix, "compare-key-prefix", "", "B's key prefix (B's --key-prefix) on the same --redis: its own network, built as A's with the same seed; needed with --compare and --redis")
 	fs.StringVar(&f.compareOpsURL, "compare-ops-url", "", "B's ops listener, as --ops-url is A's")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write feedload's own CPU profile (pprof) to this file: what the load tool spends, on the cores it shares with feedd and Redis")
 	fs.IntVar(&f.phases, "phases", 4, "with --compare, phases in all (even), in the order A B B A, repeated; each server gets --duration over its half of them")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: feedload [flags]   (flags also from FEED_* environment variables)")
@@ -186,6 +189,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	var st *redisstore.Store
 	if f.redisURL != "" {
@@ -361,4 +371,21 @@ func output(f *flags, r result, stdout io.Writer) error {
 		}
 	}
 	return r.Print(stdout, f.json)
+}
+
+// startCPUProfile profiles feedload's CPU into the file at path until
+// the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		out.Close()
+	}, nil
 }

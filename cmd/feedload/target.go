@@ -277,6 +277,7 @@ func liveReport(rep *loadreport.Report, pageSize int) *loadreport.LiveReport {
 			v := c.RedisMsPerOp
 			l.RedisMsPerPage = &v
 		}
+		l.LoadMsPerPage = c.LoadMsPerOp
 	}
 	return l
 }

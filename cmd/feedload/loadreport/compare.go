@@ -82,6 +82,7 @@ func (s *figureSet) totals() {
 		s.add("first live pages/s", live(func(l *LiveReport) *float64 { return val(l.PerSecond) }))
 		s.add("feedd CPU ms/first live page", live(func(l *LiveReport) *float64 { return l.FeeddMsPerPage }))
 		s.add("Redis CPU ms/first live page", live(func(l *LiveReport) *float64 { return l.RedisMsPerPage }))
+		s.add("feedload CPU ms/first live page", live(func(l *LiveReport) *float64 { return l.LoadMsPerPage }))
 	}
 	s.add("operations/s", func(r *Report) *float64 { return val(r.PerSecond) })
 	s.add("errors", func(r *Report) *float64 { return val(float64(sum(r.Errors))) })

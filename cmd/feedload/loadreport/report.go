@@ -109,6 +109,7 @@ type LiveReport struct {
 	PerSecond      float64  `json:"pagesPerSecond"`
 	FeeddMsPerPage *float64 `json:"feeddCpuMsPerPage"`
 	RedisMsPerPage *float64 `json:"redisCpuMsPerPage"`
+	LoadMsPerPage  *float64 `json:"loadCpuMsPerPage,omitempty"`
 }
 
 // WarmReport is what --warm-readers did before the load: Readers users
@@ -160,6 +161,11 @@ type Cost struct {
 	// commands), where Redis reports it.
 	RedisMainMsPerOp *float64 `json:"redisMainThreadCpuMsPerOp,omitempty"`
 	RedisError       string   `json:"redisError,omitempty"`
+	// LoadMsPerOp is feedload's own CPU an operation (user and system,
+	// all its goroutines: clients, probes, reports), which shares the
+	// machine's cores with feedd and Redis when they run on one; nil
+	// where not measured.
+	LoadMsPerOp *float64 `json:"loadCpuMsPerOp,omitempty"`
 	// InboxWrites are feedd's fan-out inbox writes over the run
 	// (feedd_fanout_processed_total{kind="inbox_writes"} on its /metrics:
 	// that process's own workers, follows' backfills and returning
@@ -259,7 +265,11 @@ func (c *Cost) printCPU(w io.Writer) {
 	if c.RedisError != "" {
 		redis = "Redis not measured: " + c.RedisError
 	}
-	fmt.Fprintf(w, "CPU: %s; %s\n", feedd, redis)
+	load := ""
+	if c.LoadMsPerOp != nil {
+		load = fmt.Sprintf("; feedload itself %.3f ms", *c.LoadMsPerOp)
+	}
+	fmt.Fprintf(w, "CPU: %s; %s%s\n", feedd, redis, load)
 }
 
 // printInboxWrites writes the inbox writes a post cost feedd's fan-out.
@@ -297,8 +307,8 @@ func (l *LiveReport) print(w io.Writer) {
 		}
 		return fmt.Sprintf("%.3f ms", *v)
 	}
-	fmt.Fprintf(w, "first live pages: %.1f a second (%d pages, %d errors; liveFeed(first: %d), each for a random viewer on a fresh device); CPU a first live page: feedd %s, Redis %s\n",
-		l.PerSecond, l.Pages, l.Errors, l.PageSize, cpu(l.FeeddMsPerPage), cpu(l.RedisMsPerPage))
+	fmt.Fprintf(w, "first live pages: %.1f a second (%d pages, %d errors; liveFeed(first: %d), each for a random viewer on a fresh device); CPU a first live page: feedd %s, Redis %s, feedload itself %s\n",
+		l.PerSecond, l.Pages, l.Errors, l.PageSize, cpu(l.FeeddMsPerPage), cpu(l.RedisMsPerPage), cpu(l.LoadMsPerPage))
 }
 
 func (m *WarmReport) print(w io.Writer) {
