@@ -14,15 +14,27 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// Counter counts one request's round trips. Safe for concurrent use.
-type Counter struct{ n atomic.Int64 }
+// Counter counts one request's round trips, and the commands they
+// carried. Safe for concurrent use.
+type Counter struct{ n, cmds atomic.Int64 }
 
 // Trips is how many round trips were charged so far.
 func (c *Counter) Trips() int { return int(c.n.Load()) }
 
-func (c *Counter) add(n int) {
-	if c != nil && n > 0 {
+// Commands is how many commands those round trips sent to Redis (a
+// pipeline's every command, a script call one; reads the client-side
+// cache served none).
+func (c *Counter) Commands() int { return int(c.cmds.Load()) }
+
+func (c *Counter) add(n, cmds int) {
+	if c == nil {
+		return
+	}
+	if n > 0 {
 		c.n.Add(int64(n))
+	}
+	if cmds > 0 {
+		c.cmds.Add(int64(cmds))
 	}
 }
 
@@ -43,7 +55,7 @@ func FromContext(ctx context.Context) *Counter {
 // Parallel runs fns concurrently (the first on the calling goroutine) and
 // returns the first error. Put the branch with the deepest work first: the
 // others start on goroutines of their own, whose small stacks grow by
-// copying as they go deeper. Each runs against its own Counter; ctx's Counter
+// copying as they go deeper. The commands of every branch are charged. Each runs against its own Counter; ctx's Counter
 // is then charged the most any one of them took.
 func Parallel(ctx context.Context, fns ...func(context.Context) error) error {
 	parent := FromContext(ctx)
@@ -62,11 +74,11 @@ func Parallel(ctx context.Context, fns ...func(context.Context) error) error {
 		wg.Go(func() { errs[i] = fns[i](cctx) })
 	}
 	wg.Wait()
-	most := 0
+	most, cmds := 0, 0
 	for i := range subs {
-		most = max(most, subs[i].Trips())
+		most, cmds = max(most, subs[i].Trips()), cmds+subs[i].Commands()
 	}
-	parent.add(most)
+	parent.add(most, cmds)
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -118,7 +130,8 @@ func (s *cacheStats) count(r rueidis.RedisResult) bool {
 	return false
 }
 
-func charge(ctx context.Context) { FromContext(ctx).add(1) }
+// charge charges a round trip of cmds commands to ctx's Counter.
+func charge(ctx context.Context, cmds int) { FromContext(ctx).add(1, cmds) }
 
 // calls are the methods that reach Redis that a client and a dedicated
 // connection have alike.
@@ -134,7 +147,7 @@ type calls interface {
 type charged struct{ c calls }
 
 func (c charged) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	charge(ctx)
+	charge(ctx, 1)
 	start := spanStart(ctx)
 	op := opOf(start, cmd.Commands())
 	r := c.c.Do(ctx, cmd)
@@ -148,7 +161,7 @@ func (c charged) DoMulti(ctx context.Context, multi ...rueidis.Completed) []ruei
 	if len(multi) == 0 {
 		return c.c.DoMulti(ctx, multi...)
 	}
-	charge(ctx)
+	charge(ctx, len(multi))
 	start := spanStart(ctx)
 	op := opOf(start, multi[0].Commands())
 	rs := c.c.DoMulti(ctx, multi...)
@@ -161,7 +174,7 @@ func (c charged) DoMulti(ctx context.Context, multi ...rueidis.Completed) []ruei
 // Receive charges the subscribe command's round trip; the messages that
 // follow are pushed by Redis, not asked for.
 func (c charged) Receive(ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error {
-	charge(ctx)
+	charge(ctx, 1)
 	return c.c.Receive(ctx, subscribe, fn)
 }
 
@@ -180,7 +193,7 @@ func (c counting) DoCache(ctx context.Context, cmd rueidis.Cacheable, ttl time.D
 	op := opOf(start, cmd.Commands())
 	r := c.Client.DoCache(ctx, cmd, ttl)
 	if !c.stats.count(r) {
-		charge(ctx)
+		charge(ctx, 1)
 		if !start.IsZero() {
 			endSpan(ctx, start, op, 1, r)
 		}
@@ -204,7 +217,7 @@ func (c counting) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTT
 		}
 	}
 	if missed > 0 {
-		charge(ctx)
+		charge(ctx, missed)
 		if !start.IsZero() {
 			endSpan(ctx, start, op, missed, rs...)
 		}
@@ -213,13 +226,13 @@ func (c counting) DoMultiCache(ctx context.Context, multi ...rueidis.CacheableTT
 }
 
 func (c counting) DoStream(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResultStream {
-	charge(ctx)
+	charge(ctx, 1)
 	return c.Client.DoStream(ctx, cmd)
 }
 
 func (c counting) DoMultiStream(ctx context.Context, multi ...rueidis.Completed) rueidis.MultiRedisResultStream {
 	if len(multi) > 0 {
-		charge(ctx)
+		charge(ctx, len(multi))
 	}
 	return c.Client.DoMultiStream(ctx, multi...)
 }

@@ -75,6 +75,10 @@ func TestParallel(t *testing.T) {
 	if n := trips.Trips(); n != 3 {
 		t.Errorf("%d round trips, want 3", n)
 	}
+	// Commands add up over the branches: 1 + 3 + 2 pings.
+	if n := trips.Commands(); n != 6 {
+		t.Errorf("%d commands, want 6", n)
+	}
 	boom := errors.New("boom")
 	err := roundtrip.Parallel(ctx, ping(1), func(context.Context) error { return boom })
 	if !errors.Is(err, boom) {
@@ -105,8 +109,8 @@ func TestCountsDedicatedAndNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := trips.Trips(); n != 2 {
-		t.Fatalf("Dedicated: %d round trips, want 2", n)
+	if n, cmds := trips.Trips(), trips.Commands(); n != 2 || cmds != 3 {
+		t.Fatalf("Dedicated: %d round trips of %d commands, want 2 of 3", n, cmds)
 	}
 	d, cancel := c.Dedicate()
 	d.Do(ctx, d.B().Get().Key(k).Build())
