@@ -11,7 +11,10 @@ import (
 
 // maxCollected bounds the selections whose fields are kept across
 // requests: a few hundred distinct queries' worth. Past it the cache
-// starts over, which costs a request a collection per object again.
+// starts over, which costs a request a collection per object again; a
+// client sending a new query each time costs what gqlgen's own
+// collection costs, and the documents kept are at most this many
+// entries' worth.
 const maxCollected = 4096
 
 // collected are the fields of selection sets, kept across requests.
@@ -23,7 +26,7 @@ var collected struct {
 // collectKey names a selection set by its backing array, which the
 // parsed document the executor's query cache keeps (or the fields
 // collected from it, below) owns, and the object types it is collected
-// for (an executor's package-level list).
+// for by a hash of their names (the entry holds the names, to compare).
 type collectKey struct {
 	sel       *ast.Selection
 	n         int
