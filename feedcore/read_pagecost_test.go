@@ -40,8 +40,9 @@ func countedServiceBoth(t *testing.T, st *storetest.Store, o Options) (_ *Servic
 }
 
 // TestPageCostDoesNotGrowWithTheNetwork: the Redis reply bytes of a warm
-// followingFeed page of an active reader stay within 2x whether 20 or
-// 20,000 accounts elsewhere are big-V, and whether the reader follows 10
+// followingFeed page of an active reader (the first, the next after its
+// cursor, and a refresh before it) stay within 2x whether 20 or 20,000
+// accounts elsewhere are big-V, and whether the reader follows 10
 // authors or those plus 2,000 accounts that never post. Reading a global
 // big-V set or the whole following list on every page fails it.
 func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
@@ -49,7 +50,10 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 	// Eight stream shards: the 20,000 promotions run on eight dispatchers.
 	var bigV atomic.Int64 // the big-V threshold: the default, but while bigVs runs
 	bigV.Store(10000)
-	o := Options{FollowLimit: 2100, StreamShards: 8, BigVThresholdFunc: func() int { return int(bigV.Load()) }}
+	// An inbox at its cap has a horizon: 110 posts in an inbox of 100,
+	// which a first page (20, and the repost window: 71 entries) and the
+	// next do not read down to.
+	o := Options{FollowLimit: 2100, StreamShards: 8, InboxCap: 100, BigVThresholdFunc: func() int { return int(bigV.Load()) }}
 	s := newService(t, st, o)
 	startWorkers(t, s, WorkerOptions{})
 	cs, bytes := countedService(t, st, o)
@@ -60,7 +64,7 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 	mustUsers(t, s, reader)
 	putUsers(t, s, authors)
 	follow(t, s, reader, authors)
-	for round := range 3 {
+	for round := range 11 {
 		for _, a := range authors {
 			if _, err := s.Publish(ctx, a, "post "+store.Itoa(round)); err != nil {
 				t.Fatal(err)
@@ -72,24 +76,35 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 	}
 	drain(t, s)
 
-	page := func(what string) {
+	// A warm page costs the same whether first, after a cursor (the
+	// second page) or before one (a pull to refresh): a cursor above the
+	// inbox's horizon reads nothing the first page does not.
+	pages := func(what string) (n [3]int64) {
 		t.Helper()
-		pg, err := cs.FollowingFeed(ctx, FeedRequest{Viewer: reader, First: 20})
-		if err != nil {
-			t.Fatal(err)
+		reqs := []FeedRequest{{Viewer: reader, First: 20}}
+		for i := range 3 {
+			before := bytes.Load()
+			pg, err := cs.FollowingFeed(ctx, reqs[i])
+			n[i] = bytes.Load() - before
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []int{20, 20, 0}[i]; len(pg.Edges) != want {
+				t.Fatalf("%s: page %d of %d posts, want %d", what, i+1, len(pg.Edges), want)
+			}
+			if i == 0 {
+				reqs = append(reqs, FeedRequest{Viewer: reader, First: 20, After: pg.EndCursor},
+					FeedRequest{Viewer: reader, Last: 20, Before: pg.StartCursor})
+			}
 		}
-		if len(pg.Edges) != 20 {
-			t.Fatalf("%s: page of %d posts, want 20", what, len(pg.Edges))
-		}
+		return n
 	}
-	warmPage := func(what string) int64 {
+	warmPage := func(what string) [3]int64 {
 		t.Helper()
 		drain(t, s)
-		page(what) // warms the client-side cache
-		before := bytes.Load()
-		page(what)
-		n := bytes.Load() - before
-		t.Logf("%s: a warm page read %d reply bytes", what, n)
+		pages(what) // warms the client-side cache
+		n := pages(what)
+		t.Logf("%s: a warm page read %d reply bytes, the next %d, a refresh %d", what, n[0], n[1], n[2])
 		return n
 	}
 
@@ -141,10 +156,12 @@ func TestPageCostDoesNotGrowWithTheNetwork(t *testing.T) {
 
 	for _, c := range []struct {
 		what string
-		n    int64
+		n    [3]int64
 	}{{store.Itoa(many) + " big-V accounts elsewhere", withBigV}, {"2,000 silent followees", withSilent}} {
-		if c.n > 2*base {
-			t.Errorf("with %s a warm page costs %d reply bytes, more than twice the %d of the small network", c.what, c.n, base)
+		for i, page := range []string{"first page", "second page", "refresh"} {
+			if c.n[i] > 2*base[i] {
+				t.Errorf("with %s a warm %s costs %d reply bytes, more than twice the %d of the small network", c.what, page, c.n[i], base[i])
+			}
 		}
 	}
 }

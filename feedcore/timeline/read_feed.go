@@ -37,14 +37,18 @@ type View struct {
 	Skip      map[store.ID]bool // recent unfollows and hidden followees, whose items may linger in the inbox
 	Followees []store.ID        // read only when a page goes below the inbox horizon
 	fgLoaded  bool
-	bigV      []store.ID  // big-V followees, pulled unless the inbox is complete
-	pending   []store.ID  // followees whose follow has yet to backfill the inbox: pulled
-	complete  bool        // the inbox holds every post pushed or backfilled
-	horizon   *store.Item // inbox holds everything at or above it; nil: everything
-	spec      specRead
-	Extra     []rueidis.Completed // writes to send with the next round trip
-	Keywords  *keyword.Set        // the viewer's keyword filters (filtered); nil: none
-	Now       int64               // ms, the page's time, which filters' ends are compared with
+	// reached: an Older read went down to the inbox's horizon (the
+	// inbox ran out above it, or the read started below it), so the
+	// page after this one pulls (see page).
+	reached  bool
+	bigV     []store.ID  // big-V followees, pulled unless the inbox is complete
+	pending  []store.ID  // followees whose follow has yet to backfill the inbox: pulled
+	complete bool        // the inbox holds every post pushed or backfilled
+	horizon  *store.Item // inbox holds everything at or above it; nil: everything
+	spec     specRead
+	Extra    []rueidis.Completed // writes to send with the next round trip
+	Keywords *keyword.Set        // the viewer's keyword filters (filtered); nil: none
+	Now      int64               // ms, the page's time, which filters' ends are compared with
 }
 
 // specRead is the inbox seek sent with the view load, used by round one.
@@ -96,7 +100,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	if err != nil {
 		return nil, err
 	}
-	return s.page(req, o, n, found, scanned, more, v.horizon), nil
+	return s.page(req, o, n, found, scanned, more, v.horizon, v.reached), nil
 }
 
 func pageArgs(r core.FeedRequest) (core.ScanOrder, int, string, error) {
@@ -328,6 +332,7 @@ func (s *Service) readAcrossHorizon(ctx context.Context, v *View, o core.ScanOrd
 	below := func() ([]Source, error) { return s.pulledSources(ctx, v, hz) }
 	first, second, secondFrom := above, below, hz
 	if o == core.Older && cur != nil && !cur.Before(*hz) {
+		v.reached = true
 		return s.seekAndMergeOf(ctx, v, o, cur, limit, below)
 	}
 	if o == core.Newer {
@@ -342,6 +347,9 @@ func (s *Service) readAcrossHorizon(ctx context.Context, v *View, o core.ScanOrd
 	items, next, err := s.seekAndMergeOf(ctx, v, o, cur, limit, first)
 	if err != nil || next != nil || len(items) >= limit {
 		return items, next, err
+	}
+	if o == core.Older {
+		v.reached = true // the inbox ran out above the horizon
 	}
 	if o == core.Older && len(items) > 0 && !v.fgLoaded {
 		// The inbox ran out above the horizon. A round may read more than
@@ -682,14 +690,16 @@ func (s *Service) SeekCmd(o core.ScanOrder, src Source, from *store.Item, limit 
 }
 
 // page turns what fillFeedPage found into a FeedPage of n edges.
-func (s *Service) page(req core.FeedRequest, o core.ScanOrder, n int, found []Entry[feedItem], scanned *store.Item, more bool, hz *store.Item) *core.FeedPage {
+func (s *Service) page(req core.FeedRequest, o core.ScanOrder, n int, found []Entry[feedItem], scanned *store.Item, more bool, hz *store.Item, reached bool) *core.FeedPage {
 	sealer := s.Cursors() // one key for the whole page
-	// A page from below the horizon pulls, and so does the next page
-	// toward older items of one whose scan reached the horizon: their
-	// cursors say so (StatePull), so that page reads the following set
-	// with its view.
-	below := func(it store.Item) bool { return hz != nil && it.Before(*hz) }
-	reached := o == core.Older && hz != nil && scanned != nil && !hz.Before(*scanned)
+	// A page from at or below the horizon pulls, and so does the next
+	// page toward older items of one whose read reached the horizon
+	// (reached): their cursors say so (StatePull), so that page reads
+	// the following set with its view. A cursor above the horizon of a
+	// page that did not reach it must not: the following set is read
+	// whole, and a page above the horizon never needs it.
+	below := func(it store.Item) bool { return hz != nil && !it.Before(*hz) }
+	reached = reached && o == core.Older
 	sealAs := func(it store.Item, pull bool) string {
 		state := cursor.StateTimeline
 		if pull || below(it) {
