@@ -16,8 +16,9 @@ import (
 // the Redis reply bytes of a warm page of plain posts: what the items
 // need besides their hashes (originals, the viewer's follows and hides of
 // the authors they name) is served by the client-side cache, and only
-// the first seek, which carries room for the window, is larger. Cold
-// pages are logged for the record.
+// the first seek, which carries room for the window, is larger. A plain
+// page after one that decided within a short first batch reads short,
+// and costs less again. Cold pages are logged for the record.
 func TestConversationPageCost(t *testing.T) {
 	st := storetest.New(t)
 	s := newService(t, st, Options{})
@@ -100,7 +101,16 @@ func TestConversationPageCost(t *testing.T) {
 			t.Fatalf("viewer %d: page of %d", v, n)
 		}
 	}
-	if st.Real && warm[1] > 2*warm[0] {
-		t.Errorf("a warm page of replies and reposts costs %d reply bytes, more than twice the %d of plain posts", warm[1], warm[0])
+	// The plain viewer's warm page read a short first batch (its first
+	// page decided within one); read deep, as after a page with reposts,
+	// it is the measure for the conversation's, which reads deep.
+	cs.DeepReads.Put(plain, true)
+	_, deep := page(plain)
+	t.Logf("viewer %d: a warm page read deep, %d reply bytes", plain, deep)
+	if st.Real && warm[0] >= deep {
+		t.Errorf("a warm page of plain posts read short costs %d reply bytes, read deep %d: the short batch read no less", warm[0], deep)
+	}
+	if st.Real && warm[1] > 2*deep {
+		t.Errorf("a warm page of replies and reposts costs %d reply bytes, more than twice the %d of plain posts", warm[1], deep)
 	}
 }

@@ -39,6 +39,11 @@ type Service struct {
 
 	// Known remembers users seen to exist (UsersExist).
 	Known knownSet
+	// DeepReads remembers, of each viewer this process served a page of
+	// its following feed toward older posts, whether that page read past
+	// a short first batch (timeline.firstBatch): reposts to decide, or
+	// many items left out.
+	DeepReads Memo[bool]
 
 	// Media is what media and cover URLs may point at (urlPolicy).
 	Media content.URLPolicy
@@ -133,30 +138,43 @@ func newLocker(client rueidis.Client, k store.Keys) (rueidislock.Locker, error) 
 }
 
 // knownSet is the ids of users this process has seen exist, at most
-// maxKnownUsers of them: when full it starts over (a forgotten user costs
-// one read). Safe for concurrent use.
-type knownSet struct {
-	mu  sync.RWMutex
-	ids map[store.ID]struct{}
-}
+// maxKnownUsers of them (see Memo). Safe for concurrent use.
+type knownSet struct{ Memo[struct{}] }
 
 func (k *knownSet) Has(id store.ID) bool {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	_, ok := k.ids[id]
+	_, ok := k.Get(id)
 	return ok
 }
 
-func (k *knownSet) Add(id store.ID) {
-	if k.Has(id) {
+func (k *knownSet) Add(id store.ID) { k.Put(id, struct{}{}) }
+
+// Memo is what this process remembers of up to maxKnownUsers ids: when
+// full it starts over, so a forgotten id costs what its first use cost.
+// Safe for concurrent use.
+type Memo[V comparable] struct {
+	mu sync.RWMutex
+	m  map[store.ID]V
+}
+
+// Get is what is remembered of id, and whether anything is.
+func (k *Memo[V]) Get(id store.ID) (V, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	v, ok := k.m[id]
+	return v, ok
+}
+
+// Put remembers v of id.
+func (k *Memo[V]) Put(id store.ID, v V) {
+	if old, ok := k.Get(id); ok && old == v {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.ids == nil || len(k.ids) >= maxKnownUsers {
-		k.ids = make(map[store.ID]struct{})
+	if k.m == nil || len(k.m) >= maxKnownUsers {
+		k.m = make(map[store.ID]V)
 	}
-	k.ids[id] = struct{}{}
+	k.m[id] = v
 }
 
 // keywordSets is how many viewers' compiled filters a process keeps
@@ -173,5 +191,5 @@ const (
 	lockWait = 5 * time.Second
 )
 
-// maxKnownUsers bounds knownSet: about 40 bytes each.
+// maxKnownUsers bounds a Memo: about 40 bytes each.
 const maxKnownUsers = 1 << 16

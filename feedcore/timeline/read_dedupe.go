@@ -157,22 +157,23 @@ func containsID(ids []store.ID, id store.ID) bool {
 
 // fillFeedPage walks the viewer's feed from pos in order o until a page of
 // n items is decided (see deduper), the feed ends or the read bound is
-// reached. It returns the items shown (more than n when the page is full:
-// the next one, or its stand-in, is at n), how far it read, and whether
-// more may follow. Each round loads what it scanned at once (two cached
-// reads: the items, then what their reposts and replies need), so a cold
-// page pays those two round trips once, and a warm one none.
-func (s *Service) fillFeedPage(ctx context.Context, v *View, o core.ScanOrder, pos *store.Item, n int) ([]Entry[feedItem], *store.Item, bool, error) {
+// reached, reading batch entries first. It returns the items shown (more
+// than n when the page is full: the next one, or its stand-in, is at n),
+// how far it read, whether more may follow, and how many entries it read
+// up to its decision. Each round loads what it scanned at once (two
+// cached reads: the items, then what their reposts and replies need), so
+// a cold page pays those two round trips once, and a warm one none.
+func (s *Service) fillFeedPage(ctx context.Context, v *View, o core.ScanOrder, pos *store.Item, n, batch int) ([]Entry[feedItem], *store.Item, bool, int, error) {
 	d := newDeduper(o, n)
-	cur, batch := pos, firstBatch(o, n)
+	cur, used := pos, 0
 	for round := 0; round < MaxRounds; round++ {
 		items, next, err := s.readTimeline(ctx, v, o, cur, batch)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, false, 0, err
 		}
 		vals, err := s.visibleItems(ctx, v, items)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, false, 0, err
 		}
 		for i, val := range vals {
 			if val == nil {
@@ -180,39 +181,66 @@ func (s *Service) fillFeedPage(ctx context.Context, v *View, o core.ScanOrder, p
 			}
 			if d.needsBehind(val) {
 				if err := s.lookBehind(ctx, v, pos, d); err != nil {
-					return nil, nil, false, err
+					return nil, nil, false, 0, err
 				}
 			}
 			d.add(Entry[feedItem]{It: items[i], Val: val})
 			if d.done() {
-				return d.found, &items[i], true, nil
+				return d.found, &items[i], true, used + i + 1, nil
 			}
 		}
+		used += len(items)
 		if len(items) > 0 {
 			cur = &items[len(items)-1]
 		}
 		if next == nil {
 			d.end()
-			return d.found, cur, len(d.found) > n, nil
+			return d.found, cur, len(d.found) > n, used, nil
 		}
 		cur = next
 		batch = min(2*batch, maxBatch)
 	}
 	d.end()
-	return d.found, cur, true, nil
+	return d.found, cur, true, used, nil
 }
 
 // firstBatch is how many entries a page of n reads first (and the view's
-// speculative seek with it): toward older items, the page and the window
-// of a repost on it, and a quarter of a window more for the items the
-// rules leave out (replies to strangers, mostly), so a warm page with
-// reposts and replies decides in one read. Past that, filtering reads on
-// as it always did.
-func firstBatch(o core.ScanOrder, n int) int {
-	if o == core.Older {
+// speculative seek with it). Toward newer items, the page and the next.
+// Toward older items, a page that shows a repost decides it only
+// RepostFalloff items further on: a deep batch reads the page, that
+// window and a quarter of a window more for the items the rules leave out
+// (replies to strangers, mostly), so a page with reposts and replies
+// decides in one read; a short one reads the page and that quarter, a
+// fifth as many entries for a page of 20 without a repost near, and reads
+// on as any page does when it needs more. A viewer's first page on this
+// process reads deep, a later one as deep as the one before needed (see
+// firstBatchFor): a warm page with reposts still decides in one read,
+// and one without costs Redis and this process less.
+func firstBatch(o core.ScanOrder, n int, deep bool) int {
+	switch {
+	case o == core.Newer:
+		return n + 1
+	case deep:
 		return n + 1 + RepostFalloff + RepostFalloff/4
 	}
-	return n + 1
+	return n + 1 + RepostFalloff/4
+}
+
+// firstBatchFor is firstBatch for viewer's page: deep unless the
+// viewer's last page toward older items on this process decided within a
+// short batch.
+func (s *Service) firstBatchFor(viewer store.ID, o core.ScanOrder, n int) int {
+	deep, seen := s.DeepReads.Get(viewer)
+	return firstBatch(o, n, deep || !seen)
+}
+
+// noteDepth remembers whether a page of n toward older items, which read
+// used entries up to its decision, would have decided within a short
+// first batch.
+func (s *Service) noteDepth(viewer store.ID, o core.ScanOrder, n, used int) {
+	if o == core.Older {
+		s.DeepReads.Put(viewer, used > firstBatch(o, n, false))
+	}
 }
 
 // lookBehind gives d the repostFalloff items of F at and older than the

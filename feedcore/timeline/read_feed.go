@@ -92,14 +92,16 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 		it := c.Item()
 		pos, pull = &it, c.State == cursor.StatePull
 	}
-	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, firstBatch(o, n), pull)
+	batch := s.firstBatchFor(req.Viewer, o, n)
+	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, pull)
 	if err != nil {
 		return nil, err
 	}
-	found, scanned, more, err := s.fillFeedPage(ctx, v, o, pos, n)
+	found, scanned, more, used, err := s.fillFeedPage(ctx, v, o, pos, n, batch)
 	if err != nil {
 		return nil, err
 	}
+	s.noteDepth(req.Viewer, o, n, used)
 	return s.page(req, o, n, found, scanned, more, v.horizon, v.reached), nil
 }
 
