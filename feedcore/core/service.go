@@ -44,6 +44,11 @@ type Service struct {
 	// a short first batch (timeline.firstBatch): reposts to decide, or
 	// many items left out.
 	DeepReads Memo[bool]
+	// Pulled remembers, of each viewer this process served a page of its
+	// following feed, the outboxes that page merged besides the inbox
+	// (big-V followees of an incomplete inbox, follows yet to settle):
+	// the next page seeks them with its view (timeline.loadView).
+	Pulled *lru.Cache[store.ID, []store.ID]
 
 	// Media is what media and cover URLs may point at (urlPolicy).
 	Media content.URLPolicy
@@ -86,6 +91,9 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	var err error
 	if s.Keywords, err = lru.New[store.ID, *keyword.Set](keywordSets); err != nil {
 		return nil, fmt.Errorf("make the keyword filter cache: %w", err)
+	}
+	if s.Pulled, err = lru.New[store.ID, []store.ID](maxKnownUsers); err != nil {
+		return nil, fmt.Errorf("make the pulled outboxes' cache: %w", err)
 	}
 	if s.Locks, err = newLocker(client, s.Keys); err != nil {
 		return nil, fmt.Errorf("make the reader locker: %w", err)

@@ -51,13 +51,34 @@ type View struct {
 	Now      int64               // ms, the page's time, which filters' ends are compared with
 }
 
-// specRead is the inbox seek sent with the view load, used by round one.
+// specRead is the inbox seek sent with the view load, used by round one,
+// and the seeks of the outboxes the viewer's last page on this process
+// merged (outs), used by round one where it merges them again.
 type specRead struct {
 	from  *store.Item
 	limit int
 	seek  seekReq
 	res   []rueidis.RedisResult
 	ok    bool
+	outs  []outSeek
+}
+
+// outSeek is an outbox's seek sent with the view load.
+type outSeek struct {
+	key   string
+	limit int
+	seek  seekReq
+	res   []rueidis.RedisResult
+}
+
+// out is the seek of the outbox key sent with the view, nil if none.
+func (sp *specRead) out(key string) *outSeek {
+	for i := range sp.outs {
+		if sp.outs[i].key == key {
+			return &sp.outs[i]
+		}
+	}
+	return nil
 }
 
 // Entry is an item found for a page (a post, a replay), with its position.
@@ -93,7 +114,8 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 		pos, pull = &it, c.State == cursor.StatePull
 	}
 	batch := s.firstBatchFor(req.Viewer, o, n)
-	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, pull)
+	guess, _ := s.Pulled.Get(req.Viewer)
+	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, pull, guess)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +124,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 		return nil, err
 	}
 	s.noteDepth(req.Viewer, o, n, used)
+	s.notePulled(req.Viewer, guess, v.pulled())
 	return s.page(req, o, n, found, scanned, more, v.horizon, v.reached), nil
 }
 
@@ -144,12 +167,17 @@ func OrDefault(n int) int {
 // or with the viewer's blocks and mutes: the following set itself is read
 // only by a page that goes below the inbox horizon (or a first live page).
 func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int) (*View, error) {
-	return s.loadView(ctx, tl, viewer, o, pos, limit, false)
+	return s.loadView(ctx, tl, viewer, o, pos, limit, false, nil)
 }
 
 // loadView is LoadView reading the following set too when pull says the
-// page starts below the horizon (a StatePull cursor), where it will.
-func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int, pull bool) (*View, error) {
+// page starts below the horizon (a StatePull cursor), where it will, and
+// seeking the outboxes of guess (what the viewer's last page merged
+// besides its inbox: see Service.Pulled) as round one will, when they
+// are still to be merged (see seekAndMerge), so that a reader whose
+// inbox is incomplete pays no round trip of its own for its big-V
+// followees once this process has served it.
+func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int, pull bool, guess []store.ID) (*View, error) {
 	now := s.NowMS()
 	since := now - UnfollowMemory.Milliseconds()
 	compiled := s.CompiledKeywords(viewer)
@@ -169,6 +197,14 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 		followees = len(cmds)
 		cmds = append(cmds, s.visibleFolloweesCmd(tl, viewer, now))
 	}
+	outs := make([]outSeek, len(guess))
+	at := make([]int, len(guess))
+	each := perSource(limit, 1+len(guess))
+	for i, f := range guess {
+		outs[i] = outSeek{key: tl.Outbox(f), limit: each, seek: s.seekCmds(o, Source{Key: tl.Outbox(f)}, pos, each)}
+		at[i] = len(cmds)
+		cmds = append(cmds, outs[i].seek.cmds...)
+	}
 	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
 	}
@@ -176,8 +212,11 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 	if err := store.FirstErr(rs); err != nil {
 		return nil, err
 	}
+	for i := range outs {
+		outs[i].res = rs[at[i] : at[i]+len(outs[i].seek.cmds)]
+	}
 	seekRes := rs[seekAt : seekAt+len(seek.cmds)]
-	v := &View{tl: tl, Viewer: viewer, spec: specRead{from: pos, limit: limit, seek: seek, res: seekRes, ok: true}, Now: now}
+	v := &View{tl: tl, Viewer: viewer, spec: specRead{from: pos, limit: limit, seek: seek, res: seekRes, ok: true, outs: outs}, Now: now}
 	if err := s.readViewSets(v, sets, rs[:len(sets.cmds)]); err != nil {
 		return nil, err
 	}
@@ -391,6 +430,16 @@ func (v *View) Pending() []store.ID { return v.pending }
 // backfill that puts their posts in the inbox has not run.
 func (s *Service) pushedSources(v *View, hz *store.Item) []Source {
 	srcs := []Source{{Key: v.tl.Inbox(v.Viewer), min: hz, horizon: v.tl.Horizon(v.Viewer)}}
+	for _, f := range v.pulled() {
+		srcs = append(srcs, Source{Key: v.tl.Outbox(f), min: hz})
+	}
+	return srcs
+}
+
+// pulled are the followees whose outboxes a read above the horizon merges
+// with the inbox: big-V followees for an incomplete inbox, and follows yet
+// to settle.
+func (v *View) pulled() []store.ID {
 	var pulled []store.ID
 	if !v.complete {
 		pulled = v.bigV
@@ -400,10 +449,18 @@ func (s *Service) pushedSources(v *View, hz *store.Item) []Source {
 			pulled = append(pulled[:len(pulled):len(pulled)], f)
 		}
 	}
-	for _, f := range pulled {
-		srcs = append(srcs, Source{Key: v.tl.Outbox(f), min: hz})
+	return pulled
+}
+
+// notePulled remembers what viewer's page merged besides its inbox, for
+// its next page (loadView's guess); was is what was remembered.
+func (s *Service) notePulled(viewer store.ID, was, pulled []store.ID) {
+	switch {
+	case len(pulled) == 0 && len(was) > 0:
+		s.Pulled.Remove(viewer)
+	case len(pulled) > 0 && !slices.Equal(was, pulled):
+		s.Pulled.Add(viewer, slices.Clone(pulled))
 	}
-	return srcs
 }
 
 // pulledSources are every followee's outbox and the viewer's own, kept
@@ -426,9 +483,17 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 	lims := make([]int, len(srcs))
 	each := perSource(limit, len(srcs))
 	var cmds []rueidis.Completed
+	spec := v.spec.ok && samePos(v.spec.from, cur)
 	for i, src := range srcs {
-		if src.horizon != "" && v.spec.ok && v.spec.limit == limit && samePos(v.spec.from, cur) {
+		if spec && src.horizon != "" && v.spec.limit == limit {
 			seeks[i], res[i], lims[i] = v.spec.seek, v.spec.res, limit
+			continue
+		}
+		// An outbox sought with the view for the same position serves
+		// whatever its limit: each source's read is merged only as far
+		// as it goes (its frontier).
+		if out := v.spec.out(src.Key); spec && src.horizon == "" && out != nil {
+			seeks[i], res[i], lims[i] = out.seek, out.res, out.limit
 			continue
 		}
 		lims[i] = each

@@ -1,0 +1,76 @@
+package feedcore
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/redisstore/storetest"
+	"github.com/feedd/feedd/roundtrip"
+)
+
+// TestIncompleteReaderPageRoundTrips: a reader whose inbox is incomplete
+// (never upgraded) merges its big-V followees' outboxes into every page.
+// The first page on a process seeks them once the view has named them;
+// a later one seeks them with its view, as this process remembers them,
+// so it costs the round trips of a complete reader's page, and shows the
+// same posts.
+func TestIncompleteReaderPageRoundTrips(t *testing.T) {
+	st := storetest.New(t)
+	s := newService(t, st, Options{BigVThreshold: 2})
+	stop := startWorkers(t, s, WorkerOptions{})
+	ctx := context.Background()
+	const incomplete, complete, fan = store.ID(1), store.ID(2), store.ID(3)
+	stars, plain := idRange(10, 3), store.ID(20)
+	mustUsers(t, s, incomplete, complete, fan, plain)
+	putUsers(t, s, stars)
+	for _, r := range []store.ID{incomplete, complete, fan} {
+		follow(t, s, r, append(slices.Clone(stars), plain))
+	}
+	for i := range store.ID(10) {
+		for k, a := range append(slices.Clone(stars), plain) {
+			mustPost(t, s, 1000+10*i+store.ID(k), a)
+		}
+	}
+	if err := s.Touch(ctx, complete); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	stop() // no upgrade of the incomplete reader from here on
+	for _, c := range []struct {
+		r    store.ID
+		want string
+	}{{incomplete, ""}, {complete, "1"}} {
+		if got, _ := s.Do(ctx, s.Redis.B().Hget().Key(s.Keys.Reader(c.r)).Field("c").Build()).ToString(); got != c.want {
+			t.Fatalf("reader %d: complete flag %q, want %q", c.r, got, c.want)
+		}
+	}
+	if !isBigV(t, s, stars[0]) {
+		t.Fatal("the stars were not promoted")
+	}
+	page := func(r store.ID) (int, []store.ID) {
+		t.Helper()
+		rctx, trips := roundtrip.NewContext(ctx)
+		pg, err := s.FollowingFeed(rctx, FeedRequest{Viewer: r, First: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []store.ID
+		for _, e := range pg.Edges {
+			ids = append(ids, itemID(e))
+		}
+		return trips.Trips(), ids
+	}
+	first, got := page(incomplete)
+	next, again := page(incomplete)
+	page(complete) // scripts and the client-side cache warm
+	done, want := page(complete)
+	t.Logf("incomplete reader: %d round trips, then %d; complete reader: %d", first, next, done)
+	if len(want) != 20 || !slices.Equal(got, want) || !slices.Equal(again, want) {
+		t.Fatalf("pages differ:\nincomplete %v\nthen       %v\ncomplete   %v", got, again, want)
+	}
+	if next != done || next >= first {
+		t.Errorf("an incomplete reader's page costs %d round trips, then %d; a complete reader's %d", first, next, done)
+	}
+}
