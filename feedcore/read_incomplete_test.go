@@ -15,7 +15,9 @@ import (
 // The first page on a process seeks them once the view has named them;
 // a later one seeks them with its view, as this process remembers them,
 // so it costs the round trips of a complete reader's page, and shows the
-// same posts.
+// same posts. A complete reader's page does not read its big-V followees;
+// should its inbox be incomplete again, the page reads them in a round
+// trip of its own.
 func TestIncompleteReaderPageRoundTrips(t *testing.T) {
 	st := storetest.New(t)
 	s := newService(t, st, Options{BigVThreshold: 2})
@@ -72,5 +74,25 @@ func TestIncompleteReaderPageRoundTrips(t *testing.T) {
 	}
 	if next != done || next >= first {
 		t.Errorf("an incomplete reader's page costs %d round trips, then %d; a complete reader's %d", first, next, done)
+	}
+
+	// The complete reader's pages did not read its big-V followees. Its
+	// inbox incomplete now (as after dormancy), the next page reads them
+	// in a round trip of its own and shows the same posts (it asks for
+	// the reader's upgrade too, as the incomplete reader's first page
+	// did); the one after reads them with its view again.
+	if err := s.Do(ctx, s.Redis.B().Hdel().Key(s.Keys.Reader(complete)).Field("c").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	back, got := page(complete)
+	then, again := page(complete)
+	t.Logf("the complete reader made incomplete: %d round trips, then %d", back, then)
+	if !slices.Equal(got, want) || !slices.Equal(again, want) {
+		t.Fatalf("pages differ:\nmade incomplete %v\nthen            %v\nbefore          %v", got, again, want)
+	}
+	// One more than an incomplete reader's first page: the big-V
+	// followees' read.
+	if back != first+1 || then != next {
+		t.Errorf("the reader made incomplete: %d round trips, then %d; want %d, then %d", back, then, first+1, next)
 	}
 }

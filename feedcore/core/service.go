@@ -49,6 +49,10 @@ type Service struct {
 	// (big-V followees of an incomplete inbox, follows yet to settle):
 	// the next page seeks them with its view (timeline.loadView).
 	Pulled *lru.Cache[store.ID, []store.ID]
+	// Complete remembers whether each viewer's inbox was complete at its
+	// last page on this process: a complete inbox merges no big-V
+	// followee's outbox, so the next page's view does not read them.
+	Complete Memo[bool]
 
 	// Media is what media and cover URLs may point at (urlPolicy).
 	Media content.URLPolicy

@@ -115,7 +115,8 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	}
 	batch := s.firstBatchFor(req.Viewer, o, n)
 	guess, _ := s.Pulled.Get(req.Viewer)
-	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, pull, guess)
+	complete, _ := s.Complete.Get(req.Viewer)
+	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, viewHints{pull: pull, guess: guess, complete: complete})
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +126,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	}
 	s.noteDepth(req.Viewer, o, n, used)
 	s.notePulled(req.Viewer, guess, v.pulled())
+	s.Complete.Put(req.Viewer, v.complete)
 	return s.page(req, o, n, found, scanned, more, v.horizon, v.reached), nil
 }
 
@@ -167,17 +169,32 @@ func OrDefault(n int) int {
 // or with the viewer's blocks and mutes: the following set itself is read
 // only by a page that goes below the inbox horizon (or a first live page).
 func (s *Service) LoadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int) (*View, error) {
-	return s.loadView(ctx, tl, viewer, o, pos, limit, false, nil)
+	return s.loadView(ctx, tl, viewer, o, pos, limit, viewHints{})
 }
 
-// loadView is LoadView reading the following set too when pull says the
-// page starts below the horizon (a StatePull cursor), where it will, and
-// seeking the outboxes of guess (what the viewer's last page merged
-// besides its inbox: see Service.Pulled) as round one will, when they
-// are still to be merged (see seekAndMerge), so that a reader whose
-// inbox is incomplete pays no round trip of its own for its big-V
-// followees once this process has served it.
-func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int, pull bool, guess []store.ID) (*View, error) {
+// viewHints are what a page's view load adds or leaves out on what this
+// process knows of the viewer (see loadView).
+type viewHints struct {
+	// pull: the page starts below the horizon (a StatePull cursor).
+	pull bool
+	// guess: the outboxes the viewer's last page merged besides its inbox
+	// (Service.Pulled).
+	guess []store.ID
+	// complete: the viewer's inbox was complete at its last page
+	// (Service.Complete).
+	complete bool
+}
+
+// loadView is LoadView reading the following set too when h.pull says the
+// page starts below the horizon, where it will; seeking the outboxes of
+// h.guess as round one will, when they are still to be merged (see
+// seekAndMerge), so that a reader whose inbox is incomplete pays no
+// round trip of its own for its big-V followees once this process has
+// served it; and, when h.complete, not reading the big-V followees, which
+// a complete inbox does not merge (should the inbox be incomplete now,
+// they are read in a round trip of their own).
+func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int, h viewHints) (*View, error) {
+	pull, guess := h.pull, h.guess
 	now := s.NowMS()
 	since := now - UnfollowMemory.Milliseconds()
 	compiled := s.CompiledKeywords(viewer)
@@ -185,7 +202,7 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 	if tl.EagerFollowees {
 		eager = tl.Followees(viewer)
 	}
-	sets := s.viewSetsCmds(viewer, eager, compiled)
+	sets := s.viewSetsCmds(viewer, eager, compiled, !h.complete)
 	seek := s.seekCmds(o, Source{Key: tl.Inbox(viewer), horizon: tl.Horizon(viewer)}, pos, limit)
 	unfollows, complete, seekAt := len(sets.cmds), len(sets.cmds)+1, len(sets.cmds)+2
 	cmds := append(append(sets.cmds,
@@ -234,6 +251,11 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 	}
 	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
+	if !v.complete && !sets.bigV {
+		if err := s.loadBigV(ctx, v); err != nil {
+			return nil, err
+		}
+	}
 	_, hz, err := seek.parse(seekRes)
 	switch {
 	case errors.Is(err, errHorizonMoved):

@@ -60,19 +60,21 @@ type viewSets struct {
 	cmds []rueidis.Completed
 	// followees: the following set is read; compiled: the filters this
 	// process compiled for the viewer, whose version the keyword script
-	// is sent (nil: the version and the filters are read plainly).
-	followees bool
-	compiled  *keyword.Set
+	// is sent (nil: the version and the filters are read plainly); bigV:
+	// the big-V followees are read (a complete inbox merges none).
+	followees, bigV bool
+	compiled        *keyword.Set
 }
 
-func (s *Service) viewSetsCmds(viewer store.ID, followees string, compiled *keyword.Set) viewSets {
+func (s *Service) viewSetsCmds(viewer store.ID, followees string, compiled *keyword.Set, bigV bool) viewSets {
 	b := s.Redis.B()
-	bf, hx := s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer)
+	hx := s.Keys.HiddenAuthors(viewer)
 	pf, fg := s.Keys.PendingFollows(viewer), s.Keys.Following(viewer)
-	q := viewSets{followees: followees != "", compiled: compiled}
-	q.cmds = []rueidis.Completed{
-		b.Smembers().Key(bf).Build(),
-		b.Zinter().Numkeys(2).Key(bf, hx).AggregateMax().Withscores().Build(),
+	q := viewSets{followees: followees != "", compiled: compiled, bigV: bigV}
+	if bigV {
+		q.cmds = s.bigVCmds(viewer)
+	}
+	q.cmds = append(q.cmds,
 		b.Zinter().Numkeys(2).Key(s.Keys.HideNotes(viewer), hx).AggregateMin().Withscores().Build(),
 		// Pending follows still in the following set (the truth: a mark
 		// left by a follow since undone never brings its author back),
@@ -80,7 +82,7 @@ func (s *Service) viewSetsCmds(viewer store.ID, followees string, compiled *keyw
 		// hiding's end when it is still standing).
 		b.Zinter().Numkeys(2).Key(pf, fg).Build(),
 		b.Zinter().Numkeys(2).Key(pf, hx).AggregateMax().Withscores().Build(),
-	}
+	)
 	if followees != "" {
 		q.cmds = append(q.cmds, b.Zrange().Key(followees).Min("0").Max("-1").Build(),
 			b.Zinter().Numkeys(2).Key(followees, hx).AggregateMax().Withscores().Build())
@@ -102,18 +104,22 @@ func (s *Service) viewSetsCmds(viewer store.ID, followees string, compiled *keyw
 // followees, and its keyword filters (compiled anew, and kept, when they
 // changed).
 func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) error {
-	bigV, err := unhidden(rs[0], rs[1], v.Now)
+	var bigV []store.ID
+	var err error
+	if q.bigV {
+		if bigV, err = unhidden(rs[0], rs[1], v.Now); err != nil {
+			return err
+		}
+		rs = rs[2:]
+	}
+	notes, err := standing(rs[0], v.Now)
 	if err != nil {
 		return err
 	}
-	notes, err := standing(rs[2], v.Now)
-	if err != nil {
+	if v.pending, err = unhidden(rs[1], rs[2], v.Now); err != nil {
 		return err
 	}
-	if v.pending, err = unhidden(rs[3], rs[4], v.Now); err != nil {
-		return err
-	}
-	rs = rs[5:]
+	rs = rs[3:]
 	if q.followees {
 		if v.Followees, err = unhidden(rs[0], rs[1], v.Now); err != nil {
 			return err
@@ -149,7 +155,7 @@ func (s *Service) readViewSets(v *View, q viewSets, rs []rueidis.RedisResult) er
 // pushed to it), and the anchors it follows. One round trip.
 func (s *Service) Followed(ctx context.Context, viewer store.ID) (bigV, pending, anchors []store.ID, err error) {
 	defer store.Wrap(&err, "read what user %d follows", viewer)
-	q := s.viewSetsCmds(viewer, s.Keys.FollowedAnchors(viewer), s.CompiledKeywords(viewer))
+	q := s.viewSetsCmds(viewer, s.Keys.FollowedAnchors(viewer), s.CompiledKeywords(viewer), true)
 	rs := s.DoMulti(ctx, q.cmds...)
 	if err := store.FirstErr(rs); err != nil {
 		return nil, nil, nil, err
@@ -159,6 +165,28 @@ func (s *Service) Followed(ctx context.Context, viewer store.ID) (bigV, pending,
 		return nil, nil, nil, err
 	}
 	return v.bigV, v.pending, v.Followees, nil
+}
+
+// bigVCmds read viewer's big-V followees and, by intersection with the
+// hidden authors, those of them hidden (unhidden reads the two replies).
+func (s *Service) bigVCmds(viewer store.ID) []rueidis.Completed {
+	bf, hx := s.Keys.BigFollowees(viewer), s.Keys.HiddenAuthors(viewer)
+	return []rueidis.Completed{
+		s.Redis.B().Smembers().Key(bf).Build(),
+		s.Redis.B().Zinter().Numkeys(2).Key(bf, hx).AggregateMax().Withscores().Build(),
+	}
+}
+
+// loadBigV reads the big-V followees of a view loaded without them, in a
+// round trip of its own: its reader, which this process last saw with a
+// complete inbox, has an incomplete one now (back from dormancy).
+func (s *Service) loadBigV(ctx context.Context, v *View) (err error) {
+	rs := s.DoMulti(ctx, s.bigVCmds(v.Viewer)...)
+	if err := store.FirstErr(rs); err != nil {
+		return err
+	}
+	v.bigV, err = unhidden(rs[0], rs[1], v.Now)
+	return err
 }
 
 // unhidden reads a reply of members, less those the reply of their
