@@ -104,7 +104,9 @@ func TestConversationPageCost(t *testing.T) {
 	// The plain viewer's warm page read a short first batch (its first
 	// page decided within one); read deep, as after a page with reposts,
 	// it is the measure for the conversation's, which reads deep.
-	cs.DeepReads.Put(plain, true)
+	note, _ := cs.Readers.Get(plain)
+	note.Deep = true
+	cs.Readers.Put(plain, note)
 	_, deep := page(plain)
 	t.Logf("viewer %d: a warm page read deep, %d reply bytes", plain, deep)
 	if st.Real && warm[0] >= deep {

@@ -39,21 +39,15 @@ type Service struct {
 
 	// Known remembers users seen to exist (UsersExist).
 	Known knownSet
-	// DeepReads remembers, of each viewer this process served a page of
-	// its following feed toward older posts, whether that page read past
-	// a short first batch (timeline.firstBatch): reposts to decide, or
-	// many items left out.
-	DeepReads Memo[bool]
+	// Readers remembers, of each viewer this process served a page of its
+	// following feed, what the next page's first read may rely on
+	// (ReaderNote).
+	Readers Memo[ReaderNote]
 	// Pulled remembers, of each viewer this process served a page of its
 	// following feed, the outboxes that page merged besides the inbox
 	// (big-V followees of an incomplete inbox, follows yet to settle):
 	// the next page seeks them with its view (timeline.loadView).
 	Pulled *lru.Cache[store.ID, []store.ID]
-	// Complete remembers whether each viewer's inbox was complete at its
-	// last page on this process: a complete inbox merges no big-V
-	// followee's outbox, so the next page's view does not read them.
-	Complete Memo[bool]
-
 	// Media is what media and cover URLs may point at (urlPolicy).
 	Media content.URLPolicy
 	// Keywords keeps viewers' keyword filters as this process compiled
@@ -159,6 +153,18 @@ func (k *knownSet) Has(id store.ID) bool {
 }
 
 func (k *knownSet) Add(id store.ID) { k.Put(id, struct{}{}) }
+
+// ReaderNote is what a viewer's last following-feed page on this process
+// found.
+type ReaderNote struct {
+	// Deep: a page toward older posts read past a short first batch
+	// (timeline.firstBatch): reposts to decide, or many items left out;
+	// set until such a page says otherwise.
+	Deep bool
+	// Complete: its inbox was complete, so it merged no big-V followee's
+	// outbox, and the next page's view does not read them.
+	Complete bool
+}
 
 // Memo is what this process remembers of up to maxKnownUsers ids: when
 // full it starts over, so a forgotten id costs what its first use cost.

@@ -210,11 +210,11 @@ func (s *Service) fillFeedPage(ctx context.Context, v *View, o core.ScanOrder, p
 // RepostFalloff items further on: a deep batch reads the page, that
 // window and a quarter of a window more for the items the rules leave out
 // (replies to strangers, mostly), so a page with reposts and replies
-// decides in one read; a short one reads the page and that quarter, a
-// fifth as many entries for a page of 20 without a repost near, and reads
-// on as any page does when it needs more. A viewer's first page on this
-// process reads deep, a later one as deep as the one before needed (see
-// firstBatchFor): a warm page with reposts still decides in one read,
+// decides in one read; a short one reads the page and that quarter (31
+// entries for a page of 20, not 71), enough without a repost near, and
+// reads on as any page does when it needs more. A viewer's first page on this
+// process reads deep, a later one as deep as the one before needed
+// (core.ReaderNote): a warm page with reposts still decides in one read,
 // and one without costs Redis and this process less.
 func firstBatch(o core.ScanOrder, n int, deep bool) int {
 	switch {
@@ -226,21 +226,14 @@ func firstBatch(o core.ScanOrder, n int, deep bool) int {
 	return n + 1 + RepostFalloff/4
 }
 
-// firstBatchFor is firstBatch for viewer's page: deep unless the
-// viewer's last page toward older items on this process decided within a
-// short batch.
-func (s *Service) firstBatchFor(viewer store.ID, o core.ScanOrder, n int) int {
-	deep, seen := s.DeepReads.Get(viewer)
-	return firstBatch(o, n, deep || !seen)
-}
-
-// noteDepth remembers whether a page of n toward older items, which read
-// used entries up to its decision, would have decided within a short
-// first batch.
-func (s *Service) noteDepth(viewer store.ID, o core.ScanOrder, n, used int) {
+// noted is what a page of n in order o, which read used entries up to its
+// decision and found v, leaves noted of its viewer, noted before as note.
+func noted(note core.ReaderNote, o core.ScanOrder, n, used int, v *View) core.ReaderNote {
 	if o == core.Older {
-		s.DeepReads.Put(viewer, used > firstBatch(o, n, false))
+		note.Deep = used > firstBatch(o, n, false)
 	}
+	note.Complete = v.complete
+	return note
 }
 
 // lookBehind gives d the repostFalloff items of F at and older than the

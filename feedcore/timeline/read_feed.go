@@ -113,10 +113,11 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 		it := c.Item()
 		pos, pull = &it, c.State == cursor.StatePull
 	}
-	batch := s.firstBatchFor(req.Viewer, o, n)
+	note, seen := s.Readers.Get(req.Viewer)
+	note.Deep = note.Deep || !seen // a viewer's first page here reads deep
+	batch := firstBatch(o, n, note.Deep)
 	guess, _ := s.Pulled.Get(req.Viewer)
-	complete, _ := s.Complete.Get(req.Viewer)
-	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, viewHints{pull: pull, guess: guess, complete: complete})
+	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, viewHints{pull: pull, guess: guess, complete: note.Complete})
 	if err != nil {
 		return nil, err
 	}
@@ -124,9 +125,8 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	if err != nil {
 		return nil, err
 	}
-	s.noteDepth(req.Viewer, o, n, used)
+	s.Readers.Put(req.Viewer, noted(note, o, n, used, v))
 	s.notePulled(req.Viewer, guess, v.pulled())
-	s.Complete.Put(req.Viewer, v.complete)
 	return s.page(req, o, n, found, scanned, more, v.horizon, v.reached), nil
 }
 
@@ -181,7 +181,7 @@ type viewHints struct {
 	// (Service.Pulled).
 	guess []store.ID
 	// complete: the viewer's inbox was complete at its last page
-	// (Service.Complete).
+	// (core.ReaderNote).
 	complete bool
 }
 
