@@ -63,12 +63,13 @@ type specRead struct {
 	outs  []outSeek
 }
 
-// outSeek is an outbox's seek sent with the view load.
+// outSeek is an outbox's seek sent with the view load, whose replies
+// start at index at of the load's.
 type outSeek struct {
-	key   string
-	limit int
-	seek  seekReq
-	res   []rueidis.RedisResult
+	key       string
+	limit, at int
+	seek      seekReq
+	res       []rueidis.RedisResult
 }
 
 // out is the seek of the outbox key sent with the view, nil if none.
@@ -194,7 +195,6 @@ type viewHints struct {
 // a complete inbox does not merge (should the inbox be incomplete now,
 // they are read in a round trip of their own).
 func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int, h viewHints) (*View, error) {
-	pull, guess := h.pull, h.guess
 	now := s.NowMS()
 	since := now - UnfollowMemory.Milliseconds()
 	compiled := s.CompiledKeywords(viewer)
@@ -210,16 +210,14 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
 	), seek.cmds...)
 	followees := -1
-	if pull {
+	if h.pull {
 		followees = len(cmds)
 		cmds = append(cmds, s.visibleFolloweesCmd(tl, viewer, now))
 	}
-	outs := make([]outSeek, len(guess))
-	at := make([]int, len(guess))
-	each := perSource(limit, 1+len(guess))
-	for i, f := range guess {
-		outs[i] = outSeek{key: tl.Outbox(f), limit: each, seek: s.seekCmds(o, Source{Key: tl.Outbox(f)}, pos, each)}
-		at[i] = len(cmds)
+	outs := make([]outSeek, len(h.guess))
+	each := perSource(limit, 1+len(h.guess))
+	for i, f := range h.guess {
+		outs[i] = outSeek{key: tl.Outbox(f), limit: each, at: len(cmds), seek: s.seekCmds(o, Source{Key: tl.Outbox(f)}, pos, each)}
 		cmds = append(cmds, outs[i].seek.cmds...)
 	}
 	if t := s.TouchCmd(viewer); t != nil {
@@ -230,7 +228,7 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 		return nil, err
 	}
 	for i := range outs {
-		outs[i].res = rs[at[i] : at[i]+len(outs[i].seek.cmds)]
+		outs[i].res = rs[outs[i].at : outs[i].at+len(outs[i].seek.cmds)]
 	}
 	seekRes := rs[seekAt : seekAt+len(seek.cmds)]
 	v := &View{tl: tl, Viewer: viewer, spec: specRead{from: pos, limit: limit, seek: seek, res: seekRes, ok: true, outs: outs}, Now: now}
@@ -514,7 +512,7 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 		// An outbox sought with the view for the same position serves
 		// whatever its limit: each source's read is merged only as far
 		// as it goes (its frontier).
-		if out := v.spec.out(src.Key); spec && src.horizon == "" && out != nil {
+		if out := v.spec.out(src.Key); spec && out != nil {
 			seeks[i], res[i], lims[i] = out.seek, out.res, out.limit
 			continue
 		}
