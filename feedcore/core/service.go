@@ -48,6 +48,14 @@ type Service struct {
 	// (big-V followees of an incomplete inbox, follows yet to settle):
 	// the next page seeks them with its view (timeline.loadView).
 	Pulled *lru.Cache[store.ID, []store.ID]
+	// PulledBelow remembers, of each viewer whose page this process read
+	// below the inbox's horizon, what that page pulled (Pull): the next
+	// page that starts there (a StatePull cursor) seeks those outboxes
+	// with its view (timeline.loadView), so that paging on below the
+	// horizon costs no round trip more than above it. Lists longer than
+	// MaxPulledBelow are not kept; PulledBelowViewers bounds the viewers
+	// kept.
+	PulledBelow *lru.Cache[store.ID, Pull]
 	// Media is what media and cover URLs may point at (urlPolicy).
 	Media content.URLPolicy
 	// Keywords keeps viewers' keyword filters as this process compiled
@@ -92,6 +100,9 @@ func New(ctx context.Context, client rueidis.Client, opts Options) (*Service, er
 	}
 	if s.Pulled, err = lru.New[store.ID, []store.ID](maxKnownUsers); err != nil {
 		return nil, fmt.Errorf("make the pulled outboxes' cache: %w", err)
+	}
+	if s.PulledBelow, err = lru.New[store.ID, Pull](PulledBelowViewers); err != nil {
+		return nil, fmt.Errorf("make the cache of outboxes pulled below the horizon: %w", err)
 	}
 	if s.Locks, err = newLocker(client, s.Keys); err != nil {
 		return nil, fmt.Errorf("make the reader locker: %w", err)
@@ -207,6 +218,37 @@ const keywordSets = 4096
 const (
 	lockTTL  = 30 * time.Second
 	lockWait = 5 * time.Second
+)
+
+// Pull is what a page below its viewer's inbox's horizon pulled: the
+// horizon, and the authors whose outboxes it pulled below it (the
+// viewer's own and its visible followees').
+type Pull struct {
+	Horizon store.Item
+	Authors []store.ID
+}
+
+// From is where a page from pos seeks the outboxes p names: pos itself
+// when it lies at or below p's horizon; else p's horizon, below which
+// the page pulls. The horizon only rises within a generation of the
+// inbox, so a page at or below the old one is below the new one too;
+// should it have risen since, a seek from the old horizon leaves out
+// what lies between, and the page seeks those outboxes again (see
+// timeline's outSeek.serves).
+func (p Pull) From(pos *store.Item) *store.Item {
+	if pos == nil || pos.Before(p.Horizon) {
+		return &p.Horizon
+	}
+	return pos
+}
+
+// PulledBelowViewers and MaxPulledBelow bound Service.PulledBelow: at
+// most 4,096 lists of 1,024 IDs, 32 MiB; a list is as long as its
+// viewer's following set, a few hundred IDs for most, and only readers
+// who page below their inbox's horizon have one.
+const (
+	PulledBelowViewers = 4096
+	MaxPulledBelow     = 1024
 )
 
 // maxKnownUsers bounds a Memo: about 40 bytes each.

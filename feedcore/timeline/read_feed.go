@@ -40,7 +40,10 @@ type View struct {
 	// reached: an Older read went down to the inbox's horizon (the
 	// inbox ran out above it, or the read started below it), so the
 	// page after this one pulls (see page).
-	reached  bool
+	reached bool
+	// below: the horizon the page pulled below (pulledSources), from
+	// the outboxes of the viewer and of Followees; nil: it did not.
+	below    *store.Item
 	bigV     []store.ID  // big-V followees, pulled unless the inbox is complete
 	pending  []store.ID  // followees whose follow has yet to backfill the inbox: pulled
 	complete bool        // the inbox holds every post pushed or backfilled
@@ -52,8 +55,8 @@ type View struct {
 }
 
 // specRead is the inbox seek sent with the view load, used by round one,
-// and the seeks of the outboxes the viewer's last page on this process
-// merged (outs), used by round one where it merges them again.
+// and the seeks of the outboxes the viewer's last pages on this process
+// merged (outs), used where the page merges them again (see serves).
 type specRead struct {
 	from  *store.Item
 	limit int
@@ -63,20 +66,23 @@ type specRead struct {
 	outs  []outSeek
 }
 
-// outSeek is an outbox's seek sent with the view load, whose replies
-// start at index at of the load's.
+// outSeek is an outbox's seek from `from` in order o sent with the view
+// load, whose replies start at index at of the load's.
 type outSeek struct {
 	key       string
+	o         core.ScanOrder
+	from      *store.Item
 	limit, at int
 	seek      seekReq
 	res       []rueidis.RedisResult
 }
 
-// out is the seek of the outbox key sent with the view, nil if none.
-func (sp *specRead) out(key string) *outSeek {
+// out is a seek of the outbox key sent with the view that serves a read
+// from cur in order o, nil if none.
+func (sp *specRead) out(key string, o core.ScanOrder, cur *store.Item) *outSeek {
 	for i := range sp.outs {
-		if sp.outs[i].key == key {
-			return &sp.outs[i]
+		if q := &sp.outs[i]; q.key == key && q.serves(o, cur) {
+			return q
 		}
 	}
 	return nil
@@ -118,7 +124,11 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	note.Deep = note.Deep || !seen // a viewer's first page here reads deep
 	batch := firstBatch(o, n, note.Deep)
 	guess, _ := s.Pulled.Get(req.Viewer)
-	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, viewHints{pull: pull, guess: guess, complete: note.Complete})
+	var below core.Pull
+	if pull {
+		below, _ = s.PulledBelow.Get(req.Viewer)
+	}
+	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, viewHints{pull: pull, guess: guess, below: below, complete: note.Complete})
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +138,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	}
 	s.Readers.Put(req.Viewer, noted(note, o, n, used, v))
 	s.notePulled(req.Viewer, guess, v.pulled())
+	s.notePulledBelow(req.Viewer, below, v)
 	return s.page(req, o, n, found, scanned, more, v.horizon, v.reached), nil
 }
 
@@ -181,6 +192,9 @@ type viewHints struct {
 	// guess: the outboxes the viewer's last page merged besides its inbox
 	// (Service.Pulled).
 	guess []store.ID
+	// below: with pull, what the viewer's last page below the horizon
+	// pulled (Service.PulledBelow).
+	below core.Pull
 	// complete: the viewer's inbox was complete at its last page
 	// (core.ReaderNote).
 	complete bool
@@ -188,10 +202,13 @@ type viewHints struct {
 
 // loadView is LoadView reading the following set too when h.pull says the
 // page starts below the horizon, where it will; seeking the outboxes of
-// h.guess as round one will, when they are still to be merged (see
-// seekAndMerge), so that a reader whose inbox is incomplete pays no
-// round trip of its own for its big-V followees once this process has
-// served it; and, when h.complete, not reading the big-V followees, which
+// h.guess from pos, and those of h.below from pos or, for a page that
+// starts above the horizon h.below was pulled below, from that horizon,
+// as the page will when they are still to be merged (see seekAndMerge),
+// so that a reader whose inbox is incomplete pays no round trip of its
+// own for its big-V followees, nor a page below the horizon for its
+// pull, once this process has served it; and, when h.complete, not
+// reading the big-V followees, which
 // a complete inbox does not merge (should the inbox be incomplete now,
 // they are read in a round trip of their own).
 func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.ID, o core.ScanOrder, pos *store.Item, limit int, h viewHints) (*View, error) {
@@ -214,11 +231,25 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 		followees = len(cmds)
 		cmds = append(cmds, s.visibleFolloweesCmd(tl, viewer, now))
 	}
-	outs := make([]outSeek, len(h.guess))
-	each := perSource(limit, 1+len(h.guess))
-	for i, f := range h.guess {
-		outs[i] = outSeek{key: tl.Outbox(f), limit: each, at: len(cmds), seek: s.seekCmds(o, Source{Key: tl.Outbox(f)}, pos, each)}
-		cmds = append(cmds, outs[i].seek.cmds...)
+	outs := make([]outSeek, 0, len(h.guess)+len(h.below.Authors))
+	each := perSource(limit, 1+len(h.guess)+len(h.below.Authors))
+	seekOut := func(f store.ID, from *store.Item) {
+		key := tl.Outbox(f)
+		if slices.ContainsFunc(outs, func(q outSeek) bool { return q.key == key && samePos(q.from, from) }) {
+			return // a big-V followee, pulled above the horizon and below
+		}
+		q := outSeek{key: key, o: o, from: from, limit: each, at: len(cmds), seek: s.seekCmds(o, Source{Key: key}, from, each)}
+		outs, cmds = append(outs, q), append(cmds, q.seek.cmds...)
+	}
+	for _, f := range h.guess {
+		seekOut(f, pos)
+	}
+	below := pos
+	if o == core.Older {
+		below = h.below.From(pos)
+	}
+	for _, f := range h.below.Authors {
+		seekOut(f, below)
 	}
 	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
@@ -493,7 +524,21 @@ func (s *Service) pulledSources(ctx context.Context, v *View, hz *store.Item) ([
 	for _, f := range v.Followees {
 		srcs = append(srcs, Source{Key: v.tl.Outbox(f), max: hz})
 	}
+	v.below = hz
 	return srcs, nil
+}
+
+// notePulledBelow remembers what v's page pulled below the horizon, for
+// viewer's next page that starts there (loadView's h.below); was is what
+// was remembered.
+func (s *Service) notePulledBelow(viewer store.ID, was core.Pull, v *View) {
+	switch {
+	case v.below == nil:
+	case len(v.Followees) >= core.MaxPulledBelow:
+		s.PulledBelow.Remove(viewer)
+	case *v.below != was.Horizon || len(was.Authors) != 1+len(v.Followees) || !slices.Equal(was.Authors[1:], v.Followees):
+		s.PulledBelow.Add(viewer, core.Pull{Horizon: *v.below, Authors: append([]store.ID{viewer}, v.Followees...)})
+	}
 }
 
 // seekAndMerge seeks every source from cur in one round trip and merges.
@@ -509,10 +554,10 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 			seeks[i], res[i], lims[i] = v.spec.seek, v.spec.res, limit
 			continue
 		}
-		// An outbox sought with the view for the same position serves
-		// whatever its limit: each source's read is merged only as far
-		// as it goes (its frontier).
-		if out := v.spec.out(src.Key); spec && out != nil {
+		// An outbox sought with the view serves whatever its limit, at
+		// the same position or at one further on that it covers: each
+		// source's read is merged only as far as it goes (its frontier).
+		if out := v.spec.out(src.Key, o, cur); out != nil {
 			seeks[i], res[i], lims[i] = out.seek, out.res, out.limit
 			continue
 		}
@@ -542,7 +587,7 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 		}
 		var r core.SourceRead
 		for _, it := range raw {
-			if src.keeps(it) {
+			if src.keeps(it) && past(o, cur, it) {
 				r.Items = append(r.Items, it)
 			}
 		}
@@ -610,6 +655,42 @@ const (
 
 func samePos(a, b *store.Item) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// past reports whether it lies past cur (nil: the top) in scan order o:
+// what a read from cur returns. A seek's own entries all do; an outbox
+// sought with the view from further back holds others too.
+func past(o core.ScanOrder, cur *store.Item, it store.Item) bool {
+	switch {
+	case cur == nil:
+		return true
+	case o == core.Older:
+		return cur.Before(it)
+	}
+	return it.Before(*cur)
+}
+
+// serves reports whether q serves a read from cur in order o: it was
+// sought from cur, or, toward older items, it read every entry of its
+// outbox from q.from down to beyond cur (its last entry lies past cur),
+// or to the outbox's end. Entries do not move within an outbox (a post's
+// time is fixed), so such a read is as complete past cur as a seek from
+// cur made now, bar posts deleted since, which the page's lookup of its
+// posts drops as it drops any.
+func (q *outSeek) serves(o core.ScanOrder, cur *store.Item) bool {
+	switch {
+	case o != q.o:
+		return false
+	case samePos(q.from, cur):
+		return true
+	case o != core.Older || cur == nil || q.from != nil && !q.from.Before(*cur):
+		return false
+	}
+	raw, _, err := q.seek.parse(q.res)
+	if err != nil {
+		return false
+	}
+	return len(raw) < q.limit || cur.Before(raw[len(raw)-1])
 }
 
 // seekReq is a seek of one source: the commands sent for it, and how to
