@@ -56,7 +56,8 @@ type View struct {
 
 // specRead is the inbox seek sent with the view load, used by round one,
 // and the seeks of the outboxes the viewer's last pages on this process
-// merged (outs), used where the page merges them again (see serves).
+// merged (outs), used where the page merges them again from where they
+// were sought (see serves).
 type specRead struct {
 	from  *store.Item
 	limit int
@@ -554,9 +555,9 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 			seeks[i], res[i], lims[i] = v.spec.seek, v.spec.res, limit
 			continue
 		}
-		// An outbox sought with the view serves whatever its limit, at
-		// the same position or at one further on that it covers: each
-		// source's read is merged only as far as it goes (its frontier).
+		// An outbox sought with the view from the same position serves
+		// whatever its limit: each source's read is merged only as far
+		// as it goes (its frontier).
 		if out := v.spec.out(src.Key, o, cur); out != nil {
 			seeks[i], res[i], lims[i] = out.seek, out.res, out.limit
 			continue
@@ -587,7 +588,7 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 		}
 		var r core.SourceRead
 		for _, it := range raw {
-			if src.keeps(it) && past(o, cur, it) {
+			if src.keeps(it) {
 				r.Items = append(r.Items, it)
 			}
 		}
@@ -657,40 +658,10 @@ func samePos(a, b *store.Item) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-// past reports whether it lies past cur (nil: the top) in scan order o:
-// what a read from cur returns. A seek's own entries all do; an outbox
-// sought with the view from further back holds others too.
-func past(o core.ScanOrder, cur *store.Item, it store.Item) bool {
-	switch {
-	case cur == nil:
-		return true
-	case o == core.Older:
-		return cur.Before(it)
-	}
-	return it.Before(*cur)
-}
-
 // serves reports whether q serves a read from cur in order o: it was
-// sought from cur, or, toward older items, it read every entry of its
-// outbox from q.from down to beyond cur (its last entry lies past cur),
-// or to the outbox's end. Entries do not move within an outbox (a post's
-// time is fixed), so such a read is as complete past cur as a seek from
-// cur made now, bar posts deleted since, which the page's lookup of its
-// posts drops as it drops any.
+// sought from there.
 func (q *outSeek) serves(o core.ScanOrder, cur *store.Item) bool {
-	switch {
-	case o != q.o:
-		return false
-	case samePos(q.from, cur):
-		return true
-	case o != core.Older || cur == nil || q.from != nil && !q.from.Before(*cur):
-		return false
-	}
-	raw, _, err := q.seek.parse(q.res)
-	if err != nil {
-		return false
-	}
-	return len(raw) < q.limit || cur.Before(raw[len(raw)-1])
+	return o == q.o && samePos(q.from, cur)
 }
 
 // seekReq is a seek of one source: the commands sent for it, and how to
