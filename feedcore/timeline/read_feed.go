@@ -233,8 +233,9 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 		cmds = append(cmds, s.visibleFolloweesCmd(tl, viewer, now))
 	}
 	outs := make([]outSeek, 0, len(h.guess)+len(h.below.Authors))
-	each := perSource(limit, 1+len(h.guess)+len(h.below.Authors))
-	seekOut := func(f store.ID, from *store.Item) {
+	// Each asked for what the page would ask: a pull merges the outboxes
+	// alone, a read above the horizon the inbox and the outboxes.
+	seekOut := func(f store.ID, from *store.Item, each int) {
 		key := tl.Outbox(f)
 		if slices.ContainsFunc(outs, func(q outSeek) bool { return q.key == key && samePos(q.from, from) }) {
 			return // a big-V followee, pulled above the horizon and below
@@ -243,14 +244,14 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 		outs, cmds = append(outs, q), append(cmds, q.seek.cmds...)
 	}
 	for _, f := range h.guess {
-		seekOut(f, pos)
+		seekOut(f, pos, perSource(limit, 1+len(h.guess)))
 	}
 	below := pos
 	if o == core.Older {
 		below = h.below.From(pos)
 	}
 	for _, f := range h.below.Authors {
-		seekOut(f, below)
+		seekOut(f, below, perSource(limit, len(h.below.Authors)))
 	}
 	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
