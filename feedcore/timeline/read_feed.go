@@ -217,7 +217,7 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 	since := now - UnfollowMemory.Milliseconds()
 	compiled := s.CompiledKeywords(viewer)
 	var eager string
-	if tl.EagerFollowees {
+	if tl.EagerFollowees || h.pull {
 		eager = tl.Followees(viewer)
 	}
 	sets := s.viewSetsCmds(viewer, eager, compiled, !h.complete)
@@ -227,11 +227,6 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 		s.Redis.B().Zrange().Key(s.Keys.Unfollowed(viewer)).Min(store.ScoreArg(since)).Max("+inf").Byscore().Build(),
 		s.Redis.B().Hget().Key(s.Keys.Reader(viewer)).Field("c").Build(),
 	), seek.cmds...)
-	followees := -1
-	if h.pull {
-		followees = len(cmds)
-		cmds = append(cmds, s.visibleFolloweesCmd(tl, viewer, now))
-	}
 	outs := make([]outSeek, 0, len(h.guess)+len(h.below.Authors))
 	// Each asked for what the page would ask: a pull merges the outboxes
 	// alone, a read above the horizon the inbox and the outboxes.
@@ -274,12 +269,6 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 		return nil, err
 	}
 	v.skipAuthors(ufIDs)
-	if followees >= 0 {
-		if v.Followees, err = parseFollowees(rs[followees]); err != nil {
-			return nil, err
-		}
-		v.fgLoaded = true
-	}
 	c, _ := rs[complete].ToString()
 	v.complete = c == "1"
 	if !v.complete && !sets.bigV {

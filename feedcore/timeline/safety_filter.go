@@ -22,26 +22,9 @@ import (
 // never read) nor filed in a live snapshot. hideNotes (xn) names the
 // followed authors whose entries may still sit in the inbox until the
 // clean-up removes them; reads skip their items as they skip recent
-// unfollows. Neither read grows with the viewer's relations: the filter
-// runs inside Redis, and the notes are bounded by the followees.
-
-// luaVisible: visible(ms) keeps the members of ms not in the viewer's
-// hidden authors KEYS[2] with an end after now (ARGV[1] ms); an ended
-// mute counts as gone at once, whatever the settle has pruned. hidden
-// says whether the viewer has any (most have none: no lookups then).
-const luaVisible = `
-local now = tonumber(ARGV[1])
-local hidden = redis.call('EXISTS', KEYS[2]) == 1
-local function visible(ms)
-  if not hidden then return ms end
-  local out = {}
-  for _, m in ipairs(ms) do
-    local u = redis.call('ZSCORE', KEYS[2], m)
-    if not u or tonumber(u) <= now then out[#out + 1] = m end
-  end
-  return out
-end
-`
+// unfollows. Neither read grows with the viewer's relations: they are
+// intersections with the followees, run inside Redis, and the notes are
+// bounded by the followees.
 
 // viewSets are the reads of the viewer's relations and settings a page's
 // first round trip makes, as plain commands (a script cost Redis several
@@ -84,8 +67,7 @@ func (s *Service) viewSetsCmds(viewer store.ID, followees string, compiled *keyw
 		b.Zinter().Numkeys(2).Key(pf, hx).AggregateMax().Withscores().Build(),
 	)
 	if followees != "" {
-		q.cmds = append(q.cmds, b.Zrange().Key(followees).Min("0").Max("-1").Build(),
-			b.Zinter().Numkeys(2).Key(followees, hx).AggregateMax().Withscores().Build())
+		q.cmds = append(q.cmds, followeesCmds(b, followees, hx)...)
 	}
 	// Most viewers have no filters, and a plain read of none costs little;
 	// a viewer whose filters this process holds sends their version, and
@@ -242,32 +224,25 @@ func without(ids, drop []store.ID) []store.ID {
 	return out
 }
 
-// visibleFollowing replies the following set KEYS[1], whole, less the
-// hidden followees.
-var visibleFollowing = store.NewScript(true, luaVisible+`
-return visible(redis.call('ZRANGE', KEYS[1], 0, -1))
-`)
-
 // visibleFollowees returns the accounts viewer follows, less those hidden
-// from it.
+// from it: the following set and its hidden members, as a page that
+// pulls reads them with its view (viewSetsCmds), in plain commands (a
+// script cost Redis more for the same reads, copying every followee
+// through Lua).
 func (s *Service) visibleFollowees(ctx context.Context, tl core.Timeline, viewer store.ID) ([]store.ID, error) {
-	return parseFollowees(s.Do(ctx, s.visibleFolloweesCmd(tl, viewer, s.NowMS())))
-}
-
-// visibleFolloweesCmd reads viewer's followees of timeline tl less those
-// hidden from it at now (ms).
-func (s *Service) visibleFolloweesCmd(tl core.Timeline, viewer store.ID, now int64) rueidis.Completed {
-	return visibleFollowing.Cmd(s.Redis.B(), []string{tl.Followees(viewer), s.Keys.HiddenAuthors(viewer)},
-		[]string{store.ScoreArg(now)})
-}
-
-// parseFollowees reads the reply of a visibleFolloweesCmd.
-func parseFollowees(r rueidis.RedisResult) ([]store.ID, error) {
-	ms, err := r.AsStrSlice()
-	if err != nil {
-		return nil, fmt.Errorf("read followees: %w", err)
+	fg := tl.Followees(viewer)
+	rs := s.DoMulti(ctx, followeesCmds(s.Redis.B(), fg, s.Keys.HiddenAuthors(viewer))...)
+	if err := store.FirstErr(rs); err != nil {
+		return nil, err
 	}
-	return IdsOf(ms)
+	return unhidden(rs[0], rs[1], s.NowMS())
+}
+
+// followeesCmds read the following set fg and, with the time each hiding
+// ends, its members in the hidden authors hx (see unhidden).
+func followeesCmds(b rueidis.Builder, fg, hx string) []rueidis.Completed {
+	return []rueidis.Completed{b.Zrange().Key(fg).Min("0").Max("-1").Build(),
+		b.Zinter().Numkeys(2).Key(fg, hx).AggregateMax().Withscores().Build()}
 }
 
 // skipAuthors adds ids to the view's authors whose items a page leaves
