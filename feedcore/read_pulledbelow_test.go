@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 )
@@ -113,4 +114,48 @@ func pageIDs(pg *FeedPage) []string {
 		ids[i] = fmt.Sprint(itemID(e))
 	}
 	return ids
+}
+
+// TestPulledBelowIsBounded: a replica remembers a pull below the horizon
+// only for a reader who follows fewer than core.MaxPulledBelow accounts,
+// so the memo holds at most PulledBelowViewers lists of that length, and
+// forgets a reader who has since followed more.
+func TestPulledBelowIsBounded(t *testing.T) {
+	st := storetest.New(t)
+	s := newService(t, st, Options{InboxCap: 4, BigVThreshold: 1 << 20})
+	startWorkers(t, s, WorkerOptions{})
+	ctx := context.Background()
+	const reader = store.ID(1)
+	few, many := idRange(10, 5), idRange(10, core.MaxPulledBelow)
+	mustUsers(t, s, reader)
+	putUsers(t, s, many)
+	follow(t, s, reader, few)
+	for i, a := range few {
+		for k := range store.ID(3) {
+			mustPost(t, s, 1000+10*store.ID(i)+k, a)
+		}
+	}
+	drain(t, s)
+	scroll := func() {
+		t.Helper()
+		after := ""
+		for range 4 {
+			pg, err := s.FollowingFeed(ctx, FeedRequest{Viewer: reader, First: 3, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			after = pg.EndCursor
+		}
+	}
+	scroll()
+	pull, ok := s.PulledBelow.Get(reader)
+	if !ok || len(pull.Authors) != 1+len(few) {
+		t.Fatalf("after a pull of %d followees the replica remembers %v (%v)", len(few), pull.Authors, ok)
+	}
+	follow(t, s, reader, many[len(few):])
+	drain(t, s)
+	scroll()
+	if pull, ok := s.PulledBelow.Get(reader); ok {
+		t.Fatalf("a reader who follows %d accounts is remembered with %d", len(many), len(pull.Authors))
+	}
 }
