@@ -232,21 +232,24 @@ func (s *Service) loadView(ctx context.Context, tl core.Timeline, viewer store.I
 	// alone, a read above the horizon the inbox and the outboxes.
 	seekOut := func(f store.ID, from *store.Item, each int) {
 		key := tl.Outbox(f)
-		if slices.ContainsFunc(outs, func(q outSeek) bool { return q.key == key && samePos(q.from, from) }) {
-			return // a big-V followee, pulled above the horizon and below
-		}
 		q := outSeek{key: key, o: o, from: from, limit: each, at: len(cmds), seek: s.seekCmds(o, Source{Key: key}, from, each)}
 		outs, cmds = append(outs, q), append(cmds, q.seek.cmds...)
 	}
+	each := perSource(limit, 1+len(h.guess))
 	for _, f := range h.guess {
-		seekOut(f, pos, perSource(limit, 1+len(h.guess)))
+		seekOut(f, pos, each)
 	}
 	below := pos
 	if o == core.Older {
 		below = h.below.From(pos)
 	}
+	each = perSource(limit, len(h.below.Authors))
 	for _, f := range h.below.Authors {
-		seekOut(f, below, perSource(limit, len(h.below.Authors)))
+		// A big-V followee, pulled above the horizon and below, is
+		// sought once from one place (h.guess is a few big-V followees).
+		if !samePos(below, pos) || !slices.Contains(h.guess, f) {
+			seekOut(f, below, each)
+		}
 	}
 	if t := s.TouchCmd(viewer); t != nil {
 		cmds = append(cmds, *t)
