@@ -4,7 +4,9 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
 	"github.com/feedd/feedd/redisstore/storetest"
 	"github.com/feedd/feedd/roundtrip"
@@ -17,10 +19,12 @@ import (
 // so it costs the round trips of a complete reader's page, and shows the
 // same posts. A complete reader's page does not read its big-V followees;
 // should its inbox be incomplete again, the page reads them in a round
-// trip of its own.
+// trip of its own, unless the process saw it complete longer ago than a
+// demotion takes (a reader back after the active window).
 func TestIncompleteReaderPageRoundTrips(t *testing.T) {
 	st := storetest.New(t)
-	s := newService(t, st, Options{BigVThreshold: 2})
+	clk := clockAt(time.Now())
+	s := newService(t, st, Options{BigVThreshold: 2, Now: clk.now})
 	stop := startWorkers(t, s, WorkerOptions{})
 	ctx := context.Background()
 	const incomplete, complete, fan = store.ID(1), store.ID(2), store.ID(3)
@@ -94,5 +98,30 @@ func TestIncompleteReaderPageRoundTrips(t *testing.T) {
 	// followees' read.
 	if back != first+1 || then != next {
 		t.Errorf("the reader made incomplete: %d round trips, then %d; want %d, then %d", back, then, first+1, next)
+	}
+
+	// Back after the active window, the reader is demoted as any reader
+	// away that long is. This process's note of its complete inbox is
+	// older than a demotion needs, so the page reads the big-V followees
+	// with its view: what an incomplete reader's first page costs, not
+	// a round trip more.
+	if err := s.Do(ctx, s.Redis.B().Hset().Key(s.Keys.Reader(complete)).FieldValue().FieldValue("c", "1").Build()).Error(); err != nil {
+		t.Fatal(err) // what its upgrade would write, the workers stopped
+	}
+	page(complete) // complete again, and noted so
+	clk.advance(7*24*time.Hour + 2*core.TouchEvery)
+	if _, err := s.Sweep(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Do(ctx, s.Redis.B().Hget().Key(s.Keys.Reader(complete)).Field("c").Build()).ToString(); got != "" {
+		t.Fatalf("the sweep left reader %d complete (%q)", complete, got)
+	}
+	away, got := page(complete)
+	t.Logf("the complete reader back after the active window: %d round trips", away)
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages differ:\nback after a week %v\nbefore            %v", got, want)
+	}
+	if away != first {
+		t.Errorf("the reader back after the active window: %d round trips, want %d", away, first)
 	}
 }

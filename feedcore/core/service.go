@@ -173,8 +173,26 @@ type ReaderNote struct {
 	// set until such a page says otherwise.
 	Deep bool
 	// Complete: its inbox was complete, so it merged no big-V followee's
-	// outbox, and the next page's view does not read them.
+	// outbox, and the next page's view does not read them while the
+	// note is Fresh.
 	Complete bool
+	// At is when the page was read, in ms, truncated to the minute so
+	// that a viewer's note is written again at most once a minute.
+	At int64
+}
+
+// NoteAt is the At of a note left at ms.
+func NoteAt(ms int64) int64 { return ms - ms%time.Minute.Milliseconds() }
+
+// Fresh reports whether the inbox the note saw complete is surely
+// complete still at ms: only a demotion makes it incomplete (dormancy
+// comes later), and a reader is demoted once its last-seen, which this
+// process wrote at most TouchEvery before the note, is activeWindow old.
+// A note older than that costs its page the big-V followees' read with
+// the view, as a reader back after a week's absence needs, and not a
+// round trip after it.
+func (n ReaderNote) Fresh(ms int64, activeWindow time.Duration) bool {
+	return ms-n.At < (activeWindow - TouchEvery).Milliseconds()
 }
 
 // Memo is what this process remembers of up to maxKnownUsers ids: when

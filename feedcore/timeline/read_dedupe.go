@@ -232,7 +232,7 @@ func noted(note core.ReaderNote, o core.ScanOrder, n, used int, v *View) core.Re
 	if o == core.Older {
 		note.Deep = used > firstBatch(o, n, false)
 	}
-	note.Complete = v.complete
+	note.Complete, note.At = v.complete, core.NoteAt(v.Now)
 	return note
 }
 

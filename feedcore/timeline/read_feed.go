@@ -129,7 +129,7 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	if pull {
 		below, _ = s.PulledBelow.Get(req.Viewer)
 	}
-	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, viewHints{pull: pull, guess: guess, below: below, complete: note.Complete})
+	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, viewHints{pull: pull, guess: guess, below: below, complete: note.Complete && note.Fresh(s.NowMS(), s.Opts.ActiveWindow)})
 	if err != nil {
 		return nil, err
 	}
@@ -196,8 +196,8 @@ type viewHints struct {
 	// below: with pull, what the viewer's last page below the horizon
 	// pulled (Service.PulledBelow).
 	below core.Pull
-	// complete: the viewer's inbox was complete at its last page
-	// (core.ReaderNote).
+	// complete: the viewer's inbox was complete at its last page, too
+	// recently to be demoted since (core.ReaderNote.Fresh).
 	complete bool
 }
 
