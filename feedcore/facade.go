@@ -65,6 +65,9 @@ type FeedPage = core.FeedPage
 // FeedRequest is core.FeedRequest.
 type FeedRequest = core.FeedRequest
 
+// Shown is core.Shown.
+type Shown = core.Shown
+
 // LivePage is core.LivePage.
 type LivePage = core.LivePage
 

@@ -401,6 +401,34 @@ func (l *Loaders) ForgetUsers(ids ...ID) {
 	}
 }
 
+// HydrateUnprimed is Hydrate of what req names that the loaders do not
+// hold yet (an earlier Hydrate in the request, such as a feed page's
+// Alongside, may have read it all): nothing is read when they hold it
+// all.
+func (l *Loaders) HydrateUnprimed(ctx context.Context, req feedcore.HydrateRequest) error {
+	req.Counts, req.Liked, req.Reposted = unprimed(&l.postCounts, req.Counts), unprimed(&l.liked, req.Liked), unprimed(&l.reposted, req.Reposted)
+	req.Users, req.Posts, req.GraphCounts = unprimed(&l.users, req.Users), unprimed(&l.posts, req.Posts), unprimed(&l.graphCounts, req.GraphCounts)
+	req.Following, req.Relations, req.Favorited = unprimed(&l.following, req.Following), unprimed(&l.relations, req.Relations), unprimed(&l.favorited, req.Favorited)
+	if len(req.Counts)+len(req.Liked)+len(req.Reposted)+len(req.Users)+len(req.Posts)+len(req.GraphCounts)+
+		len(req.Following)+len(req.Relations)+len(req.Favorited) == 0 {
+		return nil
+	}
+	return l.Hydrate(ctx, req)
+}
+
+// unprimed is ids less those primed in z.
+func unprimed[V any](z *lazy[V], ids []ID) []ID {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	var out []ID
+	for _, id := range ids {
+		if _, ok := z.primed[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // Hydrate reads everything req names in one round trip (see
 // feedcore.Service.Hydrate) and primes the loaders with it. req.Viewer is
 // set to the loaders' viewer.

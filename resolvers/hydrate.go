@@ -220,17 +220,12 @@ func othersThan(viewer feedcore.ID, ids []feedcore.ID) []feedcore.ID {
 
 // hydratePosts primes the loaders with the posts of a page of viewer's
 // followingFeed and with everything the page asks of them (and of the
-// reposters of its reposts), read in one round trip; the viewer's
-// profile is read in the same round trip.
+// reposters of its reposts), read in one round trip, with the viewer's
+// profile; what the page's Alongside (hydrateShown) read is not read
+// again, and a page it read all of costs no round trip here.
 func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, edges []feedcore.FeedEdge, w postWants) error {
 	posts, reposters := edgePosts(edges)
-	req := postsRequest(ld, posts, reposters, w)
-	withViewer(&req)
-	// The page read kept only items by the viewer or by accounts the
-	// viewer follows (feedcore.FollowingFeed filters out the rest), so
-	// whether the viewer follows the authors of its posts and its
-	// reposters is known without a read of its own (usersRequest already
-	// left the viewer out); the authors of reposted posts are read.
+	ld.PrimePosts(posts...)
 	followed := make(map[feedcore.ID]bool, len(edges))
 	for _, e := range edges {
 		if e.Repost != nil {
@@ -239,6 +234,38 @@ func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, edges 
 			followed[e.Post.Author] = true
 		}
 	}
+	return ld.HydrateUnprimed(ctx, pageRequest(ld, refsOf(posts), reposters, followed, w))
+}
+
+// hydrateShown is hydratePosts for what a page may show, as the page's
+// read knows it before reading the items' links (feedcore.Shown): run
+// alongside that read, it primes the loaders in the same round trip, and
+// hydratePosts then reads only what the page shows beyond it.
+func (r *Resolver) hydrateShown(ctx context.Context, ld *loaders.Loaders, shown []feedcore.Shown, w postWants) error {
+	refs := make([]postRef, len(shown))
+	var reposters []feedcore.ID
+	followed := make(map[feedcore.ID]bool, len(shown))
+	for i, s := range shown {
+		refs[i] = postRef{s.Post, s.Author, s.ReplyTo, s.ReplyToAuthor}
+		if s.Reposter != 0 {
+			reposters, followed[s.Reposter] = append(reposters, s.Reposter), true
+		} else {
+			followed[s.Author] = true
+		}
+	}
+	return ld.Hydrate(ctx, pageRequest(ld, refs, reposters, followed, w))
+}
+
+// pageRequest is the read of what w asks of a followingFeed page's posts
+// refs and reposters, with the viewer's profile. The page read kept only
+// items by the viewer or by accounts the viewer follows
+// (feedcore.FollowingFeed filters out the rest), so whether the viewer
+// follows followed (the authors of its posts and its reposters) is
+// primed without a read (usersRequest already left the viewer out); the
+// authors of reposted posts are read.
+func pageRequest(ld *loaders.Loaders, refs []postRef, reposters []feedcore.ID, followed map[feedcore.ID]bool, w postWants) feedcore.HydrateRequest {
+	req := refsRequest(ld.Viewer(), refs, reposters, w)
+	withViewer(&req)
 	var known, unknown []feedcore.ID
 	for _, id := range req.Following {
 		if followed[id] {
@@ -249,7 +276,7 @@ func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, edges 
 	}
 	ld.PrimeFollowing(true, known...)
 	req.Following = unknown
-	return ld.Hydrate(ctx, req)
+	return req
 }
 
 // edgePosts are the posts a page's edges show, and the reposters of
@@ -265,15 +292,33 @@ func edgePosts(edges []feedcore.FeedEdge) (posts []*feedcore.Post, reposters []f
 	return posts, reposters
 }
 
+// postRef is what hydration needs of a post: its ID, its author, and
+// what it replies to.
+type postRef struct{ id, author, replyTo, replyToAuthor feedcore.ID }
+
+func refsOf(posts []*feedcore.Post) []postRef {
+	refs := make([]postRef, len(posts))
+	for i, p := range posts {
+		refs[i] = postRef{p.ID, p.Author, p.ReplyTo, p.ReplyToAuthor}
+	}
+	return refs
+}
+
 // postsRequest primes the loaders with posts and returns the read of
 // what w asks of them and of the reposters that put them on the page.
 func postsRequest(ld *loaders.Loaders, posts []*feedcore.Post, reposters []feedcore.ID, w postWants) feedcore.HydrateRequest {
 	ld.PrimePosts(posts...)
-	ids := make([]feedcore.ID, len(posts))
-	for i, p := range posts {
-		ids[i] = p.ID
+	return refsRequest(ld.Viewer(), refsOf(posts), reposters, w)
+}
+
+// refsRequest is the read of what w asks of posts refs, for viewer, and
+// of the reposters that put them on the page.
+func refsRequest(viewer feedcore.ID, refs []postRef, reposters []feedcore.ID, w postWants) feedcore.HydrateRequest {
+	ids := make([]feedcore.ID, len(refs))
+	for i, p := range refs {
+		ids[i] = p.id
 	}
-	req := feedcore.HydrateRequest{Viewer: ld.Viewer()}
+	req := feedcore.HydrateRequest{Viewer: viewer}
 	if w.counts {
 		req.Counts = ids
 	}
@@ -289,7 +334,7 @@ func postsRequest(ld *loaders.Loaders, posts []*feedcore.Post, reposters []feedc
 	var users []feedcore.ID
 	var uw userWants
 	if w.author {
-		users, uw = distinctAuthors(posts, func(p *feedcore.Post) feedcore.ID { return p.Author }), w.authorWants
+		users, uw = distinctAuthors(refs, func(p postRef) feedcore.ID { return p.author }), w.authorWants
 	}
 	if w.repostedBy {
 		users = append(users, reposters...)
@@ -299,7 +344,7 @@ func postsRequest(ld *loaders.Loaders, posts []*feedcore.Post, reposters []feedc
 		usersRequest(&req, distinctAuthors(users, func(id feedcore.ID) feedcore.ID { return id }), uw)
 	}
 	if w.parent != nil {
-		replyParents(&req, posts, w.parent.author)
+		replyParents(&req, refs, w.parent.author)
 	}
 	return req
 }
@@ -307,11 +352,11 @@ func postsRequest(ld *loaders.Loaders, posts []*feedcore.Post, reposters []feedc
 // replyParents adds to req the parents of the replies among posts (read
 // through the client-side cache) and their authors' relations to the
 // viewer (a block hides a parent), and, with authors, their profiles.
-func replyParents(req *feedcore.HydrateRequest, posts []*feedcore.Post, authors bool) {
+func replyParents(req *feedcore.HydrateRequest, refs []postRef, authors bool) {
 	var parents, who []feedcore.ID
-	for _, p := range posts {
-		if p.ReplyTo != 0 {
-			parents, who = append(parents, p.ReplyTo), append(who, p.ReplyToAuthor)
+	for _, p := range refs {
+		if p.replyTo != 0 {
+			parents, who = append(parents, p.replyTo), append(who, p.replyToAuthor)
 		}
 	}
 	who = othersThan(req.Viewer, distinctAuthors(who, func(id feedcore.ID) feedcore.ID { return id }))

@@ -90,8 +90,10 @@ func (r *queryResolver) User(ctx context.Context, handle string) (*view.User, er
 // viewer's profile is checked in that same hydration read (it is usually
 // cached, and costs no round trip of its own), so a page costs two round
 // trips cold (index, then posts) plus one for hydration, and one fewer
-// when posts and profiles are cached. A ghost (an id with no profile) is
-// told so before any other error.
+// when posts and profiles are cached. A cold page with reposts or replies
+// to decide reads their links in a step more, and hydrates what it may
+// show in that step (FeedRequest.Alongside), not in one after. A ghost
+// (an id with no profile) is told so before any other error.
 func (r *queryResolver) FollowingFeed(ctx context.Context, first *int, after *string, last *int, before *string) (*graph.PostConnection, error) {
 	viewer, err := claimedViewer(ctx)
 	if err != nil {
@@ -101,15 +103,16 @@ func (r *queryResolver) FollowingFeed(ctx context.Context, first *int, after *st
 	if err := cmp.Or(pageSize("first", first), pageSize("last", last)); err != nil {
 		return nil, r.ghostFirst(ctx, err)
 	}
+	ld := r.loaders(ctx)
+	w := postPageWants(ctx)
 	page, err := r.Svc.FollowingFeed(ctx, feedcore.FeedRequest{
 		Viewer: viewer, First: deref(first), After: deref(after), Last: deref(last), Before: deref(before),
+		Alongside: func(ctx context.Context, shown []feedcore.Shown) error { return r.hydrateShown(ctx, ld, shown, w) },
 	})
 	if err != nil {
 		return nil, r.ghostFirst(ctx, err)
 	}
 	// An empty page is hydrated too: that reads the viewer's profile.
-	ld := r.loaders(ctx)
-	w := postPageWants(ctx)
 	if err := r.hydratePosts(ctx, ld, page.Edges, w); err != nil {
 		return nil, r.ghostFirst(ctx, err)
 	}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"time"
 
 	"github.com/feedd/feedd/feedcore/content"
@@ -27,6 +28,22 @@ type FeedRequest struct {
 	After  string
 	Last   int
 	Before string
+	// Alongside, when set, runs in the round trip of a page's read of
+	// what its items link to (the originals of reposts, the follows and
+	// hides that decide its replies), given what the page may show, so
+	// that a caller hydrating the page reads what it shows then and not
+	// in a round trip after. Only a page toward older posts whose items
+	// were read from Redis (not all cached) calls it, at most once: on a
+	// warm replica the links cost no round trip to share.
+	Alongside func(ctx context.Context, shown []Shown) error
+}
+
+// Shown is an item a page may show, as known before its links are read:
+// the post shown (a repost shows its original, known by its ID and author
+// from the repost's record), what that post replies to (0 for a repost's
+// original, not read yet), and who reposted it (0: not a repost).
+type Shown struct {
+	Post, Author, ReplyTo, ReplyToAuthor, Reposter store.ID
 }
 
 // FeedPage is one page of a feed, in feed order (newest first).

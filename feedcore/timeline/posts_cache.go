@@ -33,19 +33,26 @@ func (s *Service) cachedPostCmds(ids []store.ID) []rueidis.CacheableTTL {
 // CachedPosts is Posts read through the client-side cache: no round trip
 // when every post is cached. A deleted post comes back with Deleted set.
 func (s *Service) CachedPosts(ctx context.Context, ids []store.ID) (_ []*content.Post, err error) {
+	ps, _, err := s.cachedPosts(ctx, ids)
+	return ps, err
+}
+
+// cachedPosts is CachedPosts, and whether any post was not cached: read
+// from Redis.
+func (s *Service) cachedPosts(ctx context.Context, ids []store.ID) (_ []*content.Post, missed bool, err error) {
 	defer store.Wrap(&err, "read posts")
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	out := make([]*content.Post, len(ids))
 	for i, r := range s.Redis.DoMultiCache(ctx, s.cachedPostCmds(ids)...) {
 		p, err := cachedPost(ids[i], r)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		out[i] = p
+		out[i], missed = p, missed || !r.IsCacheHit()
 	}
-	return out, nil
+	return out, missed, nil
 }
 
 // cachedPost reads the reply of a cachedPostCmds read of post id: nil
@@ -82,17 +89,19 @@ func HashFields(r rueidis.RedisResult, out []string) (found bool, err error) {
 
 // cachedPostsWith is CachedPosts sending writes (which may be empty) to
 // Redis at the same time; the two overlap, so together they cost the one
-// round trip of the slower. It returns the first error of either.
-func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Completed, ids []store.ID) ([]*content.Post, error) {
+// round trip of the slower. It returns the first error of either, and
+// whether any post was read from Redis.
+func (s *Service) cachedPostsWith(ctx context.Context, writes []rueidis.Completed, ids []store.ID) ([]*content.Post, bool, error) {
 	if len(writes) == 0 {
-		return s.CachedPosts(ctx, ids)
+		return s.cachedPosts(ctx, ids)
 	}
 	var ps []*content.Post
+	var missed bool
 	err := roundtrip.Parallel(ctx,
-		func(ctx context.Context) (err error) { ps, err = s.CachedPosts(ctx, ids); return err },
+		func(ctx context.Context) (err error) { ps, missed, err = s.cachedPosts(ctx, ids); return err },
 		func(ctx context.Context) error { return store.FirstErr(s.DoMulti(ctx, writes...)) })
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return ps, nil
+	return ps, missed, nil
 }

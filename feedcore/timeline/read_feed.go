@@ -50,8 +50,14 @@ type View struct {
 	horizon  *store.Item // inbox holds everything at or above it; nil: everything
 	spec     specRead
 	Extra    []rueidis.Completed // writes to send with the next round trip
-	Keywords *keyword.Set        // the viewer's keyword filters (filtered); nil: none
-	Now      int64               // ms, the page's time, which filters' ends are compared with
+	// alongside: the page's FeedRequest.Alongside, until called, with
+	// at most alongsideN items: those a page short of reposts to decide
+	// reads (firstBatch), so a warm page that calls it (a post new to
+	// the replica) hydrates no more than that.
+	alongside  func(context.Context, []core.Shown) error
+	alongsideN int
+	Keywords   *keyword.Set // the viewer's keyword filters (filtered); nil: none
+	Now        int64        // ms, the page's time, which filters' ends are compared with
 }
 
 // specRead is the inbox seek sent with the view load, used by round one,
@@ -132,6 +138,9 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 	v, err := s.loadView(ctx, s.PostsTL(), req.Viewer, o, pos, batch, viewHints{pull: pull, guess: guess, below: below, complete: note.Complete && note.Fresh(s.NowMS(), s.Opts.ActiveWindow)})
 	if err != nil {
 		return nil, err
+	}
+	if o == core.Older {
+		v.alongside, v.alongsideN = req.Alongside, firstBatch(o, n, false)
 	}
 	found, scanned, more, used, err := s.fillFeedPage(ctx, v, o, pos, n, batch)
 	if err != nil {

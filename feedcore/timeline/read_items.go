@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/feedd/feedd/feedcore/content"
+	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/roundtrip"
 	"github.com/redis/rueidis"
 )
 
@@ -65,7 +67,7 @@ func (s *Service) visibleItems(ctx context.Context, v *View, items []store.Item)
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	ps, err := s.cachedPostsWith(ctx, v.Extra, ids)
+	ps, missed, err := s.cachedPostsWith(ctx, v.Extra, ids)
 	v.Extra = nil
 	if err != nil {
 		return nil, err
@@ -92,7 +94,7 @@ func (s *Service) visibleItems(ctx context.Context, v *View, items []store.Item)
 	if len(ask.posts)+len(ask.follows)+len(ask.Hidden) == 0 {
 		return out, nil
 	}
-	l, err := s.ReadLinks(ctx, v.Viewer, ask)
+	l, err := s.readLinksAlongside(ctx, v, ask, out, missed)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +116,42 @@ func (s *Service) visibleItems(ctx context.Context, v *View, items []store.Item)
 		}
 	}
 	return out, nil
+}
+
+// readLinksAlongside is ReadLinks, with the page's Alongside in the same
+// round trip when the items were read from Redis (missed), given what
+// out may show: a cold page's links cost a round trip its hydration can
+// share. A warm page's links are cached, costing none, so it hydrates
+// after, reading what it shows and nothing it leaves out.
+func (s *Service) readLinksAlongside(ctx context.Context, v *View, ask LinkReads, out []*feedItem, missed bool) (*links, error) {
+	fn := v.alongside
+	if fn == nil || !missed {
+		return s.ReadLinks(ctx, v.Viewer, ask)
+	}
+	v.alongside = nil
+	shown := shownOf(out)
+	shown = shown[:min(len(shown), v.alongsideN)]
+	var l *links
+	err := roundtrip.Parallel(ctx,
+		func(ctx context.Context) (err error) { l, err = s.ReadLinks(ctx, v.Viewer, ask); return err },
+		func(ctx context.Context) error { return fn(ctx, shown) })
+	return l, err
+}
+
+// shownOf is what the items out may show, as known before their links
+// are read (nil items left out).
+func shownOf(out []*feedItem) []core.Shown {
+	shown := make([]core.Shown, 0, len(out))
+	for _, f := range out {
+		switch p := f.pointer(); {
+		case p == nil:
+		case p.IsRepost():
+			shown = append(shown, core.Shown{Post: p.RepostOf, Author: p.RepostOfAuthor, Reposter: p.Author})
+		default:
+			shown = append(shown, core.Shown{Post: p.ID, Author: p.Author, ReplyTo: p.ReplyTo, ReplyToAuthor: p.ReplyToAuthor})
+		}
+	}
+	return shown
 }
 
 // pointer is the item's post, nil for a nil item.
