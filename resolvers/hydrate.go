@@ -238,9 +238,10 @@ func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, edges 
 }
 
 // hydrateShown is hydratePosts for what a page may show, as the page's
-// read knows it before reading the items' links (feedcore.Shown): run
-// alongside that read, it primes the loaders in the same round trip, and
-// hydratePosts then reads only what the page shows beyond it.
+// read knows it before reading its items or their links (feedcore.Shown):
+// run alongside that read, it primes the loaders in the same round trip,
+// and hydratePosts then reads only what the page shows beyond it. A
+// second call reads only what the first did not.
 func (r *Resolver) hydrateShown(ctx context.Context, ld *loaders.Loaders, shown []feedcore.Shown, w postWants) error {
 	refs := make([]postRef, len(shown))
 	var reposters []feedcore.ID
@@ -253,7 +254,7 @@ func (r *Resolver) hydrateShown(ctx context.Context, ld *loaders.Loaders, shown 
 			followed[s.Author] = true
 		}
 	}
-	return ld.Hydrate(ctx, pageRequest(ld, refs, reposters, followed, w))
+	return ld.HydrateUnprimed(ctx, pageRequest(ld, refs, reposters, followed, w))
 }
 
 // pageRequest is the read of what w asks of a followingFeed page's posts

@@ -347,14 +347,15 @@ func TestHydratedPageRoundTripsSmallInbox(t *testing.T) {
 // TestPageBelowHorizonRoundTrips: the page after one whose read reached
 // the inbox's horizon pulls from every followee's outbox. Its cursor says
 // so (StatePull), and the page reads the following set with its view:
-// 4 round trips on a replica that never served the reader (the view and
-// the following set, the outboxes, the posts, the hydration), where a
-// round trip of its own for the following set made them 5. A replica
-// that has pulled for the reader seeks the outboxes it pulled with the
-// view (core.Service.PulledBelow): the same page again costs 2, as one
-// above the horizon does with its posts cached, and the next page 3 (its
-// posts are new to the replica), where they cost 3 and 4. Issue 26's
-// cold budget, 3, is not met.
+// 3 round trips on a replica that never served the reader (the view and
+// the following set; the outboxes, with the posts of the inbox's last
+// entries; the posts of the rest, with the hydration, every author being
+// known by then: FeedRequest.Alongside), where the hydration's round
+// trip of its own made them 4. A replica that has pulled for the reader
+// seeks the outboxes it pulled with the view (core.Service.PulledBelow):
+// the same page again costs 2, as one above the horizon does with its
+// posts cached, and the next page 3 (its posts are new to the replica),
+// where they cost 3 and 4.
 func TestPageBelowHorizonRoundTrips(t *testing.T) {
 	const inboxCap = 24
 	f := newFeedFixtureOpts(t, feedcore.Options{InboxCap: inboxCap})
@@ -382,7 +383,7 @@ func TestPageBelowHorizonRoundTrips(t *testing.T) {
 				}
 				return got
 			}
-			second := page("cold second", *first.FollowingFeed.PageInfo.EndCursor, all[20:40], 4, true)
+			second := page("cold second", *first.FollowingFeed.PageInfo.EndCursor, all[20:40], 3, true)
 			if f.st.Real { // with no client-side cache, warm is cold
 				page("warm second", *first.FollowingFeed.PageInfo.EndCursor, all[20:40], 2, true)
 			}
@@ -390,6 +391,45 @@ func TestPageBelowHorizonRoundTrips(t *testing.T) {
 			// second page's read may have looked them up): a round trip
 			// for them, none for the pull.
 			page("third", *second.FollowingFeed.PageInfo.EndCursor, all[40:min(60, len(all))], 3, false)
+		})
+	}
+}
+
+// TestIncompleteReaderHydratedRoundTrips: a reader whose inbox is
+// incomplete (never upgraded, or demoted: here its complete mark taken
+// away, as a demotion does) merges its big-V followees' outboxes into
+// every page. On a replica that never served it, a hydrated page costs
+// 3 round trips: the view (with the big-V followees), the outboxes'
+// seeks (with the posts of the inbox's entries), and the posts of the
+// outboxes' entries (with the hydration, every author being known by
+// then: FeedRequest.Alongside), where the hydration made them 4; then 2.
+func TestIncompleteReaderHydratedRoundTrips(t *testing.T) {
+	f := newFeedFixture(t)
+	svc, err := feedcore.New(context.Background(), f.st.Client, feedcore.Options{Prefix: f.st.Prefix, BigVThreshold: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, viewer := range []feedcore.ID{reader, fan} {
+		t.Run(fmt.Sprintf("viewer=%d", viewer), func(t *testing.T) {
+			if err := svc.Do(context.Background(), svc.Redis.B().Hdel().Key(svc.Keys.Reader(viewer)).Field("c").Build()).Error(); err != nil {
+				t.Fatal(err)
+			}
+			want := f.want(viewer)[:20]
+			e := newEnvOpts(t, replicaClient(t, f.st), feedcore.Options{Prefix: f.st.Prefix, BigVThreshold: 3}, APIConfig{})
+			for _, pass := range []struct {
+				name   string
+				budget int
+			}{{"cold", 3}, {"warm", 2}} {
+				before := e.tripsSoFar("HydratedPage")
+				var got hydratedResult
+				e.do(viewer, hydratedPage, map[string]any{"first": 20}).as(t, &got)
+				trips := e.tripsSince("HydratedPage", before)
+				f.check(t, viewer, got, want)
+				t.Logf("%s: %d round trips", pass.name, trips)
+				if (pass.name == "cold" || f.st.Real) && trips != pass.budget {
+					t.Errorf("%s page cost %d round trips, want %d", pass.name, trips, pass.budget)
+				}
+			}
 		})
 	}
 }

@@ -28,13 +28,16 @@ type FeedRequest struct {
 	After  string
 	Last   int
 	Before string
-	// Alongside, when set, runs in the round trip of a page's read of
-	// what its items link to (the originals of reposts, the follows and
-	// hides that decide its replies), given what the page may show, so
-	// that a caller hydrating the page reads what it shows then and not
-	// in a round trip after. Only a page toward older posts whose items
-	// were read from Redis (not all cached) calls it, at most once: on a
-	// warm replica the links cost no round trip to share.
+	// Alongside, when set, runs in the round trip of one of a page's
+	// reads, given what the page may show, so that a caller hydrating
+	// the page reads what it shows then and not in a round trip after.
+	// Only a page toward older posts calls it, at most twice: with the
+	// read of its items' posts, on a replica that has not pulled for the
+	// viewer, when every item's author is known (each read from an
+	// outbox); and with the read of what its items link to (the originals
+	// of reposts, the follows and hides that decide its replies) when
+	// the items were read from Redis (on a warm replica the links cost no
+	// round trip to share). A second call may repeat what the first gave.
 	Alongside func(ctx context.Context, shown []Shown) error
 }
 

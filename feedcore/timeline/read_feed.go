@@ -9,10 +9,12 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/feedd/feedd/apierr"
+	"github.com/feedd/feedd/feedcore/content"
 	"github.com/feedd/feedd/feedcore/core"
 	"github.com/feedd/feedd/feedcore/cursor"
 	"github.com/feedd/feedd/feedcore/keyword"
 	"github.com/feedd/feedd/feedcore/store"
+	"github.com/feedd/feedd/roundtrip"
 )
 
 // Page sizes, for every paged read: a page holds DefaultPageSize items
@@ -53,11 +55,16 @@ type View struct {
 	// alongside: the page's FeedRequest.Alongside, until called, with
 	// at most alongsideN items: those a page short of reposts to decide
 	// reads (firstBatch), so a warm page that calls it (a post new to
-	// the replica) hydrates no more than that.
+	// the replica) hydrates no more than that. early: it may be called
+	// with the read of the items too, when their authors are known
+	// (owners), as every item's is on a page that pulls, on a replica
+	// that has not pulled for the viewer (see earlyShown).
 	alongside  func(context.Context, []core.Shown) error
 	alongsideN int
-	Keywords   *keyword.Set // the viewer's keyword filters (filtered); nil: none
-	Now        int64        // ms, the page's time, which filters' ends are compared with
+	early      bool
+	owners     map[store.ID]store.ID // items read from an outbox: its owner
+	Keywords   *keyword.Set          // the viewer's keyword filters (filtered); nil: none
+	Now        int64                 // ms, the page's time, which filters' ends are compared with
 }
 
 // specRead is the inbox seek sent with the view load, used by round one,
@@ -140,7 +147,11 @@ func (s *Service) FollowingFeed(ctx context.Context, req core.FeedRequest) (_ *c
 		return nil, err
 	}
 	if o == core.Older {
+		// A replica that remembers no pull of the viewer's (nor the
+		// outboxes its last page merged) has not served it, and reads
+		// the items' posts from Redis.
 		v.alongside, v.alongsideN = req.Alongside, firstBatch(o, n, false)
+		v.early = len(below.Authors) == 0 && len(guess) == 0
 	}
 	found, scanned, more, used, err := s.fillFeedPage(ctx, v, o, pos, n, batch)
 	if err != nil {
@@ -377,7 +388,8 @@ func FillPage[T any](pos *store.Item, need int, read readRound[T]) ([]Entry[T], 
 type Source struct {
 	Key      string
 	min, max *store.Item
-	horizon  string // set for an inbox: its seek also returns the horizon kept here
+	horizon  string   // set for an inbox: its seek also returns the horizon kept here
+	owner    store.ID // set for an outbox: the author of every entry (posts and repost records)
 }
 
 func (src Source) keeps(it store.Item) bool {
@@ -459,8 +471,38 @@ func (s *Service) readAcrossHorizon(ctx context.Context, v *View, o core.ScanOrd
 		// cost one lookup of their posts, not two.
 		return items, hz, nil
 	}
-	more, next, err := s.seekAndMergeOf(ctx, v, o, secondFrom, limit-len(items), second)
+	more, next, err := s.secondPhase(ctx, v, o, secondFrom, limit-len(items), second, items)
 	return append(items, more...), next, err
+}
+
+// secondPhase is seekAndMergeOf for the second phase of a read across
+// the horizon, whose first phase read items. When the page may call its
+// Alongside early (View.early), the posts of those items, whose authors
+// no outbox names, are read with the second phase's seeks, so that
+// every item's author is known before the items' posts are read.
+func (s *Service) secondPhase(ctx context.Context, v *View, o core.ScanOrder, from *store.Item, limit int, srcs func() ([]Source, error), items []store.Item) ([]store.Item, *store.Item, error) {
+	if !v.early || v.alongside == nil || len(items) == 0 {
+		return s.seekAndMergeOf(ctx, v, o, from, limit, srcs)
+	}
+	ids := make([]store.ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	var more []store.Item
+	var next *store.Item
+	var ps []*content.Post
+	err := roundtrip.Parallel(ctx,
+		func(ctx context.Context) (err error) {
+			more, next, err = s.seekAndMergeOf(ctx, v, o, from, limit, srcs)
+			return err
+		},
+		func(ctx context.Context) (err error) { ps, err = s.CachedPosts(ctx, ids); return err })
+	for _, p := range ps {
+		if p != nil && p.Author != 0 {
+			v.noteOwner(p.ID, p.Author)
+		}
+	}
+	return more, next, err
 }
 
 // seekAndMergeOf is seekAndMerge over the sources srcs builds.
@@ -485,9 +527,21 @@ func (v *View) Pending() []store.ID { return v.pending }
 func (s *Service) pushedSources(v *View, hz *store.Item) []Source {
 	srcs := []Source{{Key: v.tl.Inbox(v.Viewer), min: hz, horizon: v.tl.Horizon(v.Viewer)}}
 	for _, f := range v.pulled() {
-		srcs = append(srcs, Source{Key: v.tl.Outbox(f), min: hz})
+		srcs = append(srcs, Source{Key: v.tl.Outbox(f), min: hz, owner: f})
 	}
 	return srcs
+}
+
+// noteOwner records that item id was read from owner's outbox (owner 0:
+// not an outbox), while the page may call its Alongside early.
+func (v *View) noteOwner(id, owner store.ID) {
+	if owner == 0 || !v.early || v.alongside == nil {
+		return
+	}
+	if v.owners == nil {
+		v.owners = make(map[store.ID]store.ID)
+	}
+	v.owners[id] = owner
 }
 
 // pulled are the followees whose outboxes a read above the horizon merges
@@ -523,9 +577,9 @@ func (s *Service) pulledSources(ctx context.Context, v *View, hz *store.Item) ([
 	if err := s.loadFollowees(ctx, v); err != nil {
 		return nil, err
 	}
-	srcs := []Source{{Key: v.tl.Outbox(v.Viewer), max: hz}}
+	srcs := []Source{{Key: v.tl.Outbox(v.Viewer), max: hz, owner: v.Viewer}}
 	for _, f := range v.Followees {
-		srcs = append(srcs, Source{Key: v.tl.Outbox(f), max: hz})
+		srcs = append(srcs, Source{Key: v.tl.Outbox(f), max: hz, owner: f})
 	}
 	v.below = hz
 	return srcs, nil
@@ -570,7 +624,10 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 	}
 	v.spec.ok = false
 	if len(cmds) > 0 {
-		rs := s.DoMulti(ctx, cmds...)
+		var rs []rueidis.RedisResult
+		if err := s.seekWithOwners(ctx, v, srcs, seeks, res, func(ctx context.Context) { rs = s.DoMulti(ctx, cmds...) }); err != nil {
+			return nil, nil, err
+		}
 		for i := range srcs {
 			if res[i] == nil {
 				res[i], rs = rs[:len(seeks[i].cmds)], rs[len(seeks[i].cmds):]
@@ -592,6 +649,7 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 		for _, it := range raw {
 			if src.keeps(it) {
 				r.Items = append(r.Items, it)
+				v.noteOwner(it.ID, src.owner)
 			}
 		}
 		if len(raw) == lims[i] && !src.pastEnd(o, raw[len(raw)-1]) {
@@ -604,6 +662,42 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 		return merged[:limit], &merged[limit-1], nil
 	}
 	return merged, frontier, nil
+}
+
+// seekWithOwners runs seek, the round trip of a merge's seeks. When the
+// page may call its Alongside early (View.early), the posts of the
+// entries already read of sources that name no author (an inbox sought
+// with the view; res set) are read with it, so that every entry's author
+// is known before the entries' posts are read: an incomplete reader's
+// cold page then hydrates with them.
+func (s *Service) seekWithOwners(ctx context.Context, v *View, srcs []Source, seeks []seekReq, res [][]rueidis.RedisResult, seek func(context.Context)) error {
+	var ids []store.ID
+	if v.early && v.alongside != nil {
+		for i, src := range srcs {
+			if res[i] == nil || src.owner != 0 {
+				continue
+			}
+			if raw, _, err := seeks[i].parse(res[i]); err == nil { // else: parsed again, and failing, below
+				for _, it := range raw[:min(len(raw), v.alongsideN)] {
+					ids = append(ids, it.ID)
+				}
+			}
+		}
+	}
+	if len(ids) == 0 {
+		seek(ctx)
+		return nil
+	}
+	var ps []*content.Post
+	err := roundtrip.Parallel(ctx,
+		func(ctx context.Context) error { seek(ctx); return nil },
+		func(ctx context.Context) (err error) { ps, err = s.CachedPosts(ctx, ids); return err })
+	for _, p := range ps {
+		if p != nil && p.Author != 0 {
+			v.noteOwner(p.ID, p.Author)
+		}
+	}
+	return err
 }
 
 // parseSeeks reads every source's seek, seeking again with the script

@@ -67,7 +67,7 @@ func (s *Service) visibleItems(ctx context.Context, v *View, items []store.Item)
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	ps, missed, err := s.cachedPostsWith(ctx, v.Extra, ids)
+	ps, missed, err := s.readItemPosts(ctx, v, items, ids)
 	v.Extra = nil
 	if err != nil {
 		return nil, err
@@ -116,6 +116,48 @@ func (s *Service) visibleItems(ctx context.Context, v *View, items []store.Item)
 		}
 	}
 	return out, nil
+}
+
+// readItemPosts reads the posts ids of items, with v.Extra, and with the
+// page's Alongside early (earlyShown) when it applies: the hydration of
+// a cold page that pulls rides with the read of its posts. It reports
+// whether any post was read from Redis.
+func (s *Service) readItemPosts(ctx context.Context, v *View, items []store.Item, ids []store.ID) ([]*content.Post, bool, error) {
+	shown := v.earlyShown(items)
+	if shown == nil {
+		return s.cachedPostsWith(ctx, v.Extra, ids)
+	}
+	v.early = false
+	var ps []*content.Post
+	var missed bool
+	err := roundtrip.Parallel(ctx,
+		func(ctx context.Context) (err error) {
+			ps, missed, err = s.cachedPostsWith(ctx, v.Extra, ids)
+			return err
+		},
+		func(ctx context.Context) error { return v.alongside(ctx, shown) })
+	return ps, missed, err
+}
+
+// earlyShown is what items may show, for the page's Alongside before
+// their posts are read: nil unless it may be called early (View.early)
+// and the author of every item it would be given is known, each read
+// from an outbox. An item may be a repost's record, whose original is
+// known only once read: the links' read calls Alongside again for those.
+func (v *View) earlyShown(items []store.Item) []core.Shown {
+	if !v.early || v.alongside == nil {
+		return nil
+	}
+	items = items[:min(len(items), v.alongsideN)]
+	shown := make([]core.Shown, len(items))
+	for i, it := range items {
+		owner, ok := v.owners[it.ID]
+		if !ok {
+			return nil
+		}
+		shown[i] = core.Shown{Post: it.ID, Author: owner}
+	}
+	return shown
 }
 
 // readLinksAlongside is ReadLinks, with the page's Alongside in the same
