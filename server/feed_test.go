@@ -1,7 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/feedd/feedd/feedcore"
@@ -83,20 +87,42 @@ func TestFollowingFeed(t *testing.T) {
 	for _, u := range []string{"2", "3"} {
 		e.do(1, `mutation($u: ID!) { followUser(userId: $u) { user { id } } }`, map[string]any{"u": u}).as(t, &struct{}{})
 	}
-	var want []string // publish order; the feed is its reverse
+	// The feed is newest first, ties in time by id, highest first: two
+	// posts in one millisecond, by authors of different stream shards,
+	// may have ids out of their publish order.
+	type published struct {
+		id, at string
+		n      int64
+	}
+	var posts []published
 	var catsPost string
 	for i := range 7 {
 		author := feedcore.ID(1 + i%4) // dan (4) is not followed
-		id := e.publish(author, fmt.Sprintf("post %d", i))
+		var out struct {
+			PublishPost struct {
+				Post struct{ ID, DatabaseID, CreatedAt string }
+			} `json:"publishPost"`
+		}
+		e.do(author, `mutation($t: String!) { publishPost(input: {text: $t}) { post { id databaseId createdAt } } }`,
+			map[string]any{"t": fmt.Sprintf("post %d", i)}).as(t, &out)
+		p := out.PublishPost.Post
+		n, err := strconv.ParseInt(p.DatabaseID, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if author != 4 {
-			want = append(want, id)
+			posts = append(posts, published{p.ID, p.CreatedAt, n})
 		}
 		if author == 3 {
-			catsPost = id
+			catsPost = p.ID
 		}
 	}
 	e.drain()
-	reverse(want)
+	slices.SortFunc(posts, func(a, b published) int { return cmp.Or(strings.Compare(b.at, a.at), cmp.Compare(b.n, a.n)) })
+	var want []string
+	for _, p := range posts {
+		want = append(want, p.id)
+	}
 
 	for _, n := range []int{1, 2, 3, 100} {
 		if got := e.readAll(1, n); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -144,10 +170,4 @@ func TestFollowingFeed(t *testing.T) {
 	mustCode(t, "tampered cursor", e.feed(1, map[string]any{"first": 5, "after": string(tampered)}), "INVALID_CURSOR")
 	mustCode(t, "garbage cursor", e.feed(1, map[string]any{"first": 5, "after": "garbage"}), "INVALID_CURSOR")
 	mustCode(t, "first and last", e.feed(1, map[string]any{"first": 5, "last": 5}), "BAD_USER_INPUT")
-}
-
-func reverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
 }
