@@ -416,17 +416,23 @@ func (l *Loaders) HydrateUnprimed(ctx context.Context, req feedcore.HydrateReque
 	return l.Hydrate(ctx, req)
 }
 
-// unprimed is ids less those primed in z.
+// unprimed is ids less those primed in z: ids itself when none is (a
+// warm page's hydration, every call).
 func unprimed[V any](z *lazy[V], ids []ID) []ID {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	var out []ID
-	for _, id := range ids {
-		if _, ok := z.primed[id]; !ok {
-			out = append(out, id)
+	for i, id := range ids {
+		if _, ok := z.primed[id]; ok {
+			out := ids[:i:i] // appending copies: ids stays the caller's
+			for _, id := range ids[i+1:] {
+				if _, ok := z.primed[id]; !ok {
+					out = append(out, id)
+				}
+			}
+			return out
 		}
 	}
-	return out
+	return ids
 }
 
 // Hydrate reads everything req names in one round trip (see

@@ -62,7 +62,8 @@ type View struct {
 	alongside  func(context.Context, []core.Shown) error
 	alongsideN int
 	early      bool
-	owners     map[store.ID]store.ID // items read from an outbox: its owner
+	owners     map[store.ID]store.ID // items whose author is known: read from its outbox, or its post read
+	unowned    []store.ID            // items merged whose author is not known yet
 	Keywords   *keyword.Set          // the viewer's keyword filters (filtered); nil: none
 	Now        int64                 // ms, the page's time, which filters' ends are compared with
 }
@@ -471,38 +472,8 @@ func (s *Service) readAcrossHorizon(ctx context.Context, v *View, o core.ScanOrd
 		// cost one lookup of their posts, not two.
 		return items, hz, nil
 	}
-	more, next, err := s.secondPhase(ctx, v, o, secondFrom, limit-len(items), second, items)
+	more, next, err := s.seekAndMergeOf(ctx, v, o, secondFrom, limit-len(items), second)
 	return append(items, more...), next, err
-}
-
-// secondPhase is seekAndMergeOf for the second phase of a read across
-// the horizon, whose first phase read items. When the page may call its
-// Alongside early (View.early), the posts of those items, whose authors
-// no outbox names, are read with the second phase's seeks, so that
-// every item's author is known before the items' posts are read.
-func (s *Service) secondPhase(ctx context.Context, v *View, o core.ScanOrder, from *store.Item, limit int, srcs func() ([]Source, error), items []store.Item) ([]store.Item, *store.Item, error) {
-	if !v.early || v.alongside == nil || len(items) == 0 {
-		return s.seekAndMergeOf(ctx, v, o, from, limit, srcs)
-	}
-	ids := make([]store.ID, len(items))
-	for i, it := range items {
-		ids[i] = it.ID
-	}
-	var more []store.Item
-	var next *store.Item
-	var ps []*content.Post
-	err := roundtrip.Parallel(ctx,
-		func(ctx context.Context) (err error) {
-			more, next, err = s.seekAndMergeOf(ctx, v, o, from, limit, srcs)
-			return err
-		},
-		func(ctx context.Context) (err error) { ps, err = s.CachedPosts(ctx, ids); return err })
-	for _, p := range ps {
-		if p != nil && p.Author != 0 {
-			v.noteOwner(p.ID, p.Author)
-		}
-	}
-	return more, next, err
 }
 
 // seekAndMergeOf is seekAndMerge over the sources srcs builds.
@@ -532,16 +503,26 @@ func (s *Service) pushedSources(v *View, hz *store.Item) []Source {
 	return srcs
 }
 
-// noteOwner records that item id was read from owner's outbox (owner 0:
-// not an outbox), while the page may call its Alongside early.
+// hydratesEarly reports whether the page may still call its Alongside
+// with the read of its items' posts (View.early).
+func (v *View) hydratesEarly() bool { return v.early && v.alongside != nil }
+
+// noteOwner records, while the page may hydrate early, that item id was
+// read from owner's outbox; owner 0 (not an outbox): that its author is
+// not known yet, for the next seeks' round trip to read (seekWithOwners).
 func (v *View) noteOwner(id, owner store.ID) {
-	if owner == 0 || !v.early || v.alongside == nil {
-		return
+	switch {
+	case !v.hydratesEarly():
+	case owner == 0:
+		if len(v.unowned) < v.alongsideN {
+			v.unowned = append(v.unowned, id)
+		}
+	default:
+		if v.owners == nil {
+			v.owners = make(map[store.ID]store.ID)
+		}
+		v.owners[id] = owner
 	}
-	if v.owners == nil {
-		v.owners = make(map[store.ID]store.ID)
-	}
-	v.owners[id] = owner
 }
 
 // pulled are the followees whose outboxes a read above the horizon merges
@@ -665,14 +646,17 @@ func (s *Service) seekAndMerge(ctx context.Context, v *View, o core.ScanOrder, c
 }
 
 // seekWithOwners runs seek, the round trip of a merge's seeks. When the
-// page may call its Alongside early (View.early), the posts of the
-// entries already read of sources that name no author (an inbox sought
-// with the view; res set) are read with it, so that every entry's author
-// is known before the entries' posts are read: an incomplete reader's
-// cold page then hydrates with them.
+// page may call its Alongside early (View.early), it reads with it the
+// posts of the entries read so far whose author no outbox names: those
+// an earlier merge took from an inbox (View.unowned: the inbox's part of
+// a read across its horizon), and those of an inbox sought with the view
+// (res set: an incomplete reader's merge). Every entry's author is then
+// known before the entries' posts are read, and the page hydrates with
+// them.
 func (s *Service) seekWithOwners(ctx context.Context, v *View, srcs []Source, seeks []seekReq, res [][]rueidis.RedisResult, seek func(context.Context)) error {
 	var ids []store.ID
-	if v.early && v.alongside != nil {
+	if v.hydratesEarly() {
+		ids, v.unowned = v.unowned, nil
 		for i, src := range srcs {
 			if res[i] == nil || src.owner != 0 {
 				continue

@@ -145,7 +145,7 @@ func (s *Service) readItemPosts(ctx context.Context, v *View, items []store.Item
 // from an outbox. An item may be a repost's record, whose original is
 // known only once read: the links' read calls Alongside again for those.
 func (v *View) earlyShown(items []store.Item) []core.Shown {
-	if !v.early || v.alongside == nil {
+	if !v.hydratesEarly() {
 		return nil
 	}
 	items = items[:min(len(items), v.alongsideN)]
