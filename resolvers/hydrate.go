@@ -243,18 +243,16 @@ func (r *Resolver) hydratePosts(ctx context.Context, ld *loaders.Loaders, edges 
 // and hydratePosts then reads only what the page shows beyond it. A
 // second call reads only what the first did not.
 func (r *Resolver) hydrateShown(ctx context.Context, ld *loaders.Loaders, shown []feedcore.Shown, w postWants) error {
-	refs := make([]postRef, len(shown))
 	var reposters []feedcore.ID
 	followed := make(map[feedcore.ID]bool, len(shown))
-	for i, s := range shown {
-		refs[i] = postRef{s.Post, s.Author, s.ReplyTo, s.ReplyToAuthor}
+	for _, s := range shown {
 		if s.Reposter != 0 {
 			reposters, followed[s.Reposter] = append(reposters, s.Reposter), true
 		} else {
 			followed[s.Author] = true
 		}
 	}
-	return ld.HydrateUnprimed(ctx, pageRequest(ld, refs, reposters, followed, w))
+	return ld.HydrateUnprimed(ctx, pageRequest(ld, shown, reposters, followed, w))
 }
 
 // pageRequest is the read of what w asks of a followingFeed page's posts
@@ -264,7 +262,7 @@ func (r *Resolver) hydrateShown(ctx context.Context, ld *loaders.Loaders, shown 
 // follows followed (the authors of its posts and its reposters) is
 // primed without a read (usersRequest already left the viewer out); the
 // authors of reposted posts are read.
-func pageRequest(ld *loaders.Loaders, refs []postRef, reposters []feedcore.ID, followed map[feedcore.ID]bool, w postWants) feedcore.HydrateRequest {
+func pageRequest(ld *loaders.Loaders, refs []feedcore.Shown, reposters []feedcore.ID, followed map[feedcore.ID]bool, w postWants) feedcore.HydrateRequest {
 	req := refsRequest(ld.Viewer(), refs, reposters, w)
 	withViewer(&req)
 	var known, unknown []feedcore.ID
@@ -293,14 +291,12 @@ func edgePosts(edges []feedcore.FeedEdge) (posts []*feedcore.Post, reposters []f
 	return posts, reposters
 }
 
-// postRef is what hydration needs of a post: its ID, its author, and
-// what it replies to.
-type postRef struct{ id, author, replyTo, replyToAuthor feedcore.ID }
-
-func refsOf(posts []*feedcore.Post) []postRef {
-	refs := make([]postRef, len(posts))
+// refsOf is what hydration needs of posts (feedcore.Shown): their IDs,
+// authors and what they reply to.
+func refsOf(posts []*feedcore.Post) []feedcore.Shown {
+	refs := make([]feedcore.Shown, len(posts))
 	for i, p := range posts {
-		refs[i] = postRef{p.ID, p.Author, p.ReplyTo, p.ReplyToAuthor}
+		refs[i] = feedcore.Shown{Post: p.ID, Author: p.Author, ReplyTo: p.ReplyTo, ReplyToAuthor: p.ReplyToAuthor}
 	}
 	return refs
 }
@@ -314,10 +310,10 @@ func postsRequest(ld *loaders.Loaders, posts []*feedcore.Post, reposters []feedc
 
 // refsRequest is the read of what w asks of posts refs, for viewer, and
 // of the reposters that put them on the page.
-func refsRequest(viewer feedcore.ID, refs []postRef, reposters []feedcore.ID, w postWants) feedcore.HydrateRequest {
+func refsRequest(viewer feedcore.ID, refs []feedcore.Shown, reposters []feedcore.ID, w postWants) feedcore.HydrateRequest {
 	ids := make([]feedcore.ID, len(refs))
 	for i, p := range refs {
-		ids[i] = p.id
+		ids[i] = p.Post
 	}
 	req := feedcore.HydrateRequest{Viewer: viewer}
 	if w.counts {
@@ -335,7 +331,7 @@ func refsRequest(viewer feedcore.ID, refs []postRef, reposters []feedcore.ID, w 
 	var users []feedcore.ID
 	var uw userWants
 	if w.author {
-		users, uw = distinctAuthors(refs, func(p postRef) feedcore.ID { return p.author }), w.authorWants
+		users, uw = distinctAuthors(refs, func(p feedcore.Shown) feedcore.ID { return p.Author }), w.authorWants
 	}
 	if w.repostedBy {
 		users = append(users, reposters...)
@@ -353,11 +349,11 @@ func refsRequest(viewer feedcore.ID, refs []postRef, reposters []feedcore.ID, w 
 // replyParents adds to req the parents of the replies among posts (read
 // through the client-side cache) and their authors' relations to the
 // viewer (a block hides a parent), and, with authors, their profiles.
-func replyParents(req *feedcore.HydrateRequest, refs []postRef, authors bool) {
+func replyParents(req *feedcore.HydrateRequest, refs []feedcore.Shown, authors bool) {
 	var parents, who []feedcore.ID
 	for _, p := range refs {
-		if p.replyTo != 0 {
-			parents, who = append(parents, p.replyTo), append(who, p.replyToAuthor)
+		if p.ReplyTo != 0 {
+			parents, who = append(parents, p.ReplyTo), append(who, p.ReplyToAuthor)
 		}
 	}
 	who = othersThan(req.Viewer, distinctAuthors(who, func(id feedcore.ID) feedcore.ID { return id }))
